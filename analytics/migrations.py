@@ -1,0 +1,80 @@
+"""Versioned, idempotent schema migrations and partition-drop retention."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from analytics.store import Store
+from analytics.tables import ALL_TABLES, Features, Table
+
+log = logging.getLogger(__name__)
+
+MIGRATIONS_TABLE = "schema_migrations"
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One schema step; `statements` renders its DDL for a database and feature set."""
+
+    version: int
+    name: str
+    statements: Callable[[str, Features, int | None], list[str]]
+
+
+def _create(tables: tuple[Table, ...]) -> Callable[[str, Features, int | None], list[str]]:
+    return lambda db, features, days: [t.ddl(db, features, days) for t in tables]
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "telemetry tables and dead letters", _create(ALL_TABLES)),
+)
+
+
+def migrate(store: Store, retention_days: int | None = None) -> list[int]:
+    """Create the database and apply pending migrations; return the versions applied."""
+    db = store.database
+    features = Features.for_version(store.version())
+    store.command(f"CREATE DATABASE IF NOT EXISTS `{db}`")
+    store.command(
+        f"CREATE TABLE IF NOT EXISTS `{db}`.`{MIGRATIONS_TABLE}` "
+        "(version UInt32, name String, applied DateTime) "
+        "ENGINE = ReplacingMergeTree() ORDER BY version"
+    )
+    versions = store.query_df(f"SELECT version FROM `{db}`.`{MIGRATIONS_TABLE}`")
+    done = set(versions["version"].tolist()) if len(versions) else set()
+    applied = []
+    for migration in MIGRATIONS:
+        if migration.version in done:
+            continue
+        for sql in migration.statements(db, features, retention_days):
+            store.command(sql)
+        store.insert(
+            MIGRATIONS_TABLE,
+            {"version": [migration.version], "name": [migration.name],
+             "applied": [int(datetime.now(UTC).timestamp())]},
+            {"version": "UInt32", "name": "String", "applied": "DateTime"},
+        )
+        log.info("applied migration %d (%s) to %s", migration.version, migration.name, db)
+        applied.append(migration.version)
+    return applied
+
+
+def drop_old_partitions(store: Store, older_than_days: int, now: datetime | None = None) -> list[str]:
+    """Drop day partitions older than the cutoff from every telemetry table; return them."""
+    cutoff = int(((now or datetime.now(UTC)) - timedelta(days=older_than_days)).strftime("%Y%m%d"))
+    names = [t.name for t in ALL_TABLES if t.partition_by]
+    parts = store.query_df(
+        "SELECT DISTINCT table, partition FROM system.parts "
+        "WHERE database = %(db)s AND active AND has(%(tables)s, table)",
+        {"db": store.database, "tables": names},
+    )
+    dropped = []
+    for table, partition in parts.itertuples(index=False):
+        text = partition.decode() if isinstance(partition, bytes) else str(partition)
+        if text.strip("'").isdigit() and int(text.strip("'")) < cutoff:
+            store.command(f"ALTER TABLE `{store.database}`.`{table}` DROP PARTITION {text}")
+            dropped.append(f"{table}:{text}")
+    return dropped

@@ -1,0 +1,165 @@
+"""The store: one small interface over a ClickHouse server (clickhouse-driver) and chdb."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+import pandas as pd
+import pyarrow as pa
+from clickhouse_driver import Client
+from clickhouse_driver import errors as ch_errors
+from clickhouse_driver.util.escape import escape_params
+
+log = logging.getLogger(__name__)
+
+
+class StoreError(RuntimeError):
+    """A statement failed on the server (bad SQL, bad data)."""
+
+
+class StoreUnavailable(StoreError):
+    """The store cannot be reached or is overloaded; retrying later may succeed."""
+
+
+# Server error codes worth retrying: timeouts, network, overload, too many parts.
+_RETRYABLE_CODES = {159, 160, 164, 202, 209, 210, 241, 252, 279, 319, 394, 425}
+
+
+class Store(Protocol):
+    """What the rest of TrainGuard needs from ClickHouse."""
+
+    database: str
+
+    def version(self) -> tuple[int, ...]:
+        """Return the server version as a tuple of ints."""
+
+    def command(self, sql: str, params: Mapping[str, Any] | None = None) -> None:
+        """Run a statement that returns nothing."""
+
+    def query_df(self, sql: str, params: Mapping[str, Any] | None = None) -> pd.DataFrame:
+        """Run a query and return its result as a DataFrame."""
+
+    def insert(self, table: str, columns: Mapping[str, Sequence[Any]], types: Mapping[str, str]) -> None:
+        """Insert columns (equal-length lists) into database.table in one block."""
+
+    def close(self) -> None:
+        """Release connections."""
+
+
+def render(sql: str, params: Mapping[str, Any] | None) -> str:
+    """Substitute %(name)s placeholders with safely escaped literals."""
+    if not params:
+        return sql
+    return sql % escape_params(dict(params), {})  # type: ignore[no-untyped-call]
+
+
+def parse_version(text: str) -> tuple[int, ...]:
+    """Parse '18.16.1' or '26.9.2.1' into a tuple of ints."""
+    return tuple(int(p) for p in text.strip().strip('"').split(".") if p.isdigit())
+
+
+class ServerStore:
+    """A ClickHouse server over the native protocol."""
+
+    def __init__(self, host: str, port: int, database: str, user: str = "default",
+                 password: str = "", connect_timeout_s: float = 5.0) -> None:
+        self.database = database
+        self._client = Client(host=host, port=port, user=user, password=password,
+                              connect_timeout=connect_timeout_s, send_receive_timeout=120,
+                              settings={"insert_block_size": 1_048_576})
+        self._where = f"{host}:{port}"
+        self._lock = threading.Lock()
+
+    def _run(self, sql: str, **kwargs: Any) -> Any:
+        with self._lock:
+            try:
+                return self._client.execute(sql, **kwargs)
+            except (ch_errors.NetworkError, ch_errors.SocketTimeoutError, EOFError, OSError) as exc:
+                self._client.disconnect()
+                raise StoreUnavailable(f"ClickHouse at {self._where} unreachable: {exc}") from exc
+            except ch_errors.ServerException as exc:
+                if exc.code in _RETRYABLE_CODES:
+                    raise StoreUnavailable(f"ClickHouse busy (code {exc.code}): {exc.message}") from exc
+                raise StoreError(f"ClickHouse error {exc.code}: {exc.message.splitlines()[0]}") from exc
+            except ch_errors.Error as exc:
+                raise StoreError(f"ClickHouse client error: {exc}") from exc
+
+    def version(self) -> tuple[int, ...]:
+        return parse_version(self._run("SELECT version()")[0][0])
+
+    def command(self, sql: str, params: Mapping[str, Any] | None = None) -> None:
+        self._run(render(sql, params))
+
+    def query_df(self, sql: str, params: Mapping[str, Any] | None = None) -> pd.DataFrame:
+        rows, meta = self._run(render(sql, params), with_column_types=True)
+        return pd.DataFrame(rows, columns=[name for name, _ in meta])
+
+    def insert(self, table: str, columns: Mapping[str, Sequence[Any]], types: Mapping[str, str]) -> None:
+        names = ", ".join(f"`{c}`" for c in columns)
+        self._run(f"INSERT INTO `{self.database}`.`{table}` ({names}) VALUES",
+                  params=list(columns.values()), columnar=True)
+
+    def close(self) -> None:
+        self._client.disconnect()
+
+
+_ARROW_TYPES = {
+    "String": pa.binary(), "DateTime": pa.uint32(), "Float64": pa.float64(),
+    "UInt8": pa.uint8(), "UInt16": pa.uint16(), "UInt32": pa.uint32(), "UInt64": pa.uint64(),
+    "Int32": pa.int32(), "Int64": pa.int64(),
+}
+
+
+def arrow_type(ch_type: str) -> pa.DataType:
+    """Return the Arrow type that carries a ClickHouse column type into chdb."""
+    inner = ch_type
+    while inner.startswith(("Nullable(", "LowCardinality(")):
+        inner = inner[inner.index("(") + 1 : -1]
+    if inner.startswith("Array("):
+        return pa.list_(arrow_type(inner[6:-1]))
+    return _ARROW_TYPES[inner]
+
+
+class EmbeddedStore:
+    """ClickHouse in-process (chdb) with a persistent directory."""
+
+    def __init__(self, path: str, database: str) -> None:
+        from chdb import session  # heavy shared library: load only when embedded mode is used
+
+        self.database = database
+        self.path = path
+        self._session = session.Session(path)
+        self._lock = threading.Lock()
+
+    def _run(self, sql: str, fmt: str = "CSV") -> Any:
+        from chdb import ChdbError
+
+        with self._lock:
+            try:
+                return self._session.query(sql, fmt)
+            except ChdbError as exc:
+                raise StoreError(f"chdb error: {str(exc).splitlines()[0]}") from exc
+
+    def version(self) -> tuple[int, ...]:
+        return parse_version(str(self._run("SELECT version()")))
+
+    def command(self, sql: str, params: Mapping[str, Any] | None = None) -> None:
+        self._run(render(sql, params))
+
+    def query_df(self, sql: str, params: Mapping[str, Any] | None = None) -> pd.DataFrame:
+        frame = self._run(render(sql, params), "DataFrame")
+        return frame if isinstance(frame, pd.DataFrame) else pd.DataFrame()
+
+    def insert(self, table: str, columns: Mapping[str, Sequence[Any]], types: Mapping[str, str]) -> None:
+        arrays = {c: pa.array(v, type=arrow_type(types[c])) for c, v in columns.items()}
+        _tg_insert = pa.table(arrays)  # noqa: F841  (read by chdb's Python() table function)
+        names = ", ".join(f"`{c}`" for c in columns)
+        self._run(f"INSERT INTO `{self.database}`.`{table}` ({names}) "
+                  f"SELECT {names} FROM Python(_tg_insert)")
+
+    def close(self) -> None:
+        with self._lock:
+            self._session.close()

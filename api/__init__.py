@@ -1,0 +1,1 @@
+"""TrainGuard api package."""

@@ -1,0 +1,1 @@
+"""TrainGuard diagnosis package."""

@@ -1,0 +1,1 @@
+"""TrainGuard ingest package."""

@@ -1,0 +1,225 @@
+"""The sink loop: consume telemetry, decode, batch, write, then commit offsets.
+
+Delivery is at-least-once from Kafka; the writer makes storage exactly-once (per-table offset
+watermarks for crash replays, event ids for re-sent events). Undecodable records become dead
+letters. While the store is down the sink pauses consumption, retries with backoff, and
+commits nothing, so nothing accepted is ever lost.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Protocol
+
+from ingest.bus import BusError, Consumer, Record, TopicPartition
+from ingest.schema import Event, SchemaError, decode_event
+
+log = logging.getLogger(__name__)
+
+
+class WriterUnavailable(RuntimeError):
+    """The writer's store is unreachable; the same batch may be retried later."""
+
+
+@dataclass(frozen=True, slots=True)
+class DeadLetter:
+    """A record that could not be decoded, and why."""
+
+    record: Record
+    reason: str
+    received: datetime
+
+
+class Writer(Protocol):
+    """Stores decoded batches; implemented by analytics, wired in by trainguard."""
+
+    def write(self, events: Sequence[tuple[Record, Event]], dead: Sequence[DeadLetter]) -> int:
+        """Store a batch idempotently and return the rows written; raise WriterUnavailable."""
+
+    def forget(self, partitions: set[TopicPartition]) -> None:
+        """Drop cached state for partitions this process no longer owns."""
+
+
+@dataclass
+class SinkSettings:
+    """Batching and retry knobs of the sink."""
+
+    batch_records: int = 20_000
+    batch_seconds: float = 1.0
+    retry_initial_s: float = 0.5
+    retry_max_s: float = 30.0
+    dedup_window: int = 500_000
+
+
+@dataclass
+class SinkStats:
+    """Counters exposed in logs and /metrics."""
+
+    consumed: int = 0
+    events_written: int = 0
+    rows_written: int = 0
+    dead_letters: int = 0
+    duplicates: int = 0
+    batches: int = 0
+    write_retries: int = 0
+    commit_failures: int = 0
+    store_up: bool = True
+    last_error: str = ""
+    last_commit_ts: float = field(default=0.0)
+
+
+class RecentIds:
+    """A bounded set of recently written event ids (two generations, O(1) per lookup)."""
+
+    def __init__(self, capacity: int) -> None:
+        self._capacity = max(1, capacity // 2)
+        self._current: set[str] = set()
+        self._previous: set[str] = set()
+
+    def __contains__(self, event_id: str) -> bool:
+        return event_id in self._current or event_id in self._previous
+
+    def add_all(self, ids: Sequence[str]) -> None:
+        """Remember ids, forgetting the oldest generation when full."""
+        for event_id in ids:
+            if len(self._current) >= self._capacity:
+                self._previous, self._current = self._current, set()
+            self._current.add(event_id)
+
+
+class Sink:
+    """Consumes records from one consumer and stores them through a writer."""
+
+    def __init__(self, consumer: Consumer, writer: Writer, settings: SinkSettings | None = None,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.consumer = consumer
+        self.writer = writer
+        self.settings = settings or SinkSettings()
+        self.stats = SinkStats()
+        self._sleep = sleep
+        self._pending: list[Record] = []
+        self._recent = RecentIds(self.settings.dedup_window)
+
+    def on_revoke(self, partitions: set[TopicPartition]) -> None:
+        """Forget uncommitted records of partitions another member now owns."""
+        self._pending = [r for r in self._pending if r.tp not in partitions]
+        self.writer.forget(partitions)
+
+    def run(self, stop: threading.Event) -> None:
+        """Consume and store until stop is set; uncommitted work is simply redelivered."""
+        while not stop.is_set():
+            self.step(stop)
+        log.info("sink stopping: %s", self.stats)
+
+    def step(self, stop: threading.Event | None = None) -> int:
+        """Fill one batch (by size or time) and flush it; return the records flushed."""
+        deadline = time.monotonic() + self.settings.batch_seconds
+        while len(self._pending) < self.settings.batch_records:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or (stop is not None and stop.is_set()):
+                break
+            try:
+                got = self.consumer.poll(self.settings.batch_records - len(self._pending),
+                                         min(remaining, 0.5))
+            except BusError as exc:
+                self._note_error(f"bus: {exc}")
+                self._sleep(1.0)
+                continue
+            self.stats.consumed += len(got)
+            self._pending.extend(got)
+        return self.flush(stop) if self._pending else 0
+
+    def flush(self, stop: threading.Event | None = None) -> int:
+        """Decode and write the pending batch (retrying while the store is down), then commit."""
+        events, dead, duplicates = self._decode(self._pending)
+        delay = self.settings.retry_initial_s
+        while True:
+            try:
+                rows = self.writer.write(events, dead)
+                break
+            except WriterUnavailable as exc:
+                self._store_down(str(exc), delay)
+                if stop is not None and stop.is_set():
+                    return 0
+                self._wait(delay)
+                owned = {r.tp for r in self._pending}
+                events = [(r, e) for r, e in events if r.tp in owned]
+                dead = [d for d in dead if d.record.tp in owned]
+                delay = min(delay * 2, self.settings.retry_max_s)
+        self._store_up()
+        flushed = len(self._pending)
+        self._recent.add_all([e.id for _, e in events])
+        self._commit(self._pending)
+        self.stats.batches += 1
+        self.stats.events_written += len(events)
+        self.stats.rows_written += rows
+        self.stats.dead_letters += len(dead)
+        self.stats.duplicates += duplicates
+        self._pending = []
+        return flushed
+
+    def _decode(self, records: Sequence[Record]) -> tuple[list[tuple[Record, Event]], list[DeadLetter], int]:
+        events: list[tuple[Record, Event]] = []
+        dead: list[DeadLetter] = []
+        batch_ids: set[str] = set()
+        duplicates = 0
+        now = datetime.now(UTC)
+        for record in records:
+            try:
+                event = decode_event(record.value)
+            except SchemaError as exc:
+                dead.append(DeadLetter(record, str(exc), now))
+                continue
+            if event.id in self._recent or event.id in batch_ids:
+                duplicates += 1
+                continue
+            batch_ids.add(event.id)
+            events.append((record, event))
+        return events, dead, duplicates
+
+    def _wait(self, delay: float) -> None:
+        """Back off while keeping the group membership alive (paused polls fetch nothing)."""
+        self.consumer.pause()
+        end = time.monotonic() + delay
+        while time.monotonic() < end:
+            try:
+                self.consumer.poll(1, min(0.2, max(0.0, end - time.monotonic())))
+            except BusError as exc:
+                self._note_error(f"bus: {exc}")
+            self._sleep(0.05)
+
+    def _store_down(self, error: str, delay: float) -> None:
+        self.stats.write_retries += 1
+        self._note_error(error)
+        if self.stats.store_up:
+            log.warning("store unavailable, pausing consumption and retrying: %s", error)
+        else:
+            log.info("store still unavailable, next retry in %.1f s", delay)
+        self.stats.store_up = False
+
+    def _store_up(self) -> None:
+        if not self.stats.store_up:
+            log.warning("store reachable again, resuming consumption")
+            self.consumer.resume()
+        self.stats.store_up = True
+
+    def _commit(self, records: Sequence[Record]) -> None:
+        offsets: dict[TopicPartition, int] = {}
+        for r in records:
+            offsets[r.tp] = max(offsets.get(r.tp, 0), r.offset + 1)
+        try:
+            self.consumer.commit(offsets)
+            self.stats.last_commit_ts = time.time()
+        except BusError as exc:
+            # Stored already; the next owner re-reads and the writer's watermarks skip it.
+            self.stats.commit_failures += 1
+            self._note_error(f"commit: {exc}")
+            log.warning("offset commit failed (data is stored, replay is harmless): %s", exc)
+
+    def _note_error(self, error: str) -> None:
+        self.stats.last_error = error

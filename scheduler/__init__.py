@@ -1,0 +1,1 @@
+"""TrainGuard scheduler package."""

@@ -1,0 +1,1 @@
+"""TrainGuard sim package."""

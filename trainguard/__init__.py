@@ -1,0 +1,1 @@
+"""TrainGuard trainguard package."""
