@@ -5,9 +5,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from analytics.columns import ColumnBatch, Columns
+from analytics.columns import ColumnBatch, Row
 from analytics.store import Store, StoreUnavailable
-from analytics.tables import ALL_TABLES, TABLES_BY_NAME
+from analytics.tables import ALL_TABLES, TABLES_BY_NAME, Table
 from ingest.bus import Record, TopicPartition
 from ingest.schema import Event
 from ingest.sink import DeadLetter, WriterUnavailable
@@ -44,58 +44,58 @@ class ClickHouseWriter:
         first: dict[TopicPartition, int] = {}
         last: dict[TopicPartition, int] = {}
         for record, event in events:
-            batch.add_event(event, record.topic, record.partition, record.offset)
+            batch.add_event(event, (record.topic, record.partition, record.offset))
             _extend(first, last, record)
         for d in dead:
             r = d.record
-            batch.add_dead_letter(r.topic, r.partition, r.offset, r.key, r.value, d.reason, d.received)
+            batch.add_dead_letter((r.topic, r.partition, r.offset), r.key, r.value, d.reason,
+                                  d.received)
             _extend(first, last, r)
         try:
             self._load(set(first) - self._loaded)
             written = 0
-            for table, cols in batch.tables.items():
-                written += self._insert(table, cols, first)
+            for name in list(batch.rows):
+                written += self._insert(TABLES_BY_NAME[name], batch, first)
                 for tp, offset in last.items():
-                    self._marks[(table, tp.topic, tp.partition)] = offset
+                    self._marks[(name, tp.topic, tp.partition)] = offset
         except StoreUnavailable as exc:
             raise WriterUnavailable(str(exc)) from exc
         return written
 
-    def _insert(self, table: str, cols: Columns, first: dict[TopicPartition, int]) -> int:
-        if any(self._marks.get((table, tp.topic, tp.partition), -1) >= off for tp, off in first.items()):
-            cols = self._unstored(table, cols)
-        rows = len(cols.get("src_offset", ()))
-        if rows:
-            self.store.insert(table, cols, self._types[table])
-        return rows
+    def _insert(self, table: Table, batch: ColumnBatch, first: dict[TopicPartition, int]) -> int:
+        rows: list[Row] | None = None
+        if any(self._marks.get((table.name, tp.topic, tp.partition), -1) >= off
+               for tp, off in first.items()):
+            rows = self._unstored(table, batch.rows[table.name])
+        cols = batch.columns(table, rows)
+        if cols:
+            self.store.insert(table.name, cols, self._types[table.name])
+        return len(cols.get("src_offset", ()))
 
-    def _unstored(self, table: str, cols: Columns) -> Columns:
-        keep = [
-            i for i, (topic, part, off) in
-            enumerate(zip(cols["src_topic"], cols["src_partition"], cols["src_offset"], strict=True))
-            if off > self._marks.get((table, str(topic), int(part)), -1)  # type: ignore[call-overload]
-        ]
-        skipped = len(cols["src_offset"]) - len(keep)
-        if skipped:
-            log.info("skipping %d row(s) of %s already stored before a restart", skipped, table)
-        return {name: [values[i] for i in keep] for name, values in cols.items()}
+    def _unstored(self, table: Table, rows: list[Row]) -> list[Row]:
+        names = table.column_names
+        t, p, o = names.index("src_topic"), names.index("src_partition"), names.index("src_offset")
+        keep = [r for r in rows if r[o] > self._marks.get((table.name, r[t], r[p]), -1)]  # type: ignore[call-overload, operator]
+        if len(keep) < len(rows):
+            log.info("skipping %d row(s) of %s already stored before a restart",
+                     len(rows) - len(keep), table.name)
+        return keep
 
     def _load(self, partitions: set[TopicPartition]) -> None:
         if not partitions:
             return
-        topics = sorted({tp.topic for tp in partitions})
+        topics = tuple(sorted({tp.topic for tp in partitions}))
         for table in TABLES_BY_NAME:
             frame = self.store.query_df(
                 f"SELECT src_topic, src_partition, max(src_offset) AS mark "
                 f"FROM `{self.store.database}`.`{table}` WHERE src_topic IN %(topics)s "
                 f"GROUP BY src_topic, src_partition",
-                {"topics": tuple(topics)},
+                {"topics": topics},
             )
             for topic, part, mark in frame.itertuples(index=False):
-                topic = topic.decode() if isinstance(topic, bytes) else str(topic)
-                tp = TopicPartition(topic, int(part))
-                if tp in partitions:
-                    self._marks[(table, topic, int(part))] = int(mark)
+                name = topic.decode() if isinstance(topic, bytes) else str(topic)
+                if TopicPartition(name, int(part)) in partitions:
+                    self._marks[(table, name, int(part))] = int(mark)
         self._loaded |= partitions
 
 

@@ -1,0 +1,7 @@
+"""Allow `python -m trainguard`."""
+
+import sys
+
+from trainguard.cli import main
+
+sys.exit(main())

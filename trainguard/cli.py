@@ -1,0 +1,147 @@
+"""The `trainguard` command line."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+from collections.abc import Callable, Sequence
+
+from pydantic import ValidationError
+
+from analytics.store import StoreError
+from ingest.bus import BusError
+
+log = logging.getLogger("trainguard")
+
+
+def _stop_on_signals() -> threading.Event:
+    stop = threading.Event()
+
+    def handler(signum: int, _frame: object) -> None:
+        log.info("received signal %d, stopping", signum)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
+    return stop
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    """Apply pending schema migrations."""
+    from analytics.migrations import migrate
+    from trainguard.settings import StoreSettings
+    from trainguard.wiring import build_store
+
+    settings = StoreSettings()
+    store = build_store(settings)
+    applied = migrate(store, settings.retention_days)
+    print(f"database {store.database}: applied {applied or 'nothing (up to date)'}")
+    return 0
+
+
+def cmd_sink(args: argparse.Namespace) -> int:
+    """Consume telemetry topics into ClickHouse until SIGTERM."""
+    from trainguard.metrics_http import serve_metrics
+    from trainguard.settings import BusSettings, SinkProcessSettings, StoreSettings
+    from trainguard.wiring import build_bus, build_sink, build_store, sink_metrics
+
+    bus_settings, store_settings, sink_settings = BusSettings(), StoreSettings(), SinkProcessSettings()
+    if bus_settings.mode == "embedded":
+        print("trainguard sink needs TG_KAFKA_MODE=kafka (the embedded bus lives inside `demo`)",
+              file=sys.stderr)
+        return 2
+    stop = _stop_on_signals()
+    store = build_store(store_settings)
+    sink = build_sink(build_bus(bus_settings), store, sink_settings)
+    if sink_settings.metrics_port:
+        serve_metrics(sink_settings.metrics_port, lambda: sink_metrics(sink))
+    log.info("sink consuming %s into %s", bus_settings.bootstrap, store.database)
+    try:
+        sink.run(stop)
+    finally:
+        sink.consumer.close()
+    return 0
+
+
+def cmd_agent(args: argparse.Namespace) -> int:
+    """Run the node agent until SIGTERM."""
+    from ingest.agent.run import Agent, AgentSettings
+    from trainguard.settings import BusSettings
+    from trainguard.wiring import build_bus
+
+    bus_settings = BusSettings()
+    if bus_settings.mode == "embedded":
+        print("trainguard agent needs TG_KAFKA_MODE=kafka and TG_KAFKA_BOOTSTRAP", file=sys.stderr)
+        return 2
+    stop = _stop_on_signals()
+    producer = build_bus(bus_settings).producer()
+    agent = Agent(AgentSettings(), producer)
+    try:
+        agent.run(stop)
+    finally:
+        producer.close()
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Run the embedded pipeline on a simulated fleet and print what was stored."""
+    from trainguard.demo import run_demo
+
+    return run_demo(nodes=args.nodes, seconds=args.seconds, data_dir=args.data_dir)
+
+
+def cmd_retention(args: argparse.Namespace) -> int:
+    """Drop day partitions older than --days."""
+    from analytics.migrations import drop_old_partitions
+    from trainguard.settings import StoreSettings
+    from trainguard.wiring import build_store
+
+    dropped = drop_old_partitions(build_store(StoreSettings()), args.days)
+    print(f"dropped {len(dropped)} partition(s)" + (": " + ", ".join(dropped) if dropped else ""))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser with every subcommand."""
+    parser = argparse.ArgumentParser(prog="trainguard", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", required=True)
+    commands: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
+        "migrate": (cmd_migrate, "apply ClickHouse schema migrations"),
+        "sink": (cmd_sink, "consume Kafka telemetry into ClickHouse"),
+        "agent": (cmd_agent, "sample GPUs, host, kernel and training logs on this node"),
+        "demo": (cmd_demo, "run the embedded pipeline on a simulated fleet"),
+        "retention": (cmd_retention, "drop old day partitions"),
+    }
+    subparsers = {}
+    for name, (func, help_text) in commands.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(func=func)
+        subparsers[name] = p
+    subparsers["demo"].add_argument("--nodes", type=int, default=32, help="simulated nodes")
+    subparsers["demo"].add_argument("--seconds", type=int, default=120, help="simulated seconds")
+    subparsers["demo"].add_argument("--data-dir", default=".tg/demo", help="embedded store dir")
+    subparsers["retention"].add_argument("--days", type=int, required=True, help="days to keep")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one subcommand; settings and service errors end with a clear message."""
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        return int(args.func(args))
+    except ValidationError as exc:
+        print(f"trainguard: invalid settings:\n{exc}", file=sys.stderr)
+        return 2
+    except (BusError, StoreError) as exc:
+        print(f"trainguard: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,55 @@
+"""Process settings, one class per concern, read from TG_* environment variables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class StoreSettings(BaseSettings):
+    """Where telemetry is stored: a ClickHouse server, or chdb in-process (embedded)."""
+
+    model_config = SettingsConfigDict(env_prefix="TG_CLICKHOUSE_", extra="ignore")
+
+    mode: Literal["server", "embedded"] = Field("embedded", description="server or embedded.")
+    host: str = Field("127.0.0.1", description="ClickHouse server host.")
+    port: int = Field(9000, ge=1, le=65535, description="Native protocol port.")
+    database: str = Field("trainguard", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    user: str = Field("default")
+    password: SecretStr = Field(SecretStr(""), description="Never logged.")
+    path: Path = Field(Path(".tg/chdb"), description="Data directory of the embedded store.")
+    retention_days: int | None = Field(None, ge=1, description="Keep this many days.")
+
+
+class BusSettings(BaseSettings):
+    """The event bus: Kafka, or the in-process bus (embedded)."""
+
+    model_config = SettingsConfigDict(env_prefix="TG_KAFKA_", extra="ignore")
+
+    mode: Literal["kafka", "embedded"] = Field("embedded", description="kafka or embedded.")
+    bootstrap: str = Field("127.0.0.1:9092", description="Kafka bootstrap servers.")
+    topic_prefix: str = Field("tg.", pattern=r"^[A-Za-z0-9._-]*$")
+    partitions: int = Field(4, ge=1, le=1024, description="Partitions of new topics.")
+
+    @model_validator(mode="after")
+    def _bootstrap_has_port(self) -> BusSettings:
+        for server in self.bootstrap.split(","):
+            host, _, port = server.rpartition(":")
+            if not host or not port.isdigit():
+                raise ValueError(f"TG_KAFKA_BOOTSTRAP entry {server!r} is not host:port")
+        return self
+
+
+class SinkProcessSettings(BaseSettings):
+    """The sink process: consumer group, batching, retries and its metrics port."""
+
+    model_config = SettingsConfigDict(env_prefix="TG_SINK_", extra="ignore")
+
+    group: str = Field("trainguard-sink", min_length=1)
+    batch_records: int = Field(20_000, ge=1, le=500_000)
+    batch_seconds: float = Field(1.0, gt=0, le=60)
+    retry_max_s: float = Field(30.0, gt=0)
+    metrics_port: int | None = Field(None, ge=1, le=65535, description="Serve /metrics here.")

@@ -1,0 +1,69 @@
+"""Build the bus, the store and the sink from settings (the composition root)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import asdict
+
+from analytics.migrations import migrate
+from analytics.store import EmbeddedStore, ServerStore, Store
+from analytics.writer import ClickHouseWriter
+from ingest.bus import Bus, InProcessBus, Topics
+from ingest.kafka_bus import KafkaBus
+from ingest.sink import Sink, SinkSettings
+from trainguard.settings import BusSettings, SinkProcessSettings, StoreSettings
+
+log = logging.getLogger(__name__)
+
+
+def build_store(settings: StoreSettings) -> Store:
+    """Connect to the configured store (no I/O until the first statement)."""
+    if settings.mode == "embedded":
+        settings.path.mkdir(parents=True, exist_ok=True)
+        return EmbeddedStore(str(settings.path), settings.database)
+    return ServerStore(settings.host, settings.port, settings.database, settings.user,
+                       settings.password.get_secret_value())
+
+
+def build_bus(settings: BusSettings) -> Bus:
+    """Return the configured bus; Kafka topics are created if missing."""
+    topics = Topics(settings.topic_prefix)
+    if settings.mode == "embedded":
+        return InProcessBus(topics, settings.partitions)
+    bus = KafkaBus(settings.bootstrap, topics)
+    bus.ensure_topics(topics.telemetry(), settings.partitions)
+    return bus
+
+
+def build_sink(bus: Bus, store: Store, settings: SinkProcessSettings) -> Sink:
+    """Migrate the store and return a sink subscribed to every telemetry topic."""
+    migrate(store)
+    writer = ClickHouseWriter(store)
+    sink_settings = SinkSettings(batch_records=settings.batch_records,
+                                 batch_seconds=settings.batch_seconds,
+                                 retry_max_s=settings.retry_max_s)
+    holder: list[Sink] = []
+
+    def on_revoke(partitions: set) -> None:  # type: ignore[type-arg]
+        if holder:
+            holder[0].on_revoke(partitions)
+
+    consumer = bus.consumer(settings.group, bus.topics.telemetry(), on_revoke=on_revoke)
+    sink = Sink(consumer, writer, sink_settings)
+    holder.append(sink)
+    return sink
+
+
+def sink_metrics(sink: Sink) -> dict[str, float]:
+    """Return the sink's counters as Prometheus samples."""
+    stats = asdict(sink.stats)
+    stats.pop("last_error")
+    return {f"trainguard_sink_{k}": float(v) for k, v in stats.items()}
+
+
+def run_in_thread(sink: Sink, stop: threading.Event) -> threading.Thread:
+    """Run a sink in a daemon thread until stop is set."""
+    thread = threading.Thread(target=sink.run, args=(stop,), name="sink", daemon=True)
+    thread.start()
+    return thread
