@@ -1,6 +1,6 @@
 """The wire schema: every TrainGuard event as a typed, versioned pydantic v2 model.
 
-One module, one decode path (`decode_event`). Events are JSON (orjson) on the wire, times are
+One module, one decode path (`decode_event`). Events are JSON on the wire, times are
 UTC, and every event carries a deterministic `id` derived from what identifies it, so a
 replayed or re-sent event is recognisably the same event.
 """
@@ -13,7 +13,6 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-import orjson
 from pydantic import (
     AwareDatetime,
     BaseModel,
@@ -36,7 +35,9 @@ class SchemaError(ValueError):
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="ignore")
+    # NaN/Infinity travel as "NaN"/"Infinity" strings: a NaN loss is a signal, not a null.
+    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="ignore",
+                              ser_json_inf_nan="strings")
 
 
 def _utc(value: datetime) -> datetime:
@@ -415,8 +416,12 @@ EventAdapter: TypeAdapter[Event] = TypeAdapter(Event)
 
 
 def encode_event(event: EventBase) -> bytes:
-    """Return the JSON bytes of an event (orjson; DCGM names as keys; nulls dropped)."""
-    return orjson.dumps(event.model_dump(by_alias=True, exclude_none=True))
+    """Return the JSON bytes of an event (DCGM names as keys; nulls dropped; NaN kept).
+
+    pydantic's serializer is used rather than orjson: orjson writes NaN as null, which would
+    turn a NaN loss into "no loss reported" (and it is slower on these models).
+    """
+    return event.model_dump_json(by_alias=True, exclude_none=True).encode()
 
 
 def decode_event(raw: bytes | str) -> Event:
