@@ -93,14 +93,16 @@ def latest_topology(store: Store, job_id: str) -> JobTopology | None:
 
 
 def dead_letters(store: Store, limit: int = 100) -> pd.DataFrame:
-    """Return the most recent dead letters (raw bytes kept as bytes)."""
-    sql = (f"SELECT {_TIME}, src_topic, src_partition, src_offset, key, raw, reason "
+    """Return the most recent dead letters, raw key and value as bytes."""
+    sql = (f"SELECT {_TIME}, src_topic, src_partition, src_offset, hex(key) AS key, "
+           "hex(raw) AS raw, reason "
            f"FROM `{store.database}`.dead_letter ORDER BY ts DESC, ts_us DESC LIMIT {int(limit)}")
     frame = store.query_df(sql)
     if frame.empty:
         return frame
-    micros = frame.pop("ts_s").astype("int64") * 1_000_000 + frame.pop("ts_us").astype("int64")
-    frame.insert(0, "time", pd.to_datetime(micros, unit="us", utc=True))
+    frame = _with_time(frame)
+    for name in ("key", "raw"):  # hex on the wire: raw bytes come back exactly, never decoded
+        frame[name] = frame[name].map(lambda h: bytes.fromhex(h.decode() if isinstance(h, bytes) else h))
     return frame
 
 

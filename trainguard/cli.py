@@ -133,6 +133,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if not args.verbose:
+        logging.getLogger("kafka").setLevel(logging.WARNING)  # chatty at INFO
     try:
         return int(args.func(args))
     except ValidationError as exc:

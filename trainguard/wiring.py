@@ -49,7 +49,12 @@ def build_sink(bus: Bus, store: Store, settings: SinkProcessSettings) -> Sink:
         if holder:
             holder[0].on_revoke(partitions)
 
-    consumer = bus.consumer(settings.group, bus.topics.telemetry(), on_revoke=on_revoke)
+    if isinstance(bus, KafkaBus):
+        consumer = bus.consumer(settings.group, bus.topics.telemetry(), on_revoke=on_revoke,
+                                instance_id=settings.instance_id,
+                                session_timeout_s=settings.session_timeout_s)
+    else:
+        consumer = bus.consumer(settings.group, bus.topics.telemetry(), on_revoke=on_revoke)
     sink = Sink(consumer, writer, sink_settings)
     holder.append(sink)
     return sink
