@@ -43,11 +43,13 @@ Position = tuple[str, int, int]  # (topic, partition, offset) the event was read
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _gpu_values = attrgetter("gpu", "uuid", "pci_bus_id", "nvml_error", *GPU_METRIC_FIELDS)
-_host_values = attrgetter("cpu_util", "load1", "mem_used_bytes", "mem_total_bytes",
-                          "swap_used_bytes")
+_host_values = attrgetter(
+    "cpu_util", "load1", "mem_used_bytes", "mem_total_bytes", "swap_used_bytes"
+)
 _nic_values = attrgetter("nic", "port", "state", "phys_state", "rate_gbps", *NIC_COUNTERS)
-_step_values = attrgetter("loss", "grad_norm", "tokens_per_s", "mfu", "step_time_s", "lr",
-                          "loss_scale")
+_step_values = attrgetter(
+    "loss", "grad_norm", "tokens_per_s", "mfu", "step_time_s", "lr", "loss_scale"
+)
 
 
 def split_time(ts: datetime) -> tuple[int, int]:
@@ -73,8 +75,9 @@ class ColumnBatch:
         """Append the rows of one event to the tables it feeds."""
         _BUILDERS[type(event)](self.rows, event, pos)
 
-    def add_dead_letter(self, pos: Position, key: bytes | None, raw: bytes, reason: str,
-                        received: datetime) -> None:
+    def add_dead_letter(
+        self, pos: Position, key: bytes | None, raw: bytes, reason: str, received: datetime
+    ) -> None:
         """Append one undecodable record."""
         self.rows[DEAD_LETTER.name].append((*split_time(received), *pos, key or b"", raw, reason))
 
@@ -120,35 +123,92 @@ def _host(rows: dict[str, list[Row]], ev: HostMetrics, pos: Position) -> None:
     for nic in ev.nics:
         rows[NIC_METRICS.name].append(head + _nic_values(nic) + tail)
     for disk in ev.disks:
-        rows[DISK_METRICS.name].append((*head, disk.mount, disk.used_bytes, disk.total_bytes, *tail))
+        rows[DISK_METRICS.name].append(
+            (*head, disk.mount, disk.used_bytes, disk.total_bytes, *tail)
+        )
 
 
 def _log(rows: dict[str, list[Row]], ev: LogLine, pos: Position) -> None:
-    rows[LOGS.name].append((*split_time(ev.ts), ev.node, ev.source.value, ev.path, ev.seq,
-                            ev.job_id, ev.rank, ev.line, ev.id, *pos))
+    rows[LOGS.name].append(
+        (
+            *split_time(ev.ts),
+            ev.node,
+            ev.source.value,
+            ev.path,
+            ev.seq,
+            ev.job_id,
+            ev.rank,
+            ev.line,
+            ev.id,
+            *pos,
+        )
+    )
 
 
 def _step(rows: dict[str, list[Row]], ev: TrainStep, pos: Position) -> None:
-    rows[TRAIN_STEPS.name].append((*split_time(ev.ts), ev.job_id, ev.step,
-                                   -1 if ev.rank is None else ev.rank, ev.node,
-                                   *_step_values(ev), int(ev.skipped), ev.id, *pos))
+    rows[TRAIN_STEPS.name].append(
+        (
+            *split_time(ev.ts),
+            ev.job_id,
+            ev.step,
+            -1 if ev.rank is None else ev.rank,
+            ev.node,
+            *_step_values(ev),
+            int(ev.skipped),
+            ev.id,
+            *pos,
+        )
+    )
 
 
 def _collective(rows: dict[str, list[Row]], ev: CollectiveProgress, pos: Position) -> None:
-    rows[COLLECTIVES.name].append((
-        *split_time(ev.ts), ev.job_id, ev.rank, ev.node, ev.comm, ev.op, ev.seq, ev.p2p_seq,
-        ev.state.value, ev.bytes, ev.dtype, ev.peer, _us(ev.time_created),
-        _us(ev.time_started), _us(ev.time_completed), ev.duration_ms, ev.timeout_ms,
-        ev.reporter, ev.id, *pos))
+    rows[COLLECTIVES.name].append(
+        (
+            *split_time(ev.ts),
+            ev.job_id,
+            ev.rank,
+            ev.node,
+            ev.comm,
+            ev.op,
+            ev.seq,
+            ev.p2p_seq,
+            ev.state.value,
+            ev.bytes,
+            ev.dtype,
+            ev.peer,
+            _us(ev.time_created),
+            _us(ev.time_started),
+            _us(ev.time_completed),
+            ev.duration_ms,
+            ev.timeout_ms,
+            ev.reporter,
+            ev.id,
+            *pos,
+        )
+    )
 
 
 def _topology(rows: dict[str, list[Row]], ev: JobTopology, pos: Position) -> None:
     layout = ev.layout
     payload = orjson.dumps(ev.model_dump(mode="json", exclude_none=True))
-    rows[JOB_TOPOLOGY.name].append((
-        *split_time(ev.ts), ev.job_id, ev.world_size, layout.tp, layout.pp, layout.dp, layout.ep,
-        layout.cp, ev.scheduler, ev.scheduler_job_id, sorted({r.node for r in ev.ranks}),
-        payload, ev.id, *pos))
+    rows[JOB_TOPOLOGY.name].append(
+        (
+            *split_time(ev.ts),
+            ev.job_id,
+            ev.world_size,
+            layout.tp,
+            layout.pp,
+            layout.dp,
+            layout.ep,
+            layout.cp,
+            ev.scheduler,
+            ev.scheduler_job_id,
+            sorted({r.node for r in ev.ranks}),
+            payload,
+            ev.id,
+            *pos,
+        )
+    )
 
 
 _BUILDERS: dict[type, Callable[[dict[str, list[Row]], object, Position], None]] = {

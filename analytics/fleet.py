@@ -9,7 +9,9 @@ import pandas as pd
 from analytics.store import Store
 
 
-def gpu_health_summary(store: Store, start: datetime, end: datetime, limit: int = 10) -> pd.DataFrame:
+def gpu_health_summary(
+    store: Store, start: datetime, end: datetime, limit: int = 10
+) -> pd.DataFrame:
     """Return the hottest GPUs in [start, end] with power, SBE growth and NVML errors."""
     sql = (
         "SELECT node, gpu, count() AS samples, "
@@ -21,8 +23,13 @@ def gpu_health_summary(store: Store, start: datetime, end: datetime, limit: int 
         "WHERE ts >= toDateTime(%(start)s) AND ts <= toDateTime(%(end)s) "
         f"GROUP BY node, gpu ORDER BY temp_avg DESC LIMIT {int(limit)}"
     )
-    frame = store.query_df(sql, {"start": int(start.astimezone(UTC).timestamp()),
-                                 "end": int(end.astimezone(UTC).timestamp()) + 1})
+    frame = store.query_df(
+        sql,
+        {
+            "start": int(start.astimezone(UTC).timestamp()),
+            "end": int(end.astimezone(UTC).timestamp()) + 1,
+        },
+    )
     if not frame.empty and isinstance(frame["node"].iloc[0], bytes):
         frame["node"] = frame["node"].map(bytes.decode)
     return frame

@@ -53,8 +53,11 @@ def migrate(store: Store, retention_days: int | None = None) -> list[int]:
             store.command(sql)
         store.insert(
             MIGRATIONS_TABLE,
-            {"version": [migration.version], "name": [migration.name],
-             "applied": [int(datetime.now(UTC).timestamp())]},
+            {
+                "version": [migration.version],
+                "name": [migration.name],
+                "applied": [int(datetime.now(UTC).timestamp())],
+            },
             {"version": "UInt32", "name": "String", "applied": "DateTime"},
         )
         log.info("applied migration %d (%s) to %s", migration.version, migration.name, db)
@@ -62,7 +65,9 @@ def migrate(store: Store, retention_days: int | None = None) -> list[int]:
     return applied
 
 
-def drop_old_partitions(store: Store, older_than_days: int, now: datetime | None = None) -> list[str]:
+def drop_old_partitions(
+    store: Store, older_than_days: int, now: datetime | None = None
+) -> list[str]:
     """Drop day partitions older than the cutoff from every telemetry table; return them."""
     cutoff = int(((now or datetime.now(UTC)) - timedelta(days=older_than_days)).strftime("%Y%m%d"))
     names = [t.name for t in ALL_TABLES if t.partition_by]

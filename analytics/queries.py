@@ -30,7 +30,9 @@ def _with_time(frame: pd.DataFrame) -> pd.DataFrame:
 def _decode_bytes(frame: pd.DataFrame) -> pd.DataFrame:
     for name in frame.columns:
         if frame[name].dtype == object and len(frame) and isinstance(frame[name].iloc[0], bytes):
-            frame[name] = frame[name].map(lambda v: v.decode("utf-8", "replace") if isinstance(v, bytes) else v)
+            frame[name] = frame[name].map(
+                lambda v: v.decode("utf-8", "replace") if isinstance(v, bytes) else v
+            )
     return frame
 
 
@@ -38,15 +40,20 @@ def _columns(table: Table, skip: tuple[str, ...] = ("ts", "ts_us")) -> str:
     return ", ".join(f"`{c}`" for c in table.column_names if c not in skip)
 
 
-def _window(store: Store, table: Table, where: str, params: dict[str, object], order: str) -> pd.DataFrame:
-    sql = (f"SELECT {_TIME}, {_columns(table)} FROM `{store.database}`.`{table.name}` "
-           f"WHERE ts >= toDateTime(%(start)s) AND ts <= toDateTime(%(end)s) {where} "
-           f"ORDER BY {order}")
+def _window(
+    store: Store, table: Table, where: str, params: dict[str, object], order: str
+) -> pd.DataFrame:
+    sql = (
+        f"SELECT {_TIME}, {_columns(table)} FROM `{store.database}`.`{table.name}` "
+        f"WHERE ts >= toDateTime(%(start)s) AND ts <= toDateTime(%(end)s) {where} "
+        f"ORDER BY {order}"
+    )
     return _with_time(store.query_df(sql, params))
 
 
-def gpu_window(store: Store, node: str, start: datetime, end: datetime,
-               gpu: int | None = None) -> pd.DataFrame:
+def gpu_window(
+    store: Store, node: str, start: datetime, end: datetime, gpu: int | None = None
+) -> pd.DataFrame:
     """Return one node's GPU samples in [start, end], optionally one GPU, in time order."""
     params: dict[str, object] = {"node": node, "start": _epoch(start), "end": _epoch(end) + 1}
     where = "AND node = %(node)s"
@@ -56,7 +63,9 @@ def gpu_window(store: Store, node: str, start: datetime, end: datetime,
     return _window(store, GPU_METRICS, where, params, "gpu, ts, ts_us")
 
 
-def node_window(store: Store, table: str, node: str, start: datetime, end: datetime) -> pd.DataFrame:
+def node_window(
+    store: Store, table: str, node: str, start: datetime, end: datetime
+) -> pd.DataFrame:
     """Return one node's rows of a node-keyed table (host, nic, disk, logs) in [start, end]."""
     params: dict[str, object] = {"node": node, "start": _epoch(start), "end": _epoch(end) + 1}
     return _window(store, _table(table), "AND node = %(node)s", params, "ts, ts_us")
@@ -65,20 +74,28 @@ def node_window(store: Store, table: str, node: str, start: datetime, end: datet
 def job_steps(store: Store, job_id: str, first: int = 0, last: int | None = None) -> pd.DataFrame:
     """Return a job's training-step records for steps in [first, last]."""
     table = _table("train_steps")
-    sql = (f"SELECT {_TIME}, {_columns(table)} FROM `{store.database}`.train_steps "
-           "WHERE job_id = %(job)s AND step >= %(first)s AND step <= %(last)s "
-           "ORDER BY step, rank, ts, ts_us")
-    return _with_time(store.query_df(sql, {"job": job_id, "first": first,
-                                           "last": last if last is not None else 2**63 - 1}))
+    sql = (
+        f"SELECT {_TIME}, {_columns(table)} FROM `{store.database}`.train_steps "
+        "WHERE job_id = %(job)s AND step >= %(first)s AND step <= %(last)s "
+        "ORDER BY step, rank, ts, ts_us"
+    )
+    return _with_time(
+        store.query_df(
+            sql, {"job": job_id, "first": first, "last": last if last is not None else 2**63 - 1}
+        )
+    )
 
 
-def job_collectives(store: Store, job_id: str, comm: str | None = None,
-                    min_seq: int = 0) -> pd.DataFrame:
+def job_collectives(
+    store: Store, job_id: str, comm: str | None = None, min_seq: int = 0
+) -> pd.DataFrame:
     """Return a job's collective-progress records, optionally for one communicator."""
     table = _table("collectives")
     where = "job_id = %(job)s AND seq >= %(seq)s" + (" AND comm = %(comm)s" if comm else "")
-    sql = (f"SELECT {_TIME}, {_columns(table)} FROM `{store.database}`.collectives "
-           f"WHERE {where} ORDER BY comm, seq, rank, ts, ts_us")
+    sql = (
+        f"SELECT {_TIME}, {_columns(table)} FROM `{store.database}`.collectives "
+        f"WHERE {where} ORDER BY comm, seq, rank, ts, ts_us"
+    )
     return _with_time(store.query_df(sql, {"job": job_id, "seq": min_seq, "comm": comm or ""}))
 
 
@@ -86,7 +103,9 @@ def latest_topology(store: Store, job_id: str) -> JobTopology | None:
     """Return the most recent topology a job reported, or None."""
     frame = store.query_df(
         f"SELECT payload FROM `{store.database}`.job_topology WHERE job_id = %(job)s "
-        "ORDER BY ts DESC, ts_us DESC LIMIT 1", {"job": job_id})
+        "ORDER BY ts DESC, ts_us DESC LIMIT 1",
+        {"job": job_id},
+    )
     if frame.empty:
         return None
     return JobTopology.model_validate(orjson.loads(frame.iloc[0, 0]))
@@ -94,22 +113,30 @@ def latest_topology(store: Store, job_id: str) -> JobTopology | None:
 
 def dead_letters(store: Store, limit: int = 100) -> pd.DataFrame:
     """Return the most recent dead letters, raw key and value as bytes."""
-    sql = (f"SELECT {_TIME}, src_topic, src_partition, src_offset, hex(key) AS key, "
-           "hex(raw) AS raw, reason "
-           f"FROM `{store.database}`.dead_letter ORDER BY ts DESC, ts_us DESC LIMIT {int(limit)}")
+    sql = (
+        f"SELECT {_TIME}, src_topic, src_partition, src_offset, hex(key) AS key, "
+        "hex(raw) AS raw, reason "
+        f"FROM `{store.database}`.dead_letter ORDER BY ts DESC, ts_us DESC LIMIT {int(limit)}"
+    )
     frame = store.query_df(sql)
     if frame.empty:
         return frame
     frame = _with_time(frame)
     for name in ("key", "raw"):  # hex on the wire: raw bytes come back exactly, never decoded
-        frame[name] = frame[name].map(lambda h: bytes.fromhex(h.decode() if isinstance(h, bytes) else h))
+        frame[name] = frame[name].map(
+            lambda h: bytes.fromhex(h.decode() if isinstance(h, bytes) else h)
+        )
     return frame
 
 
 def table_counts(store: Store) -> dict[str, int]:
     """Return the row count of every TrainGuard table."""
-    return {t.name: int(store.query_df(
-        f"SELECT count() AS n FROM `{store.database}`.`{t.name}`").iloc[0, 0]) for t in ALL_TABLES}
+    return {
+        t.name: int(
+            store.query_df(f"SELECT count() AS n FROM `{store.database}`.`{t.name}`").iloc[0, 0]
+        )
+        for t in ALL_TABLES
+    }
 
 
 def _table(name: str) -> Table:

@@ -38,15 +38,17 @@ def _rows(store: Store, table: Table) -> list[dict[str, Any]]:
     cols = ", ".join(f"`{c}`" for c in table.column_names if c != "ts")
     frame = store.query_df(
         f"SELECT toUInt32(ts) AS ts_s, {cols} FROM `{store.database}`.`{table.name}` "
-        "ORDER BY src_topic, src_partition, src_offset")
+        "ORDER BY src_topic, src_partition, src_offset"
+    )
     frame = frame.astype(object).where(pd.notna(frame), None)
     rows = frame.to_dict("records")
     for row in rows:
         for key, value in row.items():
             if isinstance(value, bytes):
                 row[key] = value.decode()
-        row["ts"] = pd.Timestamp(int(row.pop("ts_s")) * 1_000_000 + int(row.pop("ts_us")),
-                                 unit="us", tz="UTC").to_pydatetime()
+        row["ts"] = pd.Timestamp(
+            int(row.pop("ts_s")) * 1_000_000 + int(row.pop("ts_us")), unit="us", tz="UTC"
+        ).to_pydatetime()
     return rows
 
 
@@ -66,10 +68,18 @@ def gpu_events(store: Store) -> list[GpuMetrics]:
         groups[row["event_id"]].append(row)
     events = []
     for event_id, rows in groups.items():
-        gpus = [GpuSample(**{_GPU_ALIASES.get(k, k): v for k, v in
-                             _clean(r, ("node", "ts")).items()}) for r in rows]
-        events.append(GpuMetrics(id=event_id, node=rows[0]["node"], ts=rows[0]["ts"],
-                                 gpus=sorted(gpus, key=lambda g: g.gpu)))
+        gpus = [
+            GpuSample(**{_GPU_ALIASES.get(k, k): v for k, v in _clean(r, ("node", "ts")).items()})
+            for r in rows
+        ]
+        events.append(
+            GpuMetrics(
+                id=event_id,
+                node=rows[0]["node"],
+                ts=rows[0]["ts"],
+                gpus=sorted(gpus, key=lambda g: g.gpu),
+            )
+        )
     return events
 
 
@@ -79,16 +89,23 @@ def host_events(store: Store) -> list[HostMetrics]:
     for table in (NIC_METRICS, DISK_METRICS):
         for row in _rows(store, table):
             parts[row["event_id"]][table.name].append(_clean(row, ("node", "ts")))
-    return [HostMetrics(id=row["event_id"], **_clean(row, ()),
-                        nics=parts[row["event_id"]][NIC_METRICS.name],
-                        disks=parts[row["event_id"]][DISK_METRICS.name])
-            for row in _rows(store, HOST_METRICS)]
+    return [
+        HostMetrics(
+            id=row["event_id"],
+            **_clean(row, ()),
+            nics=parts[row["event_id"]][NIC_METRICS.name],
+            disks=parts[row["event_id"]][DISK_METRICS.name],
+        )
+        for row in _rows(store, HOST_METRICS)
+    ]
 
 
 def log_events(store: Store) -> list[LogLine]:
     """Rebuild log lines."""
-    return [LogLine(id=r["event_id"], **{**_clean(r, ()), "line": r["line"]})
-            for r in _rows(store, LOGS)]
+    return [
+        LogLine(id=r["event_id"], **{**_clean(r, ()), "line": r["line"]})
+        for r in _rows(store, LOGS)
+    ]
 
 
 def step_events(store: Store) -> list[TrainStep]:
@@ -108,21 +125,38 @@ def collective_events(store: Store) -> list[CollectiveProgress]:
     out = []
     for r in _rows(store, COLLECTIVES):
         fields = _clean(r, ("time_created_us", "time_started_us", "time_completed_us"))
-        out.append(CollectiveProgress(
-            id=r["event_id"], time_created=_us(r["time_created_us"]),
-            time_started=_us(r["time_started_us"]), time_completed=_us(r["time_completed_us"]),
-            **fields))
+        out.append(
+            CollectiveProgress(
+                id=r["event_id"],
+                time_created=_us(r["time_created_us"]),
+                time_started=_us(r["time_started_us"]),
+                time_completed=_us(r["time_completed_us"]),
+                **fields,
+            )
+        )
     return out
 
 
 def topology_events(store: Store) -> list[JobTopology]:
     """Rebuild job topologies from their stored payload."""
-    frame = store.query_df(f"SELECT payload FROM `{store.database}`.job_topology "
-                           "ORDER BY src_topic, src_partition, src_offset")
-    return [JobTopology.model_validate(orjson.loads(p)) for p in frame["payload"]] if len(frame) else []
+    frame = store.query_df(
+        f"SELECT payload FROM `{store.database}`.job_topology "
+        "ORDER BY src_topic, src_partition, src_offset"
+    )
+    return (
+        [JobTopology.model_validate(orjson.loads(p)) for p in frame["payload"]]
+        if len(frame)
+        else []
+    )
 
 
 def all_events(store: Store) -> list[EventBase]:
     """Rebuild every stored event of every kind."""
-    return [*gpu_events(store), *host_events(store), *log_events(store), *step_events(store),
-            *collective_events(store), *topology_events(store)]
+    return [
+        *gpu_events(store),
+        *host_events(store),
+        *log_events(store),
+        *step_events(store),
+        *collective_events(store),
+        *topology_events(store),
+    ]

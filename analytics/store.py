@@ -42,7 +42,9 @@ class Store(Protocol):
     def query_df(self, sql: str, params: Mapping[str, Any] | None = None) -> pd.DataFrame:
         """Run a query and return its result as a DataFrame."""
 
-    def insert(self, table: str, columns: Mapping[str, Sequence[Any]], types: Mapping[str, str]) -> None:
+    def insert(
+        self, table: str, columns: Mapping[str, Sequence[Any]], types: Mapping[str, str]
+    ) -> None:
         """Insert columns (equal-length lists) into database.table in one block."""
 
     def close(self) -> None:
@@ -53,7 +55,7 @@ def render(sql: str, params: Mapping[str, Any] | None) -> str:
     """Substitute %(name)s placeholders with safely escaped literals."""
     if not params:
         return sql
-    return sql % escape_params(dict(params), {})  # type: ignore[no-untyped-call]
+    return str(sql % escape_params(dict(params), {}))
 
 
 def parse_version(text: str) -> tuple[int, ...]:
@@ -64,12 +66,25 @@ def parse_version(text: str) -> tuple[int, ...]:
 class ServerStore:
     """A ClickHouse server over the native protocol."""
 
-    def __init__(self, host: str, port: int, database: str, user: str = "default",
-                 password: str = "", connect_timeout_s: float = 5.0) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        database: str,
+        user: str = "default",
+        password: str = "",
+        connect_timeout_s: float = 5.0,
+    ) -> None:
         self.database = database
-        self._client = Client(host=host, port=port, user=user, password=password,
-                              connect_timeout=connect_timeout_s, send_receive_timeout=120,
-                              settings={"insert_block_size": 1_048_576})
+        self._client = Client(
+            host=host,
+            port=port,
+            user=user,
+            password=password,
+            connect_timeout=connect_timeout_s,
+            send_receive_timeout=120,
+            settings={"insert_block_size": 1_048_576},
+        )
         self._where = f"{host}:{port}"
         self._lock = threading.Lock()
 
@@ -82,8 +97,12 @@ class ServerStore:
                 raise StoreUnavailable(f"ClickHouse at {self._where} unreachable: {exc}") from exc
             except ch_errors.ServerException as exc:
                 if exc.code in _RETRYABLE_CODES:
-                    raise StoreUnavailable(f"ClickHouse busy (code {exc.code}): {exc.message}") from exc
-                raise StoreError(f"ClickHouse error {exc.code}: {exc.message.splitlines()[0]}") from exc
+                    raise StoreUnavailable(
+                        f"ClickHouse busy (code {exc.code}): {exc.message}"
+                    ) from exc
+                raise StoreError(
+                    f"ClickHouse error {exc.code}: {exc.message.splitlines()[0]}"
+                ) from exc
             except ch_errors.Error as exc:
                 raise StoreError(f"ClickHouse client error: {exc}") from exc
 
@@ -97,19 +116,30 @@ class ServerStore:
         rows, meta = self._run(render(sql, params), with_column_types=True)
         return pd.DataFrame(rows, columns=[name for name, _ in meta])
 
-    def insert(self, table: str, columns: Mapping[str, Sequence[Any]], types: Mapping[str, str]) -> None:
+    def insert(
+        self, table: str, columns: Mapping[str, Sequence[Any]], types: Mapping[str, str]
+    ) -> None:
         names = ", ".join(f"`{c}`" for c in columns)
-        self._run(f"INSERT INTO `{self.database}`.`{table}` ({names}) VALUES",
-                  params=list(columns.values()), columnar=True)
+        self._run(
+            f"INSERT INTO `{self.database}`.`{table}` ({names}) VALUES",
+            params=list(columns.values()),
+            columnar=True,
+        )
 
     def close(self) -> None:
         self._client.disconnect()
 
 
 _ARROW_TYPES = {
-    "String": pa.binary(), "DateTime": pa.uint32(), "Float64": pa.float64(),
-    "UInt8": pa.uint8(), "UInt16": pa.uint16(), "UInt32": pa.uint32(), "UInt64": pa.uint64(),
-    "Int32": pa.int32(), "Int64": pa.int64(),
+    "String": pa.binary(),
+    "DateTime": pa.uint32(),
+    "Float64": pa.float64(),
+    "UInt8": pa.uint8(),
+    "UInt16": pa.uint16(),
+    "UInt32": pa.uint32(),
+    "UInt64": pa.uint64(),
+    "Int32": pa.int32(),
+    "Int64": pa.int64(),
 }
 
 
@@ -153,12 +183,16 @@ class EmbeddedStore:
         frame = self._run(render(sql, params), "DataFrame")
         return frame if isinstance(frame, pd.DataFrame) else pd.DataFrame()
 
-    def insert(self, table: str, columns: Mapping[str, Sequence[Any]], types: Mapping[str, str]) -> None:
+    def insert(
+        self, table: str, columns: Mapping[str, Sequence[Any]], types: Mapping[str, str]
+    ) -> None:
         arrays = {c: pa.array(v, type=arrow_type(types[c])) for c, v in columns.items()}
         _tg_insert = pa.table(arrays)  # noqa: F841  (read by chdb's Python() table function)
         names = ", ".join(f"`{c}`" for c in columns)
-        self._run(f"INSERT INTO `{self.database}`.`{table}` ({names}) "
-                  f"SELECT {names} FROM Python(_tg_insert)")
+        self._run(
+            f"INSERT INTO `{self.database}`.`{table}` ({names}) "
+            f"SELECT {names} FROM Python(_tg_insert)"
+        )
 
     def close(self) -> None:
         with self._lock:

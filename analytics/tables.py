@@ -21,7 +21,7 @@ class Features:
 
     @classmethod
     def for_version(cls, version: tuple[int, ...]) -> Features:
-        """Return the feature set of a server version (LowCardinality, codecs, TTL: >= 19.x/20.x)."""
+        """Return the features of a server version (LowCardinality, codecs, TTL from 20.3)."""
         modern = version >= (20, 3)
         return cls(low_cardinality=modern, codecs=modern, ttl=modern)
 
@@ -105,85 +105,171 @@ def _gpu_metric_columns() -> tuple[Column, ...]:
 
 GPU_METRICS = Table(
     "gpu_metrics",
-    (*_time(), _s("node"), Column("gpu", "UInt16"), Column("uuid", "String"),
-     Column("pci_bus_id", "String"), _s("nvml_error"), *_gpu_metric_columns(), *_lineage()),
+    (
+        *_time(),
+        _s("node"),
+        Column("gpu", "UInt16"),
+        Column("uuid", "String"),
+        Column("pci_bus_id", "String"),
+        _s("nvml_error"),
+        *_gpu_metric_columns(),
+        *_lineage(),
+    ),
     order_by=("node", "gpu", "ts", "ts_us"),
 )
 
 HOST_METRICS = Table(
     "host_metrics",
-    (*_time(), _s("node"), Column("cpu_util", "Nullable(Float64)"),
-     Column("load1", "Nullable(Float64)"), Column("mem_used_bytes", "Nullable(UInt64)"),
-     Column("mem_total_bytes", "Nullable(UInt64)"), Column("swap_used_bytes", "Nullable(UInt64)"),
-     *_lineage()),
+    (
+        *_time(),
+        _s("node"),
+        Column("cpu_util", "Nullable(Float64)"),
+        Column("load1", "Nullable(Float64)"),
+        Column("mem_used_bytes", "Nullable(UInt64)"),
+        Column("mem_total_bytes", "Nullable(UInt64)"),
+        Column("swap_used_bytes", "Nullable(UInt64)"),
+        *_lineage(),
+    ),
     order_by=("node", "ts", "ts_us"),
 )
 
-NIC_COUNTERS = ("rx_bytes", "tx_bytes", "symbol_errors", "link_error_recovery", "link_downed",
-                "rcv_errors", "xmit_discards")
+NIC_COUNTERS = (
+    "rx_bytes",
+    "tx_bytes",
+    "symbol_errors",
+    "link_error_recovery",
+    "link_downed",
+    "rcv_errors",
+    "xmit_discards",
+)
 
 NIC_METRICS = Table(
     "nic_metrics",
-    (*_time(), _s("node"), _s("nic"), Column("port", "UInt16"), _s("state"), _s("phys_state"),
-     Column("rate_gbps", "Nullable(Float64)"),
-     *(Column(c, "Nullable(UInt64)") for c in NIC_COUNTERS), *_lineage()),
+    (
+        *_time(),
+        _s("node"),
+        _s("nic"),
+        Column("port", "UInt16"),
+        _s("state"),
+        _s("phys_state"),
+        Column("rate_gbps", "Nullable(Float64)"),
+        *(Column(c, "Nullable(UInt64)") for c in NIC_COUNTERS),
+        *_lineage(),
+    ),
     order_by=("node", "nic", "port", "ts", "ts_us"),
 )
 
 DISK_METRICS = Table(
     "disk_metrics",
-    (*_time(), _s("node"), _s("mount"), Column("used_bytes", "UInt64"),
-     Column("total_bytes", "UInt64"), *_lineage()),
+    (
+        *_time(),
+        _s("node"),
+        _s("mount"),
+        Column("used_bytes", "UInt64"),
+        Column("total_bytes", "UInt64"),
+        *_lineage(),
+    ),
     order_by=("node", "mount", "ts", "ts_us"),
 )
 
 LOGS = Table(
     "logs",
-    (*_time(), _s("node"), _s("source"), Column("path", "String"), Column("seq", "UInt64"),
-     _s("job_id"), Column("rank", "Nullable(UInt32)"), Column("line", "String", codec="ZSTD(3)"),
-     *_lineage()),
+    (
+        *_time(),
+        _s("node"),
+        _s("source"),
+        Column("path", "String"),
+        Column("seq", "UInt64"),
+        _s("job_id"),
+        Column("rank", "Nullable(UInt32)"),
+        Column("line", "String", codec="ZSTD(3)"),
+        *_lineage(),
+    ),
     order_by=("node", "ts", "ts_us", "event_id"),
 )
 
 TRAIN_STEPS = Table(
     "train_steps",
-    (*_time(), _s("job_id"), Column("step", "UInt64"), Column("rank", "Int32"), _s("node"),
-     *(Column(c, "Nullable(Float64)") for c in
-       ("loss", "grad_norm", "tokens_per_s", "mfu", "step_time_s", "lr", "loss_scale")),
-     Column("skipped", "UInt8"), *_lineage()),
+    (
+        *_time(),
+        _s("job_id"),
+        Column("step", "UInt64"),
+        Column("rank", "Int32"),
+        _s("node"),
+        *(
+            Column(c, "Nullable(Float64)")
+            for c in ("loss", "grad_norm", "tokens_per_s", "mfu", "step_time_s", "lr", "loss_scale")
+        ),
+        Column("skipped", "UInt8"),
+        *_lineage(),
+    ),
     order_by=("job_id", "step", "rank", "ts", "ts_us"),
 )
 
 COLLECTIVES = Table(
     "collectives",
-    (*_time(), _s("job_id"), Column("rank", "UInt32"), _s("node"), _s("comm"), _s("op"),
-     Column("seq", "UInt64"), Column("p2p_seq", "Nullable(UInt64)"), _s("state"),
-     Column("bytes", "Nullable(UInt64)"), _s("dtype"), Column("peer", "Nullable(UInt32)"),
-     Column("time_created_us", "Nullable(Int64)"), Column("time_started_us", "Nullable(Int64)"),
-     Column("time_completed_us", "Nullable(Int64)"), Column("duration_ms", "Nullable(Float64)"),
-     Column("timeout_ms", "Nullable(Float64)"), _s("reporter"), *_lineage()),
+    (
+        *_time(),
+        _s("job_id"),
+        Column("rank", "UInt32"),
+        _s("node"),
+        _s("comm"),
+        _s("op"),
+        Column("seq", "UInt64"),
+        Column("p2p_seq", "Nullable(UInt64)"),
+        _s("state"),
+        Column("bytes", "Nullable(UInt64)"),
+        _s("dtype"),
+        Column("peer", "Nullable(UInt32)"),
+        Column("time_created_us", "Nullable(Int64)"),
+        Column("time_started_us", "Nullable(Int64)"),
+        Column("time_completed_us", "Nullable(Int64)"),
+        Column("duration_ms", "Nullable(Float64)"),
+        Column("timeout_ms", "Nullable(Float64)"),
+        _s("reporter"),
+        *_lineage(),
+    ),
     order_by=("job_id", "comm", "seq", "rank", "state", "event_id"),
 )
 
 JOB_TOPOLOGY = Table(
     "job_topology",
-    (*_time(), _s("job_id"), Column("world_size", "UInt32"),
-     *(Column(c, "UInt32") for c in ("tp", "pp", "dp", "ep", "cp")),
-     _s("scheduler"), Column("scheduler_job_id", "String"), Column("nodes", "Array(String)"),
-     Column("payload", "String", codec="ZSTD(3)"), *_lineage()),
+    (
+        *_time(),
+        _s("job_id"),
+        Column("world_size", "UInt32"),
+        *(Column(c, "UInt32") for c in ("tp", "pp", "dp", "ep", "cp")),
+        _s("scheduler"),
+        Column("scheduler_job_id", "String"),
+        Column("nodes", "Array(String)"),
+        Column("payload", "String", codec="ZSTD(3)"),
+        *_lineage(),
+    ),
     order_by=("job_id", "ts", "ts_us"),
 )
 
 DEAD_LETTER = Table(
     "dead_letter",
-    (*_time(), Column("src_topic", "String"), Column("src_partition", "UInt16"),
-     Column("src_offset", "UInt64"), Column("key", "String"), Column("raw", "String"),
-     Column("reason", "String")),
+    (
+        *_time(),
+        Column("src_topic", "String"),
+        Column("src_partition", "UInt16"),
+        Column("src_offset", "UInt64"),
+        Column("key", "String"),
+        Column("raw", "String"),
+        Column("reason", "String"),
+    ),
     order_by=("src_topic", "src_partition", "src_offset"),
 )
 
 TELEMETRY_TABLES: tuple[Table, ...] = (
-    GPU_METRICS, HOST_METRICS, NIC_METRICS, DISK_METRICS, LOGS, TRAIN_STEPS, COLLECTIVES,
+    GPU_METRICS,
+    HOST_METRICS,
+    NIC_METRICS,
+    DISK_METRICS,
+    LOGS,
+    TRAIN_STEPS,
+    COLLECTIVES,
     JOB_TOPOLOGY,
 )
 ALL_TABLES: tuple[Table, ...] = (*TELEMETRY_TABLES, DEAD_LETTER)

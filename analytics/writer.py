@@ -48,8 +48,9 @@ class ClickHouseWriter:
             _extend(first, last, record)
         for d in dead:
             r = d.record
-            batch.add_dead_letter((r.topic, r.partition, r.offset), r.key, r.value, d.reason,
-                                  d.received)
+            batch.add_dead_letter(
+                (r.topic, r.partition, r.offset), r.key, r.value, d.reason, d.received
+            )
             _extend(first, last, r)
         try:
             self._load(set(first) - self._loaded)
@@ -64,8 +65,10 @@ class ClickHouseWriter:
 
     def _insert(self, table: Table, batch: ColumnBatch, first: dict[TopicPartition, int]) -> int:
         rows: list[Row] | None = None
-        if any(self._marks.get((table.name, tp.topic, tp.partition), -1) >= off
-               for tp, off in first.items()):
+        if any(
+            self._marks.get((table.name, tp.topic, tp.partition), -1) >= off
+            for tp, off in first.items()
+        ):
             rows = self._unstored(table, batch.rows[table.name])
         cols = batch.columns(table, rows)
         if cols:
@@ -75,10 +78,14 @@ class ClickHouseWriter:
     def _unstored(self, table: Table, rows: list[Row]) -> list[Row]:
         names = table.column_names
         t, p, o = names.index("src_topic"), names.index("src_partition"), names.index("src_offset")
-        keep = [r for r in rows if r[o] > self._marks.get((table.name, r[t], r[p]), -1)]  # type: ignore[call-overload, operator]
+        marks = self._marks
+        keep = [r for r in rows if int(r[o]) > marks.get((table.name, str(r[t]), int(r[p])), -1)]  # type: ignore[call-overload]
         if len(keep) < len(rows):
-            log.info("skipping %d row(s) of %s already stored before a restart",
-                     len(rows) - len(keep), table.name)
+            log.info(
+                "skipping %d row(s) of %s already stored before a restart",
+                len(rows) - len(keep),
+                table.name,
+            )
         return keep
 
     def _load(self, partitions: set[TopicPartition]) -> None:

@@ -56,7 +56,7 @@ class Topics:
 
     def for_event(self, event: EventBase) -> str:
         """Return the topic an event is published to."""
-        return self.topic(KIND_FAMILY[event.kind])  # type: ignore[attr-defined]
+        return self.topic(KIND_FAMILY[event.kind])
 
     def telemetry(self) -> list[str]:
         """Return every telemetry topic (what the sink consumes)."""
@@ -225,7 +225,12 @@ class InProcessBus:
                 member.on_revoke(set(member.owned))
             member.owned = set()
         every = sorted(
-            {TopicPartition(t, i) for m in group.members for t in m.topics for i in range(self.partitions)},
+            {
+                TopicPartition(t, i)
+                for m in group.members
+                for t in m.topics
+                for i in range(self.partitions)
+            },
             key=lambda tp: (tp.topic, tp.partition),
         )
         for i, tp in enumerate(every):

@@ -36,8 +36,9 @@ class SchemaError(ValueError):
 
 class _Model(BaseModel):
     # NaN/Infinity travel as "NaN"/"Infinity" strings: a NaN loss is a signal, not a null.
-    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="ignore",
-                              ser_json_inf_nan="strings")
+    model_config = ConfigDict(
+        frozen=True, populate_by_name=True, extra="ignore", ser_json_inf_nan="strings"
+    )
 
 
 def _utc(value: datetime) -> datetime:
@@ -47,6 +48,7 @@ def _utc(value: datetime) -> datetime:
 class EventBase(_Model):
     """Fields every event carries."""
 
+    kind: str = Field(description="Event kind: the discriminator.")
     schema_version: int = Field(SCHEMA_VERSION, ge=1, description="Wire schema version.")
     id: str = Field("", description="Deterministic event id (hex); filled in when absent.")
     ts: AwareDatetime = Field(description="Event time, UTC.")
@@ -66,7 +68,7 @@ class EventBase(_Model):
     @model_validator(mode="after")
     def _fill_id(self) -> EventBase:
         if not self.id:
-            object.__setattr__(self, "id", event_id(self.kind, *self.identity()))  # type: ignore[attr-defined]
+            object.__setattr__(self, "id", event_id(self.kind, *self.identity()))
         return self
 
     @abstractmethod
@@ -81,7 +83,9 @@ class EventBase(_Model):
 
 def event_id(kind: str, *parts: object) -> str:
     """Return the deterministic id of an event from its kind and identifying values."""
-    text = "\x1f".join([kind, *(p.isoformat() if isinstance(p, datetime) else str(p) for p in parts)])
+    text = "\x1f".join(
+        [kind, *(p.isoformat() if isinstance(p, datetime) else str(p) for p in parts)]
+    )
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
@@ -320,7 +324,15 @@ class CollectiveProgress(EventBase):
 
     def identity(self) -> tuple[object, ...]:
         created = self.time_created or self.ts
-        return (self.job_id, self.rank, self.comm, self.seq, self.p2p_seq, self.state.value, created)
+        return (
+            self.job_id,
+            self.rank,
+            self.comm,
+            self.seq,
+            self.p2p_seq,
+            self.state.value,
+            created,
+        )
 
     @property
     def key(self) -> str:

@@ -8,8 +8,8 @@ from ingest.schema import (
     GPU_METRIC_FIELDS,
     CollectiveProgress,
     CollectiveState,
-    Communicator,
     CommKind,
+    Communicator,
     DiskSample,
     EventBase,
     GpuMetrics,
@@ -39,64 +39,138 @@ def make_gpu(gpu: int, seed: int = 0, **fields: object) -> GpuSample:
         n: (40.0 + gpu + seed * 0.5 if n in _FLOATS else gpu + seed) for n in GPU_METRIC_FIELDS
     }
     values.update(fields)
-    return GpuSample(gpu=gpu, uuid=f"GPU-{gpu:08x}-0000-0000-0000-{seed:012x}",
-                     pci_bus_id=f"00000000:{0x18 + gpu:02x}:00.0", **values)  # type: ignore[arg-type]
+    return GpuSample(
+        gpu=gpu,
+        uuid=f"GPU-{gpu:08x}-0000-0000-0000-{seed:012x}",
+        pci_bus_id=f"00000000:{0x18 + gpu:02x}:00.0",
+        **values,
+    )  # type: ignore[arg-type]
 
 
-def make_gpu_metrics(node: str = "n1", seconds: float = 0, gpus: int = 8, seed: int = 0) -> GpuMetrics:
+def make_gpu_metrics(
+    node: str = "n1", seconds: float = 0, gpus: int = 8, seed: int = 0
+) -> GpuMetrics:
     """Return one node scrape of `gpus` GPUs."""
     return GpuMetrics(node=node, ts=at(seconds), gpus=[make_gpu(i, seed) for i in range(gpus)])
 
 
 def make_host(node: str = "n1", seconds: float = 0) -> HostMetrics:
     """Return a host scrape with two NIC ports and one disk."""
-    nics = [NicSample(nic=f"mlx5_{i}", port=1, state="ACTIVE" if i else "DOWN", phys_state="LinkUp",
-                      rate_gbps=400.0, rx_bytes=10**12 + i, tx_bytes=10**12 - i, symbol_errors=i,
-                      link_error_recovery=0, link_downed=i, rcv_errors=0, xmit_discards=3)
-            for i in range(2)]
-    return HostMetrics(node=node, ts=at(seconds), cpu_util=37.5, load1=12.25,
-                       mem_used_bytes=512 << 30, mem_total_bytes=2048 << 30, swap_used_bytes=0,
-                       disks=[DiskSample(mount="/", used_bytes=10 << 30, total_bytes=100 << 30)],
-                       nics=nics)
+    nics = [
+        NicSample(
+            nic=f"mlx5_{i}",
+            port=1,
+            state="ACTIVE" if i else "DOWN",
+            phys_state="LinkUp",
+            rate_gbps=400.0,
+            rx_bytes=10**12 + i,
+            tx_bytes=10**12 - i,
+            symbol_errors=i,
+            link_error_recovery=0,
+            link_downed=i,
+            rcv_errors=0,
+            xmit_discards=3,
+        )
+        for i in range(2)
+    ]
+    return HostMetrics(
+        node=node,
+        ts=at(seconds),
+        cpu_util=37.5,
+        load1=12.25,
+        mem_used_bytes=512 << 30,
+        mem_total_bytes=2048 << 30,
+        swap_used_bytes=0,
+        disks=[DiskSample(mount="/", used_bytes=10 << 30, total_bytes=100 << 30)],
+        nics=nics,
+    )
 
 
-def make_log(node: str = "n1", seconds: float = 0, seq: int = 0,
-             line: str = "NVRM: Xid (PCI:0000:61:00): 79, pid=977823, GPU has fallen off the bus.",
-             source: LogSource = LogSource.KERNEL) -> LogLine:
+def make_log(
+    node: str = "n1",
+    seconds: float = 0,
+    seq: int = 0,
+    line: str = "NVRM: Xid (PCI:0000:61:00): 79, pid=977823, GPU has fallen off the bus.",
+    source: LogSource = LogSource.KERNEL,
+) -> LogLine:
     """Return one log line (a real Xid 79 kernel line by default)."""
     return LogLine(node=node, ts=at(seconds), source=source, line=line, path="/dev/kmsg", seq=seq)
 
 
 def make_step(job: str = "job-1", step: int = 1, rank: int | None = None) -> TrainStep:
     """Return a training-step record."""
-    return TrainStep(job_id=job, step=step, rank=rank, ts=at(step), loss=2.5 - step * 1e-4,
-                     grad_norm=1.25, tokens_per_s=1.5e6, mfu=0.42, step_time_s=3.5, lr=3e-4,
-                     loss_scale=65536.0, node="n1" if rank is not None else None)
+    return TrainStep(
+        job_id=job,
+        step=step,
+        rank=rank,
+        ts=at(step),
+        loss=2.5 - step * 1e-4,
+        grad_norm=1.25,
+        tokens_per_s=1.5e6,
+        mfu=0.42,
+        step_time_s=3.5,
+        lr=3e-4,
+        loss_scale=65536.0,
+        node="n1" if rank is not None else None,
+    )
 
 
-def make_collective(job: str = "job-1", rank: int = 0, seq: int = 7,
-                    state: CollectiveState = CollectiveState.COMPLETED) -> CollectiveProgress:
+def make_collective(
+    job: str = "job-1",
+    rank: int = 0,
+    seq: int = 7,
+    state: CollectiveState = CollectiveState.COMPLETED,
+) -> CollectiveProgress:
     """Return one rank's progress record of one all_reduce."""
-    return CollectiveProgress(job_id=job, rank=rank, node="n1", comm="dp:0", op="all_reduce",
-                              seq=seq, state=state, bytes=1 << 26, dtype="BFloat16",
-                              ts=at(seq), time_created=at(seq - 0.5), time_started=at(seq - 0.4),
-                              time_completed=at(seq - 0.1), duration_ms=300.0,
-                              timeout_ms=600_000.0, reporter="flight_recorder")
+    return CollectiveProgress(
+        job_id=job,
+        rank=rank,
+        node="n1",
+        comm="dp:0",
+        op="all_reduce",
+        seq=seq,
+        state=state,
+        bytes=1 << 26,
+        dtype="BFloat16",
+        ts=at(seq),
+        time_created=at(seq - 0.5),
+        time_started=at(seq - 0.4),
+        time_completed=at(seq - 0.1),
+        duration_ms=300.0,
+        timeout_ms=600_000.0,
+        reporter="flight_recorder",
+    )
 
 
 def make_topology(job: str = "job-1", tp: int = 2, pp: int = 2, dp: int = 2) -> JobTopology:
     """Return a Megatron-style topology: TP innermost on a node, then DP, then PP."""
     world = tp * pp * dp
     ranks = [RankPlacement(rank=r, node=f"n{r // 8 + 1}", gpu=r % 8) for r in range(world)]
-    comms = [Communicator(comm=f"tp:{i}", kind=CommKind.TP, ranks=list(range(i * tp, i * tp + tp)))
-             for i in range(world // tp)]
+    comms = [
+        Communicator(comm=f"tp:{i}", kind=CommKind.TP, ranks=list(range(i * tp, i * tp + tp)))
+        for i in range(world // tp)
+    ]
     comms.append(Communicator(comm="world", kind=CommKind.WORLD, ranks=list(range(world))))
-    return JobTopology(job_id=job, ts=T0, world_size=world,
-                       layout=ParallelLayout(tp=tp, pp=pp, dp=dp), ranks=ranks,
-                       communicators=comms, scheduler="slurm", scheduler_job_id="4242")
+    return JobTopology(
+        job_id=job,
+        ts=T0,
+        world_size=world,
+        layout=ParallelLayout(tp=tp, pp=pp, dp=dp),
+        ranks=ranks,
+        communicators=comms,
+        scheduler="slurm",
+        scheduler_job_id="4242",
+    )
 
 
 def one_of_each() -> list[EventBase]:
     """Return one event of every kind."""
-    return [make_gpu_metrics(), make_host(), make_log(), make_step(), make_step(rank=3),
-            make_collective(), make_topology()]
+    return [
+        make_gpu_metrics(),
+        make_host(),
+        make_log(),
+        make_step(),
+        make_step(rank=3),
+        make_collective(),
+        make_topology(),
+    ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import signal
 import sys
@@ -29,6 +30,16 @@ def _stop_on_signals() -> threading.Event:
     return stop
 
 
+def tune_gc_for_batches() -> None:
+    """Collect cycles rarely: a batch allocates ~10^6 short-lived, acyclic objects.
+
+    With the default thresholds the cyclic collector runs every 700 allocations and rescans
+    the live batch each time, which cost the sink about half its decode throughput.
+    """
+    gc.freeze()
+    gc.set_threshold(100_000, 50, 100)
+
+
 def cmd_migrate(args: argparse.Namespace) -> int:
     """Apply pending schema migrations."""
     from analytics.migrations import migrate
@@ -48,14 +59,21 @@ def cmd_sink(args: argparse.Namespace) -> int:
     from trainguard.settings import BusSettings, SinkProcessSettings, StoreSettings
     from trainguard.wiring import build_bus, build_sink, build_store, sink_metrics
 
-    bus_settings, store_settings, sink_settings = BusSettings(), StoreSettings(), SinkProcessSettings()
+    bus_settings, store_settings, sink_settings = (
+        BusSettings(),
+        StoreSettings(),
+        SinkProcessSettings(),
+    )
     if bus_settings.mode == "embedded":
-        print("trainguard sink needs TG_KAFKA_MODE=kafka (the embedded bus lives inside `demo`)",
-              file=sys.stderr)
+        print(
+            "trainguard sink needs TG_KAFKA_MODE=kafka (the embedded bus lives inside `demo`)",
+            file=sys.stderr,
+        )
         return 2
     stop = _stop_on_signals()
     store = build_store(store_settings)
     sink = build_sink(build_bus(bus_settings), store, sink_settings)
+    tune_gc_for_batches()
     if sink_settings.metrics_port:
         serve_metrics(sink_settings.metrics_port, lambda: sink_metrics(sink))
     log.info("sink consuming %s into %s", bus_settings.bootstrap, store.database)
@@ -131,8 +149,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one subcommand; settings and service errors end with a clear message."""
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
     if not args.verbose:
         logging.getLogger("kafka").setLevel(logging.WARNING)  # chatty at INFO
     try:

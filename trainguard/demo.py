@@ -22,8 +22,10 @@ def _progress(done: int, total: int, events: int, started: float) -> None:
     width = 30
     filled = int(width * done / max(total, 1))
     rate = events / max(time.monotonic() - started, 1e-9)
-    sys.stdout.write(f"\r  [{'#' * filled}{'.' * (width - filled)}] {done}/{total} s simulated,"
-                     f" {events:,} events ({rate:,.0f}/s)")
+    sys.stdout.write(
+        f"\r  [{'#' * filled}{'.' * (width - filled)}] {done}/{total} s simulated,"
+        f" {events:,} events ({rate:,.0f}/s)"
+    )
     sys.stdout.flush()
 
 
@@ -43,8 +45,10 @@ def run_demo(nodes: int, seconds: int, data_dir: str) -> int:
     producer = bus.producer()
     fleet = Fleet(FleetSpec(nodes=nodes))
     start = datetime.now(UTC).replace(microsecond=0) - timedelta(seconds=seconds)
-    print(f"TrainGuard demo: {nodes} nodes x 8 GPUs, {seconds} s of telemetry -> "
-          f"in-process bus -> sink -> embedded ClickHouse at {path}/")
+    print(
+        f"TrainGuard demo: {nodes} nodes x 8 GPUs, {seconds} s of telemetry -> "
+        f"in-process bus -> sink -> embedded ClickHouse at {path}/"
+    )
     began, sent = time.monotonic(), 0
     for tick, batch in enumerate(fleet.run(start, seconds), start=1):
         for event in batch:
@@ -56,12 +60,17 @@ def run_demo(nodes: int, seconds: int, data_dir: str) -> int:
         time.sleep(0.1)
     stop.set()
     thread.join(timeout=30)
-    print(f"\n  stored {sink.stats.events_written:,} events as {sink.stats.rows_written:,} rows in "
-          f"{time.monotonic() - began:.1f} s; dead letters: {sink.stats.dead_letters}")
+    print(
+        f"\n  stored {sink.stats.events_written:,} events as {sink.stats.rows_written:,} rows in "
+        f"{time.monotonic() - began:.1f} s; dead letters: {sink.stats.dead_letters}"
+    )
     for table, count in table_counts(store).items():
         print(f"    {table:<14} {count:>10,} rows")
     print("\nHottest GPUs over the window:")
-    print(gpu_health_summary(store, start, start + timedelta(seconds=seconds), limit=5)
-          .to_string(index=False))
+    print(
+        gpu_health_summary(store, start, start + timedelta(seconds=seconds), limit=5).to_string(
+            index=False
+        )
+    )
     store.close()
     return 0 if sink.stats.events_written == sent else 1

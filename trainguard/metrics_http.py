@@ -9,11 +9,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 def render_prometheus(samples: dict[str, float]) -> str:
     """Render samples in the Prometheus text exposition format."""
-    return "".join(f"# TYPE {name} gauge\n{name} {value}\n" for name, value in sorted(samples.items()))
+    return "".join(
+        f"# TYPE {name} gauge\n{name} {value}\n" for name, value in sorted(samples.items())
+    )
 
 
-def serve_metrics(port: int, collect: Callable[[], dict[str, float]],
-                  host: str = "127.0.0.1") -> ThreadingHTTPServer:
+def serve_metrics(
+    port: int, collect: Callable[[], dict[str, float]], host: str = "127.0.0.1"
+) -> ThreadingHTTPServer:
     """Serve GET /metrics on host:port from a daemon thread; return the server."""
 
     class Handler(BaseHTTPRequestHandler):

@@ -50,7 +50,9 @@ class SinkProcessSettings(BaseSettings):
 
     group: str = Field("trainguard-sink", min_length=1)
     instance_id: str | None = Field(
-        None, description="Static group membership id (e.g. the pod name): fast takeover on restart.")
+        None,
+        description="Static group membership id (e.g. the pod name): fast takeover on restart.",
+    )
     session_timeout_s: float = Field(15.0, ge=6, le=300, description="Kafka group session timeout.")
     batch_records: int = Field(20_000, ge=1, le=500_000)
     batch_seconds: float = Field(1.0, gt=0, le=60)

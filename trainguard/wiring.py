@@ -9,7 +9,7 @@ from dataclasses import asdict
 from analytics.migrations import migrate
 from analytics.store import EmbeddedStore, ServerStore, Store
 from analytics.writer import ClickHouseWriter
-from ingest.bus import Bus, InProcessBus, Topics
+from ingest.bus import Bus, Consumer, InProcessBus, TopicPartition, Topics
 from ingest.kafka_bus import KafkaBus
 from ingest.sink import Sink, SinkSettings
 from trainguard.settings import BusSettings, SinkProcessSettings, StoreSettings
@@ -22,8 +22,13 @@ def build_store(settings: StoreSettings) -> Store:
     if settings.mode == "embedded":
         settings.path.mkdir(parents=True, exist_ok=True)
         return EmbeddedStore(str(settings.path), settings.database)
-    return ServerStore(settings.host, settings.port, settings.database, settings.user,
-                       settings.password.get_secret_value())
+    return ServerStore(
+        settings.host,
+        settings.port,
+        settings.database,
+        settings.user,
+        settings.password.get_secret_value(),
+    )
 
 
 def build_bus(settings: BusSettings) -> Bus:
@@ -40,19 +45,26 @@ def build_sink(bus: Bus, store: Store, settings: SinkProcessSettings) -> Sink:
     """Migrate the store and return a sink subscribed to every telemetry topic."""
     migrate(store)
     writer = ClickHouseWriter(store)
-    sink_settings = SinkSettings(batch_records=settings.batch_records,
-                                 batch_seconds=settings.batch_seconds,
-                                 retry_max_s=settings.retry_max_s)
+    sink_settings = SinkSettings(
+        batch_records=settings.batch_records,
+        batch_seconds=settings.batch_seconds,
+        retry_max_s=settings.retry_max_s,
+    )
     holder: list[Sink] = []
 
-    def on_revoke(partitions: set) -> None:  # type: ignore[type-arg]
+    def on_revoke(partitions: set[TopicPartition]) -> None:
         if holder:
             holder[0].on_revoke(partitions)
 
+    consumer: Consumer
     if isinstance(bus, KafkaBus):
-        consumer = bus.consumer(settings.group, bus.topics.telemetry(), on_revoke=on_revoke,
-                                instance_id=settings.instance_id,
-                                session_timeout_s=settings.session_timeout_s)
+        consumer = bus.consumer(
+            settings.group,
+            bus.topics.telemetry(),
+            on_revoke=on_revoke,
+            instance_id=settings.instance_id,
+            session_timeout_s=settings.session_timeout_s,
+        )
     else:
         consumer = bus.consumer(settings.group, bus.topics.telemetry(), on_revoke=on_revoke)
     sink = Sink(consumer, writer, sink_settings)

@@ -39,7 +39,7 @@ def _env_file() -> dict[str, str]:
     if path.exists():
         for line in path.read_text().splitlines():
             if line.startswith("export ") and "=" in line:
-                key, _, value = line[len("export "):].partition("=")
+                key, _, value = line[len("export ") :].partition("=")
                 values[key] = value
     return values
 
@@ -56,14 +56,23 @@ def _reachable(host: str, port: int) -> bool:
 def services() -> Services:
     """Return the service addresses; fail (never skip) when they are not running."""
     env = {**_env_file(), **os.environ}
-    found = Services(env.get("TG_KAFKA_BOOTSTRAP", "127.0.0.1:19092"),
-                     env.get("TG_CLICKHOUSE_HOST", "127.0.0.1"),
-                     int(env.get("TG_CLICKHOUSE_PORT", "19000")))
+    found = Services(
+        env.get("TG_KAFKA_BOOTSTRAP", "127.0.0.1:19092"),
+        env.get("TG_CLICKHOUSE_HOST", "127.0.0.1"),
+        int(env.get("TG_CLICKHOUSE_PORT", "19000")),
+    )
     kafka_host, _, kafka_port = found.kafka.rpartition(":")
-    missing = [name for name, ok in (
-        (f"Kafka at {found.kafka}", _reachable(kafka_host, int(kafka_port))),
-        (f"ClickHouse at {found.clickhouse_host}:{found.clickhouse_port}",
-         _reachable(found.clickhouse_host, found.clickhouse_port))) if not ok]
+    missing = [
+        name
+        for name, ok in (
+            (f"Kafka at {found.kafka}", _reachable(kafka_host, int(kafka_port))),
+            (
+                f"ClickHouse at {found.clickhouse_host}:{found.clickhouse_port}",
+                _reachable(found.clickhouse_host, found.clickhouse_port),
+            ),
+        )
+        if not ok
+    ]
     if missing:
         pytest.fail(f"{', '.join(missing)} not reachable: run `bash deploy/services.sh start`")
     return found
@@ -108,7 +117,9 @@ def embedded_store(tmp_path: Path, unique: str) -> Iterator[EmbeddedStore]:
     store.close()
 
 
-def wait_for(condition: Callable[[], bool], timeout_s: float, what: str, step_s: float = 0.2) -> None:
+def wait_for(
+    condition: Callable[[], bool], timeout_s: float, what: str, step_s: float = 0.2
+) -> None:
     """Poll until condition() is true, or fail saying what did not happen."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -120,6 +131,7 @@ def wait_for(condition: Callable[[], bool], timeout_s: float, what: str, step_s:
 
 def count(store: Store, table: str) -> tuple[int, int]:
     """Return (rows, distinct event ids) of a table, without FINAL."""
-    frame = store.query_df(f"SELECT count() AS n, uniqExact(event_id) AS u "
-                           f"FROM `{store.database}`.`{table}`")
+    frame = store.query_df(
+        f"SELECT count() AS n, uniqExact(event_id) AS u FROM `{store.database}`.`{table}`"
+    )
     return int(frame.iloc[0, 0]), int(frame.iloc[0, 1])

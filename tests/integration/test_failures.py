@@ -35,12 +35,18 @@ def _sink_process(services, topics, store, log_path) -> subprocess.Popen[bytes]:
         "TG_SINK_BATCH_SECONDS": "0.3",
     }
     log = open(log_path, "ab")  # noqa: SIM115 (closed with the process)
-    return subprocess.Popen([sys.executable, "-m", "trainguard", "sink"], cwd=REPO, env=env,
-                            stdout=log, stderr=subprocess.STDOUT)
+    return subprocess.Popen(
+        [sys.executable, "-m", "trainguard", "sink"],
+        cwd=REPO,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
 
 
 def test_sink_killed_mid_batch_stores_every_event_exactly_once(
-        services, topics, kafka_bus, server_store, tmp_path):
+    services, topics, kafka_bus, server_store, tmp_path
+):
     logs, scrapes = 12_000, 1_500
     producer = kafka_bus.producer()
     for i in range(logs):
@@ -57,8 +63,12 @@ def test_sink_killed_mid_batch_stores_every_event_exactly_once(
     kills = 0
     for fraction in (0.15, 0.45, 0.75):
         proc = _sink_process(services, topics, server_store, log_path)
-        wait_for(lambda f=fraction: stored() >= f * total_rows or proc.poll() is not None,
-                 120, f"{fraction:.0%} of rows stored", step_s=0.05)
+        wait_for(
+            lambda f=fraction, p=proc: stored() >= f * total_rows or p.poll() is not None,
+            120,
+            f"{fraction:.0%} of rows stored",
+            step_s=0.05,
+        )
         assert proc.poll() is None, log_path.read_text()[-3000:]
         proc.send_signal(signal.SIGKILL)
         proc.wait()
@@ -77,8 +87,11 @@ def test_sink_killed_mid_batch_stores_every_event_exactly_once(
 
 def test_clickhouse_outage_during_ingest_loses_nothing(kafka_bus, server_store):
     consumer = kafka_bus.consumer("outage", kafka_bus.topics.telemetry())
-    sink = Sink(consumer, ClickHouseWriter(server_store),
-                SinkSettings(batch_seconds=0.2, retry_initial_s=0.2, retry_max_s=1.0))
+    sink = Sink(
+        consumer,
+        ClickHouseWriter(server_store),
+        SinkSettings(batch_seconds=0.2, retry_initial_s=0.2, retry_max_s=1.0),
+    )
     stop = threading.Event()
     thread = threading.Thread(target=sink.run, args=(stop,), daemon=True)
     thread.start()

@@ -18,8 +18,9 @@ pytestmark = pytest.mark.integration
 
 def _sink(bus: KafkaBus, store: Store, group: str = "sink") -> Sink:
     holder: list[Sink] = []
-    consumer = bus.consumer(group, bus.topics.telemetry(),
-                            on_revoke=lambda tps: holder and holder[0].on_revoke(tps))
+    consumer = bus.consumer(
+        group, bus.topics.telemetry(), on_revoke=lambda tps: holder and holder[0].on_revoke(tps)
+    )
     sink = Sink(consumer, ClickHouseWriter(store), SinkSettings(batch_seconds=0.5))
     holder.append(sink)
     return sink
@@ -28,7 +29,9 @@ def _sink(bus: KafkaBus, store: Store, group: str = "sink") -> Sink:
 def _drain(sink: Sink, expected: int, timeout_s: float = 60) -> None:
     def done() -> bool:
         sink.step()
-        return sink.stats.events_written + sink.stats.dead_letters + sink.stats.duplicates >= expected
+        return (
+            sink.stats.events_written + sink.stats.dead_letters + sink.stats.duplicates >= expected
+        )
 
     wait_for(done, timeout_s, f"{expected} records through the sink", step_s=0)
 
@@ -36,8 +39,11 @@ def _drain(sink: Sink, expected: int, timeout_s: float = 60) -> None:
 @pytest.mark.parametrize("store_kind", ["server_store", "embedded_store"])
 def test_every_kind_reads_back_equal(store_kind, request, kafka_bus):
     store = request.getfixturevalue(store_kind)
-    sent = [*one_of_each(), *(make_gpu_metrics(node=f"n{i}", seconds=i) for i in range(20)),
-            *(make_step(step=s) for s in range(2, 30))]
+    sent = [
+        *one_of_each(),
+        *(make_gpu_metrics(node=f"n{i}", seconds=i) for i in range(20)),
+        *(make_step(step=s) for s in range(2, 30)),
+    ]
     producer = kafka_bus.producer()
     for event in sent:
         producer.send(event)
@@ -78,8 +84,11 @@ def test_replay_after_write_before_commit_stores_once(kafka_bus, server_store):
     producer.flush()
     first = _sink(kafka_bus, server_store, group="g")
     records = []
-    wait_for(lambda: records.extend(first.consumer.poll(1000, 0.5)) or len(records) >= 300, 30,
-             "300 records")
+    wait_for(
+        lambda: records.extend(first.consumer.poll(1000, 0.5)) or len(records) >= 300,
+        30,
+        "300 records",
+    )
     events, dead, _ = first._decode(records[:200])
     first.writer.write(events, dead)  # stored ...
     first.consumer.close()  # ... but never committed: the process "died" here
@@ -94,12 +103,15 @@ def test_nan_loss_is_stored_as_nan(kafka_bus, server_store):
     from ingest.schema import TrainStep
 
     producer = kafka_bus.producer()
-    producer.send(TrainStep(job_id="j", step=1, ts=at(1), loss=float("nan"), grad_norm=float("inf")))
+    producer.send(
+        TrainStep(job_id="j", step=1, ts=at(1), loss=float("nan"), grad_norm=float("inf"))
+    )
     producer.flush()
     sink = _sink(kafka_bus, server_store)
     _drain(sink, 1)
     sink.consumer.close()
     frame = server_store.query_df(
         f"SELECT isNaN(loss) AS nan, isInfinite(grad_norm) AS inf, isNull(mfu) AS missing "
-        f"FROM `{server_store.database}`.train_steps")
+        f"FROM `{server_store.database}`.train_steps"
+    )
     assert frame.iloc[0].tolist() == [1, 1, 1]

@@ -39,7 +39,8 @@ def test_group_members_split_partitions_and_resume_from_commits():
     b.close()  # b never committed: its records are redelivered to a
     again = a.poll(1000, 0.1)
     assert sorted((r.partition, r.offset) for r in again) == sorted(
-        (r.partition, r.offset) for r in got_b)
+        (r.partition, r.offset) for r in got_b
+    )
 
 
 def test_pause_stops_delivery_until_resume():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import orjson
 import pytest
@@ -54,8 +54,10 @@ def test_times_are_normalised_to_utc():
     event = GpuMetrics(node="n1", ts=datetime(2026, 1, 1, 14, 0, tzinfo=plus2), gpus=[])
     assert event.ts.utcoffset() == timedelta(0)
     assert event.ts.hour == 12
-    assert event.id == GpuMetrics(node="n1", ts=datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc),
-                                  gpus=[]).id
+    assert (
+        event.id
+        == GpuMetrics(node="n1", ts=datetime(2026, 1, 1, 12, 0, tzinfo=UTC), gpus=[]).id
+    )
 
 
 def test_naive_time_is_rejected():
@@ -78,8 +80,17 @@ def test_additive_fields_are_ignored():
     assert decode_event(orjson.dumps(wire)) == make_log()
 
 
-@pytest.mark.parametrize("raw", [b"", b"\xff\xfe\x00garbage", b"[]", b'{"kind": "nope"}',
-                                 b'{"kind": "log", "node": "n1"}', b"null"])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"",
+        b"\xff\xfe\x00garbage",
+        b"[]",
+        b'{"kind": "nope"}',
+        b'{"kind": "log", "node": "n1"}',
+        b"null",
+    ],
+)
 def test_garbage_raises_schema_error(raw):
     with pytest.raises(SchemaError):
         decode_event(raw)

@@ -36,8 +36,7 @@ def _sink(bus: InProcessBus, writer: MemoryWriter, **settings: float) -> Sink:
     config = SinkSettings(batch_seconds=0.05, retry_initial_s=0.01, retry_max_s=0.02)
     for key, value in settings.items():
         setattr(config, key, value)
-    return Sink(bus.consumer("sink", bus.topics.telemetry()), writer, config,
-                sleep=lambda _s: None)
+    return Sink(bus.consumer("sink", bus.topics.telemetry()), writer, config, sleep=lambda _s: None)
 
 
 def test_batches_by_size_and_commits_after_write():
@@ -63,7 +62,10 @@ def test_garbage_becomes_dead_letters_and_sink_goes_on():
     producer.send_raw("tg.metrics", None, b'{"kind": "gpu_metrics"}')
     writer = MemoryWriter()
     _sink(bus, writer).step()
-    assert [d.record.value for d in writer.dead] == [b"\x00\x01 not json", b'{"kind": "gpu_metrics"}']
+    assert [d.record.value for d in writer.dead] == [
+        b"\x00\x01 not json",
+        b'{"kind": "gpu_metrics"}',
+    ]
     assert "Invalid JSON" in writer.dead[0].reason
     assert len(writer.events) == 1
 
