@@ -95,8 +95,13 @@ class RecentIds:
 class Sink:
     """Consumes records from one consumer and stores them through a writer."""
 
-    def __init__(self, consumer: Consumer, writer: Writer, settings: SinkSettings | None = None,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self,
+        consumer: Consumer,
+        writer: Writer,
+        settings: SinkSettings | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self.consumer = consumer
         self.writer = writer
         self.settings = settings or SinkSettings()
@@ -124,8 +129,9 @@ class Sink:
             if remaining <= 0 or (stop is not None and stop.is_set()):
                 break
             try:
-                got = self.consumer.poll(self.settings.batch_records - len(self._pending),
-                                         min(remaining, 0.5))
+                got = self.consumer.poll(
+                    self.settings.batch_records - len(self._pending), min(remaining, 0.5)
+                )
             except BusError as exc:
                 self._note_error(f"bus: {exc}")
                 self._sleep(1.0)
@@ -163,7 +169,9 @@ class Sink:
         self._pending = []
         return flushed
 
-    def _decode(self, records: Sequence[Record]) -> tuple[list[tuple[Record, Event]], list[DeadLetter], int]:
+    def _decode(
+        self, records: Sequence[Record]
+    ) -> tuple[list[tuple[Record, Event]], list[DeadLetter], int]:
         events: list[tuple[Record, Event]] = []
         dead: list[DeadLetter] = []
         batch_ids: set[str] = set()

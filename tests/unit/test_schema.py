@@ -54,10 +54,7 @@ def test_times_are_normalised_to_utc():
     event = GpuMetrics(node="n1", ts=datetime(2026, 1, 1, 14, 0, tzinfo=plus2), gpus=[])
     assert event.ts.utcoffset() == timedelta(0)
     assert event.ts.hour == 12
-    assert (
-        event.id
-        == GpuMetrics(node="n1", ts=datetime(2026, 1, 1, 12, 0, tzinfo=UTC), gpus=[]).id
-    )
+    assert event.id == GpuMetrics(node="n1", ts=datetime(2026, 1, 1, 12, 0, tzinfo=UTC), gpus=[]).id
 
 
 def test_naive_time_is_rejected():

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The README's two commands, and the set-up they share.
+#
+#   bash deploy/dev.sh demo    # venv + install, then the embedded demo (no servers)
+#   bash deploy/dev.sh test    # venv + install, start Kafka + ClickHouse on loopback,
+#                              # lint, type-check, run every test; stop what it started
+#
+# Extra arguments after `test` go to pytest (e.g. `-k sink`); after `demo` to the demo.
+set -euo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${TG_VENV:-$REPO/.venv}"
+PY="$VENV/bin/python"
+say() { printf '[dev] %s\n' "$*" >&2; }
+
+setup() {
+  local stamp="$VENV/.installed"
+  if [[ ! -x "$PY" ]]; then
+    say "creating virtual environment $VENV"
+    python3 -m venv "$VENV"
+  fi
+  if [[ ! -f "$stamp" || "$REPO/pyproject.toml" -nt "$stamp" ]]; then
+    say "installing TrainGuard and its development tools (first time: a few minutes)"
+    "$PY" -m pip install --quiet --upgrade pip
+    "$PY" -m pip install --quiet -e "$REPO[dev]"
+    touch "$stamp"
+  fi
+}
+
+demo() {
+  setup
+  cd "$REPO"
+  "$VENV/bin/trainguard" demo "$@"
+}
+
+test_all() {
+  setup
+  cd "$REPO"
+  local started=0
+  if ! bash deploy/services.sh status >/dev/null 2>&1; then
+    started=1
+  fi
+  if [[ "$started" == 1 && "${TG_KEEP_SERVICES:-0}" != 1 ]]; then
+    trap 'bash "$REPO/deploy/services.sh" stop || true' EXIT
+  fi
+  TG_PYTHON="$PY" bash deploy/services.sh start
+  # shellcheck disable=SC1091 # written by services.sh start
+  source "${TG_SERVICES_DIR:-$REPO/deploy/.local}/env"
+  say "lint (ruff) and types (mypy)"
+  "$VENV/bin/ruff" check .
+  "$VENV/bin/ruff" format --check .
+  "$VENV/bin/mypy"
+  say "tests"
+  "$PY" -m pytest -q -p no:cacheprovider "$@"
+}
+
+case "${1:-}" in
+  demo) shift; demo "$@" ;;
+  test) shift; test_all "$@" ;;
+  setup) setup ;;
+  *) echo "usage: bash deploy/dev.sh demo|test|setup [args]" >&2; exit 2 ;;
+esac
