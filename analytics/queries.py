@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import orjson
 import pandas as pd
 
-from analytics.store import Store
+from analytics.store import Store, query_scalar
 from analytics.tables import ALL_TABLES, GPU_METRICS, TABLES_BY_NAME, Table
 from ingest.schema import JobTopology
 
@@ -101,14 +101,13 @@ def job_collectives(
 
 def latest_topology(store: Store, job_id: str) -> JobTopology | None:
     """Return the most recent topology a job reported, or None."""
-    frame = store.query_df(
+    payload = query_scalar(
+        store,
         f"SELECT payload FROM `{store.database}`.job_topology WHERE job_id = %(job)s "
         "ORDER BY ts DESC, ts_us DESC LIMIT 1",
         {"job": job_id},
     )
-    if frame.empty:
-        return None
-    return JobTopology.model_validate(orjson.loads(frame.iloc[0, 0]))
+    return None if payload is None else JobTopology.model_validate(orjson.loads(payload))
 
 
 def dead_letters(store: Store, limit: int = 100) -> pd.DataFrame:
@@ -132,9 +131,7 @@ def dead_letters(store: Store, limit: int = 100) -> pd.DataFrame:
 def table_counts(store: Store) -> dict[str, int]:
     """Return the row count of every TrainGuard table."""
     return {
-        t.name: int(
-            store.query_df(f"SELECT count() AS n FROM `{store.database}`.`{t.name}`").iloc[0, 0]
-        )
+        t.name: int(query_scalar(store, f"SELECT count() FROM `{store.database}`.`{t.name}`"))
         for t in ALL_TABLES
     }
 

@@ -41,7 +41,9 @@ def _rows(store: Store, table: Table) -> list[dict[str, Any]]:
         "ORDER BY src_topic, src_partition, src_offset"
     )
     frame = frame.astype(object).where(pd.notna(frame), None)
-    rows = frame.to_dict("records")
+    rows: list[dict[str, Any]] = [
+        {str(k): v for k, v in r.items()} for r in frame.to_dict("records")
+    ]
     for row in rows:
         for key, value in row.items():
             if isinstance(value, bytes):

@@ -58,6 +58,12 @@ def render(sql: str, params: Mapping[str, Any] | None) -> str:
     return str(sql % escape_params(dict(params), {}))
 
 
+def query_scalar(store: Store, sql: str, params: Mapping[str, Any] | None = None) -> Any:
+    """Return the first column of the first row of a query, or None if it has no rows."""
+    frame = store.query_df(sql, params)
+    return None if frame.empty else frame.iloc[0, 0]
+
+
 def parse_version(text: str) -> tuple[int, ...]:
     """Parse '18.16.1' or '26.9.2.1' into a tuple of ints."""
     return tuple(int(p) for p in text.strip().strip('"').split(".") if p.isdigit())

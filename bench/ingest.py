@@ -27,7 +27,7 @@ from pathlib import Path
 
 from analytics.columns import ColumnBatch
 from analytics.migrations import migrate
-from analytics.store import EmbeddedStore, ServerStore, Store
+from analytics.store import EmbeddedStore, ServerStore, Store, query_scalar
 from analytics.tables import GPU_METRICS
 from ingest.bus import InProcessBus, Topics
 from ingest.kafka_bus import KafkaBus
@@ -72,7 +72,7 @@ def samples_in(events: list[GpuMetrics]) -> int:
 
 def gpu_rows(store: Store) -> int:
     """Return the row count of gpu_metrics."""
-    return int(store.query_df(f"SELECT count() FROM `{store.database}`.gpu_metrics").iloc[0, 0])
+    return int(query_scalar(store, f"SELECT count() FROM `{store.database}`.gpu_metrics"))
 
 
 def raw_insert_rate(store: Store, events: list[GpuMetrics], batch_records: int) -> float:

@@ -153,8 +153,12 @@ class GpuSample(_Model):
     nvlink_bandwidth: Count | None = _dcgm(
         "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "NVLink bandwidth counter, all links."
     )
-    pcie_tx_bytes: Count | None = _dcgm("DCGM_FI_PROF_PCIE_TX_BYTES", "PCIe bytes sent per second.")
-    pcie_rx_bytes: Count | None = _dcgm("DCGM_FI_PROF_PCIE_RX_BYTES", "PCIe bytes received per s.")
+    pcie_tx_throughput: Count | None = _dcgm(
+        "DCGM_FI_DEV_PCIE_TX_THROUGHPUT", "PCIe transmit throughput, KB/s (NVML 20 ms sample)."
+    )
+    pcie_rx_throughput: Count | None = _dcgm(
+        "DCGM_FI_DEV_PCIE_RX_THROUGHPUT", "PCIe receive throughput, KB/s (NVML 20 ms sample)."
+    )
     xid: Count | None = _dcgm("DCGM_FI_DEV_XID_ERRORS", "Last Xid seen by the driver.")
 
 

@@ -94,8 +94,8 @@ class Fleet:
                     nvlink_replay=0,
                     nvlink_recovery=0,
                     nvlink_bandwidth=None,
-                    pcie_tx_bytes=None,
-                    pcie_rx_bytes=None,
+                    pcie_tx_throughput=None,
+                    pcie_rx_throughput=None,
                     xid=0,
                 )
                 for g in range(spec.gpus_per_node)
