@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import struct
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
@@ -20,10 +21,16 @@ class StoreError(RuntimeError):
     """A statement failed on the server (bad SQL, bad data)."""
 
 
+class StoreRejected(StoreError):
+    """The store refused the data itself (type, range, encoding): retrying cannot help."""
+
+
 class StoreUnavailable(StoreError):
     """The store cannot be reached or is overloaded; retrying later may succeed."""
 
 
+# Server error codes that mean the data itself is bad: parse, type, range, size.
+_DATA_CODES = {6, 26, 27, 38, 41, 53, 69, 70, 72, 131, 321}
 # Server error codes worth retrying: timeouts, network, overload, too many parts.
 _RETRYABLE_CODES = {159, 160, 164, 202, 209, 210, 241, 252, 279, 319, 394, 425}
 
@@ -106,11 +113,17 @@ class ServerStore:
                     raise StoreUnavailable(
                         f"ClickHouse busy (code {exc.code}): {exc.message}"
                     ) from exc
+                if exc.code in _DATA_CODES:
+                    raise StoreRejected(
+                        f"ClickHouse rejected the data ({exc.code}): {exc.message.splitlines()[0]}"
+                    ) from exc
                 raise StoreError(
                     f"ClickHouse error {exc.code}: {exc.message.splitlines()[0]}"
                 ) from exc
             except ch_errors.Error as exc:
                 raise StoreError(f"ClickHouse client error: {exc}") from exc
+            except (struct.error, TypeError, ValueError, OverflowError) as exc:
+                raise StoreRejected(f"data not encodable for ClickHouse: {exc}") from exc
 
     def version(self) -> tuple[int, ...]:
         return parse_version(self._run("SELECT version()")[0][0])
@@ -192,7 +205,10 @@ class EmbeddedStore:
     def insert(
         self, table: str, columns: Mapping[str, Sequence[Any]], types: Mapping[str, str]
     ) -> None:
-        arrays = {c: pa.array(v, type=arrow_type(types[c])) for c, v in columns.items()}
+        try:
+            arrays = {c: pa.array(v, type=arrow_type(types[c])) for c, v in columns.items()}
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError) as exc:
+            raise StoreRejected(f"data not encodable for chdb: {exc}") from exc
         _tg_insert = pa.table(arrays)  # noqa: F841  (read by chdb's Python() table function)
         names = ", ".join(f"`{c}`" for c in columns)
         self._run(

@@ -6,11 +6,11 @@ import logging
 from collections.abc import Sequence
 
 from analytics.columns import ColumnBatch, Row
-from analytics.store import Store, StoreUnavailable
+from analytics.store import Store, StoreRejected, StoreUnavailable
 from analytics.tables import ALL_TABLES, TABLES_BY_NAME, Table
 from ingest.bus import Record, TopicPartition
 from ingest.schema import Event
-from ingest.sink import DeadLetter, WriterUnavailable
+from ingest.sink import BatchRejected, DeadLetter, WriterUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +61,8 @@ class ClickHouseWriter:
                     self._marks[(name, tp.topic, tp.partition)] = offset
         except StoreUnavailable as exc:
             raise WriterUnavailable(str(exc)) from exc
+        except StoreRejected as exc:
+            raise BatchRejected(str(exc)) from exc
         return written
 
     def _insert(self, table: Table, batch: ColumnBatch, first: dict[TopicPartition, int]) -> int:

@@ -27,7 +27,10 @@ from pydantic import (
 SCHEMA_VERSION = 1
 """Highest schema version this build reads; additive fields do not bump it."""
 
-Count = Annotated[int, Field(ge=0)]
+U64 = 2**64 - 1
+U32 = 2**32 - 1
+Count = Annotated[int, Field(ge=0, le=U64)]
+Rank = Annotated[int, Field(ge=0, le=U32)]
 
 
 class SchemaError(ValueError):
@@ -99,7 +102,7 @@ def _dcgm(alias: str, description: str) -> Any:
 class GpuSample(_Model):
     """One GPU in one scrape. Metric names are DCGM field names; None = not readable."""
 
-    gpu: int = Field(ge=0, description="GPU index on the node (NVML index).")
+    gpu: int = Field(ge=0, le=65535, description="GPU index on the node (NVML index).")
     uuid: str | None = Field(None, description="GPU UUID (GPU-xxxxxxxx-...).")
     pci_bus_id: str | None = Field(None, description="PCI bus id, e.g. 00000000:61:00.0.")
     nvml_error: str | None = Field(
@@ -190,7 +193,7 @@ class NicSample(_Model):
     """One NIC port (InfiniBand/RoCE HCA port or Ethernet interface)."""
 
     nic: str = Field(min_length=1, description="Device name, e.g. mlx5_0 or eth0.")
-    port: int = Field(1, ge=0, description="Port number on the device.")
+    port: int = Field(1, ge=0, le=65535, description="Port number on the device.")
     state: str = Field(description="Logical port state: ACTIVE, DOWN, INIT, ARMED, UP.")
     phys_state: str | None = Field(None, description="Physical state: LinkUp, Polling, Disabled.")
     rate_gbps: float | None = Field(None, ge=0, description="Link rate, Gb/s.")
@@ -253,9 +256,9 @@ class LogLine(EventBase):
     source: LogSource = Field(description="Log source.")
     line: str = Field(description="The line, without its trailing newline.")
     path: str | None = Field(None, description="File or stream the line came from.")
-    seq: int = Field(0, ge=0, description="Position in the source (byte offset or line number).")
+    seq: int = Field(0, ge=0, le=U64, description="Position in the source (byte offset or line).")
     job_id: str | None = Field(None, description="Training job, where known.")
-    rank: int | None = Field(None, ge=0, description="Global rank, where known.")
+    rank: Rank | None = Field(None, description="Global rank, where known.")
 
     def identity(self) -> tuple[object, ...]:
         return (self.node, self.source.value, self.path or "", self.seq, self.ts, self.line)
@@ -273,8 +276,8 @@ class TrainStep(EventBase):
 
     kind: Literal["train_step"] = "train_step"
     job_id: str = Field(min_length=1, description="Training job id.")
-    step: int = Field(ge=0, description="Iteration number.")
-    rank: int | None = Field(None, ge=0, description="Rank, or None for a job-level record.")
+    step: int = Field(ge=0, le=U64, description="Iteration number.")
+    rank: int | None = Field(None, ge=0, le=2**31 - 1, description="Rank, or None for the job.")
     node: str | None = Field(None, description="Node of the rank, where known.")
     loss: float | None = Field(None, description="Training loss (NaN allowed).")
     grad_norm: float | None = Field(None, description="Gradient norm (NaN allowed).")
@@ -309,16 +312,16 @@ class CollectiveProgress(EventBase):
 
     kind: Literal["collective"] = "collective"
     job_id: str = Field(min_length=1, description="Training job id.")
-    rank: int = Field(ge=0, description="Global rank reporting.")
+    rank: Rank = Field(description="Global rank reporting.")
     node: str | None = Field(None, description="Node of the rank, where known.")
     comm: str = Field(min_length=1, description="Communicator: process-group id/name or NCCL hash.")
     op: str = Field(min_length=1, description="Operation, e.g. all_reduce, all_gather, send.")
-    seq: int = Field(ge=0, description="Collective sequence number on the communicator.")
-    p2p_seq: int | None = Field(None, ge=0, description="Point-to-point sequence number.")
+    seq: Count = Field(description="Collective sequence number on the communicator.")
+    p2p_seq: Count | None = Field(None, description="Point-to-point sequence number.")
     state: CollectiveState = Field(description="scheduled, started or completed.")
     bytes: Count | None = Field(None, description="Message size in bytes.")
     dtype: str | None = Field(None, description="Element type, e.g. Float, BFloat16.")
-    peer: int | None = Field(None, ge=0, description="Peer rank for send/recv.")
+    peer: Rank | None = Field(None, description="Peer rank for send/recv.")
     time_created: AwareDatetime | None = Field(None, description="When the op was enqueued.")
     time_started: AwareDatetime | None = Field(None, description="When the kernel started.")
     time_completed: AwareDatetime | None = Field(None, description="When the kernel completed.")
@@ -349,19 +352,19 @@ class CollectiveProgress(EventBase):
 class ParallelLayout(_Model):
     """Sizes of each parallel dimension; world = tp * pp * dp * cp."""
 
-    tp: int = Field(1, ge=1, description="Tensor parallel size.")
-    pp: int = Field(1, ge=1, description="Pipeline parallel size.")
-    dp: int = Field(1, ge=1, description="Data parallel size.")
-    ep: int = Field(1, ge=1, description="Expert parallel size (within data parallel).")
-    cp: int = Field(1, ge=1, description="Context parallel size.")
+    tp: int = Field(1, ge=1, le=U32, description="Tensor parallel size.")
+    pp: int = Field(1, ge=1, le=U32, description="Pipeline parallel size.")
+    dp: int = Field(1, ge=1, le=U32, description="Data parallel size.")
+    ep: int = Field(1, ge=1, le=U32, description="Expert parallel size (within data parallel).")
+    cp: int = Field(1, ge=1, le=U32, description="Context parallel size.")
 
 
 class RankPlacement(_Model):
     """Where one rank runs."""
 
-    rank: int = Field(ge=0, description="Global rank.")
+    rank: Rank = Field(description="Global rank.")
     node: str = Field(min_length=1, description="Node name.")
-    gpu: int = Field(ge=0, description="GPU index on the node.")
+    gpu: int = Field(ge=0, le=65535, description="GPU index on the node.")
     gpu_uuid: str | None = Field(None, description="GPU UUID, where known.")
 
 
@@ -390,7 +393,7 @@ class JobTopology(EventBase):
 
     kind: Literal["job_topology"] = "job_topology"
     job_id: str = Field(min_length=1, description="Training job id.")
-    world_size: int = Field(ge=1, description="Number of ranks.")
+    world_size: int = Field(ge=1, le=U32, description="Number of ranks.")
     layout: ParallelLayout = Field(default_factory=ParallelLayout, description="Parallel sizes.")
     ranks: list[RankPlacement] = Field(description="Placement of every rank.")
     communicators: list[Communicator] = Field(default_factory=list, description="All groups.")

@@ -26,6 +26,10 @@ class WriterUnavailable(RuntimeError):
     """The writer's store is unreachable; the same batch may be retried later."""
 
 
+class BatchRejected(ValueError):
+    """The store refused some of the batch's data itself; retrying the same batch cannot help."""
+
+
 @dataclass(frozen=True, slots=True)
 class DeadLetter:
     """A record that could not be decoded, and why."""
@@ -39,7 +43,10 @@ class Writer(Protocol):
     """Stores decoded batches; implemented by analytics, wired in by trainguard."""
 
     def write(self, events: Sequence[tuple[Record, Event]], dead: Sequence[DeadLetter]) -> int:
-        """Store a batch idempotently and return the rows written; raise WriterUnavailable."""
+        """Store a batch idempotently; return the rows written.
+
+        Raise WriterUnavailable to be retried later, BatchRejected if the data itself is refused.
+        """
 
     def forget(self, partitions: set[TopicPartition]) -> None:
         """Drop cached state for partitions this process no longer owns."""
@@ -68,6 +75,7 @@ class SinkStats:
     batches: int = 0
     write_retries: int = 0
     commit_failures: int = 0
+    dropped: int = 0
     store_up: bool = True
     last_error: str = ""
     last_commit_ts: float = field(default=0.0)
@@ -143,31 +151,89 @@ class Sink:
     def flush(self, stop: threading.Event | None = None) -> int:
         """Decode and write the pending batch (retrying while the store is down), then commit."""
         events, dead, duplicates = self._decode(self._pending)
-        delay = self.settings.retry_initial_s
-        while True:
-            try:
-                rows = self.writer.write(events, dead)
-                break
-            except WriterUnavailable as exc:
-                self._store_down(str(exc), delay)
-                if stop is not None and stop.is_set():
-                    return 0
-                self._wait(delay)
-                owned = {r.tp for r in self._pending}
-                events = [(r, e) for r, e in events if r.tp in owned]
-                dead = [d for d in dead if d.record.tp in owned]
-                delay = min(delay * 2, self.settings.retry_max_s)
+        outcome = self._write_splitting(events, dead, stop)
+        if outcome is None:
+            return 0  # stopped while the store was down: nothing committed, all redelivered
+        rows, written, letters = outcome
         self._store_up()
         flushed = len(self._pending)
         self._recent.add_all([e.id for _, e in events])
         self._commit(self._pending)
         self.stats.batches += 1
-        self.stats.events_written += len(events)
+        self.stats.events_written += written
         self.stats.rows_written += rows
-        self.stats.dead_letters += len(dead)
+        self.stats.dead_letters += letters
         self.stats.duplicates += duplicates
         self._pending = []
         return flushed
+
+    def _write_splitting(
+        self,
+        events: list[tuple[Record, Event]],
+        dead: list[DeadLetter],
+        stop: threading.Event | None,
+    ) -> tuple[int, int, int] | None:
+        """Write; if the store rejects the data, bisect until the bad records are dead letters.
+
+        Return (rows, events written, dead letters written), or None if stopped during an outage.
+        """
+        try:
+            rows = self._write_retrying(events, dead, stop)
+            return None if rows is None else (rows, len(events), len(dead))
+        except BatchRejected as exc:
+            if len(events) + len(dead) > 1:
+                return self._write_halves(events, dead, stop)
+            if not events:
+                log.error("dead letter of %s rejected too, dropped: %s", dead[0].record.tp, exc)
+                self.stats.dropped += 1
+                return (0, 0, 0)
+            record = events[0][0]
+            log.error("store rejected the event at %s offset %d: %s", record.tp, record.offset, exc)
+            letter = DeadLetter(record, f"rejected by the store: {exc}", datetime.now(UTC))
+            return self._write_splitting([], [letter], stop)
+
+    def _write_halves(
+        self,
+        events: list[tuple[Record, Event]],
+        dead: list[DeadLetter],
+        stop: threading.Event | None,
+    ) -> tuple[int, int, int] | None:
+        if len(events) > 1:
+            mid = len(events) // 2
+            halves = [(events[:mid], dead), (events[mid:], [])]
+        elif events:
+            halves = [(events, []), ([], dead)]
+        else:
+            mid = len(dead) // 2
+            halves = [([], dead[:mid]), ([], dead[mid:])]
+        total = (0, 0, 0)
+        for part_events, part_dead in halves:
+            outcome = self._write_splitting(part_events, part_dead, stop)
+            if outcome is None:
+                return None
+            total = (total[0] + outcome[0], total[1] + outcome[1], total[2] + outcome[2])
+        return total
+
+    def _write_retrying(
+        self,
+        events: list[tuple[Record, Event]],
+        dead: list[DeadLetter],
+        stop: threading.Event | None,
+    ) -> int | None:
+        """Write, retrying with backoff while the store is unreachable; None if stopped."""
+        delay = self.settings.retry_initial_s
+        while True:
+            try:
+                return self.writer.write(events, dead)
+            except WriterUnavailable as exc:
+                self._store_down(str(exc), delay)
+                if stop is not None and stop.is_set():
+                    return None
+                self._wait(delay)
+                owned = {r.tp for r in self._pending}
+                events = [(r, e) for r, e in events if r.tp in owned]
+                dead = [d for d in dead if d.record.tp in owned]
+                delay = min(delay * 2, self.settings.retry_max_s)
 
     def _decode(
         self, records: Sequence[Record]

@@ -133,3 +133,33 @@ def test_recent_ids_are_bounded():
     recent.add_all([str(i) for i in range(10)])
     assert "9" in recent and "8" in recent
     assert "0" not in recent
+
+
+class PickyWriter(MemoryWriter):
+    """Rejects any batch holding a log line containing 'poison' (like a type error)."""
+
+    def write(self, events: Sequence[tuple[Record, Event]], dead: Sequence[DeadLetter]) -> int:
+        from ingest.sink import BatchRejected
+
+        self.attempts += 1
+        if any("poison" in getattr(e, "line", "") for _, e in events):
+            raise BatchRejected("value out of range for column rank")
+        self.events.extend(e for _, e in events)
+        self.dead.extend(dead)
+        return len(events)
+
+
+def test_rejected_data_is_bisected_into_one_dead_letter():
+    bus = InProcessBus(partitions=1)
+    producer = bus.producer()
+    for i in range(64):
+        producer.send(make_log(seq=i, line="poison" if i == 37 else f"line {i}"))
+    writer = PickyWriter()
+    sink = _sink(bus, writer)
+    assert sink.step() == 64
+    assert len(writer.events) == 63
+    assert [d.record.offset for d in writer.dead] == [37]
+    assert "rejected by the store: value out of range" in writer.dead[0].reason
+    assert writer.attempts < 64  # bisection, not one insert per record
+    assert bus.committed("sink") == {TopicPartition("tg.logs", 0): 64}
+    assert sink.stats.dead_letters == 1 and sink.stats.events_written == 63
