@@ -121,6 +121,8 @@ class ServerStore:
                     f"ClickHouse error {exc.code}: {exc.message.splitlines()[0]}"
                 ) from exc
             except ch_errors.Error as exc:
+                if getattr(exc, "code", None) in _DATA_CODES:
+                    raise StoreRejected(f"data not encodable for ClickHouse: {exc}") from exc
                 raise StoreError(f"ClickHouse client error: {exc}") from exc
             except (struct.error, TypeError, ValueError, OverflowError) as exc:
                 raise StoreRejected(f"data not encodable for ClickHouse: {exc}") from exc

@@ -6,10 +6,8 @@ tree is recorded sysfs/procfs.
 
 from __future__ import annotations
 
-import json
 import shutil
 import threading
-from pathlib import Path
 
 import pytest
 
@@ -18,27 +16,19 @@ from analytics.writer import ClickHouseWriter
 from ingest.agent.run import Agent
 from ingest.agent.settings import AgentSettings
 from ingest.sink import Sink, SinkSettings
+from tests.agent_fixtures import FIXTURES, kernel_lines, load_fake_nvml
 from tests.builders import at
 from tests.integration.conftest import wait_for
-from tests.unit.test_agent_run import fake_nvml
 
 pytestmark = pytest.mark.integration
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "agent"
-
-
-def _xid79_lines() -> list[str]:
-    for line in (FIXTURES / "kernel_lines.jsonl").read_text().splitlines():
-        row = json.loads(line)
-        if row["label"] == "xid-79":
-            return str(row["text"]).split("\n")
-    raise KeyError("xid-79")
+fake_nvml = load_fake_nvml()
 
 
 def test_agent_to_kafka_to_clickhouse(kafka_bus, server_store, tmp_path):
     root = tmp_path / "host"
     shutil.copytree(FIXTURES / "host_root", root)
     kern = tmp_path / "kern.log"
-    kern.write_text("\n".join(_xid79_lines()) + "\n")
+    kern.write_text("\n".join(kernel_lines("xid-79")) + "\n")
     settings = AgentSettings(
         node="gpu-node-7",
         interval_s=0.2,
@@ -51,7 +41,7 @@ def test_agent_to_kafka_to_clickhouse(kafka_bus, server_store, tmp_path):
     producer = kafka_bus.producer()
     agent = Agent(settings, producer, nvml=nvml)
     sink = Sink(
-        kafka_bus.consumer("sink", kafka_bus.topics.telemetry()),
+        kafka_bus.consumer(f"{kafka_bus.topics.prefix}sink", kafka_bus.topics.telemetry()),
         ClickHouseWriter(server_store),
         SinkSettings(batch_seconds=0.3),
     )
@@ -71,6 +61,7 @@ def test_agent_to_kafka_to_clickhouse(kafka_bus, server_store, tmp_path):
         stop.set()
         for thread in threads:
             thread.join(timeout=30)
+        sink.consumer.close()
     far = at(10**8)
     gpus = gpu_window(server_store, "gpu-node-7", at(-(10**9)), far)
     assert gpu_count >= 2

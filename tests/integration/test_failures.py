@@ -86,7 +86,7 @@ def test_sink_killed_mid_batch_stores_every_event_exactly_once(
 
 
 def test_clickhouse_outage_during_ingest_loses_nothing(kafka_bus, server_store):
-    consumer = kafka_bus.consumer("outage", kafka_bus.topics.telemetry())
+    consumer = kafka_bus.consumer(f"{kafka_bus.topics.prefix}outage", kafka_bus.topics.telemetry())
     sink = Sink(
         consumer,
         ClickHouseWriter(server_store),

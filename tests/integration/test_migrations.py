@@ -59,3 +59,20 @@ def test_retention_drops_only_old_day_partitions(store_kind, request):
     assert count(store, "logs") == (1, 1)
     remaining = store.query_df(f"SELECT event_id FROM `{store.database}`.logs").iloc[0, 0]
     assert (remaining.decode() if isinstance(remaining, bytes) else remaining) == "b" * 32
+
+
+@pytest.mark.parametrize("store_kind", ["server_store", "embedded_store"])
+def test_unencodable_data_is_rejected_not_retried(store_kind, request):
+    from analytics.columns import ColumnBatch
+    from analytics.store import StoreRejected, StoreUnavailable
+    from analytics.tables import LOGS
+
+    store = request.getfixturevalue(store_kind)
+    batch = ColumnBatch()
+    batch.add_event(make_log(), ("t", 0, 0))
+    cols = batch.columns(LOGS)
+    cols["seq"] = [2**70]  # beyond UInt64: what a buggy producer could never get past the schema
+    with pytest.raises(StoreRejected) as caught:
+        store.insert("logs", cols, {c.name: c.type for c in LOGS.columns})
+    assert not isinstance(caught.value, StoreUnavailable)
+    assert count(store, "logs") == (0, 0)

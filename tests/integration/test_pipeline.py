@@ -19,7 +19,9 @@ pytestmark = pytest.mark.integration
 def _sink(bus: KafkaBus, store: Store, group: str = "sink") -> Sink:
     holder: list[Sink] = []
     consumer = bus.consumer(
-        group, bus.topics.telemetry(), on_revoke=lambda tps: holder and holder[0].on_revoke(tps)
+        f"{bus.topics.prefix}{group}",  # a group per test: an idle member never stalls another
+        bus.topics.telemetry(),
+        on_revoke=lambda tps: holder and holder[0].on_revoke(tps),  # type: ignore[func-returns-value]
     )
     sink = Sink(consumer, ClickHouseWriter(store), SinkSettings(batch_seconds=0.5))
     holder.append(sink)

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import logging
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pynvml
@@ -15,23 +12,12 @@ import pytest
 
 from ingest.agent.gpu import GpuSampler
 from ingest.schema import GpuMetrics, decode_event, encode_event
+from tests.agent_fixtures import load_fake_nvml
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "agent"
 
 
-def load_fake() -> ModuleType:
-    """Import tests/fixtures/agent/fake_nvml.py (fixtures are not a package)."""
-    name = "tg_agent_fake_nvml"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, FIXTURES / "fake_nvml.py")
-        assert spec and spec.loader
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-fake_nvml = load_fake()
+fake_nvml = load_fake_nvml()
 
 
 def h100(**kwargs: Any) -> tuple[Any, GpuSampler]:

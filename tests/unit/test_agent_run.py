@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import shutil
 import socket
-import sys
 import threading
 from collections import Counter
 from pathlib import Path
-from types import ModuleType
 
 import pynvml
 import pytest
@@ -19,23 +16,12 @@ from ingest.agent.run import Agent, Scheduled
 from ingest.agent.settings import AgentSettings
 from ingest.bus import BusError, InProcessBus
 from ingest.schema import EventBase, GpuMetrics, HostMetrics, LogLine, decode_event
+from tests.agent_fixtures import kernel_lines, load_fake_nvml
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "agent"
 
 
-def load_fake() -> ModuleType:
-    """Import tests/fixtures/agent/fake_nvml.py (fixtures are not a package)."""
-    name = "tg_agent_fake_nvml"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, FIXTURES / "fake_nvml.py")
-        assert spec and spec.loader
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-fake_nvml = load_fake()
+fake_nvml = load_fake_nvml()
 
 
 @pytest.fixture
@@ -56,13 +42,7 @@ def settings(tmp_path: Path) -> AgentSettings:
 
 
 def _xid79() -> list[str]:
-    import json
-
-    for line in (FIXTURES / "kernel_lines.jsonl").read_text().splitlines():
-        row = json.loads(line)
-        if row["label"] == "xid-79":
-            return str(row["text"]).split("\n")
-    raise KeyError("xid-79")
+    return kernel_lines("xid-79")
 
 
 def drain(bus: InProcessBus) -> list[EventBase]:
