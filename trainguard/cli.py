@@ -143,6 +143,9 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers["demo"].add_argument("--seconds", type=int, default=120, help="simulated seconds")
     subparsers["demo"].add_argument("--data-dir", default=".tg/demo", help="embedded store dir")
     subparsers["retention"].add_argument("--days", type=int, required=True, help="days to keep")
+    from trainguard.sim_cli import add_parsers as add_sim
+
+    add_sim(sub)
     return parser
 
 
