@@ -406,8 +406,8 @@ class JobTopology(EventBase):
         if len(known) != len(self.ranks):
             raise ValueError("duplicate rank in ranks")
         for comm in self.communicators:
-            unknown = set(comm.ranks) - set(range(self.world_size))
-            if unknown:
+            if min(comm.ranks) < 0 or max(comm.ranks) >= self.world_size:
+                unknown = sorted(r for r in comm.ranks if not 0 <= r < self.world_size)
                 raise ValueError(f"communicator {comm.comm} has ranks outside the world: {unknown}")
         return self
 
