@@ -32,7 +32,8 @@ from analytics.tables import GPU_METRICS
 from ingest.bus import InProcessBus, Topics
 from ingest.kafka_bus import KafkaBus
 from ingest.schema import GPU_METRIC_FIELDS, GpuMetrics, encode_event
-from sim.fleet import Fleet, FleetSpec
+from sim.scenario import parse_scenario
+from sim.twin import Twin
 from trainguard.settings import SinkProcessSettings
 from trainguard.wiring import build_sink
 
@@ -52,15 +53,19 @@ def _env() -> dict[str, str]:
 
 
 def make_scrapes(nodes: int, seconds: int) -> list[GpuMetrics]:
-    """Return `seconds` scrapes of a `nodes`-node fleet."""
-    fleet = Fleet(FleetSpec(nodes=nodes))
-    start = datetime(2026, 11, 1, tzinfo=UTC)
-    return [
-        e
-        for batch in fleet.run(start, seconds, host_every=None)
-        for e in batch
-        if isinstance(e, GpuMetrics)
-    ]
+    """Return `seconds` GPU scrapes of a `nodes`-node twin cluster running one job."""
+    scenario = parse_scenario(
+        {
+            "seed": 5,
+            "cluster": {"nodes": nodes, "gpus_per_node": 8},
+            "jobs": [{"id": "bench", "tp": 8, "dp": nodes, "step_time_s": 4.0}],
+            "duration_s": seconds - 1,
+            "host_interval_s": 3600,
+        }
+    )
+    scrapes: list[GpuMetrics] = []
+    Twin(scenario, lambda e: scrapes.append(e) if isinstance(e, GpuMetrics) else None).run()
+    return scrapes
 
 
 def samples_in(events: list[GpuMetrics]) -> int:

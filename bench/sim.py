@@ -33,8 +33,10 @@ def _scenario(gpus: int, seconds: int) -> dict[str, object]:
         "cluster": {"nodes": nodes, "gpus_per_node": 8, "nodes_per_rack": 32},
         "jobs": [{"id": "big", "tp": tp, "pp": pp, "dp": gpus // (tp * pp), "step_time_s": 4.0}],
         "duration_s": seconds,
-        "faults": [{"kind": "straggler", "node": nodes // 2, "gpu": 1, "at_s": seconds // 3},
-                   {"kind": "xid79", "node": nodes // 3, "gpu": 6, "at_s": seconds * 0.9}],
+        "faults": [
+            {"kind": "straggler", "node": nodes // 2, "gpu": 1, "at_s": seconds // 3},
+            {"kind": "xid79", "node": nodes // 3, "gpu": 6, "at_s": seconds * 0.9},
+        ],
     }
 
 
@@ -56,8 +58,9 @@ def measure(gpus: int, seconds: int) -> dict[str, float]:
         counts["events"] += 1
         counts["bytes"] += len(raw)
         if isinstance(event, GpuMetrics):
-            counts["samples"] += sum(1 for g in event.gpus for n in GPU_METRIC_FIELDS
-                                     if getattr(g, n) is not None)
+            counts["samples"] += sum(
+                1 for g in event.gpus for n in GPU_METRIC_FIELDS if getattr(g, n) is not None
+            )
 
     def on_tick(t: float) -> None:
         if int(t) % max(1, seconds // 6) == 0:
@@ -67,7 +70,9 @@ def measure(gpus: int, seconds: int) -> dict[str, float]:
     Twin(scenario, emit, on_tick=on_tick).run()
     wall = time.perf_counter() - began
     return {
-        "gpus": gpus, "simulated_s": seconds, "wall_s": round(wall, 2),
+        "gpus": gpus,
+        "simulated_s": seconds,
+        "wall_s": round(wall, 2),
         "speed_x_real_time": round(seconds / wall, 2),
         "samples_per_s": round(counts["samples"] / wall),
         "events_per_s": round(counts["events"] / wall),

@@ -9,6 +9,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from pydantic import ValidationError
 
@@ -106,9 +107,14 @@ def cmd_agent(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """Run the embedded pipeline on a simulated fleet and print what was stored."""
-    from trainguard.demo import run_demo
+    from sim.scenario import ScenarioError
+    from trainguard.demo import DEMO_SCENARIO, run_demo
 
-    return run_demo(nodes=args.nodes, seconds=args.seconds, data_dir=args.data_dir)
+    try:
+        return run_demo(args.scenario or DEMO_SCENARIO, data_dir=args.data_dir)
+    except ScenarioError as exc:
+        print(f"trainguard demo: {exc}", file=sys.stderr)
+        return 2
 
 
 def cmd_retention(args: argparse.Namespace) -> int:
@@ -131,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
         "migrate": (cmd_migrate, "apply ClickHouse schema migrations"),
         "sink": (cmd_sink, "consume Kafka telemetry into ClickHouse"),
         "agent": (cmd_agent, "sample GPUs, host, kernel and training logs on this node"),
-        "demo": (cmd_demo, "run the embedded pipeline on a simulated fleet"),
+        "demo": (cmd_demo, "stream a digital-twin scenario through the embedded pipeline"),
         "retention": (cmd_retention, "drop old day partitions"),
     }
     subparsers = {}
@@ -139,8 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.set_defaults(func=func)
         subparsers[name] = p
-    subparsers["demo"].add_argument("--nodes", type=int, default=32, help="simulated nodes")
-    subparsers["demo"].add_argument("--seconds", type=int, default=120, help="simulated seconds")
+    subparsers["demo"].add_argument("--scenario", type=Path, help="scenario YAML (default: demo)")
     subparsers["demo"].add_argument("--data-dir", default=".tg/demo", help="embedded store dir")
     subparsers["retention"].add_argument("--days", type=int, required=True, help="days to keep")
     from trainguard.sim_cli import add_parsers as add_sim

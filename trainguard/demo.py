@@ -1,4 +1,4 @@
-"""`trainguard demo`: the embedded pipeline (in-process bus, sink, chdb) on a simulated fleet."""
+"""`trainguard demo`: the digital twin streamed through the embedded pipeline into chdb."""
 
 from __future__ import annotations
 
@@ -6,34 +6,25 @@ import shutil
 import sys
 import threading
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
+from analytics import evidence
 from analytics.fleet import gpu_health_summary
 from analytics.queries import table_counts
-from analytics.store import EmbeddedStore
+from analytics.store import EmbeddedStore, Store
 from ingest.bus import InProcessBus
-from sim.fleet import Fleet, FleetSpec
+from sim.scenario import load_scenario
+from sim.twin import Twin
 from trainguard.settings import SinkProcessSettings
 from trainguard.wiring import build_sink, run_in_thread
 
-
-def _progress(done: int, total: int, events: int, started: float) -> None:
-    width = 30
-    filled = int(width * done / max(total, 1))
-    rate = events / max(time.monotonic() - started, 1e-9)
-    sys.stdout.write(
-        f"\r  [{'#' * filled}{'.' * (width - filled)}] {done}/{total} s simulated,"
-        f" {events:,} events ({rate:,.0f}/s)"
-    )
-    sys.stdout.flush()
+DEMO_SCENARIO = Path(__file__).resolve().parents[1] / "sim" / "scenarios" / "demo.yaml"
 
 
-def run_demo(nodes: int, seconds: int, data_dir: str) -> int:
-    """Simulate `nodes` nodes for `seconds` seconds through the whole ingest path."""
-    if nodes < 1 or seconds < 1:
-        print("demo: --nodes and --seconds must be >= 1", file=sys.stderr)
-        return 2
+def run_demo(scenario_path: Path, data_dir: str) -> int:
+    """Simulate the scenario, stream it through the bus and sink, and show what was stored."""
+    scenario = load_scenario(scenario_path)
     path = Path(data_dir)
     shutil.rmtree(path, ignore_errors=True)
     path.mkdir(parents=True)
@@ -43,34 +34,58 @@ def run_demo(nodes: int, seconds: int, data_dir: str) -> int:
     stop = threading.Event()
     thread = run_in_thread(sink, stop)
     producer = bus.producer()
-    fleet = Fleet(FleetSpec(nodes=nodes))
-    start = datetime.now(UTC).replace(microsecond=0) - timedelta(seconds=seconds)
+    gpus = scenario.cluster.nodes * scenario.cluster.gpus_per_node
     print(
-        f"TrainGuard demo: {nodes} nodes x 8 GPUs, {seconds} s of telemetry -> "
-        f"in-process bus -> sink -> embedded ClickHouse at {path}/"
+        f"TrainGuard demo: {scenario_path.name}: {gpus} GPUs, {len(scenario.jobs)} jobs, "
+        f"{scenario.duration_s:.0f} s simulated -> in-process bus -> sink -> chdb at {path}/"
     )
-    began, sent = time.monotonic(), 0
-    for tick, batch in enumerate(fleet.run(start, seconds), start=1):
-        for event in batch:
-            producer.send(event)
-        sent += len(batch)
-        if tick % 5 == 0 or tick == seconds:
-            _progress(tick, seconds, sent, began)
-    while sink.stats.consumed < sent and thread.is_alive():
+    began = time.monotonic()
+
+    def progress(t: float) -> None:
+        if int(t) % 30 == 0:
+            sys.stdout.write(
+                f"\r  simulated {t:5.0f}/{scenario.duration_s:.0f} s, "
+                f"{producer.sent:,} events sent, {sink.stats.events_written:,} stored"
+            )
+            sys.stdout.flush()
+
+    twin = Twin(scenario, producer.send, on_tick=progress)
+    truth = twin.run()
+    while sink.stats.consumed < producer.sent and thread.is_alive():
         time.sleep(0.1)
     stop.set()
-    thread.join(timeout=30)
+    thread.join(timeout=60)
     print(
-        f"\n  stored {sink.stats.events_written:,} events as {sink.stats.rows_written:,} rows in "
-        f"{time.monotonic() - began:.1f} s; dead letters: {sink.stats.dead_letters}"
+        f"\n  stored {sink.stats.events_written:,} events as {sink.stats.rows_written:,} rows "
+        f"in {time.monotonic() - began:.1f} s; dead letters: {sink.stats.dead_letters}"
     )
     for table, count in table_counts(store).items():
         print(f"    {table:<14} {count:>10,} rows")
-    print("\nHottest GPUs over the window:")
-    print(
-        gpu_health_summary(store, start, start + timedelta(seconds=seconds), limit=5).to_string(
-            index=False
-        )
-    )
+    _evidence(store, twin.start, twin.start + timedelta(seconds=scenario.duration_s))
+    print("\nInjected (ground truth, kept apart for scoring; diagnosis is the next capability):")
+    for fault in truth:
+        effects = ", ".join(f"{e['effect']}@{e['at_s']:.0f}s" for e in fault["effects"]) or "-"
+        where = {
+            k: v
+            for k, v in fault["component"].items()
+            if k in ("node", "gpu", "nic", "job", "rank")
+        }
+        print(f"  {fault['kind']:<10} at {fault['onset_s']:5.0f} s  {where}  effects: {effects}")
     store.close()
-    return 0 if sink.stats.events_written == sent else 1
+    return 0 if sink.stats.consumed >= producer.sent else 1
+
+
+def _evidence(store: Store, start: datetime, end: datetime) -> None:
+    print("\nWhat the telemetry shows (queries over the stored events):")
+    sections = {
+        "kernel Xid lines by node": evidence.xid_lines_by_node(store),
+        "GPUs with NVML errors": evidence.gpus_with_nvml_errors(store),
+        "NIC ports seen DOWN": evidence.nic_ports_down(store),
+        "collectives started and never completed": evidence.stalled_collectives(store, 5),
+        "step time by job": evidence.step_times_by_job(store),
+        "hottest GPUs": gpu_health_summary(store, start, end, limit=3),
+    }
+    for title, frame in sections.items():
+        print(f"  {title}:")
+        text = frame.to_string(index=False) if len(frame) else "(none)"
+        print("    " + text.replace("\n", "\n    "))
