@@ -24,6 +24,7 @@ from sim.scenario import (
     StragglerFault,
     SwitchFault,
 )
+from sim.steps import DP_COMM
 from sim.twin import KERNEL_PATH, Twin
 
 Handler = Callable[[Twin, Any, float], None]
@@ -395,15 +396,18 @@ def _nic_flap(twin: Twin, f: NicFault, t: float) -> None:
         st.nic_counters["link_downed"][f.node, f.nic] += 1
         st.nic_counters["link_error_recovery"][f.node, f.nic] += 1
         st.nic_counters["symbol_errors"][f.node, f.nic] += int(twin.rng.integers(5, 200))
-        _slow_rail(twin, f.node, f.nic, 6.0)
-        twin.at(now + float(twin.rng.uniform(1, 4)), lambda _t: _restore(twin, f.node, f.nic))
+        down_s = float(twin.rng.uniform(1, 4))
+        _slow_rail(twin, f.node, f.nic, down_s)
+        twin.at(now + down_s, lambda _t: _restore(twin, f.node, f.nic))
 
     _ticking(twin, t, end, f.period_s, flap)
 
 
-def _slow_rail(twin: Twin, node: int, nic: int, factor: float) -> None:
+def _slow_rail(twin: Twin, node: int, nic: int, down_s: float) -> None:
+    """Stretch the inter-node transfers on a rail by the time its link is down (IB retries)."""
     for job in twin.jobs:
         lay = job.layout
+        factor = 1.0 + down_s / (lay.job.step_time_s * DP_COMM)
         hit = np.flatnonzero(
             (lay.rank_node == node) & (lay.rank_gpu % twin.hw.nics_per_node == nic)
         )
@@ -416,7 +420,7 @@ def _slow_rail(twin: Twin, node: int, nic: int, factor: float) -> None:
 
 def _restore(twin: Twin, node: int, nic: int) -> None:
     twin.state.nic_up[node, nic] = True
-    _slow_rail(twin, node, nic, 1.0)
+    _slow_rail(twin, node, nic, 0.0)
 
 
 def _switch_down(twin: Twin, f: SwitchFault, t: float) -> None:

@@ -14,7 +14,12 @@ from sim.cluster import JobLayout
 from sim.steps import Phase, StepResult, run_step
 
 Emit = Callable[[EventBase], None]
-_OPS = {"tp": ("all_reduce", 64 << 20), "pp": ("send", 16 << 20), "dp": ("all_reduce", 1 << 30)}
+_OPS = {
+    "tp": ("all_reduce", 64 << 20),
+    "ep": ("all_to_all", 32 << 20),
+    "pp": ("send", 16 << 20),
+    "dp": ("all_reduce", 1 << 30),
+}
 
 
 @dataclass
@@ -57,7 +62,7 @@ class JobRun:
         warm = 1.0 + (1.5 / (self.step + 1) if self.step < j.warmup_steps else 0.0)
         mult = self.compute_mult(gpu_slow) * warm
         mult = mult * np.exp(self.rng.normal(0, 0.004, mult.shape))  # per-step kernel jitter
-        return run_step(base_s, mult, self.comm_slow, self.absent)
+        return run_step(base_s, mult, self.comm_slow, self.absent, ep=j.ep)
 
     def step_record(self, result: StepResult, end: datetime) -> TrainStep:
         """Return the job-level step record a trainer logs at the end of a step."""
@@ -140,6 +145,7 @@ class JobRun:
             p, d, t = self.rank_coords(rank)
             comm = {
                 "tp": f"tp-p{p}-d{d}",
+                "ep": f"ep-p{p}-t{t}-e{d // j.ep}",
                 "dp": f"dp-p{p}-t{t}",
                 "pp": f"pp-p{min(p, j.pp - 2)}-d{d}-t{t}",
             }[phase.name]

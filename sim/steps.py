@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 # Shares of a healthy step: forward+backward compute, then the collectives that close it.
-COMPUTE, TP_COMM, PP_COMM, DP_COMM = 0.88, 0.04, 0.02, 0.06
+COMPUTE, TP_COMM, PP_COMM, DP_COMM, EP_COMM = 0.88, 0.04, 0.02, 0.06, 0.04
 
 
 @dataclass(frozen=True)
@@ -43,12 +43,14 @@ def run_step(
     compute_mult: np.ndarray,
     comm_mult: dict[str, np.ndarray],
     absent: np.ndarray | None = None,
+    ep: int = 1,
 ) -> StepResult:
     """Simulate one step over a (pp, dp, tp) grid.
 
     compute_mult: per-rank compute time multiplier (1 healthy, 1.3 for a 30% straggler).
     comm_mult: per-rank multiplier of each phase's transfer time ("tp", "pp", "dp").
     absent: ranks that never reach their next collective (a hang), or None.
+    ep: expert-parallel group size along dp (1: no MoE all-to-all).
     """
     shape = compute_mult.shape
     gone = np.zeros(shape, bool) if absent is None else absent
@@ -65,9 +67,19 @@ def run_step(
     # PP: a pipeline replica (one dp index) moves at the pace of its slowest stage; a blocked
     # stage blocks its neighbours, and through them the whole replica.
     pp_cost = base_s * PP_COMM * comm_mult.get("pp", np.ones(shape)).max(axis=(0, 2), keepdims=True)
-    replica_ready = _max_or_nan(_max_or_nan(tp_done, axis=2), axis=0)
-    pp_done = np.broadcast_to(replica_ready + pp_cost, shape)
+    ep_phase: list[Phase] = []
     pp_arrive = tp_done
+    if ep > 1:
+        # EP: replicas exchange tokens in groups of `ep` along dp (all-to-all per MoE layer).
+        pp_dim, dp_dim, tp_dim = shape
+        grouped = tp_done.reshape(pp_dim, dp_dim // ep, ep, tp_dim)
+        ep_cost = base_s * EP_COMM * comm_mult.get("ep", np.ones(shape)).max()
+        ep_done = np.broadcast_to(_max_or_nan(grouped, axis=2) + ep_cost, grouped.shape)
+        ep_done = np.where(np.isnan(grouped), np.nan, ep_done).reshape(shape)
+        ep_phase = [Phase("ep", tp_done, ep_done)]
+        pp_arrive = ep_done
+    replica_ready = _max_or_nan(_max_or_nan(pp_arrive, axis=2), axis=0)
+    pp_done = np.broadcast_to(replica_ready + pp_cost, shape)
     pp_done = np.where(np.isnan(pp_done), np.nan, pp_done)
 
     # DP: each (pp, tp) column across replicas all-reduces gradients; every replica takes part.
@@ -78,6 +90,7 @@ def run_step(
     end = np.nanmax(dp_done) if not np.isnan(dp_done).any() else np.nan
     phases = (
         Phase("tp", compute_end, tp_done),
+        *ep_phase,
         Phase("pp", pp_arrive, pp_done),
         Phase("dp", dp_arrive, np.where(np.isnan(dp_arrive), np.nan, dp_done)),
     )

@@ -245,3 +245,71 @@ def test_host_faults_are_visible_on_the_host():
 def test_impossible_faults_are_rejected_naming_the_key(fault, message):
     with pytest.raises(ScenarioError, match=message.replace("(", r"\(").replace(")", r"\)")):
         parse_scenario({**BASE, "faults": [fault]})
+
+
+@pytest.mark.parametrize(
+    "seed,layout",
+    [
+        (1, {"tp": 8, "pp": 1, "dp": 8}),
+        (2, {"tp": 4, "pp": 4, "dp": 4}),
+        (3, {"tp": 8, "pp": 2, "dp": 4, "ep": 2}),
+        (4, {"tp": 2, "pp": 8, "dp": 4}),
+    ],
+)
+def test_healthy_scenarios_show_no_fault_signature_for_any_seed_or_layout(seed, layout):
+    rec = Recorded([], seed=seed, duration_s=120, jobs=[{"id": "j", "step_time_s": 1.5, **layout}])
+    steps = rec.steps()
+    times = np.array([s.step_time_s for s in steps[4:]])
+    assert len(times) > 50 and times.max() / np.median(times) < 1.05
+    assert all(c.state == CollectiveState.COMPLETED for c in rec.by_kind[CollectiveProgress])
+    assert not [e for e in rec.by_kind[LogLine] if "Xid" in e.line and ": 63," not in e.line]
+    assert all(
+        g.nvml_error is None and g.throttle_reasons == 0 and g.ecc_dbe_vol == 0
+        for m in rec.by_kind[GpuMetrics]
+        for g in m.gpus
+    )
+    (topo,) = rec.by_kind[JobTopology]
+    comms = {c.comm for c in topo.communicators}
+    assert {c.comm for c in rec.by_kind[CollectiveProgress]} <= comms
+
+
+def test_expert_parallel_jobs_run_all_to_all_on_their_ep_groups():
+    rec = Recorded(
+        [], jobs=[{"id": "j", "tp": 8, "pp": 1, "dp": 8, "ep": 4, "step_time_s": 2}], duration_s=30
+    )
+    ep = [c for c in rec.by_kind[CollectiveProgress] if c.op == "all_to_all"]
+    assert {c.comm for c in ep} == {f"ep-p0-t{t}-e{e}" for t in range(8) for e in range(2)}
+
+
+def test_nic_flap_toggles_the_port_and_slows_steps_without_crashing():
+    rec = Recorded([{"kind": "nic_flap", "node": 4, "nic": 2, "at_s": 30, "period_s": 20}])
+    states = [
+        next(n.state for n in h.nics if n.nic == "mlx5_2")
+        for h in rec.by_kind[HostMetrics]
+        if h.node == "node-0004"
+    ]
+    last = [h for h in rec.by_kind[HostMetrics] if h.node == "node-0004"][-1]
+    assert next(n.link_downed for n in last.nics if n.nic == "mlx5_2") >= 5
+    assert "ACTIVE" in states
+    steps = rec.steps()
+    assert steps[-1].ts.timestamp() > steps[0].ts.timestamp() + 200  # still training
+    assert max(s.step_time_s for s in steps[10:]) > 1.5 * np.median([s.step_time_s for s in steps])
+
+
+def test_random_faults_follow_the_rate_and_the_llama3_mix():
+    from sim.cluster import Hardware
+    from sim.random_faults import draw_random_faults
+
+    scenario = parse_scenario(
+        {
+            **BASE,
+            "cluster": {"nodes": 512},
+            "duration_s": 86_400,
+            "random_faults": {"rate_per_gpu_day": 0.01},
+        }
+    )
+    faults = draw_random_faults(scenario, Hardware.of(scenario), np.random.default_rng(0))
+    assert 4096 * 0.01 * 0.7 < len(faults) < 4096 * 0.01 * 1.3
+    kinds = [f.kind for f in faults]
+    assert kinds.count("xid79") > kinds.count("hang")
+    assert all(0 <= f.at_s <= 86_400 for f in faults)
