@@ -474,7 +474,12 @@ def watchdog_timeout(twin: Twin, job: JobRun, t: float) -> None:
     waiting = [r for r in range(lay.world) if job.absent is None or not job.absent.ravel()[r]]
     lines = {
         r: logtext.watchdog_timeout(
-            r, job.step, "ALLREDUCE", timeout_ms, timeout_ms + int(twin.rng.integers(10, 900))
+            twin.ts(t),
+            r,
+            job.step,
+            "ALLREDUCE",
+            timeout_ms,
+            timeout_ms + int(twin.rng.integers(10, 900)),
         )
         for r in waiting[:256]
     }
@@ -523,7 +528,12 @@ def _host_oom(twin: Twin, f: NodeFault, t: float) -> None:
         ranks = np.flatnonzero(job.layout.rank_node == f.node).tolist()
         if ranks and job.status in ("running", "stalled"):
             crash_at(
-                twin, t + 1, job, {ranks[0]: logtext.sigkill_lines(ranks[0])}, "host_oom", entry
+                twin,
+                t + 1,
+                job,
+                {ranks[0]: logtext.sigkill_lines(ranks[0], twin.ts(t + 1))},
+                "host_oom",
+                entry,
             )
 
 

@@ -21,6 +21,7 @@ from sim.scenario import Scenario
 Emit = Callable[[EventBase], None]
 DEFAULT_START = datetime(2026, 11, 2, 8, 0, tzinfo=UTC)
 KERNEL_PATH = "dmesg"
+BENIGN_XID63_PER_GPU_DAY = 0.05
 
 
 @dataclass(order=True)
@@ -85,6 +86,7 @@ class Twin:
         for tick in range(int(s.duration_s / dt) + 1):
             t = tick * dt
             self._run_due(t)
+            self._benign_row_remaps(t, dt)
             for job in self.jobs:
                 self._advance_job(job, t)
             self._update_activity()
@@ -105,9 +107,54 @@ class Twin:
             item.action(item.at_s)
 
     def _start_job(self, job: JobRun, t: float) -> None:
+        from sim import logtext
+
         job.status = "running"
         job.step_started = t
         self.emit(job.layout.topology_event(self.scenario, self.ts(t)))
+        lay = job.layout
+        # Benign: a few ranks dial peers that are not listening yet and retry (NCCL bootstrap).
+        for rank in self.rng.choice(lay.world, size=max(1, lay.world // 64), replace=False):
+            node, gpu = int(lay.rank_node[rank]), int(lay.rank_gpu[rank])
+            line = logtext.nccl_connect_retry(self.node_names[node], int(rank), gpu)
+            self.log(
+                node,
+                t,
+                LogSource.NCCL,
+                [line],
+                f"/var/log/train/{lay.job.id}/stderr.err",
+                job=lay.job.id,
+                rank=int(rank),
+            )
+
+    def _benign_row_remaps(self, t: float, dt: float) -> None:
+        """Benign: an occasional Xid 63 row-remap event (about 0.05 per GPU-day)."""
+        from sim import logtext
+
+        p = BENIGN_XID63_PER_GPU_DAY * dt / 86_400
+        for n, g in zip(*np.nonzero(self.rng.random(self.state.shape) < p), strict=True):
+            self.state.counters["remapped_correctable"][n, g] += 1
+            pid = int(self.rng.integers(1000, 4_000_000))
+            line = logtext.kernel_prefix(self.ts(t), self.boot, self.node_names[n])
+            self.log(
+                int(n),
+                t,
+                LogSource.KERNEL,
+                [line + logtext.xid_lines(self.state.pci[g], 63, pid)[0]],
+                KERNEL_PATH,
+            )
+
+    def stack_dump(self, job_id: str, rank: int) -> str:
+        """Return what `py-spy dump` would print for a rank now (on request, e.g. by actions)."""
+        from sim import logtext
+
+        job = next(j for j in self.jobs if j.layout.job.id == job_id)
+        if job.status == "stalled":
+            absent = job.absent is not None and bool(job.absent.ravel()[rank])
+            return logtext.stack_dump(rank, "stalled" if absent else "waiting")
+        if job.status == "running":
+            return logtext.stack_dump(rank, "compute")
+        raise ValueError(f"job {job_id} is {job.status}: no process to dump")
 
     def gpu_slow(self) -> np.ndarray:
         """Return every GPU's compute-time multiplier now."""

@@ -313,3 +313,22 @@ def test_random_faults_follow_the_rate_and_the_llama3_mix():
     kinds = [f.kind for f in faults]
     assert kinds.count("xid79") > kinds.count("hang")
     assert all(0 <= f.at_s <= 86_400 for f in faults)
+
+
+def test_stack_dumps_on_request_show_the_culprit_in_the_dataloader():
+    scenario = parse_scenario(
+        {**BASE, "faults": [{"kind": "hang", "job": "j", "rank": 13, "at_s": 20}], "duration_s": 60}
+    )
+    twin = Twin(scenario, lambda _e: None)
+    twin.run()
+    culprit, peer = twin.stack_dump("j", 13), twin.stack_dump("j", 12)
+    assert culprit.startswith("Process ") and "dataloader.py" in culprit
+    assert "all_reduce" in peer and "dataloader.py" not in peer
+    assert "Thread " in peer and '(idle): "MainThread"' in peer
+
+
+def test_benign_noise_is_only_retries_and_row_remaps(healthy):
+    retries = healthy.lines(contains="Call to connect returned")
+    assert retries and all(e.source.value == "nccl" for e in retries)
+    remaps = healthy.lines(contains="Xid")
+    assert all(": 63," in e.line for e in remaps)
