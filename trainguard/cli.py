@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from analytics.store import StoreError
 from ingest.bus import BusError
+from sim.scenario import ScenarioError
 
 log = logging.getLogger("trainguard")
 
@@ -107,14 +108,9 @@ def cmd_agent(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """Run the embedded pipeline on a simulated fleet and print what was stored."""
-    from sim.scenario import ScenarioError
     from trainguard.demo import DEMO_SCENARIO, run_demo
 
-    try:
-        return run_demo(args.scenario or DEMO_SCENARIO, data_dir=args.data_dir)
-    except ScenarioError as exc:
-        print(f"trainguard demo: {exc}", file=sys.stderr)
-        return 2
+    return run_demo(args.scenario or DEMO_SCENARIO, data_dir=args.data_dir)
 
 
 def cmd_retention(args: argparse.Namespace) -> int:
@@ -167,6 +163,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except ValidationError as exc:
         print(f"trainguard: invalid settings:\n{exc}", file=sys.stderr)
+        return 2
+    except ScenarioError as exc:
+        print(f"trainguard: {exc}", file=sys.stderr)
         return 2
     except (BusError, StoreError) as exc:
         print(f"trainguard: {exc}", file=sys.stderr)

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from sim.output import BusSink, FileSink, write_truth
-from sim.scenario import ScenarioError, load_scenario
+from sim.scenario import load_scenario
 from sim.twin import Twin
 
 
@@ -56,11 +56,7 @@ def _progress(scenario_s: float, started: float) -> Callable[[float], None]:
 
 def cmd_sim_run(args: argparse.Namespace) -> int:
     """Simulate a scenario into files."""
-    try:
-        scenario = load_scenario(args.scenario)
-    except ScenarioError as exc:
-        print(f"trainguard sim: {exc}", file=sys.stderr)
-        return 2
+    scenario = load_scenario(args.scenario)
     started = time.monotonic()
     with FileSink(args.out) as sink:
         twin = Twin(scenario, sink, on_tick=_progress(scenario.duration_s, started))
@@ -80,11 +76,7 @@ def cmd_sim_stream(args: argparse.Namespace) -> int:
     from trainguard.settings import BusSettings
     from trainguard.wiring import build_bus
 
-    try:
-        scenario = load_scenario(args.scenario)
-    except ScenarioError as exc:
-        print(f"trainguard sim: {exc}", file=sys.stderr)
-        return 2
+    scenario = load_scenario(args.scenario)
     settings = BusSettings()
     if settings.mode == "embedded":
         print("trainguard sim stream needs TG_KAFKA_MODE=kafka", file=sys.stderr)
