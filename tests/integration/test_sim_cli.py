@@ -65,3 +65,46 @@ def test_sim_run_rejects_unknown_keys_naming_them(tmp_path):
     assert done.returncode == 2
     assert "jobs.0.speed: unknown key" in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_sim_stream_publishes_to_kafka_as_fast_as_it_can(tmp_path, services, kafka_bus):
+    import os
+
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(SCENARIO.split("faults:")[0].replace("duration_s: 60", "duration_s: 20"))
+    env = {
+        **os.environ,
+        "TG_KAFKA_MODE": "kafka",
+        "TG_KAFKA_BOOTSTRAP": services.kafka,
+        "TG_KAFKA_TOPIC_PREFIX": kafka_bus.topics.prefix,
+    }
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "trainguard",
+            "sim",
+            "stream",
+            str(scenario),
+            "--speed",
+            "0",
+            "--truth",
+            str(tmp_path / "truth.json"),
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    sent = int(done.stdout.split("published ")[1].split(" events")[0].replace(",", ""))
+    consumer = kafka_bus.consumer(f"{kafka_bus.topics.prefix}check", kafka_bus.topics.telemetry())
+    got = 0
+    for _ in range(60):
+        got += len(consumer.poll(100_000, 0.5))
+        if got >= sent:
+            break
+    consumer.close()
+    assert got == sent and sent > 21 * 4
+    assert json.loads((tmp_path / "truth.json").read_text())["faults"] == []
