@@ -8,6 +8,8 @@ from datetime import timedelta
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ingest.schema import (
     CollectiveProgress,
@@ -332,3 +334,35 @@ def test_benign_noise_is_only_retries_and_row_remaps(healthy):
     assert retries and all(e.source.value == "nccl" for e in retries)
     remaps = healthy.lines(contains="Xid")
     assert all(": 63," in e.line for e in remaps)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 10_000),
+    tp=st.sampled_from([1, 2, 4, 8]),
+    pp=st.sampled_from([1, 2, 4]),
+    dp=st.integers(1, 6),
+    step=st.floats(0.5, 5.0),
+)
+def test_property_healthy_runs_never_look_faulty(seed, tp, pp, dp, step):
+    nodes = -(-tp * pp * dp // 8)
+    rec = Recorded(
+        [],
+        seed=seed,
+        duration_s=40,
+        cluster={"nodes": nodes, "nodes_per_rack": 2},
+        jobs=[{"id": "p", "tp": tp, "pp": pp, "dp": dp, "step_time_s": step}],
+    )
+    assert all(c.state == CollectiveState.COMPLETED for c in rec.by_kind[CollectiveProgress])
+    assert not [e for e in rec.by_kind[LogLine] if "Xid" in e.line and ": 63," not in e.line]
+    assert not [e for e in rec.by_kind[LogLine] if "WARN" in e.line or "Error" in e.line]
+    assert all(
+        g.nvml_error is None and g.throttle_reasons == 0
+        for m in rec.by_kind[GpuMetrics]
+        for g in m.gpus
+    )
+    steps = [s for s in rec.by_kind[TrainStep] if s.job_id == "p"]
+    assert steps and all(not math.isnan(s.loss) for s in steps)
+    late = [s.step_time_s for s in steps[4:]]
+    assert not late or max(late) / min(late) < 1.1
+    assert rec.truth == []
