@@ -22,7 +22,9 @@ from ingest.schema import GPU_METRIC_FIELDS, EventBase, GpuMetrics, encode_event
 from sim.scenario import parse_scenario
 from sim.twin import Twin
 
-RESULTS = Path(__file__).resolve().parents[1] / "bench" / "results" / "sim.json"
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "bench" / "results" / "sim.json"
+SCENARIOS = REPO / "sim" / "scenarios"
 
 
 def _scenario(gpus: int, seconds: int) -> dict[str, object]:
@@ -47,7 +49,7 @@ def _rss_mib() -> float:
     return 0.0
 
 
-def measure(gpus: int, seconds: int) -> dict[str, float]:
+def measure(gpus: int, seconds: int) -> dict[str, object]:
     """Simulate `seconds` of a `gpus`-GPU job; return rates and memory."""
     scenario = parse_scenario(_scenario(gpus, seconds))
     counts = {"events": 0, "bytes": 0, "samples": 0}
@@ -83,23 +85,59 @@ def measure(gpus: int, seconds: int) -> dict[str, float]:
     }
 
 
+def measure_all_kinds(path: Path) -> dict[str, object]:
+    """Run the every-fault-kind scenario at 16,384 GPUs; return speed and each fault's effects."""
+    from sim.scenario import load_scenario
+
+    scenario = load_scenario(path)
+    events = 0
+
+    def emit(event: EventBase) -> None:
+        nonlocal events
+        encode_event(event)
+        events += 1
+
+    began = time.perf_counter()
+    truth = Twin(scenario, emit).run()
+    wall = time.perf_counter() - began
+    return {
+        "scenario": path.name,
+        "gpus": scenario.cluster.nodes * scenario.cluster.gpus_per_node,
+        "simulated_s": scenario.duration_s,
+        "wall_s": round(wall, 2),
+        "speed_x_real_time": round(scenario.duration_s / wall, 2),
+        "events": events,
+        "faults": [
+            {"kind": f["kind"], "effects": [e["effect"] for e in f["effects"]]} for f in truth
+        ],
+    }
+
+
 def main() -> None:
     """Run both sizes and write the JSON result."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=int, default=300, help="simulated seconds per size")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--all-kinds",
+        action="store_true",
+        help="also run sim/scenarios/scale-all-kinds.yaml (every fault kind)",
+    )
     args = parser.parse_args()
-    runs = []
+    runs: list[dict[str, object]] = []
     for gpus in (1024, 16_384):
         print(f"[bench] {gpus} GPUs, {args.seconds} simulated s", file=sys.stderr, flush=True)
         runs.append(measure(gpus, args.seconds))
+    if args.all_kinds:
+        print("[bench] every fault kind at 16,384 GPUs", file=sys.stderr, flush=True)
+        runs.append(measure_all_kinds(SCENARIOS / "scale-all-kinds.yaml"))
     result = {
         "measured": datetime.now(UTC).strftime("%Y-%m-%d"),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
         "runs": runs,
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "target": "16,384 GPUs: one simulated hour in < 3600 s wall on one core",
-        "meets_target": runs[-1]["one_simulated_hour_wall_s"] < 3600,
+        "meets_target": int(runs[1]["one_simulated_hour_wall_s"]) < 3600,  # type: ignore[call-overload]
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")

@@ -381,13 +381,16 @@ def link_down(twin: Twin, node: int, nic: int, t: float, entry: dict[str, Any]) 
 
 def _nic_flap(twin: Twin, f: NicFault, t: float) -> None:
     """A NIC port goes down for seconds at a time; NCCL survives but transfers stall."""
-    _truth(
+    entry = _truth(
         twin,
         f,
         t,
         {"type": "nic", "node": twin.node_names[f.node], "nic": f"mlx5_{f.nic}"},
         period_s=f.period_s,
     )
+    for job in twin.jobs:
+        if job.status == "running" and (job.layout.rank_node == f.node).any():
+            entry["effects"].append({"job": job.layout.job.id, "effect": "slowdown", "at_s": t})
     st = twin.state
     end = t + (f.duration_s or twin.scenario.duration_s - t)
 
