@@ -50,6 +50,18 @@ class Hardware:
         """Return the name of the leaf switch of a rack's rail."""
         return f"leaf-r{rack:03d}-rail{rail}"
 
+    def inventory(self, node_names: list[str]) -> dict[str, object]:
+        """Return the cabling inventory an operator keeps (rack, NIC -> leaf): not ground truth."""
+        nodes = {}
+        for index, name in enumerate(node_names):
+            rack = self.rack_of(index)
+            nodes[name] = {
+                "rack": f"rack-{rack:03d}",
+                "leaves": [self.leaf_name(rack, r) for r in range(self.nics_per_node)],
+                "nics": [f"mlx5_{r}" for r in range(self.nics_per_node)],
+            }
+        return {"nodes": nodes}
+
 
 @dataclass(frozen=True)
 class JobLayout:

@@ -47,6 +47,12 @@ class FileSink:
         """Write DIR/truth.json next to the telemetry."""
         return write_truth(self.out / "truth.json", truth, scenario)
 
+    def write_inventory(self, inventory: dict[str, object]) -> Path:
+        """Write DIR/inventory.json: the cluster's cabling, as an operator's inventory has it."""
+        path = self.out / "inventory.json"
+        path.write_text(json.dumps(inventory, indent=1) + "\n")
+        return path
+
     def close(self) -> None:
         """Flush and close every file."""
         for handle in self._files.values():

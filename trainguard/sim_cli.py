@@ -62,6 +62,7 @@ def cmd_sim_run(args: argparse.Namespace) -> int:
         twin = Twin(scenario, sink, on_tick=_progress(scenario.duration_s, started))
         truth = twin.run()
         sink.write_truth(truth, scenario.model_dump(mode="json"))
+        sink.write_inventory(twin.hw.inventory(twin.node_names))
     sys.stderr.write("\n")
     counts = ", ".join(f"{n}: {c:,}" for n, c in sorted(sink.counts.items()))
     print(

@@ -46,7 +46,12 @@ def test_sim_run_writes_each_family_and_the_truth(tmp_path):
         "collectives.jsonl.gz",
         "job_topology.jsonl.gz",
         "truth.json",
+        "inventory.json",
     }
+    from diagnosis.fabric import Fabric
+
+    fabric = Fabric.from_json((out / "inventory.json").read_text())
+    assert fabric.leaf_of("node-0003", 5) == "leaf-r001-rail5"
     gpus = read_events(out / "gpu_metrics.jsonl.gz")
     assert len(gpus) == 61 * 4 and all(isinstance(e, GpuMetrics) for e in gpus)
     assert isinstance(read_events(out / "job_topology.jsonl.gz")[0], JobTopology)
