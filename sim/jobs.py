@@ -142,36 +142,51 @@ class JobRun:
             a = arrive[idx]
             if a != a:  # nan: the rank never reached this collective
                 continue
-            p, d, t = self.rank_coords(rank)
-            comm = {
-                "tp": f"tp-p{p}-d{d}",
-                "ep": f"ep-p{p}-t{t}-e{d // j.ep}",
-                "dp": f"dp-p{p}-t{t}",
-                "pp": f"pp-p{min(p, j.pp - 2)}-d{d}-t{t}",
-            }[phase.name]
             created = start + timedelta(seconds=a)
             fin = done[idx]
             state = CollectiveState.COMPLETED if fin == fin else CollectiveState.STARTED
             completed = start + timedelta(seconds=fin) if fin == fin else None
-            out.append(
-                CollectiveProgress(
-                    job_id=j.id,
-                    rank=rank,
-                    node=node_names[int(lay.rank_node[rank])],
-                    comm=comm,
-                    op=op,
-                    seq=k,
-                    p2p_seq=k if phase.name == "pp" else None,
-                    state=state,
-                    bytes=size,
-                    dtype="BFloat16",
-                    ts=completed or created,
-                    time_created=created,
-                    time_started=created,
-                    time_completed=completed,
-                    duration_ms=round((fin - a) * 1000, 3) if fin == fin else None,
-                    timeout_ms=None,
-                    reporter="flight_recorder",
+            for comm, rank_op in self._comms_of(phase.name, rank, op):
+                out.append(
+                    CollectiveProgress(
+                        job_id=j.id,
+                        rank=rank,
+                        node=node_names[int(lay.rank_node[rank])],
+                        comm=comm,
+                        op=rank_op,
+                        seq=k,
+                        p2p_seq=k if phase.name == "pp" else None,
+                        state=state,
+                        bytes=size,
+                        dtype="BFloat16",
+                        ts=completed or created,
+                        time_created=created,
+                        time_started=created,
+                        time_completed=completed,
+                        duration_ms=round((fin - a) * 1000, 3) if fin == fin else None,
+                        timeout_ms=None,
+                        reporter="flight_recorder",
+                    )
                 )
-            )
         return out
+
+    def _comms_of(self, phase: str, rank: int, op: str) -> list[tuple[str, str]]:
+        """Return (communicator, op) pairs a rank reports for a phase.
+
+        A middle pipeline stage belongs to two neighbour pairs: it receives from the stage before
+        and sends to the stage after.
+        """
+        j = self.layout.job
+        p, d, t = self.rank_coords(rank)
+        if phase == "tp":
+            return [(f"tp-p{p}-d{d}", op)]
+        if phase == "ep":
+            return [(f"ep-p{p}-t{t}-e{d // j.ep}", op)]
+        if phase == "dp":
+            return [(f"dp-p{p}-t{t}", op)]
+        pairs = []
+        if p > 0:
+            pairs.append((f"pp-p{p - 1}-d{d}-t{t}", "recv"))
+        if p < j.pp - 1:
+            pairs.append((f"pp-p{p}-d{d}-t{t}", "send"))
+        return pairs
