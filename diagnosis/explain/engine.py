@@ -1,0 +1,184 @@
+"""Explain log text: records in, findings out, most severe first.
+
+- One record yields at most one finding: the first rule in precedence order that matches.
+- A Python traceback is one finding: its frames and source lines are skipped and the
+  exception line is classified (with more confidence than a lone exception line).
+- Findings that differ only in their evidence line collapse into one, which keeps the first
+  line and the highest confidence: 800,000 identical Xid 95 lines give one finding. Finding
+  has no count field, so how many lines collapsed is not reported.
+- Consecutive Megatron iteration lines of one stream feed the spike and slowdown checks.
+- `node` names the machine the text came from and always wins; without it the host a line's
+  own prefix names (NCCL ``host:pid:tid``, syslog) is used. Nothing recognisable gives ``[]``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from diagnosis.catalog import Verdict
+from diagnosis.explain.records import Record, records
+from diagnosis.explain.rules import Hit, normalize_pci, rule_set
+from diagnosis.explain.training import Iteration, parse_iteration, sequence_findings
+from diagnosis.model import Finding, Severity
+
+MAX_EVIDENCE = 1000
+"""Characters of an evidence line kept in a finding."""
+
+_MEMO_LIMIT = 65_536
+_SEVERITY_ORDER = {Severity.CRITICAL: 0, Severity.ERROR: 1, Severity.WARNING: 2, Severity.INFO: 3}
+_TB_HEADER = re.compile(r"^\s*Traceback \(most recent call last\):")
+_FRAME = re.compile(r'^\s*(?:File "[^"]*", line \d+|line \d+, in \S+|frame #\d+: )')
+_SMI_GPU = re.compile(r"^GPU (?P<pci>[0-9A-Fa-f]{8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\s*$")
+_SMI_RULES = frozenset({"gpu.remap_failure", "gpu.remap_pending", "gpu.ecc_counter"})
+
+Key = tuple[str, Verdict, str | None, int | None, str | None, int | None, int | None]
+
+
+@dataclass
+class _Candidate:
+    """A finding being collected: where it was first seen and its best confidence."""
+
+    index: int
+    line: str
+    confidence: float
+
+
+@dataclass
+class _State:
+    """What the pass over one text has seen so far."""
+
+    node: str | None
+    found: dict[Key, _Candidate] = field(default_factory=dict)
+    streams: dict[tuple[str | None, int | None, int | None], list[tuple[Iteration, Record]]] = (
+        field(default_factory=dict)
+    )
+    memo: dict[tuple[str, bool], tuple[Hit, float] | None] = field(default_factory=dict)
+    in_traceback: set[tuple[str | None, int | None, int | None]] = field(default_factory=set)
+    smi_pci: str | None = None
+
+    def add(
+        self, rule_id: str, verdict: Verdict, hit: Hit | None, rec: Record, conf: float
+    ) -> None:
+        """Collect one finding, merging it with an identical earlier one."""
+        node = self.node or (hit.host if hit and hit.host else None) or rec.host
+        gpu = hit.gpu if hit and hit.gpu is not None else rec.device
+        pci = hit.pci if hit else None
+        if pci is None and rule_id in _SMI_RULES:
+            pci = self.smi_pci
+        rank = rec.rank if rec.rank is not None else (hit.rank if hit else None)
+        key: Key = (rule_id, verdict, node, gpu, pci, rank, hit.xid if hit else None)
+        known = self.found.get(key)
+        if known is None:
+            self.found[key] = _Candidate(rec.line_no, rec.raw.strip()[:MAX_EVIDENCE], conf)
+        elif conf > known.confidence:
+            known.confidence = conf
+
+
+def _classify(state: _State, body: str, exception_line: bool) -> tuple[Hit, float] | None:
+    """Return the winning hit for `body` and its confidence, memoised for repeated lines."""
+    key = (body, exception_line)
+    if key in state.memo:
+        return state.memo[key]
+    result: tuple[Hit, float] | None = None
+    matched = rule_set().first_hit(body)
+    if matched is not None:
+        rule_, hit = matched
+        boost = rule_.traceback_boost if exception_line else 0.0
+        result = (hit, min(1.0, hit.verdict.confidence + boost))
+    if len(state.memo) >= _MEMO_LIMIT:
+        state.memo.clear()
+    state.memo[key] = result
+    return result
+
+
+def _skip(state: _State, rec: Record) -> bool | None:
+    """Advance the traceback state; None skips `rec`, else whether `rec` ends a traceback."""
+    body = rec.body
+    # torchrun interleaves ranks, so each (host, rank, local rank) has its own traceback.
+    stream = (rec.host, rec.rank, rec.local_rank)
+    if _TB_HEADER.match(body) or _FRAME.match(body):
+        state.in_traceback.add(stream)
+        return None
+    inside = stream in state.in_traceback
+    if inside and body[:1].isspace() and body.strip():
+        return None
+    state.in_traceback.discard(stream)
+    return inside and bool(body.strip())
+
+
+def _visit(state: _State, rec: Record) -> None:
+    """Classify one record into the state."""
+    exception_line = _skip(state, rec)
+    if exception_line is None or not rec.body.strip():
+        return
+    smi = _SMI_GPU.match(rec.body)
+    if smi is not None:
+        state.smi_pci = normalize_pci(smi["pci"])
+        return
+    result = _classify(state, rec.body, exception_line)
+    if result is None:
+        return
+    hit, confidence = result
+    state.add(hit.rule, hit.verdict, hit, rec, confidence)
+    if hit.rule == "training.iteration":
+        it = parse_iteration(rec.body)
+        if it is not None:
+            stream = (state.node or rec.host, rec.rank, rec.local_rank)
+            state.streams.setdefault(stream, []).append((it, rec))
+
+
+def _sequences(state: _State) -> None:
+    """Add the spike and slowdown findings of every iteration stream."""
+    for stream in state.streams.values():
+        iterations = [it for it, _ in stream]
+        for position, verdict, rule_id in sequence_findings(iterations):
+            rec = stream[position][1]
+            state.add(rule_id, verdict, None, rec, verdict.confidence)
+
+
+def _findings(state: _State) -> list[Finding]:
+    """Return the collected findings, most severe and most confident first."""
+    ordered = sorted(
+        state.found.items(),
+        key=lambda kv: (
+            _SEVERITY_ORDER[kv[0][1].severity],
+            -kv[1].confidence,
+            kv[1].index,
+        ),
+    )
+    out = []
+    for (rule_id, v, node, gpu, pci, rank, xid), cand in ordered:
+        out.append(
+            Finding(
+                category=v.category,
+                blame=v.blame,
+                component=v.component,
+                xid=xid,
+                severity=v.severity,
+                action=v.action,
+                line=cand.line,
+                confidence=round(cand.confidence, 3),
+                rule=rule_id,
+                node=node,
+                gpu=gpu,
+                pci_bus_id=pci,
+                rank=rank,
+            )
+        )
+    return out
+
+
+def explain_records(recs: Iterable[Record], node: str | None = None) -> list[Finding]:
+    """Return the findings of already-split records."""
+    state = _State(node=node)
+    for rec in recs:
+        _visit(state, rec)
+    _sequences(state)
+    return _findings(state)
+
+
+def explain(text: str, node: str | None = None) -> list[Finding]:
+    """Return what `text` (log lines and tracebacks from `node`) shows, most severe first."""
+    return explain_records(records(text), node)

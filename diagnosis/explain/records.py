@@ -1,0 +1,128 @@
+"""Turn raw log text into logical records: prefixes stripped, wrapped messages joined.
+
+Prefixes come from the real samples (``../shared/data``) and the twin's real-format
+generators (``sim/formats``): dmesg ``[ 1843.308145]`` and ``[Fri Apr  5 21:29:39 2024]``,
+``dmesg --time-format iso``, journalctl short-iso (``... host kernel:``), rsyslog
+(``Mar 29 15:38:59 [host] kernel:``), PyTorch's ``[rankN]:``, torchrun's ``[defaultN]:``,
+Lightning's ``[rank: N]``, Ray's ``(RayWorkerWrapper pid=4009)``, c10 glog
+(``E0813 08:21:22.980000 1245483 file.py:984]``), DeepSpeed's logger prefix and NCCL's
+``host:pid:tid [dev]``. Two kinds of message span lines: dmesg continuations (indented
+``NVRM:`` lines after a multi-line printk, real_logs gpu-fallen-off-bus-no-xid and xid-79) and
+Megatron iteration lines wrapped by a terminal (real_logs perf-degradation-slow-gpu).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import NamedTuple
+
+MAX_LINE = 4096
+"""Characters of a line that are matched and kept; the rest of a giant line is dropped."""
+
+_KERNEL_TIME = re.compile(
+    r"^(?:\[\s*\d+\.\d+\]"  # raw dmesg
+    r"|\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\]"  # -T
+    r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"  # iso
+    r"(?: (?P<ihost>[\w.-]+) kernel:)?"
+    r"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?: (?P<shost>[\w.-]+))? kernel:"  # syslog
+    r"|kernel:)\s?"
+)
+_RANK = re.compile(r"^\[rank(?P<rank>\d+)\]: ?|^\[rank: (?P<lrank>\d+)\] ")
+_LOCAL = re.compile(r"^\[default(?P<local>\d+)\]:(?: )?")
+_RAY = re.compile(r"^\([\w.:-]+ pid=\d+(?:, ip=[\d.]+)?\) ")
+_GLOG = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [^\]\s]+:\d+\] ")
+_DEEPSPEED = re.compile(
+    r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:,\d+)?\] \[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] "
+    r"\[[^\]]+\] "
+)
+_PREFIX = re.compile(
+    "|".join(f"(?:{p.pattern})" for p in (_KERNEL_TIME, _RAY, _RANK, _LOCAL, _GLOG, _DEEPSPEED))
+)
+_NCCL = re.compile(r"^(?P<host>[\w.-]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] ")
+_CONTINUATION = re.compile(r"^\s+NVRM: ")
+_ITERATION = re.compile(r"\biteration\s+\d+\s*/\s*\d+\s*\|")
+_WRAPPED_TAIL = re.compile(r"^\s*[a-z(]")
+
+
+class Record(NamedTuple):
+    """One logical log message and what its prefixes said about where it came from."""
+
+    body: str
+    raw: str
+    line_no: int
+    rank: int | None = None
+    local_rank: int | None = None
+    host: str | None = None
+    device: int | None = None
+
+
+def _strip(line: str) -> tuple[str, dict[str, str]]:
+    """Return `line` without its known prefixes, and the fields they carried."""
+    found: dict[str, str] = {}
+    body = line
+    for _ in range(8):
+        m = _PREFIX.match(body)
+        if m is None or m.end() == 0:
+            break
+        found.update({k: v for k, v in m.groupdict().items() if v is not None})
+        body = body[m.end() :]
+    m = _NCCL.match(body)
+    if m is not None:
+        found["host"] = m["host"]
+        found["dev"] = m["dev"]
+        body = body[m.end() :]
+    return body, found
+
+
+def _record(body: str, raw: str, index: int, found: dict[str, str]) -> Record:
+    """Return a record with the prefix fields converted."""
+    rank = found.get("rank") or found.get("lrank")
+    host = found.get("host") or found.get("ihost") or found.get("shost")
+    return Record(
+        body=body,
+        raw=raw,
+        line_no=index,
+        rank=int(rank) if rank is not None else None,
+        local_rank=int(found["local"]) if "local" in found else None,
+        host=host,
+        device=int(found["dev"]) if "dev" in found else None,
+    )
+
+
+def _wraps(body: str) -> bool:
+    """Return whether `body` is a Megatron iteration line a terminal cut short."""
+    return "iteration" in body and _ITERATION.search(body) is not None and not body.endswith("|")
+
+
+def _continues(line: str) -> bool:
+    """Return whether `line` is the wrapped rest of an iteration line (a field fragment)."""
+    return (
+        _WRAPPED_TAIL.match(line) is not None
+        and _ITERATION.search(line) is None
+        and _strip(line)[0] == line
+    )
+
+
+def records(text: str) -> Iterator[Record]:
+    """Yield the logical records of `text`, in order."""
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        raw = lines[i][:MAX_LINE].rstrip()
+        body, found = _strip(raw)
+        start = i
+        i += 1
+        if body.startswith("NVRM:"):
+            while i < len(lines) and _CONTINUATION.match(lines[i]):
+                body += " " + lines[i][:MAX_LINE].strip()[len("NVRM: ") :]
+                raw += " " + lines[i][:MAX_LINE].strip()
+                i += 1
+        elif _wraps(body):
+            for _ in range(4):
+                if i >= len(lines) or not _wraps(body) or not _continues(lines[i][:MAX_LINE]):
+                    break
+                body += " " + lines[i][:MAX_LINE].strip()
+                raw += " " + lines[i][:MAX_LINE].strip()
+                i += 1
+        yield _record(body[:MAX_LINE], raw[:MAX_LINE], start, found)

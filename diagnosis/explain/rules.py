@@ -1,0 +1,205 @@
+"""Line rules: a regex, the literal needles that gate it, and the verdict it gives.
+
+Rules are pure: a rule sees one logical record's body and returns a verdict or nothing. They
+are tried in precedence order (most specific first) and the first that matches a record wins,
+so one line yields one finding. Named groups in a pattern carry evidence: ``xid``, ``pci``,
+``gpu``, ``rank`` and ``host``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+
+from diagnosis.catalog import Verdict
+from diagnosis.model import Action, Blame, Category, ComponentKind, Severity
+
+Judge = Callable[[re.Match[str]], Verdict | None]
+"""Compute a verdict from a match (None: the rule does not apply after all)."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One recognisable symptom."""
+
+    id: str
+    pattern: re.Pattern[str]
+    needles: tuple[str, ...]
+    why: str
+    verdict: Verdict | None = None
+    judge: Judge | None = None
+    traceback_boost: float = 0.0
+
+    def __post_init__(self) -> None:
+        """Check the rule can produce a verdict and its needles are lower case."""
+        if (self.verdict is None) == (self.judge is None):
+            raise ValueError(f"rule {self.id}: give exactly one of verdict and judge")
+        if any(n != n.lower() for n in self.needles) or not self.needles:
+            raise ValueError(f"rule {self.id}: needles must be non-empty and lower case")
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A rule that matched one record, with the evidence its groups extracted."""
+
+    rule: str
+    verdict: Verdict
+    xid: int | None = None
+    gpu: int | None = None
+    pci: str | None = None
+    rank: int | None = None
+    host: str | None = None
+
+
+def verdict(
+    category: Category,
+    blame: Blame,
+    component: ComponentKind | None,
+    severity: Severity,
+    action: Action,
+    confidence: float,
+) -> Verdict:
+    """Return a verdict (shorthand for rule tables)."""
+    return Verdict(category, blame, component, severity, action, confidence)
+
+
+def rule(
+    rule_id: str,
+    pattern: str,
+    needles: tuple[str, ...],
+    why: str,
+    given: Verdict | None = None,
+    judge: Judge | None = None,
+    flags: int = 0,
+    traceback_boost: float = 0.0,
+) -> Rule:
+    """Return a rule with its pattern compiled."""
+    return Rule(rule_id, re.compile(pattern, flags), needles, why, given, judge, traceback_boost)
+
+
+_PCI = re.compile(
+    r"(?:GPU)?(?:(?P<domain>[0-9a-fA-F]{4,8}):)?(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-9a-fA-F]{2})"
+    r"(?:\.(?P<fn>[0-7]))?"
+)
+
+
+def normalize_pci(text: str) -> str | None:
+    """Return a PCI address in NVML's spelling (``00000000:A1:00.0``), or None."""
+    m = _PCI.fullmatch(text.strip())
+    if m is None:
+        return None
+    domain = int(m["domain"] or "0", 16)
+    return f"{domain:08X}:{int(m['bus'], 16):02X}:{int(m['dev'], 16):02X}.{int(m['fn'] or 0)}"
+
+
+def _int(groups: dict[str, str | None], name: str) -> int | None:
+    """Return the named group (or its alternative ``<name>2``) as an int, when present."""
+    value = groups.get(name) or groups.get(name + "2")
+    return int(value) if value is not None and value.isdigit() else None
+
+
+def apply(rule_: Rule, body: str) -> Hit | None:
+    """Return the hit of `rule_` on `body`, or None."""
+    m = rule_.pattern.search(body)
+    if m is None:
+        return None
+    given = rule_.judge(m) if rule_.judge is not None else rule_.verdict
+    if given is None:
+        return None
+    groups = m.groupdict()
+    pci = groups.get("pci")
+    return Hit(
+        rule=rule_.id,
+        verdict=given,
+        xid=_int(groups, "xid"),
+        gpu=_int(groups, "gpu"),
+        pci=normalize_pci(pci) if pci else None,
+        rank=_int(groups, "rank"),
+        host=groups.get("host"),
+    )
+
+
+_Trie = dict[str, "_Trie"]
+
+
+def _trie_pattern(words: set[str]) -> str:
+    """Return a regex matching any of `words`, factored by common prefixes (fast to scan)."""
+    trie: _Trie = {}
+    for word in words:
+        node = trie
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def build(node: _Trie) -> str:
+        """Return the regex of the sub-trie `node`."""
+        branches = [re.escape(ch) + build(sub) for ch, sub in sorted(node.items()) if ch]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return build(trie)
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """Rules in precedence order, indexed by the needles that gate them."""
+
+    rules: tuple[Rule, ...]
+    needles: re.Pattern[str]
+    by_needle: dict[str, tuple[int, ...]]
+
+    @classmethod
+    def of(cls, rules: tuple[Rule, ...]) -> RuleSet:
+        """Return the rule set of `rules`."""
+        words = {n for r in rules for n in r.needles}
+        # The scan reports the longest needle starting at each position; every shorter one
+        # there is a prefix of it, so a needle stands for the rules of all its prefixes.
+        by_needle = {
+            word: tuple(
+                i for i, r in enumerate(rules) if any(word.startswith(n) for n in r.needles)
+            )
+            for word in words
+        }
+        return cls(rules, re.compile(f"(?=({_trie_pattern(words)}))"), by_needle)
+
+    def first_hit(self, body: str) -> tuple[Rule, Hit] | None:
+        """Return the first rule that matches `body`, with its hit (most lines have no needle)."""
+        found = {m.group(1) for m in self.needles.finditer(body.lower())}
+        if not found:
+            return None
+        for i in sorted({i for word in found for i in self.by_needle[word]}):
+            hit = apply(self.rules[i], body)
+            if hit is not None:
+                return self.rules[i], hit
+        return None
+
+
+@cache
+def all_rules() -> tuple[Rule, ...]:
+    """Return every line rule in precedence order (most specific first); ids are unique."""
+    from diagnosis.explain import rules_comm, rules_gpu, rules_host, rules_train
+
+    ordered = (
+        *rules_gpu.RULES,
+        *rules_host.KERNEL_RULES,
+        *rules_train.NUMERICAL_RULES,
+        *rules_gpu.CUDA_RULES,
+        *rules_host.PROCESS_RULES,
+        *rules_comm.RULES,
+        *rules_train.FALLBACK_RULES,
+    )
+    ids = [r.id for r in ordered]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise ValueError(f"duplicate rule ids: {duplicates}")
+    return ordered
+
+
+@cache
+def rule_set() -> RuleSet:
+    """Return the rule set the explainer uses."""
+    return RuleSet.of(all_rules())

@@ -1,0 +1,186 @@
+"""Communication rules: NCCL errors and warnings, PyTorch distributed errors, hangs.
+
+Patterns come from real lines: real_logs nccl-* (IB completion errors in both NCCL spellings,
+refused/closed connections, ncclInternalError/ncclRemoteError/ncclUnhandledCudaError),
+host-gloo-timeout, host-socket-timeout, the ProcessGroupNCCL watchdog lines of nccl-timeout
+and nccl-watchdog-heartbeat-stuck, public_lines nccl-connect-retry and watchdog-*, the Flight
+Recorder analyzer and NCCL RAS outputs in real_samples.
+"""
+
+from __future__ import annotations
+
+from diagnosis.catalog import Verdict
+from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.model import Action as A
+from diagnosis.model import Blame as B
+from diagnosis.model import Category as C
+from diagnosis.model import ComponentKind as K
+from diagnosis.model import Severity as S
+
+INFRA, APP, UNSURE = B.INFRASTRUCTURE, B.APPLICATION, B.UNKNOWN
+
+
+def _net(component: K, severity: S, confidence: float) -> Verdict:
+    """Return a network verdict (check the fabric)."""
+    return verdict(C.NETWORK, INFRA, component, severity, A.CHECK_NETWORK, confidence)
+
+
+def _hang(severity: S, confidence: float) -> Verdict:
+    """Return a hang verdict: capture stacks and flight records, then restart."""
+    return verdict(C.HANG, UNSURE, K.JOB, severity, A.CAPTURE_DIAGNOSTICS, confidence)
+
+
+_NETWORK_RULES: tuple[Rule, ...] = (
+    rule(
+        "nccl.ib_completion_error",
+        r"NET/IBP?\s*:\s*Got completion from peer .*?(?:with error |status=)(?P<status>\d+)",
+        ("got completion from peer",),
+        "An InfiniBand work completion failed (12 = retry exceeded: link or peer gone; 4 = "
+        "local protection, often GPUDirect/peermem): the NIC or fabric, not the job.",
+        _net(K.NIC, S.ERROR, 0.85),
+    ),
+    rule(
+        "nccl.connect_retry",
+        r"Call to connect returned .*, retrying",
+        ("call to connect returned",),
+        "Bootstrap retry while peers are still starting: NCCL's documented benign noise.",
+        verdict(C.BENIGN, UNSURE, K.NODE, S.INFO, A.NONE, 0.8),
+    ),
+    rule(
+        "nccl.connection_refused",
+        r"Connect to \S+ failed : Connection refused|connect.*failed.*Connection refused",
+        ("connection refused",),
+        "A peer refused NCCL's connection: that peer's node or network is bad (real_logs: the "
+        "fix was excluding the node).",
+        _net(K.NODE, S.ERROR, 0.75),
+    ),
+    rule(
+        "nccl.connection_closed",
+        r"Connection closed by (?:remote )?peer|Socket recv failed|socketProgress|"
+        r"Connection reset by peer",
+        ("connection closed", "socket recv failed", "socketprogress", "connection reset"),
+        "A peer closed its socket mid-collective: it died or its network did.",
+        _net(K.NODE, S.ERROR, 0.7),
+    ),
+    rule(
+        "nccl.remote_error",
+        r"ncclRemoteError|remote process exited or there was a network error",
+        ("ncclremoteerror", "remote process exited"),
+        "NCCL's remote error: a network failure or a peer that exited first; look at the "
+        "'Last error' line and the peer.",
+        _net(K.NODE, S.ERROR, 0.6),
+    ),
+    rule(
+        "nccl.unhandled_cuda_error",
+        r"ncclUnhandledCudaError|unhandled cuda error",
+        ("unhandledcudaerror", "unhandled cuda error"),
+        "NCCL hit a CUDA failure; the 'Cuda failure' line after it decides (999: GPU state).",
+        verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.RESET_GPU, 0.4),
+    ),
+    rule(
+        "nccl.invalid_usage",
+        r"ncclInvalidUsage|invalid usage \(run with NCCL_DEBUG",
+        ("ncclinvalidusage", "invalid usage"),
+        "The job called NCCL wrongly (mismatched collectives, bad arguments).",
+        verdict(C.APPLICATION, APP, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.7),
+    ),
+    rule(
+        "nccl.system_error",
+        r"ncclSystemError|unhandled system error",
+        ("ncclsystemerror", "unhandled system error"),
+        "A system or library call inside NCCL failed (sockets, IB verbs, shm): usually the host "
+        "or network.",
+        _net(K.NODE, S.ERROR, 0.5),
+    ),
+    rule(
+        "nccl.internal_error",
+        r"ncclInternalError|NCCL error.*internal error",
+        ("ncclinternalerror", "internal error"),
+        "NCCL's internal check failed; in practice mostly a broken connection (real_logs "
+        "nccl-internal-error); the 'Last error' line refines it.",
+        _net(K.NODE, S.ERROR, 0.5),
+    ),
+    rule(
+        "dist.gloo_timeout",
+        r"gloo.*Timed out waiting \d+ms for (?:recv|send) operation|Timed out waiting \d+ms "
+        r"for (?:recv|send) operation",
+        ("timed out waiting",),
+        "A gloo (CPU) collective timed out waiting for a peer, e.g. a barrier at checkpoint "
+        "(real_logs host-gloo-timeout): labelled network, the peer may also be stuck.",
+        _net(K.NODE, S.ERROR, 0.6),
+    ),
+    rule(
+        "dist.store_timeout",
+        r"DistNetworkError|DistStoreError|client socket has timed out|Socket Timeout"
+        r"|Timed out after \d+ seconds waiting for clients",
+        (
+            "distnetworkerror",
+            "diststoreerror",
+            "socket has timed out",
+            "socket timeout",
+            "waiting for clients",
+        ),
+        "The rendezvous/TCPStore could not be reached: the master node or the network "
+        "(real_logs host-socket-timeout).",
+        _net(K.NODE, S.ERROR, 0.7),
+    ),  # fmt: skip
+    rule(
+        "nccl.warn",
+        r"\bNCCL WARN\b",
+        ("nccl warn",),
+        "Any other NCCL warning: weak evidence of a network/transport problem.",
+        _net(K.NODE, S.WARNING, 0.3),
+    ),
+    rule(
+        "dist.backend_error",
+        r"^(?!terminate called after throwing).*?(?:DistBackendError|NCCL error)",
+        ("distbackenderror", "nccl error"),
+        "Any other NCCL/backend error raised to Python (not the C++ 'terminate called' line: "
+        "its what() line says why).",
+        _net(K.NODE, S.ERROR, 0.4),
+    ),
+)
+
+_HANG_RULES: tuple[Rule, ...] = (
+    rule(
+        "hang.watchdog_timeout",
+        r"(?:\[Rank (?P<rank>\d+)\] )?Watchdog caught collective operation timeout"
+        r"|Timeout at NCCL work",
+        ("watchdog caught collective", "timeout at nccl work"),
+        "The ProcessGroupNCCL watchdog saw a collective exceed its timeout: a hang. Blame is "
+        "unknown until localization finds the rank that stopped (app desync or a bad part).",
+        _hang(S.ERROR, 0.8),
+    ),
+    rule(
+        "hang.watchdog_stuck",
+        r"watchdog got stuck for \d+ seconds|Heartbeat monitor timed out",
+        ("watchdog got stuck", "heartbeat monitor timed out"),
+        "The heartbeat monitor found the watchdog itself stuck in a CUDA/NCCL call: a hang.",
+        _hang(S.ERROR, 0.8),
+    ),
+    rule(
+        "hang.ranks_missing",
+        r"Not all ranks joining collective",
+        ("not all ranks joining",),
+        "Flight Recorder: some ranks never joined a collective; the missing ranks are the lead.",
+        _hang(S.ERROR, 0.75),
+    ),
+    rule(
+        "hang.op_count_mismatch",
+        r"ranks have different \w+ operation counts|^\s*#\d+-\d+ \([0-9a-f]+\) MISMATCH",
+        ("operation counts", "mismatch"),
+        "NCCL RAS: ranks of one communicator launched different numbers of operations.",
+        _hang(S.ERROR, 0.7),
+    ),
+    rule(
+        "hang.ops_failed",
+        r"(?:\[Rank (?P<rank>\d+)\] )?Some NCCL operations have failed or timed out"
+        r"|Exception \(either an error or timeout\) detected by watchdog",
+        ("some nccl operations have failed", "detected by watchdog"),
+        "PyTorch tears the process down after a failed or timed-out collective: a consequence, "
+        "weaker than the line that says why.",
+        _hang(S.WARNING, 0.4),
+    ),
+)
+
+RULES: tuple[Rule, ...] = _NETWORK_RULES + _HANG_RULES

@@ -1,0 +1,216 @@
+"""GPU rules: Xid lines, the driver's other NVRM messages, nvidia-smi/dcgmi and CUDA errors.
+
+Every pattern is written from a real line: real_logs (xid-*, gsp-timeout, gpu-fallen-off-bus-
+no-xid, gpu-lost-pcie, cuda-*), real_samples (nvidia-smi -q, dcgmi diag) and the lines
+``sim/formats`` copies (public_lines xid-48/64/74/95/119-modern/149/154, cuda-oom-full, ...).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from diagnosis.catalog import Verdict, xid_entry
+from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.model import Action as A
+from diagnosis.model import Blame as B
+from diagnosis.model import Category as C
+from diagnosis.model import ComponentKind as K
+from diagnosis.model import Severity as S
+
+INFRA, APP = B.INFRASTRUCTURE, B.APPLICATION
+_PCI = r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?"
+_NVLINK5 = range(144, 151)
+_RECOVERY = re.compile(r"recovery action changed from .* to 0x[0-9a-f]+ \((?P<action>[^)]*)\)")
+
+
+def _recovery_verdict(base: Verdict, detail: str) -> Verdict:
+    """Return the Xid 154 verdict for the recovery action the driver now asks for."""
+    m = _RECOVERY.search(detail)
+    wanted = m["action"].lower() if m else ""
+    if wanted == "none":
+        return replace(base, category=C.BENIGN, blame=B.UNKNOWN, severity=S.INFO, action=A.NONE)
+    if "reboot" in wanted:
+        return replace(base, severity=S.CRITICAL, action=A.REBOOT_NODE)
+    if "drain p2p" in wanted:
+        return replace(base, action=A.RESTART_JOB)
+    return base
+
+
+def _xid_verdict(m: re.Match[str]) -> Verdict:
+    """Return the catalog's verdict for the Xid in `m`, refined by the line's own words."""
+    code = int(m["xid"])
+    base = xid_entry(code).policy.verdict
+    detail = m["detail"]
+    if code == 154:
+        return _recovery_verdict(base, detail)
+    if code in _NVLINK5 and re.search(r"\bNonfatal\b", detail):
+        return replace(base, severity=S.WARNING, action=A.MONITOR)
+    return base
+
+
+def _hw(severity: S, action: A, confidence: float) -> Verdict:
+    """Return a GPU hardware verdict."""
+    return verdict(C.GPU_HARDWARE, INFRA, K.GPU, severity, action, confidence)
+
+
+RULES: tuple[Rule, ...] = (
+    rule(
+        "gpu.xid",
+        rf"NVRM: Xid \((?:PCI:)?(?P<pci>{_PCI})(?: GPU-I:\d+)?\): (?P<xid>\d+),?\s*(?P<detail>.*)",
+        ("xid",),
+        "Any Xid line: the catalog's per-code policy (diagnosis/catalog), refined for Xid 154's "
+        "new recovery action and NVLink5 'Nonfatal' events.",
+        judge=_xid_verdict,
+    ),
+    rule(
+        "gpu.fell_off_bus",
+        rf"(?:GPU (?P<pci>{_PCI})[:\s].*)?fallen off the bus",
+        ("fallen off the bus",),
+        "The driver lost the GPU on PCIe without (or before) an Xid 79: same policy as Xid 79.",
+        _hw(S.CRITICAL, A.REBOOT_NODE, 0.9),
+    ),
+    rule(
+        "gpu.gsp_timeout",
+        r"GPU(?P<gpu>\d+) _kgsp\w*(?:TimedOut|Timeout)\b|GSP Timeout",
+        ("kgsp", "gsp timeout"),
+        "GSP heartbeat or RPC timeout without an Xid line: same policy as Xid 119 (reboot).",
+        _hw(S.CRITICAL, A.REBOOT_NODE, 0.85),
+    ),
+    rule(
+        "gpu.pmu_halted",
+        r"GPU(?P<gpu>\d+) _kgspRpcGspEventPmuHalted|PMU has halted",
+        ("pmu has halted", "pmuhalted"),
+        "GSP reports the PMU halted (companion of Xid 62): same policy as Xid 62.",
+        _hw(S.CRITICAL, A.RESET_GPU, 0.8),
+    ),
+    rule(
+        "gpu.memory_subsystem",
+        r"GPU(?P<gpu>\d+) \w+: .*(?:Memory Subsystem Error|timeout error waiting for startToken)",
+        ("memory subsystem error", "waiting for starttoken"),
+        "The driver's memory-subsystem/sysmembar failures (GSP timeout family, real_logs "
+        "gsp-timeout).",
+        _hw(S.ERROR, A.REBOOT_NODE, 0.7),
+    ),
+    rule(
+        "gpu.probe_failed",
+        r"NVIDIA probe routine failed",
+        ("probe routine failed",),
+        "The driver could not initialise a GPU at load (follows an off-the-bus notice).",
+        _hw(S.ERROR, A.REBOOT_NODE, 0.6),
+    ),
+    rule(
+        "gpu.lost",
+        rf"Unable to determine the device handle for GPU ?(?P<pci>{_PCI})",
+        ("unable to determine the device handle",),
+        "nvidia-smi cannot reach the GPU (user-visible side of Xid 79, real_logs gpu-lost-pcie).",
+        _hw(S.CRITICAL, A.REBOOT_NODE, 0.75),
+    ),
+    rule(
+        "gpu.remap_failure",
+        r"^\s*Remapping Failure Occurred\s*:\s*Yes\b",
+        ("remapping failure",),
+        "nvidia-smi -q: a row remap failed, as Xid 64.",
+        _hw(S.CRITICAL, A.ISOLATE_GPU, 0.8),
+    ),
+    rule(
+        "gpu.remap_pending",
+        r"^\s*Pending\s*:\s*Yes\b|row\s+remappings are pending",
+        ("pending",),
+        "nvidia-smi -q 'Remapped Rows / Pending: Yes' (or dcgmi's wording): a reset applies the "
+        "remap, as Xid 63.",
+        verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.RESET_GPU, 0.6),
+    ),
+    rule(
+        "gpu.dcgm_memory",
+        r"GPU (?P<gpu>\d+) has uncorrectable memory errors"
+        r"|GPU Memory\s*\|\s*Fail - GPU: (?P<gpu2>\d+)",
+        ("uncorrectable memory errors", "fail - gpu"),
+        "dcgmi diag reports uncorrectable GPU memory errors or a failed memory test.",
+        _hw(S.ERROR, A.ISOLATE_GPU, 0.7),
+    ),
+    rule(
+        "gpu.ecc_counter",
+        r"^\s*(?:SRAM |DRAM )?Uncorrectable(?: Error)?\s*:\s*[1-9]\d*\s*$",
+        ("uncorrectable",),
+        "nvidia-smi -q ECC/remap counter above zero: history, not an event; may be aggregate.",
+        verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.MONITOR, 0.5),
+    ),
+    rule(
+        "gpu.thermal_violation",
+        r"GPU (?P<gpu>\d+) Thermal violations",
+        ("thermal violations",),
+        "dcgmi diag thermal-violation warning: the GPU throttles (cooling).",
+        verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.HARDWARE_INSPECTION, 0.6),
+    ),
+)
+
+_CUDA = "(?:CUDA error|cuda runtime error \\(\\d+\\)|Cuda failure \\d*)\\W*"
+
+CUDA_RULES: tuple[Rule, ...] = (
+    rule(
+        "cuda.ecc",
+        r"uncorrectable ECC error encountered",
+        ("uncorrectable ecc error",),
+        "CUDA reports an uncorrectable ECC error: the GPU's memory failed (real_logs cuda-ecc).",
+        _hw(S.CRITICAL, A.RESET_GPU, 0.9),
+    ),
+    rule(
+        "cuda.nvlink",
+        r"uncorrectable NVLink error detected",
+        ("uncorrectable nvlink error",),
+        "CUDA reports an uncorrectable NVLink error during a kernel.",
+        _hw(S.CRITICAL, A.REBOOT_NODE, 0.85),
+    ),
+    rule(
+        "cuda.oom",
+        r"(?:OutOfMemoryError: )?CUDA out of memory\.(?:.*?GPU (?P<gpu>\d+) has a total capacity)?"
+        r"|OutOfMemoryError|" + _CUDA + r"'?out of memory|CUBLAS_STATUS_ALLOC_FAILED",
+        ("out of memory", "outofmemoryerror", "alloc_failed"),
+        "The job asked for more GPU memory than is free: fix batch size/parallelism (blame "
+        "application), unless another process holds the memory (the message names it).",
+        verdict(C.GPU_OOM, APP, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.9),
+    ),
+    rule(
+        "cuda.device_assert",
+        r"device-side assert(?:ion)? triggered|block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] "
+        r"Assertion .* failed",
+        ("device-side assert", "assertion"),
+        "A device-side assertion in a kernel, usually an index out of range in user data "
+        "(real_logs cuda-device-assert).",
+        verdict(C.GPU_APPLICATION, APP, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.9),
+    ),
+    rule(
+        "cuda.illegal_address",
+        r"an illegal memory access was encountered|misaligned address|"
+        r"an illegal instruction was encountered",
+        ("illegal memory access", "misaligned address", "illegal instruction"),
+        "A kernel touched memory it must not: the job's code (the kernel side is Xid 13/31). "
+        "Hardware only when it repeats on one GPU across jobs.",
+        verdict(C.GPU_APPLICATION, APP, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.75),
+    ),
+    rule(
+        "cuda.launch_failure",
+        r"unspecified launch failure|too many resources requested for launch",
+        ("launch failure", "resources requested for launch"),
+        "A kernel crashed ('segfault on the GPU'). Debatable: user kernels are the usual cause, "
+        "but Xid 13/31/62 can sit beside it; confidence is kept low.",
+        verdict(C.GPU_APPLICATION, APP, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.5),
+    ),
+    rule(
+        "cuda.unknown_error",
+        _CUDA + r"'?unknown error|cudaErrorUnknown|Cuda failure 999",
+        ("unknown error", "cudaerrorunknown", "failure 999"),
+        "CUDA error 999: the driver or GPU is in a bad state (real_logs "
+        "nccl-unhandled-cuda-error); a reset usually clears it.",
+        _hw(S.ERROR, A.RESET_GPU, 0.7),
+    ),
+    rule(
+        "cuda.no_device",
+        r"no CUDA-capable device is detected|all CUDA-capable devices are busy or unavailable"
+        r"|CUDA driver initialization failed",
+        ("cuda-capable device", "cuda driver initialization failed"),
+        "The process sees no usable GPU: a GPU dropped out or the driver failed to load.",
+        _hw(S.ERROR, A.RESET_GPU, 0.5),
+    ),
+)

@@ -1,0 +1,161 @@
+"""Host rules: the OOM killer, machine checks, PCIe AER, disk and NFS errors, OSError errnos.
+
+Patterns come from real lines: real_logs host-* (OOM killer, ``Killed``, ENOSPC, EIO, EFAULT,
+the DataLoader bus error), public_lines torch-save-disk-full, and the kernel lines quoted in
+tests/fixtures/explain/public_host_lines.jsonl (MCE/EDAC, AER, blk_update_request, nfs).
+"""
+
+from __future__ import annotations
+
+from diagnosis.catalog import Verdict
+from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.model import Action as A
+from diagnosis.model import Blame as B
+from diagnosis.model import Category as C
+from diagnosis.model import ComponentKind as K
+from diagnosis.model import Severity as S
+
+INFRA, APP = B.INFRASTRUCTURE, B.APPLICATION
+
+
+def _storage(severity: S, action: A, confidence: float) -> Verdict:
+    """Return a host storage verdict."""
+    return verdict(C.HOST_STORAGE, INFRA, K.NODE, severity, action, confidence)
+
+
+def _hardware(severity: S, action: A, confidence: float) -> Verdict:
+    """Return a host hardware verdict."""
+    return verdict(C.HOST_HARDWARE, INFRA, K.NODE, severity, action, confidence)
+
+
+_MEMORY = verdict(C.HOST_MEMORY, APP, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.9)
+
+KERNEL_RULES: tuple[Rule, ...] = (
+    rule(
+        "host.oom_killer",
+        r"Out of memory: Killed process|oom-kill:constraint=|oom_reaper: reaped process"
+        r"|Memory cgroup out of memory|invoked oom-killer",
+        ("out of memory", "oom-kill", "oom_reaper", "oom-killer"),
+        "The kernel OOM killer ended a process. Blame application: the victim is the largest "
+        "consumer, in practice the job (data loaders, pinned buffers); debatable.",
+        _MEMORY,
+    ),
+    rule(
+        "host.mce_uncorrected",
+        r"\[Hardware Error\]: (?:Uncorrected|Fatal)|mce: Uncorrected hardware memory error"
+        r"|Memory error not recovered|EDAC MC\d+: \d+ UE ",
+        ("hardware error", "memory error", "edac"),
+        "An uncorrected machine check or DIMM error: the host's CPU or memory failed.",
+        _hardware(S.CRITICAL, A.ISOLATE_NODE, 0.85),
+    ),
+    rule(
+        "host.mce",
+        r"Machine check events logged|\[Hardware Error\]|EDAC MC\d+: \d+ CE |mce: \[",
+        ("machine check", "hardware error", "edac", "mce: ["),
+        "A machine check was logged (corrected or deferred unless an uncorrected line follows).",
+        _hardware(S.WARNING, A.MONITOR, 0.6),
+    ),
+    rule(
+        "host.pcie_fatal",
+        r"AER: Uncorrected \(Fatal\) error received|severity=Uncorrected \(Fatal\)",
+        ("uncorrected (fatal)",),
+        "A fatal PCIe error (AER) on a host port: the devices behind it are unreliable.",
+        _hardware(S.ERROR, A.REBOOT_NODE, 0.75),
+    ),
+    rule(
+        "host.pcie_error",
+        r"AER: (?:Corrected|Uncorrected \(Non-Fatal\)) error received|PCIe Bus Error: severity=",
+        ("aer:", "pcie bus error"),
+        "A corrected or non-fatal PCIe error (AER): watch the link, it may degrade.",
+        _hardware(S.WARNING, A.MONITOR, 0.6),
+    ),
+    rule(
+        "host.disk_io",
+        r"blk_update_request: I/O error|I/O error, dev \w+, sector|Buffer I/O error on dev"
+        r"|EXT4-fs error|EXT4-fs \(\w+\): I/O error|XFS \(\w+\): .*I/O error",
+        ("i/o error", "ext4-fs error"),
+        "The kernel failed a block device I/O: a disk or its controller is failing.",
+        _storage(S.ERROR, A.ISOLATE_NODE, 0.8),
+    ),
+    rule(
+        "host.nfs",
+        r"nfs: server \S+ not responding",
+        ("not responding",),
+        "The NFS server stopped answering: every rank reading or checkpointing through it stalls.",
+        _storage(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.7),
+    ),
+)
+
+PROCESS_RULES: tuple[Rule, ...] = (
+    rule(
+        "host.shm_bus_error",
+        r"killed by signal: Bus error|out of shared memory",
+        ("bus error", "shared memory"),
+        "A DataLoader worker died of SIGBUS because /dev/shm is full (real_logs "
+        "host-bus-error-shm): the container's shm size or the worker count.",
+        verdict(C.HOST_MEMORY, APP, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.85),
+    ),
+    rule(
+        "host.disk_full",
+        r"No space left on device|\[Errno 28\]|\[Errno 122\]|Disk quota exceeded|ENOSPC",
+        ("space left", "errno 28", "errno 122", "quota exceeded", "enospc"),
+        "The filesystem is full (or the quota is): checkpoints and logs fail to write.",
+        _storage(S.ERROR, A.FREE_DISK, 0.9),
+    ),
+    rule(
+        "host.save_failed",
+        r"PytorchStreamWriter failed writing file|unexpected pos \d+ vs \d+",
+        ("pytorchstreamwriter failed", "unexpected pos"),
+        "torch.save could not write the checkpoint: usually the disk filled mid-write "
+        "(public_lines torch-save-disk-full).",
+        _storage(S.ERROR, A.FREE_DISK, 0.6),
+    ),
+    rule(
+        "host.io_error",
+        r"\[Errno 5\]|Input/output error|\[Errno 116\]|Stale file handle|\[Errno 121\]"
+        r"|Remote I/O error|\[Errno 30\]|Read-only file system",
+        (
+            "errno 5]",
+            "input/output error",
+            "errno 116",
+            "stale file handle",
+            "errno 121",
+            "remote i/o error",
+            "errno 30",
+            "read-only file system",
+        ),
+        "The filesystem returned EIO/ESTALE/EREMOTEIO/EROFS: a failing disk or network "
+        "filesystem (real_logs host-fs-io-error).",
+        _storage(S.ERROR, A.CAPTURE_DIAGNOSTICS, 0.8),
+    ),  # fmt: skip
+    rule(
+        "host.bad_address",
+        r"OSError: \[Errno 14\] Bad address",
+        ("errno 14",),
+        "EFAULT from a Python write: pure Python cannot pass a bad pointer, so the buffer's "
+        "backing (an mmapped NFS/FUSE file) failed (real_logs host-fs-nfs-error).",
+        _storage(S.ERROR, A.CAPTURE_DIAGNOSTICS, 0.5),
+    ),
+    rule(
+        "host.memory_error",
+        r"^(?:\w+\.)*MemoryError\b|\[Errno 12\]|Cannot allocate memory",
+        ("memoryerror", "errno 12", "cannot allocate memory"),
+        "The process could not get host memory (Python MemoryError / ENOMEM).",
+        verdict(C.HOST_MEMORY, APP, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.7),
+    ),
+    rule(
+        "host.killed",
+        r"^\s*Killed\s*$",
+        ("killed",),
+        "A bare 'Killed' on the job's stdout: SIGKILL, most often a cgroup/Slurm memory kill "
+        "(real_logs host-cpu-oom); could also be a scancel, so confidence is low.",
+        verdict(C.HOST_MEMORY, APP, K.NODE, S.WARNING, A.FIX_APPLICATION, 0.35),
+    ),
+    rule(
+        "host.bus_error",
+        r"Bus error \(core dumped\)|Fatal Python error: Bus error",
+        ("bus error",),
+        "SIGBUS outside a DataLoader: a truncated mmapped file or a memory fault on the host.",
+        _hardware(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.35),
+    ),
+)

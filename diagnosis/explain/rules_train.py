@@ -1,0 +1,93 @@
+"""Training-loop rules (NaN, loss scaling, iteration lines) and the fallbacks tried last.
+
+Patterns come from real lines: real_logs nan-loss (Megatron-LLM ``Bad grad_norm detected``,
+DeepSpeed ``OVERFLOW!`` and ``loss scale already at minimum``), loss-spike and
+perf-degradation-slow-gpu (iteration lines), public_lines megatron-nan-grad-norm,
+torchrun-child-failed and elastic-failed-*, and Python's own exception-line shape.
+"""
+
+from __future__ import annotations
+
+import re
+
+from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.explain.training import judge_iteration
+from diagnosis.model import Action as A
+from diagnosis.model import Blame as B
+from diagnosis.model import Category as C
+from diagnosis.model import ComponentKind as K
+from diagnosis.model import Severity as S
+
+APP, UNSURE = B.APPLICATION, B.UNKNOWN
+
+NUMERICAL_RULES: tuple[Rule, ...] = (
+    rule(
+        "training.loss_scale_min",
+        r"loss scale already at minimum",
+        ("loss scale already at minimum",),
+        "fp16 loss scaling collapsed after repeated overflows: the run cannot continue "
+        "(real_logs nan-loss). Numerical, the job's recipe (lr, precision, data).",
+        verdict(C.NUMERICAL, APP, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.9),
+    ),
+    rule(
+        "training.nan_grad_norm",
+        r"(?:Rank (?P<rank>\d+): )?found NaN in local grad norm"
+        r"(?:.*?Device: (?P<gpu>\d+), node: (?P<host>[\w.-]+))?",
+        ("found nan",),
+        "Megatron's NaN check fired in the backward pass: numerical (rarely silent data "
+        "corruption on one GPU; the Device/node in the message say where).",
+        verdict(C.NUMERICAL, APP, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.9),
+    ),
+    rule(
+        "training.bad_grad_norm",
+        r"Bad grad_norm detected \(grad_norm=(?:nan|inf|-inf)\)",
+        ("bad grad_norm",),
+        "A non-finite grad norm made the trainer skip a step: a NaN, so numerical, but the run "
+        "continues; warning, monitor.",
+        verdict(C.NUMERICAL, APP, K.JOB, S.WARNING, A.MONITOR, 0.7),
+    ),
+    rule(
+        "training.overflow_skip",
+        r"OVERFLOW! Rank (?P<rank>\d+) Skipping step",
+        ("overflow!",),
+        "DeepSpeed's fp16 dynamic loss scaling skipping a step: the mechanism working, benign "
+        "unless the scale reaches its minimum.",
+        verdict(C.BENIGN, UNSURE, K.JOB, S.INFO, A.NONE, 0.8),
+    ),
+    rule(
+        "training.iteration",
+        r"\biteration\s+\d+\s*/\s*\d+\s*\|",
+        ("iteration",),
+        "A Megatron iteration line: benign, numerical when its loss or grad norm is NaN/inf or "
+        "it counts NaN iterations. Consecutive lines also feed the loss-spike (numerical) and "
+        "step-slowdown (straggler) checks.",
+        judge=judge_iteration,
+    ),
+    rule(
+        "training.nan_loss",
+        r"\bloss(?: is|:|=)\s*(?:nan|inf)\b|returned nan values",
+        ("loss", "nan values"),
+        "A loss reported as NaN/inf outside a Megatron iteration line.",
+        verdict(C.NUMERICAL, APP, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.7),
+        flags=re.IGNORECASE,
+    ),
+)
+
+FALLBACK_RULES: tuple[Rule, ...] = (
+    rule(
+        "elastic.child_failed",
+        r"ChildFailedError|failed \(exitcode: -?\d+\) local_rank: (?P<rank>\d+)",
+        ("childfailederror", "failed (exitcode"),
+        "torchrun reports that a rank exited: a consequence; the cause is in that rank's log.",
+        verdict(C.UNKNOWN, UNSURE, K.JOB, S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.3),
+    ),
+    rule(
+        "python.exception",
+        r"^(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*Error|(?:[A-Z]\w*)?Exception)(?::\s|:?\s*$)",
+        ("error", "exception"),
+        "A Python exception no earlier rule explains (KeyError, ValueError, ...): the job's code. "
+        "Confidence is higher when it ends a traceback.",
+        verdict(C.APPLICATION, APP, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.4),
+        traceback_boost=0.2,
+    ),
+)

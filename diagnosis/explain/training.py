@@ -1,0 +1,159 @@
+"""Megatron iteration lines: parse them, judge one line, and find spikes and slowdowns.
+
+The fields are Megatron-LM's ``training_log`` format strings (sim/formats/training.py) and the
+Megatron-DeepSpeed (BLOOM) lines of real_logs loss-spike and perf-degradation-slow-gpu. The
+sequence checks compare each iteration with the recent past of the same stream (rank):
+
+- a loss spike: loss at least ``SPIKE_LOSS_RATIO`` times the lowest of the last
+  ``WINDOW`` iterations, or a grad norm ``SPIKE_GRAD_RATIO`` times the lowest;
+- a step-time regression: time per iteration ``SLOW_RATIO`` above the fastest of the window,
+  and throughput (TFLOPs) down as much when it is printed; a step that skipped or hit NaN is
+  not a slowdown signal (real_logs nan-loss: the NaN step took 19% longer).
+
+Both are heuristics with low confidence; the straggler detector over step telemetry decides.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from diagnosis.catalog import Verdict
+from diagnosis.explain.rules import verdict
+from diagnosis.model import Action, Blame, Category, ComponentKind, Severity
+
+WINDOW = 10
+SPIKE_LOSS_RATIO = 1.5
+SPIKE_GRAD_RATIO = 10.0
+SLOW_RATIO = 1.03
+
+ITERATION = re.compile(r"\biteration\s+(?P<it>\d+)\s*/\s*(?P<total>\d+)\s*\|")
+_NUM = r"([-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf))"
+_ELAPSED = re.compile(r"elapsed time per iteration \((ms|s)\):\s*" + _NUM)
+_LOSS = re.compile(r"\|\s*(?:lm )?loss:\s*" + _NUM, re.IGNORECASE)
+_GRAD = re.compile(r"grad norm:\s*" + _NUM, re.IGNORECASE)
+_NAN_ITERS = re.compile(r"number of nan\s+iterations:\s*(\d+)")
+_SKIPPED = re.compile(r"number of skipped\s+iterations:\s*(\d+)")
+_TFLOPS = re.compile(r"TFLOPs:\s*([\d.]+)|TFLOP/s/GPU\):\s*([\d.]+)")
+
+NUMERICAL = verdict(
+    Category.NUMERICAL, Blame.APPLICATION, ComponentKind.JOB, Severity.ERROR, Action.MONITOR, 0.8
+)
+SPIKE = verdict(
+    Category.NUMERICAL, Blame.APPLICATION, ComponentKind.JOB, Severity.WARNING, Action.MONITOR, 0.5
+)
+SLOWDOWN = verdict(
+    Category.STRAGGLER, Blame.UNKNOWN, ComponentKind.JOB, Severity.WARNING, Action.MONITOR, 0.3
+)
+HEALTHY = verdict(
+    Category.BENIGN, Blame.UNKNOWN, ComponentKind.JOB, Severity.INFO, Action.NONE, 0.9
+)
+
+
+@dataclass(frozen=True)
+class Iteration:
+    """The values of one iteration line."""
+
+    iteration: int
+    seconds: float | None
+    loss: float | None
+    grad_norm: float | None
+    nan_iterations: int
+    skipped: int
+    tflops: float | None
+
+
+def _float(m: re.Match[str] | None, *groups: int) -> float | None:
+    """Return the first non-empty of `groups` of `m` as a float."""
+    if m is None:
+        return None
+    text = next((m.group(g) for g in groups if m.group(g)), None)
+    try:
+        return float(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+def parse_iteration(body: str) -> Iteration | None:
+    """Return the values of an iteration line, or None when `body` is not one."""
+    m = ITERATION.search(body)
+    if m is None:
+        return None
+    elapsed = _ELAPSED.search(body)
+    seconds = _float(elapsed, 2)
+    if elapsed is not None and seconds is not None and elapsed.group(1) == "ms":
+        seconds /= 1000
+    nan = _NAN_ITERS.search(body)
+    skipped = _SKIPPED.search(body)
+    return Iteration(
+        iteration=int(m["it"]),
+        seconds=seconds,
+        loss=_float(_LOSS.search(body), 1),
+        grad_norm=_float(_GRAD.search(body), 1),
+        nan_iterations=int(nan.group(1)) if nan else 0,
+        skipped=int(skipped.group(1)) if skipped else 0,
+        tflops=_float(_TFLOPS.search(body), 1, 2),
+    )
+
+
+def _finite(value: float | None) -> bool:
+    """Return whether `value` is a finite number."""
+    return value is not None and math.isfinite(value)
+
+
+def judge_iteration(m: re.Match[str]) -> Verdict | None:
+    """Return the verdict of one iteration line on its own: NaN/inf -> numerical, else benign."""
+    it = parse_iteration(m.string)
+    if it is None:
+        return None
+    if (it.loss is not None and not _finite(it.loss)) or (
+        it.grad_norm is not None and not _finite(it.grad_norm)
+    ):
+        return NUMERICAL
+    if it.nan_iterations > 0:
+        return SPIKE
+    return HEALTHY
+
+
+def _spiked(window: Sequence[Iteration], it: Iteration) -> bool:
+    """Return whether `it` spikes in loss or grad norm against `window`."""
+    losses = [w.loss for w in window if w.loss is not None and _finite(w.loss)]
+    if _finite(it.loss) and losses and it.loss is not None:
+        low = min(losses)
+        if low > 0 and it.loss >= SPIKE_LOSS_RATIO * low:
+            return True
+    norms = [w.grad_norm for w in window if w.grad_norm is not None and _finite(w.grad_norm)]
+    if _finite(it.grad_norm) and norms and it.grad_norm is not None:
+        low = min(norms)
+        return low > 0 and it.grad_norm >= SPIKE_GRAD_RATIO * low
+    return False
+
+
+def _slowed(window: Sequence[Iteration], it: Iteration) -> bool:
+    """Return whether `it` is slower than the fastest of `window` (and, if known, lower TFLOPs)."""
+    if it.skipped or it.nan_iterations:
+        return False
+    times = [w.seconds for w in window if w.seconds]
+    if not times or not it.seconds or it.seconds < SLOW_RATIO * min(times):
+        return False
+    flops = [w.tflops for w in window if w.tflops]
+    if it.tflops and flops:
+        return it.tflops * SLOW_RATIO <= max(flops)
+    return True
+
+
+def sequence_findings(stream: Sequence[Iteration]) -> list[tuple[int, Verdict, str]]:
+    """Return (position in `stream`, verdict, rule id) for the spikes and slowdowns in it."""
+    found: list[tuple[int, Verdict, str]] = []
+    seen: set[str] = set()
+    for i in range(1, len(stream)):
+        window = stream[max(0, i - WINDOW) : i]
+        if "training.loss_spike" not in seen and _spiked(window, stream[i]):
+            found.append((i, SPIKE, "training.loss_spike"))
+            seen.add("training.loss_spike")
+        if "training.step_slowdown" not in seen and _slowed(window, stream[i]):
+            found.append((i, SLOWDOWN, "training.step_slowdown"))
+            seen.add("training.step_slowdown")
+    return found
