@@ -30,7 +30,7 @@ from diagnosis.localize import localize_hang, localize_network, localize_straggl
 from diagnosis.model import Suspect
 from ingest.schema import CollectiveProgress, JobTopology
 from sim.cluster import layout_job
-from sim.faults import stop_rank
+from sim.faults.common import stop_rank
 from sim.jobs import JobRun
 from sim.scenario import JobSpec, parse_scenario
 
