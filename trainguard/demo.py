@@ -1,4 +1,5 @@
-"""`trainguard demo`: the digital twin streamed through the embedded pipeline into chdb."""
+"""`trainguard demo`: the digital twin streamed through the embedded pipeline into chdb, then
+diagnosed, with the injected ground truth printed alongside for comparison."""
 
 from __future__ import annotations
 
@@ -13,7 +14,11 @@ from analytics import evidence
 from analytics.fleet import gpu_health_summary
 from analytics.queries import table_counts
 from analytics.store import EmbeddedStore, Store
+from diagnosis.incidents import Incident
+from diagnosis.replay import diagnose_dir
 from ingest.bus import InProcessBus
+from ingest.schema import EventBase
+from sim.output import FileSink
 from sim.scenario import load_scenario
 from sim.twin import Twin
 from trainguard.settings import SinkProcessSettings
@@ -49,8 +54,16 @@ def run_demo(scenario_path: Path, data_dir: str) -> int:
             )
             sys.stdout.flush()
 
-    twin = Twin(scenario, producer.send, on_tick=progress)
-    truth = twin.run()
+    recording = path / "recording"
+    with FileSink(recording) as files:
+
+        def emit(event: EventBase) -> None:
+            producer.send(event)
+            files(event)
+
+        twin = Twin(scenario, emit, on_tick=progress)
+        truth = twin.run()
+        files.write_inventory(twin.hw.inventory(twin.node_names))
     while sink.stats.consumed < producer.sent and thread.is_alive():
         time.sleep(0.1)
     stop.set()
@@ -62,7 +75,8 @@ def run_demo(scenario_path: Path, data_dir: str) -> int:
     for table, count in table_counts(store).items():
         print(f"    {table:<14} {count:>10,} rows")
     _evidence(store, twin.start, twin.start + timedelta(seconds=scenario.duration_s))
-    print("\nInjected (ground truth, kept apart for scoring; diagnosis is the next capability):")
+    _incidents(diagnose_dir(recording), twin.start)
+    print("\nInjected (ground truth: never read by diagnosis, printed here to compare):")
     for fault in truth:
         effects = ", ".join(f"{e['effect']}@{e['at_s']:.0f}s" for e in fault["effects"]) or "-"
         where = {
@@ -73,6 +87,29 @@ def run_demo(scenario_path: Path, data_dir: str) -> int:
         print(f"  {fault['kind']:<10} at {fault['onset_s']:5.0f} s  {where}  effects: {effects}")
     store.close()
     return 0 if sink.stats.consumed >= producer.sent else 1
+
+
+def _incidents(incidents: list[Incident], start: datetime) -> None:
+    print(
+        f"\nTrainGuard's diagnosis (trainguard diagnose on the same telemetry): "
+        f"{len(incidents)} incident(s)"
+    )
+    for inc in incidents:
+        top = inc.suspects[0] if inc.suspects else None
+        where = (
+            "-"
+            if top is None
+            else ", ".join(
+                f"{k}={v}"
+                for k, v in top.model_dump().items()
+                if k in ("node", "gpu", "nic", "switch", "rank") and v is not None
+            )
+        )
+        at = (inc.detected_at - start).total_seconds()
+        print(
+            f"  {inc.category.value:<13} at {at:5.0f} s  blame {inc.blame.value:<14} "
+            f"top suspect: {where or inc.job}  -> {inc.action.value}"
+        )
 
 
 def _evidence(store: Store, start: datetime, end: datetime) -> None:

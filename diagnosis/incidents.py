@@ -1,0 +1,268 @@
+"""Incidents: one root cause, its suspects and the findings that follow from it.
+
+The `Correlator` reads findings in time order. Each finding has a root-cause key (a GPU, a
+node's host resources, a job's application, its network, hang or slowdown); findings with
+the key of an open incident seen within the window attach to it as evidence. Sympathetic
+errors attach to the incident that explains them instead of opening their own: peers of a
+failed GPU report broken NCCL connections, remote errors and watchdog timeouts, the failed
+rank's CUDA traceback follows its Xid, and Xid 45 follows another Xid. Application Xids
+(13/31) and tracebacks on many ranks of a job share one application incident.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+
+from diagnosis.model import Action, Blame, Category, ComponentKind, Finding, Suspect
+
+WINDOW = timedelta(minutes=5)
+MAX_EVIDENCE = 50
+MAX_SUSPECTS = 5
+XID_CLEANUP = 45  # preemptive cleanup: the driver's echo of an earlier Xid
+
+_HARDWARE = frozenset(
+    {
+        Category.GPU_HARDWARE,
+        Category.GPU_DEGRADED,
+        Category.HOST_HARDWARE,
+        Category.HOST_MEMORY,
+        Category.HOST_STORAGE,
+    }
+)
+# What a job's ranks print when something else broke: never a root cause while one is open.
+_SYMPATHETIC_RULES = frozenset(
+    {
+        "nccl.connection_closed",
+        "nccl.remote_error",
+        "nccl.system_error",
+        "nccl.warn",
+        "hang.watchdog_timeout",
+        "hang.watchdog_stuck",
+        "elastic.child_failed",
+        "host.killed",
+    }
+)
+_IGNORED = frozenset({Category.BENIGN})
+Key = tuple[str, ...]
+
+
+class Incident(BaseModel):
+    """One root cause: who is to blame, the ranked suspects and the evidence."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(description="Deterministic id from the root-cause key (and episode).")
+    category: Category
+    blame: Blame
+    job: str | None = Field(None, description="Training job affected, where known.")
+    detected_at: AwareDatetime = Field(description="When the root finding was seen (telemetry).")
+    suspects: list[Suspect] = Field(default_factory=list, description="Ranked, best first.")
+    summary: str = Field(description="One line an on-call engineer reads first.")
+    action: Action = Field(description="Recommended next step.")
+    evidence: list[str] = Field(default_factory=list, description="Finding lines, capped.")
+    status: Literal["open"] = "open"
+
+
+@dataclass
+class _Open:
+    """An incident being built."""
+
+    key: Key
+    episode: int
+    root: Finding
+    job: str | None
+    detected_at: datetime
+    last_seen: datetime
+    suspects: list[Suspect]
+    evidence: list[str] = field(default_factory=list)
+    related: int = 0
+    ranks: set[int] = field(default_factory=set)
+    gpus: set[tuple[str, int]] = field(default_factory=set)
+
+    def attach(self, finding: Finding, at: datetime) -> None:
+        """Add one finding as evidence."""
+        self.last_seen = max(self.last_seen, at)
+        self.related += 1
+        if finding.rank is not None:
+            self.ranks.add(finding.rank)
+        if finding.node is not None and finding.gpu is not None:
+            self.gpus.add((finding.node, finding.gpu))
+        if len(self.evidence) < MAX_EVIDENCE and finding.line not in self.evidence:
+            self.evidence.append(finding.line)
+
+
+def root_key(finding: Finding, job: str | None) -> Key:
+    """Return the root-cause key a finding belongs to."""
+    cat = finding.category
+    node = finding.node or "?"
+    if cat in (Category.GPU_HARDWARE, Category.GPU_DEGRADED) or (
+        cat == Category.NUMERICAL and finding.component == ComponentKind.GPU
+    ):
+        if finding.gpu is not None:
+            return ("gpu", node, str(finding.gpu))
+        return ("gpu", node, finding.pci_bus_id or "?")
+    if cat in (Category.HOST_HARDWARE, Category.HOST_MEMORY, Category.HOST_STORAGE):
+        return ("host", node)
+    scope = ("job", job) if job else ("node", node)
+    if cat in (Category.APPLICATION, Category.GPU_APPLICATION, Category.GPU_OOM):
+        return ("application", *scope)
+    if cat == Category.NETWORK:
+        return ("network", *scope)
+    return (cat.value, *scope)
+
+
+class Correlator:
+    """Turn a time-ordered stream of findings into incidents, one per root cause."""
+
+    def __init__(self, window: timedelta = WINDOW) -> None:
+        self.window = window
+        self._all: list[_Open] = []
+        self._by_key: dict[Key, _Open] = {}
+
+    def add(
+        self,
+        finding: Finding,
+        at: datetime,
+        job: str | None = None,
+        suspects: list[Suspect] | None = None,
+    ) -> Key | None:
+        """Take one finding seen at `at`; return the key of the incident it went to."""
+        if finding.category in _IGNORED:
+            return None
+        cause = self._explaining(finding, at, job)
+        if cause is not None:
+            cause.attach(finding, at)
+            return cause.key
+        key = root_key(finding, job)
+        if finding.category == Category.UNKNOWN and not suspects:
+            return None  # an unexplained line is evidence at most, never a root cause alone
+        known = self._by_key.get(key)
+        if known is not None and at - known.last_seen <= self.window:
+            known.attach(finding, at)
+            if suspects and not known.suspects:
+                known.suspects = suspects[:MAX_SUSPECTS]
+            self._promote(known, finding)
+            return key
+        episode = known.episode + 1 if known is not None else 1
+        opened = _Open(
+            key=key,
+            episode=episode,
+            root=finding,
+            job=job,
+            detected_at=at,
+            last_seen=at,
+            suspects=(suspects or _own_suspects(finding, key))[:MAX_SUSPECTS],
+        )
+        opened.attach(finding, at)
+        self._by_key[key] = opened
+        self._all.append(opened)
+        return key
+
+    def set_suspects(self, key: Key, suspects: list[Suspect]) -> None:
+        """Replace the suspects of the latest incident with this key (a later localization)."""
+        known = self._by_key.get(key)
+        if known is not None and suspects:
+            known.suspects = suspects[:MAX_SUSPECTS]
+
+    def has_open(self, key: Key, at: datetime) -> bool:
+        """Return whether an incident with this key was seen within the window before `at`."""
+        known = self._by_key.get(key)
+        return known is not None and at - known.last_seen <= self.window
+
+    def incidents(self) -> list[Incident]:
+        """Return every incident, in detection order."""
+        return [_incident(o) for o in self._all]
+
+    def _explaining(self, finding: Finding, at: datetime, job: str | None) -> _Open | None:
+        """Return the open incident that explains a sympathetic finding, if any."""
+        recent = [o for o in reversed(self._all) if at - o.last_seen <= self.window]
+        if finding.xid == XID_CLEANUP:
+            for o in recent:
+                if o.root.xid is not None and o.root.node == finding.node:
+                    return o
+        if finding.category in _HARDWARE:
+            return None
+        if job is not None:
+            for o in recent:
+                if o.job == job and o.root.category in _HARDWARE:
+                    return o  # a job's errors after its hardware broke are the hardware's
+        if finding.rule in _SYMPATHETIC_RULES or finding.category == Category.HANG:
+            for o in recent:
+                if job is not None and o.job == job and o.root.category != Category.STRAGGLER:
+                    return o
+        return None
+
+    def _promote(self, known: _Open, finding: Finding) -> None:
+        """Keep the most specific finding as the root (an Xid beats an NVML error)."""
+        if finding.xid is not None and known.root.xid is None and known.key[0] == "gpu":
+            known.root = finding
+
+
+def _own_suspects(finding: Finding, key: Key) -> list[Suspect]:
+    """Return the suspect a finding names by itself."""
+    if key[0] in ("application", "hang", "straggler", "numerical") and key[1] == "job":
+        return [
+            Suspect(
+                component=ComponentKind.JOB,
+                score=finding.confidence,
+                explanation=f"the job's own code: {finding.line[:200]}",
+            )
+        ]
+    if finding.node is None:
+        return []
+    component = finding.component or ComponentKind.NODE
+    if component == ComponentKind.JOB:
+        component = ComponentKind.NODE
+    return [
+        Suspect(
+            component=component,
+            score=finding.confidence,
+            node=finding.node,
+            gpu=finding.gpu,
+            rank=finding.rank,
+            explanation=finding.line[:300],
+        )
+    ]
+
+
+def _incident_id(key: Key, episode: int) -> str:
+    text = "/".join(key) + ("" if episode == 1 else f"#{episode}")
+    return "inc-" + hashlib.sha1(text.encode()).hexdigest()[:12]
+
+
+def _where(o: _Open) -> str:
+    r = o.root
+    if o.key[0] == "gpu":
+        gpu = r.gpu if r.gpu is not None else r.pci_bus_id
+        return f"{r.node} GPU {gpu}"
+    if o.key[0] == "host":
+        return f"{r.node}"
+    return f"job {o.job}" if o.job else f"{r.node}"
+
+
+def _incident(o: _Open) -> Incident:
+    r = o.root
+    spread = []
+    if len(o.gpus) > 1:
+        spread.append(f"{len(o.gpus)} GPUs")
+    if len(o.ranks) > 1:
+        spread.append(f"{len(o.ranks)} ranks")
+    extra = f" across {', '.join(spread)}" if spread else ""
+    more = f"; {o.related - 1} related finding(s){extra}" if o.related > 1 else ""
+    summary = f"{r.category.value} on {_where(o)} ({r.rule}): {r.line[:160]}{more}"
+    return Incident(
+        id=_incident_id(o.key, o.episode),
+        category=r.category,
+        blame=r.blame,
+        job=o.job,
+        detected_at=o.detected_at,
+        suspects=o.suspects,
+        summary=summary,
+        action=r.action,
+        evidence=o.evidence,
+    )

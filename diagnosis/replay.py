@@ -1,0 +1,325 @@
+"""Replay a `trainguard sim run` directory through diagnosis: telemetry in, incidents out.
+
+The families are merged in time order; per job the communication graph is built from its
+topology (and the inventory's cabling when present) and the implicit detectors are fed;
+every log line goes through the explainer; NVML errors, NIC ports going down and full
+disks become findings. Detectors are checked once per simulated second. The ground truth
+(truth.json) is never read here.
+"""
+
+from __future__ import annotations
+
+import gzip
+import heapq
+from collections import deque
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from diagnosis.detectors import (
+    Detector,
+    HangDetector,
+    MfuDetector,
+    NumericalDetector,
+    StragglerDetector,
+)
+from diagnosis.explain import explain
+from diagnosis.fabric import Fabric
+from diagnosis.graph import CommGraph, build_comm_graph
+from diagnosis.incidents import Correlator, Incident, Key
+from diagnosis.localize import localize_hang, localize_network, localize_straggler
+from diagnosis.model import Action, Blame, Category, ComponentKind, Finding, Severity, Suspect
+from ingest.schema import (
+    CollectiveProgress,
+    CollectiveState,
+    EventBase,
+    GpuMetrics,
+    HostMetrics,
+    JobTopology,
+    LogLine,
+    TrainStep,
+    decode_event,
+)
+
+FAMILIES = ("gpu_metrics", "host_metrics", "logs", "train_steps", "collectives", "job_topology")
+STRAGGLER_WINDOW = 50_000  # completed collective records kept per job for straggler localization
+STRAGGLER_LOOKBACK = timedelta(seconds=20)  # older records dilute a fresh slowdown
+HANG_STALL = timedelta(seconds=10)
+HANG_RETRY = timedelta(seconds=60)
+DISK_FULL = 0.99
+_CRASH_RULES = frozenset({"elastic.child_failed", "host.killed"})
+_LINK_DOWN = frozenset({"DOWN", "DISABLED", "POLLING"})
+_IB_RULES = frozenset({"nccl.ib_completion_error"})
+
+
+class ReplayError(ValueError):
+    """A directory that is not a readable sim run."""
+
+
+def iter_family(path: Path) -> Iterator[EventBase]:
+    """Yield the events of one family file, one line at a time."""
+    with gzip.open(path, "rb") as handle:
+        for line in handle:
+            if line.strip():
+                yield decode_event(line)
+
+
+def merged_events(directory: Path) -> Iterator[EventBase]:
+    """Yield every family's events merged in time order."""
+    files = [directory / f"{name}.jsonl.gz" for name in FAMILIES]
+    present = [f for f in files if f.exists()]
+    if not present:
+        raise ReplayError(f"{directory}: no telemetry files (*.jsonl.gz) found")
+    return heapq.merge(*(iter_family(f) for f in present), key=lambda e: e.ts)
+
+
+class _Job:
+    """Per-job state: graph, detectors, the progress localization needs."""
+
+    def __init__(self, topology: JobTopology, fabric: Fabric | None) -> None:
+        self.id = topology.job_id
+        self.graph: CommGraph = build_comm_graph(topology, fabric)
+        self.hang = HangDetector(self.id)
+        self.detectors: list[Detector] = [
+            self.hang,
+            StragglerDetector(self.id),
+            MfuDetector(self.id),
+            NumericalDetector(self.id),
+        ]
+        self.latest: dict[tuple[int, str], CollectiveProgress] = {}
+        self.recent: deque[CollectiveProgress] = deque(maxlen=STRAGGLER_WINDOW)
+        self.failing_ranks: set[int] = set()
+        self.hang_key: Key | None = None
+        self.hang_retry_until: datetime | None = None
+
+    def observe(self, event: EventBase) -> None:
+        """Feed one step or collective record to the detectors and the progress state."""
+        for d in self.detectors:
+            d.observe(event)
+        if isinstance(event, CollectiveProgress):
+            key = (event.rank, event.comm)
+            cur = self.latest.get(key)
+            if cur is None or (event.seq, _order(event)) >= (cur.seq, _order(cur)):
+                self.latest[key] = event
+            if event.state == CollectiveState.COMPLETED:
+                self.recent.append(event)
+
+
+def _order(p: CollectiveProgress) -> int:
+    return {CollectiveState.SCHEDULED: 0, CollectiveState.STARTED: 1}.get(p.state, 2)
+
+
+class Replay:
+    """Streaming diagnosis of one merged telemetry stream."""
+
+    def __init__(self, fabric: Fabric | None = None) -> None:
+        self.fabric = fabric
+        self.correlator = Correlator()
+        self.jobs: dict[str, _Job] = {}
+        self.gpu_job: dict[tuple[str, int], tuple[str, int]] = {}  # (node, gpu) -> (job, rank)
+        self.node_jobs: dict[str, str] = {}
+        self.pci_gpu: dict[tuple[str, str], int] = {}
+        self.nvml_seen: set[tuple[str, int]] = set()
+        self.nic_state: dict[tuple[str, str, int], str] = {}
+        self.disk_seen: set[tuple[str, str]] = set()
+        self._second: datetime | None = None
+
+    def feed(self, event: EventBase) -> None:
+        """Take the next event of the merged stream."""
+        self._tick(event.ts)
+        if isinstance(event, JobTopology):
+            self._topology(event)
+        elif isinstance(event, TrainStep | CollectiveProgress):
+            job = self.jobs.get(event.job_id)
+            if job is not None:
+                job.observe(event)
+        elif isinstance(event, LogLine):
+            self._log(event)
+        elif isinstance(event, GpuMetrics):
+            self._gpu_metrics(event)
+        elif isinstance(event, HostMetrics):
+            self._host_metrics(event)
+
+    def finish(self) -> list[Incident]:
+        """Run the last check and return the incidents."""
+        if self._second is not None:
+            self._check(self._second + timedelta(seconds=1))
+        return self.correlator.incidents()
+
+    # ------------------------------------------------------------------ clock
+    def _tick(self, ts: datetime) -> None:
+        second = ts.replace(microsecond=0)
+        if self._second is None:
+            self._second = second
+        while self._second < second:
+            self._second += timedelta(seconds=1)
+            self._check(self._second)
+
+    def _check(self, now: datetime) -> None:
+        for job in self.jobs.values():
+            for detector in job.detectors:
+                for finding in detector.check(now):
+                    self._implicit(job, finding, now)
+            if job.hang_retry_until is not None and job.hang_key is not None:
+                if now > job.hang_retry_until:
+                    job.hang_retry_until = None
+                else:
+                    suspects = localize_hang(job.graph, job.latest.values(), now, HANG_STALL)
+                    if suspects:
+                        self.correlator.set_suspects(job.hang_key, suspects)
+                        job.hang_retry_until = None
+
+    def _implicit(self, job: _Job, finding: Finding, now: datetime) -> None:
+        suspects: list[Suspect] = []
+        if finding.category == Category.HANG:
+            suspects = localize_hang(job.graph, job.latest.values(), now, HANG_STALL)
+        elif finding.category == Category.STRAGGLER:
+            since = now - STRAGGLER_LOOKBACK
+            suspects = localize_straggler(job.graph, [p for p in job.recent if p.ts >= since])
+        key = self.correlator.add(finding, now, job=job.id, suspects=suspects or None)
+        if finding.category == Category.HANG and not suspects and key and key[0] == "hang":
+            job.hang_key, job.hang_retry_until = key, now + HANG_RETRY
+
+    # ------------------------------------------------------------------ families
+    def _topology(self, topo: JobTopology) -> None:
+        job = _Job(topo, self.fabric)
+        self.jobs[job.id] = job
+        for p in topo.ranks:
+            self.gpu_job[(p.node, p.gpu)] = (job.id, p.rank)
+            self.node_jobs[p.node] = job.id
+
+    def _job_of(self, finding: Finding, event_job: str | None) -> str | None:
+        if event_job is not None:
+            return event_job
+        if finding.node is not None and finding.gpu is not None:
+            placed = self.gpu_job.get((finding.node, finding.gpu))
+            if placed is not None:
+                return placed[0]
+        return self.node_jobs.get(finding.node or "")
+
+    def _log(self, line: LogLine) -> None:
+        for finding in explain(line.line, node=line.node):
+            if finding.category == Category.BENIGN:
+                continue
+            finding = self._placed(finding, line)
+            job_id = self._job_of(finding, line.job_id)
+            job = self.jobs.get(job_id or "")
+            if job is not None and finding.rule in _CRASH_RULES:
+                job.hang.end()  # a crash is not also a hang
+            suspects = None
+            if job is not None and finding.rule in _IB_RULES and finding.rank is not None:
+                job.failing_ranks.add(finding.rank)
+                suspects = localize_network(job.graph, failing_ranks=job.failing_ranks) or None
+            self.correlator.add(finding, line.ts, job=job_id, suspects=suspects)
+
+    def _placed(self, finding: Finding, line: LogLine) -> Finding:
+        """Fill in rank from the event and GPU from the PCI address, where missing."""
+        update: dict[str, object] = {}
+        if finding.rank is None and line.rank is not None:
+            update["rank"] = line.rank
+        if finding.gpu is None and finding.pci_bus_id is not None and finding.node is not None:
+            gpu = self.pci_gpu.get((finding.node, finding.pci_bus_id))
+            if gpu is not None:
+                update["gpu"] = gpu
+        return finding.model_copy(update=update) if update else finding
+
+    def _gpu_metrics(self, event: GpuMetrics) -> None:
+        for s in event.gpus:
+            if s.pci_bus_id is not None:
+                self.pci_gpu[(event.node, s.pci_bus_id.upper())] = s.gpu
+            if s.nvml_error is None or (event.node, s.gpu) in self.nvml_seen:
+                continue
+            self.nvml_seen.add((event.node, s.gpu))
+            finding = Finding(
+                category=Category.GPU_HARDWARE,
+                blame=Blame.INFRASTRUCTURE,
+                component=ComponentKind.GPU,
+                severity=Severity.CRITICAL,
+                action=Action.RESET_GPU,
+                line=f"{event.node} GPU {s.gpu}: NVML query failed with {s.nvml_error}",
+                confidence=0.9,
+                rule="telemetry.nvml_error",
+                node=event.node,
+                gpu=s.gpu,
+                pci_bus_id=s.pci_bus_id,
+            )
+            self.correlator.add(finding, event.ts, job=self._job_of(finding, None))
+
+    def _host_metrics(self, event: HostMetrics) -> None:
+        for nic in event.nics:
+            key = (event.node, nic.nic, nic.port)
+            before = self.nic_state.get(key)
+            self.nic_state[key] = nic.state.upper()
+            if before is not None and before not in _LINK_DOWN and nic.state.upper() in _LINK_DOWN:
+                self._nic_down(event, nic.nic, nic.state)
+        for disk in event.disks:
+            full = disk.total_bytes > 0 and disk.used_bytes / disk.total_bytes >= DISK_FULL
+            if full and (event.node, disk.mount) not in self.disk_seen:
+                self.disk_seen.add((event.node, disk.mount))
+                finding = Finding(
+                    category=Category.HOST_STORAGE,
+                    blame=Blame.INFRASTRUCTURE,
+                    component=ComponentKind.NODE,
+                    severity=Severity.ERROR,
+                    action=Action.FREE_DISK,
+                    line=f"{event.node}: {disk.mount} is {disk.used_bytes / disk.total_bytes:.0%} "
+                    "full",
+                    confidence=0.9,
+                    rule="telemetry.disk_full",
+                    node=event.node,
+                )
+                self.correlator.add(finding, event.ts, job=self.node_jobs.get(event.node))
+
+    def _nic_down(self, event: HostMetrics, nic: str, state: str) -> None:
+        finding = Finding(
+            category=Category.NETWORK,
+            blame=Blame.INFRASTRUCTURE,
+            component=ComponentKind.NIC,
+            severity=Severity.CRITICAL,
+            action=Action.CHECK_NETWORK,
+            line=f"{event.node} {nic}: port state went {state}",
+            confidence=0.95,
+            rule="telemetry.nic_down",
+            node=event.node,
+        )
+        job_id = self.node_jobs.get(event.node)
+        job = self.jobs.get(job_id or "")
+        suspects: list[Suspect] = []
+        if job is not None:
+            ranks = [r for r, n in job.graph.rank_node.items() if n == event.node]
+            on_nic = [r for r in ranks if job.graph.rank_nic.get(r) == nic]
+            job.failing_ranks.update(on_nic)
+            suspects = localize_network(job.graph, failing_ranks=on_nic) if on_nic else []
+        if not any(s.nic == nic and s.node == event.node for s in suspects[:1]):
+            switch = None
+            if self.fabric is not None and event.node in self.fabric.nodes:
+                links = self.fabric.nodes[event.node]
+                names = [links.nic_name(i) for i in range(len(links.leaves))]
+                switch = links.leaves[names.index(nic)] if nic in names else None
+            direct = Suspect(
+                component=ComponentKind.NIC,
+                score=0.95,
+                node=event.node,
+                nic=nic,
+                switch=switch,
+                explanation=f"{nic} on {event.node} reports its port {state}",
+            )
+            suspects = [direct, *suspects]
+        self.correlator.add(finding, event.ts, job=job_id, suspects=suspects)
+
+
+def load_fabric(directory: Path) -> Fabric | None:
+    """Return the inventory's cabling, if the directory has one."""
+    path = directory / "inventory.json"
+    return Fabric.from_json(path.read_bytes()) if path.exists() else None
+
+
+def diagnose_dir(path: Path | str) -> list[Incident]:
+    """Replay a sim run directory and return its incidents."""
+    directory = Path(path)
+    if not directory.is_dir():
+        raise ReplayError(f"{directory}: not a directory")
+    replay = Replay(load_fabric(directory))
+    for event in merged_events(directory):
+        replay.feed(event)
+    return replay.finish()

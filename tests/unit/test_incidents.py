@@ -1,0 +1,106 @@
+"""The correlator on hand-built findings: root causes, sympathetic errors, deduplication."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from diagnosis.incidents import Correlator
+from diagnosis.model import Action, Blame, Category, ComponentKind, Finding, Severity
+
+T0 = datetime(2026, 11, 2, 8, 0, tzinfo=UTC)
+
+
+def at(seconds: float) -> datetime:
+    return T0 + timedelta(seconds=seconds)
+
+
+def make_xid(node: str = "n1", gpu: int = 3, xid: int = 79) -> Finding:
+    app = xid in (13, 31)
+    return Finding(
+        category=Category.GPU_APPLICATION if app else Category.GPU_HARDWARE,
+        blame=Blame.APPLICATION if app else Blame.INFRASTRUCTURE,
+        component=ComponentKind.GPU,
+        xid=xid,
+        severity=Severity.CRITICAL,
+        action=Action.FIX_APPLICATION if app else Action.RESET_GPU,
+        line=f"NVRM: Xid (PCI:0000:{gpu:02x}:00): {xid}, pid=1, name=python",
+        confidence=0.9,
+        rule="gpu.xid",
+        node=node,
+        gpu=gpu,
+    )
+
+
+def make_log(rule: str, category: Category, node: str = "n2", rank: int = 9) -> Finding:
+    return Finding(
+        category=category,
+        blame=Blame.APPLICATION if category == Category.APPLICATION else Blame.INFRASTRUCTURE,
+        component=ComponentKind.JOB if category == Category.APPLICATION else ComponentKind.NODE,
+        severity=Severity.ERROR,
+        action=Action.FIX_APPLICATION if category == Category.APPLICATION else Action.CHECK_NETWORK,
+        line=f"[rank{rank}] {rule} evidence",
+        confidence=0.8,
+        rule=rule,
+        node=node,
+        rank=rank,
+    )
+
+
+def test_peer_errors_after_a_gpu_failure_attach_to_the_hardware_incident():
+    c = Correlator()
+    c.add(make_xid(), at(0), job="j")
+    for rank in range(8):
+        c.add(make_log("nccl.connection_closed", Category.NETWORK, rank=rank), at(8), job="j")
+    c.add(make_log("hang.watchdog_timeout", Category.HANG, rank=3), at(20), job="j")
+    c.add(make_xid(xid=45), at(1), job="j")
+    (incident,) = c.incidents()
+    assert incident.category == Category.GPU_HARDWARE and incident.job == "j"
+    assert (incident.suspects[0].node, incident.suspects[0].gpu) == ("n1", 3)
+    assert len(incident.evidence) == 11
+    assert incident.detected_at == at(0)
+
+
+def test_peer_errors_of_another_job_are_not_absorbed():
+    c = Correlator()
+    c.add(make_xid(), at(0), job="j")
+    c.add(make_log("nccl.ib_completion_error", Category.NETWORK), at(5), job="other")
+    assert [i.category for i in c.incidents()] == [Category.GPU_HARDWARE, Category.NETWORK]
+
+
+def test_application_xid_burst_is_one_application_incident():
+    c = Correlator()
+    for node in ("n1", "n2", "n3"):
+        for gpu in range(8):
+            c.add(make_xid(node, gpu, 31), at(0), job="j")
+    c.add(make_log("nccl.connection_closed", Category.NETWORK), at(2), job="j")
+    (incident,) = c.incidents()
+    assert incident.blame == Blame.APPLICATION and incident.job == "j"
+    assert [s.component for s in incident.suspects] == [ComponentKind.JOB]
+    assert "24 GPUs" in incident.summary
+
+
+def test_tracebacks_on_many_ranks_are_one_application_incident():
+    c = Correlator()
+    for rank in range(64):
+        c.add(make_log("python.exception", Category.APPLICATION, rank=rank), at(0.5), job="j")
+    (incident,) = c.incidents()
+    assert incident.category == Category.APPLICATION and "64 ranks" in incident.summary
+
+
+def test_same_root_cause_is_deduplicated_within_the_window_and_reopens_after():
+    c = Correlator(window=timedelta(minutes=5))
+    c.add(make_xid(xid=48), at(0), job="j")
+    c.add(make_xid(xid=95), at(1), job="j")
+    c.add(make_xid(xid=48), at(3600), job="j")
+    first, second = c.incidents()
+    assert first.id != second.id
+    again = Correlator()
+    again.add(make_xid(xid=48), at(0), job="j")
+    assert again.incidents()[0].id == first.id  # deterministic from the root-cause key
+
+
+def test_benign_and_unexplained_lines_open_nothing():
+    c = Correlator()
+    c.add(make_log("nccl.connect_retry", Category.BENIGN), at(0), job="j")
+    c.add(make_log("elastic.child_failed", Category.UNKNOWN), at(1), job="j")
+    assert c.incidents() == []
