@@ -18,11 +18,12 @@ from typing import Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
-from diagnosis.model import Action, Blame, Category, ComponentKind, Finding, Suspect
+from diagnosis.model import Action, Blame, Category, ComponentKind, Finding, Severity, Suspect
 
 WINDOW = timedelta(minutes=5)
 MAX_EVIDENCE = 50
 MAX_SUSPECTS = 5
+DEGRADED_REPEATS = 3  # degraded-but-working warnings on one component before an incident
 XID_CLEANUP = 45  # preemptive cleanup: the driver's echo of an earlier Xid
 
 _HARDWARE = frozenset(
@@ -123,6 +124,7 @@ class Correlator:
         self.window = window
         self._all: list[_Open] = []
         self._by_key: dict[Key, _Open] = {}
+        self._watch: dict[Key, list[datetime]] = {}
 
     def add(
         self,
@@ -141,6 +143,8 @@ class Correlator:
         key = root_key(finding, job)
         if finding.category == Category.UNKNOWN and not suspects:
             return None  # an unexplained line is evidence at most, never a root cause alone
+        if self._below_threshold(finding, key, at):
+            return None
         known = self._by_key.get(key)
         if known is not None and at - known.last_seen <= self.window:
             known.attach(finding, at)
@@ -162,6 +166,20 @@ class Correlator:
         self._by_key[key] = opened
         self._all.append(opened)
         return key
+
+    def _below_threshold(self, finding: Finding, key: Key, at: datetime) -> bool:
+        """Whether a degraded-but-working warning (e.g. one Xid 63 row remap) stays a watch item.
+
+        A single remap or correctable event is normal wear and must not page anyone; the same
+        component warning DEGRADED_REPEATS times within the window becomes an incident.
+        """
+        if finding.category != Category.GPU_DEGRADED or finding.severity != Severity.WARNING:
+            return False
+        if key in self._by_key and at - self._by_key[key].last_seen <= self.window:
+            return False  # already an incident: attach as usual
+        seen = [t for t in self._watch.get(key, []) if at - t <= self.window] + [at]
+        self._watch[key] = seen
+        return len(seen) < DEGRADED_REPEATS
 
     def set_suspects(self, key: Key, suspects: list[Suspect]) -> None:
         """Replace the suspects of the latest incident with this key (a later localization)."""

@@ -171,6 +171,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ScenarioError as exc:
         print(f"trainguard: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # output piped into `head` and closed: not an error
+        sys.stderr.close()
+        return 0
     except (BusError, StoreError) as exc:
         print(f"trainguard: {exc}", file=sys.stderr)
         return 1

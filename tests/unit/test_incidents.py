@@ -104,3 +104,28 @@ def test_benign_and_unexplained_lines_open_nothing():
     c.add(make_log("nccl.connect_retry", Category.BENIGN), at(0), job="j")
     c.add(make_log("elastic.child_failed", Category.UNKNOWN), at(1), job="j")
     assert c.incidents() == []
+
+
+def test_a_single_row_remap_is_a_watch_item_but_repeats_open_an_incident():
+    from datetime import UTC, datetime, timedelta
+
+    from diagnosis.explain import explain
+    from diagnosis.incidents import DEGRADED_REPEATS, Correlator
+
+    line = (
+        "NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: New row marked for "
+        "remapping, reset gpu to activate."
+    )
+    (finding,) = explain(line, node="node-0003")
+    t0 = datetime(2026, 11, 2, tzinfo=UTC)
+    correlator = Correlator()
+    for i in range(DEGRADED_REPEATS - 1):
+        assert correlator.add(finding, t0 + timedelta(seconds=30 * i)) is None
+    assert correlator.incidents() == []
+    assert correlator.add(finding, t0 + timedelta(seconds=90)) is not None
+    (incident,) = correlator.incidents()
+    assert incident.category.value == "gpu.degraded"
+    other = Correlator()
+    other.add(finding, t0)
+    other.add(finding, t0 + timedelta(hours=1))  # far apart: still normal wear
+    assert other.incidents() == []
