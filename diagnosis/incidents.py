@@ -141,6 +141,9 @@ class Correlator:
             cause.attach(finding, at)
             return cause.key
         key = root_key(finding, job)
+        refined = self._refine_numerical(finding, key, at, job)
+        if refined is not None:
+            return refined
         if finding.category == Category.UNKNOWN and not suspects:
             return None  # an unexplained line is evidence at most, never a root cause alone
         if self._below_threshold(finding, key, at):
@@ -166,6 +169,24 @@ class Correlator:
         self._by_key[key] = opened
         self._all.append(opened)
         return key
+
+    def _refine_numerical(
+        self, finding: Finding, key: Key, at: datetime, job: str | None
+    ) -> Key | None:
+        """Re-root a job's NaN incident on the GPU that per-rank grad norms show went first.
+
+        The job-level NaN is seen a step before the per-rank evidence can be judged; it is the
+        same fault, so the incident keeps its id and now blames that GPU.
+        """
+        if finding.category != Category.NUMERICAL or key[0] != "gpu" or job is None:
+            return None
+        job_level = self._by_key.get(("numerical", "job", job))
+        if job_level is None or at - job_level.last_seen > self.window:
+            return None
+        job_level.attach(finding, at)
+        job_level.root = finding
+        job_level.suspects = _own_suspects(finding, key)[:MAX_SUSPECTS]
+        return job_level.key
 
     def _below_threshold(self, finding: Finding, key: Key, at: datetime) -> bool:
         """Whether a degraded-but-working warning (e.g. one Xid 63 row remap) stays a watch item.

@@ -90,6 +90,7 @@ class _Job:
         self.recent: deque[CollectiveProgress] = deque(maxlen=STRAGGLER_WINDOW)
         self.failing_ranks: set[int] = set()
         self.hang_key: Key | None = None
+        self.placement = {p.rank: (p.node, p.gpu) for p in topology.ranks}
         self.hang_retry_until: datetime | None = None
 
     def observe(self, event: EventBase) -> None:
@@ -184,6 +185,7 @@ class Replay:
     def _topology(self, topo: JobTopology) -> None:
         job = _Job(topo, self.fabric)
         self.jobs[job.id] = job
+        job.observe(topo)  # detectors map ranks to GPUs from it
         for p in topo.ranks:
             self.gpu_job[(p.node, p.gpu)] = (job.id, p.rank)
             self.node_jobs[p.node] = job.id
@@ -221,6 +223,12 @@ class Replay:
             gpu = self.pci_gpu.get((finding.node, finding.pci_bus_id))
             if gpu is not None:
                 update["gpu"] = gpu
+        rank = update.get("rank", finding.rank)
+        job = self.jobs.get(line.job_id or "")
+        if finding.gpu is None and "gpu" not in update and isinstance(rank, int) and job:
+            placement = job.placement.get(rank)
+            if placement is not None and placement[0] == (finding.node or line.node):
+                update["gpu"] = placement[1]  # the rank's GPU, from the job's topology
         return finding.model_copy(update=update) if update else finding
 
     def _gpu_metrics(self, event: GpuMetrics) -> None:
