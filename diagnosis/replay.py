@@ -22,13 +22,14 @@ from diagnosis.detectors import (
     MfuDetector,
     NumericalDetector,
     StragglerDetector,
+    explicit,
 )
 from diagnosis.explain import explain
 from diagnosis.fabric import Fabric
 from diagnosis.graph import CommGraph, build_comm_graph
 from diagnosis.incidents import Correlator, Incident, Key
 from diagnosis.localize import localize_hang, localize_network, localize_straggler
-from diagnosis.model import Action, Blame, Category, ComponentKind, Finding, Severity, Suspect
+from diagnosis.model import Category, ComponentKind, Finding, Suspect
 from ingest.schema import (
     CollectiveProgress,
     CollectiveState,
@@ -46,9 +47,7 @@ STRAGGLER_WINDOW = 50_000  # completed collective records kept per job for strag
 STRAGGLER_LOOKBACK = timedelta(seconds=20)  # older records dilute a fresh slowdown
 HANG_STALL = timedelta(seconds=10)
 HANG_RETRY = timedelta(seconds=60)
-DISK_FULL = 0.99
 _CRASH_RULES = frozenset({"elastic.child_failed", "host.killed"})
-_LINK_DOWN = frozenset({"DOWN", "DISABLED", "POLLING"})
 _IB_RULES = frozenset({"nccl.ib_completion_error"})
 
 
@@ -238,19 +237,9 @@ class Replay:
             if s.nvml_error is None or (event.node, s.gpu) in self.nvml_seen:
                 continue
             self.nvml_seen.add((event.node, s.gpu))
-            finding = Finding(
-                category=Category.GPU_HARDWARE,
-                blame=Blame.INFRASTRUCTURE,
-                component=ComponentKind.GPU,
-                severity=Severity.CRITICAL,
-                action=Action.RESET_GPU,
-                line=f"{event.node} GPU {s.gpu}: NVML query failed with {s.nvml_error}",
-                confidence=0.9,
-                rule="telemetry.nvml_error",
-                node=event.node,
-                gpu=s.gpu,
-                pci_bus_id=s.pci_bus_id,
-            )
+            finding = explicit.gpu_unreadable(event.node, s)
+            if finding is None:
+                continue
             self.correlator.add(finding, event.ts, job=self._job_of(finding, None))
 
     def _host_metrics(self, event: HostMetrics) -> None:
@@ -258,38 +247,16 @@ class Replay:
             key = (event.node, nic.nic, nic.port)
             before = self.nic_state.get(key)
             self.nic_state[key] = nic.state.upper()
-            if before is not None and before not in _LINK_DOWN and nic.state.upper() in _LINK_DOWN:
-                self._nic_down(event, nic.nic, nic.state)
+            down = explicit.nic_went_down(event.node, nic.nic, before, nic.state)
+            if down is not None:
+                self._nic_down(event, nic.nic, down)
         for disk in event.disks:
-            full = disk.total_bytes > 0 and disk.used_bytes / disk.total_bytes >= DISK_FULL
-            if full and (event.node, disk.mount) not in self.disk_seen:
+            full = explicit.disk_full(event.node, disk)
+            if full is not None and (event.node, disk.mount) not in self.disk_seen:
                 self.disk_seen.add((event.node, disk.mount))
-                finding = Finding(
-                    category=Category.HOST_STORAGE,
-                    blame=Blame.INFRASTRUCTURE,
-                    component=ComponentKind.NODE,
-                    severity=Severity.ERROR,
-                    action=Action.FREE_DISK,
-                    line=f"{event.node}: {disk.mount} is {disk.used_bytes / disk.total_bytes:.0%} "
-                    "full",
-                    confidence=0.9,
-                    rule="telemetry.disk_full",
-                    node=event.node,
-                )
-                self.correlator.add(finding, event.ts, job=self.node_jobs.get(event.node))
+                self.correlator.add(full, event.ts, job=self.node_jobs.get(event.node))
 
-    def _nic_down(self, event: HostMetrics, nic: str, state: str) -> None:
-        finding = Finding(
-            category=Category.NETWORK,
-            blame=Blame.INFRASTRUCTURE,
-            component=ComponentKind.NIC,
-            severity=Severity.CRITICAL,
-            action=Action.CHECK_NETWORK,
-            line=f"{event.node} {nic}: port state went {state}",
-            confidence=0.95,
-            rule="telemetry.nic_down",
-            node=event.node,
-        )
+    def _nic_down(self, event: HostMetrics, nic: str, finding: Finding) -> None:
         job_id = self.node_jobs.get(event.node)
         job = self.jobs.get(job_id or "")
         suspects: list[Suspect] = []
@@ -310,7 +277,7 @@ class Replay:
                 node=event.node,
                 nic=nic,
                 switch=switch,
-                explanation=f"{nic} on {event.node} reports its port {state}",
+                explanation=f"{nic} on {event.node}: {finding.line.split(': ', 1)[-1]}",
             )
             suspects = [direct, *suspects]
         self.correlator.add(finding, event.ts, job=job_id, suspects=suspects)

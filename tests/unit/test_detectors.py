@@ -337,3 +337,19 @@ def test_hang_limit_forgets_slow_warm_up_steps():
     last = rest[-1][0]
     found = run(HangDetector("j"), [*warm, *rest], until=last + 60)
     assert [t for t, _ in found] == [last + 10]
+
+
+def test_explicit_telemetry_rules():
+    from diagnosis.detectors import explicit
+    from ingest.schema import DiskSample, GpuSample
+
+    lost = explicit.gpu_unreadable("n1", GpuSample(gpu=3, nvml_error="NVML_ERROR_GPU_IS_LOST"))
+    assert lost is not None and lost.gpu == 3 and lost.category.value == "gpu.hardware"
+    assert explicit.gpu_unreadable("n1", GpuSample(gpu=3)) is None
+    assert explicit.nic_went_down("n1", "mlx5_2", "ACTIVE", "DOWN") is not None
+    assert explicit.nic_went_down("n1", "mlx5_2", "DOWN", "DOWN") is None  # no transition
+    assert explicit.nic_went_down("n1", "mlx5_2", None, "DOWN") is None  # first sight: unknown
+    assert explicit.nic_went_down("n1", "mlx5_2", "ACTIVE", "ACTIVE") is None
+    full = DiskSample(mount="/", used_bytes=995, total_bytes=1000)
+    assert explicit.disk_full("n1", full) is not None
+    assert explicit.disk_full("n1", DiskSample(mount="/", used_bytes=500, total_bytes=1000)) is None
