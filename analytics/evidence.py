@@ -7,18 +7,9 @@ import pandas as pd
 from analytics.store import Store
 
 
-def _frame(store: Store, sql: str) -> pd.DataFrame:
-    frame = store.query_df(sql)
-    for name in frame.columns:
-        if len(frame) and isinstance(frame[name].iloc[0], bytes):
-            frame[name] = frame[name].map(bytes.decode)
-    return frame
-
-
 def xid_lines_by_node(store: Store) -> pd.DataFrame:
     """Return kernel log lines carrying an Xid, counted per node."""
-    return _frame(
-        store,
+    return store.query_df(
         f"SELECT node, count() AS lines FROM `{store.database}`.logs "
         "WHERE source = 'kernel' AND position(line, 'Xid') > 0 "
         "GROUP BY node ORDER BY node",
@@ -27,8 +18,7 @@ def xid_lines_by_node(store: Store) -> pd.DataFrame:
 
 def gpus_with_nvml_errors(store: Store) -> pd.DataFrame:
     """Return GPUs whose samples carried an NVML error, with the error and sample count."""
-    return _frame(
-        store,
+    return store.query_df(
         f"SELECT node, gpu, any(nvml_error) AS error, count() AS samples "
         f"FROM `{store.database}`.gpu_metrics WHERE nvml_error != '' "
         "GROUP BY node, gpu ORDER BY node, gpu",
@@ -37,8 +27,7 @@ def gpus_with_nvml_errors(store: Store) -> pd.DataFrame:
 
 def nic_ports_down(store: Store) -> pd.DataFrame:
     """Return NIC ports seen DOWN, with how many scrapes saw them so."""
-    return _frame(
-        store,
+    return store.query_df(
         f"SELECT node, nic, count() AS scrapes FROM `{store.database}`.nic_metrics "
         "WHERE state = 'DOWN' GROUP BY node, nic ORDER BY node, nic",
     )
@@ -47,8 +36,7 @@ def nic_ports_down(store: Store) -> pd.DataFrame:
 def stalled_collectives(store: Store, limit: int = 10) -> pd.DataFrame:
     """Return collectives started and never completed, fewest waiting ranks first."""
     db = store.database
-    return _frame(
-        store,
+    return store.query_df(
         f"SELECT job_id, comm, seq, count() AS ranks_waiting FROM `{db}`.collectives "
         "WHERE state = 'started' GROUP BY job_id, comm, seq "
         f"ORDER BY ranks_waiting, comm LIMIT {int(limit)}",
@@ -57,8 +45,7 @@ def stalled_collectives(store: Store, limit: int = 10) -> pd.DataFrame:
 
 def step_times_by_job(store: Store) -> pd.DataFrame:
     """Return each job's step count and median and maximum step time."""
-    return _frame(
-        store,
+    return store.query_df(
         "SELECT job_id, count() AS steps, "
         "round(quantile(0.5)(step_time_s), 2) AS p50_s, "
         f"round(max(step_time_s), 2) AS max_s FROM `{store.database}`.train_steps "

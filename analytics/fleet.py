@@ -30,6 +30,4 @@ def gpu_health_summary(
             "end": int(end.astimezone(UTC).timestamp()) + 1,
         },
     )
-    if not frame.empty and isinstance(frame["node"].iloc[0], bytes):
-        frame["node"] = frame["node"].map(bytes.decode)
     return frame

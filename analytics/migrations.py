@@ -78,7 +78,7 @@ def drop_old_partitions(
     )
     dropped = []
     for table, partition in parts.itertuples(index=False):
-        text = partition.decode() if isinstance(partition, bytes) else str(partition)
+        text = str(partition)
         if text.strip("'").isdigit() and int(text.strip("'")) < cutoff:
             store.command(f"ALTER TABLE `{store.database}`.`{table}` DROP PARTITION {text}")
             dropped.append(f"{table}:{text}")

@@ -24,15 +24,6 @@ def _with_time(frame: pd.DataFrame) -> pd.DataFrame:
         return frame.assign(time=pd.Series(dtype="datetime64[us, UTC]"))
     micros = frame.pop("ts_s").astype("int64") * 1_000_000 + frame.pop("ts_us").astype("int64")
     frame.insert(0, "time", pd.to_datetime(micros, unit="us", utc=True))
-    return _decode_bytes(frame)
-
-
-def _decode_bytes(frame: pd.DataFrame) -> pd.DataFrame:
-    for name in frame.columns:
-        if frame[name].dtype == object and len(frame) and isinstance(frame[name].iloc[0], bytes):
-            frame[name] = frame[name].map(
-                lambda v: v.decode("utf-8", "replace") if isinstance(v, bytes) else v
-            )
     return frame
 
 
@@ -122,9 +113,7 @@ def dead_letters(store: Store, limit: int = 100) -> pd.DataFrame:
         return frame
     frame = _with_time(frame)
     for name in ("key", "raw"):  # hex on the wire: raw bytes come back exactly, never decoded
-        frame[name] = frame[name].map(
-            lambda h: bytes.fromhex(h.decode() if isinstance(h, bytes) else h)
-        )
+        frame[name] = frame[name].map(bytes.fromhex)
     return frame
 
 

@@ -45,9 +45,6 @@ def _rows(store: Store, table: Table) -> list[dict[str, Any]]:
         {str(k): v for k, v in r.items()} for r in frame.to_dict("records")
     ]
     for row in rows:
-        for key, value in row.items():
-            if isinstance(value, bytes):
-                row[key] = value.decode()
         row["ts"] = pd.Timestamp(
             int(row.pop("ts_s")) * 1_000_000 + int(row.pop("ts_us")), unit="us", tz="UTC"
         ).to_pydatetime()

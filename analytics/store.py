@@ -174,6 +174,24 @@ def arrow_type(ch_type: str) -> pa.DataType:
     return _ARROW_TYPES[inner]
 
 
+def _utf8(value: Any) -> Any:
+    if isinstance(value, bytes):
+        try:
+            return value.decode()
+        except UnicodeDecodeError:
+            return value  # not text: kept as bytes, as clickhouse-driver does
+    return value
+
+
+def _text_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """Decode the String columns chdb returns as bytes, so both stores give the same frames."""
+    for name in frame.columns:
+        column = frame[name]
+        if column.dtype == object and len(column) and isinstance(column.iloc[0], bytes):
+            frame[name] = column.map(_utf8)
+    return frame
+
+
 class EmbeddedStore:
     """ClickHouse in-process (chdb) with a persistent directory."""
 
@@ -202,7 +220,7 @@ class EmbeddedStore:
 
     def query_df(self, sql: str, params: Mapping[str, Any] | None = None) -> pd.DataFrame:
         frame = self._run(render(sql, params), "DataFrame")
-        return frame if isinstance(frame, pd.DataFrame) else pd.DataFrame()
+        return _text_columns(frame) if isinstance(frame, pd.DataFrame) else pd.DataFrame()
 
     def insert(
         self, table: str, columns: Mapping[str, Sequence[Any]], types: Mapping[str, str]

@@ -102,7 +102,7 @@ class ClickHouseWriter:
                 {"topics": topics},
             )
             for topic, part, mark in frame.itertuples(index=False):
-                name = topic.decode() if isinstance(topic, bytes) else str(topic)
+                name = str(topic)
                 if TopicPartition(name, int(part)) in partitions:
                     self._marks[(table, name, int(part))] = int(mark)
         self._loaded |= partitions

@@ -34,7 +34,7 @@ from ingest.kafka_bus import KafkaBus
 from ingest.schema import GPU_METRIC_FIELDS, GpuMetrics, encode_event
 from sim.scenario import parse_scenario
 from sim.twin import Twin
-from trainguard.settings import SinkProcessSettings
+from trainguard.settings import SinkProcessSettings, local_services_env
 from trainguard.wiring import build_sink
 
 REPO = Path(__file__).resolve().parents[1]
@@ -42,14 +42,7 @@ RESULTS = REPO / "bench" / "results" / "ingest.json"
 
 
 def _env() -> dict[str, str]:
-    values = dict(os.environ)
-    env_file = Path(os.environ.get("TG_SERVICES_DIR", REPO / "deploy" / ".local")) / "env"
-    if env_file.exists():
-        for line in env_file.read_text().splitlines():
-            if line.startswith("export ") and "=" in line:
-                key, _, value = line[7:].partition("=")
-                values.setdefault(key, value)
-    return values
+    return {**local_services_env(REPO), **os.environ}
 
 
 def make_scrapes(nodes: int, seconds: int) -> list[GpuMetrics]:

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ingest.schema import EventBase, LogLine, LogSource
+from sim import logtext
 from sim.cluster import Hardware, layout_jobs
 from sim.gpus import COMPUTE, IDLE, SPIN, STALLED, GpuState
 from sim.jobs import JobRun
@@ -107,8 +108,6 @@ class Twin:
             item.action(item.at_s)
 
     def _start_job(self, job: JobRun, t: float) -> None:
-        from sim import logtext
-
         job.status = "running"
         job.step_started = t
         self.emit(job.layout.topology_event(self.scenario, self.ts(t)))
@@ -129,8 +128,6 @@ class Twin:
 
     def _benign_row_remaps(self, t: float, dt: float) -> None:
         """Benign: an occasional Xid 63 row-remap event (about 0.05 per GPU-day)."""
-        from sim import logtext
-
         p = BENIGN_XID63_PER_GPU_DAY * dt / 86_400
         for n, g in zip(*np.nonzero(self.rng.random(self.state.shape) < p), strict=True):
             self.state.counters["remapped_correctable"][n, g] += 1
@@ -146,8 +143,6 @@ class Twin:
 
     def stack_dump(self, job_id: str, rank: int) -> str:
         """Return what `py-spy dump` would print for a rank now (on request, e.g. by actions)."""
-        from sim import logtext
-
         job = next(j for j in self.jobs if j.layout.job.id == job_id)
         if job.status == "stalled":
             absent = job.absent is not None and bool(job.absent.ravel()[rank])
@@ -247,8 +242,6 @@ class Twin:
         self._log_offsets[key] = offset
 
     def _training_log(self, job: JobRun, record: Any) -> None:
-        from sim import logtext
-
         lay = job.layout
         last = lay.world - 1  # Megatron logs from the last rank
         line = logtext.megatron_iteration(record, self.ts(job.step_started + record.step_time_s))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -58,3 +59,15 @@ class SinkProcessSettings(BaseSettings):
     batch_seconds: float = Field(1.0, gt=0, le=60)
     retry_max_s: float = Field(30.0, gt=0)
     metrics_port: int | None = Field(None, ge=1, le=65535, description="Serve /metrics here.")
+
+
+def local_services_env(repo: Path) -> dict[str, str]:
+    """Return the exports `deploy/services.sh start` wrote (TG_SERVICES_DIR/env), if any."""
+    path = Path(os.environ.get("TG_SERVICES_DIR", repo / "deploy" / ".local")) / "env"
+    values: dict[str, str] = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            if line.startswith("export ") and "=" in line:
+                key, _, value = line.removeprefix("export ").partition("=")
+                values[key] = value
+    return values

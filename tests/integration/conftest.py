@@ -20,6 +20,7 @@ from analytics.migrations import migrate
 from analytics.store import EmbeddedStore, ServerStore, Store
 from ingest.bus import Topics
 from ingest.kafka_bus import KafkaBus
+from trainguard.settings import local_services_env
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -33,17 +34,6 @@ class Services:
     clickhouse_port: int
 
 
-def _env_file() -> dict[str, str]:
-    path = Path(os.environ.get("TG_SERVICES_DIR", REPO / "deploy" / ".local")) / "env"
-    values: dict[str, str] = {}
-    if path.exists():
-        for line in path.read_text().splitlines():
-            if line.startswith("export ") and "=" in line:
-                key, _, value = line[len("export ") :].partition("=")
-                values[key] = value
-    return values
-
-
 def _reachable(host: str, port: int) -> bool:
     try:
         with socket.create_connection((host, port), timeout=2):
@@ -55,7 +45,7 @@ def _reachable(host: str, port: int) -> bool:
 @pytest.fixture(scope="session")
 def services() -> Services:
     """Return the service addresses; fail (never skip) when they are not running."""
-    env = {**_env_file(), **os.environ}
+    env = {**local_services_env(REPO), **os.environ}
     found = Services(
         env.get("TG_KAFKA_BOOTSTRAP", "127.0.0.1:19092"),
         env.get("TG_CLICKHOUSE_HOST", "127.0.0.1"),
