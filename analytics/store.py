@@ -54,6 +54,9 @@ class Store(Protocol):
     ) -> None:
         """Insert columns (equal-length lists) into database.table in one block."""
 
+    def running_inserts(self) -> set[str]:
+        """Return the query ids of INSERTs into this database the server is running now."""
+
     def close(self) -> None:
         """Release connections."""
 
@@ -147,6 +150,13 @@ class ServerStore:
             columnar=True,
         )
 
+    def running_inserts(self) -> set[str]:
+        rows = self._run(
+            "SELECT query_id FROM system.processes WHERE startsWith(query, %(prefix)s)",
+            params={"prefix": f"INSERT INTO `{self.database}`."},
+        )
+        return {str(r[0]) for r in rows}
+
     def close(self) -> None:
         self._client.disconnect()
 
@@ -235,6 +245,9 @@ class EmbeddedStore:
             f"INSERT INTO `{self.database}`.`{table}` ({names}) "
             f"SELECT {names} FROM Python(_tg_insert)"
         )
+
+    def running_inserts(self) -> set[str]:
+        return set()  # one process owns the directory: nothing of anyone else's is in flight
 
     def close(self) -> None:
         with self._lock:

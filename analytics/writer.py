@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 
 from analytics.columns import ColumnBatch, Row
 from analytics.store import Store, StoreRejected, StoreUnavailable
@@ -24,10 +25,22 @@ class ClickHouseWriter:
     batch go in one INSERT block, which ClickHouse applies atomically, and batches are written
     in offset order; so for every table and partition, everything up to the highest stored
     offset is stored. After a restart the watermark is read back and replayed rows are dropped.
+
+    Two cases would make a watermark read too early: an INSERT of the previous owner that the
+    server is still running (the owner was killed after sending it), and a write reported as
+    failed that the server applied anyway. So reading waits for INSERTs already running to end,
+    and every failed write re-reads the watermarks of its partitions before the retry.
     """
 
-    def __init__(self, store: Store) -> None:
+    def __init__(
+        self,
+        store: Store,
+        settle_timeout_s: float = 30.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self.store = store
+        self.settle_timeout_s = settle_timeout_s
+        self._sleep = sleep
         self._marks: dict[Mark, int] = {}
         self._loaded: set[TopicPartition] = set()
         self._types = {t.name: {c.name: c.type for c in t.columns} for t in ALL_TABLES}
@@ -60,8 +73,10 @@ class ClickHouseWriter:
                 for tp, offset in last.items():
                     self._marks[(name, tp.topic, tp.partition)] = offset
         except StoreUnavailable as exc:
+            self.forget(set(first))
             raise WriterUnavailable(str(exc)) from exc
         except StoreRejected as exc:
+            self.forget(set(first))
             raise BatchRejected(str(exc)) from exc
         return written
 
@@ -93,6 +108,7 @@ class ClickHouseWriter:
     def _load(self, partitions: set[TopicPartition]) -> None:
         if not partitions:
             return
+        self._settle()
         topics = tuple(sorted({tp.topic for tp in partitions}))
         for table in TABLES_BY_NAME:
             frame = self.store.query_df(
@@ -106,6 +122,23 @@ class ClickHouseWriter:
                 if TopicPartition(name, int(part)) in partitions:
                     self._marks[(table, name, int(part))] = int(mark)
         self._loaded |= partitions
+
+    def _settle(self) -> None:
+        """Wait until the INSERTs running now (maybe a dead owner's last one) have ended."""
+        running = self.store.running_inserts()
+        if not running:
+            return
+        log.info("waiting for %d running INSERT(s) before reading watermarks", len(running))
+        deadline = time.monotonic() + self.settle_timeout_s
+        while running and time.monotonic() < deadline:
+            self._sleep(0.05)
+            running &= self.store.running_inserts()
+        if running:
+            log.warning(
+                "%d INSERT(s) still running after %.0f s; reading watermarks anyway",
+                len(running),
+                self.settle_timeout_s,
+            )
 
 
 def _extend(first: dict[TopicPartition, int], last: dict[TopicPartition, int], r: Record) -> None:

@@ -81,8 +81,19 @@ def test_sink_killed_mid_batch_stores_every_event_exactly_once(
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)
     assert kills == 3
-    assert count(server_store, "logs") == (logs, logs)
+    assert count(server_store, "logs") == (logs, logs), _twice(server_store, log_path)
     assert count(server_store, "gpu_metrics") == (scrapes * 8, scrapes)
+
+
+def _twice(store, log_path) -> str:
+    """Say which Kafka positions were stored twice, and what the sinks logged."""
+    frame = store.query_df(
+        f"SELECT src_partition, min(src_offset) AS first, max(src_offset) AS last, count() AS n "
+        f"FROM (SELECT src_partition, src_offset FROM `{store.database}`.logs "
+        f"GROUP BY src_partition, src_offset HAVING count() > 1) GROUP BY src_partition"
+    )
+    sink_log = log_path.read_text()[-4000:]
+    return f"positions stored twice:\n{frame.to_string()}\nsink log:\n{sink_log}"
 
 
 def test_clickhouse_outage_during_ingest_loses_nothing(kafka_bus, server_store):
