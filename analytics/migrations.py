@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from analytics.incident_tables import INCIDENT_TABLES
 from analytics.store import Store
 from analytics.tables import ALL_TABLES, Features, Table
 
@@ -30,6 +31,12 @@ def _create(tables: tuple[Table, ...]) -> Callable[[str, Features, int | None], 
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "telemetry tables and dead letters", _create(ALL_TABLES)),
+    # incidents outlive telemetry retention: they are the fleet's history
+    Migration(
+        2,
+        "incidents and their status changes",
+        lambda db, features, _days: [t.ddl(db, features) for t in INCIDENT_TABLES],
+    ),
 )
 
 

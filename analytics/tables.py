@@ -54,6 +54,7 @@ class Table:
     partition_by: str = "toYYYYMMDD(ts)"
     time_column: str = "ts"
     replacing: bool = True
+    version_column: str | None = None
     extra: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -63,7 +64,8 @@ class Table:
 
     def ddl(self, database: str, features: Features, retention_days: int | None = None) -> str:
         """Return CREATE TABLE IF NOT EXISTS for this table."""
-        engine = "ReplacingMergeTree()" if self.replacing else "MergeTree()"
+        version = f"`{self.version_column}`" if self.version_column else ""
+        engine = f"ReplacingMergeTree({version})" if self.replacing else "MergeTree()"
         cols = ",\n  ".join(c.render(features) for c in self.columns)
         ttl = ""
         if retention_days and features.ttl and self.partition_by:

@@ -14,11 +14,19 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
-from diagnosis.model import Action, Blame, Category, ComponentKind, Finding, Severity, Suspect
+from diagnosis.model import (
+    Action,
+    Blame,
+    Category,
+    ComponentKind,
+    Finding,
+    IncidentStatus,
+    Severity,
+    Suspect,
+)
 
 WINDOW = timedelta(minutes=5)
 MAX_EVIDENCE = 50
@@ -66,7 +74,12 @@ class Incident(BaseModel):
     summary: str = Field(description="One line an on-call engineer reads first.")
     action: Action = Field(description="Recommended next step.")
     evidence: list[str] = Field(default_factory=list, description="Finding lines, capped.")
-    status: Literal["open"] = "open"
+    severity: Severity = Field(Severity.ERROR, description="Severity of the root finding.")
+    updated_at: AwareDatetime | None = Field(None, description="Last evidence seen (telemetry).")
+    findings: int = Field(1, ge=1, description="Findings attached, the root included.")
+    revision: int = Field(1, ge=1, description="Grows with each update; readers keep the highest.")
+    status: IncidentStatus = Field(IncidentStatus.OPEN, description="Lifecycle state.")
+    status_reason: str | None = Field(None, description="Why the status last changed.")
 
 
 @dataclass
@@ -82,6 +95,7 @@ class _Open:
     suspects: list[Suspect]
     evidence: list[str] = field(default_factory=list)
     related: int = 0
+    revision: int = 0
     ranks: set[int] = field(default_factory=set)
     gpus: set[tuple[str, int]] = field(default_factory=set)
 
@@ -89,6 +103,7 @@ class _Open:
         """Add one finding as evidence."""
         self.last_seen = max(self.last_seen, at)
         self.related += 1
+        self.revision += 1
         if finding.rank is not None:
             self.ranks.add(finding.rank)
         if finding.node is not None and finding.gpu is not None:
@@ -125,6 +140,8 @@ class Correlator:
         self._all: list[_Open] = []
         self._by_key: dict[Key, _Open] = {}
         self._watch: dict[Key, list[datetime]] = {}
+        self._dirty: dict[int, _Open] = {}
+        self._closed: set[str] = set()
 
     def add(
         self,
@@ -138,7 +155,7 @@ class Correlator:
             return None
         cause = self._explaining(finding, at, job)
         if cause is not None:
-            cause.attach(finding, at)
+            self._touch(cause).attach(finding, at)
             return cause.key
         key = root_key(finding, job)
         refined = self._refine_numerical(finding, key, at, job)
@@ -149,8 +166,8 @@ class Correlator:
         if self._below_threshold(finding, key, at):
             return None
         known = self._by_key.get(key)
-        if known is not None and at - known.last_seen <= self.window:
-            known.attach(finding, at)
+        if known is not None and at - known.last_seen <= self.window and not self._is_closed(known):
+            self._touch(known).attach(finding, at)
             if suspects and not known.suspects:
                 known.suspects = suspects[:MAX_SUSPECTS]
             self._promote(known, finding)
@@ -165,7 +182,7 @@ class Correlator:
             last_seen=at,
             suspects=(suspects or _own_suspects(finding, key))[:MAX_SUSPECTS],
         )
-        opened.attach(finding, at)
+        self._touch(opened).attach(finding, at)
         self._by_key[key] = opened
         self._all.append(opened)
         return key
@@ -183,7 +200,9 @@ class Correlator:
         job_level = self._by_key.get(("numerical", "job", job))
         if job_level is None or at - job_level.last_seen > self.window:
             return None
-        job_level.attach(finding, at)
+        if self._is_closed(job_level):
+            return None
+        self._touch(job_level).attach(finding, at)
         job_level.root = finding
         job_level.suspects = _own_suspects(finding, key)[:MAX_SUSPECTS]
         return job_level.key
@@ -207,19 +226,43 @@ class Correlator:
         known = self._by_key.get(key)
         if known is not None and suspects:
             known.suspects = suspects[:MAX_SUSPECTS]
+            self._touch(known).revision += 1
 
     def has_open(self, key: Key, at: datetime) -> bool:
         """Return whether an incident with this key was seen within the window before `at`."""
         known = self._by_key.get(key)
-        return known is not None and at - known.last_seen <= self.window
+        return (
+            known is not None and at - known.last_seen <= self.window and not self._is_closed(known)
+        )
+
+    def close(self, incident_id: str) -> None:
+        """Stop attaching to an incident (resolved or a false alarm): a recurrence is new."""
+        self._closed.add(incident_id)
 
     def incidents(self) -> list[Incident]:
         """Return every incident, in detection order."""
         return [_incident(o) for o in self._all]
 
+    def drain_updates(self) -> list[Incident]:
+        """Return the incidents opened or changed since the last call, in detection order."""
+        changed = sorted(self._dirty.values(), key=lambda o: o.detected_at)
+        self._dirty.clear()
+        return [_incident(o) for o in changed]
+
+    def _touch(self, o: _Open) -> _Open:
+        self._dirty[id(o)] = o
+        return o
+
+    def _is_closed(self, o: _Open) -> bool:
+        return _incident_id(o.key, o.episode) in self._closed
+
     def _explaining(self, finding: Finding, at: datetime, job: str | None) -> _Open | None:
         """Return the open incident that explains a sympathetic finding, if any."""
-        recent = [o for o in reversed(self._all) if at - o.last_seen <= self.window]
+        recent = [
+            o
+            for o in reversed(self._all)
+            if at - o.last_seen <= self.window and not self._is_closed(o)
+        ]
         if finding.xid == XID_CLEANUP:
             for o in recent:
                 if o.root.xid is not None and o.root.node == finding.node:
@@ -236,7 +279,7 @@ class Correlator:
                     return o
         return None
 
-    def _promote(self, known: _Open, finding: Finding) -> None:
+    def _promote(self, known: _Open, finding: Finding) -> None:  # caller touched `known`
         """Keep the most specific finding as the root (an Xid beats an NVML error)."""
         if finding.xid is not None and known.root.xid is None and known.key[0] == "gpu":
             known.root = finding
@@ -303,5 +346,9 @@ def _incident(o: _Open) -> Incident:
         suspects=o.suspects,
         summary=summary,
         action=r.action,
-        evidence=o.evidence,
+        evidence=list(o.evidence),
+        severity=r.severity,
+        updated_at=o.last_seen,
+        findings=max(1, o.related),
+        revision=max(1, o.revision),
     )

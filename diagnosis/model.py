@@ -70,6 +70,15 @@ class Action(StrEnum):
     CAPTURE_DIAGNOSTICS = "capture_diagnostics"
 
 
+class IncidentStatus(StrEnum):
+    """Where an incident is in its lifecycle: open -> mitigating -> resolved, or false alarm."""
+
+    OPEN = "open"
+    MITIGATING = "mitigating"
+    RESOLVED = "resolved"
+    FALSE_ALARM = "false_alarm"
+
+
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 

@@ -62,6 +62,16 @@ class Topics:
         """Return every telemetry topic (what the sink consumes)."""
         return [self.topic(f) for f in TELEMETRY_FAMILIES]
 
+    @property
+    def incidents(self) -> str:
+        """Incident revisions from diagnosis (JSON `Incident`, keyed by incident id)."""
+        return f"{self.prefix}incidents"
+
+    @property
+    def actions(self) -> str:
+        """Action-engine events: plans, approvals, executions (keyed by action id)."""
+        return f"{self.prefix}actions"
+
 
 @dataclass(frozen=True, slots=True)
 class TopicPartition:

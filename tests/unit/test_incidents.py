@@ -129,3 +129,47 @@ def test_a_single_row_remap_is_a_watch_item_but_repeats_open_an_incident():
     other.add(finding, t0)
     other.add(finding, t0 + timedelta(hours=1))  # far apart: still normal wear
     assert other.incidents() == []
+
+
+def test_updates_are_drained_once_with_growing_revisions():
+    c = Correlator()
+    c.add(make_xid(), at(0), job="j")
+    first = c.drain_updates()
+    assert [(i.revision, i.findings) for i in first] == [(1, 1)]
+    assert c.drain_updates() == []  # nothing changed since
+    c.add(make_xid(), at(5), job="j")
+    c.add(make_xid(), at(6), job="j")
+    again = c.drain_updates()
+    assert [i.id for i in again] == [first[0].id]
+    assert again[0].revision == 3 and again[0].findings == 3
+    assert again[0].updated_at == at(6) and again[0].severity == Severity.CRITICAL
+
+
+def test_a_closed_incident_takes_no_more_evidence_and_a_recurrence_is_new():
+    c = Correlator()
+    c.add(make_xid(), at(0), job="j")
+    (resolved,) = c.drain_updates()
+    c.close(resolved.id)
+    c.add(make_xid(), at(30), job="j")  # same GPU, same fault, after the restart
+    (recurrence,) = c.drain_updates()
+    assert recurrence.id != resolved.id
+    assert [i.findings for i in c.incidents()] == [1, 1]
+
+
+def test_the_lifecycle_allows_only_forward_moves():
+    import pytest
+
+    from diagnosis.lifecycle import LifecycleError, check_transition, is_final
+    from diagnosis.model import IncidentStatus as S
+
+    check_transition(S.OPEN, S.MITIGATING)
+    check_transition(S.MITIGATING, S.OPEN)  # the mitigation failed
+    check_transition(S.MITIGATING, S.RESOLVED)
+    check_transition(S.OPEN, S.FALSE_ALARM)
+    for final in (S.RESOLVED, S.FALSE_ALARM):
+        assert is_final(final)
+        for to in S:
+            with pytest.raises(LifecycleError, match="none \\(final\\)"):
+                check_transition(final, to)
+    with pytest.raises(LifecycleError, match="allowed: false_alarm, mitigating, resolved"):
+        check_transition(S.OPEN, S.OPEN)

@@ -1,0 +1,140 @@
+"""Incidents in ClickHouse: revisions from diagnosis, status changes from people and actions.
+
+Storage functions take the store as an argument. An incident as read back is its highest
+revision with the latest status change applied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from analytics.incident_tables import INCIDENT_TRANSITIONS, INCIDENTS
+from analytics.store import Store
+from diagnosis.incidents import Incident
+from diagnosis.lifecycle import Transition, check_transition
+from diagnosis.model import IncidentStatus
+
+_INCIDENT_TYPES = {c.name: c.type for c in INCIDENTS.columns}
+_TRANSITION_TYPES = {c.name: c.type for c in INCIDENT_TRANSITIONS.columns}
+
+
+class IncidentNotFound(LookupError):
+    """No incident has this id."""
+
+
+def save_incidents(store: Store, incidents: Sequence[Incident]) -> None:
+    """Write incident revisions (a replay of the same revision changes nothing)."""
+    if not incidents:
+        return
+    top = [i.suspects[0] if i.suspects else None for i in incidents]
+    columns: dict[str, list[Any]] = {
+        "id": [i.id for i in incidents],
+        "revision": [i.revision for i in incidents],
+        "detected_at": [int(i.detected_at.timestamp()) for i in incidents],
+        "detected_us": [i.detected_at.microsecond for i in incidents],
+        "updated_at": [int((i.updated_at or i.detected_at).timestamp()) for i in incidents],
+        "category": [i.category.value for i in incidents],
+        "blame": [i.blame.value for i in incidents],
+        "severity": [i.severity.value for i in incidents],
+        "job_id": [i.job or "" for i in incidents],
+        "node": [(s.node or "") if s else "" for s in top],
+        "gpu": [s.gpu if s and s.gpu is not None else -1 for s in top],
+        "action": [i.action.value for i in incidents],
+        "summary": [i.summary for i in incidents],
+        "payload": [i.model_dump_json(exclude={"status", "status_reason"}) for i in incidents],
+    }
+    store.insert(INCIDENTS.name, columns, _INCIDENT_TYPES)
+
+
+def record_transition(store: Store, transition: Transition) -> Incident:
+    """Move an incident to a new status if the lifecycle allows it; return it updated."""
+    current = load_incident(store, transition.incident_id)
+    check_transition(current.status, transition.status)
+    at = transition.at.astimezone(UTC)
+    store.insert(
+        INCIDENT_TRANSITIONS.name,
+        {
+            "id": [transition.incident_id],
+            "at": [int(at.timestamp())],
+            "at_us": [at.microsecond],
+            "status": [transition.status.value],
+            "reason": [transition.reason],
+            "actor": [transition.actor],
+        },
+        _TRANSITION_TYPES,
+    )
+    return current.model_copy(
+        update={"status": transition.status, "status_reason": transition.reason}
+    )
+
+
+def load_incident(store: Store, incident_id: str) -> Incident:
+    """Return one incident, latest revision and status; raise IncidentNotFound."""
+    found = load_incidents(store, ids=[incident_id])
+    if not found:
+        raise IncidentNotFound(f"no incident {incident_id!r}")
+    return found[0]
+
+
+def load_incidents(
+    store: Store,
+    ids: Sequence[str] | None = None,
+    since: datetime | None = None,
+    limit: int = 1000,
+) -> list[Incident]:
+    """Return incidents (latest revision, latest status), newest first."""
+    db = store.database
+    where, params = ["1"], {"limit": int(limit)}
+    if ids is not None:
+        where.append("id IN %(ids)s")
+        params["ids"] = tuple(ids) or ("",)  # type: ignore[assignment]
+    if since is not None:
+        where.append("detected_at >= %(since)s")
+        params["since"] = int(since.timestamp())
+    frame = store.query_df(
+        f"SELECT id, argMax(payload, revision) AS payload, max(detected_at) AS d, "
+        f"max(detected_us) AS du FROM `{db}`.`{INCIDENTS.name}` WHERE {' AND '.join(where)} "
+        f"GROUP BY id ORDER BY d DESC, du DESC, id LIMIT %(limit)s",
+        params,
+    )
+    incidents = [Incident.model_validate_json(p) for p in frame["payload"]] if len(frame) else []
+    statuses = latest_statuses(store, [i.id for i in incidents])
+    return [
+        i.model_copy(update={"status": statuses[i.id][0], "status_reason": statuses[i.id][1]})
+        if i.id in statuses
+        else i
+        for i in incidents
+    ]
+
+
+def latest_statuses(store: Store, ids: Sequence[str]) -> dict[str, tuple[IncidentStatus, str]]:
+    """Return the latest (status, reason) of each incident that has status changes."""
+    if not ids:
+        return {}
+    frame = store.query_df(
+        f"SELECT id, argMax(status, (at, at_us)) AS s, argMax(reason, (at, at_us)) AS r "
+        f"FROM `{store.database}`.`{INCIDENT_TRANSITIONS.name}` WHERE id IN %(ids)s GROUP BY id",
+        {"ids": tuple(ids)},
+    )
+    return {str(i): (IncidentStatus(str(s)), str(r)) for i, s, r in frame.itertuples(index=False)}
+
+
+def transitions(store: Store, incident_id: str) -> list[Transition]:
+    """Return an incident's status changes, oldest first."""
+    frame = store.query_df(
+        f"SELECT id, toUInt32(at) AS at, at_us, status, reason, actor FROM "
+        f"`{store.database}`.`{INCIDENT_TRANSITIONS.name}` WHERE id = %(id)s ORDER BY at, at_us",
+        {"id": incident_id},
+    )
+    return [
+        Transition(
+            incident_id=str(i),
+            status=IncidentStatus(str(s)),
+            reason=str(r),
+            actor=str(a),
+            at=datetime.fromtimestamp(int(at), UTC).replace(microsecond=int(us)),
+        )
+        for i, at, us, s, r, a in frame.itertuples(index=False)
+    ]
