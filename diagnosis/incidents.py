@@ -155,7 +155,8 @@ class Correlator:
             return None
         cause = self._explaining(finding, at, job)
         if cause is not None:
-            self._touch(cause).attach(finding, at)
+            if not self._is_closed(cause):  # a closed one still explains its consequences
+                self._touch(cause).attach(finding, at)
             return cause.key
         key = root_key(finding, job)
         refined = self._refine_numerical(finding, key, at, job)
@@ -236,7 +237,11 @@ class Correlator:
         )
 
     def close(self, incident_id: str) -> None:
-        """Stop attaching to an incident (resolved or a false alarm): a recurrence is new."""
+        """Stop attaching to an incident (resolved or a false alarm): a recurrence is new.
+
+        Sympathetic errors it explains (peers' NCCL errors after a GPU failed) are still
+        absorbed by it, unattached, instead of opening incidents of their own.
+        """
         self._closed.add(incident_id)
 
     def incidents(self) -> list[Incident]:
@@ -258,11 +263,7 @@ class Correlator:
 
     def _explaining(self, finding: Finding, at: datetime, job: str | None) -> _Open | None:
         """Return the open incident that explains a sympathetic finding, if any."""
-        recent = [
-            o
-            for o in reversed(self._all)
-            if at - o.last_seen <= self.window and not self._is_closed(o)
-        ]
+        recent = [o for o in reversed(self._all) if at - o.last_seen <= self.window]
         if finding.xid == XID_CLEANUP:
             for o in recent:
                 if o.root.xid is not None and o.root.node == finding.node:

@@ -140,6 +140,10 @@ class Replay:
         elif isinstance(event, HostMetrics):
             self._host_metrics(event)
 
+    def advance(self, now: datetime) -> None:
+        """Let diagnosis time pass with no event (live telemetry gone silent)."""
+        self._tick(now)
+
     def finish(self) -> list[Incident]:
         """Run the last check and return the incidents."""
         if self._second is not None:

@@ -129,6 +129,9 @@ class Consumer(Protocol):
     def assignment(self) -> set[TopicPartition]:
         """Return the partitions this member owns now."""
 
+    def caught_up(self) -> set[TopicPartition]:
+        """Return the owned partitions known to have nothing more to read right now."""
+
     def pause(self) -> None:
         """Stop fetching (poll keeps the membership alive and returns nothing)."""
 
@@ -335,6 +338,13 @@ class _InProcessConsumer:
 
     def assignment(self) -> set[TopicPartition]:
         return set(self.owned)
+
+    def caught_up(self) -> set[TopicPartition]:
+        with self._bus._cond:
+            logs = self._bus._logs
+            return {
+                tp for tp in self.owned if self.positions[tp] >= len(logs[tp.topic][tp.partition])
+            }
 
     def pause(self) -> None:
         self._paused = True

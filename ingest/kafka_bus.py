@@ -195,6 +195,21 @@ class KafkaBusConsumer:
         """Return the partitions owned now."""
         return {TopicPartition(tp.topic, tp.partition) for tp in self._inner.assignment()}
 
+    def caught_up(self) -> set[TopicPartition]:
+        """Return the owned partitions whose position reached the last fetched high watermark."""
+        done = set()
+        for tp in self._inner.assignment():
+            high = self._inner.highwater(tp)
+            if high is None:
+                continue  # not fetched yet: unknown
+            try:
+                position = self._inner.position(tp, timeout_ms=0)
+            except KafkaError:
+                continue
+            if position is not None and position >= high:
+                done.add(TopicPartition(tp.topic, tp.partition))
+        return done
+
     def pause(self) -> None:
         """Stop fetching while keeping the group membership."""
         self._inner.pause(*self._inner.assignment())

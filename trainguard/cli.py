@@ -5,9 +5,7 @@ from __future__ import annotations
 import argparse
 import gc
 import logging
-import signal
 import sys
-import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -16,20 +14,12 @@ from pydantic import ValidationError
 from analytics.store import StoreError
 from ingest.bus import BusError
 from sim.scenario import ScenarioError
+from trainguard.signals import stop_on_signals
 
 log = logging.getLogger("trainguard")
 
 
-def _stop_on_signals() -> threading.Event:
-    stop = threading.Event()
-
-    def handler(signum: int, _frame: object) -> None:
-        log.info("received signal %d, stopping", signum)
-        stop.set()
-
-    signal.signal(signal.SIGTERM, handler)
-    signal.signal(signal.SIGINT, handler)
-    return stop
+_stop_on_signals = stop_on_signals
 
 
 def tune_gc_for_batches() -> None:

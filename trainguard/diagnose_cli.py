@@ -19,10 +19,15 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     """Register `diagnose`."""
     p = sub.add_parser(
         "diagnose",
-        help="diagnose a `sim run` directory into incidents",
-        description="Replay a telemetry directory (from `trainguard sim run`) through diagnosis.",
+        help="diagnose live telemetry (Kafka) or a `sim run` directory into incidents",
+        description=(
+            "Without DIR: run the streaming diagnosis worker on the telemetry topics "
+            "(TG_KAFKA_*, TG_CLICKHOUSE_*, TG_DIAGNOSE_*), storing incidents in ClickHouse and "
+            "publishing them on the incidents topic. With DIR: replay a telemetry directory "
+            "(from `trainguard sim run`) through the same diagnosis and write JSON."
+        ),
     )
-    p.add_argument("dir", type=Path, help="directory written by `trainguard sim run`")
+    p.add_argument("dir", type=Path, nargs="?", help="directory written by `trainguard sim run`")
     p.add_argument("--out", type=Path, help="write the incidents here (default: stdout)")
     p.set_defaults(func=cmd_diagnose)
 
@@ -39,6 +44,11 @@ def incident_json(incident: Incident) -> dict[str, object]:
 
 def cmd_diagnose(args: argparse.Namespace) -> int:
     """Diagnose a directory; exit 2 when it is missing or not a readable sim run."""
+    if args.dir is None:
+        if args.out is not None:
+            print("trainguard diagnose: --out needs a DIR to replay", file=sys.stderr)
+            return 2
+        return cmd_diagnose_stream()
     try:
         incidents = diagnose_dir(args.dir)
     except (ReplayError, FabricError, SchemaError) as exc:
@@ -53,4 +63,45 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     else:
         args.out.write_text(text)
         print(f"wrote {len(incidents)} incident(s) to {args.out}")
+    return 0
+
+
+def cmd_diagnose_stream() -> int:
+    """Run the streaming worker until SIGTERM."""
+    from pydantic import ValidationError
+
+    from trainguard.metrics_http import serve_metrics
+    from trainguard.settings import BusSettings, DiagnoseSettings, StoreSettings
+    from trainguard.signals import stop_on_signals
+    from trainguard.wiring import build_bus, build_diagnosis, build_store, diagnosis_metrics
+
+    try:
+        bus_settings, store_settings, settings = BusSettings(), StoreSettings(), DiagnoseSettings()
+    except ValidationError as exc:
+        print(f"trainguard diagnose: bad settings: {exc}", file=sys.stderr)
+        return 2
+    if bus_settings.mode == "embedded":
+        print(
+            "trainguard diagnose needs TG_KAFKA_MODE=kafka to stream "
+            "(or a DIR to replay; the embedded pipeline runs inside `demo`)",
+            file=sys.stderr,
+        )
+        return 2
+    if settings.fabric is not None and not settings.fabric.is_file():
+        print(
+            f"trainguard diagnose: TG_DIAGNOSE_FABRIC={settings.fabric}: no such file",
+            file=sys.stderr,
+        )
+        return 2
+    stop = stop_on_signals()
+    store = build_store(store_settings)
+    worker = build_diagnosis(build_bus(bus_settings), store, settings)
+    if settings.metrics_port:
+        serve_metrics(settings.metrics_port, lambda: diagnosis_metrics(worker))
+    print(f"diagnosing {bus_settings.bootstrap} into {store.database}", file=sys.stderr)
+    try:
+        worker.run(stop)
+    finally:
+        worker.consumer.close()
+        worker.producer.close()
     return 0

@@ -61,6 +61,23 @@ class SinkProcessSettings(BaseSettings):
     metrics_port: int | None = Field(None, ge=1, le=65535, description="Serve /metrics here.")
 
 
+class DiagnoseSettings(BaseSettings):
+    """The streaming diagnosis worker (`trainguard diagnose` without a directory)."""
+
+    model_config = SettingsConfigDict(env_prefix="TG_DIAGNOSE_", extra="ignore")
+
+    group: str = Field("trainguard-diagnose", min_length=1)
+    instance_id: str | None = Field(None, description="Static group membership id.")
+    fabric: Path | None = Field(
+        None, description="inventory.json with the NIC-to-switch cabling (optional)."
+    )
+    lateness_s: float = Field(2.0, ge=0, le=60, description="Event-time reordering allowance.")
+    publish_interval_s: float = Field(
+        5.0, ge=0, le=600, description="Least wall time between revisions of one incident."
+    )
+    metrics_port: int | None = Field(None, ge=1, le=65535, description="Serve /metrics here.")
+
+
 def local_services_env(repo: Path) -> dict[str, str]:
     """Return the exports `deploy/services.sh start` wrote (TG_SERVICES_DIR/env), if any."""
     path = Path(os.environ.get("TG_SERVICES_DIR", repo / "deploy" / ".local")) / "env"

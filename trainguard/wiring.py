@@ -9,10 +9,12 @@ from dataclasses import asdict
 from analytics.migrations import migrate
 from analytics.store import EmbeddedStore, ServerStore, Store
 from analytics.writer import ClickHouseWriter
+from diagnosis.fabric import Fabric
+from diagnosis.worker import DiagnosisWorker, WorkerSettings
 from ingest.bus import Bus, Consumer, InProcessBus, TopicPartition, Topics
 from ingest.kafka_bus import KafkaBus
 from ingest.sink import Sink, SinkSettings
-from trainguard.settings import BusSettings, SinkProcessSettings, StoreSettings
+from trainguard.settings import BusSettings, DiagnoseSettings, SinkProcessSettings, StoreSettings
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +39,7 @@ def build_bus(settings: BusSettings) -> Bus:
     if settings.mode == "embedded":
         return InProcessBus(topics, settings.partitions)
     bus = KafkaBus(settings.bootstrap, topics)
-    bus.ensure_topics(topics.telemetry(), settings.partitions)
+    bus.ensure_topics([*topics.telemetry(), topics.incidents, topics.actions], settings.partitions)
     return bus
 
 
@@ -84,3 +86,27 @@ def run_in_thread(sink: Sink, stop: threading.Event) -> threading.Thread:
     thread = threading.Thread(target=sink.run, args=(stop,), name="sink", daemon=True)
     thread.start()
     return thread
+
+
+def build_diagnosis(bus: Bus, store: Store, settings: DiagnoseSettings) -> DiagnosisWorker:
+    """Migrate the store and return a diagnosis worker on every telemetry topic."""
+    migrate(store)
+    fabric = Fabric.from_json(settings.fabric.read_bytes()) if settings.fabric else None
+    consumer: Consumer
+    if isinstance(bus, KafkaBus):
+        consumer = bus.consumer(
+            settings.group, bus.topics.telemetry(), instance_id=settings.instance_id
+        )
+    else:
+        consumer = bus.consumer(settings.group, bus.topics.telemetry())
+    worker_settings = WorkerSettings(
+        lateness_s=settings.lateness_s, publish_interval_s=settings.publish_interval_s
+    )
+    return DiagnosisWorker(
+        consumer, bus.producer(), store, bus.topics, fabric=fabric, settings=worker_settings
+    )
+
+
+def diagnosis_metrics(worker: DiagnosisWorker) -> dict[str, float]:
+    """Return the worker's counters as Prometheus samples."""
+    return {f"trainguard_diagnose_{k}": float(v) for k, v in asdict(worker.stats).items()}

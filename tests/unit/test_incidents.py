@@ -150,6 +150,9 @@ def test_a_closed_incident_takes_no_more_evidence_and_a_recurrence_is_new():
     c.add(make_xid(), at(0), job="j")
     (resolved,) = c.drain_updates()
     c.close(resolved.id)
+    peer = make_log("nccl.remote_error", Category.NETWORK)
+    c.add(peer, at(10), job="j")  # a consequence: absorbed, not attached, no new incident
+    assert c.drain_updates() == []
     c.add(make_xid(), at(30), job="j")  # same GPU, same fault, after the restart
     (recurrence,) = c.drain_updates()
     assert recurrence.id != resolved.id

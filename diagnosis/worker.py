@@ -1,0 +1,311 @@
+"""The streaming diagnosis worker: telemetry topics in, incident revisions out.
+
+One member of a consumer group reads every telemetry family, puts the events back in event-time
+order and feeds the same `Replay` the recorded-directory mode uses. Records of different
+partitions arrive interleaved and, while catching up on a backlog, far apart in event time; so
+an event is fed only once every partition with records still to read has reached its time
+(minus a short lateness allowance for records in flight); `max_buffered` bounds the wait.
+Incidents go to ClickHouse and to the incidents topic: a new incident at once, later revisions
+of one incident at most once per `publish_interval_s`. Status changes made elsewhere (resolved,
+false alarm) are read back so a recurrence opens a new incident instead of reviving a closed one.
+
+The diagnosis state lives in memory. Offsets are committed only for records already fed, so a
+restarted worker re-reads what it had buffered; detectors re-learn their baselines from there.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from analytics.store import Store, StoreError
+from diagnosis.fabric import Fabric
+from diagnosis.incident_store import latest_statuses, save_incidents
+from diagnosis.incidents import Incident
+from diagnosis.lifecycle import is_final
+from diagnosis.model import IncidentStatus
+from diagnosis.replay import Replay
+from ingest.bus import BusError, Consumer, Producer, Record, TopicPartition, Topics
+from ingest.schema import EventBase, SchemaError, decode_event
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class WorkerSettings:
+    """How the worker batches, reorders and publishes."""
+
+    batch_records: int = 5000
+    poll_timeout_s: float = 0.5
+    lateness_s: float = 2.0  # event time an early record waits for later-arriving earlier ones
+    publish_interval_s: float = 5.0  # wall time between two revisions of one incident
+    status_poll_s: float = 5.0
+    commit_interval_s: float = 5.0
+    live_skew_s: float = 120.0  # event time this close to the wall clock counts as live
+    idle_partition_s: float = 5.0  # a lagging partition silent this long is not waited for
+    max_buffered: int = 2_000_000  # beyond this, the oldest events are fed regardless
+
+
+@dataclass
+class WorkerStats:
+    """Counters for logs and /metrics."""
+
+    consumed: int = 0
+    fed: int = 0
+    undecodable: int = 0
+    late: int = 0
+    forced: int = 0
+    published: int = 0
+    incidents: int = 0
+    store_errors: int = 0
+    bus_errors: int = 0
+    event_time: float = 0.0
+
+
+@dataclass(order=True)
+class _Buffered:
+    ts: datetime
+    seq: int
+    tp: TopicPartition = field(compare=False)
+    offset: int = field(compare=False)
+    event: EventBase = field(compare=False)
+
+
+class DiagnosisWorker:
+    """Consumes telemetry, diagnoses it, stores and publishes incidents."""
+
+    def __init__(
+        self,
+        consumer: Consumer,
+        producer: Producer,
+        store: Store,
+        topics: Topics,
+        fabric: Fabric | None = None,
+        settings: WorkerSettings | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
+        wall: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.consumer = consumer
+        self.producer = producer
+        self.store = store
+        self.topics = topics
+        self.settings = settings or WorkerSettings()
+        self.stats = WorkerStats()
+        self.replay = Replay(fabric)
+        self._monotonic = monotonic
+        self._wall = wall
+        self._heap: list[_Buffered] = []
+        self._seq = itertools.count()
+        self._max_ts: datetime | None = None
+        self._clock: datetime | None = None
+        self._part_ts: dict[TopicPartition, datetime] = {}
+        self._part_seen: dict[TopicPartition, float] = {}
+        self._fed_upto: dict[TopicPartition, int] = {}
+        self._last_record = monotonic()
+        self._last_commit = monotonic()
+        self._last_status = monotonic()
+        self._published: dict[str, tuple[float, int]] = {}  # id -> (when, revision)
+        self._unpublished: dict[str, Incident] = {}
+        self._status: dict[str, IncidentStatus] = {}
+
+    def run(self, stop: threading.Event) -> None:
+        """Diagnose until stop is set, then publish what is pending and commit."""
+        while not stop.is_set():
+            self.step()
+        self.publish(force=True)
+        self._commit()
+        log.info("diagnosis worker stopping: %s", self.stats)
+
+    def step(self) -> int:
+        """Poll once, feed what is in order, publish and commit when due; return records read."""
+        try:
+            records = self.consumer.poll(self.settings.batch_records, self.settings.poll_timeout_s)
+        except BusError as exc:
+            self.stats.bus_errors += 1
+            log.warning("bus: %s", exc)
+            records = []
+        now = self._monotonic()
+        if records:
+            self._last_record = now
+            self._buffer(records)
+        upto = self._watermark()
+        if upto is not None:
+            self._release(upto)
+        self._release_overflow()
+        if not records and now - self._last_record >= self.settings.lateness_s:
+            self._release(None)  # nothing is arriving: nothing can arrive out of order
+            self._advance_if_live()
+        self.publish()
+        if now - self._last_status >= self.settings.status_poll_s:
+            self._last_status = now
+            self._read_statuses()
+        if now - self._last_commit >= self.settings.commit_interval_s:
+            self._commit()
+        return len(records)
+
+    def drain(self) -> None:
+        """Feed everything buffered and publish every pending revision (end of a stream)."""
+        self._release(None)
+        self.publish(force=True)
+        self._commit()
+
+    # ------------------------------------------------------------------ input
+    def _buffer(self, records: list[Record]) -> None:
+        self.stats.consumed += len(records)
+        now = self._monotonic()
+        for record in records:
+            self._part_seen[record.tp] = now
+            try:
+                event = decode_event(record.value)
+            except SchemaError:
+                # the sink dead-letters it with the raw bytes; here it is only skipped
+                self.stats.undecodable += 1
+                self._fed_upto[record.tp] = max(self._fed_upto.get(record.tp, -1), record.offset)
+                continue
+            if self._max_ts is None or event.ts > self._max_ts:
+                self._max_ts = event.ts
+            if event.ts > self._part_ts.get(record.tp, event.ts - _EPSILON):
+                self._part_ts[record.tp] = event.ts
+            heapq.heappush(
+                self._heap, _Buffered(event.ts, next(self._seq), record.tp, record.offset, event)
+            )
+
+    def _watermark(self) -> datetime | None:
+        """Return the event time up to which feeding is safe, or None for nothing yet.
+
+        Partitions still holding unread records hold it back at the time they have reached;
+        one that has delivered nothing yet holds everything back (within `max_buffered`).
+        """
+        if self._max_ts is None:
+            return None
+        now = self._monotonic()
+        holding: list[datetime] = []
+        for tp in self.consumer.assignment() - self.consumer.caught_up():
+            if tp not in self._part_ts:
+                if tp in self._part_seen:
+                    continue  # delivered only undecodable records
+                return None  # records to read, none seen yet: their time is unknown
+            if now - self._part_seen[tp] < self.settings.idle_partition_s:
+                holding.append(self._part_ts[tp])
+        upto = min(holding) if holding else self._max_ts
+        return upto - timedelta(seconds=self.settings.lateness_s)
+
+    def _release(self, upto: datetime | None) -> None:
+        """Feed buffered events with ts <= upto (all of them when upto is None)."""
+        heap = self._heap
+        while heap and (upto is None or heap[0].ts <= upto):
+            self._feed(heapq.heappop(heap))
+
+    def _release_overflow(self) -> None:
+        while len(self._heap) > self.settings.max_buffered:
+            self.stats.forced += 1
+            self._feed(heapq.heappop(self._heap))
+
+    def _feed(self, item: _Buffered) -> None:
+        if self._clock is not None and item.ts < self._clock:
+            self.stats.late += 1  # fed anyway: detectors take it, the clock does not go back
+        else:
+            self._clock = item.ts
+        self.replay.feed(item.event)
+        self.stats.fed += 1
+        self.stats.event_time = item.ts.timestamp()
+        if item.offset > self._fed_upto.get(item.tp, -1):
+            self._fed_upto[item.tp] = item.offset
+
+    def _advance_if_live(self) -> None:
+        """Move diagnosis time with the wall clock when telemetry is live but silent.
+
+        A cluster where everything stopped sends nothing; the hang detectors still have to see
+        time pass. A replay of old data (event time far from the wall clock) is left alone.
+        """
+        if self._max_ts is None:
+            return
+        wall = self._wall()
+        if abs((wall - self._max_ts).total_seconds()) <= self.settings.live_skew_s:
+            self.replay.advance(wall - timedelta(seconds=self.settings.lateness_s))
+
+    # ------------------------------------------------------------------ output
+    def publish(self, force: bool = False) -> None:
+        """Store and publish new incidents now, updated ones when their interval has passed."""
+        for incident in self.replay.correlator.drain_updates():
+            if incident.id not in self._published:
+                self.stats.incidents += 1
+            self._unpublished[incident.id] = incident
+        if not self._unpublished:
+            return
+        now = self._monotonic()
+        due = [
+            inc
+            for inc in self._unpublished.values()
+            if force
+            or inc.id not in self._published
+            or now - self._published[inc.id][0] >= self.settings.publish_interval_s
+        ]
+        if not due:
+            return
+        due = [i.model_copy(update={"status": self._status.get(i.id, i.status)}) for i in due]
+        try:
+            save_incidents(self.store, due)
+        except StoreError as exc:
+            self.stats.store_errors += 1
+            log.warning("incidents not stored yet (kept, retried): %s", exc)
+            return
+        try:
+            for inc in due:
+                self.producer.send_raw(self.topics.incidents, inc.id.encode(), _wire(inc))
+            self.producer.flush()
+        except BusError as exc:
+            self.stats.bus_errors += 1
+            log.warning("incidents not published yet (kept, retried): %s", exc)
+            return
+        for inc in due:
+            self._published[inc.id] = (now, inc.revision)
+            del self._unpublished[inc.id]
+            self.stats.published += 1
+            log.info("incident %s r%d: %s", inc.id, inc.revision, inc.summary)
+
+    def _read_statuses(self) -> None:
+        live = [i for i in self._published if not is_final(self._status.get(i, _OPEN))]
+        if not live:
+            return
+        try:
+            statuses = latest_statuses(self.store, live)
+        except StoreError as exc:
+            self.stats.store_errors += 1
+            log.warning("incident statuses not readable: %s", exc)
+            return
+        for incident_id, (status, _reason) in statuses.items():
+            self._status[incident_id] = status
+            if is_final(status):
+                self.replay.correlator.close(incident_id)
+
+    def _commit(self) -> None:
+        self._last_commit = self._monotonic()
+        pending: dict[TopicPartition, int] = {}
+        for item in self._heap:
+            if item.offset < pending.get(item.tp, item.offset + 1):
+                pending[item.tp] = item.offset
+        offsets = {}
+        for tp, fed in self._fed_upto.items():
+            offsets[tp] = min(fed + 1, pending.get(tp, fed + 1))
+        if not offsets:
+            return
+        try:
+            self.consumer.commit(offsets)
+        except BusError as exc:
+            self.stats.bus_errors += 1
+            log.warning("offset commit failed (re-read after a restart): %s", exc)
+
+
+_OPEN = IncidentStatus.OPEN
+_EPSILON = timedelta(microseconds=1)
+
+
+def _wire(incident: Incident) -> bytes:
+    return incident.model_dump_json().encode()
