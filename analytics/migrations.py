@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from analytics.api_tables import API_TABLES
 from analytics.incident_tables import INCIDENT_TABLES
 from analytics.store import Store
 from analytics.tables import ALL_TABLES, Features, Table
@@ -36,6 +37,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         2,
         "incidents and their status changes",
         lambda db, features, _days: [t.ddl(db, features) for t in INCIDENT_TABLES],
+    ),
+    # versions 3 (actions) and 4 (prediction) are added by their packages
+    Migration(
+        5,
+        "api tokens and audit",
+        lambda db, features, _days: [t.ddl(db, features) for t in API_TABLES],
     ),
 )
 

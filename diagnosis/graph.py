@@ -163,3 +163,28 @@ def _wire_fabric(
     g.add_edges_from((nic_key(rank_node[r], nic[r]), node_key(rank_node[r])) for r in nic)
     g.add_edges_from((nic_key(rank_node[r], nic[r]), switch_key(switch[r])) for r in nic)
     return nic, rail, switch
+
+
+def neighbourhood(graph: CommGraph, rank: int, max_members: int = 64) -> dict[str, object]:
+    """Return a rank's parallel groups: each communicator's kind, members and nodes (capped)."""
+    comms = []
+    for comm in graph.comms_of(rank):
+        members = graph.members(comm)
+        comms.append(
+            {
+                "comm": comm,
+                "kind": graph.comm_kind[comm].value,
+                "size": len(members),
+                "members": [
+                    {"rank": r, "node": graph.rank_node.get(r), "gpu": graph.rank_gpu.get(r)}
+                    for r in members[:max_members]
+                ],
+                "nodes": sorted(graph.nodes_of(comm)),
+            }
+        )
+    return {
+        "rank": rank,
+        "node": graph.rank_node.get(rank),
+        "gpu": graph.rank_gpu.get(rank),
+        "communicators": comms,
+    }

@@ -7,6 +7,7 @@ revision with the latest status change applied.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -138,3 +139,79 @@ def transitions(store: Store, incident_id: str) -> list[Transition]:
         )
         for i, at, us, s, r, a in frame.itertuples(index=False)
     ]
+
+
+@dataclass(frozen=True)
+class IncidentFilter:
+    """What an incident list is narrowed to (all optional)."""
+
+    status: IncidentStatus | None = None
+    severity: str | None = None
+    category: str | None = None
+    job: str | None = None
+    node: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+
+
+Position = tuple[int, int, str]  # (detected_at, detected_us, id) of the last row of a page
+
+
+def query_incidents(
+    store: Store, where: IncidentFilter, after: Position | None = None, limit: int = 50
+) -> tuple[list[Incident], Position | None]:
+    """Return one page of incidents, newest first, and the position after it (None: last)."""
+    db = store.database
+    outer: list[str] = ["1"]
+    params: dict[str, object] = {"limit": int(limit) + 1}
+    inner = ["1"]
+    if where.status is not None:
+        outer.append("status = %(status)s")
+        params["status"] = "" if where.status == IncidentStatus.OPEN else where.status.value
+    for name in ("severity", "category", "job", "node"):
+        value = getattr(where, name)
+        if value is not None:
+            outer.append(f"{name} = %({name})s")
+            params[name] = value
+    if where.since is not None:
+        inner.append("detected_at >= toDateTime(%(since)s)")
+        params["since"] = _datetime_range(where.since)
+    if where.until is not None:
+        inner.append("detected_at <= toDateTime(%(until)s)")
+        params["until"] = _datetime_range(where.until)
+    if after is not None:
+        outer.append(
+            "(d < %(ad)s OR (d = %(ad)s AND du < %(adu)s) "
+            "OR (d = %(ad)s AND du = %(adu)s AND id < %(aid)s))"
+        )
+        params.update({"ad": after[0], "adu": after[1], "aid": after[2]})
+    sql = (
+        f"SELECT id, payload, toUInt32(d) AS d, du, status FROM ("
+        f"SELECT id, argMax(payload, revision) AS payload, max(detected_at) AS d, "
+        f"max(detected_us) AS du, argMax(severity, revision) AS severity, "
+        f"argMax(category, revision) AS category, argMax(job_id, revision) AS job, "
+        f"argMax(node, revision) AS node FROM `{db}`.`{INCIDENTS.name}` "
+        f"WHERE {' AND '.join(inner)} GROUP BY id"
+        f") ANY LEFT JOIN ("
+        f"SELECT id, argMax(status, (at, at_us)) AS status "
+        f"FROM `{db}`.`{INCIDENT_TRANSITIONS.name}` GROUP BY id"
+        f") USING id WHERE {' AND '.join(outer)} "
+        f"ORDER BY d DESC, du DESC, id DESC LIMIT %(limit)s"
+    )
+    frame = store.query_df(sql, params)
+    rows = list(frame.itertuples(index=False))
+    more = len(rows) > limit
+    rows = rows[:limit]
+    page = []
+    for _id, payload, _d, _du, status in rows:
+        inc = Incident.model_validate_json(payload)
+        if status:
+            inc = inc.model_copy(update={"status": IncidentStatus(str(status))})
+        page.append(inc)
+    last = rows[-1] if rows and more else None
+    return page, (None if last is None else (int(last[2]), int(last[3]), str(last[0])))
+
+
+def _datetime_range(at: datetime) -> int:
+    """Return epoch seconds clamped to what a ClickHouse DateTime holds (1970-2106)."""
+    return max(0, min(int(at.timestamp()), 2**32 - 1))

@@ -78,6 +78,17 @@ class DiagnoseSettings(BaseSettings):
     metrics_port: int | None = Field(None, ge=1, le=65535, description="Serve /metrics here.")
 
 
+class ApiSettings(BaseSettings):
+    """The REST API process (`trainguard api`)."""
+
+    model_config = SettingsConfigDict(env_prefix="TG_API_", extra="ignore")
+
+    host: str = Field("127.0.0.1", description="Listen address (loopback by default).")
+    port: int = Field(8700, ge=1, le=65535)
+    cache_s: float = Field(5.0, ge=0, le=300, description="Age of fleet snapshots served.")
+    token_cache_s: float = Field(30.0, ge=0, le=3600, description="Revocation delay.")
+
+
 def local_services_env(repo: Path) -> dict[str, str]:
     """Return the exports `deploy/services.sh start` wrote (TG_SERVICES_DIR/env), if any."""
     path = Path(os.environ.get("TG_SERVICES_DIR", repo / "deploy" / ".local")) / "env"

@@ -1,0 +1,108 @@
+"""What the API's routes depend on, built once by the composition root and passed in."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Request
+
+from analytics.api_tables import API_AUDIT
+from analytics.store import Store
+from api.auth import Principal, Role, TokenBook
+
+_AUDIT_TYPES = {c.name: c.type for c in API_AUDIT.columns}
+Check = Callable[[], str | None]  # returns None when healthy, else what is wrong
+
+
+@dataclass
+class ApiContext:
+    """The store, the token book, readiness checks and request counters."""
+
+    store: Store
+    tokens: TokenBook
+    checks: dict[str, Check] = field(default_factory=dict)
+    cache_s: float = 5.0
+    requests: dict[tuple[str, int], int] = field(default_factory=dict)
+    _cache: dict[str, tuple[float, object]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def cached(self, key: str, compute: Callable[[], object]) -> object:
+        """Return a recent value of an expensive read (fleet snapshots), computing if stale."""
+        now = time.monotonic()
+        with self._lock:
+            hit = self._cache.get(key)
+        if hit is not None and now - hit[0] < self.cache_s:
+            return hit[1]
+        value = compute()
+        with self._lock:
+            self._cache[key] = (now, value)
+        return value
+
+    def count(self, route: str, status: int) -> None:
+        """Count one response for /metrics."""
+        with self._lock:
+            self.requests[(route, status)] = self.requests.get((route, status), 0) + 1
+
+    def audit(
+        self, who: Principal, method: str, path: str, target: str, outcome: int, detail: str
+    ) -> None:
+        """Record a write with its caller."""
+        now = datetime.now(UTC)
+        self.store.insert(
+            API_AUDIT.name,
+            {
+                "ts": [int(now.timestamp())],
+                "ts_us": [now.microsecond],
+                "actor": [who.name],
+                "role": [who.role.value],
+                "method": [method],
+                "path": [path],
+                "target": [target],
+                "outcome": [outcome],
+                "detail": [detail[:2000]],
+            },
+            _AUDIT_TYPES,
+        )
+
+
+def context(request: Request) -> ApiContext:
+    """Return the app's context."""
+    ctx: ApiContext = request.app.state.context
+    return ctx
+
+
+Ctx = Annotated[ApiContext, Depends(context)]
+
+
+def _principal(request: Request, ctx: Ctx) -> Principal:
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise HTTPException(
+            401, "send an API token: Authorization: Bearer <token>", {"WWW-Authenticate": "Bearer"}
+        )
+    who = ctx.tokens.verify(token.strip())
+    if who is None:
+        raise HTTPException(401, "unknown or revoked token", {"WWW-Authenticate": "Bearer"})
+    return who
+
+
+def require(role: Role) -> Callable[..., Principal]:
+    """Return a dependency admitting callers with at least this role."""
+
+    def check(who: Annotated[Principal, Depends(_principal)]) -> Principal:
+        if who.role.level < role.level:
+            raise HTTPException(403, f"needs the {role.value} role; {who.name} is {who.role.value}")
+        return who
+
+    return check
+
+
+Viewer = Annotated[Principal, Depends(require(Role.VIEWER))]
+Operator = Annotated[Principal, Depends(require(Role.OPERATOR))]
+Admin = Annotated[Principal, Depends(require(Role.ADMIN))]

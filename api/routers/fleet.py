@@ -1,0 +1,159 @@
+"""Nodes and GPUs: health state, metric windows, Xid history."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+
+from analytics.ops import gpu_latest, gpu_series, latest_data_time, xid_history
+from api.context import ApiContext, Ctx, Viewer
+from api.convert import finite, whole
+from api.models import ERRORS, GpuHealth, NodeDetail, NodeHealth, Page
+from api.pagination import decode_cursor, encode_cursor
+from api.problems import NotFound
+from diagnosis.health import HEALTHY, SUSPECT, gpu_state, suspects_by_component
+from diagnosis.incident_store import IncidentFilter, query_incidents
+from diagnosis.model import IncidentStatus
+
+router = APIRouter(responses=ERRORS, prefix="/v1", tags=["fleet"])
+WINDOW = timedelta(minutes=10)  # a GPU unseen for longer than this is not listed
+
+
+@router.get("/gpus", response_model=Page[GpuHealth])
+def list_gpus(
+    ctx: Ctx,
+    _who: Viewer,
+    state: str | None = Query(None, pattern="^(healthy|suspect|lost|isolated|inspection)$"),
+    node: str | None = Query(None, max_length=200),
+    limit: Annotated[int, Query(ge=1, le=5000)] = 500,
+    cursor: str | None = Query(None, max_length=500),
+) -> Page[GpuHealth]:
+    """List GPUs with their state and latest telemetry (a snapshot at most a few seconds old)."""
+    gpus = _fleet(ctx)
+    after = decode_cursor(cursor, (str, int))
+    rows = [
+        g
+        for g in gpus
+        if (state is None or g.state == state)
+        and (node is None or g.node == node)
+        and (after is None or (g.node, g.gpu) > after)
+    ]
+    page = rows[:limit]
+    more = len(rows) > limit
+    return Page[GpuHealth](
+        items=page, next_cursor=encode_cursor((page[-1].node, page[-1].gpu)) if more else None
+    )
+
+
+@router.get("/nodes", response_model=Page[NodeHealth])
+def list_nodes(
+    ctx: Ctx,
+    _who: Viewer,
+    state: str | None = Query(None, pattern="^(healthy|suspect|lost|isolated|inspection)$"),
+    limit: Annotated[int, Query(ge=1, le=5000)] = 1000,
+    cursor: str | None = Query(None, max_length=500),
+) -> Page[NodeHealth]:
+    """List nodes with their state (the worst of their GPUs' and their own incidents)."""
+    nodes = _nodes(ctx)
+    after = decode_cursor(cursor, (str,))
+    rows = [
+        n
+        for n in nodes
+        if (state is None or n.state == state) and (after is None or (n.node,) > after)
+    ]
+    page = rows[:limit]
+    more = len(rows) > limit
+    return Page[NodeHealth](
+        items=page, next_cursor=encode_cursor((page[-1].node,)) if more else None
+    )
+
+
+@router.get("/nodes/{node}", response_model=NodeDetail)
+def get_node(
+    node: str,
+    ctx: Ctx,
+    _who: Viewer,
+    minutes: Annotated[int, Query(ge=1, le=1440)] = 15,
+) -> NodeDetail:
+    """Return a node's GPUs, their samples over the last `minutes` of telemetry, its Xids."""
+    summary = next((n for n in _nodes(ctx) if n.node == node), None)
+    if summary is None:
+        raise NotFound(f"no GPU telemetry from node {node!r} in the last {WINDOW}")
+    gpus = [g for g in _fleet(ctx) if g.node == node]
+    end = max(g.last_seen for g in gpus)
+    series = gpu_series(ctx.store, node, end - timedelta(minutes=minutes), end)
+    return NodeDetail(
+        node=summary,
+        gpus=gpus,
+        metrics=[_clean(r) for r in series.to_dict("records")],
+        xids=[_clean(r) for r in xid_history(ctx.store, node).to_dict("records")],
+    )
+
+
+def _fleet(ctx: ApiContext) -> list[GpuHealth]:
+    return ctx.cached("gpus", lambda: _compute_fleet(ctx))  # type: ignore[return-value]
+
+
+def _compute_fleet(ctx: ApiContext) -> list[GpuHealth]:
+    now = latest_data_time(ctx.store)
+    if now is None:
+        return []
+    frame = gpu_latest(ctx.store, now - WINDOW)
+    live = []
+    for status in (IncidentStatus.OPEN, IncidentStatus.MITIGATING):
+        page, _ = query_incidents(ctx.store, IncidentFilter(status=status), limit=5000)
+        live += page
+    by_gpu, by_node = suspects_by_component(live)
+    out = []
+    for r in frame.to_dict("records"):
+        key = (str(r["node"]), int(r["gpu"]))
+        named = by_gpu.get(key, [])
+        node_named = by_node.get(key[0], [])
+        out.append(
+            GpuHealth(
+                node=key[0],
+                gpu=key[1],
+                state=gpu_state(str(r["nvml_error"] or ""), bool(named), bool(node_named)),
+                last_seen=datetime.fromtimestamp(int(r["last_ts"]), UTC),
+                temp_c=finite(r["temp_c"]),
+                power_w=finite(r["power_w"]),
+                util=finite(r["util"]),
+                sbe=whole(r["sbe"]),
+                dbe=whole(r["dbe"]),
+                nvml_error=str(r["nvml_error"] or ""),
+                incidents=named + node_named,
+            )
+        )
+    return out
+
+
+def _nodes(ctx: ApiContext) -> list[NodeHealth]:
+    def compute() -> list[NodeHealth]:
+        grouped: dict[str, list[GpuHealth]] = defaultdict(list)
+        for g in _fleet(ctx):
+            grouped[g.node].append(g)
+        out = []
+        for node, gpus in sorted(grouped.items()):
+            bad = [g for g in gpus if g.state != HEALTHY]
+            worst = bad[0].state if bad else HEALTHY
+            incidents = sorted({i for g in gpus for i in g.incidents})
+            out.append(
+                NodeHealth(
+                    node=node,
+                    state=worst if worst != HEALTHY or not incidents else SUSPECT,
+                    gpus=len(gpus),
+                    gpus_unhealthy=len(bad),
+                    incidents=incidents,
+                )
+            )
+        return out
+
+    return ctx.cached("nodes", compute)  # type: ignore[return-value]
+
+
+def _clean(row: Mapping[Any, Any]) -> dict[str, object]:
+    return {str(k): (finite(v) if isinstance(v, float) else v) for k, v in row.items()}

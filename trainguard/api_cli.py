@@ -1,0 +1,114 @@
+"""`trainguard api`: serve the REST API; `trainguard api token create|list|revoke`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from analytics.migrations import migrate
+from analytics.store import Store, StoreError
+from api.auth import Role, TokenBook
+from api.context import ApiContext
+from trainguard.settings import ApiSettings, BusSettings, StoreSettings
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,unused-ignore]
+    """Register `api` and its `token` subcommands."""
+    p = sub.add_parser(
+        "api",
+        help="serve the on-call REST API (or manage its tokens)",
+        description="Serve /v1 on TG_API_HOST:TG_API_PORT (default 127.0.0.1:8700).",
+    )
+    p.set_defaults(func=cmd_serve)
+    tokens = p.add_subparsers(dest="api_command")
+    create = tokens.add_parser("token-create", help="create a token (printed once)")
+    create.add_argument("name", help="who or what uses it")
+    create.add_argument("--role", choices=[r.value for r in Role], default=Role.VIEWER.value)
+    create.set_defaults(func=cmd_token_create)
+    listing = tokens.add_parser("token-list", help="list tokens (never their secrets)")
+    listing.set_defaults(func=cmd_token_list)
+    revoke = tokens.add_parser("token-revoke", help="revoke every token with this name")
+    revoke.add_argument("name")
+    revoke.set_defaults(func=cmd_token_revoke)
+
+
+def build_context(store: Store, settings: ApiSettings, bus: BusSettings) -> ApiContext:
+    """Return the API's context with ClickHouse (and Kafka, when used) readiness checks."""
+    checks = {"clickhouse": lambda: _check_store(store)}
+    if bus.mode == "kafka":
+        checks["kafka"] = lambda: _check_kafka(bus.bootstrap)
+    return ApiContext(
+        store=store,
+        tokens=TokenBook(store, cache_s=settings.token_cache_s),
+        checks=checks,
+        cache_s=settings.cache_s,
+    )
+
+
+def _check_store(store: Store) -> str | None:
+    try:
+        store.query_df("SELECT 1 AS ok")
+    except StoreError as exc:
+        return str(exc)
+    return None
+
+
+def _check_kafka(bootstrap: str) -> str | None:
+    from kafka import KafkaAdminClient
+    from kafka.errors import KafkaError
+
+    try:
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=3000)
+    except KafkaError as exc:
+        return f"Kafka at {bootstrap} unreachable: {exc}"
+    try:
+        admin.list_topics()
+    except KafkaError as exc:
+        return f"Kafka at {bootstrap}: {exc}"
+    finally:
+        admin.close()
+    return None
+
+
+def _store() -> Store:
+    from trainguard.wiring import build_store
+
+    store = build_store(StoreSettings())
+    migrate(store)
+    return store
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Serve until interrupted."""
+    import uvicorn
+
+    from api.app import create_app
+
+    settings = ApiSettings()
+    app = create_app(build_context(_store(), settings, BusSettings()))
+    print(f"TrainGuard API on http://{settings.host}:{settings.port}/docs", file=sys.stderr)
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
+    return 0
+
+
+def cmd_token_create(args: argparse.Namespace) -> int:
+    """Create a token and print it (the only time it is shown)."""
+    token = TokenBook(_store()).create(args.name, Role(args.role))
+    print(token)
+    print(f"created a {args.role} token for {args.name}; it is not shown again", file=sys.stderr)
+    return 0
+
+
+def cmd_token_list(args: argparse.Namespace) -> int:
+    """List tokens."""
+    for t in TokenBook(_store()).tokens():
+        state = "revoked" if t.revoked else "active"
+        print(f"{t.name:<24} {t.role.value:<9} {state:<8} created {t.created:%Y-%m-%d %H:%M}Z")
+    return 0
+
+
+def cmd_token_revoke(args: argparse.Namespace) -> int:
+    """Revoke a name's tokens; exit 1 when there were none."""
+    n = TokenBook(_store()).revoke(args.name)
+    print(f"revoked {n} token(s) of {args.name}")
+    return 0 if n else 1
