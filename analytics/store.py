@@ -215,12 +215,10 @@ class EmbeddedStore:
         self._lock = threading.Lock()
 
     def _run(self, sql: str, fmt: str = "CSV") -> Any:
-        from chdb import ChdbError
-
         with self._lock:
             try:
                 return self._session.query(sql, fmt)
-            except ChdbError as exc:
+            except _chdb_errors() as exc:
                 raise StoreError(f"chdb error: {str(exc).splitlines()[0]}") from exc
 
     def version(self) -> tuple[int, ...]:
@@ -253,3 +251,21 @@ class EmbeddedStore:
     def close(self) -> None:
         with self._lock:
             self._session.close()
+
+
+def _chdb_errors() -> tuple[type[Exception], ...]:
+    """Return the exception classes chdb raises for a failed query.
+
+    chdb's sessions raise `chdb._exceptions.ChdbError`, which is not the `chdb.ChdbError`
+    exported at the top level; both are caught.
+    """
+    import chdb
+
+    classes: list[type[Exception]] = [chdb.ChdbError]
+    try:
+        from chdb import _exceptions
+
+        classes.append(_exceptions.ChdbError)
+    except ImportError:  # an older chdb without the private module
+        pass
+    return tuple(classes)

@@ -192,10 +192,10 @@ def query_incidents(
         f"argMax(category, revision) AS category, argMax(job_id, revision) AS job, "
         f"argMax(node, revision) AS node FROM `{db}`.`{INCIDENTS.name}` "
         f"WHERE {' AND '.join(inner)} GROUP BY id"
-        f") ANY LEFT JOIN ("
+        f") AS latest ANY LEFT JOIN ("
         f"SELECT id, argMax(status, (at, at_us)) AS status "
         f"FROM `{db}`.`{INCIDENT_TRANSITIONS.name}` GROUP BY id"
-        f") USING id WHERE {' AND '.join(outer)} "
+        f") AS moved USING id WHERE {' AND '.join(outer)} "
         f"ORDER BY d DESC, du DESC, id DESC LIMIT %(limit)s"
     )
     frame = store.query_df(sql, params)

@@ -268,7 +268,10 @@ class DiagnosisWorker:
             self._published[inc.id] = (now, inc.revision)
             del self._unpublished[inc.id]
             self.stats.published += 1
-            log.info("incident %s r%d: %s", inc.id, inc.revision, inc.summary)
+            if inc.revision == 1:
+                log.info("incident %s: %s", inc.id, inc.summary)
+            else:
+                log.debug("incident %s r%d: %s", inc.id, inc.revision, inc.summary)
 
     def _read_statuses(self) -> None:
         live = [i for i in self._published if not is_final(self._status.get(i, _OPEN))]

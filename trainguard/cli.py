@@ -97,10 +97,21 @@ def cmd_agent(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    """Run the embedded pipeline on a simulated fleet and print what was stored."""
+    """Run the live demo (API and console on a faulty simulated fleet) or, --once, one run."""
     from trainguard.demo import DEMO_SCENARIO, run_demo
 
-    return run_demo(args.scenario or DEMO_SCENARIO, data_dir=args.data_dir)
+    if args.once:
+        return run_demo(args.scenario or DEMO_SCENARIO, data_dir=args.data_dir)
+    from trainguard.live_demo import run_live
+    from trainguard.settings import ApiSettings
+
+    return run_live(
+        args.scenario or DEMO_SCENARIO,
+        data_dir=args.data_dir,
+        speed=args.speed,
+        stop=stop_on_signals(),
+        api=ApiSettings(),
+    )
 
 
 def cmd_retention(args: argparse.Namespace) -> int:
@@ -123,7 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
         "migrate": (cmd_migrate, "apply ClickHouse schema migrations"),
         "sink": (cmd_sink, "consume Kafka telemetry into ClickHouse"),
         "agent": (cmd_agent, "sample GPUs, host, kernel and training logs on this node"),
-        "demo": (cmd_demo, "stream a digital-twin scenario through the embedded pipeline"),
+        "demo": (cmd_demo, "a simulated faulty fleet through the pipeline, API and console"),
         "retention": (cmd_retention, "drop old day partitions"),
     }
     subparsers = {}
@@ -133,6 +144,12 @@ def build_parser() -> argparse.ArgumentParser:
         subparsers[name] = p
     subparsers["demo"].add_argument("--scenario", type=Path, help="scenario YAML (default: demo)")
     subparsers["demo"].add_argument("--data-dir", default=".tg/demo", help="embedded store dir")
+    subparsers["demo"].add_argument(
+        "--once", action="store_true", help="one scenario run, a printed summary, then exit"
+    )
+    subparsers["demo"].add_argument(
+        "--speed", type=float, default=2.0, help="simulated seconds per real second (live)"
+    )
     subparsers["retention"].add_argument("--days", type=int, required=True, help="days to keep")
     from trainguard.api_cli import add_parsers as add_api
     from trainguard.diagnose_cli import add_parsers as add_diagnose

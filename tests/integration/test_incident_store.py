@@ -107,3 +107,18 @@ def test_unknown_incident_is_a_clear_error(server_store):
                 at=T0,
             ),
         )
+
+
+@pytest.mark.parametrize("store_kind", ["server_store", "embedded_store"])
+def test_incident_queries_run_on_both_engines_and_bad_sql_is_a_store_error(store_kind, request):
+    from analytics.store import StoreError
+    from diagnosis.incident_store import IncidentFilter, query_incidents
+
+    store = request.getfixturevalue(store_kind)
+    save_incidents(store, [_incident(n) for n in range(3)])
+    page, after = query_incidents(store, IncidentFilter(), limit=2)
+    assert [i.id for i in page] == [_incident(2).id, _incident(1).id] and after is not None
+    rest, end = query_incidents(store, IncidentFilter(), after=after, limit=2)
+    assert [i.id for i in rest] == [_incident(0).id] and end is None
+    with pytest.raises(StoreError):
+        store.query_df(f"SELECT no_such_column FROM `{store.database}`.incidents")
