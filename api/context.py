@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 from fastapi import Depends, HTTPException, Request
 
@@ -16,6 +16,7 @@ from analytics.store import Store
 from api.auth import Principal, Role, TokenBook
 
 _AUDIT_TYPES = {c.name: c.type for c in API_AUDIT.columns}
+T = TypeVar("T")
 Check = Callable[[], str | None]  # returns None when healthy, else what is wrong
 
 
@@ -31,17 +32,22 @@ class ApiContext:
     _cache: dict[str, tuple[float, object]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def cached(self, key: str, compute: Callable[[], object]) -> object:
+    def cached(self, key: str, compute: Callable[[], T]) -> T:
         """Return a recent value of an expensive read (fleet snapshots), computing if stale."""
         now = time.monotonic()
         with self._lock:
             hit = self._cache.get(key)
         if hit is not None and now - hit[0] < self.cache_s:
-            return hit[1]
+            return hit[1]  # type: ignore[return-value]
         value = compute()
         with self._lock:
             self._cache[key] = (now, value)
         return value
+
+    def invalidate(self) -> None:
+        """Forget cached reads (after a write, so the writer sees its change at once)."""
+        with self._lock:
+            self._cache.clear()
 
     def count(self, route: str, status: int) -> None:
         """Count one response for /metrics."""
@@ -52,6 +58,7 @@ class ApiContext:
         self, who: Principal, method: str, path: str, target: str, outcome: int, detail: str
     ) -> None:
         """Record a write with its caller."""
+        self.invalidate()
         now = datetime.now(UTC)
         self.store.insert(
             API_AUDIT.name,

@@ -95,7 +95,7 @@ def get_node(
 
 
 def _fleet(ctx: ApiContext) -> list[GpuHealth]:
-    return ctx.cached("gpus", lambda: _compute_fleet(ctx))  # type: ignore[return-value]
+    return ctx.cached("gpus", lambda: _compute_fleet(ctx))
 
 
 def _compute_fleet(ctx: ApiContext) -> list[GpuHealth]:
@@ -152,7 +152,7 @@ def _nodes(ctx: ApiContext) -> list[NodeHealth]:
             )
         return out
 
-    return ctx.cached("nodes", compute)  # type: ignore[return-value]
+    return ctx.cached("nodes", compute)
 
 
 def _clean(row: Mapping[Any, Any]) -> dict[str, object]:

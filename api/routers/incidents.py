@@ -52,7 +52,8 @@ def list_incidents(
         since=_utc(since),
         until=_utc(until),
     )
-    items, last = query_incidents(ctx.store, where, after, limit)  # type: ignore[arg-type]
+    key = f"incidents:{where!r}:{after!r}:{limit}"
+    items, last = ctx.cached(key, lambda: query_incidents(ctx.store, where, after, limit))  # type: ignore[arg-type]
     return Page[Incident](items=items, next_cursor=encode_cursor(last))
 
 
