@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from analytics.action_tables import ACTION_TABLES
 from analytics.incident_tables import INCIDENT_TABLES
 from analytics.store import Store
 from analytics.tables import ALL_TABLES, Features, Table
@@ -36,6 +37,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         2,
         "incidents and their status changes",
         lambda db, features, _days: [t.ddl(db, features) for t in INCIDENT_TABLES],
+    ),
+    # the action engine's audit and state are history too: no telemetry retention
+    Migration(
+        3,
+        "action engine state, audit, circuit breaker and remediation webhooks",
+        lambda db, features, _days: [t.ddl(db, features) for t in ACTION_TABLES],
     ),
 )
 
