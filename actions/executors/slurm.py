@@ -45,7 +45,7 @@ def hostlist(nodes: Sequence[str]) -> str:
 
 def clean_reason(text: str) -> str:
     """Return a one-line reason Slurm stores as given."""
-    return re.sub(r"[\x00-\x1f\"'=]+", " ", text).strip()[:200]
+    return re.sub(r"[\x00-\x1f\"'=\s]+", " ", text).strip()[:200]
 
 
 @dataclass(frozen=True)
