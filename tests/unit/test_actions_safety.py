@@ -13,10 +13,14 @@ from actions.safety import BreakerLimits, Budgets, breaker_trips, over_budget
 def test_action_id_is_deterministic_per_incident_kind_and_target():
     t = Target(node="node-0001", gpu=3, job="j")
     a = action_id("inc-1", ActionKind.ISOLATE_NODE, t)
-    assert a == action_id("inc-1", ActionKind.ISOLATE_NODE, Target(node="node-0001", gpu=3, job="j"))
+    assert a == action_id(
+        "inc-1", ActionKind.ISOLATE_NODE, Target(node="node-0001", gpu=3, job="j")
+    )
     assert a != action_id("inc-2", ActionKind.ISOLATE_NODE, t)
     assert a != action_id("inc-1", ActionKind.RESTART_JOB, t)
-    assert a != action_id("inc-1", ActionKind.ISOLATE_NODE, Target(node="node-0002", gpu=3, job="j"))
+    assert a != action_id(
+        "inc-1", ActionKind.ISOLATE_NODE, Target(node="node-0002", gpu=3, job="j")
+    )
 
 
 def test_registry_rejects_duplicates_and_names_unknown_kinds():

@@ -97,8 +97,13 @@ def test_payload_formats():
 
 
 def test_backoff_grows_exponentially_with_jitter_and_a_cap():
-    d = Deliverer(store=None, allowed_hosts=[], backoff_s=1.0, max_backoff_s=8.0,  # type: ignore[arg-type]
-                  rng=random.Random(1))
+    d = Deliverer(
+        store=None,
+        allowed_hosts=[],
+        backoff_s=1.0,
+        max_backoff_s=8.0,  # type: ignore[arg-type]
+        rng=random.Random(1),
+    )
     waits = [d.backoff(n) for n in range(1, 7)]
     for n, w in enumerate(waits, start=1):
         cap = min(8.0, 2 ** (n - 1))
