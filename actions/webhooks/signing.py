@@ -32,7 +32,11 @@ def _parse(header: str) -> tuple[int, list[str]] | None:
 
 
 class ReplayCache:
-    """Signatures seen within the tolerance window (a receiver's memory of deliveries)."""
+    """Signatures seen within the tolerance window (a receiver's memory of deliveries).
+
+    Pass it only for deliveries the receiver will accept: a retry after the receiver's own
+    error may carry the same timestamp and signature, and is not a replay.
+    """
 
     def __init__(self) -> None:
         self._seen: dict[str, float] = {}
