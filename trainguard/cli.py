@@ -144,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers["demo"].add_argument("--scenario", type=Path, help="scenario YAML (default: demo)")
     subparsers["demo"].add_argument("--data-dir", default=".tg/demo", help="embedded store dir")
     subparsers["retention"].add_argument("--days", type=int, required=True, help="days to keep")
+    from trainguard.act_cli import add_parsers as add_act
     from trainguard.diagnose_cli import add_parsers as add_diagnose
     from trainguard.explain_cli import add_parsers as add_explain
     from trainguard.sim_cli import add_parsers as add_sim
@@ -151,6 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_sim(sub)
     add_explain(sub)
     add_diagnose(sub)
+    add_act(sub)
     return parser
 
 

@@ -60,3 +60,24 @@ class OperatorWebhook:
 
     def reconcile(self, plan: ActionPlan) -> ActionResult | None:
         return None  # receivers deduplicate on the event id (= action id)
+
+
+class NoEndpoint:
+    """Stands in for an operator action when no endpoint is configured: recorded, skipped."""
+
+    name = "none"
+    risk = Risk.LOW
+
+    def __init__(self, kind: ActionKind) -> None:
+        self.kind = kind
+
+    def plan(self, request: ActionRequest) -> ActionPlan:
+        return make_plan(self, request, f"{self.kind.value}: no operator endpoint, audit only")
+
+    def execute(self, plan: ActionPlan) -> ActionResult:
+        from actions.model import skipped
+
+        return skipped("no operator endpoint configured (TG_ACT_OPERATOR_URL)")
+
+    def reconcile(self, plan: ActionPlan) -> ActionResult | None:
+        return None
