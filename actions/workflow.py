@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Protocol
 
 from actions.model import (
@@ -43,8 +43,8 @@ class TrainStepsProgress:
     def steps_since(self, job: str, since: datetime) -> int:
         frame = self.store.query_df(
             f"SELECT uniqExact(step) FROM `{self.store.database}`.`train_steps` "
-            f"WHERE job_id = %(job)s AND ts >= %(since)s",
-            {"job": job, "since": int(since.timestamp())},
+            f"WHERE job_id = %(job)s AND (ts > %(s)s OR (ts = %(s)s AND ts_us >= %(us)s))",
+            {"job": job, "s": int(since.timestamp()), "us": since.microsecond},
         )
         return 0 if frame.empty else int(str(frame.iloc[0, 0]))
 
@@ -76,7 +76,7 @@ class VerifyProgress:
     def execute(self, plan: ActionPlan) -> ActionResult:
         if not plan.params["job"]:
             return failed("no job to verify")
-        since = self.clock() - timedelta(seconds=1)  # a step logged as the phase starts counts
+        since = self.clock()  # only steps of the restarted run count
         deadline = time.monotonic() + float(plan.params.get("timeout_s", 600)) * 0.95
         while True:
             seen = self.probe.steps_since(plan.params["job"], since)
