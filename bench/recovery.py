@@ -95,7 +95,7 @@ class Trainer:
                 continue
             self.step += 1
             now = datetime.now(UTC)
-            row = {c.name: [None] for c in table.columns}
+            row: dict[str, list[Any]] = {c.name: [None] for c in table.columns}
             row.update(
                 ts=[int(now.timestamp())],
                 ts_us=[now.microsecond],

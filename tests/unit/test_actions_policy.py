@@ -137,7 +137,8 @@ def test_bad_policy_names_line_and_field():
             "rules.0.ladder.0.kind",
         ),
         (
-            "version: 1\nrules:\n  - {name: a, match: {categories: [hang]}, ladder: [isolate_node]}\n"
+            "version: 1\nrules:\n"
+            "  - {name: a, match: {categories: [hang]}, ladder: [isolate_node]}\n"
             "  - {name: a, match: {categories: [hang]}, ladder: [isolate_node]}\n",
             "duplicate rule name",
         ),
