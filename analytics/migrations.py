@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from analytics.action_tables import ACTION_TABLES
 from analytics.api_tables import API_TABLES
 from analytics.incident_tables import INCIDENT_TABLES
 from analytics.store import Store
@@ -38,7 +39,13 @@ MIGRATIONS: tuple[Migration, ...] = (
         "incidents and their status changes",
         lambda db, features, _days: [t.ddl(db, features) for t in INCIDENT_TABLES],
     ),
-    # versions 3 (actions) and 4 (prediction) are added by their packages
+    # the action engine's audit and state are history too: no telemetry retention
+    Migration(
+        3,
+        "action engine state, audit, circuit breaker and remediation webhooks",
+        lambda db, features, _days: [t.ddl(db, features) for t in ACTION_TABLES],
+    ),
+    # version 4 (failure prediction) is added by its package
     Migration(
         5,
         "api tokens and audit",

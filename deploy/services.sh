@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Local Kafka + ClickHouse for dev and CI, on loopback.
+# Local Kafka + ClickHouse (+ Slurm, deploy/slurm.sh) for dev and CI, on loopback.
 #
 #   bash deploy/services.sh start|stop|restart|status
 #
 # After start, $TG_SERVICES_DIR/env (default deploy/.local/env) holds the exports tests source:
-#   TG_KAFKA_BOOTSTRAP, TG_CLICKHOUSE_HOST, TG_CLICKHOUSE_PORT, TG_CLICKHOUSE_HTTP_PORT.
+#   TG_KAFKA_BOOTSTRAP, TG_CLICKHOUSE_HOST, TG_CLICKHOUSE_PORT, TG_CLICKHOUSE_HTTP_PORT, TG_SLURM_CONF, SLURM_CONF.
 # Ports and other knobs: see deploy/kafka.sh and deploy/clickhouse.sh.
 set -euo pipefail
 
@@ -39,12 +39,14 @@ cmd_start() {
   bash "$DEPLOY_DIR/clickhouse.sh" start
   bash "$DEPLOY_DIR/kafka.sh" start
   write_env
+  bash "$DEPLOY_DIR/slurm.sh" start # appends TG_SLURM_CONF/SLURM_CONF to the env file
   log "all up in $(($(now_s) - t0)) s; env in $ENV_FILE"
 }
 
 cmd_stop() {
   local rc=0
   rm -f "$ENV_FILE"
+  bash "$DEPLOY_DIR/slurm.sh" stop || rc=1
   bash "$DEPLOY_DIR/kafka.sh" stop || rc=1
   bash "$DEPLOY_DIR/clickhouse.sh" stop || rc=1
   return "$rc"
@@ -54,6 +56,7 @@ cmd_status() {
   local rc=0
   bash "$DEPLOY_DIR/clickhouse.sh" status || rc=1
   bash "$DEPLOY_DIR/kafka.sh" status || rc=1
+  bash "$DEPLOY_DIR/slurm.sh" status || rc=1
   return "$rc"
 }
 

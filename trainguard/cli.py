@@ -151,6 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--speed", type=float, default=2.0, help="simulated seconds per real second (live)"
     )
     subparsers["retention"].add_argument("--days", type=int, required=True, help="days to keep")
+    from trainguard.act_cli import add_parsers as add_act
     from trainguard.api_cli import add_parsers as add_api
     from trainguard.diagnose_cli import add_parsers as add_diagnose
     from trainguard.explain_cli import add_parsers as add_explain
@@ -160,6 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_explain(sub)
     add_diagnose(sub)
     add_api(sub)
+    add_act(sub)
     return parser
 
 

@@ -99,3 +99,35 @@ def local_services_env(repo: Path) -> dict[str, str]:
                 key, _, value = line.removeprefix("export ").partition("=")
                 values[key] = value
     return values
+
+
+class ActSettings(BaseSettings):
+    """The action engine process (`trainguard act`)."""
+
+    model_config = SettingsConfigDict(env_prefix="TG_ACT_", extra="ignore")
+
+    mode: Literal["dry_run", "approve", "auto"] = Field("dry_run", description="Start safe.")
+    group: str = Field("trainguard-act", min_length=1, description="Kafka consumer group.")
+    policy: Path | None = Field(None, description="Policy YAML (default: the shipped one).")
+    executor: Literal["slurm", "kubernetes"] = Field("slurm", description="Node/job backend.")
+    slurm_conf: Path | None = Field(None, description="slurm.conf (TG_ACT_SLURM_CONF).")
+    kube_host: str | None = Field(None, description="Kubernetes API server URL.")
+    kube_token: SecretStr | None = Field(None, description="Bearer token. Never logged.")
+    kube_namespace: str = Field("training", pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+    fleet_nodes: int = Field(1000, ge=1, description="Fleet size the breaker share is of.")
+    breaker_share: float = Field(0.05, gt=0, le=1)
+    breaker_max_nodes: int | None = Field(None, ge=1)
+    breaker_window_s: float = Field(3600.0, gt=0)
+    incident_ttl_s: float = Field(3600.0, gt=0)
+    operator_url: str | None = Field(None, description="Endpoint for diagnostics/notify/...")
+    operator_secret: SecretStr = Field(SecretStr(""), description="HMAC key. Never logged.")
+    webhook_hosts: list[str] = Field(default_factory=list, description="Webhook allowlist.")
+    poll_s: float = Field(1.0, gt=0, le=60)
+
+    @model_validator(mode="after")
+    def _backend_configured(self) -> ActSettings:
+        if self.executor == "kubernetes" and not self.kube_host:
+            raise ValueError("TG_ACT_EXECUTOR=kubernetes needs TG_ACT_KUBE_HOST")
+        if self.operator_url and not self.operator_secret.get_secret_value():
+            raise ValueError("TG_ACT_OPERATOR_URL needs TG_ACT_OPERATOR_SECRET")
+        return self

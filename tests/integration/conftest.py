@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from actions.executors.slurm import Slurm, SlurmError
 from analytics.migrations import migrate
 from analytics.store import EmbeddedStore, ServerStore, Store
 from ingest.bus import Topics
@@ -125,3 +126,20 @@ def count(store: Store, table: str) -> tuple[int, int]:
         f"SELECT count() AS n, uniqExact(event_id) AS u FROM `{store.database}`.`{table}`"
     )
     return int(frame.iloc[0, 0]), int(frame.iloc[0, 1])
+
+
+@pytest.fixture(scope="session")
+def slurm() -> Iterator[Slurm]:
+    """Return the local Slurm cluster (deploy/slurm.sh); fail (never skip) when it is down."""
+    env = {**local_services_env(REPO), **os.environ}
+    conf = env.get("TG_SLURM_CONF") or env.get("SLURM_CONF")
+    if not conf or not Path(conf).exists():
+        pytest.fail("Slurm not configured (no TG_SLURM_CONF): run `bash deploy/services.sh start`")
+    cluster = Slurm(conf)
+    try:
+        up = "UP" in cluster.run(["scontrol", "ping"])
+    except SlurmError as exc:
+        pytest.fail(f"Slurm at {conf} not answering: {exc}; run `bash deploy/slurm.sh start`")
+    if not up:
+        pytest.fail(f"slurmctld of {conf} is down: run `bash deploy/slurm.sh start`")
+    yield cluster

@@ -1,0 +1,450 @@
+"""The action engine: incident -> policy ladder -> plans -> gated, persisted executions.
+
+Every action is stored as `planned` before anything happens and as `executing` before its
+side effect, so a redelivered incident or a restarted engine never runs an action twice: an
+action found `executing` after a crash is reconciled against the world (e.g. the Slurm node
+state) instead of being run blindly again.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from actions import store as db
+from actions.model import ISOLATING, ActionKind, ActionPlan, ActionResult, Mode, Risk, State
+from actions.policy import HistoryView, Policy, Selection, component_key, select
+from actions.registry import ActionRegistry, ActionRequest
+from actions.safety import BREAKER, BreakerLimits, Budgets, breaker_trips, over_budget
+from actions.webhooks.delivery import Dispatcher
+from actions.webhooks.formats import EventType, WebhookEvent
+from actions.workflow import PHASES, STOPPING, run_with_timeout
+from analytics.store import Store
+from diagnosis.incident_store import (
+    IncidentNotFound,
+    load_incident,
+    record_transition,
+    save_incidents,
+)
+from diagnosis.incidents import Incident
+from diagnosis.lifecycle import Transition, is_final
+from diagnosis.model import IncidentStatus
+from ingest.bus import Producer
+
+log = logging.getLogger(__name__)
+CrashHook = Callable[[str, ActionPlan], None]
+
+
+class EngineConfig(BaseModel):
+    """How far the engine may go on its own, and its limits."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    mode: Mode = Mode.DRY_RUN
+    actor: str = Field("trainguard-act", min_length=1, max_length=200)
+    incident_ttl_s: float = Field(3600.0, gt=0, description="Older incidents never act.")
+    breaker: BreakerLimits = BreakerLimits(fleet_nodes=1000)
+    budgets: Budgets = Budgets()
+
+
+class ActionEngine:
+    """Turns incidents into audited actions under the mode, breaker and budgets."""
+
+    def __init__(
+        self,
+        store: Store,
+        registry: ActionRegistry,
+        policy: Policy,
+        config: EngineConfig,
+        producer: Producer | None = None,
+        actions_topic: str = "tg.actions",
+        dispatcher: Dispatcher | None = None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        crash_hook: CrashHook | None = None,
+    ) -> None:
+        self.store, self.registry, self.policy, self.config = store, registry, policy, config
+        self.producer, self.actions_topic, self.dispatcher = producer, actions_topic, dispatcher
+        self.clock, self.crash_hook = clock, crash_hook
+
+    # ------------------------------------------------------------------ incidents in
+
+    def handle(self, incident: Incident) -> list[db.StoredAction]:
+        """Plan and run the ladder for one incident revision (idempotent on redelivery)."""
+        if not self._actionable(incident):
+            return []
+        first = self._seen(incident)
+        self._ensure_stored(incident)
+        selection = select(self.policy, incident, self._history)
+        self._notify_incident(incident, first)
+        if selection is None:
+            self._audit("no_rule", incident_id=incident.id, detail={"category": incident.category})
+            return []
+        if not self._plan_ladder(incident, selection):
+            return []
+        return self.run(incident.id)
+
+    def _actionable(self, incident: Incident) -> bool:
+        age = (self.clock() - (incident.updated_at or incident.detected_at)).total_seconds()
+        if age > self.config.incident_ttl_s:
+            self._audit("stale", incident_id=incident.id, detail={"age_s": round(age)})
+            return False
+        if is_final(incident.status):
+            self._audit("ignored", incident_id=incident.id, detail={"status": incident.status})
+            return False
+        return True
+
+    def _seen(self, incident: Incident) -> bool:
+        """Record the sighting (repetition history); return whether it is the first."""
+        top = incident.suspects[0] if incident.suspects else None
+        before = db.audit_events(self.store, incident_id=incident.id)
+        self._audit(
+            "seen",
+            incident_id=incident.id,
+            component_key=component_key(incident, top),
+            detail={"revision": incident.revision, "category": incident.category},
+        )
+        return not (before["event"] == "seen").any() if len(before) else True
+
+    def _ensure_stored(self, incident: Incident) -> None:
+        try:
+            load_incident(self.store, incident.id)
+        except IncidentNotFound:
+            save_incidents(self.store, [incident])  # a replayed revision changes nothing
+
+    def _history(self, key: str, within_s: float) -> HistoryView:
+        return db.component_history(self.store, key, self.clock() - timedelta(seconds=within_s))
+
+    def _plan_ladder(self, incident: Incident, sel: Selection) -> bool:
+        """Plan every step and store the new ones; return False if a step cannot be planned."""
+        known = {a.plan.action_id for a in db.load_actions(self.store, incident_id=incident.id)}
+        isolated = [sel.target.node] if sel.target.node else []
+        for step, rung in enumerate(sel.rule.ladder):
+            params: dict[str, Any] = {**rung.params, "timeout_s": rung.timeout_s}
+            params["optional"] = rung.optional
+            if rung.kind == ActionKind.RESTART_JOB:
+                params.setdefault("exclude", isolated if self._isolates(sel) else [])
+            request = ActionRequest(
+                incident=incident,
+                kind=rung.kind,
+                target=sel.target,
+                step=step,
+                rule=sel.rule.name,
+                component_key=sel.component_key,
+                params=params,
+            )
+            try:
+                plan = self.registry.get(rung.kind).plan(request)
+            except (LookupError, ValueError, RuntimeError) as exc:
+                self._audit("plan_failed", incident_id=incident.id, detail={"error": str(exc)})
+                return False
+            if plan.action_id not in known:
+                db.save_state(self.store, plan, State.PLANNED, self.clock())
+                self._audit("planned", plan, detail={"what": plan.what, "why": plan.why})
+                self._publish(EventType.ACTION_PLANNED, plan, State.PLANNED)
+        return True
+
+    @staticmethod
+    def _isolates(sel: Selection) -> bool:
+        return any(r.kind in ISOLATING for r in sel.rule.ladder)
+
+    # ------------------------------------------------------------------ the ladder
+
+    def run(self, incident_id: str) -> list[db.StoredAction]:
+        """Walk an incident's ladder from its first unfinished step; return the final states."""
+        for action in db.load_actions(self.store, incident_id=incident_id):
+            state = action.state
+            if state in STOPPING:
+                break
+            if state == State.FAILED:
+                if action.plan.params.get("optional"):
+                    continue
+                break
+            if state in (State.DONE, State.SKIPPED, State.DRY_RUN):
+                continue
+            if not self._advance(action):
+                break
+        else:
+            self._maybe_close(incident_id)
+        return db.load_actions(self.store, incident_id=incident_id)
+
+    def _advance(self, action: db.StoredAction) -> bool:
+        """Take one step through the gates and run it; return whether the ladder goes on."""
+        plan = action.plan
+        if action.state == State.EXECUTING:
+            return self._reconcile(plan)
+        gate = self._gate(plan, action.state)
+        if gate is not None:
+            return gate
+        if self.crash_hook:
+            self.crash_hook("after_plan", plan)
+        return self._execute(plan)
+
+    def _gate(self, plan: ActionPlan, state: State) -> bool | None:
+        """Return None to execute, or whether the ladder continues without executing."""
+        if self.config.mode == Mode.DRY_RUN:
+            self._finish(plan, State.DRY_RUN, None, "dry_run")
+            return True
+        blocked = self._blocked(plan)
+        if blocked:
+            self._finish(plan, State.BLOCKED, None, "blocked", {"reason": blocked})
+            self._escalate(plan, f"blocked: {blocked}")
+            return False
+        if self.config.mode == Mode.APPROVE and plan.risk == Risk.HIGH and state != State.APPROVED:
+            db.save_state(self.store, plan, State.AWAITING_APPROVAL, self.clock())
+            self._audit("approval_requested", plan, detail={"what": plan.what})
+            return False
+        return None
+
+    def _blocked(self, plan: ActionPlan) -> str | None:
+        now, cfg = self.clock(), self.config
+        if plan.kind in ISOLATING:
+            tripped, reason = db.breaker_state(self.store, BREAKER)
+            if tripped:
+                return f"circuit breaker open ({reason}); an operator must reset it"
+            since = now - timedelta(seconds=cfg.breaker.window_s)
+            count = db.isolated_since(self.store, since)
+            if breaker_trips(count, cfg.breaker):
+                why = f"{count} node(s) isolated in {cfg.breaker.window_s:.0f} s, limit "
+                why += f"{cfg.breaker.limit()} of {cfg.breaker.fleet_nodes}"
+                db.set_breaker(self.store, BREAKER, True, why, cfg.actor, now)
+                self._audit("breaker_tripped", plan, detail={"reason": why})
+                return f"circuit breaker tripped: {why}"
+        node = plan.target.node
+        node_n = job_n = 0
+        if node:
+            since = now - timedelta(seconds=cfg.budgets.node_window_s)
+            node_n = db.executions_since(self.store, since, node=node, kinds=sorted(ISOLATING))
+        if plan.kind == ActionKind.RESTART_JOB and plan.target.job:
+            since = now - timedelta(seconds=cfg.budgets.job_window_s)
+            job_n = db.executions_since(
+                self.store, since, job=plan.target.job, kinds=[ActionKind.RESTART_JOB]
+            )
+        return over_budget(plan.kind, node_n, job_n, cfg.budgets)
+
+    def _execute(self, plan: ActionPlan) -> bool:
+        db.save_state(self.store, plan, State.EXECUTING, self.clock())
+        self._audit("executing", plan, detail={"phase": PHASES.get(plan.kind, plan.kind)})
+        self._mitigating(plan)
+        if self.crash_hook:
+            self.crash_hook("after_executing", plan)
+        executor = self.registry.get(plan.kind)
+        t0 = time.monotonic()
+        result = run_with_timeout(lambda: executor.execute(plan), plan.params.get("timeout_s", 600))
+        return self._record(plan, result, time.monotonic() - t0)
+
+    def _reconcile(self, plan: ActionPlan) -> bool:
+        """An action found executing after a restart: check the world before doing anything."""
+        result = self.registry.get(plan.kind).reconcile(plan)
+        self._audit("reconciled", plan, detail={"found": result.status if result else "absent"})
+        if result is None:
+            return self._execute(plan)
+        return self._record(plan, result, 0.0)
+
+    def _record(self, plan: ActionPlan, result: ActionResult, took_s: float) -> bool:
+        state = {"done": State.DONE, "skipped": State.SKIPPED}.get(result.status, State.FAILED)
+        detail = {"phase": PHASES.get(plan.kind, plan.kind), "duration_s": round(took_s, 4)}
+        self._finish(plan, state, result, state.value, {**detail, **result.model_dump()})
+        if state != State.FAILED:
+            return True
+        if plan.params.get("optional"):
+            return True
+        self._escalate(plan, f"{plan.kind.value} failed: {result.error}")
+        return False
+
+    def _finish(
+        self,
+        plan: ActionPlan,
+        state: State,
+        result: ActionResult | None,
+        event: str,
+        detail: dict[str, Any] | None = None,
+    ) -> None:
+        db.save_state(self.store, plan, state, self.clock(), result)
+        self._audit(event, plan, detail=detail)
+        kind = EventType.ACTION_FAILED if state in (State.FAILED, State.BLOCKED) else None
+        if state in (State.DONE, State.SKIPPED):
+            kind = EventType.ACTION_EXECUTED
+        if kind is not None:
+            self._publish(kind, plan, state, result)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def _transition(self, incident_id: str, to: IncidentStatus, reason: str) -> None:
+        try:
+            current = load_incident(self.store, incident_id)
+        except IncidentNotFound:
+            return
+        if current.status == to or is_final(current.status):
+            return
+        record_transition(
+            self.store,
+            Transition(
+                incident_id=incident_id,
+                status=to,
+                reason=reason[:2000],
+                actor=self.config.actor,
+                at=self.clock(),
+            ),
+        )
+
+    def _mitigating(self, plan: ActionPlan) -> None:
+        self._transition(
+            plan.incident_id, IncidentStatus.MITIGATING, f"{plan.kind.value}: {plan.what}"
+        )
+
+    def _escalate(self, plan: ActionPlan, reason: str) -> None:
+        log.warning("incident %s escalated: %s", plan.incident_id, reason)
+        self._audit("escalated", plan, detail={"reason": reason})
+        self._transition(plan.incident_id, IncidentStatus.OPEN, f"escalated: {reason}")
+
+    def _maybe_close(self, incident_id: str) -> None:
+        actions = db.load_actions(self.store, incident_id=incident_id)
+        if not actions or self.config.mode == Mode.DRY_RUN:
+            return
+        if not any(a.state == State.DONE for a in actions):
+            return  # nothing was done (all skipped): leave the incident to a person
+        self._transition(incident_id, IncidentStatus.RESOLVED, "remediation ladder complete")
+        self._audit("closed", incident_id=incident_id)
+        self._notify(EventType.INCIDENT_RESOLVED, incident_id, "remediation ladder complete", {})
+
+    # ------------------------------------------------------------------ operators
+
+    def approve(self, action_id: str, actor: str) -> list[db.StoredAction]:
+        """Approve an action awaiting approval and continue its ladder."""
+        return self._decide(action_id, actor, approve=True)
+
+    def reject(self, action_id: str, actor: str) -> list[db.StoredAction]:
+        """Reject an action awaiting approval; its ladder stops and the incident reopens."""
+        return self._decide(action_id, actor, approve=False)
+
+    def _decide(self, action_id: str, actor: str, approve: bool) -> list[db.StoredAction]:
+        found = db.load_actions(self.store, action_ids=[action_id])
+        if not found or found[0].state != State.AWAITING_APPROVAL:
+            raise LookupError(f"no action {action_id!r} awaiting approval")
+        plan = found[0].plan
+        state = State.APPROVED if approve else State.REJECTED
+        db.save_state(self.store, plan, state, self.clock())
+        db.write_audit(self.store, state.value, self.clock(), actor, self.config.mode, plan)
+        if not approve:
+            self._escalate(plan, f"rejected by {actor}")
+        return self.run(plan.incident_id)
+
+    def reset_breaker(self, actor: str, reason: str = "reset by operator") -> None:
+        """Close the isolation circuit breaker."""
+        db.set_breaker(self.store, BREAKER, False, reason, actor, self.clock())
+        db.write_audit(
+            self.store,
+            "breaker_reset",
+            self.clock(),
+            actor,
+            self.config.mode,
+            detail={"reason": reason},
+        )
+
+    def recover(self) -> list[str]:
+        """After a restart: resume unfinished ladders whose incidents are still current."""
+        open_states = [State.PLANNED, State.APPROVED, State.EXECUTING]
+        pending = db.load_actions(self.store, states=open_states)
+        incidents = sorted({a.plan.incident_id for a in pending})
+        for incident_id in incidents:
+            if self._still_current(incident_id):
+                self.run(incident_id)
+            else:
+                for a in pending:
+                    if a.plan.incident_id == incident_id:
+                        self._finish(a.plan, State.EXPIRED, None, "expired")
+        return incidents
+
+    def _still_current(self, incident_id: str) -> bool:
+        try:
+            incident = load_incident(self.store, incident_id)
+        except IncidentNotFound:
+            return False
+        age = (self.clock() - (incident.updated_at or incident.detected_at)).total_seconds()
+        return age <= self.config.incident_ttl_s and not is_final(incident.status)
+
+    # ------------------------------------------------------------------ out
+
+    def _audit(
+        self,
+        event: str,
+        plan: ActionPlan | None = None,
+        incident_id: str = "",
+        component_key: str = "",
+        detail: dict[str, Any] | None = None,
+    ) -> None:
+        db.write_audit(
+            self.store,
+            event,
+            self.clock(),
+            self.config.actor,
+            self.config.mode,
+            plan,
+            incident_id,
+            component_key,
+            detail,
+        )
+
+    def _publish(
+        self, kind: EventType, plan: ActionPlan, state: State, result: ActionResult | None = None
+    ) -> None:
+        if self.producer is not None:
+            value = {
+                "event": kind.value,
+                "state": state.value,
+                "plan": plan.model_dump(mode="json"),
+                "result": result.model_dump() if result else None,
+                "at": self.clock().isoformat(),
+            }
+            self.producer.send_raw(
+                self.actions_topic, plan.action_id.encode(), json.dumps(value, default=str).encode()
+            )
+        data = {
+            "action_id": plan.action_id,
+            "kind": plan.kind.value,
+            "target": plan.target.key(),
+            "what": plan.what,
+            "state": state.value,
+        }
+        if result is not None:
+            data["result"] = result.detail or result.error or ""
+        self._notify(kind, plan.incident_id, f"{plan.kind.value} {state.value}: {plan.what}", data)
+
+    def _notify_incident(self, incident: Incident, first: bool) -> None:
+        kind = EventType.INCIDENT_OPENED if first else EventType.INCIDENT_UPDATED
+        data = {
+            "category": incident.category.value,
+            "blame": incident.blame.value,
+            "job": incident.job,
+            "revision": incident.revision,
+        }
+        self._notify(kind, incident.id, incident.summary, data, incident.severity.value)
+
+    def _notify(
+        self,
+        kind: EventType,
+        incident_id: str,
+        summary: str,
+        data: dict[str, Any],
+        severity: str = "error",
+    ) -> None:
+        if self.dispatcher is None:
+            return
+        event_id = f"{kind.value}:{incident_id}:{data.get('action_id', data.get('revision', ''))}"
+        self.dispatcher.publish(
+            WebhookEvent(
+                id=event_id,
+                type=kind,
+                at=self.clock(),
+                incident_id=incident_id,
+                summary=summary,
+                severity=severity,
+                data=data,
+            )
+        )

@@ -1,0 +1,1 @@
+"""Executors: one registry entry per action kind (Slurm, Kubernetes, scheduler, webhook)."""

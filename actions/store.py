@@ -1,0 +1,244 @@
+"""Action state, audit and breaker rows in ClickHouse; functions take the store."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import pandas as pd
+
+from actions.model import ISOLATING, ActionKind, ActionPlan, ActionResult, State
+from actions.policy import HistoryView
+from analytics.action_tables import ACTION_AUDIT, ACTION_STATE, BREAKER_STATE
+from analytics.store import Store
+
+_STATE_TYPES = {c.name: c.type for c in ACTION_STATE.columns}
+_AUDIT_TYPES = {c.name: c.type for c in ACTION_AUDIT.columns}
+_BREAKER_TYPES = {c.name: c.type for c in BREAKER_STATE.columns}
+_seq_lock = threading.Lock()
+_last_seq = [0]
+
+
+def next_seq() -> int:
+    """Return a version number that grows across calls (and, by the ns clock, processes)."""
+    with _seq_lock:
+        _last_seq[0] = max(_last_seq[0] + 1, time.time_ns())
+        return _last_seq[0]
+
+
+def _at(now: datetime) -> tuple[int, int]:
+    now = now.astimezone(UTC)
+    return int(now.timestamp()), now.microsecond
+
+
+@dataclass(frozen=True)
+class StoredAction:
+    """The latest persisted state of one action."""
+
+    plan: ActionPlan
+    state: State
+    result: ActionResult | None
+
+
+def save_state(
+    store: Store,
+    plan: ActionPlan,
+    state: State,
+    now: datetime,
+    result: ActionResult | None = None,
+) -> None:
+    """Persist an action's new state (the latest `seq` wins when read back)."""
+    at, us = _at(now)
+    row: dict[str, Any] = {
+        "action_id": plan.action_id,
+        "seq": next_seq(),
+        "at": at,
+        "at_us": us,
+        "incident_id": plan.incident_id,
+        "step": plan.step,
+        "kind": plan.kind.value,
+        "node": plan.target.node or "",
+        "job_id": plan.target.job or "",
+        "component_key": plan.component_key,
+        "state": state.value,
+        "plan": plan.model_dump_json(),
+        "result": result.model_dump_json() if result else "",
+    }
+    store.insert(ACTION_STATE.name, {k: [v] for k, v in row.items()}, _STATE_TYPES)
+
+
+def load_actions(
+    store: Store,
+    action_ids: Sequence[str] | None = None,
+    incident_id: str | None = None,
+    states: Sequence[State] | None = None,
+) -> list[StoredAction]:
+    """Return actions at their latest state, by incident and ladder step."""
+    where, params = ["1"], {}
+    if action_ids is not None:
+        where.append("action_id IN %(ids)s")
+        params["ids"] = tuple(action_ids) or ("",)
+    if incident_id is not None:
+        where.append("incident_id = %(inc)s")
+        params["inc"] = incident_id  # type: ignore[assignment]
+    frame = store.query_df(
+        f"SELECT action_id, argMax(state, seq) AS s, argMax(plan, seq) AS p, "
+        f"argMax(result, seq) AS r, any(incident_id) AS i, any(step) AS st "
+        f"FROM `{store.database}`.`{ACTION_STATE.name}` WHERE {' AND '.join(where)} "
+        f"GROUP BY action_id ORDER BY i, st",
+        params,
+    )
+    wanted = set(states) if states is not None else None
+    found = []
+    for _aid, s, p, r, _i, _st in frame.itertuples(index=False):
+        state = State(str(s))
+        if wanted is None or state in wanted:
+            result = ActionResult.model_validate_json(r) if r else None
+            found.append(StoredAction(ActionPlan.model_validate_json(p), state, result))
+    return found
+
+
+def write_audit(
+    store: Store,
+    event: str,
+    now: datetime,
+    actor: str,
+    mode: str,
+    plan: ActionPlan | None = None,
+    incident_id: str = "",
+    component_key: str = "",
+    detail: dict[str, Any] | None = None,
+) -> None:
+    """Append one audit row: who did what, when, to what, with what result."""
+    at, us = _at(now)
+    row: dict[str, Any] = {
+        "at": at,
+        "at_us": us,
+        "seq": next_seq(),
+        "event": event,
+        "actor": actor,
+        "action_id": plan.action_id if plan else "",
+        "incident_id": plan.incident_id if plan else incident_id,
+        "kind": plan.kind.value if plan else "",
+        "target": plan.target.key() if plan else "",
+        "component_key": plan.component_key if plan else component_key,
+        "mode": mode,
+        "detail": json.dumps(detail or {}, default=str, sort_keys=True),
+    }
+    store.insert(ACTION_AUDIT.name, {k: [v] for k, v in row.items()}, _AUDIT_TYPES)
+
+
+def audit_events(
+    store: Store, incident_id: str | None = None, action_id: str | None = None
+) -> pd.DataFrame:
+    """Return audit rows, oldest first."""
+    where, params = ["1"], {}
+    if incident_id is not None:
+        where.append("incident_id = %(inc)s")
+        params["inc"] = incident_id
+    if action_id is not None:
+        where.append("action_id = %(aid)s")
+        params["aid"] = action_id
+    return store.query_df(
+        f"SELECT toUInt32(at) AS at, at_us, event, actor, action_id, incident_id, kind, target, "
+        f"component_key, mode, detail FROM `{store.database}`.`{ACTION_AUDIT.name}` "
+        f"WHERE {' AND '.join(where)} ORDER BY at, at_us, seq",
+        params,
+    )
+
+
+def _count(store: Store, sql: str, params: dict[str, Any]) -> int:
+    frame = store.query_df(sql, params)
+    return 0 if frame.empty else int(str(frame.iloc[0, 0]))
+
+
+def isolated_since(store: Store, since: datetime) -> int:
+    """Return distinct nodes whose isolation is executing or done and started since a time."""
+    return _count(
+        store,
+        f"SELECT uniqExact(n) FROM (SELECT action_id, any(node) AS n, argMax(state, seq) AS s, "
+        f"max(at) AS t FROM `{store.database}`.`{ACTION_STATE.name}` WHERE kind IN %(kinds)s "
+        f"GROUP BY action_id) WHERE s IN ('executing', 'done') AND t >= %(since)s",
+        {"kinds": tuple(k.value for k in ISOLATING), "since": _at(since)[0]},
+    )
+
+
+def executions_since(
+    store: Store,
+    since: datetime,
+    node: str | None = None,
+    job: str | None = None,
+    kinds: Sequence[ActionKind] | None = None,
+) -> int:
+    """Return distinct actions that started executing since a time, on a node or job."""
+    where = ["state = 'executing'", "at >= %(since)s"]
+    params: dict[str, Any] = {"since": _at(since)[0]}
+    if node is not None:
+        where.append("node = %(node)s")
+        params["node"] = node
+    if job is not None:
+        where.append("job_id = %(job)s")
+        params["job"] = job
+    if kinds is not None:
+        where.append("kind IN %(kinds)s")
+        params["kinds"] = tuple(k.value for k in kinds) or ("",)
+    return _count(
+        store,
+        f"SELECT uniqExact(action_id) FROM `{store.database}`.`{ACTION_STATE.name}` "
+        f"WHERE {' AND '.join(where)}",
+        params,
+    )
+
+
+def component_history(store: Store, key: str, since: datetime) -> HistoryView:
+    """Return how often a component was seen and which actions were done on it since a time."""
+    seen = _count(
+        store,
+        f"SELECT uniqExact(incident_id) FROM `{store.database}`.`{ACTION_AUDIT.name}` "
+        f"WHERE event = 'seen' AND component_key = %(key)s AND at >= %(since)s",
+        {"key": key, "since": _at(since)[0]},
+    )
+    frame = store.query_df(
+        f"SELECT DISTINCT kind FROM `{store.database}`.`{ACTION_STATE.name}` "
+        f"WHERE component_key = %(key)s AND state = 'done' AND at >= %(since)s",
+        {"key": key, "since": _at(since)[0]},
+    )
+    kinds = frozenset(ActionKind(str(k)) for k in frame["kind"]) if len(frame) else frozenset()
+    return HistoryView(occurrences=seen, done_kinds=kinds)
+
+
+def breaker_state(store: Store, name: str) -> tuple[bool, str]:
+    """Return (tripped, reason) of a circuit breaker; never set means closed."""
+    frame = store.query_df(
+        f"SELECT argMax(tripped, seq) AS t, argMax(reason, seq) AS r "
+        f"FROM `{store.database}`.`{BREAKER_STATE.name}` WHERE name = %(name)s GROUP BY name",
+        {"name": name},
+    )
+    if frame.empty:
+        return False, ""
+    return bool(int(str(frame.iloc[0, 0]))), str(frame.iloc[0, 1])
+
+
+def set_breaker(
+    store: Store, name: str, tripped: bool, reason: str, actor: str, now: datetime
+) -> None:
+    """Trip or reset a circuit breaker."""
+    at, us = _at(now)
+    store.insert(
+        BREAKER_STATE.name,
+        {
+            "name": [name],
+            "seq": [next_seq()],
+            "at": [at],
+            "at_us": [us],
+            "tripped": [int(tripped)],
+            "reason": [reason],
+            "actor": [actor],
+        },
+        _BREAKER_TYPES,
+    )

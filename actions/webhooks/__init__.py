@@ -1,0 +1,1 @@
+"""Remediation webhooks: signed, retried, dead-lettered and re-deliverable deliveries."""

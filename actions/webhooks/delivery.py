@@ -1,0 +1,300 @@
+"""Webhook subscriptions and deliveries: allowlisted, signed, retried, dead-lettered, logged.
+
+Secrets never reach a log line or the deliveries table: the signature header is computed at
+send time, PagerDuty's routing key is substituted into the body at send time only.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import logging
+import random
+import time
+import uuid
+from collections.abc import Callable, Collection
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import SplitResult, urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+from actions.store import next_seq
+from actions.webhooks.formats import (
+    ROUTING_KEY_PLACEHOLDER,
+    EventType,
+    Format,
+    WebhookEvent,
+    render,
+)
+from actions.webhooks.signing import HEADER, sign
+from analytics.action_tables import WEBHOOK_DELIVERIES, WEBHOOK_SUBSCRIPTIONS
+from analytics.store import Store
+
+log = logging.getLogger(__name__)
+_SUB_TYPES = {c.name: c.type for c in WEBHOOK_SUBSCRIPTIONS.columns}
+_DELIVERY_TYPES = {c.name: c.type for c in WEBHOOK_DELIVERIES.columns}
+
+
+class WebhookUrlError(ValueError):
+    """A destination URL that is not allowed."""
+
+
+def check_url(url: str, allowed_hosts: Collection[str]) -> SplitResult:
+    """Return a parsed URL if its scheme is http(s) and its host is allowlisted; else raise.
+
+    The host is taken after parsing, so `https://allowed.example@evil.test/` (userinfo) and
+    `https://evil.test\\@allowed.example` are judged by the host they really reach.
+    """
+    if any(c in url for c in "\\\r\n\t ") or not url.isascii():
+        raise WebhookUrlError("URL contains whitespace, backslashes or non-ASCII characters")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        raise WebhookUrlError(f"scheme {parts.scheme!r} not allowed (http or https only)")
+    if "@" in parts.netloc or parts.username is not None or parts.password is not None:
+        raise WebhookUrlError("URLs with user info are not allowed")
+    host = (parts.hostname or "").rstrip(".")
+    if not host:
+        raise WebhookUrlError("URL has no host")
+    try:
+        _ = parts.port
+    except ValueError as exc:
+        raise WebhookUrlError(f"bad port: {exc}") from exc
+    allowed = {h.lower().rstrip(".") for h in allowed_hosts}
+    if host not in allowed and not any(a.startswith(".") and host.endswith(a) for a in allowed):
+        raise WebhookUrlError(f"host {host!r} is not in the webhook allowlist")
+    return parts
+
+
+class Subscription(BaseModel):
+    """Where to send which events, in which format, signed with which secret."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+    url: str
+    secret: SecretStr = Field(description="HMAC key (PagerDuty: the routing key). Never logged.")
+    events: list[EventType] = Field(min_length=1)
+    format: Format = "trainguard"
+    active: bool = True
+
+
+def save_subscription(store: Store, sub: Subscription, allowed_hosts: Collection[str]) -> None:
+    """Store a subscription after checking its URL against the allowlist."""
+    check_url(sub.url, allowed_hosts)
+    now = datetime.now(UTC)
+    row: dict[str, Any] = {
+        "id": sub.id,
+        "seq": next_seq(),
+        "url": sub.url,
+        "secret": sub.secret.get_secret_value(),
+        "events": [e.value for e in sub.events],
+        "format": sub.format,
+        "active": int(sub.active),
+        "at": int(now.timestamp()),
+        "at_us": now.microsecond,
+    }
+    store.insert(WEBHOOK_SUBSCRIPTIONS.name, {k: [v] for k, v in row.items()}, _SUB_TYPES)
+
+
+def load_subscriptions(store: Store) -> list[Subscription]:
+    """Return the active subscriptions (latest version of each)."""
+    frame = store.query_df(
+        f"SELECT id, argMax(url, seq) AS u, argMax(secret, seq) AS s, argMax(events, seq) AS e, "
+        f"argMax(format, seq) AS f, argMax(active, seq) AS a "
+        f"FROM `{store.database}`.`{WEBHOOK_SUBSCRIPTIONS.name}` GROUP BY id ORDER BY id"
+    )
+    subs = []
+    for i, u, s, e, f, a in frame.itertuples(index=False):
+        if int(a):
+            subs.append(Subscription(id=i, url=u, secret=SecretStr(s), events=list(e), format=f))
+    return subs
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How one delivery ended after its attempts."""
+
+    delivery_id: str
+    status: str  # delivered | dead | rejected
+    attempts: int
+    http_status: int | None
+    error: str | None
+
+
+def post_json(parts: SplitResult, body: bytes, headers: dict[str, str], timeout_s: float) -> int:
+    """POST a body to an already checked URL and return the HTTP status (no redirects)."""
+    conn_cls = (
+        http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    )
+    conn = conn_cls(parts.hostname or "", parts.port, timeout=timeout_s)
+    try:
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        conn.request("POST", path, body=body, headers=headers)
+        response = conn.getresponse()
+        response.read(65536)
+        return response.status
+    finally:
+        conn.close()
+
+
+class Deliverer:
+    """Sends events to subscriptions with retries, backoff with jitter and a dead letter."""
+
+    def __init__(
+        self,
+        store: Store,
+        allowed_hosts: Collection[str],
+        max_attempts: int = 5,
+        backoff_s: float = 0.5,
+        max_backoff_s: float = 30.0,
+        timeout_s: float = 5.0,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.store, self.allowed_hosts = store, list(allowed_hosts)
+        self.max_attempts, self.backoff_s, self.max_backoff_s = (
+            max_attempts,
+            backoff_s,
+            max_backoff_s,
+        )
+        self.timeout_s, self.sleep = timeout_s, sleep
+        self.rng = rng or random.Random()
+
+    def backoff(self, attempt: int) -> float:
+        """Return the wait before retry `attempt` (1-based): exponential, full jitter."""
+        cap = min(self.max_backoff_s, self.backoff_s * 2 ** (attempt - 1))
+        return cap / 2 + self.rng.uniform(0, cap / 2)
+
+    def deliver(self, sub: Subscription, event: WebhookEvent) -> Outcome:
+        """Render and send one event; log every attempt in ClickHouse."""
+        body = json.dumps(render(sub.format, event), sort_keys=True, default=str)
+        return self.send(sub, event.type.value, body, f"dlv-{uuid.uuid4().hex[:16]}")
+
+    def send(self, sub: Subscription, event: str, body: str, delivery_id: str) -> Outcome:
+        """Send a stored body (first delivery or re-delivery) until it lands or is dead."""
+        try:
+            parts = check_url(sub.url, self.allowed_hosts)
+        except WebhookUrlError as exc:
+            self._log_attempt(delivery_id, sub, event, 0, "rejected", None, str(exc), body)
+            return Outcome(delivery_id, "rejected", 0, None, str(exc))
+        status: int | None = None
+        error: str | None = None
+        for attempt in range(1, self.max_attempts + 1):
+            status, error = self._attempt(parts, sub, body)
+            if error is None:
+                self._log_attempt(delivery_id, sub, event, attempt, "delivered", status, "", body)
+                return Outcome(delivery_id, "delivered", attempt, status, None)
+            last = attempt == self.max_attempts
+            self._log_attempt(
+                delivery_id,
+                sub,
+                event,
+                attempt,
+                "dead" if last else "retrying",
+                status,
+                error,
+                body,
+            )
+            log.warning("webhook %s to %s attempt %d: %s", sub.id, parts.hostname, attempt, error)
+            if not last:
+                self.sleep(self.backoff(attempt))
+        return Outcome(delivery_id, "dead", self.max_attempts, status, error)
+
+    def _attempt(
+        self, parts: SplitResult, sub: Subscription, body: str
+    ) -> tuple[int | None, str | None]:
+        secret = sub.secret.get_secret_value()
+        payload = body.replace(ROUTING_KEY_PLACEHOLDER, secret).encode()
+        headers = {
+            "Content-Type": "application/json",
+            "User-Agent": "trainguard-webhooks/1",
+            HEADER: sign(secret, payload, int(time.time())),
+        }
+        try:
+            status = post_json(parts, payload, headers, self.timeout_s)
+        except (OSError, http.client.HTTPException) as exc:
+            return None, f"{type(exc).__name__}: {exc}"
+        return status, None if 200 <= status < 300 else f"HTTP {status}"
+
+    def _log_attempt(
+        self,
+        delivery_id: str,
+        sub: Subscription,
+        event: str,
+        attempt: int,
+        status: str,
+        http_status: int | None,
+        error: str,
+        body: str,
+    ) -> None:
+        now = datetime.now(UTC)
+        row: dict[str, Any] = {
+            "delivery_id": delivery_id,
+            "seq": next_seq(),
+            "at": int(now.timestamp()),
+            "at_us": now.microsecond,
+            "subscription_id": sub.id,
+            "event": event,
+            "attempt": attempt,
+            "status": status,
+            "http_status": http_status if http_status is not None else -1,
+            "error": error[:1000],
+            "body": body,
+        }
+        self.store.insert(
+            WEBHOOK_DELIVERIES.name, {k: [v] for k, v in row.items()}, _DELIVERY_TYPES
+        )
+
+    def redeliver(self, delivery_id: str) -> Outcome:
+        """Send a logged delivery again (e.g. a dead letter once the receiver is fixed)."""
+        frame = self.store.query_df(
+            f"SELECT argMax(subscription_id, seq) AS s, argMax(event, seq) AS e, "
+            f"argMax(body, seq) AS b FROM `{self.store.database}`.`{WEBHOOK_DELIVERIES.name}` "
+            f"WHERE delivery_id = %(id)s GROUP BY delivery_id",
+            {"id": delivery_id},
+        )
+        if frame.empty:
+            raise LookupError(f"no delivery {delivery_id!r}")
+        sub_id, event, body = (str(v) for v in frame.iloc[0])
+        subs = {s.id: s for s in load_subscriptions(self.store)}
+        if sub_id not in subs:
+            raise LookupError(f"subscription {sub_id!r} of {delivery_id!r} is gone or inactive")
+        return self.send(subs[sub_id], event, body, delivery_id)
+
+
+def deliveries(store: Store, delivery_id: str | None = None) -> list[dict[str, Any]]:
+    """Return logged delivery attempts, oldest first."""
+    where = "delivery_id = %(id)s" if delivery_id else "1"
+    frame = store.query_df(
+        f"SELECT delivery_id, subscription_id, event, attempt, status, http_status, error, body "
+        f"FROM `{store.database}`.`{WEBHOOK_DELIVERIES.name}` WHERE {where} ORDER BY seq",
+        {"id": delivery_id or ""},
+    )
+    return [dict(zip(frame.columns, row, strict=True)) for row in frame.itertuples(index=False)]
+
+
+class Dispatcher:
+    """Fans events out to matching subscriptions on worker threads (the engine never waits)."""
+
+    def __init__(self, deliverer: Deliverer, workers: int = 2) -> None:
+        self.deliverer = deliverer
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tg-webhook")
+        self._pending: list[Future[Outcome]] = []
+
+    def publish(self, event: WebhookEvent) -> None:
+        """Queue an event for every active subscription that asked for its type."""
+        for sub in load_subscriptions(self.deliverer.store):
+            if event.type in sub.events:
+                self._pending.append(self._pool.submit(self.deliverer.deliver, sub, event))
+
+    def wait(self, timeout_s: float = 60.0) -> list[Outcome]:
+        """Wait for every queued delivery; return their outcomes."""
+        pending, self._pending = self._pending, []
+        return [f.result(timeout=timeout_s) for f in pending]
+
+    def close(self) -> None:
+        """Finish queued deliveries and stop the workers."""
+        self._pool.shutdown(wait=True)

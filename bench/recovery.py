@@ -1,0 +1,384 @@
+"""Recovery benchmark: fault onset -> job progressing again, per phase, and a 90-day ETTR model.
+
+Part 1 (measured): the embedded pipeline (in-process bus + chdb). A simulated trainer writes
+`train_steps` rows to chdb; a GPU-fault incident goes on the incidents topic; the engine
+consumes it and runs the default ladder in `auto` mode: isolate (real Slurm when
+TG_SLURM_CONF points at a running cluster, else an in-memory node ledger) -> acquire (a
+warm-standby pool) -> restart (stops and relaunches the trainer) -> verify (real chdb query of
+train_steps). Phase times come from the engine's own audit rows.
+
+Part 2 (model): ETTR of a 9,600-GPU job over 90 days, faults drawn at the Llama 3 rate and
+mix (sim/random_faults.py). Detection latency per kind is read from bench/results/
+diagnosis.json, localization CPU from bench/results/localization.json, the engine's own
+overhead from part 1; checkpoint interval and restart costs are the documented PARAMS.
+
+    python -m bench.recovery [--runs 5] [--seeds 50]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import tempfile
+import threading
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from actions.engine import ActionEngine, EngineConfig
+from actions.executors.scheduler import Replacement, SchedulerCapacity
+from actions.executors.slurm import Slurm, SlurmDrain, SlurmError
+from actions.model import ActionKind, ActionPlan, ActionResult, Mode, Risk, done
+from actions.registry import ActionRegistry, ActionRequest, make_plan
+from actions.safety import BreakerLimits
+from actions.store import audit_events
+from actions.workflow import TrainStepsProgress, VerifyProgress
+from analytics.migrations import migrate
+from analytics.store import EmbeddedStore
+from diagnosis.incidents import Incident
+from diagnosis.model import Action, Blame, Category, ComponentKind, Suspect
+from ingest.bus import InProcessBus
+from sim.random_faults import LLAMA3_MIX
+from trainguard.act_cli import consume
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results" / "recovery.json"
+MEASURED = "2026-12-01"
+PARAMS: dict[str, Any] = {
+    "job_gpus": 9600,
+    "days": 90,
+    # Llama 3 (Meta 2024, Table 5): 419 unexpected interruptions in 54 days on 16,384 GPUs.
+    "faults_per_gpu_day": 419 / (54 * 16384),
+    # Same checkpoint interval for both systems (async checkpointing every 5 minutes); the
+    # expected lost work per fault is half of it. Sensitivity to it is reported too.
+    "checkpoint_interval_s": 300.0,
+    # TrainGuard: relaunch of the 9,600-GPU job on a warm-standby replacement (process start,
+    # NCCL init, checkpoint load from memory/local disk): assumed, not measured here.
+    "tg_restart_s": 180.0,
+    # Baseline: the NCCL watchdog (10 min) notices a stalled collective; an on-call engineer
+    # finds and drains the bad node by hand; a cold requeue waits for scheduling and reloads
+    # the checkpoint from shared storage.
+    "baseline_watchdog_s": 600.0,
+    "baseline_manual_triage_s": 1800.0,
+    "baseline_restart_s": 600.0,
+    # Silent faults the watchdog never sees: a NaN is noticed on the loss curve, a straggler
+    # when someone looks at throughput.
+    "baseline_nan_notice_s": 1800.0,
+    "baseline_straggler_notice_s": 4 * 3600.0,
+    "straggler_slowdown": (1.15, 1.6),  # as drawn by sim/random_faults.py
+}
+
+
+class Trainer:
+    """A training job stand-in: logs one step every `step_s` to chdb train_steps while running."""
+
+    def __init__(self, store: EmbeddedStore, job: str, step_s: float = 0.25) -> None:
+        self.store, self.job, self.step_s = store, job, step_s
+        self.step, self.running = 0, threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        from analytics.tables import TABLES_BY_NAME
+
+        table = TABLES_BY_NAME["train_steps"]
+        types = {c.name: c.type for c in table.columns}
+        while True:
+            time.sleep(self.step_s)
+            if not self.running.is_set():
+                continue
+            self.step += 1
+            now = datetime.now(UTC)
+            row: dict[str, list[Any]] = {c.name: [None] for c in table.columns}
+            row.update(
+                ts=[int(now.timestamp())],
+                ts_us=[now.microsecond],
+                job_id=[self.job],
+                step=[self.step],
+                rank=[0],
+                node=["node-0001"],
+                skipped=[0],
+            )
+            for c in table.columns:
+                if row[c.name] == [None] and not c.type.startswith("Nullable"):
+                    row[c.name] = [0 if "Int" in c.type else ""]
+            self.store.insert(table.name, row, types)
+
+
+class NodeLedger:
+    """Isolation when no Slurm is running: a set of drained node names."""
+
+    name, kind, risk = "ledger", ActionKind.ISOLATE_NODE, Risk.HIGH
+
+    def __init__(self) -> None:
+        self.drained: set[str] = set()
+
+    def plan(self, request: ActionRequest) -> ActionPlan:
+        return make_plan(self, request, f"drain {request.target.node}", node=request.target.node)
+
+    def execute(self, plan: ActionPlan) -> ActionResult:
+        self.drained.add(plan.params["node"])
+        return done("drained")
+
+    def reconcile(self, plan: ActionPlan) -> ActionResult | None:
+        return None
+
+
+class TrainerRestart:
+    """Restart the trainer from its checkpoint (stop, relaunch)."""
+
+    name, kind, risk = "launcher", ActionKind.RESTART_JOB, Risk.HIGH
+
+    def __init__(self, trainer: Trainer) -> None:
+        self.trainer = trainer
+
+    def plan(self, request: ActionRequest) -> ActionPlan:
+        return make_plan(self, request, f"relaunch {request.target.job}", job=request.target.job)
+
+    def execute(self, plan: ActionPlan) -> ActionResult:
+        self.trainer.running.clear()
+        self.trainer.step = max(0, self.trainer.step - 3)  # back to the latest checkpoint
+        self.trainer.running.set()
+        return done("relaunched")
+
+    def reconcile(self, plan: ActionPlan) -> ActionResult | None:
+        return None
+
+
+class Standby:
+    """A warm-standby pool."""
+
+    def request_replacement(self, job_id: str, failed_node: str, gpus: int) -> Replacement:
+        return Replacement(["standby-0001"], "warm standby")
+
+    def reclaim(self, node: str) -> list[str]:
+        return []
+
+
+LADDER = """\
+version: 1
+rules:
+  - name: hardware-fault
+    match: {categories: [gpu.hardware], min_score: 0.5}
+    ladder: [isolate_node, request_capacity, restart_job, {kind: verify_progress, timeout_s: 60}]
+"""
+
+
+def _slurm() -> Slurm | None:
+    conf = os.environ.get("TG_SLURM_CONF")
+    if not conf:
+        from trainguard.settings import local_services_env
+
+        conf = local_services_env(ROOT).get("TG_SLURM_CONF")
+    if not conf or not Path(conf).exists():
+        return None
+    try:
+        slurm = Slurm(conf)
+        return slurm if "UP" in slurm.run(["scontrol", "ping"]) else None
+    except SlurmError:
+        return None
+
+
+def _incident(n: int, node: str, job: str) -> Incident:
+    now = datetime.now(UTC)
+    return Incident(
+        id=f"inc-bench-{n:06d}-{int(now.timestamp())}",
+        category=Category.GPU_HARDWARE,
+        blame=Blame.INFRASTRUCTURE,
+        job=job,
+        detected_at=now,
+        suspects=[
+            Suspect(component=ComponentKind.GPU, score=0.9, node=node, gpu=3, explanation="Xid 79")
+        ],
+        summary=f"gpu.hardware on {node} GPU 3",
+        action=Action.ISOLATE_NODE,
+    )
+
+
+def measure_once(n: int, slurm: Slurm | None, tmp: str) -> dict[str, float]:
+    """Run one fault through the embedded pipeline; return seconds per phase."""
+    from actions.policy import parse_policy
+
+    store = EmbeddedStore(str(Path(tmp) / f"chdb{n}"), f"bench_{n}")
+    migrate(store)
+    trainer = Trainer(store, "job-bench")
+    trainer.running.set()
+    node = "node-0020" if slurm else "node-0001"
+    isolate = SlurmDrain(slurm) if slurm else NodeLedger()
+    registry = ActionRegistry(
+        [
+            isolate,
+            SchedulerCapacity(Standby()),
+            TrainerRestart(trainer),
+            VerifyProgress(TrainStepsProgress(store), poll_s=0.05),
+        ]
+    )
+    engine = ActionEngine(
+        store,
+        registry,
+        parse_policy(LADDER),
+        EngineConfig(mode=Mode.AUTO, breaker=BreakerLimits(fleet_nodes=1200)),
+    )
+    bus = InProcessBus()
+    bus.consumer("act", [bus.topics.incidents]).close()
+    stop = threading.Event()
+    consumer = bus.consumer("act", [bus.topics.incidents])
+    worker = threading.Thread(target=consume, args=(engine, consumer, stop, 0.05), daemon=True)
+    worker.start()
+    time.sleep(1.0)
+    trainer.running.clear()  # the fault: the job stops making progress
+    incident = _incident(n, node, "job-bench")
+    t0 = time.monotonic()
+    bus.producer().send_raw(
+        bus.topics.incidents, incident.id.encode(), incident.model_dump_json().encode()
+    )
+    while time.monotonic() - t0 < 120:
+        events = audit_events(store, incident_id=incident.id)
+        if (events["event"] == "closed").any():
+            break
+        time.sleep(0.02)
+    total = time.monotonic() - t0
+    stop.set()
+    worker.join(10)
+    phases = _phases(audit_events(store, incident_id=incident.id))
+    phases["total_to_progress"] = round(total, 3)
+    if slurm:
+        slurm.resume(node)
+    store.close()
+    return phases
+
+
+def _phases(events: Any) -> dict[str, float]:
+    out: dict[str, float] = {}
+    first_exec = events[events["event"] == "executing"].iloc[0]
+    seen = events[events["event"] == "seen"].iloc[0]
+    out["decide_and_plan"] = round(
+        (first_exec["at"] - seen["at"]) + (first_exec["at_us"] - seen["at_us"]) / 1e6, 4
+    )
+    for detail in events[events["event"] == "done"]["detail"]:
+        d = json.loads(detail)
+        out[d["phase"]] = round(float(d["duration_s"]), 4)
+    return out
+
+
+def _inputs() -> tuple[dict[str, float], dict[str, float]]:
+    """Detection p50 per fault kind (diagnosis.json) and localization CPU (localization.json)."""
+    diag = json.loads((ROOT / "bench/results/diagnosis.json").read_text())["kinds"]
+    loc = json.loads((ROOT / "bench/results/localization.json").read_text())
+    detect = {k: float(v["latency_p50_s"]) for k, v in diag.items()}
+    localize = {
+        "hang": loc["hang"]["cpu_s"],
+        "straggler": loc["straggler"]["cpu_s"],
+        "nic_down": loc["network_nic"]["cpu_s"],
+    }
+    return detect, localize
+
+
+def _downtime(
+    kind: str,
+    system: str,
+    engine_s: float,
+    rng: np.random.Generator,
+    detect: dict[str, float],
+    localize: dict[str, float],
+) -> float:
+    """Return seconds of lost training for one fault of a kind under one system."""
+    p = PARAMS
+    lost_work = rng.uniform(0, p["checkpoint_interval_s"])
+    slow = rng.uniform(*p["straggler_slowdown"])
+    if system == "trainguard":
+        found = detect.get(kind, 0.0) + localize.get(kind, 0.0)
+        if kind == "straggler":  # runs slow (not stopped) until found
+            return found * (1 - 1 / slow) + engine_s + p["tg_restart_s"] + lost_work
+        return found + engine_s + p["tg_restart_s"] + lost_work
+    if kind == "straggler":
+        return (
+            p["baseline_straggler_notice_s"] * (1 - 1 / slow)
+            + p["baseline_manual_triage_s"]
+            + p["baseline_restart_s"]
+            + lost_work
+        )
+    notice = p["baseline_nan_notice_s"] if kind == "nan" else p["baseline_watchdog_s"]
+    triage = 0.0 if kind == "user_error" else p["baseline_manual_triage_s"]
+    return notice + triage + p["baseline_restart_s"] + lost_work
+
+
+def ettr(engine_s: float, seeds: int, interval_s: float | None = None) -> dict[str, Any]:
+    """Return mean/p5/p95 ETTR of both systems over `seeds` simulated 90-day runs."""
+    if interval_s is not None:
+        PARAMS["checkpoint_interval_s"] = interval_s
+    detect, localize = _inputs()
+    kinds = [k for k, _ in LLAMA3_MIX]
+    weights = np.array([w for _, w in LLAMA3_MIX], float)
+    weights /= weights.sum()
+    horizon = PARAMS["days"] * 86_400.0
+    rate = PARAMS["faults_per_gpu_day"] * PARAMS["job_gpus"] * PARAMS["days"]
+    out: dict[str, Any] = {}
+    for system in ("trainguard", "baseline"):
+        values, counts = [], []
+        for seed in range(seeds):
+            rng = np.random.default_rng(seed)
+            n = int(rng.poisson(rate))
+            lost = sum(
+                _downtime(str(k), system, engine_s, rng, detect, localize)
+                for k in rng.choice(kinds, size=n, p=weights)
+            )
+            values.append(max(0.0, 1 - lost / horizon))
+            counts.append(n)
+        out[system] = {
+            "ettr_mean": round(float(np.mean(values)), 4),
+            "ettr_p5": round(float(np.percentile(values, 5)), 4),
+            "ettr_p95": round(float(np.percentile(values, 95)), 4),
+            "faults_mean": round(float(np.mean(counts)), 1),
+        }
+    return out
+
+
+def main() -> None:
+    """Measure, model, print and write bench/results/recovery.json."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--seeds", type=int, default=50)
+    args = parser.parse_args()
+    slurm = _slurm()
+    with tempfile.TemporaryDirectory() as tmp:
+        runs = [measure_once(i, slurm, tmp) for i in range(args.runs)]
+    phases = {k: round(statistics.median(r[k] for r in runs), 4) for k in runs[0]}
+    engine_s = phases["decide_and_plan"] + phases.get("isolate", 0) + phases.get("acquire", 0)
+    base = PARAMS["checkpoint_interval_s"]
+    model = ettr(engine_s, args.seeds, base)
+    sensitivity = {str(int(c)): ettr(engine_s, args.seeds, c) for c in (600.0, 1800.0)}
+    PARAMS["checkpoint_interval_s"] = base
+    result = {
+        "measured": MEASURED,
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "embedded": {
+            "isolation": "slurm" if slurm else "in-memory ledger",
+            "runs": args.runs,
+            "phases_median_s": phases,
+            "per_run": runs,
+        },
+        "ettr_model": {
+            "params": PARAMS,
+            "engine_overhead_s": round(engine_s, 4),
+            "detection_from": "bench/results/diagnosis.json (latency_p50_s)",
+            "localization_from": "bench/results/localization.json (cpu_s)",
+            **model,
+            "checkpoint_sensitivity": sensitivity,
+            "byterobust_reported": 0.97,
+            "target": 0.98,
+            "target_met": model["trainguard"]["ettr_mean"] >= 0.98,
+        },
+    }
+    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,136 @@
+"""Real implementations behind the action engine's interfaces, for integration tests."""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime
+
+from actions.engine import ActionEngine, CrashHook, EngineConfig
+from actions.executors.scheduler import Replacement, SchedulerCapacity
+from actions.executors.slurm import Slurm, SlurmDrain, SlurmReboot, SlurmRequeue, SlurmResume
+from actions.model import ActionKind, ActionPlan, ActionResult, Mode, Risk, done
+from actions.policy import Policy, load_policy
+from actions.registry import ActionRegistry, ActionRequest, make_plan
+from actions.safety import BreakerLimits, Budgets
+from actions.workflow import VerifyProgress
+from analytics.store import Store
+
+
+class PoolCapacity:
+    """A warm-standby pool: hands out spare nodes, takes loaned nodes back."""
+
+    def __init__(self, spares: list[str]) -> None:
+        self.spares = list(spares)
+        self.granted: dict[str, list[str]] = {}
+        self.loans: dict[str, list[str]] = {}
+        self._lock = threading.Lock()
+
+    def request_replacement(self, job_id: str, failed_node: str, gpus: int) -> Replacement:
+        with self._lock:
+            if job_id in self.granted:
+                return Replacement(self.granted[job_id], "already granted")
+            if not self.spares:
+                return Replacement(None, "standby pool empty")
+            node = self.spares.pop(0)
+            self.granted[job_id] = [node]
+            return Replacement([node], f"standby node for {failed_node} ({gpus} GPUs)")
+
+    def reclaim(self, node: str) -> list[str]:
+        with self._lock:
+            return self.loans.pop(node, [])
+
+
+class StepLog:
+    """A job's training steps as the restarted job logs them (a progress probe)."""
+
+    def __init__(self) -> None:
+        self.steps: dict[str, list[tuple[int, datetime]]] = {}
+
+    def log(self, job: str, step: int, at: datetime) -> None:
+        self.steps.setdefault(job, []).append((step, at))
+
+    def steps_since(self, job: str, since: datetime) -> int:
+        return len({s for s, at in self.steps.get(job, []) if at >= since})
+
+
+class LoggingAction:
+    """An operator endpoint stand-in that records what it was asked to do."""
+
+    name = "recorder"
+    risk = Risk.LOW
+
+    def __init__(self, kind: ActionKind) -> None:
+        self.kind = kind
+        self.calls: list[str] = []
+
+    def plan(self, request: ActionRequest) -> ActionPlan:
+        return make_plan(self, request, f"record {self.kind.value}")
+
+    def execute(self, plan: ActionPlan) -> ActionResult:
+        self.calls.append(plan.action_id)
+        return done("recorded")
+
+    def reconcile(self, plan: ActionPlan) -> ActionResult | None:
+        return None
+
+
+class AlwaysProgress:
+    """A probe for a job that advances as soon as it is asked."""
+
+    def steps_since(self, job: str, since: datetime) -> int:
+        return 10
+
+
+def slurm_registry(slurm: Slurm, capacity: PoolCapacity | None = None) -> ActionRegistry:
+    """Return Slurm + scheduler + progress executors and recorders for the rest."""
+    registry = ActionRegistry(
+        [
+            SlurmDrain(slurm),
+            SlurmRequeue(slurm),
+            SlurmReboot(slurm),
+            SlurmResume(slurm),
+            SchedulerCapacity(capacity or PoolCapacity([f"spare-{i}" for i in range(500)])),
+            VerifyProgress(AlwaysProgress(), poll_s=0.05),
+        ]
+    )
+    for kind in (
+        ActionKind.CAPTURE_DIAGNOSTICS,
+        ActionKind.HARDWARE_INSPECTION,
+        ActionKind.NOTIFY_OWNER,
+        ActionKind.ROLLBACK_CHECKPOINT,
+    ):
+        registry.register(LoggingAction(kind))
+    return registry
+
+
+def engine(
+    store: Store,
+    slurm: Slurm,
+    mode: Mode = Mode.AUTO,
+    policy: Policy | None = None,
+    fleet: int = 1000,
+    crash_hook: CrashHook | None = None,
+    budgets: Budgets | None = None,
+    registry: ActionRegistry | None = None,
+) -> ActionEngine:
+    """Return an engine over Slurm with the default policy."""
+    config = EngineConfig(
+        mode=mode, breaker=BreakerLimits(fleet_nodes=fleet), budgets=budgets or Budgets()
+    )
+    return ActionEngine(
+        store,
+        registry or slurm_registry(slurm),
+        policy or load_policy(),
+        config,
+        crash_hook=crash_hook,
+    )
+
+
+def cleanup_nodes(slurm: Slurm, nodes: list[str]) -> None:
+    """Undo what a test did to its nodes: cancel reboots, resume TrainGuard (and test) drains."""
+    for node in nodes:
+        state = slurm.node(node)
+        if state.flags & {"REBOOT_REQUESTED"}:
+            slurm.run(["scontrol", "cancel_reboot", node])
+        if state.drained and (state.ours or state.reason.startswith("human:")):
+            slurm.resume(node)

@@ -1,0 +1,175 @@
+"""`trainguard act`: the action engine as a consumer of the incidents topic."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import threading
+
+from pydantic import SecretStr, ValidationError
+
+from actions.engine import ActionEngine, EngineConfig
+from actions.executors.scheduler import Replacement, SchedulerCapacity
+from actions.executors.webhook import NoEndpoint, OperatorWebhook
+from actions.model import ActionKind, Mode, Risk
+from actions.policy import DEFAULT_POLICY, load_policy
+from actions.registry import ActionRegistry
+from actions.safety import BreakerLimits
+from actions.webhooks.delivery import Deliverer, Dispatcher, Subscription
+from actions.webhooks.formats import EventType
+from actions.workflow import TrainStepsProgress, VerifyProgress
+from analytics.migrations import migrate
+from analytics.store import Store
+from diagnosis.incidents import Incident
+from ingest.bus import Bus, Consumer, TopicPartition
+from trainguard.settings import ActSettings
+
+log = logging.getLogger("trainguard.act")
+OPERATOR_KINDS = {
+    ActionKind.CAPTURE_DIAGNOSTICS: Risk.LOW,
+    ActionKind.NOTIFY_OWNER: Risk.LOW,
+    ActionKind.HARDWARE_INSPECTION: Risk.LOW,
+    ActionKind.ROLLBACK_CHECKPOINT: Risk.HIGH,
+}
+
+
+class BatchSchedulerCapacity:
+    """Until a capacity scheduler is wired in: the batch scheduler places the requeued job."""
+
+    def request_replacement(self, job_id: str, failed_node: str, gpus: int) -> Replacement:
+        return Replacement(["batch-scheduler"], f"requeued job {job_id} goes to any idle node")
+
+    def reclaim(self, node: str) -> list[str]:
+        return []
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,unused-ignore]
+    """Register `act`."""
+    p = sub.add_parser(
+        "act",
+        help="run the action engine on the incidents topic",
+        description="Consume incidents and run remediation ladders (TG_ACT_* settings).",
+    )
+    p.set_defaults(func=cmd_act)
+
+
+def _backend(settings: ActSettings, registry: ActionRegistry) -> None:
+    if settings.executor == "kubernetes":
+        from actions.executors.kubernetes import KubeCordon, KubeEvictJob, KubeUncordon, core_api
+
+        token = settings.kube_token.get_secret_value() if settings.kube_token else None
+        api = core_api(settings.kube_host or "", token)
+        for kube in (
+            KubeCordon(api),
+            KubeUncordon(api),
+            KubeEvictJob(api, settings.kube_namespace),
+        ):
+            registry.register(kube)
+        return
+    from actions.executors.slurm import Slurm, SlurmDrain, SlurmReboot, SlurmRequeue, SlurmResume
+
+    slurm = Slurm(str(settings.slurm_conf) if settings.slurm_conf else None)
+    for executor in (
+        SlurmDrain(slurm),
+        SlurmRequeue(slurm),
+        SlurmReboot(slurm),
+        SlurmResume(slurm),
+    ):
+        registry.register(executor)
+
+
+def build_engine(settings: ActSettings, store: Store, bus: Bus | None) -> ActionEngine:
+    """Wire the registry, policy, webhooks and limits from settings."""
+    registry = ActionRegistry(
+        [
+            SchedulerCapacity(BatchSchedulerCapacity()),
+            VerifyProgress(TrainStepsProgress(store), poll_s=settings.poll_s),
+        ]
+    )
+    _backend(settings, registry)
+    deliverer = Deliverer(store, settings.webhook_hosts)
+    for kind, risk in OPERATOR_KINDS.items():
+        if settings.operator_url:
+            sub = Subscription(
+                id="operator",
+                url=settings.operator_url,
+                events=list(EventType),
+                secret=SecretStr(settings.operator_secret.get_secret_value()),
+            )
+            registry.register(OperatorWebhook(kind, deliverer, sub, risk))
+        else:
+            registry.register(NoEndpoint(kind))
+    limits = BreakerLimits(
+        fleet_nodes=settings.fleet_nodes,
+        max_share=settings.breaker_share,
+        max_nodes=settings.breaker_max_nodes,
+        window_s=settings.breaker_window_s,
+    )
+    config = EngineConfig(
+        mode=Mode(settings.mode), breaker=limits, incident_ttl_s=settings.incident_ttl_s
+    )
+    producer = bus.producer() if bus is not None else None
+    return ActionEngine(
+        store,
+        registry,
+        load_policy(settings.policy or DEFAULT_POLICY),
+        config,
+        producer=producer,
+        actions_topic=bus.topics.actions if bus else "tg.actions",
+        dispatcher=Dispatcher(deliverer),
+    )
+
+
+def consume(engine: ActionEngine, consumer: Consumer, stop: threading.Event, poll_s: float) -> int:
+    """Handle incidents until stopped; commit offsets after each batch is acted on."""
+    handled = 0
+    while not stop.is_set():
+        records = consumer.poll(100, poll_s)
+        latest: dict[str, Incident] = {}
+        offsets: dict[TopicPartition, int] = {}
+        for record in records:
+            offsets[record.tp] = record.offset + 1
+            try:
+                incident = Incident.model_validate_json(record.value)
+            except ValidationError as exc:
+                log.error(
+                    "undecodable incident at %s@%d: %s",
+                    record.topic,
+                    record.offset,
+                    str(exc).splitlines()[0],
+                )
+                continue
+            known = latest.get(incident.id)
+            if known is None or incident.revision >= known.revision:
+                latest[incident.id] = incident  # keep the highest revision
+        for incident in latest.values():
+            engine.handle(incident)
+            handled += 1
+        if offsets:
+            consumer.commit(offsets)
+    return handled
+
+
+def cmd_act(args: argparse.Namespace) -> int:
+    """Run the engine until SIGTERM: recover unfinished ladders, then consume incidents."""
+    from trainguard.cli import _stop_on_signals
+    from trainguard.settings import BusSettings, StoreSettings
+    from trainguard.wiring import build_bus, build_store
+
+    settings, bus_settings = ActSettings(), BusSettings()
+    if bus_settings.mode == "embedded":
+        print("trainguard act needs TG_KAFKA_MODE=kafka (the embedded bus lives inside `demo`)")
+        return 2
+    stop = _stop_on_signals()
+    store = build_store(StoreSettings())
+    migrate(store)
+    bus = build_bus(bus_settings)
+    engine = build_engine(settings, store, bus)
+    resumed = engine.recover()
+    log.info("act: mode %s, resumed %d unfinished ladder(s)", settings.mode, len(resumed))
+    consumer = bus.consumer(settings.group, [bus.topics.incidents])
+    try:
+        consume(engine, consumer, stop, settings.poll_s)
+    finally:
+        consumer.close()
+    return 0
