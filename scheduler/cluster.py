@@ -90,6 +90,7 @@ class Cluster:
             server = self.servers[sid]
             assert server.free >= g, f"over-allocated {server.name()}"
             server.base[run.job.job_id] = g
+            server.used += g
             run.base[sid] = g
         self.running.add(run.job.job_id)
         if run.first_start is None:
@@ -109,6 +110,7 @@ class Cluster:
             self._touch_server(sid, t)
             left = run.extra.get(sid, 0) - g
             server = self.servers[sid]
+            server.used -= min(g, run.extra.get(sid, 0))
             if left > 0:
                 run.extra[sid] = server.extra[jid] = left
             else:
@@ -119,6 +121,7 @@ class Cluster:
             server = self.servers[sid]
             assert server.free >= g, f"over-allocated {server.name()}"
             run.extra[sid] = server.extra[jid] = run.extra.get(sid, 0) + g
+            server.used += g
         run.scaling_ops += 1
         self._rerate(run, t)
 
@@ -128,8 +131,8 @@ class Cluster:
         jid = run.job.job_id
         for sid in (*run.base, *run.extra):
             self._touch_server(sid, t)
-            self.servers[sid].base.pop(jid, None)
-            self.servers[sid].extra.pop(jid, None)
+            server = self.servers[sid]
+            server.used -= server.base.pop(jid, 0) + server.extra.pop(jid, 0)
         if lost:
             lost_work = self.lost_work(run, t)
             run.remaining += lost_work

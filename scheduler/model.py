@@ -65,16 +65,13 @@ class Server:
     risk: float = 0.0
     base: dict[int, int] = field(default_factory=dict)
     extra: dict[int, int] = field(default_factory=dict)
-
-    @property
-    def used(self) -> int:
-        """Return the GPUs held by jobs."""
-        return sum(self.base.values()) + sum(self.extra.values())
+    used: int = 0
+    """GPUs held by jobs: the sum of `base` and `extra`, kept by whoever changes them."""
 
     @property
     def free(self) -> int:
         """Return the GPUs a job could take now (0 unless the server runs training)."""
-        if self.state not in (ServerState.TRAINING, ServerState.LOANED):
+        if self.state is not ServerState.TRAINING and self.state is not ServerState.LOANED:
             return 0
         return self.gpus - self.used
 
@@ -102,7 +99,7 @@ class Policy:
 POLICIES: dict[str, Policy] = {
     p.name: p
     for p in (
-        Policy("fifo", order="fifo", backfill=False),
+        Policy("fifo", order="fifo"),
         Policy("sjf"),
         Policy("loan", loan=True),
         Policy("elastic", elastic=True),

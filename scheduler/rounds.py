@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from scheduler.allocate import ElasticItem, extra_targets, fifo_key, sjf_key
 from scheduler.cluster import Run
-from scheduler.model import Pool, Server, ServerState
+from scheduler.model import Server, ServerState
 from scheduler.placement import best_fit
 
 if TYPE_CHECKING:
@@ -56,8 +56,9 @@ class Rounds:
             sim.pending, key=lambda j: key(sim.runs[j].job.submit_time, sim.runs[j].remaining)
         )
         training, loaned = self._pools()
-        free_t = sum(s.free for s in training)
-        free_l = sum(s.free for s in loaned)
+        free_t, free_l = _free(training), _free(loaned)
+        top_t, top_l = _top(training), _top(loaned)
+        size = sim.config.gpus_per_server
         started: set[int] = set()
         for jid in order:
             if free_t + free_l == 0:
@@ -65,11 +66,10 @@ class Rounds:
             run = sim.runs[jid]
             need = self._need(run)
             lend = sim.can_loan(run.job) and self._may_loan(run, t)
-            if need > free_t + (free_l if lend else 0):
-                if not sim.policy.backfill:
-                    break
-                continue
-            where = self._place(run, need, training, loaned if lend else [])
+            fits = need <= free_t + (free_l if lend else 0)
+            if fits and need <= size:
+                fits = need <= max(top_t, top_l if lend else 0)
+            where = self._place(run, need, training, loaned if lend else []) if fits else None
             if where is None:
                 if not sim.policy.backfill:
                     break
@@ -78,11 +78,8 @@ class Rounds:
             started.add(jid)
             if run.job.elastic and sim.policy.elastic:
                 self.elastic.add(jid)
-            on_loan = sum(
-                g for s, g in where.items() if sim.cluster.servers[s].pool is Pool.INFERENCE
-            )
-            free_l -= on_loan
-            free_t -= need - on_loan
+            free_t, free_l = _free(training), _free(loaned)
+            top_t, top_l = _top(training), _top(loaned)
         sim.pending = [j for j in sim.pending if j not in started]
 
     def _may_loan(self, run: Run, t: float) -> bool:
@@ -163,6 +160,14 @@ class Rounds:
                 sim.cluster.resize(run, add, {}, t)
 
 
+def _free(servers: list[Server]) -> int:
+    return sum(s.free for s in servers)
+
+
+def _top(servers: list[Server]) -> int:
+    return max((s.free for s in servers), default=0)
+
+
 def _shrink(run: Run, gpus: int) -> dict[int, int]:
     """Return extra GPUs to drop per server, latest-added servers first."""
     drop: dict[int, int] = {}
@@ -199,6 +204,8 @@ def check_invariants(sim: Simulator) -> list[str]:
     for s in sim.cluster.servers:
         if (s.base or s.extra) and s.state not in usable:
             bad.append(f"t={sim.now:.0f}: jobs on {s.state} server {s.name()}")
+        if s.used != sum(s.base.values()) + sum(s.extra.values()):
+            bad.append(f"t={sim.now:.0f}: {s.name()} GPU ledger differs")
         if s.used > s.gpus:
             bad.append(f"t={sim.now:.0f}: {s.name()} holds {s.used} > {s.gpus} GPUs")
     for jid in sim.cluster.running:
