@@ -107,22 +107,17 @@ def exact_reclaim(
 ) -> ReclaimPlan:
     """Return the cheapest `count` servers by exhaustive search; greedy when it is too big.
 
-    Empty servers are taken first (never worse); the search then enumerates subsets of
-    the rest and minimises (preemption cost, collateral GPUs).
+    Minimises (preemption cost, collateral GPUs) over every subset of `count` servers.
     """
     weights = weights or {}
     totals = totals or job_totals(servers)[1]
     count = min(count, len(servers))
-    empty = sorted(s for s, jobs in servers.items() if not jobs)[:count]
-    rest = sorted(s for s in servers if s not in set(empty))
-    need = count - len(empty)
-    if need == 0:
-        return plan_for(servers, tuple(empty), weights, totals)
-    if math.comb(len(rest), need) > limit:
+    rest = sorted(servers)
+    if math.comb(len(rest), count) > limit:
         return greedy_reclaim(servers, count, weights, totals=totals)
     best: ReclaimPlan | None = None
-    for combo in itertools.combinations(rest, need):
-        plan = plan_for(servers, tuple(empty) + combo, weights, totals)
+    for combo in itertools.combinations(rest, count):
+        plan = plan_for(servers, combo, weights, totals)
         if best is None or (plan.cost, plan.collateral_gpus) < (best.cost, best.collateral_gpus):
             best = plan
     assert best is not None
