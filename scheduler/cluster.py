@@ -1,0 +1,176 @@
+"""The simulated cluster: servers, running jobs, and GPU-second accounting on both sides."""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+
+from scheduler.allocate import speedup
+from scheduler.model import Job, Pool, Server, ServerState, SimConfig
+
+
+@dataclass(slots=True)
+class Run:
+    """A job's live state: work left, where its base and extra workers run, what it cost."""
+
+    job: Job
+    remaining: float
+    base: dict[int, int] = field(default_factory=dict)
+    extra: dict[int, int] = field(default_factory=dict)
+    rate: float = 0.0
+    since: float = 0.0
+    run_start: float = 0.0
+    version: int = 0
+    first_start: float | None = None
+    finish: float | None = None
+    preemptions: int = 0
+    failures: int = 0
+    scaling_ops: int = 0
+    gpu_seconds: float = 0.0
+    lost_work: float = 0.0
+
+    @property
+    def base_gpus(self) -> int:
+        """Return the GPUs of the job's base workers."""
+        return sum(self.base.values())
+
+    @property
+    def extra_gpus(self) -> int:
+        """Return the GPUs of the job's elastic extra workers."""
+        return sum(self.extra.values())
+
+    @property
+    def running(self) -> bool:
+        """Return whether the job holds GPUs."""
+        return bool(self.base)
+
+
+class Cluster:
+    """Servers and runs; every allocation change integrates GPU-seconds per job and server."""
+
+    def __init__(self, config: SimConfig, servers: list[Server]) -> None:
+        self.config = config
+        self.servers = servers
+        self.busy_gpu_s = [0.0] * len(servers)
+        self._busy_since = [0.0] * len(servers)
+        self.completions: list[tuple[float, int, int]] = []
+        self.running: set[int] = set()
+
+    def _touch_server(self, sid: int, t: float) -> None:
+        server = self.servers[sid]
+        self.busy_gpu_s[sid] += server.used * (t - self._busy_since[sid])
+        self._busy_since[sid] = t
+
+    def _settle(self, run: Run, t: float) -> None:
+        """Credit progress and GPU-seconds since the run's last change."""
+        dt = t - run.since
+        if dt > 0 and run.base:
+            run.remaining -= run.rate * dt
+            run.gpu_seconds += (run.base_gpus + run.extra_gpus) * dt
+        run.since = t
+
+    def _rerate(self, run: Run, t: float) -> None:
+        """Recompute the run's speed after a change and schedule its completion."""
+        run.version += 1
+        if not run.base:
+            run.rate = 0.0
+            return
+        gpus = run.base_gpus + run.extra_gpus
+        slowest = min(self.servers[s].speed for s in (*run.base, *run.extra))
+        exponent = self.config.scaling_exponent
+        run.rate = run.job.num_gpus * speedup(gpus, run.job.num_gpus, exponent) * slowest
+        done_at = t + max(0.0, run.remaining) / run.rate
+        heapq.heappush(self.completions, (done_at, run.job.job_id, run.version))
+
+    def start(self, run: Run, where: dict[int, int], t: float) -> None:
+        """Start a run's base workers on `where`."""
+        self._settle(run, t)
+        for sid, g in where.items():
+            self._touch_server(sid, t)
+            server = self.servers[sid]
+            assert server.free >= g, f"over-allocated {server.name()}"
+            server.base[run.job.job_id] = g
+            server.used += g
+            run.base[sid] = g
+        self.running.add(run.job.job_id)
+        if run.first_start is None:
+            run.first_start = t
+        else:
+            run.remaining += self.config.restart_overhead_s * run.job.num_gpus
+        run.run_start = t
+        self._rerate(run, t)
+
+    def resize(self, run: Run, add: dict[int, int], drop: dict[int, int], t: float) -> None:
+        """Add and remove elastic extra GPUs of a running job."""
+        if not add and not drop:
+            return
+        self._settle(run, t)
+        jid = run.job.job_id
+        for sid, g in drop.items():
+            self._touch_server(sid, t)
+            left = run.extra.get(sid, 0) - g
+            server = self.servers[sid]
+            server.used -= min(g, run.extra.get(sid, 0))
+            if left > 0:
+                run.extra[sid] = server.extra[jid] = left
+            else:
+                run.extra.pop(sid, None)
+                server.extra.pop(jid, None)
+        for sid, g in add.items():
+            self._touch_server(sid, t)
+            server = self.servers[sid]
+            assert server.free >= g, f"over-allocated {server.name()}"
+            run.extra[sid] = server.extra[jid] = run.extra.get(sid, 0) + g
+            server.used += g
+        run.scaling_ops += 1
+        self._rerate(run, t)
+
+    def stop(self, run: Run, t: float, lost: bool) -> None:
+        """Release every GPU of a run; when `lost`, roll back work since its last checkpoint."""
+        self._settle(run, t)
+        jid = run.job.job_id
+        for sid in (*run.base, *run.extra):
+            self._touch_server(sid, t)
+            server = self.servers[sid]
+            server.used -= server.base.pop(jid, 0) + server.extra.pop(jid, 0)
+        if lost:
+            lost_work = self.lost_work(run, t)
+            run.remaining += lost_work
+            run.lost_work += lost_work
+        run.base.clear()
+        run.extra.clear()
+        self.running.discard(jid)
+        self._rerate(run, t)
+
+    def lost_work(self, run: Run, t: float) -> float:
+        """Return the work stopping a run at `t` throws away (all of it without checkpoints)."""
+        done = max(0.0, run.job.work - run.remaining)
+        if not run.job.checkpoint:
+            return done
+        since_ckpt = (t - run.run_start) % self.config.checkpoint_interval_s
+        return min(run.rate * since_ckpt, done)
+
+    def set_state(self, sid: int, state: ServerState, t: float) -> None:
+        """Change a server's state; it must hold no job by then."""
+        server = self.servers[sid]
+        assert (
+            not server.base
+            and not server.extra
+            or state
+            in (
+                ServerState.TRAINING,
+                ServerState.LOANED,
+            )
+        ), f"{server.name()} still holds jobs"
+        self._touch_server(sid, t)
+        server.state = state
+
+    def usable(self, pool: Pool | None = None) -> list[Server]:
+        """Return the servers that may run training now (own training servers and loans)."""
+        wanted = (ServerState.TRAINING, ServerState.LOANED)
+        return [s for s in self.servers if s.state in wanted and (pool is None or s.pool is pool)]
+
+    def finish_accounting(self, t: float) -> None:
+        """Integrate every server's busy GPU-seconds up to `t`."""
+        for sid in range(len(self.servers)):
+            self._touch_server(sid, t)

@@ -1,0 +1,216 @@
+"""One scheduling round: admit pending jobs (phase 1), then hand out extra workers (phase 2)."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from scheduler.allocate import ElasticItem, extra_targets, fifo_key, sjf_key
+from scheduler.cluster import Run
+from scheduler.model import Server, ServerState
+from scheduler.placement import best_fit
+
+if TYPE_CHECKING:
+    from scheduler.simulator import Simulator
+
+
+class Rounds:
+    """The allocation logic of one simulator, run after every batch of events."""
+
+    def __init__(self, sim: Simulator) -> None:
+        self.sim = sim
+        self.elastic: set[int] = set()
+
+    def run(self, t: float) -> None:
+        """Run one round at `t` and time it."""
+        began = time.perf_counter()
+        sim = self.sim
+        if sim.pending:
+            self.admit(t)
+            if sim.pending and self.elastic and self._extras_would_help():
+                self._drop_all_extras(t)
+                self.admit(t)
+        if sim.policy.elastic and self.elastic:
+            self.scale(t)
+        sim.counters.decision_s.append(time.perf_counter() - began)
+        if sim.config.check_invariants:
+            sim.counters.violations.extend(check_invariants(sim))
+
+    def _pools(self) -> tuple[list[Server], list[Server]]:
+        training, loaned = [], []
+        for s in self.sim.cluster.servers:
+            if s.state is ServerState.TRAINING:
+                training.append(s)
+            elif s.state is ServerState.LOANED:
+                loaned.append(s)
+        return training, loaned
+
+    def _need(self, run: Run) -> int:
+        return run.job.min_gpus if self.sim.policy.elastic else run.job.num_gpus
+
+    def admit(self, t: float) -> None:
+        """Start pending jobs in FIFO or shortest-job-first order where they fit."""
+        sim = self.sim
+        key = fifo_key if sim.policy.order == "fifo" else sjf_key
+        order = sorted(
+            sim.pending, key=lambda j: key(sim.runs[j].job.submit_time, sim.runs[j].remaining)
+        )
+        training, loaned = self._pools()
+        free_t, free_l = _free(training), _free(loaned)
+        top_t, top_l = _top(training), _top(loaned)
+        size = sim.config.gpus_per_server
+        started: set[int] = set()
+        for jid in order:
+            if free_t + free_l == 0:
+                break
+            run = sim.runs[jid]
+            need = self._need(run)
+            lend = sim.can_loan(run.job) and self._may_loan(run, t)
+            fits = need <= free_t + (free_l if lend else 0)
+            if fits and need <= size:
+                fits = need <= max(top_t, top_l if lend else 0)
+            where = self._place(run, need, training, loaned if lend else []) if fits else None
+            if where is None:
+                if not sim.policy.backfill:
+                    break
+                continue
+            sim.cluster.start(run, where, t)
+            started.add(jid)
+            if run.job.elastic and sim.policy.elastic:
+                self.elastic.add(jid)
+            free_t, free_l = _free(training), _free(loaned)
+            top_t, top_l = _top(training), _top(loaned)
+        sim.pending = [j for j in sim.pending if j not in started]
+
+    def _may_loan(self, run: Run, t: float) -> bool:
+        """Return whether an inelastic job may go to a loaned server (our loan-fit rule)."""
+        if not self.sim.policy.loan_fit or (run.job.elastic and self.sim.policy.elastic):
+            return True
+        expected = run.remaining / run.job.num_gpus
+        return expected <= self.sim.load_calm_s(t)
+
+    def _place(
+        self, run: Run, need: int, training: list[Server], loaned: list[Server]
+    ) -> dict[int, int] | None:
+        """Return where to start the job: elastic jobs on loans first, the rest on training."""
+        fault_aware = self.sim.policy.fault_aware
+        first, second = (loaned, training) if run.job.elastic else (training, loaned)
+        where = best_fit(first, need, fault_aware)
+        if where is None and second:
+            where = best_fit(second, need, fault_aware) or best_fit(
+                first + second, need, fault_aware
+            )
+        return where
+
+    def _extras_would_help(self) -> bool:
+        sim = self.sim
+        extras = sum(sim.runs[j].extra_gpus for j in self.elastic)
+        if extras == 0:
+            return False
+        free = sum(s.free for s in sim.cluster.servers)
+        smallest = min(self._need(sim.runs[j]) for j in sim.pending)
+        return smallest <= free + extras
+
+    def _drop_all_extras(self, t: float) -> None:
+        for jid in sorted(self.elastic):
+            run = self.sim.runs[jid]
+            if run.extra:
+                self.sim.cluster.resize(run, {}, dict(run.extra), t)
+
+    def scale(self, t: float) -> None:
+        """Give free GPUs to elastic jobs as the knapsack over JCT reduction chooses."""
+        sim = self.sim
+        training, loaned = self._pools()
+        free = sum(s.free for s in training) + sum(s.free for s in loaned)
+        if free == 0:
+            return
+        items = []
+        for jid in sorted(self.elastic):
+            run = sim.runs[jid]
+            step = run.job.step
+            left = max(0.0, run.remaining - run.rate * (t - run.since))
+            items.append(
+                ElasticItem(
+                    jid,
+                    left,
+                    run.job.num_gpus,
+                    run.base_gpus,
+                    step,
+                    (run.job.max_gpus - run.base_gpus) // step,
+                )
+            )
+        if not any(i.max_extra for i in items):
+            return
+        extras = sum(sim.runs[i.job_id].extra_gpus for i in items)
+        targets = extra_targets(items, free + extras, sim.config.scaling_exponent)
+        for jid, target in targets.items():
+            run = sim.runs[jid]
+            if target < run.extra_gpus:
+                sim.cluster.resize(run, {}, _shrink(run, run.extra_gpus - target), t)
+        for jid, target in targets.items():
+            run = sim.runs[jid]
+            if target > run.extra_gpus:
+                pools = loaned + training if sim.can_loan(run.job) else training
+                add = _grow(
+                    pools,
+                    run.job.step,
+                    (target - run.extra_gpus) // run.job.step,
+                    sim.policy.fault_aware,
+                )
+                sim.cluster.resize(run, add, {}, t)
+
+
+def _free(servers: list[Server]) -> int:
+    return sum(s.free for s in servers)
+
+
+def _top(servers: list[Server]) -> int:
+    return max((s.free for s in servers), default=0)
+
+
+def _shrink(run: Run, gpus: int) -> dict[int, int]:
+    """Return extra GPUs to drop per server, latest-added servers first."""
+    drop: dict[int, int] = {}
+    for sid in reversed(list(run.extra)):
+        take = min(run.extra[sid], gpus)
+        if take:
+            drop[sid] = take
+            gpus -= take
+    return drop
+
+
+def _grow(pools: list[Server], step: int, workers: int, fault_aware: bool) -> dict[int, int]:
+    """Return where `workers` extra workers of `step` GPUs go, each on one server."""
+    add: dict[int, int] = {}
+    reserved: dict[int, int] = {}
+    for _ in range(workers):
+        fits = [s for s in pools if s.free - reserved.get(s.server_id, 0) >= step]
+        if not fits:
+            break
+        loans = [s for s in fits if s.state is ServerState.LOANED]
+        where = best_fit(loans or fits, step, fault_aware)
+        if where is None:
+            break
+        (sid,) = where
+        reserved[sid] = reserved.get(sid, 0) + step
+        add[sid] = add.get(sid, 0) + step
+    return add
+
+
+def check_invariants(sim: Simulator) -> list[str]:
+    """Return every broken rule: jobs only on usable servers, no server over-allocated."""
+    bad = []
+    usable = (ServerState.TRAINING, ServerState.LOANED)
+    for s in sim.cluster.servers:
+        if (s.base or s.extra) and s.state not in usable:
+            bad.append(f"t={sim.now:.0f}: jobs on {s.state} server {s.name()}")
+        if s.used != sum(s.base.values()) + sum(s.extra.values()):
+            bad.append(f"t={sim.now:.0f}: {s.name()} GPU ledger differs")
+        if s.used > s.gpus:
+            bad.append(f"t={sim.now:.0f}: {s.name()} holds {s.used} > {s.gpus} GPUs")
+    for jid in sim.cluster.running:
+        run = sim.runs[jid]
+        for sid, g in run.base.items():
+            if sim.cluster.servers[sid].base.get(jid) != g:
+                bad.append(f"t={sim.now:.0f}: job {jid} base ledger differs on server {sid}")
+    return bad

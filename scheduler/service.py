@@ -1,0 +1,212 @@
+"""The live scheduler the action engine calls: replacements, reclaiming, loans, a snapshot."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from scheduler.model import Pool, Server, ServerState
+from scheduler.placement import best_fit
+from scheduler.reclaim import greedy_reclaim
+
+
+class ServerView(BaseModel):
+    """One server as the console shows it."""
+
+    node: str = Field(description="Node name, e.g. trn-00003 or inf-00001.")
+    pool: Pool = Field(description="The cluster the server belongs to.")
+    state: ServerState = Field(description="training, serving, loaned, standby or isolated.")
+    gpus: int = Field(description="GPUs in the server.")
+    used: int = Field(description="GPUs held by training jobs.")
+    jobs: dict[str, int] = Field(description="GPUs per job on this server.")
+
+
+class PoolView(BaseModel):
+    """A cluster and its servers."""
+
+    name: Pool = Field(description="training or inference.")
+    gpu_type: str | None = Field(description="GPU model of the pool, if known.")
+    servers: list[ServerView] = Field(description="Every server of the pool.")
+
+
+class QueuedJob(BaseModel):
+    """A job waiting for GPUs."""
+
+    job_id: str = Field(description="The job's id.")
+    gpus: int = Field(description="GPUs it waits for.")
+
+
+class SchedulerState(BaseModel):
+    """A snapshot of the scheduler: pools, loans, standbys and the queue."""
+
+    pools: list[PoolView] = Field(description="Training and inference clusters.")
+    loans: list[str] = Field(description="Inference servers lent to training.")
+    standbys: list[str] = Field(description="Warm standby servers ready to replace a node.")
+    queue: list[QueuedJob] = Field(description="Jobs waiting, in arrival order.")
+    refusals: list[str] = Field(description="Recent replacement requests that found no capacity.")
+
+
+class Replacement(BaseModel):
+    """Capacity given to a job in place of a failed node."""
+
+    job_id: str = Field(description="The job that lost a node.")
+    failed_node: str = Field(description="The node that was isolated.")
+    node: str = Field(description="The server that replaces it.")
+    source: Literal["standby", "loan"] = Field(description="Warm standby or loaned inference.")
+    gpus: int = Field(description="GPUs granted on the replacement.")
+
+
+class ReclaimedNode(BaseModel):
+    """A node taken out of service and the jobs it held."""
+
+    node: str = Field(description="The isolated node.")
+    jobs: list[str] = Field(description="Jobs that had GPUs on it (they must restart).")
+
+
+class Scheduler:
+    """In-memory scheduler state; pure, no storage (the composition root wires it)."""
+
+    def __init__(
+        self,
+        training_servers: int,
+        inference_servers: int,
+        standbys: int = 0,
+        gpus_per_server: int = 8,
+        training_gpu_type: str | None = None,
+        inference_gpu_type: str | None = None,
+    ) -> None:
+        self.servers: list[Server] = []
+        for i in range(training_servers):
+            state = (
+                ServerState.STANDBY if i >= training_servers - standbys else ServerState.TRAINING
+            )
+            self.servers.append(Server(i, Pool.TRAINING, state, gpus_per_server, training_gpu_type))
+        for i in range(inference_servers):
+            sid = training_servers + i
+            server = Server(sid, Pool.INFERENCE, ServerState.SERVING, gpus_per_server)
+            server.gpu_type = inference_gpu_type
+            self.servers.append(server)
+        self.gpu_types = {Pool.TRAINING: training_gpu_type, Pool.INFERENCE: inference_gpu_type}
+        self.queue: list[QueuedJob] = []
+        self.refusals: list[str] = []
+        self._ids: dict[str, int] = {}
+
+    def _by_node(self, node: str) -> Server:
+        for s in self.servers:
+            if s.name() == node:
+                return s
+        raise KeyError(f"unknown node {node}")
+
+    def _job(self, job_id: str) -> int:
+        return self._ids.setdefault(job_id, len(self._ids))
+
+    def _job_name(self, jid: int) -> str:
+        return next(name for name, i in self._ids.items() if i == jid)
+
+    def _grant(self, server: Server, job_id: str, gpus: int) -> None:
+        jid = self._job(job_id)
+        server.base[jid] = server.base.get(jid, 0) + gpus
+        server.used += gpus
+
+    def place(self, job_id: str, gpus: int) -> list[str] | None:
+        """Start a job on training servers (best fit); queue it and return None if it waits."""
+        training = [s for s in self.servers if s.state is ServerState.TRAINING]
+        where = best_fit(training, gpus)
+        if where is None:
+            self.queue.append(QueuedJob(job_id=job_id, gpus=gpus))
+            return None
+        for sid, g in where.items():
+            self._grant(self.servers[sid], job_id, g)
+        return [self.servers[sid].name() for sid in where]
+
+    def loan(self, count: int) -> list[str]:
+        """Lend up to `count` serving inference servers to training."""
+        serving = [s for s in self.servers if s.state is ServerState.SERVING][:count]
+        for s in serving:
+            s.state = ServerState.LOANED
+        return [s.name() for s in serving]
+
+    def return_loans(self, count: int) -> list[str]:
+        """Give `count` loaned servers back to inference, fewest preemptions first.
+
+        Returns the jobs preempted (their GPUs on the returned servers are released).
+        """
+        loaned = {s.server_id: dict(s.base) for s in self.servers if s.state is ServerState.LOANED}
+        plan = greedy_reclaim(loaned, count)
+        for sid in plan.servers:
+            server = self.servers[sid]
+            server.base.clear()
+            server.used = 0
+            server.state = ServerState.SERVING
+        return sorted(self._job_name(j) for j in plan.preempted)
+
+    def request_replacement(self, job_id: str, failed_node: str, gpus: int) -> Replacement | None:
+        """Give a job a warm standby, else a loaned inference server, in place of a failed node.
+
+        Returns None when neither has `gpus` free GPUs; the reason is kept in `refusals`.
+        """
+        for s in self.servers:
+            if s.state is ServerState.STANDBY and s.gpus >= gpus:
+                s.state = ServerState.TRAINING
+                self._grant(s, job_id, gpus)
+                return Replacement(
+                    job_id=job_id,
+                    failed_node=failed_node,
+                    node=s.name(),
+                    source="standby",
+                    gpus=gpus,
+                )
+        loaned = [s for s in self.servers if s.state is ServerState.LOANED]
+        where = best_fit(loaned, gpus) if gpus <= (loaned[0].gpus if loaned else 0) else None
+        if where is not None:
+            (sid,) = where
+            self._grant(self.servers[sid], job_id, gpus)
+            return Replacement(
+                job_id=job_id,
+                failed_node=failed_node,
+                node=self.servers[sid].name(),
+                source="loan",
+                gpus=gpus,
+            )
+        reason = (
+            f"{job_id}: no replacement for {failed_node}: no warm standby with {gpus} GPUs and "
+            f"no loaned inference server with {gpus} free GPUs ({len(loaned)} loaned)"
+        )
+        self.refusals.append(reason)
+        return None
+
+    def reclaim(self, node: str) -> ReclaimedNode:
+        """Take an isolated node out of service; return the jobs it held."""
+        server = self._by_node(node)
+        jobs = sorted(self._job_name(j) for j in {*server.base, *server.extra})
+        server.base.clear()
+        server.extra.clear()
+        server.used = 0
+        server.state = ServerState.ISOLATED
+        return ReclaimedNode(node=node, jobs=jobs)
+
+    def snapshot(self) -> SchedulerState:
+        """Return the current state for the API and console."""
+        pools = []
+        for pool in (Pool.TRAINING, Pool.INFERENCE):
+            views = [
+                ServerView(
+                    node=s.name(),
+                    pool=s.pool,
+                    state=s.state,
+                    gpus=s.gpus,
+                    used=s.used,
+                    jobs={self._job_name(j): g for j, g in {**s.base, **s.extra}.items()},
+                )
+                for s in self.servers
+                if s.pool is pool
+            ]
+            pools.append(PoolView(name=pool, gpu_type=self.gpu_types[pool], servers=views))
+        return SchedulerState(
+            pools=pools,
+            loans=[s.name() for s in self.servers if s.state is ServerState.LOANED],
+            standbys=[s.name() for s in self.servers if s.state is ServerState.STANDBY],
+            queue=list(self.queue),
+            refusals=list(self.refusals[-20:]),
+        )

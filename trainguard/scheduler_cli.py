@@ -1,0 +1,74 @@
+"""`trainguard scheduler simulate`: replay a job trace against a scheduling policy."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from scheduler.inference import LoadSeries, load_series_csv
+from scheduler.model import POLICIES, SimConfig
+from scheduler.simulator import Simulator
+from scheduler.trace import TraceError, load_trace
+from scheduler.workload import servers_for_load
+
+UTILIZATION = 0.75
+"""Offered load, as a share of the training cluster, when --training-servers is not given."""
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,unused-ignore]
+    """Register `scheduler simulate`."""
+    p = sub.add_parser(
+        "scheduler",
+        help="Lyra capacity loaning and elastic scaling: simulate a trace",
+        description="Capacity loaning, reclaiming and elastic scaling (Lyra) on job traces.",
+    )
+    verbs = p.add_subparsers(dest="scheduler_command", required=True)
+    sim = verbs.add_parser("simulate", help="replay a trace against a policy")
+    sim.add_argument("--trace", type=Path, required=True, help="job trace CSV")
+    sim.add_argument("--policy", required=True, help=f"one of {', '.join(POLICIES)}")
+    sim.add_argument("--inference-load", type=Path, help="CSV time,load (0-1); default diurnal")
+    sim.add_argument("--training-servers", type=int, help="8-GPU training servers")
+    sim.add_argument("--inference-servers", type=int, help="8-GPU inference servers")
+    sim.add_argument("--elastic-fraction", type=float, default=0.05, help="elastic share")
+    sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument("--json", action="store_true", help="print the summary as JSON")
+    sim.set_defaults(func=cmd_simulate)
+
+
+def _error(message: str) -> int:
+    print(f"trainguard scheduler: {message}", file=sys.stderr)
+    return 2
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    """Simulate the trace and print the summary."""
+    policy = POLICIES.get(args.policy)
+    if policy is None:
+        return _error(f"unknown policy {args.policy!r} (choose from {', '.join(POLICIES)})")
+    for name in ("training_servers", "inference_servers"):
+        if getattr(args, name) is not None and getattr(args, name) < 0:
+            return _error(f"--{name.replace('_', '-')} must be >= 0")
+    if not 0.0 <= args.elastic_fraction <= 1.0:
+        return _error("--elastic-fraction must be within 0..1")
+    try:
+        jobs = load_trace(args.trace, args.elastic_fraction, args.seed)
+        load: LoadSeries | None = (
+            load_series_csv(args.inference_load) if args.inference_load else None
+        )
+    except TraceError as exc:
+        return _error(str(exc))
+    training = args.training_servers or servers_for_load(jobs, UTILIZATION)
+    inference = training if args.inference_servers is None else args.inference_servers
+    config = replace(
+        SimConfig(), training_servers=training, inference_servers=inference, seed=args.seed
+    )
+    summary = Simulator(jobs, policy, config, load).run()
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        for key, value in summary.items():
+            print(f"{key:>26}: {value}")
+    return 0
