@@ -120,10 +120,20 @@ class ActionEngine:
     def _history(self, key: str, within_s: float) -> HistoryView:
         return db.component_history(self.store, key, self.clock() - timedelta(seconds=within_s))
 
-    def _plan_ladder(self, incident: Incident, sel: Selection) -> bool:
-        """Plan every step and store the new ones; return False if a step cannot be planned."""
-        known = {a.plan.action_id for a in db.load_actions(self.store, incident_id=incident.id)}
+    def preview(self, incident: Incident) -> tuple[str | None, list[ActionPlan]]:
+        """Return the rule and the plans the policy would make for an incident (a dry run).
+
+        Nothing is stored, executed or audited; a step that cannot be planned raises
+        ValueError with the reason.
+        """
+        selection = select(self.policy, incident, self._history)
+        if selection is None:
+            return None, []
+        return selection.rule.name, self._plans(incident, selection)
+
+    def _plans(self, incident: Incident, sel: Selection) -> list[ActionPlan]:
         isolated = [sel.target.node] if sel.target.node else []
+        plans = []
         for step, rung in enumerate(sel.rule.ladder):
             params: dict[str, Any] = {**rung.params, "timeout_s": rung.timeout_s}
             params["optional"] = rung.optional
@@ -139,10 +149,20 @@ class ActionEngine:
                 params=params,
             )
             try:
-                plan = self.registry.get(rung.kind).plan(request)
+                plans.append(self.registry.get(rung.kind).plan(request))
             except (LookupError, ValueError, RuntimeError) as exc:
-                self._audit("plan_failed", incident_id=incident.id, detail={"error": str(exc)})
-                return False
+                raise ValueError(f"step {step} ({rung.kind.value}): {exc}") from exc
+        return plans
+
+    def _plan_ladder(self, incident: Incident, sel: Selection) -> bool:
+        """Plan every step and store the new ones; return False if a step cannot be planned."""
+        known = {a.plan.action_id for a in db.load_actions(self.store, incident_id=incident.id)}
+        try:
+            plans = self._plans(incident, sel)
+        except ValueError as exc:
+            self._audit("plan_failed", incident_id=incident.id, detail={"error": str(exc)})
+            return False
+        for plan in plans:
             if plan.action_id not in known:
                 db.save_state(self.store, plan, State.PLANNED, self.clock())
                 self._audit("planned", plan, detail={"what": plan.what, "why": plan.why})

@@ -8,7 +8,7 @@ from fastapi import FastAPI, Request, Response
 
 from api import problems
 from api.context import ApiContext
-from api.routers import fleet, incidents, jobs, system
+from api.routers import actions, fleet, incidents, jobs, scheduler, system, webhooks
 
 API_VERSION = "1.0.0"
 
@@ -26,7 +26,7 @@ def create_app(context: ApiContext) -> FastAPI:
     )
     app.state.context = context
     problems.install(app)
-    for module in (system, incidents, jobs, fleet):
+    for module in (system, incidents, jobs, fleet, actions, webhooks, scheduler):
         app.include_router(module.router)
 
     @app.middleware("http")

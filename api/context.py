@@ -11,9 +11,12 @@ from typing import Annotated, TypeVar
 
 from fastapi import Depends, HTTPException, Request
 
+from actions.engine import ActionEngine
+from actions.webhooks.delivery import Deliverer
 from analytics.api_tables import API_AUDIT
 from analytics.store import Store
 from api.auth import Principal, Role, TokenBook
+from scheduler.service import Scheduler
 
 _AUDIT_TYPES = {c.name: c.type for c in API_AUDIT.columns}
 T = TypeVar("T")
@@ -27,6 +30,9 @@ class ApiContext:
     store: Store
     tokens: TokenBook
     checks: dict[str, Check] = field(default_factory=dict)
+    engine: ActionEngine | None = None  # approvals, dry runs and the breaker need it
+    deliverer: Deliverer | None = None  # webhook tests and re-deliveries
+    scheduler: Scheduler | None = None
     cache_s: float = 5.0
     requests: dict[tuple[str, int], int] = field(default_factory=dict)
     _cache: dict[str, tuple[float, object]] = field(default_factory=dict)

@@ -30,3 +30,9 @@ def decode_cursor(cursor: str | None, types: tuple[type, ...]) -> tuple[object, 
     except ValueError as exc:
         raise HTTPException(400, "malformed cursor: pass back next_cursor unchanged") from exc
     return tuple(values)
+
+
+def decode_seq_cursor(cursor: str | None) -> int | None:
+    """Return the sequence number a one-number cursor names (None: first page)."""
+    position = decode_cursor(cursor, (int,))
+    return None if position is None else int(position[0])  # type: ignore[call-overload]

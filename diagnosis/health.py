@@ -9,6 +9,7 @@ from diagnosis.incidents import Incident
 from diagnosis.model import ComponentKind, IncidentStatus
 
 HEALTHY, SUSPECT, LOST = "healthy", "suspect", "lost"
+ISOLATED, INSPECTION = "isolated", "inspection"
 _LIVE = {IncidentStatus.OPEN, IncidentStatus.MITIGATING}
 
 
@@ -31,9 +32,13 @@ def suspects_by_component(
     return gpus, nodes
 
 
-def gpu_state(nvml_error: str, named: bool, node_named: bool) -> str:
-    """Return a GPU's state: lost (NVML cannot read it), suspect (an incident names it or its
-    node), else healthy."""
+def gpu_state(nvml_error: str, named: bool, node_named: bool, isolation: str | None = None) -> str:
+    """Return a GPU's state: inspection or isolated (its node was taken out by an action),
+    lost (NVML cannot read it), suspect (an incident names it or its node), else healthy."""
+    if isolation == "hardware_inspection":
+        return INSPECTION
+    if isolation is not None:
+        return ISOLATED
     if nvml_error:
         return LOST
     return SUSPECT if named or node_named else HEALTHY

@@ -60,3 +60,34 @@ def populate(store: Store, scenario: dict[str, Any] | None = None) -> list[dict[
     stop.set()
     thread.join(timeout=30)
     return truth
+
+
+def engine_for(
+    store: Store, approve: bool = True, webhook_hosts: tuple[str, ...] = ("127.0.0.1",)
+) -> tuple[Any, Any]:
+    """Return an action engine over the store (in-memory cluster backend) and its scheduler.
+
+    The twin's telemetry is dated in the past, so the incident TTL is lifted.
+    """
+    from actions.executors.scheduler import LyraCapacity
+    from scheduler.service import Scheduler
+    from trainguard.act_cli import build_engine
+    from trainguard.settings import ActSettings
+
+    scheduler = Scheduler(training_servers=2, inference_servers=4, standbys=1)
+    settings = ActSettings(
+        mode="approve" if approve else "auto",
+        executor="local",
+        fleet_nodes=8,
+        incident_ttl_s=10**9,
+        webhook_hosts=list(webhook_hosts),
+    )
+    return build_engine(settings, store, None, capacity=LyraCapacity(scheduler)), scheduler
+
+
+def act_on_incidents(engine: Any, store: Store) -> None:
+    """Hand every stored incident to the engine, as `trainguard act` would."""
+    from diagnosis.incident_store import load_incidents
+
+    for incident in load_incidents(store):
+        engine.handle(incident)

@@ -9,7 +9,7 @@ import threading
 from pydantic import SecretStr, ValidationError
 
 from actions.engine import ActionEngine, EngineConfig
-from actions.executors.scheduler import Replacement, SchedulerCapacity
+from actions.executors.scheduler import CapacityProvider, Replacement, SchedulerCapacity
 from actions.executors.webhook import NoEndpoint, OperatorWebhook
 from actions.model import ActionKind, Mode, Risk
 from actions.policy import DEFAULT_POLICY, load_policy
@@ -54,6 +54,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
 
 
 def _backend(settings: ActSettings, registry: ActionRegistry) -> None:
+    if settings.executor == "local":
+        from actions.executors.local import LocalCluster, local_executors
+
+        for local in local_executors(LocalCluster()):
+            registry.register(local)
+        return
     if settings.executor == "kubernetes":
         from actions.executors.kubernetes import KubeCordon, KubeEvictJob, KubeUncordon, core_api
 
@@ -78,11 +84,16 @@ def _backend(settings: ActSettings, registry: ActionRegistry) -> None:
         registry.register(executor)
 
 
-def build_engine(settings: ActSettings, store: Store, bus: Bus | None) -> ActionEngine:
+def build_engine(
+    settings: ActSettings,
+    store: Store,
+    bus: Bus | None,
+    capacity: CapacityProvider | None = None,
+) -> ActionEngine:
     """Wire the registry, policy, webhooks and limits from settings."""
     registry = ActionRegistry(
         [
-            SchedulerCapacity(BatchSchedulerCapacity()),
+            SchedulerCapacity(capacity or BatchSchedulerCapacity()),
             VerifyProgress(TrainStepsProgress(store), poll_s=settings.poll_s),
         ]
     )

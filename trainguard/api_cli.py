@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 
+from actions.engine import ActionEngine
 from analytics.migrations import migrate
 from analytics.store import Store, StoreError
 from api.auth import Role, TokenBook
 from api.context import ApiContext
+from scheduler.service import Scheduler
 from trainguard.settings import ApiSettings, BusSettings, StoreSettings
 
 
@@ -32,7 +34,13 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     revoke.set_defaults(func=cmd_token_revoke)
 
 
-def build_context(store: Store, settings: ApiSettings, bus: BusSettings) -> ApiContext:
+def build_context(
+    store: Store,
+    settings: ApiSettings,
+    bus: BusSettings,
+    engine: ActionEngine | None = None,
+    scheduler: Scheduler | None = None,
+) -> ApiContext:
     """Return the API's context with ClickHouse (and Kafka, when used) readiness checks."""
     checks = {"clickhouse": lambda: _check_store(store)}
     if bus.mode == "kafka":
@@ -42,6 +50,9 @@ def build_context(store: Store, settings: ApiSettings, bus: BusSettings) -> ApiC
         tokens=TokenBook(store, cache_s=settings.token_cache_s),
         checks=checks,
         cache_s=settings.cache_s,
+        engine=engine,
+        deliverer=engine.dispatcher.deliverer if engine and engine.dispatcher else None,
+        scheduler=scheduler,
     )
 
 
@@ -83,9 +94,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from api.app import create_app
+    from trainguard.act_cli import build_engine
+    from trainguard.settings import ActSettings
 
     settings = ApiSettings()
-    app = create_app(build_context(_store(), settings, BusSettings()))
+    store = _store()
+    # approvals continue a ladder here, with the same executors and limits as `trainguard act`
+    engine = build_engine(ActSettings(), store, None)
+    app = create_app(build_context(store, settings, BusSettings(), engine=engine))
     print(f"TrainGuard API on http://{settings.host}:{settings.port}/docs", file=sys.stderr)
     uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
     return 0

@@ -121,6 +121,7 @@ def run_live(
     import uvicorn
 
     from api.app import create_app
+    from trainguard.act_cli import consume
     from trainguard.api_cli import build_context
 
     base = load_scenario(scenario_path)
@@ -136,7 +137,13 @@ def run_live(
     threads = [run_in_thread(sink, stop)]
     diag = threading.Thread(target=worker.run, args=(stop,), name="diagnose", daemon=True)
     diag.start()
-    context = build_context(store, api, BusSettings())
+    engine, scheduler = _engine(store, bus, base)
+    act_consumer = bus.consumer("trainguard-act", [bus.topics.incidents])
+    act = threading.Thread(
+        target=consume, args=(engine, act_consumer, stop, 1.0), name="act", daemon=True
+    )
+    act.start()
+    context = build_context(store, api, BusSettings(), engine=engine, scheduler=scheduler)
     token = context.tokens.create("demo-admin", Role.ADMIN)
     server = uvicorn.Server(
         uvicorn.Config(create_app(context), host=api.host, port=api.port, log_level="warning")
@@ -153,6 +160,7 @@ def run_live(
         f"TrainGuard live demo: {gpus} GPUs, {len(base.jobs)} jobs, faults every few minutes, "
         f"{speed:g}x real time; data in {path}/\n"
         f"  REST API  {url}/docs   (token: {token})\n"
+        "  actions   approve mode: risky steps wait for an operator (POST /v1/actions/ID/approve)\n"
         "  Ctrl-C to stop",
         flush=True,
     )
@@ -168,11 +176,24 @@ def run_live(
         stop.set()
         server.should_exit = True
         web.join(timeout=10)
-        for thread in (*threads, diag):
+        for thread in (*threads, diag, act):
             thread.join(timeout=30)
         store.close()
     print()
     return 0
+
+
+def _engine(store: EmbeddedStore, bus: InProcessBus, base: Scenario) -> tuple[Any, Any]:
+    """Return the demo's action engine (approve mode, in-memory cluster) and scheduler."""
+    from actions.executors.scheduler import LyraCapacity
+    from scheduler.service import Scheduler
+    from trainguard.act_cli import build_engine
+    from trainguard.settings import ActSettings
+
+    scheduler = Scheduler(training_servers=4, inference_servers=8, standbys=2)
+    scheduler.loan(3)  # the night's idle inference servers, lent to training
+    settings = ActSettings(mode="approve", executor="local", fleet_nodes=base.cluster.nodes)
+    return build_engine(settings, store, bus, capacity=LyraCapacity(scheduler)), scheduler
 
 
 def wait_port(host: str, port: int, timeout_s: float = 30.0) -> bool:

@@ -109,7 +109,9 @@ class ActSettings(BaseSettings):
     mode: Literal["dry_run", "approve", "auto"] = Field("dry_run", description="Start safe.")
     group: str = Field("trainguard-act", min_length=1, description="Kafka consumer group.")
     policy: Path | None = Field(None, description="Policy YAML (default: the shipped one).")
-    executor: Literal["slurm", "kubernetes"] = Field("slurm", description="Node/job backend.")
+    executor: Literal["slurm", "kubernetes", "local"] = Field(
+        "slurm", description="Node/job backend (local: the embedded demo's in-memory stand-in)."
+    )
     slurm_conf: Path | None = Field(None, description="slurm.conf (TG_ACT_SLURM_CONF).")
     kube_host: str | None = Field(None, description="Kubernetes API server URL.")
     kube_token: SecretStr | None = Field(None, description="Bearer token. Never logged.")

@@ -6,7 +6,7 @@ satisfies; the action engine only depends on this Protocol.
 
 from __future__ import annotations
 
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from actions.model import ActionKind, ActionPlan, ActionResult, Risk, done, failed
 from actions.registry import ActionRequest, make_plan
@@ -83,3 +83,25 @@ class SchedulerReclaim:
 
     def reconcile(self, plan: ActionPlan) -> ActionResult | None:
         return None  # reclaiming a node already reclaimed preempts nothing
+
+
+class LyraCapacity:
+    """The Lyra scheduler (`scheduler.service.Scheduler`) as a capacity provider."""
+
+    def __init__(self, scheduler: Any) -> None:
+        self.scheduler = scheduler
+
+    def request_replacement(self, job_id: str, failed_node: str, gpus: int) -> Replacement:
+        """Ask for a warm standby, else a loaned inference server."""
+        got = self.scheduler.request_replacement(job_id, failed_node, gpus)
+        if got is None:
+            refusals = self.scheduler.refusals
+            return Replacement(None, refusals[-1] if refusals else "no capacity")
+        return Replacement([got.node], f"{got.source} {got.node} ({got.gpus} GPUs)")
+
+    def reclaim(self, node: str) -> list[str]:
+        """Take a node the scheduler manages out of service; others hold nothing of it."""
+        try:
+            return list(self.scheduler.reclaim(node).jobs)
+        except KeyError:
+            return []  # not one of the scheduler's servers (a fleet node it does not place)

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
+from actions.views import isolated_nodes
 from analytics.ops import gpu_latest, gpu_series, latest_data_time, xid_history
 from api.context import ApiContext, Ctx, Viewer
 from api.convert import finite, whole
@@ -108,6 +109,7 @@ def _compute_fleet(ctx: ApiContext) -> list[GpuHealth]:
         page, _ = query_incidents(ctx.store, IncidentFilter(status=status), limit=5000)
         live += page
     by_gpu, by_node = suspects_by_component(live)
+    isolated = isolated_nodes(ctx.store)
     out = []
     for r in frame.to_dict("records"):
         key = (str(r["node"]), int(r["gpu"]))
@@ -117,7 +119,9 @@ def _compute_fleet(ctx: ApiContext) -> list[GpuHealth]:
             GpuHealth(
                 node=key[0],
                 gpu=key[1],
-                state=gpu_state(str(r["nvml_error"] or ""), bool(named), bool(node_named)),
+                state=gpu_state(
+                    str(r["nvml_error"] or ""), bool(named), bool(node_named), isolated.get(key[0])
+                ),
                 last_seen=datetime.fromtimestamp(int(r["last_ts"]), UTC),
                 temp_c=finite(r["temp_c"]),
                 power_w=finite(r["power_w"]),

@@ -1,0 +1,126 @@
+"""Read models of the action engine for the API: action pages and the audit trail."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from actions.model import ActionPlan, ActionResult, State
+from analytics.action_tables import ACTION_AUDIT, ACTION_STATE
+from analytics.store import Store
+
+
+@dataclass(frozen=True)
+class ActionRow:
+    """An action at its latest state, with when it entered that state."""
+
+    plan: ActionPlan
+    state: State
+    result: ActionResult | None
+    updated_at: datetime
+    seq: int
+
+
+def action_page(
+    store: Store,
+    states: Sequence[State] | None = None,
+    incident_id: str | None = None,
+    after: int | None = None,
+    limit: int = 50,
+) -> tuple[list[ActionRow], int | None]:
+    """Return actions, most recently changed first, and the position after the page."""
+    outer, params = ["1"], {"limit": int(limit) + 1}  # type: tuple[list[str], dict[str, Any]]
+    inner = ["1"]
+    if incident_id is not None:
+        inner.append("incident_id = %(inc)s")
+        params["inc"] = incident_id
+    if states is not None:
+        outer.append("s IN %(states)s")
+        params["states"] = tuple(s.value for s in states) or ("",)
+    if after is not None:
+        outer.append("q < %(after)s")
+        params["after"] = int(after)
+    frame = store.query_df(
+        f"SELECT action_id, s, p, r, toUInt32(t) AS t, tu, q FROM ("
+        f"SELECT action_id, argMax(state, seq) AS s, argMax(plan, seq) AS p, "
+        f"argMax(result, seq) AS r, argMax(at, seq) AS t, argMax(at_us, seq) AS tu, "
+        f"max(seq) AS q FROM `{store.database}`.`{ACTION_STATE.name}` "
+        f"WHERE {' AND '.join(inner)} GROUP BY action_id) "
+        f"WHERE {' AND '.join(outer)} ORDER BY q DESC LIMIT %(limit)s",
+        params,
+    )
+    rows = [
+        ActionRow(
+            plan=ActionPlan.model_validate_json(p),
+            state=State(str(s)),
+            result=ActionResult.model_validate_json(r) if r else None,
+            updated_at=datetime.fromtimestamp(int(t), UTC).replace(microsecond=int(tu)),
+            seq=int(q),
+        )
+        for _a, s, p, r, t, tu, q in frame.itertuples(index=False)
+    ]
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return rows, (rows[-1].seq if more and rows else None)
+
+
+def audit_page(
+    store: Store, after: int | None = None, limit: int = 100, incident_id: str | None = None
+) -> tuple[list[dict[str, Any]], int | None]:
+    """Return audit rows, newest first, and the position after the page."""
+    where, params = ["1"], {"limit": int(limit) + 1}  # type: tuple[list[str], dict[str, Any]]
+    if after is not None:
+        where.append("seq < %(after)s")
+        params["after"] = int(after)
+    if incident_id is not None:
+        where.append("incident_id = %(inc)s")
+        params["inc"] = incident_id
+    frame = store.query_df(
+        f"SELECT toUInt32(at) AS at, at_us, seq, event, actor, action_id, incident_id, kind, "
+        f"target, mode, detail FROM `{store.database}`.`{ACTION_AUDIT.name}` "
+        f"WHERE {' AND '.join(where)} ORDER BY seq DESC LIMIT %(limit)s",
+        params,
+    )
+    rows: list[dict[str, Any]] = [
+        {
+            "at": datetime.fromtimestamp(int(at), UTC).replace(microsecond=int(us)),
+            "seq": int(seq),
+            "event": str(event),
+            "actor": str(actor),
+            "action_id": str(aid),
+            "incident_id": str(inc),
+            "kind": str(kind),
+            "target": str(target),
+            "mode": str(mode),
+            "detail": str(detail),
+        }
+        for at, us, seq, event, actor, aid, inc, kind, target, mode, detail in frame.itertuples(
+            index=False
+        )
+    ]
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return rows, (int(rows[-1]["seq"]) if more and rows else None)
+
+
+def isolated_nodes(store: Store) -> dict[str, str]:
+    """Return nodes TrainGuard isolated and has not resumed since: node -> action kind.
+
+    A node whose hardware-inspection action is done is reported as "hardware_inspection".
+    """
+    frame = store.query_df(
+        f"SELECT n, k, toUInt32(t) AS t FROM (SELECT action_id, any(node) AS n, "
+        f"any(kind) AS k, argMax(state, seq) AS s, max(at) AS t "
+        f"FROM `{store.database}`.`{ACTION_STATE.name}` WHERE node != '' AND kind IN "
+        f"('isolate_node', 'isolate_gpu', 'resume_node', 'hardware_inspection') "
+        f"GROUP BY action_id) WHERE s = 'done' ORDER BY t"
+    )
+    state: dict[str, str] = {}
+    for node, kind, _t in frame.itertuples(index=False):
+        if kind == "resume_node":
+            state.pop(str(node), None)
+        elif kind == "hardware_inspection" or str(node) not in state:
+            state[str(node)] = str(kind)
+    return state

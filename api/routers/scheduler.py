@@ -1,0 +1,19 @@
+"""The scheduler's live state: pools, loans, warm standbys, the queue."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, HTTPException
+
+from api.context import Ctx, Viewer
+from api.models import ERRORS
+from scheduler.service import SchedulerState
+
+router = APIRouter(responses=ERRORS, prefix="/v1/scheduler", tags=["scheduler"])
+
+
+@router.get("/state", response_model=SchedulerState)
+def state(ctx: Ctx, _who: Viewer) -> SchedulerState:
+    """Return a snapshot of the scheduler."""
+    if ctx.scheduler is None:
+        raise HTTPException(503, "no scheduler is attached to this API process")
+    return ctx.scheduler.snapshot()
