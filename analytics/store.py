@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import queue
 import struct
 import threading
 from collections.abc import Mapping, Sequence
@@ -90,45 +91,54 @@ class ServerStore:
         user: str = "default",
         password: str = "",
         connect_timeout_s: float = 5.0,
+        connections: int = 1,
     ) -> None:
+        """Connect lazily; `connections` > 1 lets that many queries run at once (the API)."""
         self.database = database
-        self._client = Client(
-            host=host,
-            port=port,
-            user=user,
-            password=password,
-            connect_timeout=connect_timeout_s,
-            send_receive_timeout=120,
-            settings={"insert_block_size": 1_048_576},
-        )
+        self._idle: queue.LifoQueue[Client] = queue.LifoQueue()
+        self._all = [
+            Client(
+                host=host,
+                port=port,
+                user=user,
+                password=password,
+                connect_timeout=connect_timeout_s,
+                send_receive_timeout=120,
+                settings={"insert_block_size": 1_048_576},
+            )
+            for _ in range(max(1, connections))
+        ]
+        for client in self._all:
+            self._idle.put(client)
         self._where = f"{host}:{port}"
-        self._lock = threading.Lock()
 
     def _run(self, sql: str, **kwargs: Any) -> Any:
-        with self._lock:
-            try:
-                return self._client.execute(sql, **kwargs)
-            except (ch_errors.NetworkError, ch_errors.SocketTimeoutError, EOFError, OSError) as exc:
-                self._client.disconnect()
-                raise StoreUnavailable(f"ClickHouse at {self._where} unreachable: {exc}") from exc
-            except ch_errors.ServerException as exc:
-                if exc.code in _RETRYABLE_CODES:
-                    raise StoreUnavailable(
-                        f"ClickHouse busy (code {exc.code}): {exc.message}"
-                    ) from exc
-                if exc.code in _DATA_CODES:
-                    raise StoreRejected(
-                        f"ClickHouse rejected the data ({exc.code}): {exc.message.splitlines()[0]}"
-                    ) from exc
-                raise StoreError(
-                    f"ClickHouse error {exc.code}: {exc.message.splitlines()[0]}"
+        client = self._idle.get()
+        try:
+            return self._execute(client, sql, **kwargs)
+        finally:
+            self._idle.put(client)
+
+    def _execute(self, client: Client, sql: str, **kwargs: Any) -> Any:
+        try:
+            return client.execute(sql, **kwargs)
+        except (ch_errors.NetworkError, ch_errors.SocketTimeoutError, EOFError, OSError) as exc:
+            client.disconnect()
+            raise StoreUnavailable(f"ClickHouse at {self._where} unreachable: {exc}") from exc
+        except ch_errors.ServerException as exc:
+            if exc.code in _RETRYABLE_CODES:
+                raise StoreUnavailable(f"ClickHouse busy (code {exc.code}): {exc.message}") from exc
+            if exc.code in _DATA_CODES:
+                raise StoreRejected(
+                    f"ClickHouse rejected the data ({exc.code}): {exc.message.splitlines()[0]}"
                 ) from exc
-            except ch_errors.Error as exc:
-                if getattr(exc, "code", None) in _DATA_CODES:
-                    raise StoreRejected(f"data not encodable for ClickHouse: {exc}") from exc
-                raise StoreError(f"ClickHouse client error: {exc}") from exc
-            except (struct.error, TypeError, ValueError, OverflowError) as exc:
+            raise StoreError(f"ClickHouse error {exc.code}: {exc.message.splitlines()[0]}") from exc
+        except ch_errors.Error as exc:
+            if getattr(exc, "code", None) in _DATA_CODES:
                 raise StoreRejected(f"data not encodable for ClickHouse: {exc}") from exc
+            raise StoreError(f"ClickHouse client error: {exc}") from exc
+        except (struct.error, TypeError, ValueError, OverflowError) as exc:
+            raise StoreRejected(f"data not encodable for ClickHouse: {exc}") from exc
 
     def version(self) -> tuple[int, ...]:
         return parse_version(self._run("SELECT version()")[0][0])
@@ -158,7 +168,8 @@ class ServerStore:
         return {str(r[0]) for r in rows}
 
     def close(self) -> None:
-        self._client.disconnect()
+        for client in self._all:
+            client.disconnect()
 
 
 _ARROW_TYPES = {

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Annotated, TypeVar
 
-from fastapi import Depends, HTTPException, Request
+from fastapi import Depends, HTTPException, Request, Response
+from pydantic import BaseModel
 
 from actions.engine import ActionEngine
 from actions.webhooks.delivery import Deliverer
@@ -36,19 +37,38 @@ class ApiContext:
     cache_s: float = 5.0
     requests: dict[tuple[str, int], int] = field(default_factory=dict)
     _cache: dict[str, tuple[float, object]] = field(default_factory=dict)
+    _gates: dict[str, threading.Lock] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def cached(self, key: str, compute: Callable[[], T]) -> T:
-        """Return a recent value of an expensive read (fleet snapshots), computing if stale."""
-        now = time.monotonic()
+        """Return a recent value of an expensive read (fleet snapshots), computing if stale.
+
+        One caller computes a stale key; while it does, the others get the stale value (or,
+        when there is none yet, wait for the result), so a burst runs the query once and no
+        request waits on a refresh it does not need.
+        """
         with self._lock:
+            gate = self._gates.setdefault(key, threading.Lock())
             hit = self._cache.get(key)
-        if hit is not None and now - hit[0] < self.cache_s:
+        if hit is not None and not gate.acquire(blocking=False):  # someone is refreshing it
             return hit[1]  # type: ignore[return-value]
-        value = compute()
-        with self._lock:
-            self._cache[key] = (now, value)
-        return value
+        if hit is not None:
+            gate.release()
+        with gate:
+            now = time.monotonic()
+            with self._lock:
+                hit = self._cache.get(key)
+            if hit is not None and now - hit[0] < self.cache_s:
+                return hit[1]  # type: ignore[return-value]
+            value = compute()
+            with self._lock:
+                self._cache[key] = (time.monotonic(), value)
+            return value
+
+    def cached_json(self, key: str, build: Callable[[], BaseModel]) -> Response:
+        """Return a hot list as JSON rendered once per cache period (no re-serialization)."""
+        body = self.cached(f"json:{key}", lambda: build().model_dump_json().encode())
+        return Response(content=body, media_type="application/json")
 
     def invalidate(self) -> None:
         """Forget cached reads (after a write, so the writer sees its change at once)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from actions.engine import ActionEngine
@@ -81,10 +82,13 @@ def _check_kafka(bootstrap: str) -> str | None:
     return None
 
 
-def _store() -> Store:
+def _store(connections: int | None = None) -> Store:
     from trainguard.wiring import build_store
 
-    store = build_store(StoreSettings())
+    settings = StoreSettings()
+    if connections is not None and "TG_CLICKHOUSE_CONNECTIONS" not in os.environ:
+        settings = settings.model_copy(update={"connections": connections})
+    store = build_store(settings)
     migrate(store)
     return store
 
@@ -98,7 +102,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from trainguard.settings import ActSettings
 
     settings = ApiSettings()
-    store = _store()
+    store = _store(connections=8)  # concurrent requests each need a connection
     # approvals continue a ladder here, with the same executors and limits as `trainguard act`
     engine = build_engine(ActSettings(), store, None)
     app = create_app(build_context(store, settings, BusSettings(), engine=engine))

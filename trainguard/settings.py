@@ -23,6 +23,9 @@ class StoreSettings(BaseSettings):
     password: SecretStr = Field(SecretStr(""), description="Never logged.")
     path: Path = Field(Path(".tg/chdb"), description="Data directory of the embedded store.")
     retention_days: int | None = Field(None, ge=1, description="Keep this many days.")
+    connections: int = Field(
+        1, ge=1, le=64, description="Server connections (queries at once); the API uses more."
+    )
 
 
 class BusSettings(BaseSettings):

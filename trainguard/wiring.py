@@ -30,6 +30,7 @@ def build_store(settings: StoreSettings) -> Store:
         settings.database,
         settings.user,
         settings.password.get_secret_value(),
+        connections=settings.connections,
     )
 
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Response
 
 from actions.views import isolated_nodes
 from analytics.ops import gpu_latest, gpu_series, latest_data_time, xid_history
@@ -32,16 +32,23 @@ def list_gpus(
     node: str | None = Query(None, max_length=200),
     limit: Annotated[int, Query(ge=1, le=5000)] = 500,
     cursor: str | None = Query(None, max_length=500),
-) -> Page[GpuHealth]:
+) -> Response:
     """List GPUs with their state and latest telemetry (a snapshot at most a few seconds old)."""
-    gpus = _fleet(ctx)
     after = decode_cursor(cursor, (str, int))
+    key = f"gpus:{state}:{node}:{limit}:{after}"
+    return ctx.cached_json(key, lambda: _gpu_page(ctx, state, node, limit, after))
+
+
+def _gpu_page(
+    ctx: ApiContext, state: str | None, node: str | None, limit: int, after: object
+) -> Page[GpuHealth]:
+    gpus = _fleet(ctx)
     rows = [
         g
         for g in gpus
         if (state is None or g.state == state)
         and (node is None or g.node == node)
-        and (after is None or (g.node, g.gpu) > after)
+        and (after is None or (g.node, g.gpu) > after)  # type: ignore[operator]
     ]
     page = rows[:limit]
     more = len(rows) > limit

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Response
 
 from analytics.api_tables import API_AUDIT
 from analytics.queries import latest_topology
@@ -40,7 +40,7 @@ def list_incidents(
     until: datetime | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     cursor: str | None = Query(None, max_length=500),
-) -> Page[Incident]:
+) -> Response:
     """List incidents, newest first, filtered by status, severity, category, job, node, time."""
     after = decode_cursor(cursor, (int, int, str))
     where = IncidentFilter(
@@ -53,8 +53,12 @@ def list_incidents(
         until=_utc(until),
     )
     key = f"incidents:{where!r}:{after!r}:{limit}"
-    items, last = ctx.cached(key, lambda: query_incidents(ctx.store, where, after, limit))  # type: ignore[arg-type]
-    return Page[Incident](items=items, next_cursor=encode_cursor(last))
+
+    def page() -> Page[Incident]:
+        items, last = query_incidents(ctx.store, where, after, limit)  # type: ignore[arg-type]
+        return Page[Incident](items=items, next_cursor=encode_cursor(last))
+
+    return ctx.cached_json(key, page)
 
 
 @router.get("/{incident_id}", response_model=IncidentDetail)
