@@ -18,6 +18,7 @@ from sim.cluster import Hardware, layout_jobs
 from sim.gpus import COMPUTE, IDLE, SPIN, STALLED, GpuState
 from sim.jobs import JobRun
 from sim.scenario import Scenario
+from sim.wear import Wear
 
 Emit = Callable[[EventBase], None]
 DEFAULT_START = datetime(2026, 11, 2, 8, 0, tzinfo=UTC)
@@ -53,6 +54,8 @@ class Twin:
         shape = (c.nodes, c.gpus_per_node)
         self.speed = np.exp(self.rng.normal(0, c.gpu_speed_jitter, shape))  # healthy jitter
         self.fault_slow = np.ones(shape)
+        # Its own stream: benign wear leaves the draws of jobs and faults as they were.
+        self.wear = Wear(shape, np.random.default_rng([scenario.seed, 0x3EA2]), scenario.wear)
         self.node_names = [scenario.node_name(i) for i in range(c.nodes)]
         self.jobs = [
             JobRun(layout, np.random.default_rng(scenario.seed + i + 1))
@@ -88,6 +91,7 @@ class Twin:
             t = tick * dt
             self._run_due(t)
             self._benign_row_remaps(t, dt)
+            self.wear.tick(self.state, t, dt)
             for job in self.jobs:
                 self._advance_job(job, t)
             self._update_activity()
