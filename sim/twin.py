@@ -91,7 +91,8 @@ class Twin:
             t = tick * dt
             self._run_due(t)
             self._benign_row_remaps(t, dt)
-            self.wear.tick(self.state, t, dt)
+            for n, g in self.wear.tick(self.state, t, dt):
+                self._xid63(n, g, t, self.wear.rng)
             for job in self.jobs:
                 self._advance_job(job, t)
             self._update_activity()
@@ -135,15 +136,18 @@ class Twin:
         p = BENIGN_XID63_PER_GPU_DAY * dt / 86_400
         for n, g in zip(*np.nonzero(self.rng.random(self.state.shape) < p), strict=True):
             self.state.counters["remapped_correctable"][n, g] += 1
-            pid = int(self.rng.integers(1000, 4_000_000))
-            line = logtext.kernel_prefix(self.ts(t), self.boot, self.node_names[n])
-            self.log(
-                int(n),
-                t,
-                LogSource.KERNEL,
-                [line + logtext.xid_lines(self.state.pci[g], 63, pid)[0]],
-                KERNEL_PATH,
-            )
+            self._xid63(int(n), int(g), t, self.rng)
+
+    def _xid63(self, n: int, g: int, t: float, rng: np.random.Generator) -> None:
+        pid = int(rng.integers(1000, 4_000_000))
+        line = logtext.kernel_prefix(self.ts(t), self.boot, self.node_names[n])
+        self.log(
+            n,
+            t,
+            LogSource.KERNEL,
+            [line + logtext.xid_lines(self.state.pci[g], 63, pid)[0]],
+            KERNEL_PATH,
+        )
 
     def stack_dump(self, job_id: str, rank: int) -> str:
         """Return what `py-spy dump` would print for a rank now (on request, e.g. by actions)."""

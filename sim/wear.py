@@ -55,8 +55,11 @@ class Wear:
         self.remap_rate = np.where(self.sbe_rate > 0, spec.benign_remap_per_day / _DAY, 0.0)
         self.pending_until = np.zeros(shape)
 
-    def tick(self, state: GpuState, t: float, dt: float) -> None:
-        """Add this tick's benign errors; benign pending remaps clear at a later GPU reset."""
+    def tick(self, state: GpuState, t: float, dt: float) -> list[tuple[int, int]]:
+        """Add this tick's benign errors; return the GPUs with a new (benign) pending remap.
+
+        Benign pending remaps clear at a later GPU reset.
+        """
         c, rng = state.counters, self.rng
         sbe = rng.poisson(self.sbe_rate * dt * rng.gamma(0.5, 2.0, self.sbe_rate.shape))
         c["ecc_sbe_vol"] += sbe
@@ -74,6 +77,7 @@ class Wear:
         if cleared.any():
             c["remap_pending"][cleared] = 0
             self.pending_until[cleared] = 0
+        return [(int(n), int(g)) for n, g in zip(*np.nonzero(remap), strict=True)]
 
 
 def precursor_step(
