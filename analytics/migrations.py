@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from analytics.prediction_tables import PREDICTION_TABLES
 from analytics.store import Store
 from analytics.tables import ALL_TABLES, Features, Table
 
@@ -30,6 +31,7 @@ def _create(tables: tuple[Table, ...]) -> Callable[[str, Features, int | None], 
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "telemetry tables and dead letters", _create(ALL_TABLES)),
+    Migration(4, "gpu failure risk", _create(PREDICTION_TABLES)),
 )
 
 

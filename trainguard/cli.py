@@ -146,11 +146,13 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers["retention"].add_argument("--days", type=int, required=True, help="days to keep")
     from trainguard.diagnose_cli import add_parsers as add_diagnose
     from trainguard.explain_cli import add_parsers as add_explain
+    from trainguard.predict_cli import add_parsers as add_predict
     from trainguard.sim_cli import add_parsers as add_sim
 
     add_sim(sub)
     add_explain(sub)
     add_diagnose(sub)
+    add_predict(sub)
     return parser
 
 
