@@ -197,7 +197,11 @@ def build_features(
     counters = ["sbe_max", "remap_corr_max", "pcie_replay_max", "nvlink_crc_max"]
     lows = ["sbe_min", "remap_corr_min", "pcie_replay_min", "nvlink_crc_min"]
     f[counters] = f.groupby("_gid")[counters].ffill().fillna(0)
-    f[lows] = f[lows].fillna(f[counters].rename(columns=dict(zip(counters, lows, strict=True))))
+    as_lows = dict(zip(counters, lows, strict=True))
+    f[lows] = f[lows].fillna(f[counters].rename(columns=as_lows))
+    # The previous bucket's last value is the baseline of growth in this one.
+    previous = f.groupby("_gid")[counters].shift(1).rename(columns=as_lows)
+    f[lows] = np.fmin(f[lows], previous.fillna(f[lows]))
     out = pd.DataFrame({"node": f["node"], "gpu": f["gpu"], "uuid": f["uuid"]})
     out["time"] = f["bucket"] + bucket_s
     for hours in (6, 24):

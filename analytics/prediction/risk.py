@@ -46,7 +46,7 @@ def gpu_risk(
         where.append("horizon_h = %(horizon)s")
         params["horizon"] = int(horizon_h)
     sql = (
-        "SELECT node, gpu, horizon_h, toUInt32(max(ts)) AS ts, argMax(uuid, ts) AS uuid, "
+        "SELECT node, gpu, horizon_h, toUInt32(max(ts)) AS last_ts, argMax(uuid, ts) AS uuid, "
         "argMax(risk, ts) AS risk, argMax(alert, ts) AS alert, argMax(model, ts) AS model, "
         "argMax(reason, ts) AS reason "
         f"FROM `{store.database}`.`{GPU_RISK.name}` WHERE {' AND '.join(where)} "
@@ -57,5 +57,6 @@ def gpu_risk(
     frame = store.query_df(sql, params)
     if frame.empty:
         return pd.DataFrame(columns=RISK_COLUMNS)
+    frame = frame.rename(columns={"last_ts": "ts"})
     frame["time"] = pd.to_datetime(frame["ts"].astype("int64"), unit="s", utc=True)
     return frame.astype({"gpu": "int64", "horizon_h": "int64", "alert": "int64", "risk": "float64"})
