@@ -82,9 +82,9 @@ def _with_precursor(fault: Any, s: Scenario, rng: np.random.Generator) -> Any:
         node=fault.node,
         gpu=fault.gpu,
         at_s=fault.at_s,
-        then=fault.kind,  # type: ignore[arg-type]
+        then=fault.kind,
         lead_s=float(rng.uniform(low, high)),
-        style=str(rng.choice(styles, p=weights)),  # type: ignore[arg-type]
+        style=str(rng.choice(styles, p=weights)),
         intensity=float(np.clip(np.exp(rng.normal(np.log(0.05), 1.2)), 0.002, 10)),
     )
 
