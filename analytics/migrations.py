@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from analytics.action_tables import ACTION_TABLES
 from analytics.api_tables import API_TABLES
 from analytics.incident_tables import INCIDENT_TABLES
+from analytics.prediction_tables import PREDICTION_TABLES
 from analytics.store import Store
 from analytics.tables import ALL_TABLES, Features, Table
 
@@ -45,7 +46,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         "action engine state, audit, circuit breaker and remediation webhooks",
         lambda db, features, _days: [t.ddl(db, features) for t in ACTION_TABLES],
     ),
-    # version 4 (failure prediction) is added by its package
+    Migration(4, "gpu failure risk", _create(PREDICTION_TABLES)),
     Migration(
         5,
         "api tokens and audit",

@@ -55,7 +55,38 @@ def draw_random_faults(scenario: Scenario, hw: Hardware, rng: np.random.Generato
         kind = str(rng.choice(kinds, p=weights))
         at_s = float(rng.uniform(0, scenario.duration_s))
         faults.append(_make(kind, at_s, scenario, hw, rng))
-    return [f for f in faults if f is not None]
+    faults = [f for f in faults if f is not None]
+    if spec.precursor_share:
+        faults = [_with_precursor(f, scenario, rng) for f in faults]
+    return faults
+
+
+# Which counters worsen before each failure kind (HBM failures show in ECC; a GPU that
+# falls off the bus more often shows heat or a degrading PCIe link first).
+_STYLES: dict[str, tuple[tuple[str, ...], tuple[float, ...]]] = {
+    "ecc_dbe": (("memory", "thermal", "pcie"), (0.8, 0.1, 0.1)),
+    "xid79": (("memory", "thermal", "pcie"), (0.3, 0.3, 0.4)),
+}
+
+
+def _with_precursor(fault: Any, s: Scenario, rng: np.random.Generator) -> Any:
+    """Turn a share of GPU hardware failures into a precursor that leads to them."""
+    if not isinstance(fault, GpuFault) or fault.kind not in _STYLES:
+        return fault
+    if rng.random() >= s.random_faults.precursor_share:
+        return fault
+    styles, weights = _STYLES[fault.kind]
+    low, high = s.random_faults.precursor_lead_s
+    return GpuFault(
+        kind="precursor",
+        node=fault.node,
+        gpu=fault.gpu,
+        at_s=fault.at_s,
+        then=fault.kind,
+        lead_s=float(rng.uniform(low, high)),
+        style=str(rng.choice(styles, p=weights)),
+        intensity=float(np.clip(np.exp(rng.normal(np.log(0.05), 1.2)), 0.002, 10)),
+    )
 
 
 def _make(kind: str, at_s: float, s: Scenario, hw: Hardware, rng: np.random.Generator) -> Any:

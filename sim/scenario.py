@@ -8,6 +8,8 @@ from typing import Annotated, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from sim.wear import WearSpec
+
 
 class ScenarioError(ValueError):
     """A scenario file that cannot be run; the message names the offending key."""
@@ -72,6 +74,10 @@ class GpuFault(_FaultBase):
     then: Literal["xid79", "ecc_dbe", "none"] = Field(
         "ecc_dbe", description="precursor: the failure it leads to at at_s."
     )
+    style: Literal["memory", "thermal", "pcie"] = Field(
+        "memory", description="precursor: which counters worsen (ECC/remaps, heat, PCIe)."
+    )
+    intensity: float = Field(1.0, gt=0, le=10, description="precursor: strength multiplier.")
 
 
 class StragglerFault(_FaultBase):
@@ -153,6 +159,12 @@ class RandomFaults(_Strict):
 
     rate_per_gpu_day: float = Field(0.0, ge=0, le=10)
     mix: Literal["llama3", "uniform"] = "llama3"
+    precursor_share: float = Field(
+        0.0, ge=0, le=1, description="Share of GPU hardware failures that show a precursor."
+    )
+    precursor_lead_s: tuple[float, float] = Field(
+        (3_600.0, 172_800.0), description="Range of precursor lead times, s."
+    )
 
 
 class Scenario(_Strict):
@@ -167,6 +179,7 @@ class Scenario(_Strict):
     watchdog_timeout_s: float = Field(600.0, gt=0, description="PyTorch NCCL watchdog timeout.")
     faults: list[Fault] = Field(default_factory=list)
     random_faults: RandomFaults = Field(default_factory=RandomFaults)
+    wear: WearSpec = Field(default_factory=WearSpec, description="Benign wear of healthy GPUs.")
 
     @model_validator(mode="after")
     def _placements(self) -> Scenario:

@@ -18,6 +18,7 @@ from sim.cluster import Hardware, layout_jobs
 from sim.gpus import COMPUTE, IDLE, SPIN, STALLED, GpuState
 from sim.jobs import JobRun
 from sim.scenario import Scenario
+from sim.wear import Wear
 
 Emit = Callable[[EventBase], None]
 DEFAULT_START = datetime(2026, 11, 2, 8, 0, tzinfo=UTC)
@@ -53,6 +54,8 @@ class Twin:
         shape = (c.nodes, c.gpus_per_node)
         self.speed = np.exp(self.rng.normal(0, c.gpu_speed_jitter, shape))  # healthy jitter
         self.fault_slow = np.ones(shape)
+        # Its own stream: benign wear leaves the draws of jobs and faults as they were.
+        self.wear = Wear(shape, np.random.default_rng([scenario.seed, 0x3EA2]), scenario.wear)
         self.node_names = [scenario.node_name(i) for i in range(c.nodes)]
         self.jobs = [
             JobRun(layout, np.random.default_rng(scenario.seed + i + 1))
@@ -88,6 +91,8 @@ class Twin:
             t = tick * dt
             self._run_due(t)
             self._benign_row_remaps(t, dt)
+            for n, g in self.wear.tick(self.state, t, dt):
+                self._xid63(n, g, t, self.wear.rng)
             for job in self.jobs:
                 self._advance_job(job, t)
             self._update_activity()
@@ -131,15 +136,18 @@ class Twin:
         p = BENIGN_XID63_PER_GPU_DAY * dt / 86_400
         for n, g in zip(*np.nonzero(self.rng.random(self.state.shape) < p), strict=True):
             self.state.counters["remapped_correctable"][n, g] += 1
-            pid = int(self.rng.integers(1000, 4_000_000))
-            line = logtext.kernel_prefix(self.ts(t), self.boot, self.node_names[n])
-            self.log(
-                int(n),
-                t,
-                LogSource.KERNEL,
-                [line + logtext.xid_lines(self.state.pci[g], 63, pid)[0]],
-                KERNEL_PATH,
-            )
+            self._xid63(int(n), int(g), t, self.rng)
+
+    def _xid63(self, n: int, g: int, t: float, rng: np.random.Generator) -> None:
+        pid = int(rng.integers(1000, 4_000_000))
+        line = logtext.kernel_prefix(self.ts(t), self.boot, self.node_names[n])
+        self.log(
+            n,
+            t,
+            LogSource.KERNEL,
+            [line + logtext.xid_lines(self.state.pci[g], 63, pid)[0]],
+            KERNEL_PATH,
+        )
 
     def stack_dump(self, job_id: str, rank: int) -> str:
         """Return what `py-spy dump` would print for a rank now (on request, e.g. by actions)."""

@@ -20,6 +20,7 @@ from sim.faults.common import (
 from sim.gpus import THROTTLE_HW_SLOWDOWN, THROTTLE_HW_THERMAL, THROTTLE_SW_THERMAL
 from sim.scenario import GpuFault, StragglerFault
 from sim.twin import Twin
+from sim.wear import precursor_step
 
 
 def xid79(twin: Twin, f: GpuFault, t: float) -> None:
@@ -122,22 +123,26 @@ def nan(twin: Twin, f: GpuFault, t: float) -> None:
 
 
 def precursor(twin: Twin, f: GpuFault, t: float) -> None:
-    """Rising single-bit ECC, remaps and temperature before a later hardware failure."""
+    """Rising errors (memory, thermal or PCIe, per `style`) before a later hardware failure."""
     entry = truth_entry(
-        twin, f, t, gpu_component(twin, f.node, f.gpu), failure_at_s=f.at_s, then=f.then
+        twin,
+        f,
+        t,
+        gpu_component(twin, f.node, f.gpu),
+        failure_at_s=f.at_s,
+        then=f.then,
+        style=f.style,
+        intensity=f.intensity,
     )
     st = twin.state
+    every = max(10.0, twin.scenario.metrics_interval_s)
 
     def worsen(now: float) -> None:
         progress = min(1.0, (now - t) / max(f.at_s - t, 1.0))
-        st.counters["ecc_sbe_vol"][f.node, f.gpu] += int(twin.rng.poisson(0.5 + 20 * progress**2))
-        st.counters["ecc_sbe_agg"][f.node, f.gpu] = st.counters["ecc_sbe_vol"][f.node, f.gpu]
-        if twin.rng.random() < 0.01 + 0.05 * progress:
-            st.counters["remapped_correctable"][f.node, f.gpu] += 1
+        if precursor_step(st, twin.rng, f.node, f.gpu, progress, every, f.style, f.intensity):
             kernel_lines(twin, f.node, now, logtext.xid_lines(st.pci[f.gpu], 63, new_pid(twin)))
-        st.temp_offset[f.node, f.gpu] = 4.0 * progress
 
-    ticking(twin, t, f.at_s, 10.0, worsen)
+    ticking(twin, t, f.at_s, every, worsen)
     if f.then == "xid79":
         twin.at(f.at_s, lambda t2: fall_off_bus(twin, f.node, f.gpu, t2, entry))
     elif f.then == "ecc_dbe":

@@ -1,0 +1,174 @@
+"""Time-split evaluation: precision-first alerts, alert budgets, sliding-window retraining."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from analytics.prediction.ensemble import CascadeEnsemble, ParallelEnsemble
+from analytics.prediction.features import FEATURE_COLUMNS
+from analytics.prediction.models import ModelName, choose_threshold, fit_model, scores
+
+Method = Literal["gbdt", "logreg", "forest", "parallel", "cascade"]
+DAY = 86_400
+
+
+def alert_metrics(alert: np.ndarray, y: np.ndarray) -> dict[str, float | int]:
+    """Return precision, recall and F1 of alerts against window labels."""
+    tp = int((alert & (y == 1)).sum())
+    n_alert, n_pos = int(alert.sum()), int((y == 1).sum())
+    precision = tp / n_alert if n_alert else 0.0
+    recall = tp / n_pos if n_pos else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {
+        "precision": precision,
+        "recall": recall,
+        "f1": f1,
+        "alerts": n_alert,
+        "positives": n_pos,
+    }
+
+
+def failure_recall(
+    frame: pd.DataFrame, alert: np.ndarray, ttf: np.ndarray, horizon_s: float
+) -> float:
+    """Return the share of failures (GPU, failure time) with an alert within the horizon."""
+    hit = ttf <= horizon_s
+    if not hit.any():
+        return 0.0
+    event = frame.loc[hit, ["node", "gpu"]].assign(fail=(frame["time"].to_numpy() + ttf)[hit])
+    event["alert"] = alert[hit]
+    per_failure = event.groupby(["node", "gpu", "fail"])["alert"].any()
+    return float(per_failure.mean())
+
+
+def precision_at_budget(
+    frame: pd.DataFrame, score: np.ndarray, y: np.ndarray, per_day: int
+) -> float:
+    """Return precision when only the top `per_day` GPUs of each day are alerted."""
+    f = pd.DataFrame(
+        {
+            "day": frame["time"].to_numpy() // DAY,
+            "node": frame["node"].to_numpy(),
+            "gpu": frame["gpu"].to_numpy(),
+            "score": score,
+            "y": y,
+        }
+    )
+    best = f.sort_values("score", ascending=False).drop_duplicates(["day", "node", "gpu"])
+    top = best.groupby("day", sort=False).head(per_day)
+    top = top[top["score"] > 0]
+    return float(top["y"].mean()) if len(top) else 0.0
+
+
+@dataclass
+class Fitted:
+    """A fitted method with its threshold, able to score and alert."""
+
+    method: Method
+    model: object
+
+    def score(self, frame: pd.DataFrame, x: np.ndarray) -> np.ndarray:
+        """Return risk scores."""
+        if isinstance(self.model, ParallelEnsemble):
+            return self.model.score(x)
+        if isinstance(self.model, CascadeEnsemble):
+            return self.model.score(frame, x)
+        return scores(self.model, x)
+
+    def alerts(self, frame: pd.DataFrame, x: np.ndarray, cut: float) -> np.ndarray:
+        """Return alerts at the validation cut."""
+        if isinstance(self.model, ParallelEnsemble):
+            return self.model.alerts(x)
+        return self.score(frame, x) >= cut
+
+
+def fit_method(
+    method: Method,
+    frame: pd.DataFrame,
+    x: np.ndarray,
+    y: np.ndarray,
+    vframe: pd.DataFrame,
+    vx: np.ndarray,
+    vy: np.ndarray,
+    target: float,
+    seed: int = 0,
+) -> tuple[Fitted, float]:
+    """Fit on the training split, choose the cut on the validation split."""
+    if method == "parallel":
+        par = ParallelEnsemble().fit(x, y, seed)
+        par.calibrate(vx, vy, target)
+        return Fitted(method, par), 0.0
+    if method == "cascade":
+        cas = CascadeEnsemble().fit(frame, x, y, seed)
+        return Fitted(method, cas), cas.calibrate(vframe, vx, vy, target).value
+    name: ModelName = method
+    fitted = Fitted(method, fit_model(name, x, y, seed=seed))
+    return fitted, choose_threshold(fitted.score(vframe, vx), vy, target).value
+
+
+def matrix(frame: pd.DataFrame) -> np.ndarray:
+    """Return the model inputs of a feature frame."""
+    return frame[list(FEATURE_COLUMNS)].to_numpy(dtype="float64")
+
+
+def time_split_eval(
+    frame: pd.DataFrame,
+    y: np.ndarray,
+    ttf: np.ndarray,
+    horizon_s: float,
+    method: Method,
+    target: float,
+    train_days: float,
+    val_days: float,
+    step_days: float,
+    sliding: bool,
+    budget_per_day: int = 3,
+) -> dict[str, object]:
+    """Evaluate one method on consecutive test blocks after an initial train+val period.
+
+    Train labels must be fully observed before validation starts and validation labels
+    before the test block starts (a gap of one horizon), so nothing peeks ahead.
+    """
+    x = matrix(frame)
+    t = frame["time"].to_numpy()
+    t0 = t.min()
+    first_test = t0 + (train_days + val_days) * DAY
+    blocks, all_alert, all_score, all_rows = [], [], [], []
+    fitted, cut = None, 0.0
+    start = first_test
+    while start < t.max():
+        end = start + step_days * DAY
+        if fitted is None or sliding:
+            v0 = start - val_days * DAY
+            tr = (t >= v0 - train_days * DAY) & (t + horizon_s < v0)
+            va = (t >= v0) & (t + horizon_s < start)
+            fitted, cut = fit_method(
+                method, frame[tr], x[tr], y[tr], frame[va], x[va], y[va], target
+            )
+        te = (t >= start) & (t < end)
+        alert = fitted.alerts(frame[te], x[te], cut)
+        score = fitted.score(frame[te], x[te])
+        m = alert_metrics(alert, y[te])
+        blocks.append({"start_day": round((start - t0) / DAY, 1), **_round(m)})
+        all_alert.append(alert)
+        all_score.append(score)
+        all_rows.append(np.flatnonzero(te))
+        start = end
+    rows = np.concatenate(all_rows)
+    alert = np.concatenate(all_alert)
+    score = np.concatenate(all_score)
+    test = frame.iloc[rows].reset_index(drop=True)
+    pooled = alert_metrics(alert, y[rows])
+    pooled["failure_recall"] = failure_recall(test, alert, ttf[rows], horizon_s)
+    pooled[f"precision_at_top{budget_per_day}_per_day"] = precision_at_budget(
+        test, score, y[rows], budget_per_day
+    )
+    return {"pooled": _round(pooled), "blocks": blocks}
+
+
+def _round(m: dict[str, float | int]) -> dict[str, float | int]:
+    return {k: round(v, 4) if isinstance(v, float) else v for k, v in m.items()}

@@ -1,0 +1,295 @@
+"""Per-GPU features from telemetry windows: ECC and remaps, PCIe/NVLink, heat, power, Xids.
+
+Two steps. `window_summaries` (SQL, portable between ClickHouse 18.16 and chdb) or
+`summarize_samples` (the same in pandas, over gpu_metrics rows) reduce scrapes to one row
+per GPU per bucket; `xid_events` / `xids_from_logs` pull the Xid history from the logs
+table. `build_features` then turns bucket summaries into one feature row per GPU per bucket
+end (the decision time), with no database, so models are testable on hand-built frames.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analytics.store import Store
+
+THERMAL_THROTTLE_MASK = 0x08 | 0x20 | 0x40  # HW slowdown, SW thermal, HW thermal
+XID_PATTERN = r"Xid [(]PCI:([0-9A-Fa-f:.]+)[)]: ([0-9]+)"
+XID_GROUPS: dict[str, tuple[int, ...]] = {
+    "remap": (63, 64),
+    "ecc": (48, 92, 94, 95),
+    "nvlink": (74,),
+    "lost": (79, 119, 120),
+}
+KEY = ["node", "gpu", "uuid"]
+
+# summary column -> (SQL aggregate, pandas column, pandas aggregate)
+_D = "DCGM_FI_DEV_"
+_SUMMARY: dict[str, tuple[str, str, str]] = {
+    "sbe_max": (f"max({_D}ECC_SBE_AGG_TOTAL)", f"{_D}ECC_SBE_AGG_TOTAL", "max"),
+    "sbe_min": (f"min({_D}ECC_SBE_AGG_TOTAL)", f"{_D}ECC_SBE_AGG_TOTAL", "min"),
+    "dbe_max": (f"max({_D}ECC_DBE_AGG_TOTAL)", f"{_D}ECC_DBE_AGG_TOTAL", "max"),
+    "retired_sbe_max": (f"max({_D}RETIRED_SBE)", f"{_D}RETIRED_SBE", "max"),
+    "retired_dbe_max": (f"max({_D}RETIRED_DBE)", f"{_D}RETIRED_DBE", "max"),
+    "retired_pending_max": (f"max({_D}RETIRED_PENDING)", f"{_D}RETIRED_PENDING", "max"),
+    "remap_corr_max": (
+        f"max({_D}CORRECTABLE_REMAPPED_ROWS)",
+        f"{_D}CORRECTABLE_REMAPPED_ROWS",
+        "max",
+    ),
+    "remap_corr_min": (
+        f"min({_D}CORRECTABLE_REMAPPED_ROWS)",
+        f"{_D}CORRECTABLE_REMAPPED_ROWS",
+        "min",
+    ),
+    "remap_unc_max": (
+        f"max({_D}UNCORRECTABLE_REMAPPED_ROWS)",
+        f"{_D}UNCORRECTABLE_REMAPPED_ROWS",
+        "max",
+    ),
+    "remap_pending_max": (f"max({_D}ROW_REMAP_PENDING)", f"{_D}ROW_REMAP_PENDING", "max"),
+    "remap_failure_max": (f"max({_D}ROW_REMAP_FAILURE)", f"{_D}ROW_REMAP_FAILURE", "max"),
+    "pcie_replay_max": (f"max({_D}PCIE_REPLAY_COUNTER)", f"{_D}PCIE_REPLAY_COUNTER", "max"),
+    "pcie_replay_min": (f"min({_D}PCIE_REPLAY_COUNTER)", f"{_D}PCIE_REPLAY_COUNTER", "min"),
+    "nvlink_crc_max": (
+        f"max({_D}NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL + {_D}NVLINK_CRC_DATA_ERROR_COUNT_TOTAL)",
+        "_nvlink_crc",
+        "max",
+    ),
+    "nvlink_crc_min": (
+        f"min({_D}NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL + {_D}NVLINK_CRC_DATA_ERROR_COUNT_TOTAL)",
+        "_nvlink_crc",
+        "min",
+    ),
+    "temp_avg": (f"avg({_D}GPU_TEMP)", f"{_D}GPU_TEMP", "mean"),
+    "temp_max": (f"max({_D}GPU_TEMP)", f"{_D}GPU_TEMP", "max"),
+    "temp_var": (f"varPop({_D}GPU_TEMP)", f"{_D}GPU_TEMP", "_var"),
+    "power_avg": (f"avg({_D}POWER_USAGE)", f"{_D}POWER_USAGE", "mean"),
+    "power_var": (f"varPop({_D}POWER_USAGE)", f"{_D}POWER_USAGE", "_var"),
+    "util_avg": (f"avg({_D}GPU_UTIL)", f"{_D}GPU_UTIL", "mean"),
+    "throttled": (
+        f"countIf(ifNull(bitAnd({_D}CLOCK_THROTTLE_REASONS, {THERMAL_THROTTLE_MASK}), 0) != 0)",
+        "_throttled",
+        "sum",
+    ),
+}
+SUMMARY_COLUMNS: tuple[str, ...] = (
+    *KEY,
+    "pci_bus_id",
+    "bucket",
+    "samples",
+    "lost",
+    *_SUMMARY,
+)
+
+
+def window_summaries(store: Store, start: int, end: int, bucket_s: int = 3600) -> pd.DataFrame:
+    """Return one row per GPU per bucket of gpu_metrics in [start, end) (epoch seconds)."""
+    aggs = ",\n  ".join(f"{sql} AS {name}" for name, (sql, _, _) in _SUMMARY.items())
+    b = int(bucket_s)
+    sql = (
+        f"SELECT node, gpu, uuid, pci_bus_id, intDiv(toUInt32(ts), {b}) * {b} AS bucket,\n"
+        f"  count() AS samples, countIf(nvml_error != '') AS lost,\n  {aggs}\n"
+        f"FROM `{store.database}`.gpu_metrics\n"
+        "WHERE ts >= toDateTime(%(start)s) AND ts < toDateTime(%(end)s)\n"
+        "GROUP BY node, gpu, uuid, pci_bus_id, bucket ORDER BY node, gpu, bucket"
+    )
+    frame = store.query_df(sql, {"start": int(start), "end": int(end)})
+    return _typed(frame)
+
+
+def summarize_samples(samples: pd.DataFrame, bucket_s: int = 3600) -> pd.DataFrame:
+    """Return what `window_summaries` returns, from gpu_metrics rows (ts in epoch seconds)."""
+    f = samples.copy()
+    f["bucket"] = (f["ts"].astype("int64") // bucket_s) * bucket_s
+    f["_nvlink_crc"] = (
+        f[f"{_D}NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL"] + f[f"{_D}NVLINK_CRC_DATA_ERROR_COUNT_TOTAL"]
+    )
+    throttle = f[f"{_D}CLOCK_THROTTLE_REASONS"].fillna(0).astype("int64")
+    f["_throttled"] = (throttle & THERMAL_THROTTLE_MASK) != 0
+    f["_lost"] = f["nvml_error"].fillna("").astype(str) != ""
+    groups = f.groupby([*KEY, "pci_bus_id", "bucket"], sort=True)
+    out = groups.agg(samples=("ts", "size"), lost=("_lost", "sum"))
+    for name, (_, column, how) in _SUMMARY.items():
+        if how == "_var":
+            out[name] = groups[column].var(ddof=0)
+        else:
+            out[name] = groups[column].agg(how)
+    return _typed(out.reset_index())
+
+
+def _typed(frame: pd.DataFrame) -> pd.DataFrame:
+    frame = frame.reindex(columns=list(SUMMARY_COLUMNS))
+    for name in ("gpu", "bucket", "samples", "lost"):
+        frame[name] = frame[name].astype("int64")
+    for name in _SUMMARY:
+        frame[name] = pd.to_numeric(frame[name], errors="coerce").astype("float64")
+    return frame
+
+
+def xid_events(store: Store, start: int, end: int) -> pd.DataFrame:
+    """Return the Xids of kernel log lines in [start, end): node, ts, pci, xid."""
+    sql = (
+        "SELECT DISTINCT event_id, node, toUInt32(ts) AS ts,\n"
+        f"  extract(line, '{XID_PATTERN}') AS pci,\n"
+        f"  toUInt32OrZero(extract(line, 'Xid [(]PCI:[0-9A-Fa-f:.]+[)]: ([0-9]+)')) AS xid\n"
+        f"FROM `{store.database}`.logs\n"
+        "WHERE ts >= toDateTime(%(start)s) AND ts < toDateTime(%(end)s)\n"
+        "  AND source = 'kernel' AND position(line, 'Xid (PCI:') > 0"
+    )
+    frame = store.query_df(sql, {"start": int(start), "end": int(end)})
+    return _xid_frame(frame)
+
+
+def xids_from_logs(logs: pd.DataFrame) -> pd.DataFrame:
+    """Return what `xid_events` returns, from logs rows (ts in epoch seconds)."""
+    kernel = logs[
+        (logs["source"] == "kernel") & logs["line"].str.contains("Xid (PCI:", regex=False)
+    ]
+    parts = kernel["line"].str.extract(XID_PATTERN)
+    frame = pd.DataFrame(
+        {
+            "event_id": kernel["event_id"],
+            "node": kernel["node"],
+            "ts": kernel["ts"].astype("int64"),
+            "pci": parts[0],
+            "xid": pd.to_numeric(parts[1], errors="coerce").fillna(0),
+        }
+    )
+    return _xid_frame(frame.drop_duplicates("event_id"))
+
+
+def _xid_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    out = pd.DataFrame(
+        {
+            "node": frame["node"].astype(str),
+            "ts": frame["ts"].astype("int64"),
+            "pci": frame["pci"].astype(str).map(pci_key),
+            "xid": frame["xid"].astype("int64"),
+        }
+    )
+    return out.sort_values(["node", "ts"]).reset_index(drop=True)
+
+
+def pci_key(pci: str) -> str:
+    """Return domain:bus:device of an NVML ('00000000:DB:00.0') or driver ('0000:db:00') id."""
+    parts = pci.lower().split(":")
+    if len(parts) < 3:
+        return pci.lower()
+    return f"{parts[0][-4:]:0>4}:{parts[1]}:{parts[2].split('.')[0]}"
+
+
+def _rolling(frame: pd.DataFrame, cols: list[str], hours: int, how: str) -> pd.DataFrame:
+    indexed = frame.set_index("_time")
+    result = indexed.groupby("_gid", sort=False)[cols].rolling(f"{hours}h").agg(how)
+    return result.reset_index(level=0, drop=True).set_axis(frame.index)
+
+
+def build_features(
+    summaries: pd.DataFrame, xids: pd.DataFrame, bucket_s: int = 3600
+) -> pd.DataFrame:
+    """Return one feature row per GPU per bucket end (`time`, epoch s); lost GPUs dropped."""
+    f = summaries.sort_values([*KEY, "bucket"]).reset_index(drop=True)
+    f["_gid"] = f.groupby(KEY, sort=False).ngroup()
+    f["_time"] = pd.to_datetime(f["bucket"], unit="s")
+    f = _merge_xids(f, xids, bucket_s)
+    counters = ["sbe_max", "remap_corr_max", "pcie_replay_max", "nvlink_crc_max"]
+    lows = ["sbe_min", "remap_corr_min", "pcie_replay_min", "nvlink_crc_min"]
+    f[counters] = f.groupby("_gid")[counters].ffill().fillna(0)
+    as_lows = dict(zip(counters, lows, strict=True))
+    f[lows] = f[lows].fillna(f[counters].rename(columns=as_lows))
+    # The previous bucket's last value is the baseline of growth in this one.
+    previous = f.groupby("_gid")[counters].shift(1).rename(columns=as_lows)
+    f[lows] = np.fmin(f[lows], previous.fillna(f[lows]))
+    out = pd.DataFrame({"node": f["node"], "gpu": f["gpu"], "uuid": f["uuid"]})
+    out["time"] = f["bucket"] + bucket_s
+    for hours in (6, 24):
+        hi = _rolling(f, counters, hours, "max")
+        lo = _rolling(f, lows, hours, "min")
+        for c, low in zip(counters, lows, strict=True):
+            out[f"{c.removesuffix('_max')}_{hours}h"] = (hi[c] - lo[low]).clip(lower=0)
+    out["sbe_trend"] = out["sbe_6h"] / 6 - (out["sbe_24h"] - out["sbe_6h"]) / 18
+    for name in ("sbe", "remap_corr", "remap_unc", "dbe", "retired_sbe", "retired_dbe"):
+        out[f"{name}_total"] = f.groupby("_gid")[f"{name}_max"].cummax().fillna(0)
+    for name in ("remap_pending", "remap_failure", "retired_pending"):
+        out[name] = f[f"{name}_max"].fillna(0)
+    means = _rolling(f, ["temp_avg", "power_avg", "util_avg", "temp_var", "power_var"], 24, "mean")
+    between = _rolling(f, ["temp_avg", "power_avg"], 24, "var").fillna(0)
+    out["temp_mean_24h"] = means["temp_avg"]
+    out["temp_max_24h"] = _rolling(f, ["temp_max"], 24, "max")["temp_max"]
+    out["temp_std_24h"] = np.sqrt(means["temp_var"].fillna(0) + between["temp_avg"])
+    out["temp_trend"] = _rolling(f, ["temp_avg"], 6, "mean")["temp_avg"] - means["temp_avg"]
+    node_temp = f.groupby(["node", "bucket"])["temp_avg"].transform("median")
+    out["temp_excess"] = f["temp_avg"] - node_temp
+    out["power_mean_24h"] = means["power_avg"]
+    out["power_std_24h"] = np.sqrt(means["power_var"].fillna(0) + between["power_avg"])
+    out["util_mean_24h"] = means["util_avg"]
+    sums = _rolling(f, ["throttled", "samples"], 24, "sum")
+    out["throttle_share_24h"] = sums["throttled"] / sums["samples"].clip(lower=1)
+    xid_cols = [c for c in f.columns if c.startswith("xid_")]
+    for hours in (24, 168):
+        rolled = _rolling(f, xid_cols, hours, "sum")
+        for c in xid_cols:
+            out[f"{c}_{hours}h"] = rolled[c]
+    node_hw = f.groupby(["node", "bucket"])["xid_hw"].transform("sum") - f["xid_hw"]
+    f["_node_hw"] = node_hw
+    out["node_hw_xid_168h"] = _rolling(f, ["_node_hw"], 168, "sum")["_node_hw"]
+    out["age_h"] = (f["bucket"] - f.groupby("_gid")["bucket"].transform("min")) / 3600
+    out["slot"] = f["gpu"]
+    keep = f["lost"].to_numpy() == 0
+    return out[keep].fillna(0).reset_index(drop=True)
+
+
+def _merge_xids(f: pd.DataFrame, xids: pd.DataFrame, bucket_s: int) -> pd.DataFrame:
+    f["_pci"] = f["pci_bus_id"].astype(str).map(pci_key)
+    names = [*XID_GROUPS, "other"]
+    for name in (*names, "hw"):
+        f[f"xid_{name}" if name != "hw" else "xid_hw"] = 0.0
+    if xids.empty:
+        return f
+    x = xids.copy()
+    x["bucket"] = (x["ts"] // bucket_s) * bucket_s
+    group = pd.Series("other", index=x.index)
+    for name, codes in XID_GROUPS.items():
+        group[x["xid"].isin(codes)] = name
+    x["group"] = group
+    x["hw"] = group.isin(["ecc", "lost", "nvlink"])
+    counts = x.pivot_table(
+        index=["node", "pci", "bucket"], columns="group", values="xid", aggfunc="size", fill_value=0
+    )
+    counts = counts.reindex(columns=names, fill_value=0).add_prefix("xid_")
+    counts["xid_hw"] = x.groupby(["node", "pci", "bucket"])["hw"].sum()
+    counts = counts.reset_index().rename(columns={"pci": "_pci"})
+    f = f.drop(columns=[f"xid_{n}" for n in (*names, "hw")])
+    f = f.merge(counts, on=["node", "_pci", "bucket"], how="left")
+    cols = [f"xid_{n}" for n in (*names, "hw")]
+    f[cols] = f[cols].fillna(0).astype("float64")
+    return f
+
+
+FEATURE_COLUMNS: tuple[str, ...] = (
+    *(f"{c}_{h}h" for h in (6, 24) for c in ("sbe", "remap_corr", "pcie_replay", "nvlink_crc")),
+    "sbe_trend",
+    *(
+        f"{n}_total"
+        for n in ("sbe", "remap_corr", "remap_unc", "dbe", "retired_sbe", "retired_dbe")
+    ),
+    "remap_pending",
+    "remap_failure",
+    "retired_pending",
+    "temp_mean_24h",
+    "temp_max_24h",
+    "temp_std_24h",
+    "temp_trend",
+    "temp_excess",
+    "power_mean_24h",
+    "power_std_24h",
+    "util_mean_24h",
+    "throttle_share_24h",
+    *(f"xid_{n}_{h}h" for h in (24, 168) for n in (*XID_GROUPS, "other", "hw")),
+    "node_hw_xid_168h",
+    "age_h",
+    "slot",
+)
+"""Model inputs, in order (the rest of a feature frame identifies the GPU and time)."""

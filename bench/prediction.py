@@ -1,0 +1,176 @@
+"""GPU failure prediction benchmark: the twin's fleet and Titan's real GPU history.
+
+Simulator: a generated fleet (analytics.prediction.fleet), features per GPU-hour, labels
+from the ground truth; a time split with sliding-window retraining (train, then validation
+to choose a precision-first cut, then an unseen test block), for several horizons and
+methods, and the same cascade trained once (static) for drift. Titan: monthly snapshots,
+train on the early years, test on later ones, against age-only and location-only baselines.
+Prints JSON and writes bench/results/prediction.json.
+
+    python -m bench.prediction [--nodes 64] [--days 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import average_precision_score
+
+from analytics.prediction import titan
+from analytics.prediction.dataset import fleet_dataset
+from analytics.prediction.evaluate import Method, alert_metrics, time_split_eval
+from analytics.prediction.fleet import FleetSpec
+from analytics.prediction.models import choose_threshold, fit_model, scores
+
+RESULTS = Path(__file__).resolve().parents[1] / "bench" / "results" / "prediction.json"
+TARGET = 0.9
+SIM_RUNS: tuple[tuple[int, Method, bool], ...] = (
+    (24, "gbdt", True),
+    (24, "logreg", True),
+    (24, "parallel", True),
+    (24, "cascade", True),
+    (24, "cascade", False),
+    (1, "cascade", True),
+)
+
+
+def _log(text: str) -> None:
+    print(f"[bench] {text}", file=sys.stderr, flush=True)
+
+
+def simulator(nodes: int, days: int) -> dict[str, Any]:
+    """Evaluate the methods on a generated fleet."""
+    t0 = time.monotonic()
+    ds = fleet_dataset(FleetSpec(nodes=nodes, days=days))
+    _log(f"fleet: {len(ds.features)} GPU-hours, {len(ds.failures)} failures")
+    with_precursor = sum(1 for e in ds.truth if e.get("precursor"))
+    runs = []
+    for horizon_h, method, sliding in SIM_RUNS:
+        h = horizon_h * 3600
+        y = (ds.ttf <= h).astype(np.int8)
+        result = time_split_eval(ds.features, y, ds.ttf, h, method, TARGET, 10, 3, 4, sliding)
+        runs.append({"horizon_h": horizon_h, "method": method, "sliding": sliding, **result})
+        _log(f"sim {horizon_h}h {method} sliding={sliding}: {result['pooled']}")
+    return {
+        "fleet": {
+            "gpus": nodes * 8,
+            "days": days,
+            "scrape_s": 900,
+            "gpu_hours": len(ds.features),
+            "failures": len(ds.failures),
+            "failures_with_precursor": with_precursor,
+            "kinds": ds.failures["kind"].value_counts().to_dict(),
+        },
+        "split": {
+            "train_days": 10,
+            "val_days": 3,
+            "test_block_days": 4,
+            "target_precision": TARGET,
+        },
+        "runs": runs,
+        "seconds": round(time.monotonic() - t0, 1),
+    }
+
+
+def _titan_fit(train: pd.DataFrame, cols: tuple[str, ...]) -> Any:
+    return fit_model("gbdt", train[list(cols)].to_numpy(float), train["y"].to_numpy(), 20)
+
+
+def _titan_scores(model: Any, test: pd.DataFrame, cols: tuple[str, ...]) -> np.ndarray:
+    return scores(model, test[list(cols)].to_numpy(float))
+
+
+def _titan_metrics(test: pd.DataFrame, score: np.ndarray, val_cut: float | None) -> dict[str, Any]:
+    y = test["y"].to_numpy()
+    p100 = [titan.precision_at_k(score[g.index], y[g.index], 100) for _, g in test.groupby("time")]
+    out: dict[str, Any] = {
+        "average_precision": round(float(average_precision_score(y, score)), 4),
+        "precision_at_100_per_snapshot": round(float(np.mean(p100)), 4),
+    }
+    if val_cut is not None:
+        out["at_validation_cut"] = alert_metrics(score >= val_cut, y)
+    return out
+
+
+def titan_eval(horizon_days: int) -> dict[str, Any]:
+    """Train on 2015-2017 snapshots, test on 2018 ones; model vs age-only and location-only."""
+    lives = titan.load_lives()
+    train_times = titan.monthly("2015-01-01", "2016-12-01")
+    val_times = titan.monthly("2017-01-01", "2017-06-01")
+    test_times = titan.monthly("2018-01-01", "2019-01-01")
+    train = titan.snapshots(lives, train_times, horizon_days)
+    val = titan.snapshots(lives, val_times, horizon_days)
+    test = titan.snapshots(lives, test_times, horizon_days)
+    out: dict[str, Any] = {
+        "horizon_days": horizon_days,
+        "test_base_rate": round(float(test["y"].mean()), 4),
+    }
+    static = None
+    for name, cols in (
+        ("model", titan.ALL_FEATURES),
+        ("age_only", ("age_days",)),
+        ("location_only", titan.LOCATION_FEATURES),
+    ):
+        fitted = _titan_fit(train, cols)
+        static = fitted if name == "model" else static
+        cut = choose_threshold(_titan_scores(fitted, val, cols), val["y"].to_numpy(), TARGET, 20)
+        out[name] = _titan_metrics(test, _titan_scores(fitted, test, cols), cut.value)
+    # Sliding: a test snapshot every half year is scored by a model of the two years before.
+    slide = []
+    for at in test_times[::6]:
+        recent = [
+            t
+            for t in titan.monthly("2015-01-01", "2019-01-01")[::2]
+            if at - pd.DateOffset(years=2) <= t and t + pd.Timedelta(days=horizon_days) <= at
+        ]
+        tr = titan.snapshots(lives, recent, horizon_days)
+        te = titan.snapshot(lives, at, horizon_days)
+        s_slide = _titan_scores(_titan_fit(tr, titan.ALL_FEATURES), te, titan.ALL_FEATURES)
+        s_static = _titan_scores(static, te, titan.ALL_FEATURES)
+        y = te["y"].to_numpy()
+        slide.append(
+            {
+                "snapshot": at.strftime("%Y-%m"),
+                "p100_static": titan.precision_at_k(s_static, y, 100),
+                "p100_sliding": titan.precision_at_k(s_slide, y, 100),
+            }
+        )
+    out["drift_p100"] = slide
+    m, a, loc = (out[k]["average_precision"] for k in ("model", "age_only", "location_only"))
+    out["ap_lift_vs_age"] = round(m / a, 2) if a else None
+    out["ap_lift_vs_location"] = round(m / loc, 2) if loc else None
+    return out
+
+
+def main() -> None:
+    """Run both parts and write the JSON result."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=64)
+    parser.add_argument("--days", type=int, default=30)
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    titan_part = [titan_eval(h) for h in (90, 180)]
+    _log("titan done")
+    result = {
+        "measured": datetime.now(UTC).strftime("%Y-%m-%d"),
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "simulator": simulator(args.nodes, args.days),
+        "titan": titan_part,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2, default=str) + "\n")
+    print(json.dumps(result, indent=1, default=str))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,140 @@
+"""Features from hand-built gpu_metrics and logs frames; label windows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analytics.prediction.features import (
+    FEATURE_COLUMNS,
+    build_features,
+    pci_key,
+    summarize_samples,
+    xids_from_logs,
+)
+from analytics.prediction.labels import failures_from_truth, label_windows, time_to_failure
+
+D = "DCGM_FI_DEV_"
+T0 = 1_788_220_800  # 2026-09-01 00:00 UTC
+
+
+def make_samples(hours: int = 30, sbe_from: int | None = None, node: str = "n1", gpu: int = 0):
+    """Return 15-minute scrapes of one GPU; SBEs climb by 10 a scrape from hour sbe_from."""
+    rows = []
+    sbe = 0
+    for k in range(hours * 4):
+        t = T0 + k * 900
+        if sbe_from is not None and k >= sbe_from * 4:
+            sbe += 10
+        rows.append(
+            {
+                "ts": t,
+                "node": node,
+                "gpu": gpu,
+                "uuid": f"GPU-{node}-{gpu}",
+                "pci_bus_id": "00000000:18:00.0",
+                "nvml_error": "",
+                f"{D}ECC_SBE_AGG_TOTAL": sbe,
+                f"{D}ECC_DBE_AGG_TOTAL": 0,
+                f"{D}RETIRED_SBE": 0,
+                f"{D}RETIRED_DBE": 0,
+                f"{D}RETIRED_PENDING": 0,
+                f"{D}CORRECTABLE_REMAPPED_ROWS": 0,
+                f"{D}UNCORRECTABLE_REMAPPED_ROWS": 0,
+                f"{D}ROW_REMAP_PENDING": 0,
+                f"{D}ROW_REMAP_FAILURE": 0,
+                f"{D}PCIE_REPLAY_COUNTER": 0,
+                f"{D}NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL": 0,
+                f"{D}NVLINK_CRC_DATA_ERROR_COUNT_TOTAL": 0,
+                f"{D}GPU_TEMP": 60.0 + (k % 2),
+                f"{D}POWER_USAGE": 600.0,
+                f"{D}GPU_UTIL": 97.0,
+                f"{D}CLOCK_THROTTLE_REASONS": 0,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def make_xid_logs(node: str = "n1", code: int = 63, at: int = T0 + 3600) -> pd.DataFrame:
+    line = (
+        "2026-09-01T01:00:00,000000+00:00 NVRM: Xid (PCI:0000:18:00): "
+        f"{code}, pid=1234, Row Remapper: New row marked for remapping, reset gpu to activate."
+    )
+    return pd.DataFrame(
+        [{"ts": at, "node": node, "source": "kernel", "line": line, "event_id": "e1"}]
+    )
+
+
+def test_summaries_bucket_scrapes_per_gpu_hour():
+    s = summarize_samples(make_samples(hours=3, sbe_from=1))
+    assert list(s["bucket"]) == [T0, T0 + 3600, T0 + 7200]
+    assert list(s["samples"]) == [4, 4, 4]
+    assert s.loc[1, "sbe_min"] == 10 and s.loc[1, "sbe_max"] == 40
+    assert s.loc[0, "temp_var"] == 0.25
+
+
+def test_features_see_sbe_growth_and_its_trend():
+    feats = build_features(
+        summarize_samples(make_samples(30, sbe_from=24)), xids_from_logs(make_xid_logs())
+    )
+    last = feats.iloc[-1]
+    assert last["time"] == T0 + 30 * 3600
+    assert last["sbe_6h"] == 240 and last["sbe_24h"] == 240
+    assert last["sbe_trend"] > 0
+    quiet = feats[feats["time"] <= T0 + 24 * 3600]
+    assert (quiet["sbe_24h"] == 0).all()
+    assert feats.iloc[1]["xid_remap_24h"] == 1
+    assert set(FEATURE_COLUMNS) <= set(feats.columns)
+
+
+def test_lost_gpu_rows_are_not_decisions():
+    samples = make_samples(4)
+    samples.loc[samples["ts"] >= T0 + 7200, "nvml_error"] = "NVML_ERROR_GPU_IS_LOST"
+    feats = build_features(summarize_samples(samples), xids_from_logs(make_xid_logs()))
+    assert list(feats["time"]) == [T0 + 3600, T0 + 7200]
+
+
+def test_pci_ids_of_nvml_and_the_driver_match():
+    assert pci_key("00000000:DB:00.0") == pci_key("0000:db:00") == "0000:db:00"
+
+
+def test_labels_mark_windows_within_the_horizon_only():
+    feats = pd.DataFrame({"node": "n1", "gpu": 0, "time": T0 + np.arange(5) * 3600})
+    failures = pd.DataFrame({"node": ["n1"], "gpu": [0], "time": [T0 + 4 * 3600], "kind": "x"})
+    assert list(label_windows(feats, failures, 3600)) == [0, 0, 0, 1, 0]
+    assert list(label_windows(feats, failures, 3 * 3600)) == [0, 1, 1, 1, 0]
+    other = failures.assign(gpu=1)
+    assert not label_windows(feats, other, 86_400).any()
+    assert np.isinf(time_to_failure(feats, other)).all()
+
+
+def test_failures_from_truth_use_the_failure_not_the_precursor_onset():
+    truth = {
+        "faults": [
+            {
+                "kind": "precursor",
+                "then": "xid79",
+                "onset": "2026-09-01T00:00:00+00:00",
+                "onset_s": 100.0,
+                "failure_at_s": 3700.0,
+                "component": {"type": "gpu", "node": "n1", "gpu": 2},
+            },
+            {
+                "kind": "nic_down",
+                "onset": "2026-09-01T00:00:00+00:00",
+                "onset_s": 0.0,
+                "component": {"type": "nic", "node": "n1", "nic": "mlx5_0"},
+            },
+            {
+                "kind": "ecc_dbe",
+                "onset": "2026-09-01T02:00:00+00:00",
+                "onset_s": 0.0,
+                "component": {"type": "gpu", "node": "n2", "gpu": 0},
+            },
+        ]
+    }
+    f = failures_from_truth(truth)
+    assert f[["node", "gpu", "time", "kind"]].values.tolist() == [
+        ["n1", 2, T0 + 3600, "xid79"],
+        ["n2", 0, T0 + 7200, "ecc_dbe"],
+    ]

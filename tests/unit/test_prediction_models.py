@@ -1,0 +1,90 @@
+"""Threshold selection, ensembles (intersection, cascade) and evaluation metrics."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analytics.prediction.ensemble import (
+    CascadeEnsemble,
+    ParallelEnsemble,
+    cheap_filter,
+    top_intersection,
+)
+from analytics.prediction.evaluate import alert_metrics, precision_at_budget
+from analytics.prediction.features import FEATURE_COLUMNS
+from analytics.prediction.models import choose_threshold
+
+
+def synthetic(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Return scores where positives score higher on average, with overlap."""
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.05).astype(np.int8)
+    return rng.normal(0, 1, n) + 2.5 * y, y
+
+
+def test_threshold_reaches_target_precision_on_validation_and_holds_on_test():
+    val_s, val_y = synthetic(20_000, 1)
+    cut = choose_threshold(val_s, val_y, 0.9)
+    assert cut.precision >= 0.9 and cut.alerts >= 5
+    looser = choose_threshold(val_s, val_y, 0.6)
+    assert looser.value < cut.value and looser.recall > cut.recall
+    test_s, test_y = synthetic(20_000, 2)
+    alert = test_s >= cut.value
+    assert alert_metrics(alert, test_y)["precision"] > 0.8
+
+
+def test_unreachable_precision_returns_the_best_cut_it_found():
+    y = np.array([0, 1] * 50, dtype=np.int8)
+    cut = choose_threshold(np.zeros(100), y, 0.9)
+    assert cut.precision == 0.5 and cut.alerts == 100
+
+
+def test_intersection_alerts_only_where_every_model_agrees():
+    a = np.array([0.9, 0.8, 0.1, 0.7])
+    b = np.array([0.9, 0.1, 0.8, 0.7])
+    assert top_intersection([a, b], [0.5, 0.5]).tolist() == [True, False, False, True]
+
+
+def frame(n: int, seed: int) -> tuple[pd.DataFrame, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    f = pd.DataFrame(0.0, index=range(n), columns=list(FEATURE_COLUMNS))
+    y = (rng.random(n) < 0.05).astype(np.int8)
+    weak = rng.random(n) < 0.05  # benign look-alikes: SBEs on healthy GPUs
+    f["sbe_24h"] = np.where(
+        y == 1, rng.lognormal(5, 1, n), np.where(weak, rng.lognormal(2, 1, n), 0)
+    )
+    f["temp_mean_24h"] = rng.normal(65, 2, n)
+    f["node"], f["gpu"], f["time"] = "n1", np.arange(n) % 8, (np.arange(n) // 8) * 3600
+    return f, y
+
+
+def test_cascade_only_scores_what_the_filter_passes():
+    f, y = frame(4000, 3)
+    x = f[list(FEATURE_COLUMNS)].to_numpy()
+    cas = CascadeEnsemble().fit(f, x, y)
+    score = cas.score(f, x)
+    passed = cheap_filter(f)
+    assert (score[~passed] == 0).all() and (score[passed] > 0).any()
+    cut = cas.calibrate(f, x, y, 0.9)
+    assert cut.precision >= 0.9
+    assert (cas.alerts(f, x) <= passed).all()
+
+
+def test_parallel_ensemble_alerts_are_a_subset_of_each_member_top_set():
+    f, y = frame(4000, 4)
+    x = f[list(FEATURE_COLUMNS)].to_numpy()
+    par = ParallelEnsemble(names=("gbdt", "logreg")).fit(x, y)
+    par.calibrate(x, y, 0.9)
+    alerts = par.alerts(x)
+    for member, cut in zip(par.member_scores(x), par.cuts, strict=True):
+        assert (member[alerts] >= cut).all()
+    assert alert_metrics(alerts, y)["precision"] >= 0.9
+
+
+def test_alert_budget_takes_the_top_gpus_of_each_day():
+    f = pd.DataFrame({"time": [0, 0, 0, 86_400], "node": "n", "gpu": [0, 1, 2, 0]})
+    score = np.array([0.9, 0.8, 0.1, 0.5])
+    y = np.array([1, 0, 0, 1])
+    assert precision_at_budget(f, score, y, 1) == 1.0
+    assert precision_at_budget(f, score, y, 2) == 2 / 3

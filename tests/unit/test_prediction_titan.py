@@ -1,0 +1,50 @@
+"""The Titan loader and snapshots on the real CSVs (../shared/data/titan)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from analytics.prediction.titan import TITAN_DIR, TitanError, load_lives, load_summary, snapshot
+
+
+@pytest.fixture(scope="module")
+def lives() -> pd.DataFrame:
+    return load_lives()
+
+
+def test_lives_parse_locations_and_events(lives):
+    assert len(lives) == 37_343
+    assert set(lives["event"]) == {"", "DBE", "OTB"}
+    first = lives[lives["sn"] == "320117100060"].iloc[0]
+    assert (first["col"], first["row"], first["cage"], first["slot"], first["node"]) == (
+        11,
+        2,
+        1,
+        4,
+        1,
+    )
+    assert lives["insert"].notna().all()
+
+
+def test_summary_counts_agree_with_the_lives(lives):
+    summary = load_summary()
+    assert len(summary) == lives["sn"].nunique() == 30_207
+
+
+def test_snapshot_uses_only_the_past_and_labels_the_future(lives):
+    at = pd.Timestamp("2018-01-01")
+    snap = snapshot(lives, at, 180)
+    assert snap["sn"].is_unique
+    sn = "320117100219"  # DBE lives ended 2018-03-03, 2018-05-12 and 2018-05-29
+    row = snap[snap["sn"] == sn].iloc[0]
+    assert row["y"] == 1 and row["prior_events"] == 0
+    later = snapshot(lives, pd.Timestamp("2018-05-01"), 180)
+    assert later[later["sn"] == sn].iloc[0]["prior_dbe"] == 1
+    assert 0.005 < snap["y"].mean() < 0.2
+
+
+def test_missing_directory_is_a_clear_error(tmp_path):
+    with pytest.raises(TitanError, match="cannot read"):
+        load_lives(tmp_path)
+    assert TITAN_DIR.name == "titan"

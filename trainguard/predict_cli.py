@@ -1,0 +1,148 @@
+"""`trainguard predict train|score|evaluate`: GPU failure prediction from stored telemetry."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+METHODS = ("cascade", "parallel", "gbdt", "logreg", "forest")  # sklearn loads only when used
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,unused-ignore]
+    """Register `predict` and its subcommands."""
+    p = sub.add_parser("predict", help="predict GPU hardware failures (train, score, evaluate)")
+    own = p.add_subparsers(dest="predict_command", required=True)
+
+    def common(q: argparse.ArgumentParser) -> None:
+        q.add_argument("--horizon-h", type=int, default=24, help="failure within this many hours")
+        q.add_argument("--method", choices=METHODS, default="cascade", help="model or ensemble")
+        q.add_argument("--target-precision", type=float, default=0.9, help="precision to reach")
+
+    t = own.add_parser("train", help="train on stored telemetry with labels from truth.json")
+    t.add_argument("--start", required=True, help="first telemetry time (ISO 8601, UTC)")
+    t.add_argument("--end", required=True, help="last telemetry time (ISO 8601, UTC)")
+    t.add_argument("--truth", type=Path, required=True, help="the twin's truth.json (labels)")
+    t.add_argument("--model", type=Path, required=True, help="where to write the model")
+    common(t)
+    t.set_defaults(func=cmd_train)
+    s = own.add_parser("score", help="score every GPU's latest window into gpu_risk")
+    s.add_argument("--model", type=Path, required=True, help="a model from `predict train`")
+    s.add_argument("--end", help="score at this time (ISO 8601; default: now)")
+    s.add_argument("--lookback-h", type=int, default=48, help="telemetry window to read")
+    s.add_argument("--top", type=int, default=10, help="GPUs to print")
+    s.set_defaults(func=cmd_score)
+    e = own.add_parser("evaluate", help="time-split evaluation on a generated fleet")
+    e.add_argument("--days", type=int, default=20, help="simulated days (<= 30)")
+    e.add_argument("--nodes", type=int, default=64, help="8-GPU nodes")
+    e.add_argument("--seed", type=int, default=11, help="fleet seed")
+    common(e)
+    e.set_defaults(func=cmd_evaluate)
+
+
+def _fail(message: str) -> int:
+    print(f"trainguard predict: {message}", file=sys.stderr)
+    return 2
+
+
+def _time(text: str) -> datetime:
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"not an ISO 8601 time: {text!r}") from None
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def _check(args: argparse.Namespace) -> None:
+    if not 0 < args.target_precision <= 1:
+        raise ValueError(f"--target-precision must be in (0, 1], got {args.target_precision}")
+    if args.horizon_h <= 0:
+        raise ValueError(f"--horizon-h must be positive, got {args.horizon_h}")
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    """Train a predictor on the configured store."""
+    from analytics.prediction.labels import failures_from_truth, label_windows
+    from analytics.prediction.pipeline import PredictError, store_features, train
+    from trainguard.settings import StoreSettings
+    from trainguard.wiring import build_store
+
+    try:
+        _check(args)
+        start, end = _time(args.start), _time(args.end)
+        if not args.truth.is_file():
+            raise ValueError(f"{args.truth}: no such file")
+        failures = failures_from_truth(args.truth)
+        store = build_store(StoreSettings())
+        frame = store_features(store, int(start.timestamp()), int(end.timestamp()) + 1)
+        y = label_windows(frame, failures, args.horizon_h * 3600)
+        predictor = train(frame, y, args.method, args.horizon_h, args.target_precision)
+    except (ValueError, KeyError, PredictError) as exc:
+        return _fail(str(exc).splitlines()[0])
+    predictor.save(args.model)
+    print(
+        f"trained {args.method} on {len(frame)} GPU-hours ({int(y.sum())} positive); "
+        f"cut {predictor.cut:.4g}; wrote {args.model}"
+    )
+    return 0
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    """Score the latest window of every GPU and store the risks."""
+    from analytics.prediction.pipeline import PredictError, Predictor, score_latest, store_features
+    from analytics.prediction.risk import write_risk
+    from trainguard.settings import StoreSettings
+    from trainguard.wiring import build_store
+
+    try:
+        predictor = Predictor.load(args.model)
+        end = _time(args.end) if args.end else datetime.now(UTC)
+        start = end - timedelta(hours=args.lookback_h)
+        store = build_store(StoreSettings())
+        frame = store_features(store, int(start.timestamp()), int(end.timestamp()) + 1)
+    except (ValueError, PredictError) as exc:
+        return _fail(str(exc).splitlines()[0])
+    risk = score_latest(predictor, frame)
+    write_risk(store, risk)
+    print(f"scored {len(risk)} GPUs, {int(risk['alert'].sum())} alerts; top {args.top}:")
+    print(risk.head(args.top)[["node", "gpu", "risk", "alert", "reason"]].to_string(index=False))
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    """Generate a fleet and print a time-split evaluation as JSON."""
+    from analytics.prediction.dataset import fleet_dataset
+    from analytics.prediction.evaluate import time_split_eval
+    from analytics.prediction.fleet import FleetSpec
+
+    try:
+        _check(args)
+        if not 8 <= args.days <= 30:
+            raise ValueError(f"--days must be in 8..30, got {args.days}")
+        if not 1 <= args.nodes <= 4096:
+            raise ValueError(f"--nodes must be in 1..4096, got {args.nodes}")
+    except ValueError as exc:
+        return _fail(str(exc))
+    ds = fleet_dataset(FleetSpec(nodes=args.nodes, days=args.days, seed=args.seed))
+    h = args.horizon_h * 3600
+    y = (ds.ttf <= h).astype("int8")
+    train_days = max(3.0, args.days / 3)
+    try:
+        result = time_split_eval(
+            ds.features,
+            y,
+            ds.ttf,
+            h,
+            args.method,
+            args.target_precision,
+            train_days,
+            3,
+            3,
+            sliding=True,
+        )
+    except ValueError as exc:
+        return _fail(str(exc))
+    print(json.dumps({"failures": len(ds.failures), **result}, indent=2))
+    return 0
