@@ -11,6 +11,7 @@ from fastapi import APIRouter, Query, Response
 
 from actions.views import isolated_nodes
 from analytics.ops import gpu_latest, gpu_series, latest_data_time, xid_history
+from analytics.prediction.risk import gpu_risk
 from api.context import ApiContext, Ctx, Viewer
 from api.convert import finite, whole
 from api.models import ERRORS, GpuHealth, NodeDetail, NodeHealth, Page
@@ -21,6 +22,7 @@ from diagnosis.incident_store import IncidentFilter, query_incidents
 from diagnosis.model import IncidentStatus
 
 router = APIRouter(responses=ERRORS, prefix="/v1", tags=["fleet"])
+RISK_HORIZON_H = 24  # the failure-risk horizon shown (`trainguard predict score` writes it)
 WINDOW = timedelta(minutes=10)  # a GPU unseen for longer than this is not listed
 
 
@@ -117,6 +119,10 @@ def _compute_fleet(ctx: ApiContext) -> list[GpuHealth]:
         live += page
     by_gpu, by_node = suspects_by_component(live)
     isolated = isolated_nodes(ctx.store)
+    risk = {
+        (str(r["node"]), int(r["gpu"])): float(r["risk"])
+        for r in gpu_risk(ctx.store, horizon_h=RISK_HORIZON_H, limit=1_000_000).to_dict("records")
+    }
     out = []
     for r in frame.to_dict("records"):
         key = (str(r["node"]), int(r["gpu"]))
@@ -137,6 +143,7 @@ def _compute_fleet(ctx: ApiContext) -> list[GpuHealth]:
                 dbe=whole(r["dbe"]),
                 nvml_error=str(r["nvml_error"] or ""),
                 incidents=named + node_named,
+                risk=risk.get(key),
             )
         )
     return out

@@ -217,3 +217,42 @@ def test_health_readiness_and_metrics(api):
     assert {"/v1/incidents", "/v1/incidents/{incident_id}/resolve", "/v1/gpus"} <= set(
         schema["paths"]
     )
+
+
+def test_failure_risk_from_prediction_reaches_gpu_health(api):
+    import pandas as pd
+
+    from analytics.prediction.risk import write_risk
+
+    ctx = api.client.app.state.context  # type: ignore[attr-defined]
+    frame = pd.DataFrame(
+        [
+            {
+                "ts": 1_800_000_000,
+                "node": "node-0003",
+                "gpu": 4,
+                "uuid": "GPU-x",
+                "horizon_h": 24,
+                "risk": 0.93,
+                "alert": 1,
+                "model": "cascade",
+                "reason": "SBE trend",
+            },
+            {
+                "ts": 1_800_000_000,
+                "node": "node-0003",
+                "gpu": 4,
+                "uuid": "GPU-x",
+                "horizon_h": 1,
+                "risk": 0.2,
+                "alert": 0,
+                "model": "cascade",
+                "reason": "-",
+            },
+        ]
+    )
+    write_risk(ctx.store, frame)
+    ctx.invalidate()
+    gpus = {(g["node"], g["gpu"]): g for g in api.get("/v1/gpus", limit=5000).json()["items"]}
+    assert gpus[("node-0003", 4)]["risk"] == 0.93  # the 24 h horizon is the one shown
+    assert gpus[("node-0003", 5)]["risk"] is None
