@@ -91,3 +91,20 @@ def act_on_incidents(engine: Any, store: Store) -> None:
 
     for incident in load_incidents(store):
         engine.handle(incident)
+
+
+def api_context(store: Store) -> Any:
+    """Return an API context over a populated store, with an engine that has acted on it."""
+    from api.auth import TokenBook
+    from api.context import ApiContext
+
+    engine, scheduler = engine_for(store)
+    act_on_incidents(engine, store)
+    return ApiContext(
+        store=store,
+        tokens=TokenBook(store),
+        checks={"clickhouse": lambda: None},
+        engine=engine,
+        deliverer=engine.dispatcher.deliverer,
+        scheduler=scheduler,
+    )

@@ -13,8 +13,7 @@ from analytics.migrations import migrate
 from analytics.store import ServerStore
 from api.app import create_app
 from api.auth import Role, TokenBook
-from api.context import ApiContext
-from tests.api_fixtures import act_on_incidents, engine_for, populate
+from tests.api_fixtures import api_context, populate
 
 pytestmark = pytest.mark.integration
 
@@ -44,18 +43,8 @@ def api(services) -> Iterator[Api]:
     )
     migrate(store)
     truth = populate(store)
-    engine, scheduler = engine_for(store)
-    act_on_incidents(engine, store)
-    book = TokenBook(store)
-    tokens = {r.value: book.create(f"{r.value}-user", r) for r in Role}
-    context = ApiContext(
-        store=store,
-        tokens=book,
-        checks={"clickhouse": lambda: None},
-        engine=engine,
-        deliverer=engine.dispatcher.deliverer,
-        scheduler=scheduler,
-    )
+    context = api_context(store)
+    tokens = {r.value: context.tokens.create(f"{r.value}-user", r) for r in Role}
     with TestClient(create_app(context)) as client:
         yield Api(client, tokens, truth)
     store.command(f"DROP DATABASE IF EXISTS `{store.database}`")

@@ -15,9 +15,8 @@ from actions.webhooks.signing import HEADER, verify_signature
 from analytics.migrations import migrate
 from analytics.store import ServerStore
 from api.app import create_app
-from api.auth import Role, TokenBook
-from api.context import ApiContext
-from tests.api_fixtures import act_on_incidents, engine_for, populate
+from api.auth import Role
+from tests.api_fixtures import api_context, populate
 
 pytestmark = pytest.mark.integration
 
@@ -49,17 +48,8 @@ def api(services) -> Iterator[tuple[TestClient, dict[str, dict[str, str]]]]:
     )
     migrate(store)
     populate(store)
-    engine, scheduler = engine_for(store)
-    act_on_incidents(engine, store)
-    book = TokenBook(store)
-    auth = {r.value: {"Authorization": f"Bearer {book.create(r.value, r)}"} for r in Role}
-    context = ApiContext(
-        store=store,
-        tokens=book,
-        engine=engine,
-        deliverer=engine.dispatcher.deliverer,
-        scheduler=scheduler,
-    )
+    context = api_context(store)
+    auth = {r.value: {"Authorization": f"Bearer {context.tokens.create(r.value, r)}"} for r in Role}
     with TestClient(create_app(context)) as client:
         yield client, auth
     store.command(f"DROP DATABASE IF EXISTS `{store.database}`")

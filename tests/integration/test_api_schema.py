@@ -17,9 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from analytics.migrations import migrate
 from analytics.store import ServerStore
 from api.app import create_app
-from api.auth import Role, TokenBook
-from api.context import ApiContext
-from tests.api_fixtures import act_on_incidents, engine_for, populate
+from api.auth import Role
+from tests.api_fixtures import api_context, populate
 
 pytestmark = pytest.mark.integration
 
@@ -31,18 +30,8 @@ def app_and_token(services) -> Iterator[tuple[object, str]]:
     )
     migrate(store)
     populate(store)
-    engine, scheduler = engine_for(store)
-    act_on_incidents(engine, store)
-    book = TokenBook(store)
-    token = book.create("schemathesis", Role.ADMIN)
-    context = ApiContext(
-        store=store,
-        tokens=book,
-        checks={"clickhouse": lambda: None},
-        engine=engine,
-        deliverer=engine.dispatcher.deliverer,
-        scheduler=scheduler,
-    )
+    context = api_context(store)
+    token = context.tokens.create("schemathesis", Role.ADMIN)
     yield create_app(context), token
     store.command(f"DROP DATABASE IF EXISTS `{store.database}`")
     store.close()

@@ -22,24 +22,10 @@ from ingest.bus import Bus, InProcessBus, Topics
 from sim.output import BusSink, FileSink
 from sim.scenario import parse_scenario
 from sim.twin import Twin
+from tests.api_fixtures import SCENARIO
 from tests.integration.conftest import wait_for
 
 pytestmark = pytest.mark.integration
-
-SCENARIO: dict[str, Any] = {
-    "seed": 11,
-    "cluster": {"nodes": 8, "gpus_per_node": 8, "nodes_per_rack": 4},
-    "jobs": [
-        {"id": "j1", "tp": 8, "dp": 4, "step_time_s": 2.0},
-        {"id": "j2", "tp": 8, "dp": 4, "step_time_s": 2.0},
-    ],
-    "duration_s": 180,
-    "host_interval_s": 5,
-    "faults": [
-        {"kind": "xid79", "node": 1, "gpu": 2, "at_s": 60},
-        {"kind": "hang", "job": "j2", "rank": 13, "at_s": 90},
-    ],
-}
 
 
 def _twin(bus: Bus, recording: Path) -> tuple[list[dict[str, Any]], int]:
