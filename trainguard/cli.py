@@ -135,6 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers["demo"].add_argument("--data-dir", default=".tg/demo", help="embedded store dir")
     subparsers["retention"].add_argument("--days", type=int, required=True, help="days to keep")
     from trainguard.api_cli import add_parsers as add_api
+    from trainguard.console_cli import add_parsers as add_console
     from trainguard.diagnose_cli import add_parsers as add_diagnose
     from trainguard.explain_cli import add_parsers as add_explain
     from trainguard.sim_cli import add_parsers as add_sim
@@ -143,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_explain(sub)
     add_diagnose(sub)
     add_api(sub)
+    add_console(sub)
     return parser
 
 
