@@ -51,7 +51,7 @@ def _audit(client: ApiClient) -> None:
         for e in page.items
     ]
     if rows:
-        st.dataframe(pd.DataFrame(rows), hide_index=True)
+        st.table(pd.DataFrame(rows).set_index("at"))
     else:
         st.caption("No audit entries.")
     newer, older, _ = st.columns([1, 1, 6])

@@ -126,7 +126,7 @@ def _timeline_and_suspects(detail: IncidentDetail) -> None:
     left, right = st.columns([2, 3], gap="large")
     with left:
         st.subheader("Timeline")
-        st.dataframe(pd.DataFrame(timeline_rows(detail.timeline)), hide_index=True)
+        st.table(pd.DataFrame(timeline_rows(detail.timeline)).set_index("at"))
     with right:
         st.subheader("Suspects")
         rows = suspect_rows(inc)

@@ -11,6 +11,8 @@ import streamlit as st
 from ui.client import ApiClient
 from ui.session import go, section
 
+_XIDS_SHOWN = 50
+
 
 def render(client: ApiClient) -> None:
     """Draw the node list and the node the URL names."""
@@ -72,9 +74,17 @@ def _node(client: ApiClient, node: str) -> None:
             col.altair_chart(chart, width="stretch")
     st.subheader("Xid history")
     if detail.xids:
-        xids = pd.DataFrame(detail.xids)
-        if "ts" in xids:
-            xids["ts"] = [datetime.fromtimestamp(int(t), UTC) for t in xids["ts"]]
-        st.dataframe(xids, hide_index=True, width="stretch")
+        st.table(pd.DataFrame([_xid_row(x) for x in detail.xids[:_XIDS_SHOWN]]).set_index("at"))
+        if len(detail.xids) > _XIDS_SHOWN:
+            st.caption(f"{len(detail.xids) - _XIDS_SHOWN} older Xid line(s) not shown.")
     else:
         st.caption("No Xid lines.")
+
+
+def _xid_row(xid: dict[str, object]) -> dict[str, object]:
+    ts = xid.get("ts")
+    at = datetime.fromtimestamp(int(ts), UTC) if isinstance(ts, int | float) else ts
+    return {
+        "at": f"{at:%Y-%m-%d %H:%M:%S} UTC" if isinstance(at, datetime) else at,
+        **{k: v for k, v in xid.items() if k != "ts"},
+    }
