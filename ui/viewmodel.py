@@ -185,7 +185,7 @@ def onset_window(
 
 
 def ettr_rows(jobs: Iterable[JobSummary]) -> list[dict[str, Any]]:
-    """Return each job's ETTR (percent), progress and open incidents."""
+    """Return each job's ETTR (percent), progress and layout."""
     return [
         {
             "job": j.job_id,
@@ -196,7 +196,6 @@ def ettr_rows(jobs: Iterable[JobSummary]) -> list[dict[str, Any]]:
             "mfu_pct": None if j.mfu is None else round(100 * j.mfu, 1),
             "world_size": j.world_size,
             "layout": f"tp{j.tp} pp{j.pp} dp{j.dp}" + (f" ep{j.ep}" if j.ep > 1 else ""),
-            "open_incidents": j.open_incidents,
         }
         for j in jobs
     ]

@@ -63,7 +63,7 @@ def _fleet(client: ApiClient) -> None:
             tooltip=["node", "gpu", "state", "temp_c", "power_w", "util", "incidents"],
         )
         .add_params(pick)
-        .properties(height=max(160, 22 * frame["node"].nunique()))
+        .properties(height=alt.Step(24))
     )
     event = st.altair_chart(
         chart, on_select="rerun", selection_mode="pick", key=f"fleet-{nonce()}", width="stretch"
