@@ -33,8 +33,16 @@ demo() {
   "$VENV/bin/trainguard" demo "$@"
 }
 
+# Debian's Chromium and its driver, for the console's browser tests (tests/e2e).
+browser() {
+  command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1 && return 0
+  # shellcheck disable=SC1091,SC2034 # TAG is read by common.sh's log and die
+  (TAG=dev && source "$REPO/deploy/lib/common.sh" && apt_install chromium chromium-driver)
+}
+
 test_all() {
   setup
+  browser
   cd "$REPO"
   local started=0
   if ! bash deploy/services.sh status >/dev/null 2>&1; then

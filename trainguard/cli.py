@@ -153,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers["retention"].add_argument("--days", type=int, required=True, help="days to keep")
     from trainguard.act_cli import add_parsers as add_act
     from trainguard.api_cli import add_parsers as add_api
+    from trainguard.console_cli import add_parsers as add_console
     from trainguard.diagnose_cli import add_parsers as add_diagnose
     from trainguard.explain_cli import add_parsers as add_explain
     from trainguard.predict_cli import add_parsers as add_predict
@@ -166,6 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_act(sub)
     add_scheduler(sub)
     add_predict(sub)
+    add_console(sub)
     return parser
 
 

@@ -1,0 +1,225 @@
+"""What the console reads from the REST API, parsed leniently (unknown fields are ignored).
+
+These mirror `api/models.py` and the action-engine and scheduler contract, so a console
+older or newer than the API still renders what it knows.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+T = TypeVar("T")
+
+
+class _Lenient(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class Page(_Lenient, Generic[T]):
+    """One page of a list."""
+
+    items: list[T]
+    next_cursor: str | None = None
+
+
+class Suspect(_Lenient):
+    """A ranked candidate root cause."""
+
+    component: str
+    score: float
+    node: str | None = None
+    gpu: int | None = None
+    nic: str | None = None
+    switch: str | None = None
+    rank: int | None = None
+    explanation: str = ""
+
+
+class Incident(_Lenient):
+    """One root cause with its suspects and evidence."""
+
+    id: str
+    category: str
+    blame: str = "unknown"
+    job: str | None = None
+    detected_at: datetime
+    suspects: list[Suspect] = Field(default_factory=list)
+    summary: str = ""
+    action: str = "none"
+    evidence: list[str] = Field(default_factory=list)
+    severity: str = "error"
+    updated_at: datetime | None = None
+    findings: int = 1
+    revision: int = 1
+    status: str = "open"
+    status_reason: str | None = None
+
+
+class TimelineEntry(_Lenient):
+    """One moment in an incident's life."""
+
+    at: datetime
+    event: str
+    actor: str
+    detail: str = ""
+
+
+class IncidentDetail(_Lenient):
+    """An incident with its timeline and the culprit's parallel groups."""
+
+    incident: Incident
+    timeline: list[TimelineEntry] = Field(default_factory=list)
+    acknowledged_by: list[str] = Field(default_factory=list)
+    neighbourhood: dict[str, Any] | None = None
+
+
+class JobSummary(_Lenient):
+    """A training job as the fleet sees it."""
+
+    job_id: str
+    world_size: int
+    tp: int = 1
+    pp: int = 1
+    dp: int = 1
+    ep: int = 1
+    nodes: int = 0
+    scheduler: str = ""
+    scheduler_job_id: str = ""
+    last_step: int | None = None
+    last_step_at: datetime | None = None
+    median_step_s: float | None = None
+    mfu: float | None = None
+    ettr: float | None = None
+    open_incidents: int = 0
+
+
+class StepPoint(_Lenient):
+    """One training step."""
+
+    step: int
+    at: datetime
+    step_time_s: float | None = None
+    loss: float | None = None
+    mfu: float | None = None
+    grad_norm: float | None = None
+
+
+class JobDetail(_Lenient):
+    """A job with its topology, step series and incidents."""
+
+    job: JobSummary
+    nodes: list[str] = Field(default_factory=list)
+    communicators: dict[str, int] = Field(default_factory=dict)
+    steps: list[StepPoint] = Field(default_factory=list)
+    incidents: list[Incident] = Field(default_factory=list)
+
+
+class GpuHealth(_Lenient):
+    """One GPU's state and latest telemetry."""
+
+    node: str
+    gpu: int
+    state: str
+    last_seen: datetime
+    temp_c: float | None = None
+    power_w: float | None = None
+    util: float | None = None
+    sbe: int | None = None
+    dbe: int | None = None
+    nvml_error: str = ""
+    incidents: list[str] = Field(default_factory=list)
+    risk: float | None = None
+
+
+class NodeHealth(_Lenient):
+    """One node's state."""
+
+    node: str
+    state: str
+    gpus: int
+    gpus_unhealthy: int = 0
+    incidents: list[str] = Field(default_factory=list)
+
+
+class NodeDetail(_Lenient):
+    """A node's GPUs, metric samples and Xids."""
+
+    node: NodeHealth
+    gpus: list[GpuHealth] = Field(default_factory=list)
+    metrics: list[dict[str, Any]] = Field(default_factory=list)
+    xids: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class ActionPlan(_Lenient):
+    """What an action would do, to what, and why."""
+
+    what: str = ""
+    target: str = ""
+    why: str = ""
+
+
+class ActionItem(_Lenient):
+    """An action proposed or taken by the action engine."""
+
+    id: str
+    incident_id: str | None = None
+    kind: str
+    target: str = ""
+    risk: str = ""
+    mode: str = ""
+    status: str
+    plan: ActionPlan = Field(default_factory=ActionPlan)
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    result: Any = None
+
+
+class AuditEntry(_Lenient):
+    """One event in the action engine's audit log."""
+
+    at: datetime
+    action_id: str | None = None
+    incident_id: str | None = None
+    event: str
+    actor: str = ""
+    detail: Any = ""
+
+
+class Breaker(_Lenient):
+    """The isolation circuit breaker: open stops automatic isolation."""
+
+    state: str
+    isolated_in_window: int = 0
+    limit: int = 0
+    window_s: float = 0
+    opened_at: datetime | None = None
+
+
+class Webhook(BaseModel):
+    """A webhook subscription (fields beyond id and url are shown as they come)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    url: str = ""
+
+
+class Delivery(BaseModel):
+    """One delivery attempt of a webhook."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    status: str | None = None
+
+
+class SchedulerState(_Lenient):
+    """The scheduler's pools, loans, standby nodes and queue."""
+
+    pools: list[dict[str, Any]] = Field(default_factory=list)
+    loans: list[dict[str, Any]] = Field(default_factory=list)
+    standbys: list[dict[str, Any]] = Field(default_factory=list)
+    queue: list[dict[str, Any]] = Field(default_factory=list)
