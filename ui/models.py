@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 T = TypeVar("T")
 
@@ -168,6 +168,14 @@ class ActionItem(_Lenient):
     incident_id: str | None = None
     kind: str
     target: str = ""
+
+    @field_validator("target", mode="before")
+    @classmethod
+    def _target_text(cls, value: Any) -> str:
+        """Show `{"node": "n1", "gpu": 3}` as `node=n1,gpu=3` (the API sends the parts)."""
+        if isinstance(value, dict):
+            return ",".join(f"{k}={v}" for k, v in value.items() if v is not None) or "-"
+        return "" if value is None else str(value)
     risk: str = ""
     mode: str = ""
     status: str
@@ -212,7 +220,7 @@ class Delivery(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    id: str
+    id: str = Field(validation_alias=AliasChoices("id", "delivery_id"))
     status: str | None = None
 
 
@@ -220,6 +228,6 @@ class SchedulerState(_Lenient):
     """The scheduler's pools, loans, standby nodes and queue."""
 
     pools: list[dict[str, Any]] = Field(default_factory=list)
-    loans: list[dict[str, Any]] = Field(default_factory=list)
-    standbys: list[dict[str, Any]] = Field(default_factory=list)
+    loans: list[Any] = Field(default_factory=list, description="Node names (or records).")
+    standbys: list[Any] = Field(default_factory=list, description="Node names (or records).")
     queue: list[dict[str, Any]] = Field(default_factory=list)

@@ -25,9 +25,8 @@ import uvicorn
 from analytics.migrations import migrate
 from analytics.store import ServerStore
 from api.app import create_app
-from api.auth import Role, TokenBook
-from api.context import ApiContext
-from tests.api_fixtures import populate
+from api.auth import Role
+from tests.api_fixtures import api_context, populate
 from tests.integration.conftest import REPO, Services, services  # noqa: F401 (fixture)
 
 CHROMIUM = "/usr/bin/chromium"
@@ -63,9 +62,9 @@ def live_api(services: Services) -> Iterator[LiveApi]:  # noqa: F811
     )
     migrate(store)
     populate(store)
-    book = TokenBook(store)
-    tokens = {r.value: book.create(f"{r.value}-user", r) for r in Role}
-    app = create_app(ApiContext(store=store, tokens=book, checks={"clickhouse": lambda: None}))
+    context = api_context(store)  # with the action engine in approve mode: steps wait
+    tokens = {r.value: context.tokens.create(f"{r.value}-user", r) for r in Role}
+    app = create_app(context)
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
