@@ -46,14 +46,31 @@ def streamlit_argv(settings: ConsoleSettings) -> list[str]:
     ]
 
 
+def console_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """Return the console process's environment (the checkout importable, plus `extra`)."""
+    root = str(APP.parents[1])
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, (root, os.environ.get("PYTHONPATH")))),
+        **(extra or {}),
+    }
+
+
+def start_console(api_url: str, token: str) -> tuple[subprocess.Popen[bytes], str]:
+    """Start the console for an API (the live demo's); return the process and its URL."""
+    extra = {"TG_CONSOLE_API_URL": api_url, "TG_CONSOLE_TOKEN": token}
+    env = console_env(extra)
+    settings = ConsoleSettings(api_url=api_url)
+    proc = subprocess.Popen(
+        streamlit_argv(settings), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    return proc, f"http://{settings.host}:{settings.port}"
+
+
 def cmd_console(args: argparse.Namespace) -> int:
     """Serve until interrupted; return Streamlit's exit status."""
     settings = ConsoleSettings()
-    root = str(APP.parents[1])
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, (root, os.environ.get("PYTHONPATH")))),
-    }
+    env = console_env()
     print(f"TrainGuard console on http://{settings.host}:{settings.port}", file=sys.stderr)
     try:
         return subprocess.call(streamlit_argv(settings), env=env)

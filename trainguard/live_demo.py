@@ -123,6 +123,7 @@ def run_live(
     from api.app import create_app
     from trainguard.act_cli import consume
     from trainguard.api_cli import build_context
+    from trainguard.console_cli import start_console
 
     base = load_scenario(scenario_path)
     path = Path(data_dir)
@@ -153,12 +154,15 @@ def run_live(
     fleet = Fleet(base, bus, speed, stop)
     fleet.start()
     url = f"http://{api.host}:{api.port}"
+    wait_port(api.host, api.port)
+    console, console_url = start_console(url, token)
     if on_ready is not None:
         on_ready(url, token)
     gpus = base.cluster.nodes * base.cluster.gpus_per_node
     print(
         f"TrainGuard live demo: {gpus} GPUs, {len(base.jobs)} jobs, faults every few minutes, "
         f"{speed:g}x real time; data in {path}/\n"
+        f"  console   {console_url}\n"
         f"  REST API  {url}/docs   (token: {token})\n"
         "  actions   approve mode: risky steps wait for an operator (POST /v1/actions/ID/approve)\n"
         "  Ctrl-C to stop",
@@ -174,6 +178,8 @@ def run_live(
                     print(f"  {at} {inc.severity.value:<8} {inc.summary[:110]}", flush=True)
     finally:
         stop.set()
+        console.terminate()
+        console.wait(timeout=30)
         server.should_exit = True
         web.join(timeout=10)
         for thread in (*threads, diag, act):

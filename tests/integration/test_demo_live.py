@@ -32,8 +32,8 @@ def _get(url: str, token: str) -> dict:
 
 
 def test_live_demo_serves_incidents_of_its_faulty_fleet_and_stops_cleanly(tmp_path):
-    port = _free_port()
-    env = {**os.environ, "TG_API_PORT": str(port)}
+    port, console_port = _free_port(), _free_port()
+    env = {**os.environ, "TG_API_PORT": str(port), "TG_CONSOLE_PORT": str(console_port)}
     log = tmp_path / "demo.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen(
@@ -71,6 +71,17 @@ def test_live_demo_serves_incidents_of_its_faulty_fleet_and_stops_cleanly(tmp_pa
         assert incidents[0]["suspects"], incidents[0]
         jobs = _get(f"http://127.0.0.1:{port}/v1/jobs", token)["items"]
         assert {j["job_id"] for j in jobs} == {"llm-13b", "llm-7b"}
+        assert f"console   http://127.0.0.1:{console_port}" in log.read_text()
+        health = f"http://127.0.0.1:{console_port}/_stcore/health"
+        while time.monotonic() < deadline + 180:
+            try:
+                with urllib.request.urlopen(health, timeout=5) as response:
+                    if response.read() == b"ok":
+                        break
+            except OSError:
+                time.sleep(1)
+        else:
+            pytest.fail("the console never answered its health check")
     finally:
         proc.send_signal(signal.SIGINT)
         rc = proc.wait(timeout=60)
