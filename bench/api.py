@@ -2,9 +2,9 @@
 metric rows and >= 10,000 incidents, on the real ClickHouse server.
 
 The API runs as `trainguard api` (a separate process, as in production); the clients are
-threads of this process with one keep-alive connection each. The baseline is `/healthz`
-measured in the same run (same clients, same machine): the ratio shows what the data costs
-over the bare HTTP stack. Prints JSON and writes bench/results/api.json.
+asyncio connections of this process (plain HTTP/1.1, one keep-alive connection each). The
+baseline is `/healthz` measured in the same run (same clients, same machine): the ratio shows
+what the data costs over the bare HTTP stack. Prints JSON and writes bench/results/api.json.
 
     python -m bench.api [--clients 50] [--seconds 20] [--rows 10000000] [--incidents 10000]
 """
@@ -12,6 +12,7 @@ over the bare HTTP stack. Prints JSON and writes bench/results/api.json.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import platform
@@ -19,7 +20,6 @@ import socket
 import statistics
 import subprocess
 import sys
-import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -164,33 +164,45 @@ def start_api(env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
 
 
 def load(port: int, token: str, clients: int, seconds: float) -> dict[str, list[float]]:
-    """Run `clients` threads for `seconds`, each cycling through the endpoints."""
+    """Run `clients` keep-alive connections for `seconds`, each cycling through the endpoints.
+
+    The clients are asyncio streams speaking plain HTTP/1.1, so that the load generator,
+    which shares the machine with the server, costs as little CPU as possible.
+    """
+    return asyncio.run(_load(port, token, clients, seconds))
+
+
+async def _load(port: int, token: str, clients: int, seconds: float) -> dict[str, list[float]]:
     latencies: dict[str, list[float]] = {name: [] for name in ENDPOINTS}
     errors: list[str] = []
-    lock = threading.Lock()
     stop = time.monotonic() + seconds
     names = list(ENDPOINTS)
 
-    def client(i: int) -> None:
-        headers = {"Authorization": f"Bearer {token}"}
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=30) as c:
-            k = i
-            while time.monotonic() < stop:
-                name = names[k % len(names)]
-                k += 1
-                began = time.perf_counter()
-                response = c.get(ENDPOINTS[name])
-                took = (time.perf_counter() - began) * 1000
-                with lock:
-                    if response.status_code != 200:
-                        errors.append(f"{name}: {response.status_code}")
-                    latencies[name].append(took)
+    async def client(i: int) -> None:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        k = i
+        while time.monotonic() < stop:
+            name = names[k % len(names)]
+            k += 1
+            request = (
+                f"GET {ENDPOINTS[name]} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                f"Authorization: Bearer {token}\r\n\r\n"
+            )
+            began = time.perf_counter()
+            writer.write(request.encode())
+            status, length = 0, 0
+            while (line := await reader.readline()) not in (b"\r\n", b""):
+                if not status:
+                    status = int(line.split()[1])
+                elif line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            await reader.readexactly(length)
+            latencies[name].append((time.perf_counter() - began) * 1000)
+            if status != 200:
+                errors.append(f"{name}: {status}")
+        writer.close()
 
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    await asyncio.gather(*(client(i) for i in range(clients)))
     if errors:
         raise SystemExit(f"{len(errors)} failed request(s), e.g. {errors[:3]}")
     return latencies
@@ -209,6 +221,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--incidents", type=int, default=10_000)
     parser.add_argument("--nodes", type=int, default=1250, help="nodes of 8 GPUs")
+    parser.add_argument("--workers", type=int, default=2, help="API server processes")
     args = parser.parse_args()
     services = {**local_services_env(REPO), **os.environ}
     host = services.get("TG_CLICKHOUSE_HOST", "127.0.0.1")
@@ -226,6 +239,7 @@ def main() -> None:
         "TG_CLICKHOUSE_HOST": host,
         "TG_CLICKHOUSE_PORT": str(ch_port),
         "TG_CLICKHOUSE_DATABASE": DATABASE,
+        "TG_API_WORKERS": str(args.workers),
     }
     port = _free_port()
     proc = start_api(env, port)
@@ -250,6 +264,7 @@ def main() -> None:
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
         "store": {"gpu_metric_rows": rows, "incidents": incidents, "fill_s": round(fill_s, 1)},
         "clients": args.clients,
+        "api_workers": args.workers,
         "seconds": args.seconds,
         "target_p99_ms": 100,
         "endpoints": endpoints,

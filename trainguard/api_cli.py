@@ -6,6 +6,8 @@ import argparse
 import os
 import sys
 
+from fastapi import FastAPI
+
 from actions.engine import ActionEngine
 from analytics.migrations import migrate
 from analytics.store import Store, StoreError
@@ -93,21 +95,33 @@ def _store(connections: int | None = None) -> Store:
     return store
 
 
-def cmd_serve(args: argparse.Namespace) -> int:
-    """Serve until interrupted."""
-    import uvicorn
-
+def app_from_settings() -> FastAPI:
+    """Build the app from the TG_* settings (one per server process)."""
     from api.app import create_app
     from trainguard.act_cli import build_engine
     from trainguard.settings import ActSettings
 
-    settings = ApiSettings()
     store = _store(connections=8)  # concurrent requests each need a connection
     # approvals continue a ladder here, with the same executors and limits as `trainguard act`
     engine = build_engine(ActSettings(), store, None)
-    app = create_app(build_context(store, settings, BusSettings(), engine=engine))
+    return create_app(build_context(store, ApiSettings(), BusSettings(), engine=engine))
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Serve until interrupted (TG_API_WORKERS processes)."""
+    import uvicorn
+
+    settings = ApiSettings()
+    _store()  # migrate once, before the workers start
     print(f"TrainGuard API on http://{settings.host}:{settings.port}/docs", file=sys.stderr)
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
+    uvicorn.run(
+        "trainguard.api_cli:app_from_settings",
+        factory=True,
+        host=settings.host,
+        port=settings.port,
+        workers=settings.workers,
+        log_level="warning",
+    )
     return 0
 
 

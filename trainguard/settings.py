@@ -89,6 +89,7 @@ class ApiSettings(BaseSettings):
     host: str = Field("127.0.0.1", description="Listen address (loopback by default).")
     port: int = Field(8700, ge=1, le=65535)
     cache_s: float = Field(5.0, ge=0, le=300, description="Age of fleet snapshots served.")
+    workers: int = Field(1, ge=1, le=64, description="Server processes (each with its caches).")
     token_cache_s: float = Field(30.0, ge=0, le=3600, description="Revocation delay.")
 
 

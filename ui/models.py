@@ -176,6 +176,7 @@ class ActionItem(_Lenient):
         if isinstance(value, dict):
             return ",".join(f"{k}={v}" for k, v in value.items() if v is not None) or "-"
         return "" if value is None else str(value)
+
     risk: str = ""
     mode: str = ""
     status: str
