@@ -232,7 +232,7 @@ def score(name: str, spec: dict[str, Any]) -> dict[str, Any]:
     scenario = parse_scenario(spec)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
-        began = time.process_time()
+        began, wall_began = time.process_time(), time.monotonic()
         with FileSink(out) as sink:
             twin = Twin(scenario, sink)
             truth = twin.run()
@@ -250,6 +250,7 @@ def score(name: str, spec: dict[str, Any]) -> dict[str, Any]:
         "diagnose_cpu_s": round(cpu, 2),
         "diagnose_wall_s": round(wall, 2),
         "sim_cpu_s": round(sim_cpu, 2),
+        "wall_s": round(time.monotonic() - wall_began, 1),
         "events": sum(sink.counts.values()),
         "params": _params(spec),
         "localization": _localization(calls),
@@ -292,7 +293,7 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _healthy_hours(runs: list[dict[str, Any]], wall_s: float) -> dict[str, Any]:
+def _healthy_hours(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """Return the long healthy run's totals: simulated hours actually run, false incidents."""
     segs = [r for r in runs if r["scenario"].startswith("healthy-hours/")]
     hours = sum(r["params"]["duration_s"] for r in segs) / 3600
@@ -309,24 +310,32 @@ def _healthy_hours(runs: list[dict[str, Any]], wall_s: float) -> dict[str, Any]:
         else None,
         "sim_cpu_s": round(sum(r["sim_cpu_s"] for r in segs), 1),
         "diagnose_cpu_s": round(sum(r["diagnose_cpu_s"] for r in segs), 1),
-        "wall_s": round(wall_s, 1),
+        "wall_s": round(sum(r.get("wall_s", 0.0) for r in segs), 1),
+        "segments_without_wall_s": sum("wall_s" not in r for r in segs),
     }
 
 
-def _write(out: Path, runs: list[dict[str, Any]], args: argparse.Namespace, wall: float) -> None:
+def _suites(args: argparse.Namespace, kept: dict[str, Any]) -> dict[str, Any]:
+    """Return which suites the result holds: this invocation's and the kept file's."""
+    ran = {
+        "default": not args.no_suite,
+        "large": args.large,
+        "huge": args.huge,
+        "healthy_hours": args.healthy_hours,
+    }
+    before = kept.get("suites", {})
+    return {k: max(v, before.get(k, v)) for k, v in ran.items()}
+
+
+def _write(out: Path, runs: list[dict[str, Any]], suites: dict[str, Any], measured: str) -> None:
     result: dict[str, Any] = {
-        "measured": args.measured or datetime.now(UTC).strftime("%Y-%m-%d"),
+        "measured": measured,
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
-        "suites": {
-            "default": not args.no_suite,
-            "large": args.large,
-            "huge": args.huge,
-            "healthy_hours": args.healthy_hours,
-        },
+        "suites": suites,
         **summarise(runs),
     }
-    if args.healthy_hours:
-        result["healthy_hours"] = _healthy_hours(runs, wall)
+    if any(r["scenario"].startswith("healthy-hours/") for r in runs):
+        result["healthy_hours"] = _healthy_hours(runs)
     result["runs"] = runs
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
@@ -342,18 +351,24 @@ def main() -> None:
     parser.add_argument("--no-suite", action="store_true", help="skip the default suite")
     parser.add_argument("--measured", help="date to record (default: today, UTC)")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--keep", type=Path, help="keep an earlier result file's runs that are not rerun now"
+    )
     args = parser.parse_args()
     plan = [] if args.no_suite else scenarios(args.large)
     if args.huge:
         plan += huge_scenarios()
     if args.healthy_hours:
         plan += healthy_segments(args.healthy_hours, args.segment_hours)
-    runs: list[dict[str, Any]] = []
-    began = time.monotonic()
+    kept = json.loads(args.keep.read_text()) if args.keep else {}
+    rerun = {name for name, _ in plan}
+    runs = [r for r in kept.get("runs", []) if r["scenario"] not in rerun]
+    suites = _suites(args, kept)
+    measured = args.measured or datetime.now(UTC).strftime("%Y-%m-%d")
     for name, spec in plan:
         print(f"[bench] {name}", file=sys.stderr, flush=True)
         runs.append(score(name, spec))
-        _write(args.out, runs, args, time.monotonic() - began)
+        _write(args.out, runs, suites, measured)
     result = json.loads(args.out.read_text())
     print(json.dumps({k: v for k, v in result.items() if k != "runs"}, indent=2))
 
