@@ -1,10 +1,22 @@
 """Diagnosis accuracy benchmark: twin scenarios of every fault kind, scored against truth.json.
 
 For each scenario: `sim run` into a temporary directory, `diagnose` it (which never reads the
-truth), then match incidents to the injected faults. Prints JSON and writes
-bench/results/diagnosis.json.
+truth), then match incidents to the injected faults (bench/scoring.py defines top-1
+localization and healthy nodes blamed per incident). Latency is from the fault's onset to
+the incident's detection time (telemetry time); p50/p99 are nearest-rank. Each run records
+its scenario parameters, the twin's and diagnosis's CPU time, and the localizers' CPU time
+per call (every localize_* call the replay makes, timed with time.process_time).
 
-    python -m bench.diagnosis [--large]
+Suites: the default one (every kind, two 64-GPU layouts, 1 s metrics); --large adds a
+1,024-GPU layout; --huge adds 16,384-GPU runs (tp8 pp16 dp128) of a subset of kinds with
+coarse telemetry (30 s GPU and host scrapes, 240 simulated seconds, no per-rank grad norms)
+so they fit one core; --healthy-hours H runs a healthy 1,024-GPU job (tp8 pp4 dp32, 8 s
+steps, 30 s GPU / 60 s host scrapes, benign noise only) for H simulated hours in segments of
+--segment-hours, counting false incidents, and writes the result after every segment so an
+interrupted run still reports the hours it did simulate. Prints JSON and writes
+bench/results/diagnosis.json (--out).
+
+    python -m bench.diagnosis [--large] [--huge] [--healthy-hours 24] [--no-suite]
 """
 
 from __future__ import annotations
@@ -16,12 +28,21 @@ import platform
 import sys
 import tempfile
 import time
-from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from diagnosis.incidents import Incident
+import diagnosis.replay as replay_module
+from bench.scoring import (
+    healthy_nodes_blamed,
+    matches,
+    summarise_blame,
+    summarise_cpu,
+    summarise_kinds,
+)
+from diagnosis.model import Suspect
 from diagnosis.replay import diagnose_dir
 from sim.output import FileSink
 from sim.scenario import parse_scenario
@@ -103,50 +124,145 @@ def scenarios(large: bool) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
-def _matches(incident: Incident, truth: dict[str, Any]) -> bool:
-    """Whether an incident's top suspect names the injected component."""
-    if not incident.suspects:
-        return truth["component"]["type"] == "job" and incident.job == truth["component"]["job"]
-    top = incident.suspects[0]
-    comp = truth["component"]
-    kind = comp["type"]
-    if kind in ("gpu", "rank"):
-        return top.node == comp["node"] and top.gpu == comp["gpu"]
-    if kind == "nic":
-        return top.node == comp["node"] and top.nic == comp["nic"]
-    if kind == "switch":
-        return top.switch in comp["switches"]
-    if kind == "node":
-        return top.node == comp["node"]
-    return top.component.value == "job" or incident.blame.value == "application"
+HUGE_KINDS = ("xid79", "hang", "straggler", "nic_down", "switch_down")
+HUGE_TELEMETRY = {"metrics_interval_s": 30.0, "host_interval_s": 30.0}
+HEALTHY_TELEMETRY = {"metrics_interval_s": 30.0, "host_interval_s": 60.0}
+LOCALIZERS = ("localize_hang", "localize_network", "localize_straggler")
+
+
+def huge_scenarios() -> list[tuple[str, dict[str, Any]]]:
+    """Return 16,384-GPU runs (tp8 pp16 dp128) of a subset of kinds with coarse telemetry."""
+    cluster = {"nodes": 2048, "nodes_per_rack": 32}
+    job = {"id": "job", "step_time_s": 4.0, "tp": 8, "pp": 16, "dp": 128}
+    node, gpu, rank = 1234, 2, 5555
+    return [
+        (
+            f"{kind}/huge",
+            {
+                "seed": 400,
+                "cluster": cluster,
+                "jobs": [job],
+                "duration_s": 240,
+                **HUGE_TELEMETRY,
+                "watchdog_timeout_s": 600,
+                "faults": [_fault(kind, node, gpu, "job", rank, node // 32)],
+            },
+        )
+        for kind in HUGE_KINDS
+    ]
+
+
+def healthy_segments(hours: float, segment_hours: float) -> list[tuple[str, dict[str, Any]]]:
+    """Return a healthy 1,024-GPU job's simulated hours, one scenario per segment."""
+    out = []
+    done, i = 0.0, 0
+    while done < hours - 1e-9:
+        length = min(segment_hours, hours - done)
+        out.append(
+            (
+                f"healthy-hours/{i}",
+                {
+                    "seed": 500 + i,
+                    "cluster": {"nodes": 128, "nodes_per_rack": 16},
+                    "jobs": [{"id": "job", "step_time_s": 8.0, "tp": 8, "pp": 4, "dp": 32}],
+                    "duration_s": length * 3600,
+                    **HEALTHY_TELEMETRY,
+                    "faults": [],
+                },
+            )
+        )
+        done += length
+        i += 1
+    return out
+
+
+@contextmanager
+def timed_localizers() -> Iterator[dict[str, list[float]]]:
+    """Time every localize_* call the replay makes (CPU seconds per call, by localizer)."""
+    calls: dict[str, list[float]] = {name: [] for name in LOCALIZERS}
+    saved = {name: getattr(replay_module, name) for name in LOCALIZERS}
+
+    def timed(name: str, fn: Callable[..., list[Suspect]]) -> Callable[..., list[Suspect]]:
+        def call(*args: Any, **kwargs: Any) -> list[Suspect]:
+            began = time.process_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                calls[name].append(time.process_time() - began)
+
+        return call
+
+    for name, fn in saved.items():
+        setattr(replay_module, name, timed(name, fn))
+    try:
+        yield calls
+    finally:
+        for name, fn in saved.items():
+            setattr(replay_module, name, fn)
+
+
+def _params(spec: dict[str, Any]) -> dict[str, Any]:
+    """Return the scenario parameters a run records (everything but the fault list)."""
+    scenario = parse_scenario(spec)
+    job = spec["jobs"][0]
+    return {
+        "cluster": scenario.cluster.model_dump(include={"nodes", "nodes_per_rack"}),
+        "layout": {k: job[k] for k in ("tp", "pp", "dp")},
+        "step_time_s": job["step_time_s"],
+        "per_rank_grad_norm": bool(job.get("per_rank_grad_norm", False)),
+        "duration_s": scenario.duration_s,
+        "metrics_interval_s": scenario.metrics_interval_s,
+        "host_interval_s": scenario.host_interval_s,
+        "seed": scenario.seed,
+    }
+
+
+def _localization(calls: dict[str, list[float]]) -> dict[str, Any]:
+    every = [c for cs in calls.values() for c in cs]
+    return {
+        "calls": {name: len(cs) for name, cs in calls.items() if cs},
+        "cpu_s_total": round(sum(every), 4),
+        "cpu_s_max": round(max(every), 4) if every else None,
+        "calls_cpu_s": [round(c, 4) for c in every],
+    }
 
 
 def score(name: str, spec: dict[str, Any]) -> dict[str, Any]:
     """Simulate, diagnose and score one scenario."""
+    scenario = parse_scenario(spec)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
-        scenario = parse_scenario(spec)
+        began, wall_began = time.process_time(), time.monotonic()
         with FileSink(out) as sink:
             twin = Twin(scenario, sink)
             truth = twin.run()
             sink.write_inventory(twin.hw.inventory(twin.node_names))
-        began = time.process_time()
-        incidents = diagnose_dir(out)
-        cpu = time.process_time() - began
+        sim_cpu = time.process_time() - began
+        began, wall = time.process_time(), time.monotonic()
+        with timed_localizers() as calls:
+            incidents = diagnose_dir(out)
+        cpu, wall = time.process_time() - began, time.monotonic() - wall
     gpus = scenario.cluster.nodes * scenario.cluster.gpus_per_node
     result: dict[str, Any] = {
         "scenario": name,
         "gpus": gpus,
         "incidents": len(incidents),
         "diagnose_cpu_s": round(cpu, 2),
+        "diagnose_wall_s": round(wall, 2),
+        "sim_cpu_s": round(sim_cpu, 2),
+        "wall_s": round(time.monotonic() - wall_began, 1),
+        "events": sum(sink.counts.values()),
+        "params": _params(spec),
+        "localization": _localization(calls),
     }
     if not truth:
         result["false_incidents"] = len(incidents)
         result["gpu_hours"] = gpus * scenario.duration_s / 3600
+        result["false"] = [i.summary for i in incidents[:10]]
         return result
     fault = truth[0]
     onset = DEFAULT_START.timestamp() + fault["onset_s"]
-    hit = next((i for i in incidents if _matches(i, fault)), None)
+    hit = next((i for i in incidents if matches(i, fault)), None)
     result.update(
         kind=fault["kind"],
         detected=bool(incidents),
@@ -156,56 +272,104 @@ def score(name: str, spec: dict[str, Any]) -> dict[str, Any]:
         top=None
         if not incidents or not incidents[0].suspects
         else incidents[0].suspects[0].model_dump(exclude={"explanation"}),
+        healthy_nodes_blamed=None if hit is None else healthy_nodes_blamed(hit, fault),
+        suspect_nodes=None if hit is None else len({s.node for s in hit.suspects if s.node}),
     )
     return result
 
 
 def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """Per kind recall, top-1 precision and latency; false incidents on healthy runs."""
-    by_kind: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for run in runs:
-        if "kind" in run:
-            by_kind[run["kind"]].append(run)
-    kinds = {}
-    for kind, rs in sorted(by_kind.items()):
-        lat = sorted(r["latency_s"] for r in rs if r["latency_s"] is not None)
-        kinds[kind] = {
-            "runs": len(rs),
-            "recall": round(sum(r["detected"] for r in rs) / len(rs), 2),
-            "top1_precision": round(sum(r["localized"] for r in rs) / len(rs), 2),
-            "latency_p50_s": lat[len(lat) // 2] if lat else None,
-            "latency_max_s": lat[-1] if lat else None,
-            "extra_incidents": sum(r["extra_incidents"] for r in rs),
-        }
     healthy = [r for r in runs if "false_incidents" in r]
     hours = sum(r["gpu_hours"] for r in healthy)
     false = sum(r["false_incidents"] for r in healthy)
     return {
-        "kinds": kinds,
+        "kinds": summarise_kinds(runs),
         "healthy_gpu_hours": round(hours, 1),
         "false_incidents": false,
         "false_incidents_per_1000_gpu_hours": round(1000 * false / hours, 2) if hours else None,
+        "blame": summarise_blame(runs),
+        "cpu": summarise_cpu(runs),
     }
+
+
+def _healthy_hours(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Return the long healthy run's totals: simulated hours actually run, false incidents."""
+    segs = [r for r in runs if r["scenario"].startswith("healthy-hours/")]
+    hours = sum(r["params"]["duration_s"] for r in segs) / 3600
+    gpu_hours = sum(r["gpu_hours"] for r in segs)
+    false = sum(r["false_incidents"] for r in segs)
+    return {
+        "gpus": segs[0]["gpus"] if segs else None,
+        "segments": len(segs),
+        "simulated_hours": round(hours, 2),
+        "gpu_hours": round(gpu_hours, 1),
+        "false_incidents": false,
+        "false_incidents_per_1000_gpu_hours": round(1000 * false / gpu_hours, 3)
+        if gpu_hours
+        else None,
+        "sim_cpu_s": round(sum(r["sim_cpu_s"] for r in segs), 1),
+        "diagnose_cpu_s": round(sum(r["diagnose_cpu_s"] for r in segs), 1),
+        "wall_s": round(sum(r.get("wall_s", 0.0) for r in segs), 1),
+        "segments_without_wall_s": sum("wall_s" not in r for r in segs),
+    }
+
+
+def _suites(args: argparse.Namespace, kept: dict[str, Any]) -> dict[str, Any]:
+    """Return which suites the result holds: this invocation's and the kept file's."""
+    ran = {
+        "default": not args.no_suite,
+        "large": args.large,
+        "huge": args.huge,
+        "healthy_hours": args.healthy_hours,
+    }
+    before = kept.get("suites", {})
+    return {k: max(v, before.get(k, v)) for k, v in ran.items()}
+
+
+def _write(out: Path, runs: list[dict[str, Any]], suites: dict[str, Any], measured: str) -> None:
+    result: dict[str, Any] = {
+        "measured": measured,
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "suites": suites,
+        **summarise(runs),
+    }
+    if any(r["scenario"].startswith("healthy-hours/") for r in runs):
+        result["healthy_hours"] = _healthy_hours(runs)
+    result["runs"] = runs
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
 
 
 def main() -> None:
-    """Run the suite and write the JSON result."""
+    """Run the suites and write the JSON result (after every run, so progress survives)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--large", action="store_true", help="add a 1,024-GPU layout")
+    parser.add_argument("--huge", action="store_true", help="add 16,384-GPU runs")
+    parser.add_argument("--healthy-hours", type=float, default=0.0, help="healthy 1,024-GPU hours")
+    parser.add_argument("--segment-hours", type=float, default=4.0)
+    parser.add_argument("--no-suite", action="store_true", help="skip the default suite")
+    parser.add_argument("--measured", help="date to record (default: today, UTC)")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--keep", type=Path, help="keep an earlier result file's runs that are not rerun now"
+    )
     args = parser.parse_args()
-    runs = []
-    for name, spec in scenarios(args.large):
+    plan = [] if args.no_suite else scenarios(args.large)
+    if args.huge:
+        plan += huge_scenarios()
+    if args.healthy_hours:
+        plan += healthy_segments(args.healthy_hours, args.segment_hours)
+    kept = json.loads(args.keep.read_text()) if args.keep else {}
+    rerun = {name for name, _ in plan}
+    runs = [r for r in kept.get("runs", []) if r["scenario"] not in rerun]
+    suites = _suites(args, kept)
+    measured = args.measured or datetime.now(UTC).strftime("%Y-%m-%d")
+    for name, spec in plan:
         print(f"[bench] {name}", file=sys.stderr, flush=True)
         runs.append(score(name, spec))
-    result = {
-        "measured": datetime.now(UTC).strftime("%Y-%m-%d"),
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
-        **summarise(runs),
-        "runs": runs,
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+        _write(args.out, runs, suites, measured)
+    result = json.loads(args.out.read_text())
     print(json.dumps({k: v for k, v in result.items() if k != "runs"}, indent=2))
 
 

@@ -44,6 +44,7 @@ from ingest.schema import (
 
 FAMILIES = ("gpu_metrics", "host_metrics", "logs", "train_steps", "collectives", "job_topology")
 STRAGGLER_WINDOW = 50_000  # completed collective records kept per job for straggler localization
+STRAGGLER_STEPS = 4  # ... and at least this many steps of every communicator member's records
 STRAGGLER_LOOKBACK = timedelta(seconds=20)  # older records dilute a fresh slowdown
 HANG_STALL = timedelta(seconds=10)
 HANG_RETRY = timedelta(seconds=60)
@@ -86,7 +87,7 @@ class _Job:
             NumericalDetector(self.id),
         ]
         self.latest: dict[tuple[int, str], CollectiveProgress] = {}
-        self.recent: deque[CollectiveProgress] = deque(maxlen=STRAGGLER_WINDOW)
+        self.recent: deque[CollectiveProgress] = deque(maxlen=straggler_window(self.graph))
         self.failing_ranks: set[int] = set()
         self.hang_key: Key | None = None
         self.placement = {p.rank: (p.node, p.gpu) for p in topology.ranks}
@@ -103,6 +104,17 @@ class _Job:
                 self.latest[key] = event
             if event.state == CollectiveState.COMPLETED:
                 self.recent.append(event)
+
+
+def straggler_window(graph: CommGraph) -> int:
+    """Return how many completed records to keep for straggler localization of a job.
+
+    Each member of each communicator reports one record per step, so a fixed count would
+    hold less than one step of a large job (64,512 records a step at 16,384 GPUs) and
+    busy times, which compare a rank's consecutive collectives, could not be computed.
+    """
+    per_step = sum(len(members) for members in graph.comm_members.values())
+    return max(STRAGGLER_WINDOW, STRAGGLER_STEPS * per_step)
 
 
 def _order(p: CollectiveProgress) -> int:

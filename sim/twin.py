@@ -110,6 +110,9 @@ class Twin:
     def _run_due(self, t: float) -> None:
         while self._queue and self._queue[0].at_s <= t:
             item = heapq.heappop(self._queue)
+            # Steps that ended before the action ran without it, however coarse the tick.
+            for job in self.jobs:
+                self._advance_job(job, item.at_s)
             item.action(item.at_s)
 
     def _start_job(self, job: JobRun, t: float) -> None:

@@ -10,6 +10,7 @@ import pytest
 from diagnosis.graph import build_comm_graph
 from diagnosis.localize import localize_straggler
 from diagnosis.model import ComponentKind
+from diagnosis.replay import STRAGGLER_STEPS, STRAGGLER_WINDOW, straggler_window
 from ingest.schema import CommKind
 from tests.localize_builders import record, run_twin, topology
 
@@ -156,3 +157,13 @@ def test_twin_healthy_job_and_pre_onset_window_have_no_straggler():
     run = run_twin(STRAGGLERS[0][0], [late])
     before = [p for p in run.progress() if p.seq < 40]  # steps of 2 s: before the onset
     assert localize_straggler(run.graph, before) == []
+
+
+def test_replay_keeps_steps_of_every_member_however_large_the_job():
+    ranks = 16_384
+    place = {r: (f"n{r // 8}", r % 8) for r in range(ranks)}
+    comms = {f"t{i}": (CommKind.TP, list(range(i * 8, i * 8 + 8))) for i in range(ranks // 8)}
+    comms |= {f"d{g}": (CommKind.DP, list(range(g, ranks, 8))) for g in range(8)}
+    big = build_comm_graph(topology(place, comms))
+    assert straggler_window(big) == STRAGGLER_STEPS * 2 * ranks
+    assert straggler_window(GRAPH) == STRAGGLER_WINDOW  # small jobs: the fixed floor

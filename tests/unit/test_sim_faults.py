@@ -24,7 +24,7 @@ from ingest.schema import (
     encode_event,
 )
 from sim.scenario import ScenarioError, parse_scenario
-from sim.twin import Twin
+from sim.twin import DEFAULT_START, Twin
 
 BASE = {
     "seed": 3,
@@ -124,6 +124,17 @@ def test_straggler_slows_the_job_and_shows_thermal_throttling():
     assert all(g.throttle_reasons & 0x40 for g in late)
     assert all(g.sm_clock < 1700 for g in late)
     assert not rec.lines(contains="Xid")
+
+
+def test_coarse_ticks_never_apply_a_fault_to_steps_that_ended_before_it():
+    rec = Recorded(
+        [{"kind": "straggler", "node": 5, "gpu": 1, "at_s": 120, "slowdown": 2.0}],
+        metrics_interval_s=30.0,
+        host_interval_s=30.0,
+    )
+    onset = DEFAULT_START + timedelta(seconds=120)
+    ended_before = [s.step_time_s for s in rec.steps()[5:] if s.ts <= onset]
+    assert len(ended_before) > 40 and max(ended_before) < 2.3
 
 
 def test_pcie_straggler_has_no_metric_signal():

@@ -1,0 +1,131 @@
+"""Scoring of diagnosed incidents against the twin's ground truth (truth.json entries).
+
+Top-1 localization: the incident's first suspect names the injected component (the GPU of a
+GPU or rank fault, the NIC, one of the failed switches, the node of a host fault; a
+job-level fault matches an application incident of the job or a job suspect).
+
+Healthy nodes blamed per incident: for each incident matched to a fault, the number of
+distinct nodes named by its suspects (all of them, not only the first) that are not the
+faulty component's nodes. The faulty nodes are the node holding the GPU, rank, NIC or host
+resource; for a switch, the nodes cabled to it (their links went down with it); for a
+job-level fault, none (any node named is healthy). A suspect without a node (a switch, the
+job) names no node. ByteRobust evicts whole parallel groups, about 6-7 healthy machines
+per decision; the target is <= 0.1.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from diagnosis.incidents import Incident
+
+
+def matches(incident: Incident, truth: dict[str, Any]) -> bool:
+    """Whether an incident's top suspect names the injected component."""
+    comp = truth["component"]
+    if not incident.suspects:
+        return comp["type"] == "job" and incident.job == comp["job"]
+    top = incident.suspects[0]
+    kind = comp["type"]
+    if kind in ("gpu", "rank"):
+        return top.node == comp["node"] and top.gpu == comp["gpu"]
+    if kind == "nic":
+        return top.node == comp["node"] and top.nic == comp["nic"]
+    if kind == "switch":
+        return top.switch in comp["switches"]
+    if kind == "node":
+        return top.node == comp["node"]
+    return top.component.value == "job" or incident.blame.value == "application"
+
+
+def faulty_nodes(truth: dict[str, Any]) -> set[str]:
+    """Return the nodes the injected component lives on (or is cabled to, for a switch)."""
+    comp = truth["component"]
+    if comp["type"] == "switch":
+        return set(comp.get("nodes", []))
+    if "node" in comp:
+        return {comp["node"]}
+    return set()
+
+
+def healthy_nodes_blamed(incident: Incident, truth: dict[str, Any]) -> int:
+    """Return how many distinct healthy nodes an incident's suspects name."""
+    named = {s.node for s in incident.suspects if s.node is not None}
+    return len(named - faulty_nodes(truth))
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    """Return the nearest-rank q-th percentile (0 < q <= 100) of values, None if empty."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, -(-len(ordered) * q // 100))
+    return ordered[int(rank) - 1]
+
+
+def _blamed(runs: list[dict[str, Any]]) -> list[int]:
+    return [r["healthy_nodes_blamed"] for r in runs if r.get("healthy_nodes_blamed") is not None]
+
+
+def summarise_kinds(runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Return per fault kind: recall, top-1 precision, latency p50/p99/max, blame counts."""
+    by_kind: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for run in runs:
+        if "kind" in run:
+            by_kind[run["kind"]].append(run)
+    kinds = {}
+    for kind, rs in sorted(by_kind.items()):
+        lat = [r["latency_s"] for r in rs if r["latency_s"] is not None]
+        blamed = _blamed(rs)
+        kinds[kind] = {
+            "runs": len(rs),
+            "recall": round(sum(r["detected"] for r in rs) / len(rs), 2),
+            "top1_precision": round(sum(r["localized"] for r in rs) / len(rs), 2),
+            "latency_p50_s": percentile(lat, 50),
+            "latency_max_s": max(lat) if lat else None,
+            "extra_incidents": sum(r["extra_incidents"] for r in rs),
+            "latency_p99_s": percentile(lat, 99),
+            "gpus": sorted({r["gpus"] for r in rs}),
+            "healthy_nodes_blamed_per_incident": round(sum(blamed) / len(blamed), 3)
+            if blamed
+            else None,
+            "healthy_nodes_blamed_max": max(blamed) if blamed else None,
+        }
+    return kinds
+
+
+def summarise_blame(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Return healthy nodes blamed per matched incident over every fault run."""
+    blamed = _blamed(runs)
+    return {
+        "matched_incidents": len(blamed),
+        "healthy_nodes_blamed_total": sum(blamed),
+        "healthy_nodes_blamed_per_incident": round(sum(blamed) / len(blamed), 3)
+        if blamed
+        else None,
+        "healthy_nodes_blamed_max": max(blamed) if blamed else None,
+    }
+
+
+def summarise_cpu(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Return diagnosis and localization CPU time per run, grouped by cluster size."""
+    by_size: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for run in runs:
+        by_size[run["gpus"]].append(run)
+    out = {}
+    for gpus, rs in sorted(by_size.items()):
+        diag = [r["diagnose_cpu_s"] for r in rs]
+        calls = [c for r in rs for c in r.get("localization", {}).get("calls_cpu_s", [])]
+        out[str(gpus)] = {
+            "runs": len(rs),
+            "sim_cpu_s_total": round(sum(r.get("sim_cpu_s", 0.0) for r in rs), 1),
+            "diagnose_cpu_s_p50": percentile(diag, 50),
+            "diagnose_cpu_s_max": max(diag),
+            "diagnose_cpu_s_total": round(sum(diag), 1),
+            "localization_calls": len(calls),
+            "localization_cpu_s_p50": percentile(calls, 50),
+            "localization_cpu_s_p99": percentile(calls, 99),
+            "localization_cpu_s_max": max(calls) if calls else None,
+        }
+    return out

@@ -1,0 +1,96 @@
+from datetime import UTC, datetime
+from typing import Any
+
+from bench.scoring import (
+    faulty_nodes,
+    healthy_nodes_blamed,
+    matches,
+    percentile,
+    summarise_blame,
+    summarise_kinds,
+)
+from diagnosis.incidents import Incident
+from diagnosis.model import Action, Blame, Category, ComponentKind, Suspect
+
+
+def make_suspect(node: str | None = "n1", gpu: int | None = 3, **kw: Any) -> Suspect:
+    kw.setdefault("component", ComponentKind.GPU)
+    return Suspect(score=0.9, node=node, gpu=gpu, explanation="test", **kw)
+
+
+def make_incident(*suspects: Suspect, job: str | None = "job") -> Incident:
+    return Incident(
+        id="i1",
+        category=Category.GPU_HARDWARE,
+        blame=Blame.INFRASTRUCTURE,
+        job=job,
+        detected_at=datetime(2026, 12, 1, tzinfo=UTC),
+        suspects=list(suspects),
+        summary="test",
+        action=Action.ISOLATE_GPU,
+    )
+
+
+GPU_TRUTH = {"component": {"type": "gpu", "node": "n1", "gpu": 3}}
+SWITCH_TRUTH = {"component": {"type": "switch", "switches": ["leaf-0-1"], "nodes": ["n1", "n2"]}}
+JOB_TRUTH = {"component": {"type": "job", "job": "job"}}
+
+
+def test_only_the_faulty_gpu_named_blames_no_healthy_node() -> None:
+    incident = make_incident(make_suspect(), make_suspect(gpu=5))
+    assert matches(incident, GPU_TRUTH)
+    assert healthy_nodes_blamed(incident, GPU_TRUTH) == 0
+
+
+def test_distinct_other_nodes_count_once_each() -> None:
+    incident = make_incident(
+        make_suspect(), make_suspect("n2", 0), make_suspect("n2", 1), make_suspect("n7", 0)
+    )
+    assert healthy_nodes_blamed(incident, GPU_TRUTH) == 2
+
+
+def test_nodes_cabled_to_a_failed_switch_are_not_healthy() -> None:
+    incident = make_incident(
+        make_suspect(None, None, component=ComponentKind.SWITCH, switch="leaf-0-1"),
+        make_suspect("n2", None, component=ComponentKind.NIC, nic="mlx5_1"),
+        make_suspect("n9", None, component=ComponentKind.NIC, nic="mlx5_1"),
+    )
+    assert matches(incident, SWITCH_TRUTH)
+    assert faulty_nodes(SWITCH_TRUTH) == {"n1", "n2"}
+    assert healthy_nodes_blamed(incident, SWITCH_TRUTH) == 1
+
+
+def test_any_node_named_for_a_job_fault_is_healthy() -> None:
+    incident = make_incident(make_suspect(None, None, component=ComponentKind.JOB))
+    assert healthy_nodes_blamed(incident, JOB_TRUTH) == 0
+    assert healthy_nodes_blamed(make_incident(make_suspect("n4", 0)), JOB_TRUTH) == 1
+
+
+def test_percentile_is_nearest_rank() -> None:
+    values = [float(v) for v in range(1, 101)]
+    assert percentile(values, 50) == 50.0
+    assert percentile(values, 99) == 99.0
+    assert percentile([7.0], 99) == 7.0
+    assert percentile([], 50) is None
+
+
+def make_run(kind: str, latency: float | None, blamed: int | None) -> dict[str, Any]:
+    return {
+        "kind": kind,
+        "gpus": 64,
+        "detected": latency is not None,
+        "localized": blamed is not None,
+        "latency_s": latency,
+        "extra_incidents": 0,
+        "healthy_nodes_blamed": blamed,
+    }
+
+
+def test_summaries_average_blame_over_matched_incidents_only() -> None:
+    runs = [make_run("hang", 10.0, 0), make_run("hang", 12.0, 3), make_run("hang", None, None)]
+    kind = summarise_kinds(runs)["hang"]
+    assert kind["recall"] == 0.67 and kind["top1_precision"] == 0.67
+    assert kind["latency_p50_s"] == 10.0 and kind["latency_p99_s"] == 12.0
+    assert kind["healthy_nodes_blamed_per_incident"] == 1.5
+    overall = summarise_blame(runs)
+    assert overall["matched_incidents"] == 2 and overall["healthy_nodes_blamed_max"] == 3
