@@ -176,11 +176,32 @@ def cmd_act(args: argparse.Namespace) -> int:
     migrate(store)
     bus = build_bus(bus_settings)
     engine = build_engine(settings, store, bus)
-    resumed = engine.recover()
-    log.info("act: mode %s, resumed %d unfinished ladder(s)", settings.mode, len(resumed))
-    consumer = bus.consumer(settings.group, [bus.topics.incidents])
-    try:
-        consume(engine, consumer, stop, settings.poll_s)
-    finally:
-        consumer.close()
+    log.info("act: mode %s, recovering unfinished ladders", settings.mode)
+    failure: list[Exception] = []
+
+    def work() -> None:
+        try:
+            resumed = engine.recover()
+            log.info("act: resumed %d unfinished ladder(s)", len(resumed))
+            consumer = bus.consumer(settings.group, [bus.topics.incidents])
+            try:
+                consume(engine, consumer, stop, settings.poll_s)
+            finally:
+                consumer.close()
+        except Exception as exc:  # noqa: BLE001 (the thread's outermost loop: reported, exit 1)
+            failure.append(exc)
+            stop.set()
+
+    # A ladder step may wait minutes (progress verification); SIGTERM must not wait for it.
+    # Every state is persisted before its side effect, so stopping mid-step is a crash the
+    # next start reconciles.
+    worker = threading.Thread(target=work, name="act", daemon=True)
+    worker.start()
+    stop.wait()
+    worker.join(timeout=10)
+    if failure:
+        log.error("act stopped on an error: %s", failure[0])
+        raise failure[0]
+    if worker.is_alive():
+        log.warning("act: stopped during a ladder step; the next start reconciles it")
     return 0

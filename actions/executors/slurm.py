@@ -143,6 +143,10 @@ class Slurm:
         out = self.run(["squeue", "-h", "-n", job, "-o", "%i"])
         return [j.strip() for j in out.split() if _JOB_ID.match(j.strip())]
 
+    def hostnames(self, expression: str) -> list[str]:
+        """Expand a Slurm hostlist expression (as Slurm printed it) into node names."""
+        return self.run(["scontrol", "show", "hostnames", expression]).split()
+
     def job(self, job_id: str) -> dict[str, str]:
         """Return `scontrol show job` as fields."""
         return dict(_FIELD.findall(self.run(["scontrol", "show", "job", "-o", job_id])))
@@ -304,7 +308,8 @@ class SlurmRequeue:
         if not exclude:
             return
         known = self.slurm.job(job_id).get("ExcNodeList", "(null)")
-        merged = set(exclude) | (set() if known == "(null)" else set(known.split(",")))
+        # Slurm's own list may be a range expression (node-[0001-0200]): let Slurm expand it
+        merged = set(exclude) | (set() if known == "(null)" else set(self.slurm.hostnames(known)))
         hosts = hostlist(list(merged))
         self.slurm.run(["scontrol", "update", f"JobId={job_id}", f"ExcNodeList={hosts}"])
 

@@ -1,0 +1,129 @@
+"""`trainguard act` killed (SIGKILL) in the middle of a ladder and started again: every side
+effect happens exactly once (real Kafka, real ClickHouse, real Slurm, real processes)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from datetime import UTC, datetime
+
+import pytest
+
+from actions import store as db
+from actions.model import ActionKind, State
+from analytics.writer import ClickHouseWriter
+from ingest.bus import Record
+from ingest.schema import TrainStep
+from tests.actions_builders import make_incident
+from tests.integration.actions_helpers import cleanup_nodes
+from tests.integration.conftest import REPO, wait_for
+
+pytestmark = pytest.mark.integration
+
+
+def _act(services, topics, store, slurm, log_path) -> subprocess.Popen[bytes]:
+    env = {
+        **os.environ,
+        "TG_KAFKA_MODE": "kafka",
+        "TG_KAFKA_BOOTSTRAP": services.kafka,
+        "TG_KAFKA_TOPIC_PREFIX": topics.prefix,
+        "TG_CLICKHOUSE_MODE": "server",
+        "TG_CLICKHOUSE_HOST": services.clickhouse_host,
+        "TG_CLICKHOUSE_PORT": str(services.clickhouse_port),
+        "TG_CLICKHOUSE_DATABASE": store.database,
+        "TG_ACT_MODE": "auto",
+        "TG_ACT_GROUP": f"act-{topics.prefix}",
+        "TG_ACT_SLURM_CONF": slurm.conf or "",
+        "TG_ACT_POLL_S": "0.5",
+    }
+    log = open(log_path, "ab")  # noqa: SIM115 (closed with the process)
+    return subprocess.Popen(
+        [sys.executable, "-m", "trainguard", "act"],
+        cwd=REPO,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+
+
+def _executions(store, incident_id: str, kind: str) -> int:
+    events = db.audit_events(store, incident_id=incident_id)
+    return int(((events["event"] == "executing") & (events["kind"] == kind)).sum())
+
+
+def _state(store, incident_id: str, kind: ActionKind) -> State | None:
+    found = [a for a in db.load_actions(store, incident_id=incident_id) if a.plan.kind == kind]
+    return found[0].state if found else None
+
+
+def test_sigkill_mid_ladder_then_restart_does_every_side_effect_once(
+    services, topics, kafka_bus, server_store, slurm, unique, tmp_path
+):
+    node = "node-0031"
+    cleanup_nodes(slurm, [node])
+    name = f"tg-{unique}"
+    # on the node with a slurmd, not on one of the daemon-less test nodes
+    argv = ["sbatch", "--parsable", "-c", "1", "-x", "node-[0001-0200]", "-J", name]
+    job_id = slurm.run([*argv, "--wrap", "sleep 600"]).strip()
+    log_path = tmp_path / "act.log"
+    proc = None
+    try:
+        wait_for(lambda: slurm.job(job_id).get("JobState") == "RUNNING", 90, "job running")
+        kafka_bus.ensure_topics([topics.incidents, topics.actions], partitions=2)
+        incident = make_incident(7, node=node, job=name, at=datetime.now(UTC))
+        producer = kafka_bus.producer()
+        producer.send_raw(
+            topics.incidents, incident.id.encode(), incident.model_dump_json().encode()
+        )
+        producer.flush()
+        proc = _act(services, topics, server_store, slurm, log_path)
+        # the ladder reaches "verify progress", which waits for new training steps: kill it there
+        wait_for(
+            lambda: (
+                _state(server_store, incident.id, ActionKind.VERIFY_PROGRESS) == State.EXECUTING
+            ),
+            120,
+            "the ladder waiting on training progress",
+        )
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        assert slurm.node(node).ours and slurm.job(job_id)["Restarts"] == "1"
+        # a new engine process; the incident is redelivered too
+        producer.send_raw(
+            topics.incidents, incident.id.encode(), incident.model_dump_json().encode()
+        )
+        producer.flush()
+        proc = _act(services, topics, server_store, slurm, log_path)
+        wait_for(
+            lambda: _executions(server_store, incident.id, "verify_progress") == 2,
+            120,
+            "the restarted engine to wait on progress again",
+        )
+        # the restarted job trains again: two steps land in train_steps
+        writer = ClickHouseWriter(server_store)
+        steps = [
+            TrainStep(job_id=name, step=s, rank=0, node="vm", ts=datetime.now(UTC)) for s in (1, 2)
+        ]
+        writer.write([(Record("it.train", 0, i, None, b"", 0), e) for i, e in enumerate(steps)], [])
+        wait_for(
+            lambda: (
+                _state(server_store, incident.id, ActionKind.REBOOT_NODE)
+                in (State.DONE, State.FAILED, State.SKIPPED)
+            ),
+            120,
+            "the ladder to finish after the restart",
+        )
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=30)
+        slurm.run(["scancel", job_id])
+        cleanup_nodes(slurm, [node])
+    assert _state(server_store, incident.id, ActionKind.VERIFY_PROGRESS) == State.DONE
+    assert slurm.job(job_id)["Restarts"] == "1", "the job was requeued once, not twice"
+    events = db.audit_events(server_store, incident_id=incident.id)
+    executing = events[events["event"] == "executing"]["kind"].tolist()
+    for kind in ("isolate_node", "request_capacity", "restart_job"):
+        assert executing.count(kind) == 1, (kind, executing, log_path.read_text()[-2000:])
