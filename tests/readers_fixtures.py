@@ -25,7 +25,7 @@ def log_blocks(name: str = "train_log_lines.txt") -> dict[str, list[str]]:
 
 
 def real_log(label: str, contains: str) -> list[str]:
-    """Return the lines of the first shared real log of this label whose text contains `contains`."""
+    """Return the lines of the first shared real log of this label containing `contains`."""
     for line in REAL_LOGS.read_text().splitlines():
         entry = json.loads(line)
         if entry["label"] == label and contains in entry["text"]:

@@ -1,4 +1,4 @@
-"""Training-log step parsers on real Megatron-LM, Megatron-DeepSpeed, DeepSpeed, torchtitan lines."""
+"""Training-log step parsers on real Megatron-LM, Megatron-DeepSpeed, DeepSpeed, torchtitan."""
 
 from __future__ import annotations
 
