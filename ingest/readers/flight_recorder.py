@@ -165,3 +165,73 @@ def read_dump_dir(
         seen = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
         ctx = DumpContext(job_id, rank, (nodes or {}).get(rank))
         yield from latest_per_comm(dump_progress(dump, ctx, seen))
+
+
+# --------------------------------------------------------------------------- fr_trace text
+
+_ANALYZER = {
+    "seq": re.compile(r"^Not all ranks joining collective: sequence number: (\d+)", re.M),
+    "group": re.compile(r"^group info: (\S+)", re.M),
+    "op": re.compile(r"^collective: (\S+)", re.M),
+    "missing": re.compile(r"^missing ranks: \{([\d, ]*)\}", re.M),
+    "expected": re.compile(r"^expected ranks: \{([\d, ]*)\}", re.M),
+    "state": re.compile(r"^collective state: (\w+)", re.M),
+}
+
+
+@dataclass(frozen=True)
+class NotAllJoined:
+    """fr_trace's "Not all ranks joining collective" finding."""
+
+    seq: int
+    group: str
+    op: str
+    missing: frozenset[int]
+    expected: frozenset[int]
+    state: CollectiveState
+
+
+def _ranks(text: str) -> frozenset[int]:
+    return frozenset(int(r) for r in text.split(",") if r.strip())
+
+
+def parse_fr_analysis(text: str) -> list[NotAllJoined]:
+    """Parse the PyTorch Flight Recorder analyzer's (``fr_trace``) missing-rank reports."""
+    out = []
+    for block in re.split(r"(?=^Not all ranks joining collective)", text, flags=re.M):
+        found = {k: p.search(block) for k, p in _ANALYZER.items()}
+        if any(m is None for m in found.values()):
+            continue
+        g = {k: m.group(1) for k, m in found.items() if m is not None}
+        out.append(
+            NotAllJoined(
+                seq=int(g["seq"]),
+                group=g["group"].split(":", 1)[0],  # "0:default_pg": pg name, then desc
+                op=g["op"].split(":", 1)[-1],
+                missing=_ranks(g["missing"]),
+                expected=_ranks(g["expected"]),
+                state=CollectiveState(g["state"]),
+            )
+        )
+    return out
+
+
+def analysis_progress(
+    report: NotAllJoined, job_id: str, seen_at: datetime, nodes: Mapping[int, str] | None = None
+) -> list[CollectiveProgress]:
+    """Return the joined ranks' pending records; the missing ranks report nothing, as in life."""
+    return [
+        CollectiveProgress(
+            ts=seen_at,
+            job_id=job_id,
+            rank=rank,
+            node=(nodes or {}).get(rank),
+            comm=report.group,
+            op=report.op,
+            seq=report.seq,
+            state=report.state,
+            time_created=seen_at,
+            reporter="flight_recorder",
+        )
+        for rank in sorted(report.expected - report.missing)
+    ]
