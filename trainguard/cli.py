@@ -155,6 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
     from trainguard.api_cli import add_parsers as add_api
     from trainguard.diagnose_cli import add_parsers as add_diagnose
     from trainguard.explain_cli import add_parsers as add_explain
+    from trainguard.ingest_cli import add_parsers as add_ingest
     from trainguard.scheduler_cli import register as add_scheduler
     from trainguard.sim_cli import add_parsers as add_sim
 
@@ -164,6 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_api(sub)
     add_act(sub)
     add_scheduler(sub)
+    add_ingest(sub)
     return parser
 
 
