@@ -8,9 +8,10 @@ every few seconds and publishes what changed. A full queue or a bus that is down
 record and counts it; every error is caught at the thread boundary and counted.
 
 Collective progress comes from the Flight Recorder of the job's backend:
-``_dump_nccl_trace`` for NCCL and ``_dump_fr_trace(backend=...)`` for gloo (PyTorch >= 2.9
-records gloo collectives too). Recording is off unless ``TORCH_FR_BUFFER_SIZE`` (older:
-``TORCH_NCCL_TRACE_BUFFER_SIZE``) is set before the process groups are created, e.g. 2000.
+``_dump_nccl_trace`` for NCCL and ``_dump_fr_trace(backend=...)`` for gloo (ProcessGroupGloo
+records natively in PyTorch 2.15, the version tested). PyTorch 2.15 records by default; older
+versions only when ``TORCH_FR_BUFFER_SIZE`` (or ``TORCH_NCCL_TRACE_BUFFER_SIZE``) is set
+before the process groups are created, e.g. to 2000.
 Where no recorder exists or it records nothing, steps and topology are still reported and
 ``stats.fr_unavailable`` says why collectives are not.
 """

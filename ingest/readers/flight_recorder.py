@@ -10,7 +10,7 @@ The dump is the pickled dict of torch/csrc/distributed/c10d/FlightRecorder*.cpp 
 ``TORCH_NCCL_DUMP_ON_TIMEOUT=1`` writes, one file per rank, to
 ``${TORCH_NCCL_DEBUG_INFO_TEMP_FILE:-/tmp/nccl_trace_rank_}<rank>``.
 
-Gloo's recorder (PyTorch >= 2.9) never moves an entry past ``scheduled``: a finished gloo op
+Gloo's recorder (PyTorch 2.15) never moves an entry past ``scheduled``: a finished gloo op
 shows as ``retired`` and under ``pg_status[pg].last_completed_collective``; both count as
 completed here.
 """

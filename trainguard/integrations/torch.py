@@ -3,8 +3,8 @@
 ``enable`` is collective (an ``all_gather_object`` over the default group): call it on every
 rank after ``init_process_group`` and after the job's process groups exist (Megatron's
 ``initialize_model_parallel``, a DeviceMesh). Then call ``tg.step(step, loss=..., grad_norm=...)``
-once per step and ``tg.close()`` at the end. Set ``TORCH_FR_BUFFER_SIZE=2000`` in the job's
-environment so the Flight Recorder records collectives (see ``ingest.torch_integration``).
+once per step and ``tg.close()`` at the end. On PyTorch before 2.15 set
+``TORCH_FR_BUFFER_SIZE=2000`` so the Flight Recorder records (see ``ingest.torch_integration``).
 """
 
 from __future__ import annotations
