@@ -32,7 +32,26 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_torch_job_reports_topology_steps_and_a_hung_rank(kafka_bus, server_store, unique):
+def _joined(bus, group: str, names: list[str]):
+    """Return a group member that owns every partition before anything is produced.
+
+    A group joined right after its topics were created can be assigned nothing (the topics'
+    metadata has not reached the client yet) and would wait minutes for a refresh: rejoin.
+    """
+    for attempt in range(6):
+        consumer = bus.consumer(f"{bus.topics.prefix}{group}{attempt}", names)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            assert consumer.poll(1, 0.2) == []  # nothing is produced before the job starts
+            if len(consumer.assignment()) == 4 * len(names):
+                return consumer
+        consumer.close()
+    pytest.fail(f"no partitions assigned to {group} for {names}")
+
+
+def test_torch_job_reports_topology_steps_and_a_hung_rank(
+    kafka_bus, server_store, unique, tmp_path
+):
     kafka_bus.ensure_topics([kafka_bus.topics.incidents], 4)
     job = f"torch-{unique}"
     argv = [
@@ -53,19 +72,22 @@ def test_torch_job_reports_topology_steps_and_a_hung_rank(kafka_bus, server_stor
         str(STALL_STEP),
     ]
     env = {**os.environ, "TORCH_FR_BUFFER_SIZE": "2000", "OMP_NUM_THREADS": "1"}
-    proc = subprocess.Popen(argv, cwd=REPO, env=env, start_new_session=True)
     topics = kafka_bus.topics
-    reader = kafka_bus.consumer(
-        f"{topics.prefix}reader", [topics.topic(TopicFamily.JOBS), topics.topic(TopicFamily.TRAIN)]
+    reader = _joined(
+        kafka_bus, "reader", [topics.topic(TopicFamily.JOBS), topics.topic(TopicFamily.TRAIN)]
     )
     worker = DiagnosisWorker(
-        kafka_bus.consumer(f"{topics.prefix}diagnose", topics.telemetry()),
+        _joined(kafka_bus, "diagnose", topics.telemetry()),
         kafka_bus.producer(),
         server_store,
         topics,
         settings=WorkerSettings(publish_interval_s=0, poll_timeout_s=0.2),
     )
     seen: dict[str, list] = {"job_topology": [], "train_step": []}
+    log = (tmp_path / "job.log").open("w")
+    proc = subprocess.Popen(
+        argv, cwd=REPO, env=env, start_new_session=True, stdout=log, stderr=subprocess.STDOUT
+    )
 
     def read() -> bool:
         for r in reader.poll(1000, 0.1):
@@ -76,7 +98,11 @@ def test_torch_job_reports_topology_steps_and_a_hung_rank(kafka_bus, server_stor
         return bool(seen["job_topology"]) and len(job_steps) >= STALL_STEP - 1
 
     try:
-        wait_for(read, 120, "topology and steps from the torch job")
+        try:
+            wait_for(read, 120, "topology and steps from the torch job")
+        except BaseException:
+            print((tmp_path / "job.log").read_text()[-4000:], seen["train_step"][-1:])
+            raise
         (topo,) = seen["job_topology"]
         assert isinstance(topo, JobTopology) and topo.job_id == job and topo.world_size == 4
         assert {p.rank: p.gpu for p in topo.ranks} == {0: 0, 1: 1, 2: 2, 3: 3}
