@@ -156,6 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     from trainguard.console_cli import add_parsers as add_console
     from trainguard.diagnose_cli import add_parsers as add_diagnose
     from trainguard.explain_cli import add_parsers as add_explain
+    from trainguard.ingest_cli import add_parsers as add_ingest
     from trainguard.predict_cli import add_parsers as add_predict
     from trainguard.scheduler_cli import register as add_scheduler
     from trainguard.sim_cli import add_parsers as add_sim
@@ -168,6 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_scheduler(sub)
     add_predict(sub)
     add_console(sub)
+    add_ingest(sub)
     return parser
 
 

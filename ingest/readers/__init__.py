@@ -1,0 +1,1 @@
+"""Readers that turn what training jobs already write (logs, dumps, scheduler state) into events."""

@@ -1,0 +1,159 @@
+"""Job discovery without the in-job integration: Slurm and Kubernetes -> JobTopology.
+
+One rank per GPU, placed in node order (what torchrun and ``srun --gpus-per-task=1`` do):
+world size = nodes x GPUs per node when the job holds GPUs, else its task count, ranks
+spread evenly. Communicators are unknown from outside the job: the topology has none, so
+diagnosis can place ranks on GPUs but localizes within the world only. Kubernetes does not say
+which GPU of a node a pod got: ``gpu`` is the pod's slot on its node (pods in rank order), the
+NVML index only when one pod holds all of a node's GPUs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from ingest.schema import CommKind, Communicator, JobTopology, RankPlacement
+
+Runner = Callable[[list[str]], str]
+FIELD = re.compile(r"(\w[\w/:]*)=(\S*)")
+GPU_PER_NODE = re.compile(r"gpu(?::[\w.-]+)?:(\d+)")
+GPU_TOTAL = re.compile(r"gres/gpu(?::[\w.-]+)?=(\d+)")
+
+
+class DiscoveryError(RuntimeError):
+    """The scheduler could not be asked (command failed, API unreachable)."""
+
+
+def slurm_runner(conf: str | None = None, timeout_s: float = 30.0) -> Runner:
+    """Return a runner of Slurm commands against one cluster (SLURM_CONF)."""
+
+    def run(argv: list[str]) -> str:
+        env = {**os.environ, **({"SLURM_CONF": conf} if conf else {})}
+        try:
+            out = subprocess.run(
+                argv, capture_output=True, text=True, timeout=timeout_s, env=env, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise DiscoveryError(f"{argv[0]} failed to run: {exc}") from exc
+        if out.returncode != 0:
+            raise DiscoveryError(f"{' '.join(argv)}: {out.stderr.strip() or out.stdout.strip()}")
+        return out.stdout
+
+    return run
+
+
+def placements(nodes: Sequence[str], gpus_per_node: int, tasks: int) -> list[RankPlacement]:
+    """Return one rank per GPU in node order, or `tasks` ranks spread evenly without GPUs."""
+    if gpus_per_node > 0:
+        return [
+            RankPlacement(rank=i * gpus_per_node + g, node=n, gpu=g)
+            for i, n in enumerate(nodes)
+            for g in range(gpus_per_node)
+        ]
+    per_node = max(1, -(-tasks // max(len(nodes), 1)))
+    return [
+        RankPlacement(rank=r, node=nodes[r // per_node], gpu=r % per_node)
+        for r in range(min(tasks, per_node * len(nodes)))
+    ]
+
+
+def _topology(
+    job_id: str, scheduler: str, scheduler_job_id: str, ranks: list[RankPlacement]
+) -> JobTopology:
+    world = len(ranks)
+    return JobTopology(
+        ts=datetime.now(UTC),
+        job_id=job_id,
+        world_size=world,
+        ranks=ranks,
+        communicators=[Communicator(comm="0", kind=CommKind.WORLD, ranks=list(range(world)))],
+        scheduler=scheduler,
+        scheduler_job_id=scheduler_job_id,
+    )
+
+
+# --------------------------------------------------------------------------- Slurm
+
+
+def slurm_gpus_per_node(fields: Mapping[str, str]) -> int:
+    """Return GPUs per node from ``TresPerNode``/``Gres``, else ``TRES``'s gres/gpu over nodes."""
+    for key in ("TresPerNode", "Gres", "TresPerJob"):
+        m = GPU_PER_NODE.search(fields.get(key, ""))
+        if m and key != "TresPerJob":
+            return int(m.group(1))
+    nodes = max(int(fields.get("NumNodes", "1").split("-")[0] or 1), 1)
+    m = GPU_TOTAL.search(fields.get("AllocTRES", "") or fields.get("TRES", ""))
+    return int(m.group(1)) // nodes if m else 0
+
+
+def discover_slurm(
+    run: Runner, job_ids: Sequence[str] = (), prefix: str = "slurm-"
+) -> list[JobTopology]:
+    """Return the topology of running Slurm jobs (all of them, or `job_ids`)."""
+    ids = list(job_ids) or run(["squeue", "-h", "-t", "RUNNING", "-o", "%i"]).split()
+    out = []
+    for jid in ids:
+        fields = dict(FIELD.findall(run(["scontrol", "show", "job", "-o", jid])))
+        if fields.get("JobState") != "RUNNING" or fields.get("NodeList") in (None, "", "(null)"):
+            continue
+        nodes = run(["scontrol", "show", "hostnames", fields["NodeList"]]).split()
+        tasks = int(fields.get("NumTasks", "1") or 1)
+        ranks = placements(nodes, slurm_gpus_per_node(fields), tasks)
+        out.append(_topology(f"{prefix}{jid}", "slurm", jid, ranks))
+    return out
+
+
+# --------------------------------------------------------------------------- Kubernetes
+
+
+def _pod_gpus(pod: Any) -> int:
+    total = 0
+    for c in pod.spec.containers or []:
+        limits = (c.resources.limits if c.resources else None) or {}
+        total += int(limits.get("nvidia.com/gpu", 0))
+    return total
+
+
+_INDEX_KEYS = (
+    "training.kubeflow.org/replica-index",  # Kubeflow PyTorchJob
+    "batch.kubernetes.io/job-completion-index",  # indexed Job, JobSet (Kubeflow Trainer v2)
+)
+
+
+def _pod_order(pod: Any, position: int) -> tuple[int, int, str]:
+    """Return a pod's rank order: a PyTorchJob's Master first, then by replica/completion index."""
+    labels = {**(pod.metadata.annotations or {}), **(pod.metadata.labels or {})}
+    master = 0 if labels.get("training.kubeflow.org/replica-type", "").lower() == "master" else 1
+    index = next((int(v) for k in _INDEX_KEYS if (v := labels.get(k, "")).isdigit()), position)
+    return master, index, pod.metadata.name
+
+
+def discover_kubernetes(
+    core_v1: Any, namespace: str, selector: str, job_id: str
+) -> JobTopology | None:
+    """Return the topology of a job's running pods (``kubernetes.client.CoreV1Api``)."""
+    from kubernetes.client.exceptions import ApiException
+
+    try:
+        pods = core_v1.list_namespaced_pod(namespace, label_selector=selector).items
+    except (ApiException, OSError) as exc:
+        raise DiscoveryError(f"listing pods {selector!r} in {namespace}: {exc}") from exc
+    running = [p for p in pods if p.status and p.status.phase == "Running" and p.spec.node_name]
+    if not running:
+        return None
+    ordered = sorted(enumerate(running), key=lambda ip: _pod_order(ip[1], ip[0]))
+    ranks: list[RankPlacement] = []
+    slots: dict[str, int] = {}  # pods sharing a node take its next GPU slots
+    for _, pod in ordered:
+        node = pod.spec.node_name
+        first = slots.get(node, 0)
+        gpus = max(_pod_gpus(pod), 1)
+        slots[node] = first + gpus
+        base = len(ranks)
+        ranks.extend(RankPlacement(rank=base + g, node=node, gpu=first + g) for g in range(gpus))
+    return _topology(job_id, "kubernetes", f"{namespace}/{selector}", ranks)

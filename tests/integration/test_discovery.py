@@ -1,0 +1,118 @@
+"""Job discovery: the real Slurm controller (deploy/slurm.sh) and a loopback Kubernetes API.
+
+The Kubernetes fake serves tests/fixtures/readers/k8s_pytorchjob_pods.json, shaped like the
+PodList a Kubeflow PyTorchJob's pods return (the official client parses it as it would a
+real API server's answer); no API server can run here.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from kubernetes import client as k8s
+
+from ingest.readers.discovery import discover_kubernetes, discover_slurm, slurm_runner
+from tests.integration.conftest import wait_for
+from tests.readers_fixtures import FIXTURES
+
+pytestmark = pytest.mark.integration
+
+
+def test_a_running_sbatch_job_is_discovered(slurm, tmp_path):
+    run = slurm_runner(slurm.conf)
+    out = tmp_path / "slurm-%j.out"
+    jid = (
+        run(
+            [
+                "sbatch",
+                "--parsable",
+                "-N1",
+                "-n2",
+                "-J",
+                "tg-discover",
+                "-o",
+                str(out),
+                "--wrap",
+                "sleep 120",
+            ]
+        )
+        .strip()
+        .split(";")[0]
+    )
+    try:
+        wait_for(
+            lambda: "RUNNING" in run(["squeue", "-h", "-j", jid, "-o", "%T"]),
+            30,
+            f"Slurm job {jid} running",
+        )
+        (topo,) = discover_slurm(run, [jid])
+        assert (topo.job_id, topo.scheduler, topo.scheduler_job_id) == (
+            f"slurm-{jid}",
+            "slurm",
+            jid,
+        )
+        node = run(["squeue", "-h", "-j", jid, "-o", "%N"]).strip()
+        assert topo.world_size == 2 and [(p.rank, p.node, p.gpu) for p in topo.ranks] == [
+            (0, node, 0),
+            (1, node, 1),
+        ]
+        assert [c.ranks for c in topo.communicators] == [[0, 1]]
+        every = {t.scheduler_job_id for t in discover_slurm(run)}
+        assert jid in every
+    finally:
+        run(["scancel", jid])
+    time.sleep(0.5)
+    assert discover_slurm(run, [jid]) == []  # no longer running
+
+
+def test_slurm_hostlists_expand_through_scontrol(slurm):
+    run = slurm_runner(slurm.conf)
+    assert run(["scontrol", "show", "hostnames", "node-[0001-0003]"]).split() == [
+        "node-0001",
+        "node-0002",
+        "node-0003",
+    ]
+
+
+class _FakeApi:
+    def __init__(self) -> None:
+        body = (FIXTURES / "k8s_pytorchjob_pods.json").read_bytes()
+        self.queries: list[dict[str, list[str]]] = []
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802
+                url = urllib.parse.urlparse(self.path)
+                ok = url.path == "/api/v1/namespaces/training/pods"
+                api.queries.append(urllib.parse.parse_qs(url.query))
+                self.send_response(200 if ok else 404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body) if ok else 2))
+                self.end_headers()
+                self.wfile.write(body if ok else b"{}")
+
+            def log_message(self, *_a: object) -> None:
+                return
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+def test_pytorchjob_pods_become_a_topology_master_first():
+    fake = _FakeApi()
+    try:
+        api = k8s.CoreV1Api(k8s.ApiClient(k8s.Configuration(host=fake.url)))
+        selector = "training.kubeflow.org/job-name=llama-pretrain"
+        topo = discover_kubernetes(api, "training", selector, "llama-pretrain")
+    finally:
+        fake.server.shutdown()
+    assert fake.queries == [{"labelSelector": [selector]}]
+    assert topo is not None and topo.scheduler == "kubernetes" and topo.world_size == 16
+    placed = [(p.rank, p.node, p.gpu) for p in topo.ranks]
+    assert placed[:8] == [(r, "gpu-node-a03", r) for r in range(8)]  # the master: ranks 0-7
+    assert placed[8:] == [(8 + g, "gpu-node-b07", g) for g in range(8)]  # pending pod: none

@@ -1,0 +1,147 @@
+"""Connect a training job from outside it: read its logs and dumps, discover it in the scheduler.
+
+``trainguard ingest-logs --job J FILE...``   Megatron/DeepSpeed/torchtitan step lines -> TrainStep
+``trainguard ingest-fr --job J PATH``        Flight Recorder dumps (a directory of per-rank files)
+                                             or fr_trace analyzer text -> CollectiveProgress
+``trainguard ingest-ras --job J FILE``       NCCL RAS client text -> CollectiveProgress
+``trainguard stacks FILE...``                py-spy dumps grouped by stack; the outliers
+``trainguard discover --slurm [ID...]``      running Slurm jobs -> JobTopology
+``trainguard discover --k8s NS SELECTOR --job J``  a job's pods -> JobTopology
+
+Events go to Kafka (TG_KAFKA_MODE=kafka, TG_KAFKA_BOOTSTRAP); ``--print`` writes them as JSON
+lines to stdout instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from ingest.readers.discovery import discover_kubernetes, discover_slurm, slurm_runner
+from ingest.readers.flight_recorder import analysis_progress, parse_fr_analysis, read_dump_dir
+from ingest.readers.nccl_ras import parse_ras, ras_progress
+from ingest.readers.pyspy import parse_pyspy
+from ingest.readers.train_log import TrainLogParser
+from ingest.schema import EventBase, encode_event
+
+
+def _publish(events: Iterable[EventBase], args: argparse.Namespace) -> int:
+    if args.print:
+        n = 0
+        for event in events:
+            sys.stdout.write(encode_event(event).decode() + "\n")
+            n += 1
+        print(f"{n} event(s)", file=sys.stderr)
+        return 0
+    from trainguard.settings import BusSettings
+    from trainguard.wiring import build_bus
+
+    settings = BusSettings()
+    if settings.mode == "embedded":
+        print("needs TG_KAFKA_MODE=kafka and TG_KAFKA_BOOTSTRAP (or --print)", file=sys.stderr)
+        return 2
+    producer = build_bus(settings).producer()
+    n = 0
+    try:
+        for event in events:
+            producer.send(event)
+            n += 1
+        producer.flush()
+    finally:
+        producer.close()
+    print(f"published {n} event(s) to {settings.bootstrap}", file=sys.stderr)
+    return 0
+
+
+def _mtime(path: Path) -> datetime:
+    return datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
+
+
+def cmd_ingest_logs(args: argparse.Namespace) -> int:
+    """Parse training logs into steps."""
+
+    def steps() -> Iterable[EventBase]:
+        for path in args.files:
+            parser = TrainLogParser(args.job, args.node, args.rank, args.peak_tflops)
+            with open(path, errors="replace") as handle:
+                yield from parser.feed_lines(handle, _mtime(Path(path)))
+
+    return _publish(steps(), args)
+
+
+def cmd_ingest_fr(args: argparse.Namespace) -> int:
+    """Read Flight Recorder dumps or fr_trace output into collective progress."""
+    path = Path(args.path)
+    if path.is_dir():
+        return _publish(read_dump_dir(path, args.job), args)
+    seen = _mtime(path)
+    reports = parse_fr_analysis(path.read_text(errors="replace"))
+    return _publish((p for r in reports for p in analysis_progress(r, args.job, seen)), args)
+
+
+def cmd_ingest_ras(args: argparse.Namespace) -> int:
+    """Read NCCL RAS client output into collective progress."""
+    path = Path(args.file)
+    report = parse_ras(path.read_text(errors="replace"))
+    return _publish(ras_progress(report, args.job, _mtime(path)), args)
+
+
+def cmd_stacks(args: argparse.Namespace) -> int:
+    """Group py-spy dumps by stack and print the groups, outliers first."""
+    from diagnosis.localize.stacks import group_stacks, outlier_groups
+
+    threads = [t for f in args.files for t in parse_pyspy(Path(f).read_text(), source=f)]
+    groups = group_stacks(threads)
+    outliers = outlier_groups(groups)
+    for g in [*outliers, *(g for g in groups if g not in outliers)]:
+        mark = "OUTLIER" if g in outliers else "       "
+        ids = ", ".join(f"{Path(m.source).name}:{m.thread}" for m in g.members[:6])
+        more = ", ..." if len(g.members) > 6 else ""
+        print(f"{mark} {len(g.members):4d}  {g.where()}  [{ids}{more}]")
+    return 0
+
+
+def cmd_discover(args: argparse.Namespace) -> int:
+    """Discover running jobs in Slurm or Kubernetes and publish their topology."""
+    if args.k8s:
+        from kubernetes import client as k8s
+        from kubernetes import config as k8s_config
+
+        k8s_config.load_config()
+        namespace, selector = args.k8s
+        topo = discover_kubernetes(k8s.CoreV1Api(), namespace, selector, args.job or selector)
+        return _publish([topo] if topo else [], args)
+    return _publish(discover_slurm(slurm_runner(), args.slurm or []), args)
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    """Register the ingest-* and discover subcommands."""
+
+    def parser(name: str, func: object, help_text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(func=func)
+        p.add_argument("--print", action="store_true", help="write JSON lines, do not publish")
+        return p
+
+    p = parser("ingest-logs", cmd_ingest_logs, "training-log step lines -> TrainStep")
+    p.add_argument("--job", required=True)
+    p.add_argument("--node")
+    p.add_argument("--rank", type=int, help="rank of the log (default: the job's steps)")
+    p.add_argument("--peak-tflops", type=float, help="per-GPU peak, to turn TFLOP/s into MFU")
+    p.add_argument("files", nargs="+")
+    p = parser("ingest-fr", cmd_ingest_fr, "Flight Recorder dumps or fr_trace text -> progress")
+    p.add_argument("--job", required=True)
+    p.add_argument("path", help="directory of per-rank dump files, or fr_trace output")
+    p = parser("ingest-ras", cmd_ingest_ras, "NCCL RAS client output -> collective progress")
+    p.add_argument("--job", required=True)
+    p.add_argument("file")
+    p = parser("stacks", cmd_stacks, "group py-spy dumps by stack, outliers first")
+    p.add_argument("files", nargs="+")
+    p = parser("discover", cmd_discover, "running Slurm or Kubernetes jobs -> JobTopology")
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--slurm", nargs="*", metavar="JOBID", help="all running jobs, or these")
+    where.add_argument("--k8s", nargs=2, metavar=("NAMESPACE", "SELECTOR"))
+    p.add_argument("--job", help="TrainGuard job id (Kubernetes; default: the selector)")

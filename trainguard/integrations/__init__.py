@@ -1,0 +1,1 @@
+"""In-job integrations: import one inside the training script."""
