@@ -228,7 +228,8 @@ class ActionEngine:
             if tripped:
                 return f"circuit breaker open ({reason}); an operator must reset it"
             since = now - timedelta(seconds=cfg.breaker.window_s)
-            count = db.isolated_since(self.store, since)
+            # a multi-node isolation counts every node it would take out
+            count = db.isolated_since(self.store, since) + len(plan.params.get("nodes", [1])) - 1
             if breaker_trips(count, cfg.breaker):
                 why = f"{count} node(s) isolated in {cfg.breaker.window_s:.0f} s, limit "
                 why += f"{cfg.breaker.limit()} of {cfg.breaker.fleet_nodes}"

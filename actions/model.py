@@ -15,6 +15,7 @@ class ActionKind(StrEnum):
     CAPTURE_DIAGNOSTICS = "capture_diagnostics"
     ISOLATE_NODE = "isolate_node"
     ISOLATE_GPU = "isolate_gpu"
+    ISOLATE_SWITCH = "isolate_switch"  # every node cabled to a leaf switch
     REQUEST_CAPACITY = "request_capacity"
     RECLAIM_NODE = "reclaim_node"
     RESTART_JOB = "restart_job"
@@ -28,7 +29,9 @@ class ActionKind(StrEnum):
 
 
 # Kinds that take capacity out of the fleet: the circuit breaker counts these.
-ISOLATING: frozenset[ActionKind] = frozenset({ActionKind.ISOLATE_NODE, ActionKind.ISOLATE_GPU})
+ISOLATING: frozenset[ActionKind] = frozenset(
+    {ActionKind.ISOLATE_NODE, ActionKind.ISOLATE_GPU, ActionKind.ISOLATE_SWITCH}
+)
 
 
 class Risk(StrEnum):
@@ -86,6 +89,7 @@ class Target(BaseModel):
     gpu: int | None = Field(None, description="GPU index on the node.")
     job: str | None = Field(None, description="Training job id (Slurm job id or name).")
     nic: str | None = Field(None, description="NIC, for network incidents.")
+    switch: str | None = Field(None, description="Leaf switch, for switch incidents.")
 
     def key(self) -> str:
         """Return a stable text form (part of the action id)."""

@@ -154,6 +154,7 @@ def select(policy: Policy, incident: Incident, hist: HistoryLookup) -> Selection
                 node=top.node if top else None,
                 gpu=top.gpu if top else None,
                 nic=top.nic if top else None,
+                switch=top.switch if top else None,
                 job=incident.job,
             )
             return Selection(rule, top, target, component_key(incident, top))

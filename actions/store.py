@@ -62,7 +62,8 @@ def save_state(
         "incident_id": plan.incident_id,
         "step": plan.step,
         "kind": plan.kind.value,
-        "node": plan.target.node or "",
+        # a multi-node isolation (a leaf switch's nodes) lists them all, comma-separated
+        "node": plan.target.node or ",".join(plan.params.get("nodes", [])),
         "job_id": plan.target.job or "",
         "component_key": plan.component_key,
         "state": state.value,
@@ -161,9 +162,10 @@ def isolated_since(store: Store, since: datetime) -> int:
     """Return distinct nodes whose isolation is executing or done and started since a time."""
     return _count(
         store,
-        f"SELECT uniqExact(n) FROM (SELECT action_id, any(node) AS n, argMax(state, seq) AS s, "
+        f"SELECT uniqExact(one) FROM (SELECT action_id, any(node) AS n, argMax(state, seq) AS s, "
         f"max(at) AS t FROM `{store.database}`.`{ACTION_STATE.name}` WHERE kind IN %(kinds)s "
-        f"GROUP BY action_id) WHERE s IN ('executing', 'done') AND t >= %(since)s",
+        f"GROUP BY action_id) ARRAY JOIN splitByChar(',', n) AS one "
+        f"WHERE s IN ('executing', 'done') AND t >= %(since)s AND one != ''",
         {"kinds": tuple(k.value for k in ISOLATING), "since": _at(since)[0]},
     )
 

@@ -111,11 +111,12 @@ def isolated_nodes(store: Store) -> dict[str, str]:
     A node whose hardware-inspection action is done is reported as "hardware_inspection".
     """
     frame = store.query_df(
-        f"SELECT n, k, toUInt32(t) AS t FROM (SELECT action_id, any(node) AS n, "
+        f"SELECT one, k, toUInt32(t) AS t FROM (SELECT action_id, any(node) AS n, "
         f"any(kind) AS k, argMax(state, seq) AS s, max(at) AS t "
         f"FROM `{store.database}`.`{ACTION_STATE.name}` WHERE node != '' AND kind IN "
-        f"('isolate_node', 'isolate_gpu', 'resume_node', 'hardware_inspection') "
-        f"GROUP BY action_id) WHERE s = 'done' ORDER BY t"
+        f"('isolate_node', 'isolate_gpu', 'isolate_switch', 'resume_node', "
+        f"'hardware_inspection') GROUP BY action_id) ARRAY JOIN splitByChar(',', n) AS one "
+        f"WHERE s = 'done' ORDER BY t"
     )
     state: dict[str, str] = {}
     for node, kind, _t in frame.itertuples(index=False):

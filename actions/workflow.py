@@ -114,6 +114,7 @@ PHASES: dict[ActionKind, str] = {
     ActionKind.CAPTURE_DIAGNOSTICS: "diagnose",
     ActionKind.ISOLATE_NODE: "isolate",
     ActionKind.ISOLATE_GPU: "isolate",
+    ActionKind.ISOLATE_SWITCH: "isolate",
     ActionKind.TAINT_NODE: "isolate",
     ActionKind.REQUEST_CAPACITY: "acquire",
     ActionKind.RECLAIM_NODE: "acquire",

@@ -72,11 +72,21 @@ def _backend(settings: ActSettings, registry: ActionRegistry) -> None:
         ):
             registry.register(kube)
         return
-    from actions.executors.slurm import Slurm, SlurmDrain, SlurmReboot, SlurmRequeue, SlurmResume
+    from actions.executors.slurm import (
+        Slurm,
+        SlurmDrain,
+        SlurmDrainSwitch,
+        SlurmReboot,
+        SlurmRequeue,
+        SlurmResume,
+    )
+    from diagnosis.fabric import Fabric
 
     slurm = Slurm(str(settings.slurm_conf) if settings.slurm_conf else None)
+    fabric = Fabric.from_json(settings.fabric.read_bytes()) if settings.fabric else None
     for executor in (
         SlurmDrain(slurm),
+        SlurmDrainSwitch(slurm, fabric),
         SlurmRequeue(slurm),
         SlurmReboot(slurm),
         SlurmResume(slurm),

@@ -117,6 +117,9 @@ class ActSettings(BaseSettings):
         "slurm", description="Node/job backend (local: the embedded demo's in-memory stand-in)."
     )
     slurm_conf: Path | None = Field(None, description="slurm.conf (TG_ACT_SLURM_CONF).")
+    fabric: Path | None = Field(
+        None, description="Fabric inventory JSON (node -> leaf switches) for switch isolation."
+    )
     kube_host: str | None = Field(None, description="Kubernetes API server URL.")
     kube_token: SecretStr | None = Field(None, description="Bearer token. Never logged.")
     kube_namespace: str = Field("training", pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from actions.model import ActionKind, ActionPlan, ActionResult, Risk, done, failed, skipped
 from actions.registry import ActionRequest, make_plan
+from diagnosis.fabric import Fabric
 
 log = logging.getLogger(__name__)
 
@@ -192,6 +193,55 @@ class SlurmDrain:
         if state.drained:
             return skipped(f"drained by someone else ({state.reason!r}): preserved")
         return None
+
+
+class SlurmDrainSwitch:
+    """Isolate a bad leaf switch: drain every node cabled to it (from the fabric inventory).
+
+    Nodes someone else drained are left as they are; the breaker counts every node of the
+    plan, so a leaf serving more nodes than the limit allows is blocked, not half-drained.
+    """
+
+    name = "slurm"
+    kind = ActionKind.ISOLATE_SWITCH
+    risk = Risk.HIGH
+
+    def __init__(self, slurm: Slurm, fabric: Fabric | None) -> None:
+        self.slurm, self.fabric = slurm, fabric
+
+    def plan(self, request: ActionRequest) -> ActionPlan:
+        switch = request.target.switch
+        if not switch:
+            raise SlurmError(f"incident {request.incident.id} names no switch")
+        if self.fabric is None:
+            raise SlurmError("no fabric inventory (TG_ACT_FABRIC): the switch's nodes are unknown")
+        nodes = sorted(
+            check_node(n) for n, links in self.fabric.nodes.items() if switch in links.leaves
+        )
+        if not nodes:
+            raise SlurmError(f"no node of the fabric inventory is cabled to {switch}")
+        what = f"drain the {len(nodes)} Slurm node(s) behind leaf switch {switch}: "
+        return make_plan(self, request, what + hostlist(nodes), nodes=nodes, switch=switch)
+
+    def execute(self, plan: ActionPlan) -> ActionResult:
+        drained, kept = [], []
+        try:
+            for node in plan.params["nodes"]:
+                state = self.slurm.node(node)
+                if state.drained and not state.ours:
+                    kept.append(node)
+                elif not state.drained:
+                    self.slurm.drain(node, _reason(plan))
+                    drained.append(node)
+        except SlurmError as exc:
+            return failed(f"{exc} (drained so far: {','.join(drained) or 'none'})")
+        detail = f"drained {len(drained)} node(s) behind {plan.params['switch']}"
+        if kept:
+            detail += f"; {len(kept)} already drained by someone else, preserved"
+        return done(detail, drained=drained, preserved=kept)
+
+    def reconcile(self, plan: ActionPlan) -> ActionResult | None:
+        return None  # execute() skips nodes already drained, so running it again is safe
 
 
 class SlurmResume:

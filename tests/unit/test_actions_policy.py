@@ -147,3 +147,44 @@ def test_bad_policy_names_line_and_field():
 def test_policy_errors_are_clear(text, needle):
     with pytest.raises(PolicyError, match=needle):
         parse_policy(text)
+
+
+def test_a_repeated_leaf_switch_fault_isolates_the_switch_and_a_single_one_does_not():
+    from actions.executors.slurm import Slurm, SlurmDrainSwitch, SlurmError
+    from actions.policy import load_policy, select
+    from actions.registry import ActionRequest
+    from diagnosis.fabric import Fabric
+    from diagnosis.model import Suspect
+
+    leaf = "leaf-r000-rail2"
+    top = Suspect(component=ComponentKind.SWITCH, score=0.9, switch=leaf, explanation="leaf")
+
+    def incident(findings: int):
+        base = make_incident(
+            5,
+            category=Category.NETWORK,
+            component=ComponentKind.SWITCH,
+            node=None,
+            gpu=None,
+            findings=findings,
+        )
+        return base.model_copy(update={"suspects": [top]})
+
+    policy = load_policy()
+    twice = select(policy, incident(2), _no_history)
+    assert twice is not None and twice.rule.name == "switch-repeated"
+    assert twice.target.switch == leaf and twice.rule.ladder[0].kind == ActionKind.ISOLATE_SWITCH
+    once = select(policy, incident(1), _no_history)
+    assert once is not None and once.rule.name == "network-once"
+    fabric = Fabric.rail_optimized([f"node-{i:04d}" for i in range(6)], nodes_per_rack=4)
+    request = ActionRequest(
+        incident=incident(2),
+        kind=ActionKind.ISOLATE_SWITCH,
+        target=twice.target,
+        step=0,
+        rule=twice.rule.name,
+    )
+    plan = SlurmDrainSwitch(Slurm(None), fabric).plan(request)
+    assert plan.params["nodes"] == ["node-0000", "node-0001", "node-0002", "node-0003"]
+    with pytest.raises(SlurmError, match="TG_ACT_FABRIC"):
+        SlurmDrainSwitch(Slurm(None), None).plan(request)
