@@ -13,16 +13,19 @@ VENV="${TG_VENV:-$REPO/.venv}"
 PY="$VENV/bin/python"
 say() { printf '[dev] %s\n' "$*" >&2; }
 
+# setup [dev]: the demo needs the runtime only; the tests add the dev extra (PyTorch for the
+# real torch.distributed job test among them, a multi-GB download).
 setup() {
-  local stamp="$VENV/.installed"
+  local extra="${1:-}" stamp="$VENV/.installed${1:+-$1}" target="$REPO"
+  [[ -n "$extra" ]] && target="$REPO[$extra]"
   if [[ ! -x "$PY" ]]; then
     say "creating virtual environment $VENV"
     python3 -m venv "$VENV"
   fi
   if [[ ! -f "$stamp" || "$REPO/pyproject.toml" -nt "$stamp" ]]; then
-    say "installing TrainGuard and its development tools (first time: a few minutes)"
+    say "installing TrainGuard${extra:+ and its $extra tools} (first time: a few minutes)"
     "$PY" -m pip install --quiet --upgrade pip
-    "$PY" -m pip install --quiet -e "$REPO[dev]"
+    "$PY" -m pip install --quiet -e "$target"
     touch "$stamp"
   fi
 }
@@ -41,7 +44,7 @@ browser() {
 }
 
 test_all() {
-  setup
+  setup dev
   browser
   cd "$REPO"
   local started=0
@@ -65,6 +68,6 @@ test_all() {
 case "${1:-}" in
   demo) shift; demo "$@" ;;
   test) shift; test_all "$@" ;;
-  setup) setup ;;
+  setup) setup dev ;;
   *) echo "usage: bash deploy/dev.sh demo|test|setup [args]" >&2; exit 2 ;;
 esac
