@@ -23,7 +23,7 @@ from pathlib import Path
 from ingest.readers.discovery import discover_kubernetes, discover_slurm, slurm_runner
 from ingest.readers.flight_recorder import analysis_progress, parse_fr_analysis, read_dump_dir
 from ingest.readers.nccl_ras import parse_ras, ras_progress
-from ingest.readers.pyspy import parse_pyspy
+from ingest.readers.pyspy import PyThread, parse_pyspy
 from ingest.readers.train_log import TrainLogParser
 from ingest.schema import EventBase, encode_event
 
@@ -101,6 +101,49 @@ def cmd_stacks(args: argparse.Namespace) -> int:
         ids = ", ".join(f"{Path(m.source).name}:{m.thread}" for m in g.members[:6])
         more = ", ..." if len(g.members) > 6 else ""
         print(f"{mark} {len(g.members):4d}  {g.where()}  [{ids}{more}]")
+    if args.incident:
+        return _attach_stacks(args.incident, threads)
+    return 0
+
+
+def _attach_stacks(incident_id: str, threads: list[PyThread]) -> int:
+    """Add the outlier stacks to an incident as evidence (a new revision), as ByteRobust's
+    stack aggregation feeds its diagnosis; the incident keeps its status."""
+    from analytics.migrations import migrate
+    from diagnosis.incident_store import IncidentNotFound, load_incident, save_incidents
+    from diagnosis.localize.stacks import stack_outlier_finding
+    from trainguard.settings import StoreSettings
+    from trainguard.wiring import build_store
+
+    finding = stack_outlier_finding(threads)
+    if finding is None:
+        print("no outlier stacks: nothing attached", file=sys.stderr)
+        return 0
+    store = build_store(StoreSettings())
+    migrate(store)
+    try:
+        incident = load_incident(store, incident_id)
+    except IncidentNotFound as exc:
+        print(f"trainguard stacks: {exc}", file=sys.stderr)
+        return 2
+    evidence = f"py-spy: {finding.line}"
+    if evidence not in incident.evidence:
+        save_incidents(
+            store,
+            [
+                incident.model_copy(
+                    update={
+                        "evidence": [*incident.evidence, evidence],
+                        "findings": incident.findings + 1,
+                        "revision": incident.revision + 1,
+                        "updated_at": max(
+                            datetime.now(UTC), incident.updated_at or incident.detected_at
+                        ),
+                    }
+                )
+            ],
+        )
+    print(f"attached to {incident_id}: {evidence}")
     return 0
 
 
@@ -140,6 +183,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file")
     p = parser("stacks", cmd_stacks, "group py-spy dumps by stack, outliers first")
     p.add_argument("files", nargs="+")
+    p.add_argument(
+        "--incident", help="add the outlier stacks to this incident's evidence (TG_CLICKHOUSE_*)"
+    )
     p = parser("discover", cmd_discover, "running Slurm or Kubernetes jobs -> JobTopology")
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--slurm", nargs="*", metavar="JOBID", help="all running jobs, or these")
