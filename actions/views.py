@@ -29,6 +29,7 @@ def action_page(
     incident_id: str | None = None,
     after: int | None = None,
     limit: int = 50,
+    action_ids: Sequence[str] | None = None,
 ) -> tuple[list[ActionRow], int | None]:
     """Return actions, most recently changed first, and the position after the page."""
     outer, params = ["1"], {"limit": int(limit) + 1}  # type: tuple[list[str], dict[str, Any]]
@@ -36,6 +37,9 @@ def action_page(
     if incident_id is not None:
         inner.append("incident_id = %(inc)s")
         params["inc"] = incident_id
+    if action_ids is not None:
+        inner.append("action_id IN %(ids)s")
+        params["ids"] = tuple(action_ids) or ("",)
     if states is not None:
         outer.append("s IN %(states)s")
         params["states"] = tuple(s.value for s in states) or ("",)

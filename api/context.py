@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Annotated, TypeVar
+from typing import Annotated, TypeVar, cast
 
 from fastapi import Depends, HTTPException, Request, Response
 from pydantic import BaseModel
@@ -17,6 +17,9 @@ from actions.webhooks.delivery import Deliverer
 from analytics.api_tables import API_AUDIT
 from analytics.store import Store
 from api.auth import Principal, Role, TokenBook
+from diagnosis.incident_store import IncidentFilter, query_incidents
+from diagnosis.incidents import Incident
+from diagnosis.model import IncidentStatus
 from scheduler.service import Scheduler
 
 _AUDIT_TYPES = {c.name: c.type for c in API_AUDIT.columns}
@@ -50,25 +53,40 @@ class ApiContext:
         with self._lock:
             gate = self._gates.setdefault(key, threading.Lock())
             hit = self._cache.get(key)
-        if hit is not None and not gate.acquire(blocking=False):  # someone is refreshing it
-            return hit[1]  # type: ignore[return-value]
-        if hit is not None:
-            gate.release()
-        with gate:
-            now = time.monotonic()
+        if hit is not None and time.monotonic() - hit[0] < self.cache_s:
+            return cast(T, hit[1])
+        if hit is not None and not gate.acquire(blocking=False):
+            return cast(T, hit[1])  # stale while another caller refreshes it
+        if hit is None:
+            gate.acquire()
+        try:
             with self._lock:
                 hit = self._cache.get(key)
-            if hit is not None and now - hit[0] < self.cache_s:
-                return hit[1]  # type: ignore[return-value]
+            if hit is not None and time.monotonic() - hit[0] < self.cache_s:
+                return cast(T, hit[1])  # refreshed while this caller waited
             value = compute()
             with self._lock:
                 self._cache[key] = (time.monotonic(), value)
             return value
+        finally:
+            gate.release()
 
     def cached_json(self, key: str, build: Callable[[], BaseModel]) -> Response:
         """Return a hot list as JSON rendered once per cache period (no re-serialization)."""
         body = self.cached(f"json:{key}", lambda: build().model_dump_json().encode())
         return Response(content=body, media_type="application/json")
+
+    def live_incidents(self) -> list[Incident]:
+        """Return the open and mitigating incidents (a snapshot at most `cache_s` old)."""
+
+        def read() -> list[Incident]:
+            live: list[Incident] = []
+            for status in (IncidentStatus.OPEN, IncidentStatus.MITIGATING):
+                page, _ = query_incidents(self.store, IncidentFilter(status=status), limit=5000)
+                live += page
+            return live
+
+        return self.cached("live-incidents", read)
 
     def invalidate(self) -> None:
         """Forget cached reads (after a write, so the writer sees its change at once)."""

@@ -173,15 +173,15 @@ def consume(engine: ActionEngine, consumer: Consumer, stop: threading.Event, pol
 
 def cmd_act(args: argparse.Namespace) -> int:
     """Run the engine until SIGTERM: recover unfinished ladders, then consume incidents."""
-    from trainguard.cli import _stop_on_signals
     from trainguard.settings import BusSettings, StoreSettings
+    from trainguard.signals import stop_on_signals
     from trainguard.wiring import build_bus, build_store
 
     settings, bus_settings = ActSettings(), BusSettings()
     if bus_settings.mode == "embedded":
         print("trainguard act needs TG_KAFKA_MODE=kafka (the embedded bus lives inside `demo`)")
         return 2
-    stop = _stop_on_signals()
+    stop = stop_on_signals()
     store = build_store(StoreSettings())
     migrate(store)
     bus = build_bus(bus_settings)

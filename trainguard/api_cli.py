@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from fastapi import FastAPI
@@ -88,7 +87,7 @@ def _store(connections: int | None = None) -> Store:
     from trainguard.wiring import build_store
 
     settings = StoreSettings()
-    if connections is not None and "TG_CLICKHOUSE_CONNECTIONS" not in os.environ:
+    if connections is not None:
         settings = settings.model_copy(update={"connections": connections})
     store = build_store(settings)
     migrate(store)
@@ -101,7 +100,7 @@ def app_from_settings() -> FastAPI:
     from trainguard.act_cli import build_engine
     from trainguard.settings import ActSettings
 
-    store = _store(connections=8)  # concurrent requests each need a connection
+    store = _store(connections=ApiSettings().store_connections)
     # approvals continue a ladder here, with the same executors and limits as `trainguard act`
     engine = build_engine(ActSettings(), store, None)
     return create_app(build_context(store, ApiSettings(), BusSettings(), engine=engine))

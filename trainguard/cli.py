@@ -19,9 +19,6 @@ from trainguard.signals import stop_on_signals
 log = logging.getLogger("trainguard")
 
 
-_stop_on_signals = stop_on_signals
-
-
 def tune_gc_for_batches() -> None:
     """Collect cycles rarely: a batch allocates ~10^6 short-lived, acyclic objects.
 
@@ -62,7 +59,7 @@ def cmd_sink(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    stop = _stop_on_signals()
+    stop = stop_on_signals()
     store = build_store(store_settings)
     sink = build_sink(build_bus(bus_settings), store, sink_settings)
     tune_gc_for_batches()
@@ -86,7 +83,7 @@ def cmd_agent(args: argparse.Namespace) -> int:
     if bus_settings.mode == "embedded":
         print("trainguard agent needs TG_KAFKA_MODE=kafka and TG_KAFKA_BOOTSTRAP", file=sys.stderr)
         return 2
-    stop = _stop_on_signals()
+    stop = stop_on_signals()
     producer = build_bus(bus_settings).producer()
     agent = Agent(AgentSettings(), producer)
     try:

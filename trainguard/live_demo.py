@@ -23,7 +23,6 @@ from analytics.migrations import migrate
 from analytics.store import EmbeddedStore
 from api.auth import Role
 from diagnosis.incident_store import load_incidents
-from diagnosis.worker import WorkerSettings
 from ingest.bus import InProcessBus
 from sim.output import BusSink
 from sim.scenario import Scenario, load_scenario, parse_scenario
@@ -133,8 +132,7 @@ def run_live(
     migrate(store)
     bus = InProcessBus()
     sink = build_sink(bus, store, SinkProcessSettings(batch_seconds=0.5))
-    worker = build_diagnosis(bus, store, DiagnoseSettings())
-    worker.settings = WorkerSettings(publish_interval_s=2.0)
+    worker = build_diagnosis(bus, store, DiagnoseSettings(publish_interval_s=2.0))
     threads = [run_in_thread(sink, stop)]
     diag = threading.Thread(target=worker.run, args=(stop,), name="diagnose", daemon=True)
     diag.start()

@@ -90,6 +90,9 @@ class ApiSettings(BaseSettings):
     port: int = Field(8700, ge=1, le=65535)
     cache_s: float = Field(5.0, ge=0, le=300, description="Age of fleet snapshots served.")
     workers: int = Field(1, ge=1, le=64, description="Server processes (each with its caches).")
+    store_connections: int = Field(
+        8, ge=1, le=64, description="ClickHouse connections per worker (queries at once)."
+    )
     token_cache_s: float = Field(30.0, ge=0, le=3600, description="Revocation delay.")
 
 

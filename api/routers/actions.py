@@ -9,9 +9,11 @@ from fastapi import APIRouter, HTTPException, Query
 from pydantic import BaseModel, Field
 
 from actions import store as action_store
+from actions.engine import ActionEngine
 from actions.model import ActionPlan, ActionResult, State
 from actions.safety import BREAKER
 from actions.views import ActionRow, action_page, audit_page
+from api.auth import Principal
 from api.context import Admin, ApiContext, Ctx, Operator, Viewer
 from api.models import ERRORS, Page, Reason
 from api.pagination import decode_seq_cursor, encode_cursor
@@ -96,13 +98,13 @@ def list_actions(
 @router.post("/actions/{action_id}/approve", response_model=ActionView)
 def approve(action_id: str, body: Reason, ctx: Ctx, who: Operator) -> ActionView:
     """Approve an action awaiting approval; its ladder goes on."""
-    return _decide(ctx, who.name, action_id, body.reason, approve=True, who=who)
+    return _decide(ctx, who, action_id, body.reason, approve=True)
 
 
 @router.post("/actions/{action_id}/reject", response_model=ActionView)
 def reject(action_id: str, body: Reason, ctx: Ctx, who: Operator) -> ActionView:
     """Reject an action awaiting approval; its ladder stops and the incident reopens."""
-    return _decide(ctx, who.name, action_id, body.reason, approve=False, who=who)
+    return _decide(ctx, who, action_id, body.reason, approve=False)
 
 
 @router.post("/actions/dry-run", response_model=DryRunResult)
@@ -165,25 +167,24 @@ def _breaker(ctx: ApiContext) -> BreakerView:
 
 
 def _decide(
-    ctx: ApiContext, actor: str, action_id: str, reason: str, approve: bool, who: Any
+    ctx: ApiContext, who: Principal, action_id: str, reason: str, approve: bool
 ) -> ActionView:
     engine = _engine(ctx)
     try:
         if approve:
-            engine.approve(action_id, actor)
+            engine.approve(action_id, who.name)
         else:
-            engine.reject(action_id, actor)
+            engine.reject(action_id, who.name)
     except LookupError as exc:
         raise HTTPException(409, str(exc)) from exc
     ctx.audit(who, "POST", "approve" if approve else "reject", action_id, 200, reason)
-    rows, _ = action_page(ctx.store, None, None, None, 500)
-    found = [r for r in rows if r.plan.action_id == action_id]
+    found, _ = action_page(ctx.store, action_ids=[action_id], limit=1)
     if not found:
         raise NotFound(f"no action {action_id!r}")
     return _view(found[0], engine.config.mode.value)
 
 
-def _engine(ctx: ApiContext) -> Any:
+def _engine(ctx: ApiContext) -> ActionEngine:
     if ctx.engine is None:
         raise HTTPException(503, "no action engine is configured in this API process")
     return ctx.engine

@@ -18,8 +18,6 @@ from api.models import ERRORS, GpuHealth, NodeDetail, NodeHealth, Page
 from api.pagination import decode_cursor, encode_cursor
 from api.problems import NotFound
 from diagnosis.health import HEALTHY, SUSPECT, gpu_state, suspects_by_component
-from diagnosis.incident_store import IncidentFilter, query_incidents
-from diagnosis.model import IncidentStatus
 
 router = APIRouter(responses=ERRORS, prefix="/v1", tags=["fleet"])
 RISK_HORIZON_H = 24  # the failure-risk horizon shown (`trainguard predict score` writes it)
@@ -113,11 +111,7 @@ def _compute_fleet(ctx: ApiContext) -> list[GpuHealth]:
     if now is None:
         return []
     frame = gpu_latest(ctx.store, now - WINDOW)
-    live = []
-    for status in (IncidentStatus.OPEN, IncidentStatus.MITIGATING):
-        page, _ = query_incidents(ctx.store, IncidentFilter(status=status), limit=5000)
-        live += page
-    by_gpu, by_node = suspects_by_component(live)
+    by_gpu, by_node = suspects_by_component(ctx.live_incidents())
     isolated = isolated_nodes(ctx.store)
     risk = {
         (str(r["node"]), int(r["gpu"])): float(r["risk"])

@@ -24,7 +24,11 @@ router = APIRouter(responses=ERRORS, prefix="/v1/jobs", tags=["jobs"])
 def list_jobs(ctx: Ctx, _who: Viewer) -> Page[JobSummary]:
     """List every job with its layout, progress and ETTR so far."""
     frame = jobs_overview(ctx.store)
-    return Page[JobSummary](items=[_summary(row) for row in frame.to_dict("records")])
+    live = Counter(i.job for i in ctx.live_incidents())
+    items = [_summary(row) for row in frame.to_dict("records")]
+    for job in items:
+        job.open_incidents = live[job.job_id]
+    return Page[JobSummary](items=items)
 
 
 @router.get("/{job_id}", response_model=JobDetail)
@@ -49,7 +53,7 @@ def get_job(job_id: str, ctx: Ctx, _who: Viewer) -> JobDetail:
     }
     incidents, _ = query_incidents(ctx.store, IncidentFilter(job=job_id), limit=100)
     summary = _summary(row)
-    summary.open_incidents = sum(1 for i in incidents if i.status in ("open", "mitigating"))
+    summary.open_incidents = sum(1 for i in ctx.live_incidents() if i.job == job_id)
     steps = [
         StepPoint(
             step=int(r["step"]),

@@ -143,3 +143,18 @@ def slurm() -> Iterator[Slurm]:
     if not up:
         pytest.fail(f"slurmctld of {conf} is down: run `bash deploy/slurm.sh start`")
     yield cluster
+
+
+def process_env(services: Services, topics: Topics, store: Store, **extra: str) -> dict[str, str]:
+    """Return the environment of a `trainguard` subprocess on this test's topics and database."""
+    return {
+        **os.environ,
+        "TG_KAFKA_MODE": "kafka",
+        "TG_KAFKA_BOOTSTRAP": services.kafka,
+        "TG_KAFKA_TOPIC_PREFIX": topics.prefix,
+        "TG_CLICKHOUSE_MODE": "server",
+        "TG_CLICKHOUSE_HOST": services.clickhouse_host,
+        "TG_CLICKHOUSE_PORT": str(services.clickhouse_port),
+        "TG_CLICKHOUSE_DATABASE": store.database,
+        **extra,
+    }

@@ -3,7 +3,6 @@ effect happens exactly once (real Kafka, real ClickHouse, real Slurm, real proce
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -18,26 +17,21 @@ from ingest.bus import Record
 from ingest.schema import TrainStep
 from tests.actions_builders import make_incident
 from tests.integration.actions_helpers import cleanup_nodes
-from tests.integration.conftest import REPO, wait_for
+from tests.integration.conftest import REPO, process_env, wait_for
 
 pytestmark = pytest.mark.integration
 
 
 def _act(services, topics, store, slurm, log_path) -> subprocess.Popen[bytes]:
-    env = {
-        **os.environ,
-        "TG_KAFKA_MODE": "kafka",
-        "TG_KAFKA_BOOTSTRAP": services.kafka,
-        "TG_KAFKA_TOPIC_PREFIX": topics.prefix,
-        "TG_CLICKHOUSE_MODE": "server",
-        "TG_CLICKHOUSE_HOST": services.clickhouse_host,
-        "TG_CLICKHOUSE_PORT": str(services.clickhouse_port),
-        "TG_CLICKHOUSE_DATABASE": store.database,
-        "TG_ACT_MODE": "auto",
-        "TG_ACT_GROUP": f"act-{topics.prefix}",
-        "TG_ACT_SLURM_CONF": slurm.conf or "",
-        "TG_ACT_POLL_S": "0.5",
-    }
+    env = process_env(
+        services,
+        topics,
+        store,
+        TG_ACT_MODE="auto",
+        TG_ACT_GROUP=f"act-{topics.prefix}",
+        TG_ACT_SLURM_CONF=slurm.conf or "",
+        TG_ACT_POLL_S="0.5",
+    )
     log = open(log_path, "ab")  # noqa: SIM115 (closed with the process)
     return subprocess.Popen(
         [sys.executable, "-m", "trainguard", "act"],

@@ -164,6 +164,7 @@ def test_jobs_show_progress_ettr_and_incidents(api):
     for job in jobs.values():
         assert job["world_size"] == 32 and job["tp"] == 8 and job["nodes"] == 4
         assert 0 < job["ettr"] <= 1
+    assert jobs["j2"]["open_incidents"] == 1  # its hang (the GPU incident of j1 was resolved)
     # j2 hung at 90 s of 180 and j1 lost a GPU at 60 s: neither trained the whole time
     assert jobs["j2"]["ettr"] < 0.9
     detail = api.get("/v1/jobs/j2").json()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -14,26 +13,21 @@ import pytest
 from analytics.writer import ClickHouseWriter
 from ingest.sink import Sink, SinkSettings
 from tests.builders import make_gpu_metrics, make_log
-from tests.integration.conftest import REPO, count, wait_for
+from tests.integration.conftest import REPO, count, process_env, wait_for
 
 pytestmark = pytest.mark.integration
 
 
 def _sink_process(services, topics, store, log_path) -> subprocess.Popen[bytes]:
-    env = {
-        **os.environ,
-        "TG_KAFKA_MODE": "kafka",
-        "TG_KAFKA_BOOTSTRAP": services.kafka,
-        "TG_KAFKA_TOPIC_PREFIX": topics.prefix,
-        "TG_CLICKHOUSE_MODE": "server",
-        "TG_CLICKHOUSE_HOST": services.clickhouse_host,
-        "TG_CLICKHOUSE_PORT": str(services.clickhouse_port),
-        "TG_CLICKHOUSE_DATABASE": store.database,
-        "TG_SINK_GROUP": f"crashy-{topics.prefix}",
-        "TG_SINK_INSTANCE_ID": "sink-0",
-        "TG_SINK_BATCH_RECORDS": "1500",
-        "TG_SINK_BATCH_SECONDS": "0.3",
-    }
+    env = process_env(
+        services,
+        topics,
+        store,
+        TG_SINK_GROUP=f"crashy-{topics.prefix}",
+        TG_SINK_INSTANCE_ID="sink-0",
+        TG_SINK_BATCH_RECORDS="1500",
+        TG_SINK_BATCH_SECONDS="0.3",
+    )
     log = open(log_path, "ab")  # noqa: SIM115 (closed with the process)
     return subprocess.Popen(
         [sys.executable, "-m", "trainguard", "sink"],

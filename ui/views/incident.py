@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 from datetime import timedelta
 
-import altair as alt
 import pandas as pd
 import streamlit as st
 
@@ -24,6 +23,7 @@ from ui.viewmodel import (
     timeline_rows,
 )
 from ui.views.actions import action_row, decide
+from ui.views.charts import gpu_charts
 
 _BEFORE, _AFTER = timedelta(minutes=3), timedelta(minutes=2)
 
@@ -181,29 +181,7 @@ def _metrics(client: ApiClient, detail: IncidentDetail) -> None:
     if not rows:
         st.info("No samples around the onset.")
         return
-    frame = pd.DataFrame(rows)
-    onset = alt.Chart(pd.DataFrame({"at": [inc.detected_at]})).mark_rule(
-        color="#c62828", strokeDash=[4, 4]
-    )
-    cols = st.columns(3)
-    for col, (field, title) in zip(
-        cols,
-        (("temp_c", "Temperature °C"), ("power_w", "Power W"), ("util", "Utilization %")),
-        strict=True,
-    ):
-        line = (
-            alt.Chart(frame)
-            .mark_line()
-            .encode(
-                x=alt.X("at:T", title=None),
-                y=alt.Y(f"{field}:Q", title=title),
-                color=alt.Color("gpu:N", legend=alt.Legend(orient="bottom", title=None)),
-                strokeWidth=alt.condition(
-                    alt.datum.gpu == f"GPU {top.gpu}", alt.value(3), alt.value(1)
-                ),
-            )
-        )
-        col.altair_chart(line + onset.encode(x="at:T"), width="stretch")
+    gpu_charts(pd.DataFrame(rows), highlight=f"GPU {top.gpu}", onset=inc.detected_at)
 
 
 def _actions(client: ApiClient, incident_id: str) -> None:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-import altair as alt
 import pandas as pd
 import streamlit as st
 
 from ui.client import ApiClient
 from ui.session import go, section
+from ui.views.charts import gpu_charts
 
 _XIDS_SHOWN = 50
 
@@ -56,22 +56,7 @@ def _node(client: ApiClient, node: str) -> None:
         frame = pd.DataFrame(detail.metrics)
         frame["at"] = [datetime.fromtimestamp(int(t), UTC) for t in frame["ts"]]
         frame["gpu"] = [f"GPU {g}" for g in frame["gpu"]]
-        cols = st.columns(3)
-        for col, (field, title) in zip(
-            cols,
-            (("temp_c", "Temperature °C"), ("power_w", "Power W"), ("util", "Utilization %")),
-            strict=True,
-        ):
-            chart = (
-                alt.Chart(frame)
-                .mark_line()
-                .encode(
-                    x=alt.X("at:T", title=None),
-                    y=alt.Y(f"{field}:Q", title=title),
-                    color=alt.Color("gpu:N", legend=alt.Legend(orient="bottom", title=None)),
-                )
-            )
-            col.altair_chart(chart, width="stretch")
+        gpu_charts(frame)
     st.subheader("Xid history")
     if detail.xids:
         st.table(pd.DataFrame([_xid_row(x) for x in detail.xids[:_XIDS_SHOWN]]).set_index("at"))
