@@ -28,7 +28,10 @@ require_uint TG_SLURM_FAKE_NODES "$FAKE"
 
 SDIR="$SERVICES_DIR/slurm"
 CONF="$SDIR/slurm.conf"
-MDIR="$SDIR/munge"
+# munged runs as the munge user, which must reach its key, socket and log: the checkout may sit
+# under a directory it cannot enter (mktemp -d makes 700 ones), so its files live under /run,
+# in a directory named after this checkout's services dir.
+MDIR="${TG_MUNGE_DIR:-/run/trainguard-munge/$(printf %s "$SDIR" | md5sum | cut -c1-12)}"
 MSOCK="$MDIR/munge.socket"
 ENV_FILE="$SERVICES_DIR/env"
 HOST="$(hostname -s)"
@@ -47,7 +50,9 @@ ensure_installed() {
 }
 
 write_config() {
-  mkdir -p "$SDIR/state" "$SDIR/spool" "$SDIR/log" "$MDIR"
+  mkdir -p "$SDIR/state" "$SDIR/spool" "$SDIR/log"
+  install -d -m 755 "$(dirname "$MDIR")"
+  mkdir -p "$MDIR"
   if [[ ! -s "$MDIR/munge.key" ]]; then
     head -c 1024 /dev/urandom >"$MDIR/munge.key"
   fi
