@@ -103,8 +103,13 @@ wait_ready() {
   local deadline=$((t0 + TIMEOUT))
   while :; do
     if ! pid="$(running_pid)"; then
-      show_tail 40 "$ERR_LOG" "$STDOUT_LOG"
-      die "clickhouse-server exited during startup"
+      if pid_gone "$PIDFILE"; then
+        show_tail 40 "$ERR_LOG" "$STDOUT_LOG"
+        die "clickhouse-server exited during startup"
+      fi
+      (($(now_s) < deadline)) || die "clickhouse-server never started within ${TIMEOUT} s"
+      sleep 0.1 # not exec'd yet
+      continue
     fi
     if v="$(query_version)"; then
       log "up on 127.0.0.1:$PORT (http $HTTP_PORT, pid $pid, version $v) in $(($(now_s) - t0)) s"

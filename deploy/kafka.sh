@@ -219,8 +219,13 @@ wait_ready() {
   [[ -f "$READYFILE" ]] && ready_pid="$(tr -dc '0-9' <"$READYFILE")"
   while :; do
     if ! pid="$(running_pid)"; then
-      show_tail 60 "$SERVER_LOG" "$STDOUT_LOG"
-      die "broker process exited during startup"
+      if pid_gone "$PIDFILE"; then
+        show_tail 60 "$SERVER_LOG" "$STDOUT_LOG"
+        die "broker process exited during startup"
+      fi
+      (($(now_s) < deadline)) || die "broker never started within ${TIMEOUT} s"
+      sleep 0.1 # not exec'd yet
+      continue
     fi
     case "$stage" in
     port) port_open "$PORT" && stage=log ;;

@@ -67,6 +67,15 @@ pid_alive() {
   printf '%s\n' "$pid"
 }
 
+# pid_gone PIDFILE: the recorded process no longer exists. Right after `cmd &` the child is
+# still the shell that has not exec'd yet, so pid_alive's command-line check fails for a moment
+# although nothing went wrong: wait loops give up only when the process is really gone.
+pid_gone() {
+  local pid
+  pid="$(head -c 32 "$1" 2>/dev/null | tr -dc '0-9')"
+  [[ -z "$pid" ]] || ! kill -0 "$pid" 2>/dev/null
+}
+
 # stop_pid PIDFILE MARKER GRACE_SECONDS: TERM, wait, then KILL. Only the pid in the file.
 stop_pid() {
   local pidfile="$1" marker="$2" grace="$3" pid i
