@@ -3,7 +3,8 @@
 ``trainguard ingest-logs --job J FILE...``   Megatron/DeepSpeed/torchtitan step lines -> TrainStep
 ``trainguard ingest-fr --job J PATH``        Flight Recorder dumps (a directory of per-rank files)
                                              or fr_trace analyzer text -> CollectiveProgress
-``trainguard ingest-ras --job J FILE``       NCCL RAS client text -> CollectiveProgress
+``trainguard ingest-ras --job J FILE``       NCCL RAS client output (text, or ``-f json``)
+                                             -> CollectiveProgress
 ``trainguard stacks FILE...``                py-spy dumps grouped by stack; the outliers
 ``trainguard discover --slurm [ID...]``      running Slurm jobs -> JobTopology
 ``trainguard discover --k8s NS SELECTOR --job J``  a job's pods -> JobTopology
@@ -22,7 +23,14 @@ from pathlib import Path
 
 from ingest.readers.discovery import discover_kubernetes, discover_slurm, slurm_runner
 from ingest.readers.flight_recorder import analysis_progress, parse_fr_analysis, read_dump_dir
-from ingest.readers.nccl_ras import parse_ras, ras_progress
+from ingest.readers.nccl_ras import (
+    RasFormatError,
+    looks_like_ras_json,
+    parse_ras,
+    parse_ras_json,
+    ras_json_progress,
+    ras_progress,
+)
 from ingest.readers.pyspy import PyThread, parse_pyspy
 from ingest.readers.train_log import TrainLogParser
 from ingest.schema import EventBase, encode_event
@@ -85,8 +93,15 @@ def cmd_ingest_fr(args: argparse.Namespace) -> int:
 def cmd_ingest_ras(args: argparse.Namespace) -> int:
     """Read NCCL RAS client output into collective progress."""
     path = Path(args.file)
-    report = parse_ras(path.read_text(errors="replace"))
-    return _publish(ras_progress(report, args.job, _mtime(path)), args)
+    text = path.read_text(errors="replace")
+    if not looks_like_ras_json(text):
+        return _publish(ras_progress(parse_ras(text), args.job, _mtime(path)), args)
+    try:
+        status = parse_ras_json(text)
+    except RasFormatError as exc:
+        print(f"trainguard ingest-ras: {path}: {exc}", file=sys.stderr)
+        return 2
+    return _publish(ras_json_progress(status, args.job, _mtime(path)), args)
 
 
 def cmd_stacks(args: argparse.Namespace) -> int:
@@ -178,7 +193,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = parser("ingest-fr", cmd_ingest_fr, "Flight Recorder dumps or fr_trace text -> progress")
     p.add_argument("--job", required=True)
     p.add_argument("path", help="directory of per-rank dump files, or fr_trace output")
-    p = parser("ingest-ras", cmd_ingest_ras, "NCCL RAS client output -> collective progress")
+    p = parser(
+        "ingest-ras", cmd_ingest_ras, "NCCL RAS client output (text or JSON) -> collective progress"
+    )
     p.add_argument("--job", required=True)
     p.add_argument("file")
     p = parser("stacks", cmd_stacks, "group py-spy dumps by stack, outliers first")

@@ -29,6 +29,16 @@ def test_ingest_fr_and_ras_print_collective_progress(capsys):
     ras = REAL_SAMPLES / "nccl_ras_mismatch_nccl_issue1911.txt"
     assert main(["ingest-ras", "--print", "--job", "j1", str(ras)]) == 0
     assert [e.rank for e in _events(capsys)] == [12, 13]
+    ras_json = FIXTURES / "nccl_ras_json_stall.txt"
+    assert main(["ingest-ras", "--print", "--job", "j1", str(ras_json)]) == 0
+    assert [(e.rank, e.state.value) for e in _events(capsys)] == [(4, "started"), (5, "completed")]
+
+
+def test_ingest_ras_refuses_broken_json(tmp_path, capsys):
+    bad = tmp_path / "ras.json"
+    bad.write_text('{\n  "nccl_version": "2.29.7",\n')
+    assert main(["ingest-ras", "--print", "--job", "j1", str(bad)]) == 2
+    assert "not JSON" in capsys.readouterr().err
 
 
 def test_stacks_lists_the_outlier_first(capsys):
