@@ -399,6 +399,11 @@ class JobTopology(EventBase):
     communicators: list[Communicator] = Field(default_factory=list, description="All groups.")
     scheduler: str | None = Field(None, description="slurm, kubernetes, sim, ...")
     scheduler_job_id: str | None = Field(None, description="Job id in the scheduler.")
+    layout_source: str | None = Field(
+        None,
+        description="Where the parallel groups came from (discovery: the launch command's "
+        "arguments), or why only the world group is known.",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> JobTopology:

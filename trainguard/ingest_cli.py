@@ -162,6 +162,14 @@ def _attach_stacks(incident_id: str, threads: list[PyThread]) -> int:
     return 0
 
 
+def _read_if_readable(path: str) -> str | None:
+    """Return a config file the job's command names, when this host can read it (shared FS)."""
+    try:
+        return Path(path).read_text()
+    except OSError:
+        return None
+
+
 def cmd_discover(args: argparse.Namespace) -> int:
     """Discover running jobs in Slurm or Kubernetes and publish their topology."""
     if args.k8s:
@@ -171,8 +179,17 @@ def cmd_discover(args: argparse.Namespace) -> int:
         k8s_config.load_config()
         namespace, selector = args.k8s
         topo = discover_kubernetes(k8s.CoreV1Api(), namespace, selector, args.job or selector)
-        return _publish([topo] if topo else [], args)
-    return _publish(discover_slurm(slurm_runner(), args.slurm or []), args)
+        topologies = [topo] if topo else []
+    else:
+        topologies = discover_slurm(slurm_runner(), args.slurm or [], read_text=_read_if_readable)
+    for t in topologies:
+        nodes = len({r.node for r in t.ranks})
+        print(
+            f"{t.job_id}: {t.world_size} ranks on {nodes} node(s), "
+            f"{len(t.communicators)} communicator(s); {t.layout_source}",
+            file=sys.stderr,
+        )
+    return _publish(topologies, args)
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:

@@ -1,11 +1,14 @@
 """Job discovery without the in-job integration: Slurm and Kubernetes -> JobTopology.
 
 One rank per GPU, placed in node order (what torchrun and ``srun --gpus-per-task=1`` do):
-world size = nodes x GPUs per node when the job holds GPUs, else its task count, ranks
-spread evenly. Communicators are unknown from outside the job: the topology has none, so
-diagnosis can place ranks on GPUs but localizes within the world only. Kubernetes does not say
-which GPU of a node a pod got: ``gpu`` is the pod's slot on its node (pods in rank order), the
-NVML index only when one pod holds all of a node's GPUs.
+world size = nodes x ranks per node, where ranks per node is torchrun's ``--nproc-per-node``
+when the launch command states it, else the job's GPUs per node, else its task count spread
+evenly. The parallel groups come from the launch command (`ingest.readers.launch`): Slurm's
+batch script (``scontrol write batch_script``, else the job's ``Command``), a pod's command,
+args and environment. When they cannot be read the topology has the world group only and
+``layout_source`` says why. Kubernetes does not say which GPU of a node a pod got: ``gpu`` is
+the pod's slot on its node (pods in rank order), the NVML index only when one pod holds all of
+a node's GPUs.
 """
 
 from __future__ import annotations
@@ -17,10 +20,12 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from ingest.schema import CommKind, Communicator, JobTopology, RankPlacement
+from ingest.readers.launch import Launch, LayoutError, describe, layout_groups, read_launch
+from ingest.schema import CommKind, Communicator, JobTopology, ParallelLayout, RankPlacement
 
 Runner = Callable[[list[str]], str]
 FIELD = re.compile(r"(\w[\w/:]*)=(\S*)")
+COMMAND = re.compile(r"(?:^|\s)Command=(.*?)(?=\s\w+=|$)")
 GPU_PER_NODE = re.compile(r"gpu(?::[\w.-]+)?:(\d+)")
 GPU_TOTAL = re.compile(r"gres/gpu(?::[\w.-]+)?=(\d+)")
 
@@ -63,17 +68,31 @@ def placements(nodes: Sequence[str], gpus_per_node: int, tasks: int) -> list[Ran
 
 
 def _topology(
-    job_id: str, scheduler: str, scheduler_job_id: str, ranks: list[RankPlacement]
+    job_id: str,
+    scheduler: str,
+    scheduler_job_id: str,
+    ranks: list[RankPlacement],
+    launch: Launch,
+    placement_note: str = "",
 ) -> JobTopology:
     world = len(ranks)
+    comms = [Communicator(comm="0", kind=CommKind.WORLD, ranks=list(range(world)))]
+    try:
+        layout, derived = layout_groups(launch, world)
+        source = describe(launch, layout) + placement_note
+    except LayoutError as exc:
+        layout, derived = ParallelLayout(), []
+        source = "; ".join([f"world group only: {exc}", *launch.warnings])
     return JobTopology(
         ts=datetime.now(UTC),
         job_id=job_id,
         world_size=world,
+        layout=layout,
         ranks=ranks,
-        communicators=[Communicator(comm="0", kind=CommKind.WORLD, ranks=list(range(world)))],
+        communicators=comms + derived,
         scheduler=scheduler,
         scheduler_job_id=scheduler_job_id,
+        layout_source=source,
     )
 
 
@@ -91,20 +110,62 @@ def slurm_gpus_per_node(fields: Mapping[str, str]) -> int:
     return int(m.group(1)) // nodes if m else 0
 
 
+def slurm_launch_text(run: Runner, job_id: str, fields: Mapping[str, str], line: str) -> str:
+    """Return a job's batch script, or its command line when it has none (srun, salloc)."""
+    try:
+        return run(["scontrol", "write", "batch_script", job_id, "-"])
+    except DiscoveryError:
+        m = COMMAND.search(line)
+        return m.group(1) if m else fields.get("Command", "")
+
+
+def _slurm_env(fields: Mapping[str, str], nodes: Sequence[str], gpus: int) -> dict[str, str]:
+    """Return the SLURM_* values a batch script may use in its launch arguments."""
+    env = {
+        "SLURM_JOB_ID": fields.get("JobId", ""),
+        "SLURM_NNODES": str(len(nodes)),
+        "SLURM_JOB_NUM_NODES": str(len(nodes)),
+        "SLURM_NTASKS": fields.get("NumTasks", "1"),
+    }
+    if gpus:
+        env.update(SLURM_GPUS_ON_NODE=str(gpus), SLURM_GPUS_PER_NODE=str(gpus))
+    return env
+
+
+def _node_order_note(launch: Launch, nodes: Sequence[str]) -> str:
+    if len(nodes) < 2:
+        return ""
+    if launch.node_rank and re.search(r"SLURM_(NODEID|PROCID)", launch.node_rank):
+        return "; node i of the allocation holds ranks i x nproc_per_node onwards (--node-rank)"
+    return (
+        "; ranks assumed node by node in allocation order (no --node-rank=$SLURM_NODEID:"
+        " a rendezvous may order nodes differently)"
+    )
+
+
 def discover_slurm(
-    run: Runner, job_ids: Sequence[str] = (), prefix: str = "slurm-"
+    run: Runner,
+    job_ids: Sequence[str] = (),
+    prefix: str = "slurm-",
+    read_text: Callable[[str], str | None] | None = None,
 ) -> list[JobTopology]:
     """Return the topology of running Slurm jobs (all of them, or `job_ids`)."""
     ids = list(job_ids) or run(["squeue", "-h", "-t", "RUNNING", "-o", "%i"]).split()
     out = []
     for jid in ids:
-        fields = dict(FIELD.findall(run(["scontrol", "show", "job", "-o", jid])))
+        line = run(["scontrol", "show", "job", "-o", jid])
+        fields = dict(FIELD.findall(line))
         if fields.get("JobState") != "RUNNING" or fields.get("NodeList") in (None, "", "(null)"):
             continue
         nodes = run(["scontrol", "show", "hostnames", fields["NodeList"]]).split()
         tasks = int(fields.get("NumTasks", "1") or 1)
-        ranks = placements(nodes, slurm_gpus_per_node(fields), tasks)
-        out.append(_topology(f"{prefix}{jid}", "slurm", jid, ranks))
+        gpus = slurm_gpus_per_node(fields)
+        text = slurm_launch_text(run, jid, fields, line)
+        launch = read_launch(text, _slurm_env(fields, nodes, gpus), read_text)
+        per_node = launch.nproc_per_node or gpus
+        ranks = placements(nodes, per_node, tasks)
+        note = _node_order_note(launch, nodes)
+        out.append(_topology(f"{prefix}{jid}", "slurm", jid, ranks, launch, note))
     return out
 
 
@@ -133,6 +194,17 @@ def _pod_order(pod: Any, position: int) -> tuple[int, int, str]:
     return master, index, pod.metadata.name
 
 
+def pod_launch(pod: Any) -> Launch:
+    """Return what a pod's first container's command, args and environment say."""
+    containers = pod.spec.containers or []
+    if not containers:
+        return read_launch("")
+    c = containers[0]
+    text = "\n".join([*(c.command or []), *(c.args or [])])
+    env = {e.name: e.value for e in (c.env or []) if getattr(e, "value", None) is not None}
+    return read_launch(text, env)
+
+
 def discover_kubernetes(
     core_v1: Any, namespace: str, selector: str, job_id: str
 ) -> JobTopology | None:
@@ -146,14 +218,17 @@ def discover_kubernetes(
     running = [p for p in pods if p.status and p.status.phase == "Running" and p.spec.node_name]
     if not running:
         return None
-    ordered = sorted(enumerate(running), key=lambda ip: _pod_order(ip[1], ip[0]))
+    ordered = [
+        pod for _, pod in sorted(enumerate(running), key=lambda ip: _pod_order(ip[1], ip[0]))
+    ]
+    launch = pod_launch(ordered[0])
     ranks: list[RankPlacement] = []
     slots: dict[str, int] = {}  # pods sharing a node take its next GPU slots
-    for _, pod in ordered:
+    for pod in ordered:
         node = pod.spec.node_name
         first = slots.get(node, 0)
-        gpus = max(_pod_gpus(pod), 1)
-        slots[node] = first + gpus
+        count = launch.nproc_per_node or max(_pod_gpus(pod), 1)
+        slots[node] = first + count
         base = len(ranks)
-        ranks.extend(RankPlacement(rank=base + g, node=node, gpu=first + g) for g in range(gpus))
-    return _topology(job_id, "kubernetes", f"{namespace}/{selector}", ranks)
+        ranks.extend(RankPlacement(rank=base + g, node=node, gpu=first + g) for g in range(count))
+    return _topology(job_id, "kubernetes", f"{namespace}/{selector}", ranks, launch)
