@@ -3,6 +3,8 @@
 ``trainguard ingest-logs --job J FILE...``   Megatron/DeepSpeed/torchtitan step lines -> TrainStep
 ``trainguard ingest-fr --job J PATH``        Flight Recorder dumps (a directory of per-rank files)
                                              or fr_trace analyzer text -> CollectiveProgress
+``... --slurm JOBID`` (ingest-fr, ingest-ras)  instead of --job: also the running job's
+                                             discovered topology, records on its group names
 ``trainguard ingest-ras --job J FILE``       NCCL RAS client output (text, or ``-f json``)
                                              -> CollectiveProgress
 ``trainguard stacks FILE...``                py-spy dumps grouped by stack; the outliers
@@ -21,19 +23,27 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ingest.readers.alignment import align_progress, dump_members
 from ingest.readers.discovery import discover_kubernetes, discover_slurm, slurm_runner
-from ingest.readers.flight_recorder import analysis_progress, parse_fr_analysis, read_dump_dir
+from ingest.readers.flight_recorder import (
+    analysis_progress,
+    load_dump,
+    parse_fr_analysis,
+    rank_of,
+    read_dump_dir,
+)
 from ingest.readers.nccl_ras import (
     RasFormatError,
     looks_like_ras_json,
     parse_ras,
     parse_ras_json,
+    ras_communicators,
     ras_json_progress,
     ras_progress,
 )
 from ingest.readers.pyspy import PyThread, parse_pyspy
 from ingest.readers.train_log import TrainLogParser
-from ingest.schema import EventBase, encode_event
+from ingest.schema import CollectiveProgress, EventBase, encode_event
 
 
 def _publish(events: Iterable[EventBase], args: argparse.Namespace) -> int:
@@ -80,28 +90,69 @@ def cmd_ingest_logs(args: argparse.Namespace) -> int:
     return _publish(steps(), args)
 
 
+Members = dict[str, list[int]]
+
+
+def _job_of(args: argparse.Namespace) -> str | None:
+    job = args.job or (f"slurm-{args.slurm}" if args.slurm else None)
+    if job is None:
+        print(f"trainguard {args.command}: give --job, or --slurm JOBID", file=sys.stderr)
+    return job
+
+
+def _publish_aligned(
+    args: argparse.Namespace, progress: list[CollectiveProgress], members: Members
+) -> int:
+    """Publish the records; with --slurm, on that running job's discovered topology (and it)."""
+    if not args.slurm:
+        return _publish(progress, args)
+    found = discover_slurm(slurm_runner(), [args.slurm], read_text=_read_if_readable)
+    if not found:
+        print(f"Slurm job {args.slurm} is not running: no topology to name", file=sys.stderr)
+        return 2
+    (topo,) = found
+    aligned = align_progress(progress, members, topo)
+    renamed = sum(a.comm != p.comm for a, p in zip(aligned, progress, strict=True))
+    print(
+        f"{renamed} of {len(aligned)} record(s) on {topo.job_id}'s communicators; "
+        f"{topo.layout_source}",
+        file=sys.stderr,
+    )
+    return _publish([topo, *aligned], args)
+
+
 def cmd_ingest_fr(args: argparse.Namespace) -> int:
     """Read Flight Recorder dumps or fr_trace output into collective progress."""
+    job = _job_of(args)
+    if job is None:
+        return 2
     path = Path(args.path)
     if path.is_dir():
-        return _publish(read_dump_dir(path, args.job), args)
+        files = sorted(p for p in path.iterdir() if p.is_file())
+        members = dump_members({rank_of(f): load_dump(f.read_bytes()) for f in files})
+        return _publish_aligned(args, list(read_dump_dir(path, job)), members)
     seen = _mtime(path)
     reports = parse_fr_analysis(path.read_text(errors="replace"))
-    return _publish((p for r in reports for p in analysis_progress(r, args.job, seen)), args)
+    progress = [p for r in reports for p in analysis_progress(r, job, seen)]
+    return _publish_aligned(args, progress, {r.group: sorted(r.expected) for r in reports})
 
 
 def cmd_ingest_ras(args: argparse.Namespace) -> int:
     """Read NCCL RAS client output into collective progress."""
+    job = _job_of(args)
+    if job is None:
+        return 2
     path = Path(args.file)
     text = path.read_text(errors="replace")
     if not looks_like_ras_json(text):
-        return _publish(ras_progress(parse_ras(text), args.job, _mtime(path)), args)
+        return _publish_aligned(args, ras_progress(parse_ras(text), job, _mtime(path)), {})
     try:
         status = parse_ras_json(text)
     except RasFormatError as exc:
         print(f"trainguard ingest-ras: {path}: {exc}", file=sys.stderr)
         return 2
-    return _publish(ras_json_progress(status, args.job, _mtime(path)), args)
+    members = {c.comm: c.ranks for c in ras_communicators(status)}
+    return _publish_aligned(args, ras_json_progress(status, job, _mtime(path)), members)
 
 
 def cmd_stacks(args: argparse.Namespace) -> int:
@@ -207,13 +258,19 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rank", type=int, help="rank of the log (default: the job's steps)")
     p.add_argument("--peak-tflops", type=float, help="per-GPU peak, to turn TFLOP/s into MFU")
     p.add_argument("files", nargs="+")
+    slurm_help = (
+        "a running Slurm job: publish its discovered topology too and name communicators and"
+        " nodes as it does (job id slurm-JOBID)"
+    )
     p = parser("ingest-fr", cmd_ingest_fr, "Flight Recorder dumps or fr_trace text -> progress")
-    p.add_argument("--job", required=True)
+    p.add_argument("--job")
+    p.add_argument("--slurm", metavar="JOBID", help=slurm_help)
     p.add_argument("path", help="directory of per-rank dump files, or fr_trace output")
     p = parser(
         "ingest-ras", cmd_ingest_ras, "NCCL RAS client output (text or JSON) -> collective progress"
     )
-    p.add_argument("--job", required=True)
+    p.add_argument("--job")
+    p.add_argument("--slurm", metavar="JOBID", help=slurm_help)
     p.add_argument("file")
     p = parser("stacks", cmd_stacks, "group py-spy dumps by stack, outliers first")
     p.add_argument("files", nargs="+")

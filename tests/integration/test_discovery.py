@@ -173,3 +173,30 @@ def test_pytorchjob_pods_become_a_topology_master_first():
     pp = [c.ranks for c in topo.communicators if c.kind == CommKind.PP]
     assert tp == [list(range(8)), list(range(8, 16))]
     assert pp == [[g, 8 + g] for g in range(8)] and topo.layout.tp == 8
+
+
+def test_ingest_fr_names_the_dumps_groups_as_the_running_job_does(
+    slurm, tmp_path, monkeypatch, capsys
+):
+    from ingest.schema import decode_event
+    from trainguard.cli import main
+
+    run = slurm_runner(slurm.conf)
+    monkeypatch.setenv("SLURM_CONF", slurm.conf)
+    path = tmp_path / "job.sh"
+    path.write_text(MEGATRON_JOB.format(tp=2).replace("--pipeline-model-parallel-size 2", ""))
+    jid = run(["sbatch", "--parsable", "-N1", "-n1", "-o", str(tmp_path / "o"), str(path)]).strip()
+    try:
+        wait_for(
+            lambda: "RUNNING" in run(["squeue", "-h", "-j", jid, "-o", "%T"]),
+            90,
+            f"Slurm job {jid} running",
+        )
+        dumps = str(FIXTURES / "fr_gloo_hang")
+        assert main(["ingest-fr", "--print", "--slurm", jid, dumps]) == 0
+    finally:
+        run(["scancel", jid])
+    topo, *progress = [decode_event(line) for line in capsys.readouterr().out.splitlines()]
+    assert topo.kind == "job_topology" and topo.job_id == f"slurm-{jid}"
+    assert {p.comm for p in progress} == {"tp-0", "tp-1", "dp-0", "dp-1"}
+    assert {p.job_id for p in progress} == {f"slurm-{jid}"}
