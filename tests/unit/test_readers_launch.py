@@ -18,6 +18,7 @@ from ingest.readers.launch import (
     resolve,
 )
 from ingest.schema import CommKind
+from tests.readers_fixtures import REPO
 
 MEGATRON_SCRIPT = """#!/bin/bash
 #SBATCH --nodes=2
@@ -168,3 +169,18 @@ def test_shell_values_resolve_through_variables_and_defaults():
     assert resolve("$A", {"A": "$B", "B": "'4'"}) == "4"
     assert resolve("$UNSET", {}) == "$UNSET"
     assert groups_along([("a", 2), ("b", 3)], "b") == [[0, 2, 4], [1, 3, 5]]
+
+
+def test_the_readme_batch_script_is_what_discovery_reads():
+    section = (REPO / "README.md").read_text().split("## Connect your training job")[1]
+    script = section.split("```sh\n")[1].split("```")[0]
+    launch = read_launch(script, {"SLURM_NNODES": "4"})
+    assert (launch.framework, launch.sizes, launch.nproc_per_node) == (
+        "megatron",
+        {"tp": 8, "pp": 4},
+        8,
+    )
+    assert launch.node_rank == "$SLURM_NODEID" and not launch.problems
+    layout, comms = layout_groups(launch, 4 * 8)
+    assert (layout.tp, layout.pp, layout.dp) == (8, 4, 1)
+    assert _groups(comms, CommKind.TP)[1] == list(range(8, 16))  # one TP group per node
