@@ -173,6 +173,7 @@ def test_pytorchjob_pods_become_a_topology_master_first():
     pp = [c.ranks for c in topo.communicators if c.kind == CommKind.PP]
     assert tp == [list(range(8)), list(range(8, 16))]
     assert pp == [[g, 8 + g] for g in range(8)] and topo.layout.tp == 8
+    assert topo.layout_source is not None and topo.layout_source.startswith("megatron")
 
 
 def test_ingest_fr_names_the_dumps_groups_as_the_running_job_does(
