@@ -73,16 +73,16 @@ def _topology(
     scheduler_job_id: str,
     ranks: list[RankPlacement],
     launch: Launch,
-    placement_note: str = "",
+    notes: Sequence[str] = (),
 ) -> JobTopology:
     world = len(ranks)
     comms = [Communicator(comm="0", kind=CommKind.WORLD, ranks=list(range(world)))]
     try:
         layout, derived = layout_groups(launch, world)
-        source = describe(launch, layout) + placement_note
+        source = "; ".join([describe(launch, layout), *notes])
     except LayoutError as exc:
         layout, derived = ParallelLayout(), []
-        source = "; ".join([f"world group only: {exc}", *launch.warnings])
+        source = "; ".join([f"world group only: {exc}", *launch.warnings, *notes])
     return JobTopology(
         ts=datetime.now(UTC),
         job_id=job_id,
@@ -110,13 +110,19 @@ def slurm_gpus_per_node(fields: Mapping[str, str]) -> int:
     return int(m.group(1)) // nodes if m else 0
 
 
-def slurm_launch_text(run: Runner, job_id: str, fields: Mapping[str, str], line: str) -> str:
-    """Return a job's batch script, or its command line when it has none (srun, salloc)."""
+def slurm_launch_text(
+    run: Runner, job_id: str, line: str, read_text: Callable[[str], str | None] | None = None
+) -> tuple[str, list[str]]:
+    """Return a job's batch script (else its ``Command``) and what could not be read."""
     try:
-        return run(["scontrol", "write", "batch_script", job_id, "-"])
-    except DiscoveryError:
+        return run(["scontrol", "write", "batch_script", job_id, "-"]), []
+    except DiscoveryError as exc:
         m = COMMAND.search(line)
-        return m.group(1) if m else fields.get("Command", "")
+        command = m.group(1).strip() if m else ""
+        script = read_text(command.split()[0]) if read_text and command else None
+        if script is not None:  # the script's path, readable here (a shared file system)
+            return script, []
+        return command, [f"batch script not read ({exc}): the job's Command only"]
 
 
 def _slurm_env(fields: Mapping[str, str], nodes: Sequence[str], gpus: int) -> dict[str, str]:
@@ -132,15 +138,15 @@ def _slurm_env(fields: Mapping[str, str], nodes: Sequence[str], gpus: int) -> di
     return env
 
 
-def _node_order_note(launch: Launch, nodes: Sequence[str]) -> str:
+def _node_order_note(launch: Launch, nodes: Sequence[str]) -> list[str]:
     if len(nodes) < 2:
-        return ""
+        return []
     if launch.node_rank and re.search(r"SLURM_(NODEID|PROCID)", launch.node_rank):
-        return "; node i of the allocation holds ranks i x nproc_per_node onwards (--node-rank)"
-    return (
-        "; ranks assumed node by node in allocation order (no --node-rank=$SLURM_NODEID:"
+        return ["node i of the allocation holds ranks i x nproc_per_node onwards (--node-rank)"]
+    return [
+        "ranks assumed node by node in allocation order (no --node-rank=$SLURM_NODEID:"
         " a rendezvous may order nodes differently)"
-    )
+    ]
 
 
 def discover_slurm(
@@ -160,12 +166,12 @@ def discover_slurm(
         nodes = run(["scontrol", "show", "hostnames", fields["NodeList"]]).split()
         tasks = int(fields.get("NumTasks", "1") or 1)
         gpus = slurm_gpus_per_node(fields)
-        text = slurm_launch_text(run, jid, fields, line)
+        text, unread = slurm_launch_text(run, jid, line, read_text)
         launch = read_launch(text, _slurm_env(fields, nodes, gpus), read_text)
         per_node = launch.nproc_per_node or gpus
         ranks = placements(nodes, per_node, tasks)
-        note = _node_order_note(launch, nodes)
-        out.append(_topology(f"{prefix}{jid}", "slurm", jid, ranks, launch, note))
+        notes = [*_node_order_note(launch, nodes), *unread]
+        out.append(_topology(f"{prefix}{jid}", "slurm", jid, ranks, launch, notes))
     return out
 
 

@@ -170,7 +170,7 @@ def read_launch(
         return Launch(framework, sizes, order, nproc, node_rank, problems, warnings)
 
     megatron = ints(MEGATRON)
-    if megatron or re.search(r"pretrain_\w+\.py|megatron", code):
+    if megatron or re.search(r"pretrain_\w+\.py|Megatron-(?:LM|DeepSpeed)", code):
         mapping = _has_flag(code, "--use-tp-pp-dp-mapping")
         return launch("megatron", megatron, "tp-cp-ep-pp-dp" if mapping else "tp-cp-ep-dp-pp")
     titan = _titan_sizes(code, variables, problems, read_text)

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from ingest.readers.discovery import FIELD, placements, slurm_gpus_per_node
+from ingest.readers.discovery import (
+    FIELD,
+    DiscoveryError,
+    placements,
+    slurm_gpus_per_node,
+    slurm_launch_text,
+)
 
 
 def _fields(line: str) -> dict[str, str]:
@@ -27,3 +33,17 @@ def test_one_rank_per_gpu_in_node_order_else_tasks_spread():
     ]
     ranks = placements(["a", "b"], gpus_per_node=0, tasks=3)
     assert [(p.rank, p.node, p.gpu) for p in ranks] == [(0, "a", 0), (1, "a", 1), (2, "b", 0)]
+
+
+def test_without_the_batch_script_the_command_or_its_readable_file_is_read():
+    def refused(argv: list[str]) -> str:
+        raise DiscoveryError(f"{' '.join(argv)}: Access/permission denied")
+
+    # an `scontrol show job -o` line of Slurm 22.05, cut to the fields around Command
+    line = "JobId=7 NumNodes=1 Command=/home/a/train.sh WorkDir=/home/a StdErr=/home/a/o"
+    files = {"/home/a/train.sh": "torchrun pretrain_gpt.py --tensor-model-parallel-size 2\n"}
+    text, unread = slurm_launch_text(refused, "7", line, files.get)
+    assert "--tensor-model-parallel-size 2" in text and unread == []
+    text, unread = slurm_launch_text(refused, "7", line, {}.get)
+    assert text == "/home/a/train.sh"
+    assert unread and "permission denied" in unread[0] and "Command only" in unread[0]
