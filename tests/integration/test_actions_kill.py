@@ -59,7 +59,18 @@ def test_sigkill_mid_ladder_then_restart_does_every_side_effect_once(
     cleanup_nodes(slurm, [node])
     name = f"tg-{unique}"
     # on the node with a slurmd, not on one of the daemon-less test nodes
-    argv = ["sbatch", "--parsable", "-c", "1", "-x", "node-[0001-0200]", "-J", name]
+    argv = [
+        "sbatch",
+        "--parsable",
+        "-o",
+        "/dev/null",
+        "-c",
+        "1",
+        "-x",
+        "node-[0001-0200]",
+        "-J",
+        name,
+    ]
     job_id = slurm.run([*argv, "--wrap", "sleep 600"]).strip()
     log_path = tmp_path / "act.log"
     proc = None

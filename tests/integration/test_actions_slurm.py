@@ -39,7 +39,7 @@ def sleep_job(slurm, unique):
     """Submit a `sleep` batch job; cancel it afterwards; return (job name, job id)."""
     name = f"tg-{unique}"
     job_id = slurm.run(
-        ["sbatch", "--parsable", "-c", "1", "-J", name, "--wrap", "sleep 600"]
+        ["sbatch", "--parsable", "-o", "/dev/null", "-c", "1", "-J", name, "--wrap", "sleep 600"]
     ).strip()
     wait_for(lambda: slurm.job(job_id).get("JobState") == "RUNNING", 90, f"job {job_id} running")
     yield name, job_id
