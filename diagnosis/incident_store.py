@@ -6,7 +6,7 @@ revision with the latest status change applied.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -158,9 +158,17 @@ Position = tuple[int, int, str]  # (detected_at, detected_us, id) of the last ro
 
 
 def query_incidents(
-    store: Store, where: IncidentFilter, after: Position | None = None, limit: int = 50
+    store: Store,
+    where: IncidentFilter,
+    after: Position | None = None,
+    limit: int = 50,
+    parse: Callable[[str], Incident] = Incident.model_validate_json,
 ) -> tuple[list[Incident], Position | None]:
-    """Return one page of incidents, newest first, and the position after it (None: last)."""
+    """Return one page of incidents, newest first, and the position after it (None: last).
+
+    `parse` turns a stored payload into an incident (a caller re-reading the same incidents
+    often can pass a memoized one).
+    """
     db = store.database
     outer: list[str] = ["1"]
     params: dict[str, object] = {"limit": int(limit) + 1}
@@ -204,7 +212,7 @@ def query_incidents(
     rows = rows[:limit]
     page = []
     for _id, payload, _d, _du, status in rows:
-        inc = Incident.model_validate_json(payload)
+        inc = parse(payload)
         if status:
             inc = inc.model_copy(update={"status": IncidentStatus(str(status))})
         page.append(inc)
