@@ -208,6 +208,8 @@ class SnapshotCache:
         with self._lock:
             old = self._entries.get(key)
             asked = old.asked if refreshing and old is not None else time.monotonic()
-            self._entries[key] = Entry(value, born, generation, build, asked)
+            if old is None or (old.generation, old.born) <= (generation, born):
+                self._entries[key] = Entry(value, born, generation, build, asked)
+            # else a build that started later already stored a newer value: keep that one
         self._note(born)
         return value
