@@ -221,6 +221,25 @@ async def _load(port: int, token: str, clients: int, seconds: float) -> dict[str
     return latencies
 
 
+def misses(port: int, token: str, count: int) -> list[float]:
+    """Time `count` incident pages nobody asked for before (one client, nothing cached).
+
+    Each asks for a different `since`, so each is a ClickHouse read and a render: what a
+    request costs when the snapshot cache cannot help (a new filter, a deep cursor page).
+    """
+    start = int(time.time()) - 40 * 86400
+    headers = {"Authorization": f"Bearer {token}"}
+    out = []
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers) as client:
+        for i in range(count):
+            began = time.perf_counter()
+            response = client.get("/v1/incidents", params={"since": start + i, "limit": 50})
+            out.append((time.perf_counter() - began) * 1000)
+            if response.status_code != 200:
+                raise SystemExit(f"uncached page: {response.status_code} {response.text[:200]}")
+    return out
+
+
 def _cpu_ticks() -> dict[int, tuple[str, int, int]]:
     """Return every process's (name, nice, user+system clock ticks) from /proc."""
     out: dict[int, tuple[str, int, int]] = {}
@@ -373,6 +392,7 @@ def main() -> None:
         for _ in range(args.runs):
             latencies, machine = measured_load(port, token, args.clients, args.seconds, proc.pid)
             runs.append({**summarize(latencies), "machine": machine})
+        uncached = misses(port, token, 200)
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -396,6 +416,12 @@ def main() -> None:
         "classes": worst["classes"],
         "endpoints": worst["endpoints"],
         "all_runs": runs,
+        "uncached_incident_page": {
+            "how": "one client after the load, 200 pages each with a new `since` filter",
+            "requests": len(uncached),
+            "p50_ms": _pct(uncached, 0.50),
+            "p99_ms": _pct(uncached, 0.99),
+        },
         "notes": (
             "incident pages and GPU health are rendered once per TG_API_CACHE_S (5 s), rebuilt "
             "in the background before they expire, dropped in every worker on any write, and "
