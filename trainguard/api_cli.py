@@ -125,7 +125,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settings = ApiSettings()
     _store()  # migrate once, before the workers start
     made = None
-    if settings.generation_file is None:
+    if settings.generation_file is None and settings.workers > 1:  # one process needs no file
         fd, name = tempfile.mkstemp(prefix="trainguard-api-", suffix=".generation")
         os.close(fd)
         made = Path(name)
