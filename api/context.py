@@ -81,10 +81,18 @@ class ApiContext:
         def read() -> list[Incident]:
             live: list[Incident] = []
             for status in (IncidentStatus.OPEN, IncidentStatus.MITIGATING):
-                page, _ = query_incidents(
-                    self.store, IncidentFilter(status=status), limit=5000, parse=self._parse
-                )
-                live += page
+                after = None
+                while True:  # every one of them, 5,000 a page
+                    page, after = query_incidents(
+                        self.store,
+                        IncidentFilter(status=status),
+                        after,
+                        limit=5000,
+                        parse=self._parse,
+                    )
+                    live += page
+                    if after is None:
+                        break
             return live
 
         return self.cached("live-incidents", read)
