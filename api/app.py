@@ -2,19 +2,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
-from fastapi import FastAPI, Request, Response
+from fastapi import FastAPI
 
 from api import problems
+from api.auth import Role
 from api.context import ApiContext
+from api.hot import HotPath
 from api.routers import actions, fleet, incidents, jobs, scheduler, system, webhooks
 
 API_VERSION = "1.0.0"
+# the lists answered from their rendered bytes when asked again (api/hot.py), with their role
+HOT_ROUTES = {"/v1/incidents": Role.VIEWER, "/v1/gpus": Role.VIEWER}
 
 
 def create_app(context: ApiContext) -> FastAPI:
     """Return the app serving `context`."""
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        context.snapshots.start()  # rebuilds hot lists before they expire
+        try:
+            yield
+        finally:
+            context.snapshots.stop()
+
     app = FastAPI(
         title="TrainGuard",
         version=API_VERSION,
@@ -23,19 +37,11 @@ def create_app(context: ApiContext) -> FastAPI:
             "fleet health. Authenticate with `Authorization: Bearer <token>` "
             "(roles: viewer, operator, admin)."
         ),
+        lifespan=lifespan,
     )
     app.state.context = context
     problems.install(app)
     for module in (system, incidents, jobs, fleet, actions, webhooks, scheduler):
         app.include_router(module.router)
-
-    @app.middleware("http")
-    async def count(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        response = await call_next(request)
-        route = request.scope.get("route")
-        context.count(getattr(route, "path", "unmatched"), response.status_code)
-        return response
-
+    app.add_middleware(HotPath, context=context, routes=HOT_ROUTES)
     return app

@@ -110,6 +110,13 @@ class TokenBook:
             self._cache[key] = (now, principal)
         return principal
 
+    def known(self, token: str) -> Principal | None:
+        """Return who a recently verified token belongs to, never asking the store (else None)."""
+        hit = self._cache.get(hash_token(token)) if token.startswith(TOKEN_PREFIX) else None
+        if hit is None or time.monotonic() - hit[0] >= self.cache_s:
+            return None
+        return hit[1]
+
     def tokens(self) -> list[TokenInfo]:
         """Return every token's name, role and state."""
         return [

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Annotated, TypeVar, cast
+from typing import Annotated, TypeVar
 
 from fastapi import Depends, HTTPException, Request, Response
 from pydantic import BaseModel
@@ -17,6 +17,8 @@ from actions.webhooks.delivery import Deliverer
 from analytics.api_tables import API_AUDIT
 from analytics.store import Store
 from api.auth import Principal, Role, TokenBook
+from api.cache import Rendered, SnapshotCache
+from api.generation import Generation
 from diagnosis.incident_store import IncidentFilter, query_incidents
 from diagnosis.incidents import Incident
 from diagnosis.model import IncidentStatus
@@ -25,6 +27,8 @@ from scheduler.service import Scheduler
 _AUDIT_TYPES = {c.name: c.type for c in API_AUDIT.columns}
 T = TypeVar("T")
 Check = Callable[[], str | None]  # returns None when healthy, else what is wrong
+# the raw path and query of the GET being served, when the fast path may answer it next time
+HOT_REQUEST: ContextVar[str | None] = ContextVar("HOT_REQUEST", default=None)
 
 
 @dataclass
@@ -38,43 +42,38 @@ class ApiContext:
     deliverer: Deliverer | None = None  # webhook tests and re-deliveries
     scheduler: Scheduler | None = None
     cache_s: float = 5.0
+    generation: Generation = field(default_factory=Generation)  # shared by the workers
     requests: dict[tuple[str, int], int] = field(default_factory=dict)
-    _cache: dict[str, tuple[float, object]] = field(default_factory=dict)
-    _gates: dict[str, threading.Lock] = field(default_factory=dict)
+    snapshots: SnapshotCache = field(init=False)
+    _parsed: dict[str, Incident] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self.snapshots = SnapshotCache(self.cache_s, self.generation)
 
     def cached(self, key: str, compute: Callable[[], T]) -> T:
         """Return a recent value of an expensive read (fleet snapshots), computing if stale.
 
-        One caller computes a stale key; while it does, the others get the stale value (or,
-        when there is none yet, wait for the result), so a burst runs the query once and no
-        request waits on a refresh it does not need.
+        Values are at most `cache_s` old, dropped by any write, rebuilt in the background
+        before they expire (api/cache.py).
         """
-        with self._lock:
-            gate = self._gates.setdefault(key, threading.Lock())
-            hit = self._cache.get(key)
-        if hit is not None and time.monotonic() - hit[0] < self.cache_s:
-            return cast(T, hit[1])
-        if hit is not None and not gate.acquire(blocking=False):
-            return cast(T, hit[1])  # stale while another caller refreshes it
-        if hit is None:
-            gate.acquire()
-        try:
-            with self._lock:
-                hit = self._cache.get(key)
-            if hit is not None and time.monotonic() - hit[0] < self.cache_s:
-                return cast(T, hit[1])  # refreshed while this caller waited
-            value = compute()
-            with self._lock:
-                self._cache[key] = (time.monotonic(), value)
-            return value
-        finally:
-            gate.release()
+        return self.snapshots.get(key, compute)
 
     def cached_json(self, key: str, build: Callable[[], BaseModel]) -> Response:
-        """Return a hot list as JSON rendered once per cache period (no re-serialization)."""
-        body = self.cached(f"json:{key}", lambda: build().model_dump_json().encode())
-        return Response(content=body, media_type="application/json")
+        """Return a hot list as JSON rendered once per cache period (no re-serialization).
+
+        The raw request (path and query) is remembered as served by `key`, so that the next
+        identical request is answered from the rendered bytes before routing (api/hot.py).
+        """
+        rendered = self.cached(
+            f"json:{key}", lambda: Rendered.of(build().model_dump_json().encode())
+        )
+        raw = HOT_REQUEST.get()
+        if raw is not None:
+            self.snapshots.alias(raw, f"json:{key}")
+        return Response(
+            content=rendered.body, media_type="application/json", headers={"etag": rendered.etag}
+        )
 
     def live_incidents(self) -> list[Incident]:
         """Return the open and mitigating incidents (a snapshot at most `cache_s` old)."""
@@ -82,16 +81,38 @@ class ApiContext:
         def read() -> list[Incident]:
             live: list[Incident] = []
             for status in (IncidentStatus.OPEN, IncidentStatus.MITIGATING):
-                page, _ = query_incidents(self.store, IncidentFilter(status=status), limit=5000)
-                live += page
+                after = None
+                while True:  # every one of them, 5,000 a page
+                    page, after = query_incidents(
+                        self.store,
+                        IncidentFilter(status=status),
+                        after,
+                        limit=5000,
+                        parse=self._parse,
+                    )
+                    live += page
+                    if after is None:
+                        break
             return live
 
         return self.cached("live-incidents", read)
 
+    def _parse(self, payload: str) -> Incident:
+        """Return the incident a payload holds, parsing each distinct payload once.
+
+        The live incidents are re-read every cache period and mostly unchanged; the parsed
+        objects are shared between reads, so callers of `live_incidents` must not mutate them.
+        """
+        inc = self._parsed.get(payload)
+        if inc is None:
+            if len(self._parsed) >= 50_000:
+                self._parsed.clear()
+            inc = self._parsed[payload] = Incident.model_validate_json(payload)
+        return inc
+
     def invalidate(self) -> None:
-        """Forget cached reads (after a write, so the writer sees its change at once)."""
-        with self._lock:
-            self._cache.clear()
+        """Forget cached reads in every worker (after a write, so the writer sees it at once)."""
+        self.snapshots.invalidate()
 
     def count(self, route: str, status: int) -> None:
         """Count one response for /metrics."""
@@ -101,24 +122,26 @@ class ApiContext:
     def audit(
         self, who: Principal, method: str, path: str, target: str, outcome: int, detail: str
     ) -> None:
-        """Record a write with its caller."""
-        self.invalidate()
+        """Record a write with its caller; then drop every cached read."""
         now = datetime.now(UTC)
-        self.store.insert(
-            API_AUDIT.name,
-            {
-                "ts": [int(now.timestamp())],
-                "ts_us": [now.microsecond],
-                "actor": [who.name],
-                "role": [who.role.value],
-                "method": [method],
-                "path": [path],
-                "target": [target],
-                "outcome": [outcome],
-                "detail": [detail[:2000]],
-            },
-            _AUDIT_TYPES,
-        )
+        try:
+            self.store.insert(
+                API_AUDIT.name,
+                {
+                    "ts": [int(now.timestamp())],
+                    "ts_us": [now.microsecond],
+                    "actor": [who.name],
+                    "role": [who.role.value],
+                    "method": [method],
+                    "path": [path],
+                    "target": [target],
+                    "outcome": [outcome],
+                    "detail": [detail[:2000]],
+                },
+                _AUDIT_TYPES,
+            )
+        finally:
+            self.invalidate()  # after the write, so no rebuild can cache what came before it
 
 
 def context(request: Request) -> ApiContext:

@@ -4,6 +4,7 @@ streaming diagnosis worker (xid79 on node-0001 GPU 2 of job j1; rank 13 of job j
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import Any
 
 from analytics.store import Store
@@ -93,10 +94,12 @@ def act_on_incidents(engine: Any, store: Store) -> None:
         engine.handle(incident)
 
 
-def api_context(store: Store) -> Any:
-    """Return an API context over a populated store, with an engine that has acted on it."""
+def api_context(store: Store, generation_file: Path | None = None) -> Any:
+    """Return an API context over a populated store, with an engine that has acted on it
+    (and a write generation shared through `generation_file`, as `trainguard api` workers)."""
     from api.auth import TokenBook
     from api.context import ApiContext
+    from api.generation import Generation
 
     engine, scheduler = engine_for(store)
     act_on_incidents(engine, store)
@@ -107,4 +110,5 @@ def api_context(store: Store) -> Any:
         engine=engine,
         deliverer=engine.dispatcher.deliverer,
         scheduler=scheduler,
+        generation=Generation(generation_file),
     )

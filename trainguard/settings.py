@@ -94,6 +94,13 @@ class ApiSettings(BaseSettings):
         8, ge=1, le=64, description="ClickHouse connections per worker (queries at once)."
     )
     token_cache_s: float = Field(30.0, ge=0, le=3600, description="Revocation delay.")
+    generation_file: Path | None = Field(
+        None,
+        description=(
+            "File through which the workers count writes, so a write in one drops the "
+            "cached lists of all (`trainguard api` picks one for its workers)."
+        ),
+    )
 
 
 def local_services_env(repo: Path) -> dict[str, str]:

@@ -39,6 +39,7 @@ def main() -> None:
     if chosen != page:
         session.go(chosen)
     client = session.connection(settings)
+    session.identify(client)
     seconds = session.refresh_control(settings)
     st.sidebar.caption(f"API: {client.base_url}")
     session.show_flash()

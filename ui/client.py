@@ -18,6 +18,7 @@ from ui.models import (
     ActionItem,
     AuditEntry,
     Breaker,
+    Caller,
     Delivery,
     GpuHealth,
     Incident,
@@ -89,6 +90,10 @@ class ApiClient:
     def close(self) -> None:
         """Close the connection pool."""
         self._http.close()
+
+    def me(self) -> Caller:
+        """Return the token's name and role."""
+        return self._get(Caller, "/v1/me")
 
     # incidents
     def incidents(

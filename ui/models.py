@@ -25,6 +25,13 @@ class Page(_Lenient, Generic[T]):
     next_cursor: str | None = None
 
 
+class Caller(_Lenient):
+    """Who the console's token belongs to (GET /v1/me)."""
+
+    name: str
+    role: str
+
+
 class Suspect(_Lenient):
     """A ranked candidate root cause."""
 

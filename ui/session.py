@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from ui.client import ApiClient, ApiError, ApiUnreachable, Forbidden, RouteMissing, TokenRejected
 from ui.settings import ConsoleSettings
-from ui.viewmodel import REFRESH_CHOICES, refresh_label
+from ui.viewmodel import REFRESH_CHOICES, refresh_label, role_allows
 
 PAGES = {
     "overview": "Overview",
@@ -59,6 +59,39 @@ def connection(settings: ConsoleSettings) -> ApiClient:
         state["client_key"] = key
     client: ApiClient = state["client"]
     return client
+
+
+def identify(client: ApiClient) -> None:
+    """Ask the API who the token belongs to (once per connection) and say it in the sidebar.
+
+    Pages then hide what the role may not do; the API enforces it either way. When the API
+    cannot say (unreachable, an older API without /v1/me), the role is unknown and the
+    buttons stay, so the API's answer is what the user sees.
+    """
+    state = st.session_state
+    key = state.get("client_key")
+    if state.get("caller_key") != key or state.get("caller") is None:
+        try:
+            state["caller"] = client.me()
+        except ApiError:
+            state["caller"] = None
+        state["caller_key"] = key
+    caller = state.get("caller")
+    if caller is not None:
+        st.sidebar.caption(f"Signed in as **{caller.name}** ({caller.role})")
+
+
+def allowed(needed: str) -> bool:
+    """Say whether the console's caller has at least the `needed` role (unknown: yes)."""
+    caller = st.session_state.get("caller")
+    return role_allows(None if caller is None else caller.role, needed)
+
+
+def needs(needed: str, what: str) -> None:
+    """Say that `what` is for a higher role than the caller's."""
+    caller = st.session_state.get("caller")
+    role = "unknown" if caller is None else caller.role
+    st.caption(f"🔒 {what} needs the {needed} role (this token is {role}).")
 
 
 def refresh_control(settings: ConsoleSettings) -> int:

@@ -21,6 +21,7 @@ SEVERITIES = ("critical", "error", "warning", "info")
 SEVERITY_ICONS = {"critical": "🔴", "error": "🟠", "warning": "🟡", "info": "🔵"}
 LIVE = ("open", "mitigating")
 REFRESH_CHOICES = (0, 5, 15, 30, 60, 300)
+ROLES = ("viewer", "operator", "admin")  # each includes the ones before it
 _CULPRIT = "#c62828"
 _STALLED_STYLE = 'style="filled,bold", fillcolor="#fff3e0", color="#ef6c00", penwidth=2'
 _GROUP_STYLE = 'style=rounded, color="#90a4ae"'
@@ -69,6 +70,15 @@ def lifecycle_buttons(status: str) -> dict[str, bool]:
     """Return which incident buttons are enabled in a status (final states allow none)."""
     live = status in LIVE
     return {"acknowledge": live, "resolve": live, "false_alarm": live}
+
+
+def role_allows(role: str | None, needed: str) -> bool:
+    """Say whether a caller's role covers `needed` (None: unknown, so the API decides)."""
+    if role is None:
+        return True
+    if role not in ROLES:
+        return False
+    return ROLES.index(role) >= ROLES.index(needed)
 
 
 def action_decidable(action: ActionItem) -> bool:

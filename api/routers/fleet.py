@@ -118,24 +118,26 @@ def _compute_fleet(ctx: ApiContext) -> list[GpuHealth]:
         for r in gpu_risk(ctx.store, horizon_h=RISK_HORIZON_H, limit=1_000_000).to_dict("records")
     }
     out = []
-    for r in frame.to_dict("records"):
-        key = (str(r["node"]), int(r["gpu"]))
+    columns = ("node", "gpu", "last_ts", "temp_c", "power_w", "util", "sbe", "dbe", "nvml_error")
+    for node, gpu, last_ts, temp_c, power_w, util, sbe, dbe, nvml_error in zip(
+        *(frame[c].tolist() for c in columns), strict=True
+    ):
+        key = (str(node), int(gpu))
         named = by_gpu.get(key, [])
         node_named = by_node.get(key[0], [])
+        error = str(nvml_error or "")
         out.append(
             GpuHealth(
                 node=key[0],
                 gpu=key[1],
-                state=gpu_state(
-                    str(r["nvml_error"] or ""), bool(named), bool(node_named), isolated.get(key[0])
-                ),
-                last_seen=datetime.fromtimestamp(int(r["last_ts"]), UTC),
-                temp_c=finite(r["temp_c"]),
-                power_w=finite(r["power_w"]),
-                util=finite(r["util"]),
-                sbe=whole(r["sbe"]),
-                dbe=whole(r["dbe"]),
-                nvml_error=str(r["nvml_error"] or ""),
+                state=gpu_state(error, bool(named), bool(node_named), isolated.get(key[0])),
+                last_seen=datetime.fromtimestamp(int(last_ts), UTC),
+                temp_c=finite(temp_c),
+                power_w=finite(power_w),
+                util=finite(util),
+                sbe=whole(sbe),
+                dbe=whole(dbe),
+                nvml_error=error,
                 incidents=named + node_named,
                 risk=risk.get(key),
             )

@@ -5,13 +5,15 @@ from __future__ import annotations
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse, PlainTextResponse
 
-from api.context import Ctx
+from api.auth import Principal
+from api.context import Ctx, Viewer
+from api.models import ERRORS
 
 router = APIRouter(tags=["system"])
 
 
 @router.get("/healthz")
-def healthz() -> dict[str, str]:
+async def healthz() -> dict[str, str]:
     """Say the process is up."""
     return {"status": "ok"}
 
@@ -38,3 +40,9 @@ def metrics(ctx: Ctx) -> str:
     for (route, status), n in sorted(ctx.requests.items()):
         lines.append(f'trainguard_api_requests_total{{route="{route}",status="{status}"}} {n}')
     return "\n".join(lines) + "\n"
+
+
+@router.get("/v1/me", response_model=Principal, responses=ERRORS, tags=["auth"])
+def me(who: Viewer) -> Principal:
+    """Return the caller's token name and role (what the console may show them)."""
+    return who

@@ -211,6 +211,25 @@ def test_rejected_token_and_unreachable_api_are_explained(page):
     page.no_traceback()
 
 
+def test_a_viewer_sees_no_operator_or_admin_buttons(page, live_api):
+    xid = _incident(live_api, "gpu.hardware")
+    page.open(f"?page=incident&id={xid['id']}")
+    page.see(xid["id"], "Signed in as operator-user (operator)")
+    page.button("Acknowledge")  # the operator's token has them
+    page.click("Connection")
+    page.type_into("API token", live_api.tokens["viewer"], enter=True)
+    page.see(
+        "Signed in as viewer-user (viewer)",
+        "Acknowledge, resolve and false alarm needs the operator role (this token is viewer)",
+    )
+    page.click("Actions")
+    page.see("Approving or rejecting needs the operator role")
+    page.settle()
+    labels = {b.text.strip() for b in page.driver.find_elements(By.TAG_NAME, "button")}
+    assert not labels & {"Acknowledge", "Resolve", "False alarm", "Approve", "Reject"}, labels
+    page.no_traceback()
+
+
 def test_approving_a_pending_action_shows_in_the_audit_log(page, live_api):
     probe = live_api.get("/v1/actions", status="pending")
     assert probe.status_code == 200, probe.text

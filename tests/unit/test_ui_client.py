@@ -231,3 +231,11 @@ def test_action_engine_contract_parses():
     assert client.scheduler_state().pools == [{"name": "train"}]
     (hook,) = client.webhooks()
     assert hook.url == "https://h.test" and hook.model_dump()["format"] == "slack"
+
+
+def test_me_names_the_token_and_its_role():
+    client = recorded({"/v1/me": {"name": "alice", "role": "operator", "extra": 1}})
+    me = client.me()
+    assert (me.name, me.role) == ("alice", "operator")
+    with pytest.raises(RouteMissing):
+        recorded({}).me()  # an API older than /v1/me

@@ -16,6 +16,7 @@ from ui.viewmodel import (
     onset_window,
     parallel_groups_dot,
     refresh_label,
+    role_allows,
     severity_counts,
     split_actions,
     stalled_communicators,
@@ -161,3 +162,10 @@ def test_ettr_rows_in_percent():
 
 def test_refresh_labels():
     assert [refresh_label(s) for s in (0, 15, 300)] == ["off", "every 15 s", "every 5 min"]
+
+
+def test_roles_include_the_ones_below_and_an_unknown_role_leaves_it_to_the_api():
+    assert role_allows("admin", "operator") and role_allows("operator", "operator")
+    assert not role_allows("viewer", "operator") and not role_allows("operator", "admin")
+    assert role_allows(None, "admin")  # /v1/me unanswered: show it, the API decides
+    assert not role_allows("intern", "viewer")

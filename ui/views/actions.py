@@ -7,7 +7,7 @@ import streamlit as st
 
 from ui.client import ApiClient
 from ui.models import ActionItem
-from ui.session import flash, go, section
+from ui.session import allowed, flash, go, needs, section
 from ui.viewmodel import action_decidable
 
 STATUSES = ("pending", "approved", "executing", "done", "failed", "rejected", "dry_run")
@@ -71,6 +71,11 @@ def decide(client: ApiClient, action: ActionItem) -> None:
             + (f" · incident `{action.incident_id}`" if action.incident_id else "")
         )
         st.write(f"{action.plan.what} — {action.plan.why}")
+        if not allowed("operator"):
+            needs("operator", "Approving or rejecting")
+            if action.incident_id and st.button("Incident", key=f"inc-{action.id}"):
+                go("incident", id=action.incident_id)
+            return
         reason = st.text_input("Reason", key=f"reason-{action.id}")
         ok, no, link, _ = st.columns([1, 1, 1, 3])
         disabled = not action_decidable(action)

@@ -11,7 +11,7 @@ import streamlit as st
 
 from ui.client import ApiClient
 from ui.models import IncidentDetail
-from ui.session import flash, go, section
+from ui.session import allowed, flash, go, needs, section
 from ui.viewmodel import (
     SEVERITY_ICONS,
     lifecycle_buttons,
@@ -91,6 +91,9 @@ def _header(detail: IncidentDetail) -> None:
 
 def _lifecycle(client: ApiClient, detail: IncidentDetail) -> None:
     inc = detail.incident
+    if not allowed("operator"):
+        needs("operator", "Acknowledge, resolve and false alarm")
+        return
     enabled = lifecycle_buttons(inc.status)
     ack, res, fa = st.columns(3)
     with ack.form("acknowledge", border=True):

@@ -8,7 +8,7 @@ import streamlit as st
 
 from ui.client import ApiClient
 from ui.models import Incident
-from ui.session import flash, go, nonce, section
+from ui.session import allowed, flash, go, needs, nonce, section
 from ui.viewmodel import (
     LIVE,
     SEVERITIES,
@@ -112,7 +112,9 @@ def _breaker(client: ApiClient) -> None:
             f"OPEN since {breaker.opened_at or '?'}: automatic isolation is stopped "
             f"({breaker.isolated_in_window}/{breaker.limit} isolations in {breaker.window_s:.0f} s)"
         )
-        if st.button("Reset breaker (admin)"):
+        if not allowed("admin"):
+            needs("admin", "Resetting the breaker")
+        elif st.button("Reset breaker (admin)"):
             client.reset_breaker()
             flash("success", "Breaker reset.")
             st.rerun()

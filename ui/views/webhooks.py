@@ -8,12 +8,15 @@ import pandas as pd
 import streamlit as st
 
 from ui.client import ApiClient
-from ui.session import flash, section
+from ui.session import allowed, flash, needs, section
 
 
 def render(client: ApiClient) -> None:
     """Draw the webhooks."""
     st.title("Webhooks")
+    if not allowed("admin"):
+        needs("admin", "Managing webhooks")
+        return
     with section("Webhooks"):
         hooks = client.webhooks()
         st.subheader(f"Subscriptions ({len(hooks)})")
