@@ -79,7 +79,7 @@ def round_with_pending(pending: int) -> float:
     jobs = lyra_like_jobs(pending, days=0.01, elastic_fraction=0.05, seed=9)
     sim = Simulator(jobs, POLICIES["lyra"], SimConfig(training_servers=64, inference_servers=64))
     for job in jobs:
-        sim.pending.append(job.job_id)
+        sim.enqueue(job.job_id)
     sim._rebalance(0.0)
     times = []
     for k in range(20):

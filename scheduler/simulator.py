@@ -8,10 +8,12 @@ import random
 import time
 from dataclasses import dataclass, field
 
+from scheduler.allocate import fifo_key, sjf_key
 from scheduler.cluster import Cluster, Run
 from scheduler.inference import LoadSeries, diurnal_load
 from scheduler.metrics import summarize
 from scheduler.model import Job, Policy, Pool, Server, ServerState, SimConfig
+from scheduler.queue import PendingQueue
 from scheduler.reclaim import reclaim
 from scheduler.rounds import Rounds
 
@@ -81,7 +83,8 @@ class Simulator:
         servers, self.hazards = build_servers(config, self.rng)
         self.cluster = Cluster(config, servers)
         self.runs = {j.job_id: Run(j, remaining=j.work) for j in self.jobs}
-        self.pending: list[int] = []
+        self.pending = PendingQueue()
+        self._order_key = fifo_key if policy.order == "fifo" else sjf_key
         self.counters = Counters()
         self.rounds = Rounds(self)
         self.now = 0.0
@@ -146,9 +149,15 @@ class Simulator:
             self.counters.shortfall_gpu_s += self._inf_rate[1] * dt
         self.now = max(self.now, t)
 
+    def enqueue(self, job_id: int) -> None:
+        """Queue a job (new or interrupted) under the policy's order key."""
+        run = self.runs[job_id]
+        key = self._order_key(run.job.submit_time, run.remaining)
+        self.pending.add(key, job_id, (self.rounds.need(run), self.can_loan(run.job)))
+
     def _arrive(self, job: Job) -> None:
         if self.schedulable(job):
-            self.pending.append(job.job_id)
+            self.enqueue(job.job_id)
         else:
             self.counters.unschedulable += 1
 
@@ -166,7 +175,7 @@ class Simulator:
             run.preemptions += 1
         self.cluster.stop(run, t, lost=True)
         self.rounds.elastic.discard(run.job.job_id)
-        self.pending.append(run.job.job_id)
+        self.enqueue(run.job.job_id)
 
     def _inference(self, state: ServerState) -> list[Server]:
         return [s for s in self.cluster.servers if s.pool is Pool.INFERENCE and s.state is state]
