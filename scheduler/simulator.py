@@ -38,6 +38,17 @@ class Counters:
     violations: list[str] = field(default_factory=list)
 
 
+def loan_target(up: int, servers: int, forecast: float, reserve_fraction: float) -> int:
+    """Return how many of `up` working inference servers may be lent.
+
+    Whole servers only: the forecast demand plus the reserve, both fractions of the whole
+    inference cluster, are rounded up together (rounding each up separately would hold back
+    a whole server for a 2% reserve on a small cluster).
+    """
+    keep = math.ceil((forecast + reserve_fraction) * servers - 1e-9)
+    return max(0, up - keep)
+
+
 def build_servers(config: SimConfig, rng: random.Random) -> tuple[list[Server], list[float]]:
     """Return the training then inference servers and each one's true failure hazard per s."""
     servers = [
@@ -78,8 +89,8 @@ class Simulator:
         self.policy = policy
         self.config = config
         self.rng = random.Random(config.seed)
-        span_days = (self.jobs[-1].submit_time if self.jobs else 0) / 86_400 + 2
-        self.load = load or diurnal_load(span_days, seed=config.seed)
+        span_days = math.ceil((self.jobs[-1].submit_time if self.jobs else 0) / 86_400) + 2
+        self.load = (load or diurnal_load(span_days, seed=config.seed)).shifted(config.load_phase_s)
         servers, self.hazards = build_servers(config, self.rng)
         self.cluster = Cluster(config, servers)
         self.runs = {j.job_id: Run(j, remaining=j.work) for j in self.jobs}
@@ -192,9 +203,12 @@ class Simulator:
             cfg = self.config
             isolated = len(self._inference(ServerState.ISOLATED))
             forecast = self.load.forecast(t, cfg.forecast_horizon_s)
-            needed = math.ceil(forecast * cfg.inference_servers - 1e-9)
-            reserve = math.ceil(cfg.reserve_fraction * cfg.inference_servers - 1e-9)
-            target = max(0, cfg.inference_servers - isolated - needed - reserve)
+            target = loan_target(
+                cfg.inference_servers - isolated,
+                cfg.inference_servers,
+                forecast,
+                cfg.reserve_fraction,
+            )
             loaned = self._inference(ServerState.LOANED)
             if len(loaned) > target:
                 self._reclaim(loaned, len(loaned) - target, t)
