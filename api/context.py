@@ -20,7 +20,8 @@ from api.auth import Principal, Role, TokenBook
 from diagnosis.incident_store import IncidentFilter, query_incidents
 from diagnosis.incidents import Incident
 from diagnosis.model import IncidentStatus
-from scheduler.service import Scheduler
+from scheduler.service import Scheduler, SchedulerState
+from scheduler.state_store import latest_snapshot
 
 _AUDIT_TYPES = {c.name: c.type for c in API_AUDIT.columns}
 T = TypeVar("T")
@@ -87,6 +88,12 @@ class ApiContext:
             return live
 
         return self.cached("live-incidents", read)
+
+    def scheduler_state(self) -> SchedulerState | None:
+        """Return the in-process scheduler's snapshot, else the newest stored one (cached)."""
+        if self.scheduler is not None:
+            return self.scheduler.snapshot()
+        return self.cached("scheduler-state", lambda: latest_snapshot(self.store))
 
     def invalidate(self) -> None:
         """Forget cached reads (after a write, so the writer sees its change at once)."""
