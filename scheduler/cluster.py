@@ -63,31 +63,32 @@ class Cluster:
         """Counts changes that could let a queued job start: GPUs freed, servers made usable."""
         self.pools: dict[ServerState, list[Server]] = {st: [] for st in USABLE}
         """The servers that may run training, by state, in server order."""
-        self._levels: dict[ServerState, list[int]] = {}
-        """Per usable state, how many of its servers have 0, 1, ... free GPUs."""
+        self.levels: dict[ServerState, list[set[int]]] = {}
+        """Per usable state, the ids of its servers with 0, 1, ... free GPUs."""
+        size = max((s.gpus for s in servers), default=0)
         for st in USABLE:
             self.pools[st] = [s for s in servers if s.state is st]
-            self._levels[st] = [0] * (max((s.gpus for s in servers), default=0) + 1)
+            self.levels[st] = [set() for _ in range(size + 1)]
             for server in self.pools[st]:
-                self._levels[st][server.free] += 1
+                self.levels[st][server.free].add(server.server_id)
 
     def _use(self, server: Server, gpus: int) -> None:
         """Change the GPUs jobs hold on a server by `gpus`, keeping the free-GPU levels."""
-        levels = self._levels.get(server.state)
+        levels = self.levels.get(server.state)
         if levels is not None:
-            levels[server.free] -= 1
+            levels[server.free].discard(server.server_id)
             server.used += gpus
-            levels[server.free] += 1
+            levels[server.free].add(server.server_id)
         else:
             server.used += gpus
 
     def free_gpus(self, state: ServerState) -> int:
         """Return the free GPUs over the servers in a usable state."""
-        return sum(f * n for f, n in enumerate(self._levels[state]))
+        return sum(f * len(ids) for f, ids in enumerate(self.levels[state]))
 
     def top_free(self, state: ServerState) -> int:
         """Return the most free GPUs on one server in a usable state."""
-        levels = self._levels[state]
+        levels = self.levels[state]
         for f in range(len(levels) - 1, 0, -1):
             if levels[f]:
                 return f
@@ -209,11 +210,11 @@ class Cluster:
         if state in USABLE and server.state not in USABLE:
             self.epoch += 1
         if server.state in USABLE:
-            self._levels[server.state][server.free] -= 1
+            self.levels[server.state][server.free].discard(server.server_id)
             self.pools[server.state].remove(server)
         server.state = state
         if state in USABLE:
-            self._levels[state][server.free] += 1
+            self.levels[state][server.free].add(server.server_id)
             insort(self.pools[state], server, key=lambda s: s.server_id)
 
     def usable(self, pool: Pool | None = None) -> list[Server]:

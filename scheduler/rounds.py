@@ -7,7 +7,7 @@ import time
 from typing import TYPE_CHECKING
 
 from scheduler.allocate import ElasticItem, extra_targets
-from scheduler.cluster import Run
+from scheduler.cluster import Cluster, Run
 from scheduler.model import Server, ServerState
 from scheduler.placement import RISKY, best_fit
 from scheduler.queue import Bucket, Step
@@ -167,9 +167,11 @@ class Rounds:
         for jid, target in targets.items():
             run = sim.runs[jid]
             if target > run.extra_gpus:
-                pools = loaned + training if sim.can_loan(run.job) else training
+                loan, train = ServerState.LOANED, ServerState.TRAINING
+                states = (loan, train) if sim.can_loan(run.job) else (train,)
                 add = _grow(
-                    pools,
+                    sim.cluster,
+                    states,
                     run.job.step,
                     (target - run.extra_gpus) // run.job.step,
                     sim.policy.fault_aware,
@@ -188,28 +190,47 @@ def _shrink(run: Run, gpus: int) -> dict[int, int]:
     return drop
 
 
-def _grow(pools: list[Server], step: int, workers: int, fault_aware: bool) -> dict[int, int]:
+def _grow(
+    cluster: Cluster,
+    states: tuple[ServerState, ...],
+    step: int,
+    workers: int,
+    fault_aware: bool,
+) -> dict[int, int]:
     """Return where `workers` extra workers of `step` GPUs go, each on one server.
 
-    Each worker goes to a loaned server if one fits, else a training one; among those, the
-    best fit (fewest free GPUs, low-risk first when fault-aware, then pool order).
+    Each worker goes to a server of the first state in `states` that fits it; within that,
+    the best fit (fewest free GPUs; low-risk first when fault-aware; then server order),
+    read off the cluster's free-GPU levels instead of scanning every server.
     """
     add: dict[int, int] = {}
+    servers = cluster.servers
     for _ in range(workers):
-        best: tuple[bool, int, int, int] | None = None
-        for rank, s in enumerate(pools):
-            free = s.free
-            if free - add.get(s.server_id, 0) < step:
-                continue
-            risky = fault_aware and s.risk >= RISKY
-            key = (s.state is not ServerState.LOANED, int(risky), free, rank)
-            if best is None or key < best:
-                best = key
-        if best is None:
+        sid = None
+        for state in states:
+            sid = _best_level(cluster.levels[state], servers, step, add, fault_aware)
+            if sid is not None:
+                break
+        if sid is None:
             break
-        sid = pools[best[3]].server_id
         add[sid] = add.get(sid, 0) + step
     return add
+
+
+def _best_level(
+    levels: list[set[int]], servers: list[Server], step: int, add: dict[int, int], risky: bool
+) -> int | None:
+    best: tuple[int, int, int] | None = None
+    for free in range(step, len(levels)):
+        for sid in levels[free]:
+            if free - add.get(sid, 0) < step:
+                continue
+            key = (int(risky and servers[sid].risk >= RISKY), free, sid)
+            if best is None or key < best:
+                best = key
+        if best is not None and best[0] == 0:
+            break
+    return None if best is None else best[2]
 
 
 def check_invariants(sim: Simulator) -> list[str]:
