@@ -103,9 +103,14 @@ class Simulator:
         self._faults: list[tuple[float, int, str]] = []
 
     def schedulable(self, job: Job) -> bool:
-        """Return whether the job could ever fit the training cluster."""
+        """Return whether the job could ever fit the training cluster.
+
+        It must fit at the size the policy starts it at: its minimum only when the policy
+        scales (otherwise a job bigger than the cluster would wait forever).
+        """
         cfg = self.config
-        fits = job.min_gpus <= cfg.training_servers * cfg.gpus_per_server
+        need = job.min_gpus if self.policy.elastic else job.num_gpus
+        fits = need <= cfg.training_servers * cfg.gpus_per_server
         typed = job.gpu_type is None or cfg.training_gpu_type in (None, job.gpu_type)
         return fits and typed
 
