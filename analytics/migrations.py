@@ -11,6 +11,7 @@ from analytics.action_tables import ACTION_TABLES
 from analytics.api_tables import API_TABLES
 from analytics.incident_tables import INCIDENT_TABLES
 from analytics.prediction_tables import PREDICTION_TABLES
+from analytics.scheduler_tables import SCHEDULER_TABLES
 from analytics.store import Store
 from analytics.tables import ALL_TABLES, Features, Table
 
@@ -51,6 +52,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         5,
         "api tokens and audit",
         lambda db, features, _days: [t.ddl(db, features) for t in API_TABLES],
+    ),
+    # the scheduler's live state for the API and console; old snapshots are history
+    Migration(
+        6,
+        "scheduler state snapshots",
+        lambda db, features, _days: [t.ddl(db, features) for t in SCHEDULER_TABLES],
     ),
 )
 

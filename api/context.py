@@ -22,7 +22,8 @@ from api.generation import Generation
 from diagnosis.incident_store import IncidentFilter, query_incidents
 from diagnosis.incidents import Incident
 from diagnosis.model import IncidentStatus
-from scheduler.service import Scheduler
+from scheduler.service import Scheduler, SchedulerState
+from scheduler.state_store import latest_snapshot
 
 _AUDIT_TYPES = {c.name: c.type for c in API_AUDIT.columns}
 T = TypeVar("T")
@@ -109,6 +110,12 @@ class ApiContext:
                 self._parsed.clear()
             inc = self._parsed[payload] = Incident.model_validate_json(payload)
         return inc
+
+    def scheduler_state(self) -> SchedulerState | None:
+        """Return the in-process scheduler's snapshot, else the newest stored one (cached)."""
+        if self.scheduler is not None:
+            return self.scheduler.snapshot()
+        return self.cached("scheduler-state", lambda: latest_snapshot(self.store))
 
     def invalidate(self) -> None:
         """Forget cached reads in every worker (after a write, so the writer sees it at once)."""

@@ -60,18 +60,13 @@ def mckp(items: Sequence[Sequence[Choice]], capacity: int) -> list[int]:
     best = np.zeros(cap + 1)
     picks = np.zeros((len(items), cap + 1), dtype=np.int16)
     for i, opts in enumerate(items):
-        new = np.full(cap + 1, -np.inf)
-        pick = np.zeros(cap + 1, dtype=np.int16)
+        cand = np.full((len(opts), cap + 1), -np.inf)
         for k, (w, v) in enumerate(opts):
             w //= unit
-            if w > cap:
-                continue
-            cand = np.full(cap + 1, -np.inf)
-            cand[w:] = best[: cap + 1 - w] + v
-            better = cand > new + 1e-12
-            new = np.where(better, cand, new)
-            pick = np.where(better, k, pick)
-        best, picks[i] = new, pick
+            if w <= cap:
+                cand[k, w:] = best[: cap + 1 - w] + v
+        pick = np.argmax(cand, axis=0)  # the first maximum: the lightest option on ties
+        best, picks[i] = cand[pick, np.arange(cap + 1)], pick
     out = [0] * len(items)
     c = int(np.argmax(best))
     for i in range(len(items) - 1, -1, -1):

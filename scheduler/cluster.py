@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import heapq
+from bisect import insort
 from dataclasses import dataclass, field
 
 from scheduler.allocate import speedup
 from scheduler.model import Job, Pool, Server, ServerState, SimConfig
+
+USABLE = (ServerState.TRAINING, ServerState.LOANED)
+"""Server states in which training jobs may hold GPUs."""
 
 
 @dataclass(slots=True)
@@ -55,6 +59,40 @@ class Cluster:
         self._busy_since = [0.0] * len(servers)
         self.completions: list[tuple[float, int, int]] = []
         self.running: set[int] = set()
+        self.epoch = 0
+        """Counts changes that could let a queued job start: GPUs freed, servers made usable."""
+        self.pools: dict[ServerState, list[Server]] = {st: [] for st in USABLE}
+        """The servers that may run training, by state, in server order."""
+        self.levels: dict[ServerState, list[set[int]]] = {}
+        """Per usable state, the ids of its servers with 0, 1, ... free GPUs."""
+        size = max((s.gpus for s in servers), default=0)
+        for st in USABLE:
+            self.pools[st] = [s for s in servers if s.state is st]
+            self.levels[st] = [set() for _ in range(size + 1)]
+            for server in self.pools[st]:
+                self.levels[st][server.free].add(server.server_id)
+
+    def _use(self, server: Server, gpus: int) -> None:
+        """Change the GPUs jobs hold on a server by `gpus`, keeping the free-GPU levels."""
+        levels = self.levels.get(server.state)
+        if levels is not None:
+            levels[server.free].discard(server.server_id)
+            server.used += gpus
+            levels[server.free].add(server.server_id)
+        else:
+            server.used += gpus
+
+    def free_gpus(self, state: ServerState) -> int:
+        """Return the free GPUs over the servers in a usable state."""
+        return sum(f * len(ids) for f, ids in enumerate(self.levels[state]))
+
+    def top_free(self, state: ServerState) -> int:
+        """Return the most free GPUs on one server in a usable state."""
+        levels = self.levels[state]
+        for f in range(len(levels) - 1, 0, -1):
+            if levels[f]:
+                return f
+        return 0
 
     def _touch_server(self, sid: int, t: float) -> None:
         server = self.servers[sid]
@@ -90,7 +128,7 @@ class Cluster:
             server = self.servers[sid]
             assert server.free >= g, f"over-allocated {server.name()}"
             server.base[run.job.job_id] = g
-            server.used += g
+            self._use(server, g)
             run.base[sid] = g
         self.running.add(run.job.job_id)
         if run.first_start is None:
@@ -106,11 +144,13 @@ class Cluster:
             return
         self._settle(run, t)
         jid = run.job.job_id
+        if drop:
+            self.epoch += 1
         for sid, g in drop.items():
             self._touch_server(sid, t)
             left = run.extra.get(sid, 0) - g
             server = self.servers[sid]
-            server.used -= min(g, run.extra.get(sid, 0))
+            self._use(server, -min(g, run.extra.get(sid, 0)))
             if left > 0:
                 run.extra[sid] = server.extra[jid] = left
             else:
@@ -121,7 +161,7 @@ class Cluster:
             server = self.servers[sid]
             assert server.free >= g, f"over-allocated {server.name()}"
             run.extra[sid] = server.extra[jid] = run.extra.get(sid, 0) + g
-            server.used += g
+            self._use(server, g)
         run.scaling_ops += 1
         self._rerate(run, t)
 
@@ -129,10 +169,12 @@ class Cluster:
         """Release every GPU of a run; when `lost`, roll back work since its last checkpoint."""
         self._settle(run, t)
         jid = run.job.job_id
+        if run.base or run.extra:
+            self.epoch += 1
         for sid in (*run.base, *run.extra):
             self._touch_server(sid, t)
             server = self.servers[sid]
-            server.used -= server.base.pop(jid, 0) + server.extra.pop(jid, 0)
+            self._use(server, -(server.base.pop(jid, 0) + server.extra.pop(jid, 0)))
         if lost:
             lost_work = self.lost_work(run, t)
             run.remaining += lost_work
@@ -163,7 +205,17 @@ class Cluster:
             )
         ), f"{server.name()} still holds jobs"
         self._touch_server(sid, t)
+        if state is server.state:
+            return
+        if state in USABLE and server.state not in USABLE:
+            self.epoch += 1
+        if server.state in USABLE:
+            self.levels[server.state][server.free].discard(server.server_id)
+            self.pools[server.state].remove(server)
         server.state = state
+        if state in USABLE:
+            self.levels[state][server.free].add(server.server_id)
+            insort(self.pools[state], server, key=lambda s: s.server_id)
 
     def usable(self, pool: Pool | None = None) -> list[Server]:
         """Return the servers that may run training now (own training servers and loans)."""

@@ -20,6 +20,11 @@ class LoadSeries:
     step_s: float
     load: np.ndarray
 
+    def shifted(self, phase_s: float) -> LoadSeries:
+        """Return the series as seen from a clock `phase_s` later (t=0 reads phase_s)."""
+        k = int(round(phase_s / self.step_s)) % len(self.load)
+        return self if k == 0 else LoadSeries(self.step_s, np.roll(self.load, -k))
+
     def at(self, t: float) -> float:
         """Return the demand fraction at time `t` (the series repeats past its end)."""
         return float(self.load[int(t // self.step_s) % len(self.load)])
@@ -95,6 +100,5 @@ def loanable_servers(
     series: LoadSeries, t: float, servers: int, reserve_fraction: float, horizon_s: float
 ) -> int:
     """Return how many whole inference servers can be lent at `t`, keeping the reserve."""
-    needed = math.ceil(series.forecast(t, horizon_s) * servers - 1e-9)
-    reserve = math.ceil(reserve_fraction * servers - 1e-9)
-    return max(0, servers - needed - reserve)
+    keep = math.ceil((series.forecast(t, horizon_s) + reserve_fraction) * servers - 1e-9)
+    return max(0, servers - keep)

@@ -133,6 +133,8 @@ class SimConfig:
     inference_speed: float = 1.0
     reserve_fraction: float = 0.02
     forecast_horizon_s: float = 600.0
+    load_phase_s: float = 0.0
+    """Inference clock at the trace's t=0 (seconds after 00:00; the load troughs at 02:00)."""
     scaling_exponent: float = 1.0
     checkpoint_interval_s: float = 1800.0
     restart_overhead_s: float = 60.0

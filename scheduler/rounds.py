@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import math
 import time
 from typing import TYPE_CHECKING
 
-from scheduler.allocate import ElasticItem, extra_targets, fifo_key, sjf_key
-from scheduler.cluster import Run
+from scheduler.allocate import ElasticItem, extra_targets
+from scheduler.cluster import Cluster, Run
 from scheduler.model import Server, ServerState
-from scheduler.placement import best_fit
+from scheduler.placement import RISKY, best_fit
+from scheduler.queue import Bucket, Step
 
 if TYPE_CHECKING:
     from scheduler.simulator import Simulator
@@ -20,6 +22,7 @@ class Rounds:
     def __init__(self, sim: Simulator) -> None:
         self.sim = sim
         self.elastic: set[int] = set()
+        self._admit_epoch = -1
 
     def run(self, t: float) -> None:
         """Run one round at `t` and time it."""
@@ -37,50 +40,64 @@ class Rounds:
             sim.counters.violations.extend(check_invariants(sim))
 
     def _pools(self) -> tuple[list[Server], list[Server]]:
-        training, loaned = [], []
-        for s in self.sim.cluster.servers:
-            if s.state is ServerState.TRAINING:
-                training.append(s)
-            elif s.state is ServerState.LOANED:
-                loaned.append(s)
-        return training, loaned
+        pools = self.sim.cluster.pools
+        return pools[ServerState.TRAINING], pools[ServerState.LOANED]
 
-    def _need(self, run: Run) -> int:
+    def _free(self) -> list[int]:
+        """Return free GPUs on training and loaned servers, and the most on one of each."""
+        c = self.sim.cluster
+        t, loan = ServerState.TRAINING, ServerState.LOANED
+        return [c.free_gpus(t), c.free_gpus(loan), c.top_free(t), c.top_free(loan)]
+
+    def need(self, run: Run) -> int:
+        """Return the GPUs a job must get to start (its minimum when scaling is on)."""
         return run.job.min_gpus if self.sim.policy.elastic else run.job.num_gpus
 
     def admit(self, t: float) -> None:
-        """Start pending jobs in FIFO or shortest-job-first order where they fit."""
+        """Start pending jobs in FIFO or shortest-job-first order where they fit.
+
+        Whether a job fits only grows with free capacity, so when no GPU was freed since the
+        last round only the jobs queued since then are tried (the rest would fail again); and
+        within a round, once a job of `need` GPUs failed, jobs of the same kind (loan
+        eligibility; one server or several, which fit by the fullest server or by the total)
+        needing as much are skipped. Both keep the outcome of a full scan in order.
+        """
         sim = self.sim
-        key = fifo_key if sim.policy.order == "fifo" else sjf_key
-        order = sorted(
-            sim.pending, key=lambda j: key(sim.runs[j].job.submit_time, sim.runs[j].remaining)
+        policy = sim.policy
+        incremental = (
+            policy.backfill and not policy.loan_fit and sim.cluster.epoch == self._admit_epoch
         )
         training, loaned = self._pools()
-        free_t, free_l = _free(training), _free(loaned)
-        top_t, top_l = _top(training), _top(loaned)
         size = sim.config.gpus_per_server
-        started: set[int] = set()
-        for jid in order:
-            if free_t + free_l == 0:
-                break
+        failed = [math.inf] * 4
+        free = self._free()
+
+        def visit(jid: int, bucket: Bucket) -> Step:
+            if free[0] + free[1] == 0:
+                return "stop"
+            need, may_lend = bucket
             run = sim.runs[jid]
-            need = self._need(run)
-            lend = sim.can_loan(run.job) and self._may_loan(run, t)
-            fits = need <= free_t + (free_l if lend else 0)
+            lend = may_lend and self._may_loan(run, t)
+            kind = 2 * lend + (need > size)
+            if need >= failed[kind]:
+                return "next" if policy.loan_fit else "drop"
+            fits = need <= free[0] + (free[1] if lend else 0)
             if fits and need <= size:
-                fits = need <= max(top_t, top_l if lend else 0)
+                fits = need <= max(free[2], free[3] if lend else 0)
             where = self._place(run, need, training, loaned if lend else []) if fits else None
             if where is None:
-                if not sim.policy.backfill:
-                    break
-                continue
+                if not policy.backfill:
+                    return "stop"
+                failed[kind] = need
+                return "next" if policy.loan_fit else "drop"
             sim.cluster.start(run, where, t)
-            started.add(jid)
-            if run.job.elastic and sim.policy.elastic:
+            if run.job.elastic and policy.elastic:
                 self.elastic.add(jid)
-            free_t, free_l = _free(training), _free(loaned)
-            top_t, top_l = _top(training), _top(loaned)
-        sim.pending = [j for j in sim.pending if j not in started]
+            free[:] = self._free()
+            return "started"
+
+        sim.pending.walk(visit, fresh_only=incremental)
+        self._admit_epoch = sim.cluster.epoch
 
     def _may_loan(self, run: Run, t: float) -> bool:
         """Return whether an inelastic job may go to a loaned server (our loan-fit rule)."""
@@ -107,9 +124,9 @@ class Rounds:
         extras = sum(sim.runs[j].extra_gpus for j in self.elastic)
         if extras == 0:
             return False
-        free = sum(s.free for s in sim.cluster.servers)
-        smallest = min(self._need(sim.runs[j]) for j in sim.pending)
-        return smallest <= free + extras
+        free = sum(self._free()[:2])
+        smallest = sim.pending.min_need()
+        return smallest is not None and smallest <= free + extras
 
     def _drop_all_extras(self, t: float) -> None:
         for jid in sorted(self.elastic):
@@ -121,7 +138,7 @@ class Rounds:
         """Give free GPUs to elastic jobs as the knapsack over JCT reduction chooses."""
         sim = self.sim
         training, loaned = self._pools()
-        free = sum(s.free for s in training) + sum(s.free for s in loaned)
+        free = sum(self._free()[:2])
         if free == 0:
             return
         items = []
@@ -150,22 +167,16 @@ class Rounds:
         for jid, target in targets.items():
             run = sim.runs[jid]
             if target > run.extra_gpus:
-                pools = loaned + training if sim.can_loan(run.job) else training
+                loan, train = ServerState.LOANED, ServerState.TRAINING
+                states = (loan, train) if sim.can_loan(run.job) else (train,)
                 add = _grow(
-                    pools,
+                    sim.cluster,
+                    states,
                     run.job.step,
                     (target - run.extra_gpus) // run.job.step,
                     sim.policy.fault_aware,
                 )
                 sim.cluster.resize(run, add, {}, t)
-
-
-def _free(servers: list[Server]) -> int:
-    return sum(s.free for s in servers)
-
-
-def _top(servers: list[Server]) -> int:
-    return max((s.free for s in servers), default=0)
 
 
 def _shrink(run: Run, gpus: int) -> dict[int, int]:
@@ -179,22 +190,47 @@ def _shrink(run: Run, gpus: int) -> dict[int, int]:
     return drop
 
 
-def _grow(pools: list[Server], step: int, workers: int, fault_aware: bool) -> dict[int, int]:
-    """Return where `workers` extra workers of `step` GPUs go, each on one server."""
+def _grow(
+    cluster: Cluster,
+    states: tuple[ServerState, ...],
+    step: int,
+    workers: int,
+    fault_aware: bool,
+) -> dict[int, int]:
+    """Return where `workers` extra workers of `step` GPUs go, each on one server.
+
+    Each worker goes to a server of the first state in `states` that fits it; within that,
+    the best fit (fewest free GPUs; low-risk first when fault-aware; then server order),
+    read off the cluster's free-GPU levels instead of scanning every server.
+    """
     add: dict[int, int] = {}
-    reserved: dict[int, int] = {}
+    servers = cluster.servers
     for _ in range(workers):
-        fits = [s for s in pools if s.free - reserved.get(s.server_id, 0) >= step]
-        if not fits:
+        sid = None
+        for state in states:
+            sid = _best_level(cluster.levels[state], servers, step, add, fault_aware)
+            if sid is not None:
+                break
+        if sid is None:
             break
-        loans = [s for s in fits if s.state is ServerState.LOANED]
-        where = best_fit(loans or fits, step, fault_aware)
-        if where is None:
-            break
-        (sid,) = where
-        reserved[sid] = reserved.get(sid, 0) + step
         add[sid] = add.get(sid, 0) + step
     return add
+
+
+def _best_level(
+    levels: list[set[int]], servers: list[Server], step: int, add: dict[int, int], risky: bool
+) -> int | None:
+    best: tuple[int, int, int] | None = None
+    for free in range(step, len(levels)):
+        for sid in levels[free]:
+            if free - add.get(sid, 0) < step:
+                continue
+            key = (int(risky and servers[sid].risk >= RISKY), free, sid)
+            if best is None or key < best:
+                best = key
+        if best is not None and best[0] == 0:
+            break
+    return None if best is None else best[2]
 
 
 def check_invariants(sim: Simulator) -> list[str]:

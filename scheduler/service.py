@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -45,6 +47,9 @@ class SchedulerState(BaseModel):
     standbys: list[str] = Field(description="Warm standby servers ready to replace a node.")
     queue: list[QueuedJob] = Field(description="Jobs waiting, in arrival order.")
     refusals: list[str] = Field(description="Recent replacement requests that found no capacity.")
+    as_of: datetime | None = Field(
+        None, description="When a stored snapshot was taken; null when read from the live service."
+    )
 
 
 class Replacement(BaseModel):
@@ -91,6 +96,12 @@ class Scheduler:
         self.queue: list[QueuedJob] = []
         self.refusals: list[str] = []
         self._ids: dict[str, int] = {}
+        self.on_change: Callable[[Callable[[], SchedulerState]], None] | None = None
+        """Called with `snapshot` after every change (the composition root stores it)."""
+
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            self.on_change(self.snapshot)
 
     def _by_node(self, node: str) -> Server:
         for s in self.servers:
@@ -115,9 +126,11 @@ class Scheduler:
         where = best_fit(training, gpus)
         if where is None:
             self.queue.append(QueuedJob(job_id=job_id, gpus=gpus))
+            self._changed()
             return None
         for sid, g in where.items():
             self._grant(self.servers[sid], job_id, g)
+        self._changed()
         return [self.servers[sid].name() for sid in where]
 
     def loan(self, count: int) -> list[str]:
@@ -125,6 +138,8 @@ class Scheduler:
         serving = [s for s in self.servers if s.state is ServerState.SERVING][:count]
         for s in serving:
             s.state = ServerState.LOANED
+        if serving:
+            self._changed()
         return [s.name() for s in serving]
 
     def return_loans(self, count: int) -> list[str]:
@@ -139,6 +154,8 @@ class Scheduler:
             server.base.clear()
             server.used = 0
             server.state = ServerState.SERVING
+        if plan.servers:
+            self._changed()
         return sorted(self._job_name(j) for j in plan.preempted)
 
     def request_replacement(self, job_id: str, failed_node: str, gpus: int) -> Replacement | None:
@@ -150,6 +167,7 @@ class Scheduler:
             if s.state is ServerState.STANDBY and s.gpus >= gpus:
                 s.state = ServerState.TRAINING
                 self._grant(s, job_id, gpus)
+                self._changed()
                 return Replacement(
                     job_id=job_id,
                     failed_node=failed_node,
@@ -162,6 +180,7 @@ class Scheduler:
         if where is not None:
             (sid,) = where
             self._grant(self.servers[sid], job_id, gpus)
+            self._changed()
             return Replacement(
                 job_id=job_id,
                 failed_node=failed_node,
@@ -174,6 +193,7 @@ class Scheduler:
             f"no loaned inference server with {gpus} free GPUs ({len(loaned)} loaned)"
         )
         self.refusals.append(reason)
+        self._changed()
         return None
 
     def reclaim(self, node: str) -> ReclaimedNode:
@@ -184,6 +204,7 @@ class Scheduler:
         server.extra.clear()
         server.used = 0
         server.state = ServerState.ISOLATED
+        self._changed()
         return ReclaimedNode(node=node, jobs=jobs)
 
     def snapshot(self) -> SchedulerState:

@@ -8,10 +8,12 @@ import random
 import time
 from dataclasses import dataclass, field
 
+from scheduler.allocate import fifo_key, sjf_key
 from scheduler.cluster import Cluster, Run
 from scheduler.inference import LoadSeries, diurnal_load
 from scheduler.metrics import summarize
 from scheduler.model import Job, Policy, Pool, Server, ServerState, SimConfig
+from scheduler.queue import PendingQueue
 from scheduler.reclaim import reclaim
 from scheduler.rounds import Rounds
 
@@ -34,6 +36,17 @@ class Counters:
     unschedulable: int = 0
     decision_s: list[float] = field(default_factory=list)
     violations: list[str] = field(default_factory=list)
+
+
+def loan_target(up: int, servers: int, forecast: float, reserve_fraction: float) -> int:
+    """Return how many of `up` working inference servers may be lent.
+
+    Whole servers only: the forecast demand plus the reserve, both fractions of the whole
+    inference cluster, are rounded up together (rounding each up separately would hold back
+    a whole server for a 2% reserve on a small cluster).
+    """
+    keep = math.ceil((forecast + reserve_fraction) * servers - 1e-9)
+    return max(0, up - keep)
 
 
 def build_servers(config: SimConfig, rng: random.Random) -> tuple[list[Server], list[float]]:
@@ -76,12 +89,13 @@ class Simulator:
         self.policy = policy
         self.config = config
         self.rng = random.Random(config.seed)
-        span_days = (self.jobs[-1].submit_time if self.jobs else 0) / 86_400 + 2
-        self.load = load or diurnal_load(span_days, seed=config.seed)
+        span_days = math.ceil((self.jobs[-1].submit_time if self.jobs else 0) / 86_400) + 2
+        self.load = (load or diurnal_load(span_days, seed=config.seed)).shifted(config.load_phase_s)
         servers, self.hazards = build_servers(config, self.rng)
         self.cluster = Cluster(config, servers)
         self.runs = {j.job_id: Run(j, remaining=j.work) for j in self.jobs}
-        self.pending: list[int] = []
+        self.pending = PendingQueue()
+        self._order_key = fifo_key if policy.order == "fifo" else sjf_key
         self.counters = Counters()
         self.rounds = Rounds(self)
         self.now = 0.0
@@ -89,9 +103,14 @@ class Simulator:
         self._faults: list[tuple[float, int, str]] = []
 
     def schedulable(self, job: Job) -> bool:
-        """Return whether the job could ever fit the training cluster."""
+        """Return whether the job could ever fit the training cluster.
+
+        It must fit at the size the policy starts it at: its minimum only when the policy
+        scales (otherwise a job bigger than the cluster would wait forever).
+        """
         cfg = self.config
-        fits = job.min_gpus <= cfg.training_servers * cfg.gpus_per_server
+        need = job.min_gpus if self.policy.elastic else job.num_gpus
+        fits = need <= cfg.training_servers * cfg.gpus_per_server
         typed = job.gpu_type is None or cfg.training_gpu_type in (None, job.gpu_type)
         return fits and typed
 
@@ -146,9 +165,15 @@ class Simulator:
             self.counters.shortfall_gpu_s += self._inf_rate[1] * dt
         self.now = max(self.now, t)
 
+    def enqueue(self, job_id: int) -> None:
+        """Queue a job (new or interrupted) under the policy's order key."""
+        run = self.runs[job_id]
+        key = self._order_key(run.job.submit_time, run.remaining)
+        self.pending.add(key, job_id, (self.rounds.need(run), self.can_loan(run.job)))
+
     def _arrive(self, job: Job) -> None:
         if self.schedulable(job):
-            self.pending.append(job.job_id)
+            self.enqueue(job.job_id)
         else:
             self.counters.unschedulable += 1
 
@@ -166,7 +191,7 @@ class Simulator:
             run.preemptions += 1
         self.cluster.stop(run, t, lost=True)
         self.rounds.elastic.discard(run.job.job_id)
-        self.pending.append(run.job.job_id)
+        self.enqueue(run.job.job_id)
 
     def _inference(self, state: ServerState) -> list[Server]:
         return [s for s in self.cluster.servers if s.pool is Pool.INFERENCE and s.state is state]
@@ -183,9 +208,12 @@ class Simulator:
             cfg = self.config
             isolated = len(self._inference(ServerState.ISOLATED))
             forecast = self.load.forecast(t, cfg.forecast_horizon_s)
-            needed = math.ceil(forecast * cfg.inference_servers - 1e-9)
-            reserve = math.ceil(cfg.reserve_fraction * cfg.inference_servers - 1e-9)
-            target = max(0, cfg.inference_servers - isolated - needed - reserve)
+            target = loan_target(
+                cfg.inference_servers - isolated,
+                cfg.inference_servers,
+                forecast,
+                cfg.reserve_fraction,
+            )
             loaned = self._inference(ServerState.LOANED)
             if len(loaned) > target:
                 self._reclaim(loaned, len(loaned) - target, t)

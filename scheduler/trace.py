@@ -83,18 +83,26 @@ def _tiresias(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _alibaba(frame: pd.DataFrame) -> pd.DataFrame:
-    """Map pods to jobs: GPU pods only, runtime from scheduling (or creation) to deletion."""
+    """Map pods to jobs: GPU pods that ran, runtime from scheduling to deletion.
+
+    A pod with no `scheduled_time` never ran (it was deleted while pending), so its
+    creation-to-deletion time is queuing, not work: it is left out. A fractional GPU
+    (`gpu_milli` < 1000, GPU sharing) counts as a whole GPU: the model has no sharing. Pods
+    still running at the end of the trace keep their runtime up to that end.
+    """
     gpus = _numeric(frame, "num_gpu")
     created = _numeric(frame, "creation_time")
     deleted = _numeric(frame, "deletion_time")
     started = created
+    ran = np.ones(len(frame), dtype=bool)
     if "scheduled_time" in frame.columns:
         sched = pd.to_numeric(frame["scheduled_time"], errors="coerce").to_numpy(dtype=float)
-        started = np.where(np.isnan(sched), created, sched)
+        ran = ~np.isnan(sched)
+        started = np.where(ran, sched, created)
     out = pd.DataFrame({"submit_time": created, "duration": deleted - started, "num_gpus": gpus})
     if "gpu_spec" in frame.columns:
         out["gpu_type"] = frame["gpu_spec"]
-    keep = (out["num_gpus"] > 0) & (out["duration"] > 0)
+    keep = ran & (out["num_gpus"] > 0) & (out["duration"] > 0)
     return out[keep].reset_index(drop=True)
 
 

@@ -1,13 +1,15 @@
-"""A seeded Lyra-like workload and the cluster size that a trace's offered load calls for."""
+"""A seeded Lyra-like workload and the sizing rule that puts a trace at the paper's load."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
 from scheduler.inference import DAY_S
-from scheduler.model import Job
+from scheduler.model import POLICIES, Job, SimConfig
+from scheduler.simulator import Simulator
 
 SIZES = (1, 2, 4, 8, 16, 32, 64)
 SIZE_SHARE = (0.45, 0.12, 0.12, 0.19, 0.07, 0.04, 0.01)
@@ -49,12 +51,57 @@ def lyra_like_jobs(
     ]
 
 
-def servers_for_load(jobs: list[Job], utilization: float = 0.9, gpus_per_server: int = 8) -> int:
-    """Return the training servers at which the jobs' offered load is `utilization` of them."""
-    if not jobs:
-        return 1
-    span = max(j.submit_time for j in jobs) - min(j.submit_time for j in jobs)
-    span = max(span, max(j.duration for j in jobs))
-    offered = sum(j.work for j in jobs) / span
-    biggest = max(j.min_gpus for j in jobs)
-    return max(math.ceil(offered / (utilization * gpus_per_server)), math.ceil(biggest / 8))
+PAPER_FIFO_QUEUE_SHARE = 3_072 / 16_610
+"""FIFO's mean queuing delay over its mean JCT on Lyra's 15-day trace (the paper's load)."""
+
+
+def queue_by_quarter(sim: Simulator) -> list[float]:
+    """Return the mean queuing delay of each quarter of the started jobs, by submit time."""
+    runs = sorted(
+        (r for r in sim.runs.values() if r.first_start is not None), key=lambda r: r.job.submit_time
+    )
+    delays = np.array([r.first_start - r.job.submit_time for r in runs if r.first_start])
+    if len(runs) < 4:
+        return [float(delays.mean()) if len(runs) else 0.0] * 4
+    return [round(float(part.mean()), 1) for part in np.array_split(delays, 4)]
+
+
+def stable(quarters: list[float], mean_jct_s: float) -> bool:
+    """Return whether a queue does not grow over the trace.
+
+    The last quarter's mean delay is at most twice that of the first three, plus 5% of the
+    mean JCT (so that near-empty queues, whose ratio is noise, count as stable).
+    """
+    return quarters[3] <= 2 * float(np.mean(quarters[:3])) + 0.05 * mean_jct_s
+
+
+def size_training(
+    jobs: list[Job],
+    config: SimConfig,
+    share: float = PAPER_FIFO_QUEUE_SHARE,
+) -> int:
+    """Return the fewest training servers at which FIFO queues at most `share` of its JCT.
+
+    This puts FIFO, the baseline, at the load of Lyra's published evaluation (3,072 s of
+    queuing in 16,610 s of JCT) on any trace, whatever its length and density: the rule is
+    the same for every workload. Bisection over the cluster size (queuing falls as it grows).
+    """
+    lo = max(1, max((math.ceil(j.min_gpus / config.gpus_per_server) for j in jobs), default=1))
+    if _fifo_share(jobs, config, lo) <= share:
+        return lo
+    hi = lo * 2
+    while _fifo_share(jobs, config, hi) > share:
+        lo, hi = hi, hi * 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if _fifo_share(jobs, config, mid) <= share:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def _fifo_share(jobs: list[Job], config: SimConfig, servers: int) -> float:
+    cfg = replace(config, training_servers=servers, inference_servers=0)
+    out = Simulator(jobs, POLICIES["fifo"], cfg).run()
+    return float(str(out["mean_queue_s"])) / max(float(str(out["mean_jct_s"])), 1e-9)

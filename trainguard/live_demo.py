@@ -136,7 +136,7 @@ def run_live(
     threads = [run_in_thread(sink, stop)]
     diag = threading.Thread(target=worker.run, args=(stop,), name="diagnose", daemon=True)
     diag.start()
-    engine, scheduler = _engine(store, bus, base)
+    engine, scheduler, publisher = _engine(store, bus, base)
     act_consumer = bus.consumer("trainguard-act", [bus.topics.incidents])
     act = threading.Thread(
         target=consume, args=(engine, act_consumer, stop, 1.0), name="act", daemon=True
@@ -169,6 +169,7 @@ def run_live(
     shown: set[str] = set()
     try:
         while not stop.wait(5.0):
+            publisher.flush()  # a throttled change of the scheduler's state
             for inc in reversed(load_incidents(store, limit=20)):
                 if inc.id not in shown:
                     shown.add(inc.id)
@@ -187,17 +188,25 @@ def run_live(
     return 0
 
 
-def _engine(store: EmbeddedStore, bus: InProcessBus, base: Scenario) -> tuple[Any, Any]:
-    """Return the demo's action engine (approve mode, in-memory cluster) and scheduler."""
+def _engine(store: EmbeddedStore, bus: InProcessBus, base: Scenario) -> tuple[Any, Any, Any]:
+    """Return the demo's action engine (approve mode, in-memory cluster), scheduler, publisher.
+
+    The scheduler stores its state on every change (throttled), so an API or console in
+    another process reads it from ClickHouse.
+    """
     from actions.executors.scheduler import LyraCapacity
     from scheduler.service import Scheduler
+    from scheduler.state_store import SnapshotPublisher
     from trainguard.act_cli import build_engine
     from trainguard.settings import ActSettings
 
     scheduler = Scheduler(training_servers=4, inference_servers=8, standbys=2)
+    publisher = SnapshotPublisher(store, source="demo")
+    scheduler.on_change = publisher.changed
     scheduler.loan(3)  # the night's idle inference servers, lent to training
     settings = ActSettings(mode="approve", executor="local", fleet_nodes=base.cluster.nodes)
-    return build_engine(settings, store, bus, capacity=LyraCapacity(scheduler)), scheduler
+    engine = build_engine(settings, store, bus, capacity=LyraCapacity(scheduler))
+    return engine, scheduler, publisher
 
 
 def wait_port(host: str, port: int, timeout_s: float = 30.0) -> bool:

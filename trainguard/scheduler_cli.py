@@ -12,10 +12,7 @@ from scheduler.inference import LoadSeries, load_series_csv
 from scheduler.model import POLICIES, SimConfig
 from scheduler.simulator import Simulator
 from scheduler.trace import TraceError, load_trace
-from scheduler.workload import servers_for_load
-
-UTILIZATION = 0.75
-"""Offered load, as a share of the training cluster, when --training-servers is not given."""
+from scheduler.workload import size_training
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,unused-ignore]
@@ -30,8 +27,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
     sim.add_argument("--trace", type=Path, required=True, help="job trace CSV")
     sim.add_argument("--policy", required=True, help=f"one of {', '.join(POLICIES)}")
     sim.add_argument("--inference-load", type=Path, help="CSV time,load (0-1); default diurnal")
-    sim.add_argument("--training-servers", type=int, help="8-GPU training servers")
+    sim.add_argument(
+        "--training-servers",
+        type=int,
+        help="8-GPU training servers (default: the fewest at which FIFO queues <= 18.5%% of "
+        "its JCT, the load of Lyra's evaluation)",
+    )
     sim.add_argument("--inference-servers", type=int, help="8-GPU inference servers")
+    sim.add_argument(
+        "--load-phase-h", type=float, default=0.0, help="inference clock at t=0, hours (0-24)"
+    )
     sim.add_argument("--elastic-fraction", type=float, default=0.05, help="elastic share")
     sim.add_argument("--seed", type=int, default=0)
     sim.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -60,11 +65,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         )
     except TraceError as exc:
         return _error(str(exc))
-    training = args.training_servers or servers_for_load(jobs, UTILIZATION)
+    config = replace(SimConfig(), seed=args.seed, load_phase_s=args.load_phase_h * 3600.0)
+    training = args.training_servers or size_training(jobs, config)
     inference = training if args.inference_servers is None else args.inference_servers
-    config = replace(
-        SimConfig(), training_servers=training, inference_servers=inference, seed=args.seed
-    )
+    config = replace(config, training_servers=training, inference_servers=inference)
     summary = Simulator(jobs, policy, config, load).run()
     if args.json:
         print(json.dumps(summary))

@@ -13,7 +13,8 @@ router = APIRouter(responses=ERRORS, prefix="/v1/scheduler", tags=["scheduler"])
 
 @router.get("/state", response_model=SchedulerState)
 def state(ctx: Ctx, _who: Viewer) -> SchedulerState:
-    """Return a snapshot of the scheduler."""
-    if ctx.scheduler is None:
-        raise HTTPException(503, "no scheduler is attached to this API process")
-    return ctx.scheduler.snapshot()
+    """Return the scheduler's state: live when it runs in this process, else the latest stored."""
+    found = ctx.scheduler_state()
+    if found is None:
+        raise HTTPException(503, "no scheduler in this API process and none has stored its state")
+    return found

@@ -49,3 +49,32 @@ def test_bad_input_is_one_line_and_exit_2(args: list[str], words: str) -> None:
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and words in done.stderr
+
+
+@pytest.mark.parametrize(("load", "lends"), [(1.0, False), (0.1, True)])
+def test_explicit_clusters_and_inference_load(tmp_path: Path, load: float, lends: bool) -> None:
+    series = tmp_path / "load.csv"
+    series.write_text("time,load\n" + "".join(f"{t},{load}\n" for t in range(0, 7200, 300)))
+    trace = str(TRACES / "tiresias_60_job.csv")
+    done = simulate(
+        "--trace", trace, "--policy", "lyra", "--inference-load", str(series),
+        "--training-servers", "3", "--inference-servers", "2", "--json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert tuple(out)[: len(SUMMARY_KEYS)] == SUMMARY_KEYS
+    assert (out["training_servers"], out["inference_servers"]) == (3, 2)
+    assert (out["loans"] > 0) is lends
+
+
+def test_default_training_cluster_follows_the_sizing_rule() -> None:
+    from scheduler.model import SimConfig
+    from scheduler.trace import load_trace
+    from scheduler.workload import size_training
+
+    path = TRACES / "tiresias_60_job.csv"
+    done = simulate("--trace", str(path), "--policy", "fifo", "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    expected = size_training(load_trace(path), SimConfig())
+    assert out["training_servers"] == out["inference_servers"] == expected

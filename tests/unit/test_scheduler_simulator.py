@@ -65,3 +65,12 @@ def test_job_bigger_than_the_training_cluster_is_reported_not_run() -> None:
     jobs = [Job(0, 0.0, 100.0, 64, 64, 64), Job(1, 0.0, 100.0, 8, 8, 8)]
     out = Simulator(jobs, POLICIES["fifo"], small_config()).run()
     assert out["unschedulable"] == 1 and out["jobs"] == 1
+
+
+def test_elastic_job_too_big_at_full_size_is_unschedulable_without_scaling() -> None:
+    jobs = [Job(0, 0.0, 100.0, 64, 32, 128), Job(1, 0.0, 100.0, 8, 8, 8)]
+    config = small_config()  # 4 training servers: 32 GPUs
+    fifo = Simulator(jobs, POLICIES["fifo"], config).run()  # it used to wait forever
+    assert fifo["unschedulable"] == 1 and fifo["jobs"] == 1
+    elastic = Simulator(jobs, POLICIES["elastic"], config).run()
+    assert elastic["unschedulable"] == 0 and elastic["jobs"] == 2
