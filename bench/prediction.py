@@ -7,7 +7,7 @@ methods, and the same cascade trained once (static) for drift. Titan: monthly sn
 train on the early years, test on later ones, against age-only and location-only baselines.
 Prints JSON and writes bench/results/prediction.json.
 
-    python -m bench.prediction [--nodes 64] [--days 30]
+    python -m bench.prediction [--nodes 64] [--days 30] [--only simulator|titan]
 """
 
 from __future__ import annotations
@@ -28,7 +28,13 @@ from sklearn.metrics import average_precision_score
 
 from analytics.prediction import titan
 from analytics.prediction.dataset import fleet_dataset
-from analytics.prediction.evaluate import Method, alert_metrics, time_split_eval
+from analytics.prediction.evaluate import (
+    Method,
+    alert_metrics,
+    select_on_validation,
+    summarize_blocks,
+    time_split_eval,
+)
 from analytics.prediction.fleet import FleetSpec
 from analytics.prediction.models import choose_threshold, fit_model, scores
 
@@ -40,8 +46,11 @@ SIM_RUNS: tuple[tuple[int, Method, bool], ...] = (
     (24, "parallel", True),
     (24, "cascade", True),
     (24, "cascade", False),
+    (1, "gbdt", True),
+    (1, "logreg", True),
     (1, "cascade", True),
 )
+"""(horizon h, method, sliding); per horizon the sliding ones also compete on validation."""
 
 
 def _log(text: str) -> None:
@@ -55,12 +64,25 @@ def simulator(nodes: int, days: int) -> dict[str, Any]:
     _log(f"fleet: {len(ds.features)} GPU-hours, {len(ds.failures)} failures")
     with_precursor = sum(1 for e in ds.truth if e.get("precursor"))
     runs = []
-    for horizon_h, method, sliding in SIM_RUNS:
+    for horizon_h in sorted({h for h, _, _ in SIM_RUNS}, reverse=True):
         h = horizon_h * 3600
         y = (ds.ttf <= h).astype(np.int8)
-        result = time_split_eval(ds.features, y, ds.ttf, h, method, TARGET, 10, 3, 4, sliding)
-        runs.append({"horizon_h": horizon_h, "method": method, "sliding": sliding, **result})
-        _log(f"sim {horizon_h}h {method} sliding={sliding}: {result['pooled']}")
+        candidates = []
+        for hh, method, sliding in SIM_RUNS:
+            if hh != horizon_h:
+                continue
+            result = time_split_eval(ds.features, y, ds.ttf, h, method, TARGET, 10, 3, 4, sliding)
+            if sliding:
+                candidates.append(result.pop("runs"))
+            else:
+                result.pop("runs")
+            runs.append({"horizon_h": horizon_h, "method": method, "sliding": sliding, **result})
+            _log(f"sim {horizon_h}h {method} sliding={sliding}: {result['pooled']}")
+        chosen = select_on_validation(candidates, TARGET)
+        result = summarize_blocks(chosen, ds.features, y, ds.ttf, h)
+        result.pop("runs")
+        runs.append({"horizon_h": horizon_h, "method": "selected", "sliding": True, **result})
+        _log(f"sim {horizon_h}h selected on validation: {result['pooled']}")
     return {
         "fleet": {
             "gpus": nodes * 8,
@@ -158,15 +180,24 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=64)
     parser.add_argument("--days", type=int, default=30)
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--only",
+        choices=("simulator", "titan"),
+        help="rerun one part; the other is kept from --out",
+    )
     args = parser.parse_args()
-    titan_part = [titan_eval(h) for h in (90, 180)]
-    _log("titan done")
+    kept = json.loads(args.out.read_text()) if args.only and args.out.is_file() else {}
     result = {
         "measured": datetime.now(UTC).strftime("%Y-%m-%d"),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
-        "simulator": simulator(args.nodes, args.days),
-        "titan": titan_part,
+        "simulator": kept.get("simulator"),
+        "titan": kept.get("titan"),
     }
+    if args.only != "simulator":
+        result["titan"] = [titan_eval(h) for h in (90, 180)]
+        _log("titan done")
+    if args.only != "titan":
+        result["simulator"] = simulator(args.nodes, args.days)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2, default=str) + "\n")
     print(json.dumps(result, indent=1, default=str))
