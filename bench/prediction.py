@@ -40,6 +40,8 @@ from analytics.prediction.models import choose_threshold, fit_model, scores
 
 RESULTS = Path(__file__).resolve().parents[1] / "bench" / "results" / "prediction.json"
 TARGET = 0.9
+TITAN_BUDGETS = (50, 100, 200)  # GPUs alerted per monthly snapshot
+PRIOR_WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)  # model share in the rank blend with age
 SIM_RUNS: tuple[tuple[int, Method, bool], ...] = (
     (24, "gbdt", True),
     (24, "logreg", True),
@@ -114,14 +116,80 @@ def _titan_scores(model: Any, test: pd.DataFrame, cols: tuple[str, ...]) -> np.n
 
 def _titan_metrics(test: pd.DataFrame, score: np.ndarray, val_cut: float | None) -> dict[str, Any]:
     y = test["y"].to_numpy()
-    p100 = [titan.precision_at_k(score[g.index], y[g.index], 100) for _, g in test.groupby("time")]
-    out: dict[str, Any] = {
-        "average_precision": round(float(average_precision_score(y, score)), 4),
-        "precision_at_100_per_snapshot": round(float(np.mean(p100)), 4),
-    }
+    out: dict[str, Any] = {"average_precision": round(float(average_precision_score(y, score)), 4)}
+    for k in TITAN_BUDGETS:
+        per_snapshot = [
+            titan.precision_at_k(score[g.index], y[g.index], k) for _, g in test.groupby("time")
+        ]
+        out[f"precision_at_{k}_per_snapshot"] = round(float(np.mean(per_snapshot)), 4)
     if val_cut is not None:
         out["at_validation_cut"] = alert_metrics(score >= val_cut, y)
     return out
+
+
+def _titan_prior(static: Any, val: pd.DataFrame, test: pd.DataFrame) -> dict[str, Any]:
+    """Blend the model's rank with the oldest-first rank; the weight is chosen on validation."""
+    cols = titan.ALL_FEATURES
+
+    def blended(frame: pd.DataFrame, w: float) -> np.ndarray:
+        score = _titan_scores(static, frame, cols)
+        return titan.blend_with_prior(frame, score, frame["age_days"].to_numpy(float), w)
+
+    on_val = {w: _titan_metrics(val, blended(val, w), None) for w in PRIOR_WEIGHTS}
+    weight = max(
+        PRIOR_WEIGHTS,
+        key=lambda w: (
+            on_val[w]["precision_at_100_per_snapshot"],
+            on_val[w]["average_precision"],
+        ),
+    )
+    return {
+        "weight": weight,
+        "validation": on_val[weight],
+        **_titan_metrics(test, blended(test, weight), None),
+    }
+
+
+def _ratio(a: float, b: float) -> float | None:
+    return round(a / b, 2) if b else None
+
+
+def _titan_sliding(
+    lives: pd.DataFrame,
+    test: pd.DataFrame,
+    static: Any,
+    test_times: list[pd.Timestamp],
+    horizon_days: int,
+) -> tuple[np.ndarray, list[dict[str, Any]]]:
+    """Score each test snapshot with a model refit every half year on the two years before.
+
+    Only snapshots whose horizon ended before the refit train it, so labels are known.
+    """
+    score = np.zeros(len(test))
+    drift = []
+    model = None
+    for i, at in enumerate(test_times):
+        if i % 6 == 0:
+            recent = [
+                t
+                for t in titan.monthly("2015-01-01", "2019-01-01")[::2]
+                if at - pd.DateOffset(years=2) <= t and t + pd.Timedelta(days=horizon_days) <= at
+            ]
+            model = _titan_fit(titan.snapshots(lives, recent, horizon_days), titan.ALL_FEATURES)
+        rows = test.index[test["time"] == at]
+        snap = test.loc[rows]
+        score[rows] = _titan_scores(model, snap, titan.ALL_FEATURES)
+        y = snap["y"].to_numpy()
+        drift.append(
+            {
+                "snapshot": at.strftime("%Y-%m"),
+                "p100_static": titan.precision_at_k(
+                    _titan_scores(static, snap, titan.ALL_FEATURES), y, 100
+                ),
+                "p100_sliding": titan.precision_at_k(score[rows], y, 100),
+            }
+        )
+    return score, drift
 
 
 def titan_eval(horizon_days: int) -> dict[str, Any]:
@@ -147,30 +215,19 @@ def titan_eval(horizon_days: int) -> dict[str, Any]:
         static = fitted if name == "model" else static
         cut = choose_threshold(_titan_scores(fitted, val, cols), val["y"].to_numpy(), TARGET, 20)
         out[name] = _titan_metrics(test, _titan_scores(fitted, test, cols), cut.value)
-    # Sliding: a test snapshot every half year is scored by a model of the two years before.
-    slide = []
-    for at in test_times[::6]:
-        recent = [
-            t
-            for t in titan.monthly("2015-01-01", "2019-01-01")[::2]
-            if at - pd.DateOffset(years=2) <= t and t + pd.Timedelta(days=horizon_days) <= at
-        ]
-        tr = titan.snapshots(lives, recent, horizon_days)
-        te = titan.snapshot(lives, at, horizon_days)
-        s_slide = _titan_scores(_titan_fit(tr, titan.ALL_FEATURES), te, titan.ALL_FEATURES)
-        s_static = _titan_scores(static, te, titan.ALL_FEATURES)
-        y = te["y"].to_numpy()
-        slide.append(
-            {
-                "snapshot": at.strftime("%Y-%m"),
-                "p100_static": titan.precision_at_k(s_static, y, 100),
-                "p100_sliding": titan.precision_at_k(s_slide, y, 100),
-            }
-        )
-    out["drift_p100"] = slide
-    m, a, loc = (out[k]["average_precision"] for k in ("model", "age_only", "location_only"))
-    out["ap_lift_vs_age"] = round(m / a, 2) if a else None
-    out["ap_lift_vs_location"] = round(m / loc, 2) if loc else None
+    out["age_oldest_first"] = _titan_metrics(test, test["age_days"].to_numpy(float), None)
+    out["model_with_age_prior"] = _titan_prior(static, val, test)
+    sliding, drift = _titan_sliding(lives, test, static, test_times, horizon_days)
+    out["model_sliding"] = _titan_metrics(test, sliding, None)
+    out["drift_p100"] = drift
+    out["lift"] = {
+        f"{model}_vs_{base}": {
+            metric: _ratio(out[model][metric], out[base][metric])
+            for metric in ("average_precision", "precision_at_100_per_snapshot")
+        }
+        for model in ("model", "model_sliding", "model_with_age_prior")
+        for base in ("age_only", "age_oldest_first", "location_only")
+    }
     return out
 
 
