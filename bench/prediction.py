@@ -7,7 +7,7 @@ methods, and the same cascade trained once (static) for drift. Titan: monthly sn
 train on the early years, test on later ones, against age-only and location-only baselines.
 Prints JSON and writes bench/results/prediction.json.
 
-    python -m bench.prediction [--nodes 64] [--days 30]
+    python -m bench.prediction [--nodes 64] [--days 30] [--only simulator|titan]
 """
 
 from __future__ import annotations
@@ -28,20 +28,31 @@ from sklearn.metrics import average_precision_score
 
 from analytics.prediction import titan
 from analytics.prediction.dataset import fleet_dataset
-from analytics.prediction.evaluate import Method, alert_metrics, time_split_eval
+from analytics.prediction.evaluate import (
+    Method,
+    alert_metrics,
+    select_on_validation,
+    summarize_blocks,
+    time_split_eval,
+)
 from analytics.prediction.fleet import FleetSpec
 from analytics.prediction.models import choose_threshold, fit_model, scores
 
 RESULTS = Path(__file__).resolve().parents[1] / "bench" / "results" / "prediction.json"
 TARGET = 0.9
+TITAN_BUDGETS = (50, 100, 200)  # GPUs alerted per monthly snapshot
+PRIOR_WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)  # model share in the rank blend with age
 SIM_RUNS: tuple[tuple[int, Method, bool], ...] = (
     (24, "gbdt", True),
     (24, "logreg", True),
     (24, "parallel", True),
     (24, "cascade", True),
     (24, "cascade", False),
+    (1, "gbdt", True),
+    (1, "logreg", True),
     (1, "cascade", True),
 )
+"""(horizon h, method, sliding); per horizon the sliding ones also compete on validation."""
 
 
 def _log(text: str) -> None:
@@ -55,12 +66,25 @@ def simulator(nodes: int, days: int) -> dict[str, Any]:
     _log(f"fleet: {len(ds.features)} GPU-hours, {len(ds.failures)} failures")
     with_precursor = sum(1 for e in ds.truth if e.get("precursor"))
     runs = []
-    for horizon_h, method, sliding in SIM_RUNS:
+    for horizon_h in sorted({h for h, _, _ in SIM_RUNS}, reverse=True):
         h = horizon_h * 3600
         y = (ds.ttf <= h).astype(np.int8)
-        result = time_split_eval(ds.features, y, ds.ttf, h, method, TARGET, 10, 3, 4, sliding)
-        runs.append({"horizon_h": horizon_h, "method": method, "sliding": sliding, **result})
-        _log(f"sim {horizon_h}h {method} sliding={sliding}: {result['pooled']}")
+        candidates = []
+        for hh, method, sliding in SIM_RUNS:
+            if hh != horizon_h:
+                continue
+            result = time_split_eval(ds.features, y, ds.ttf, h, method, TARGET, 10, 3, 4, sliding)
+            if sliding:
+                candidates.append(result.pop("runs"))
+            else:
+                result.pop("runs")
+            runs.append({"horizon_h": horizon_h, "method": method, "sliding": sliding, **result})
+            _log(f"sim {horizon_h}h {method} sliding={sliding}: {result['pooled']}")
+        chosen = select_on_validation(candidates, TARGET)
+        result = summarize_blocks(chosen, ds.features, y, ds.ttf, h)
+        result.pop("runs")
+        runs.append({"horizon_h": horizon_h, "method": "selected", "sliding": True, **result})
+        _log(f"sim {horizon_h}h selected on validation: {result['pooled']}")
     return {
         "fleet": {
             "gpus": nodes * 8,
@@ -92,14 +116,80 @@ def _titan_scores(model: Any, test: pd.DataFrame, cols: tuple[str, ...]) -> np.n
 
 def _titan_metrics(test: pd.DataFrame, score: np.ndarray, val_cut: float | None) -> dict[str, Any]:
     y = test["y"].to_numpy()
-    p100 = [titan.precision_at_k(score[g.index], y[g.index], 100) for _, g in test.groupby("time")]
-    out: dict[str, Any] = {
-        "average_precision": round(float(average_precision_score(y, score)), 4),
-        "precision_at_100_per_snapshot": round(float(np.mean(p100)), 4),
-    }
+    out: dict[str, Any] = {"average_precision": round(float(average_precision_score(y, score)), 4)}
+    for k in TITAN_BUDGETS:
+        per_snapshot = [
+            titan.precision_at_k(score[g.index], y[g.index], k) for _, g in test.groupby("time")
+        ]
+        out[f"precision_at_{k}_per_snapshot"] = round(float(np.mean(per_snapshot)), 4)
     if val_cut is not None:
         out["at_validation_cut"] = alert_metrics(score >= val_cut, y)
     return out
+
+
+def _titan_prior(static: Any, val: pd.DataFrame, test: pd.DataFrame) -> dict[str, Any]:
+    """Blend the model's rank with the oldest-first rank; the weight is chosen on validation."""
+    cols = titan.ALL_FEATURES
+
+    def blended(frame: pd.DataFrame, w: float) -> np.ndarray:
+        score = _titan_scores(static, frame, cols)
+        return titan.blend_with_prior(frame, score, frame["age_days"].to_numpy(float), w)
+
+    on_val = {w: _titan_metrics(val, blended(val, w), None) for w in PRIOR_WEIGHTS}
+    weight = max(
+        PRIOR_WEIGHTS,
+        key=lambda w: (
+            on_val[w]["precision_at_100_per_snapshot"],
+            on_val[w]["average_precision"],
+        ),
+    )
+    return {
+        "weight": weight,
+        "validation": on_val[weight],
+        **_titan_metrics(test, blended(test, weight), None),
+    }
+
+
+def _ratio(a: float, b: float) -> float | None:
+    return round(a / b, 2) if b else None
+
+
+def _titan_sliding(
+    lives: pd.DataFrame,
+    test: pd.DataFrame,
+    static: Any,
+    test_times: list[pd.Timestamp],
+    horizon_days: int,
+) -> tuple[np.ndarray, list[dict[str, Any]]]:
+    """Score each test snapshot with a model refit every half year on the two years before.
+
+    Only snapshots whose horizon ended before the refit train it, so labels are known.
+    """
+    score = np.zeros(len(test))
+    drift = []
+    model = None
+    for i, at in enumerate(test_times):
+        if i % 6 == 0:
+            recent = [
+                t
+                for t in titan.monthly("2015-01-01", "2019-01-01")[::2]
+                if at - pd.DateOffset(years=2) <= t and t + pd.Timedelta(days=horizon_days) <= at
+            ]
+            model = _titan_fit(titan.snapshots(lives, recent, horizon_days), titan.ALL_FEATURES)
+        rows = test.index[test["time"] == at]
+        snap = test.loc[rows]
+        score[rows] = _titan_scores(model, snap, titan.ALL_FEATURES)
+        y = snap["y"].to_numpy()
+        drift.append(
+            {
+                "snapshot": at.strftime("%Y-%m"),
+                "p100_static": titan.precision_at_k(
+                    _titan_scores(static, snap, titan.ALL_FEATURES), y, 100
+                ),
+                "p100_sliding": titan.precision_at_k(score[rows], y, 100),
+            }
+        )
+    return score, drift
 
 
 def titan_eval(horizon_days: int) -> dict[str, Any]:
@@ -125,30 +215,19 @@ def titan_eval(horizon_days: int) -> dict[str, Any]:
         static = fitted if name == "model" else static
         cut = choose_threshold(_titan_scores(fitted, val, cols), val["y"].to_numpy(), TARGET, 20)
         out[name] = _titan_metrics(test, _titan_scores(fitted, test, cols), cut.value)
-    # Sliding: a test snapshot every half year is scored by a model of the two years before.
-    slide = []
-    for at in test_times[::6]:
-        recent = [
-            t
-            for t in titan.monthly("2015-01-01", "2019-01-01")[::2]
-            if at - pd.DateOffset(years=2) <= t and t + pd.Timedelta(days=horizon_days) <= at
-        ]
-        tr = titan.snapshots(lives, recent, horizon_days)
-        te = titan.snapshot(lives, at, horizon_days)
-        s_slide = _titan_scores(_titan_fit(tr, titan.ALL_FEATURES), te, titan.ALL_FEATURES)
-        s_static = _titan_scores(static, te, titan.ALL_FEATURES)
-        y = te["y"].to_numpy()
-        slide.append(
-            {
-                "snapshot": at.strftime("%Y-%m"),
-                "p100_static": titan.precision_at_k(s_static, y, 100),
-                "p100_sliding": titan.precision_at_k(s_slide, y, 100),
-            }
-        )
-    out["drift_p100"] = slide
-    m, a, loc = (out[k]["average_precision"] for k in ("model", "age_only", "location_only"))
-    out["ap_lift_vs_age"] = round(m / a, 2) if a else None
-    out["ap_lift_vs_location"] = round(m / loc, 2) if loc else None
+    out["age_oldest_first"] = _titan_metrics(test, test["age_days"].to_numpy(float), None)
+    out["model_with_age_prior"] = _titan_prior(static, val, test)
+    sliding, drift = _titan_sliding(lives, test, static, test_times, horizon_days)
+    out["model_sliding"] = _titan_metrics(test, sliding, None)
+    out["drift_p100"] = drift
+    out["lift"] = {
+        f"{model}_vs_{base}": {
+            metric: _ratio(out[model][metric], out[base][metric])
+            for metric in ("average_precision", "precision_at_100_per_snapshot")
+        }
+        for model in ("model", "model_sliding", "model_with_age_prior")
+        for base in ("age_only", "age_oldest_first", "location_only")
+    }
     return out
 
 
@@ -158,15 +237,24 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=64)
     parser.add_argument("--days", type=int, default=30)
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--only",
+        choices=("simulator", "titan"),
+        help="rerun one part; the other is kept from --out",
+    )
     args = parser.parse_args()
-    titan_part = [titan_eval(h) for h in (90, 180)]
-    _log("titan done")
+    kept = json.loads(args.out.read_text()) if args.only and args.out.is_file() else {}
     result = {
         "measured": datetime.now(UTC).strftime("%Y-%m-%d"),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
-        "simulator": simulator(args.nodes, args.days),
-        "titan": titan_part,
+        "simulator": kept.get("simulator"),
+        "titan": kept.get("titan"),
     }
+    if args.only != "simulator":
+        result["titan"] = [titan_eval(h) for h in (90, 180)]
+        _log("titan done")
+    if args.only != "titan":
+        result["simulator"] = simulator(args.nodes, args.days)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2, default=str) + "\n")
     print(json.dumps(result, indent=1, default=str))

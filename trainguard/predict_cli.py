@@ -31,7 +31,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     s = own.add_parser("score", help="score every GPU's latest window into gpu_risk")
     s.add_argument("--model", type=Path, required=True, help="a model from `predict train`")
     s.add_argument("--end", help="score at this time (ISO 8601; default: now)")
-    s.add_argument("--lookback-h", type=int, default=48, help="telemetry window to read")
+    s.add_argument(
+        "--lookback-h",
+        type=int,
+        default=192,
+        help="telemetry window to read (features look back a week)",
+    )
     s.add_argument("--top", type=int, default=10, help="GPUs to print")
     s.set_defaults(func=cmd_score)
     e = own.add_parser("evaluate", help="time-split evaluation on a generated fleet")
@@ -144,5 +149,6 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         return _fail(str(exc))
+    result.pop("runs")
     print(json.dumps({"failures": len(ds.failures), **result}, indent=2))
     return 0

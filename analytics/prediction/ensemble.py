@@ -13,9 +13,10 @@ from analytics.prediction.models import ModelName, Threshold, choose_threshold, 
 
 
 def cheap_filter(features: pd.DataFrame) -> np.ndarray:
-    """Return True where any error counter moved or the GPU runs hot or throttles.
+    """Return True where an error counter moved, the GPU throttles or warms past its peers.
 
-    Healthy GPUs with silent counters (the vast majority) never reach the classifier.
+    Healthy GPUs with silent counters (the vast majority) never reach the classifier, so
+    it cannot learn to alert on the noise that failures without any precursor leave.
     """
     f = features
     moved = (
@@ -26,8 +27,7 @@ def cheap_filter(features: pd.DataFrame) -> np.ndarray:
         | (f["nvlink_crc_24h"] > 0)
         | (f["throttle_share_24h"] > 0)
         | (f["xid_remap_24h"] + f["xid_ecc_24h"] + f["xid_nvlink_24h"] > 0)
-        | (f["temp_excess"] > 3.0)
-        | (f["temp_trend"] > 3.0)
+        | (f["temp_excess_rise"] > 3.0)
     )
     return np.asarray(moved.to_numpy(), dtype=bool)
 

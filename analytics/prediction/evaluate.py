@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
 from analytics.prediction.ensemble import CascadeEnsemble, ParallelEnsemble
 from analytics.prediction.features import FEATURE_COLUMNS
-from analytics.prediction.models import ModelName, choose_threshold, fit_model, scores
+from analytics.prediction.models import (
+    ModelName,
+    Threshold,
+    choose_threshold,
+    fit_model,
+    scores,
+)
 
 Method = Literal["gbdt", "logreg", "forest", "parallel", "cascade"]
 DAY = 86_400
@@ -83,6 +89,8 @@ class Fitted:
         """Return alerts at the validation cut."""
         if isinstance(self.model, ParallelEnsemble):
             return self.model.alerts(x)
+        if isinstance(self.model, CascadeEnsemble):
+            return self.model.alerts(frame, x)
         return self.score(frame, x) >= cut
 
 
@@ -96,18 +104,21 @@ def fit_method(
     vy: np.ndarray,
     target: float,
     seed: int = 0,
-) -> tuple[Fitted, float]:
-    """Fit on the training split, choose the cut on the validation split."""
+) -> tuple[Fitted, Threshold]:
+    """Fit on the training split, choose the cut on the validation split.
+
+    The threshold says what the cut achieved on validation; for the parallel ensemble its
+    value is the members' common top fraction (their own cuts live in the ensemble).
+    """
     if method == "parallel":
         par = ParallelEnsemble().fit(x, y, seed)
-        par.calibrate(vx, vy, target)
-        return Fitted(method, par), 0.0
+        return Fitted(method, par), par.calibrate(vx, vy, target)
     if method == "cascade":
         cas = CascadeEnsemble().fit(frame, x, y, seed)
-        return Fitted(method, cas), cas.calibrate(vframe, vx, vy, target).value
+        return Fitted(method, cas), cas.calibrate(vframe, vx, vy, target)
     name: ModelName = method
     fitted = Fitted(method, fit_model(name, x, y, seed=seed))
-    return fitted, choose_threshold(fitted.score(vframe, vx), vy, target).value
+    return fitted, choose_threshold(fitted.score(vframe, vx), vy, target)
 
 
 def matrix(frame: pd.DataFrame) -> np.ndarray:
@@ -127,7 +138,7 @@ def time_split_eval(
     step_days: float,
     sliding: bool,
     budget_per_day: int = 3,
-) -> dict[str, object]:
+) -> dict[str, Any]:
     """Evaluate one method on consecutive test blocks after an initial train+val period.
 
     Train labels must be fully observed before validation starts and validation labels
@@ -136,38 +147,98 @@ def time_split_eval(
     x = matrix(frame)
     t = frame["time"].to_numpy()
     t0 = t.min()
-    first_test = t0 + (train_days + val_days) * DAY
-    blocks, all_alert, all_score, all_rows = [], [], [], []
-    fitted, cut = None, 0.0
-    start = first_test
+    start = t0 + (train_days + val_days) * DAY
+    runs: list[BlockRun] = []
+    fitted, chosen = None, Threshold(float("inf"), 0.0, 0.0, 0)
     while start < t.max():
-        end = start + step_days * DAY
         if fitted is None or sliding:
             v0 = start - val_days * DAY
             tr = (t >= v0 - train_days * DAY) & (t + horizon_s < v0)
             va = (t >= v0) & (t + horizon_s < start)
-            fitted, cut = fit_method(
+            fitted, chosen = fit_method(
                 method, frame[tr], x[tr], y[tr], frame[va], x[va], y[va], target
             )
-        te = (t >= start) & (t < end)
-        alert = fitted.alerts(frame[te], x[te], cut)
+        te = (t >= start) & (t < start + step_days * DAY)
+        alert = fitted.alerts(frame[te], x[te], chosen.value)
         score = fitted.score(frame[te], x[te])
-        m = alert_metrics(alert, y[te])
-        blocks.append({"start_day": round((start - t0) / DAY, 1), **_round(m)})
-        all_alert.append(alert)
-        all_score.append(score)
-        all_rows.append(np.flatnonzero(te))
-        start = end
-    rows = np.concatenate(all_rows)
-    alert = np.concatenate(all_alert)
-    score = np.concatenate(all_score)
+        runs.append(
+            BlockRun(method, round((start - t0) / DAY, 1), np.flatnonzero(te), alert, score, chosen)
+        )
+        start += step_days * DAY
+    return summarize_blocks(runs, frame, y, ttf, horizon_s, budget_per_day)
+
+
+@dataclass
+class BlockRun:
+    """One test block of one method: its rows, alerts, scores and the validation cut."""
+
+    method: str
+    start_day: float
+    rows: np.ndarray
+    alert: np.ndarray
+    score: np.ndarray
+    val: Threshold
+
+
+def summarize_blocks(
+    runs: list[BlockRun],
+    frame: pd.DataFrame,
+    y: np.ndarray,
+    ttf: np.ndarray,
+    horizon_s: float,
+    budget_per_day: int = 3,
+) -> dict[str, Any]:
+    """Return pooled and per-block test metrics of consecutive blocks (with their runs)."""
+    blocks = [
+        {
+            "start_day": float(r.start_day),
+            "method": r.method,
+            **_round(alert_metrics(r.alert, y[r.rows])),
+            "val_precision": round(r.val.precision, 4),
+            "val_recall": round(r.val.recall, 4),
+        }
+        for r in runs
+    ]
+    rows = np.concatenate([r.rows for r in runs])
+    alert = np.concatenate([r.alert for r in runs])
+    score = np.concatenate([r.score for r in runs])
     test = frame.iloc[rows].reset_index(drop=True)
     pooled = alert_metrics(alert, y[rows])
     pooled["failure_recall"] = failure_recall(test, alert, ttf[rows], horizon_s)
+    pooled["failures"] = int(_failures(test, ttf[rows], horizon_s))
     pooled[f"precision_at_top{budget_per_day}_per_day"] = precision_at_budget(
         test, score, y[rows], budget_per_day
     )
-    return {"pooled": _round(pooled), "blocks": blocks}
+    return {"pooled": _round(pooled), "blocks": blocks, "runs": runs}
+
+
+def select_on_validation(candidates: list[list[BlockRun]], target: float) -> list[BlockRun]:
+    """Pick, block by block, the method whose validation cut did best; never the test.
+
+    Best: reached the target precision on validation with the most validation recall;
+    when none reached it, the best validation precision.
+    """
+    chosen = []
+    for block in zip(*candidates, strict=True):
+        chosen.append(
+            max(
+                block,
+                key=lambda r: (
+                    r.val.precision >= target,
+                    r.val.recall if r.val.precision >= target else r.val.precision,
+                ),
+            )
+        )
+    return chosen
+
+
+def _failures(frame: pd.DataFrame, ttf: np.ndarray, horizon_s: float) -> int:
+    hit = ttf <= horizon_s
+    fail = frame["time"].to_numpy()[hit] + ttf[hit]
+    keys = pd.DataFrame(
+        {"node": frame["node"].to_numpy()[hit], "gpu": frame["gpu"].to_numpy()[hit], "fail": fail}
+    )
+    return len(keys.drop_duplicates())
 
 
 def _round(m: dict[str, float | int]) -> dict[str, float | int]:

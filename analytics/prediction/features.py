@@ -23,6 +23,11 @@ XID_GROUPS: dict[str, tuple[int, ...]] = {
     "lost": (79, 119, 120),
 }
 KEY = ["node", "gpu", "uuid"]
+RATE_COUNTERS = ("sbe", "remap_corr", "pcie_replay", "nvlink_crc")
+COUNTER_HOURS = (1, 6, 24, 72, 168)
+XID_NEVER_H = 720.0  # "no Xid seen" reads as a month ago
+HISTORY_H = max(COUNTER_HOURS)
+"""Hours of telemetry behind the longest feature window (score with at least this much)."""
 
 # summary column -> (SQL aggregate, pandas column, pandas aggregate)
 _D = "DCGM_FI_DEV_"
@@ -194,51 +199,101 @@ def build_features(
     f["_gid"] = f.groupby(KEY, sort=False).ngroup()
     f["_time"] = pd.to_datetime(f["bucket"], unit="s")
     f = _merge_xids(f, xids, bucket_s)
-    counters = ["sbe_max", "remap_corr_max", "pcie_replay_max", "nvlink_crc_max"]
-    lows = ["sbe_min", "remap_corr_min", "pcie_replay_min", "nvlink_crc_min"]
-    f[counters] = f.groupby("_gid")[counters].ffill().fillna(0)
-    as_lows = dict(zip(counters, lows, strict=True))
-    f[lows] = f[lows].fillna(f[counters].rename(columns=as_lows))
-    # The previous bucket's last value is the baseline of growth in this one.
-    previous = f.groupby("_gid")[counters].shift(1).rename(columns=as_lows)
-    f[lows] = np.fmin(f[lows], previous.fillna(f[lows]))
     out = pd.DataFrame({"node": f["node"], "gpu": f["gpu"], "uuid": f["uuid"]})
     out["time"] = f["bucket"] + bucket_s
-    for hours in (6, 24):
-        hi = _rolling(f, counters, hours, "max")
+    _counter_features(f, out)
+    _heat_features(f, out)
+    _xid_features(f, out)
+    # Hours of this GPU's history in the frame, capped at the longest window: a scoring run
+    # reads a week and a bit, so training must not see ages that scoring never can.
+    seen = (f["bucket"] - f.groupby("_gid")["bucket"].transform("min")) / 3600
+    out["age_h"] = seen.clip(upper=HISTORY_H)
+    out["slot"] = f["gpu"]
+    keep = f["lost"].to_numpy() == 0
+    return out[keep].fillna(0).reset_index(drop=True)
+
+
+def _counter_features(f: pd.DataFrame, out: pd.DataFrame) -> None:
+    """Growth of the error counters over 1 h to a week, totals, and their acceleration.
+
+    A weak cell or a marginal riser emits at a steady rate for weeks; a failing part
+    accelerates. The rate of the last hours against the GPU's own rate over the week
+    before tells them apart, whatever the absolute level.
+    """
+    lows = [f"{c}_min" for c in RATE_COUNTERS]
+    highs = [f"{c}_max" for c in RATE_COUNTERS]
+    f[highs] = f.groupby("_gid")[highs].ffill().fillna(0)
+    as_lows = dict(zip(highs, lows, strict=True))
+    f[lows] = f[lows].fillna(f[highs].rename(columns=as_lows))
+    # The previous bucket's last value is the baseline of growth in this one.
+    previous = f.groupby("_gid")[highs].shift(1).rename(columns=as_lows)
+    f[lows] = np.fmin(f[lows], previous.fillna(f[lows]))
+    for hours in COUNTER_HOURS:
+        hi = _rolling(f, highs, hours, "max")
         lo = _rolling(f, lows, hours, "min")
-        for c, low in zip(counters, lows, strict=True):
-            out[f"{c.removesuffix('_max')}_{hours}h"] = (hi[c] - lo[low]).clip(lower=0)
+        for c in RATE_COUNTERS:
+            out[f"{c}_{hours}h"] = (hi[f"{c}_max"] - lo[f"{c}_min"]).clip(lower=0)
     out["sbe_trend"] = out["sbe_6h"] / 6 - (out["sbe_24h"] - out["sbe_6h"]) / 18
+    for c in RATE_COUNTERS:
+        recent = np.log1p(out[f"{c}_6h"] / 6)
+        out[f"{c}_accel_24h"] = recent - np.log1p((out[f"{c}_24h"] - out[f"{c}_6h"]) / 18)
+        out[f"{c}_accel_168h"] = recent - np.log1p((out[f"{c}_168h"] - out[f"{c}_6h"]) / 162)
+        moving = (f[f"{c}_max"] > f[f"{c}_min"]).astype("float64")
+        f[f"_{c}_moving"] = moving
+    active = _rolling(f, [f"_{c}_moving" for c in RATE_COUNTERS], 168, "sum")
+    for c in RATE_COUNTERS:
+        out[f"{c}_active_h_168h"] = active[f"_{c}_moving"]
     for name in ("sbe", "remap_corr", "remap_unc", "dbe", "retired_sbe", "retired_dbe"):
         out[f"{name}_total"] = f.groupby("_gid")[f"{name}_max"].cummax().fillna(0)
     for name in ("remap_pending", "remap_failure", "retired_pending"):
         out[name] = f[f"{name}_max"].fillna(0)
+
+
+def _heat_features(f: pd.DataFrame, out: pd.DataFrame) -> None:
+    """Temperature, power and throttling: level, variance, trend, excess over node peers.
+
+    Peers in the same node run the same job at the same time, so the excess over their
+    median removes the workload and the room.
+    """
     means = _rolling(f, ["temp_avg", "power_avg", "util_avg", "temp_var", "power_var"], 24, "mean")
     between = _rolling(f, ["temp_avg", "power_avg"], 24, "var").fillna(0)
     out["temp_mean_24h"] = means["temp_avg"]
     out["temp_max_24h"] = _rolling(f, ["temp_max"], 24, "max")["temp_max"]
     out["temp_std_24h"] = np.sqrt(means["temp_var"].fillna(0) + between["temp_avg"])
     out["temp_trend"] = _rolling(f, ["temp_avg"], 6, "mean")["temp_avg"] - means["temp_avg"]
-    node_temp = f.groupby(["node", "bucket"])["temp_avg"].transform("median")
-    out["temp_excess"] = f["temp_avg"] - node_temp
+    for col in ("temp_avg", "power_avg"):
+        f[f"_{col}_excess"] = f[col] - f.groupby(["node", "bucket"])[col].transform("median")
+    out["temp_excess"] = f["_temp_avg_excess"]
+    excess = ["_temp_avg_excess", "_power_avg_excess"]
+    short, week = _rolling(f, excess, 6, "mean"), _rolling(f, excess, 168, "mean")
+    out["temp_excess_6h"] = short["_temp_avg_excess"]
+    out["temp_excess_rise"] = short["_temp_avg_excess"] - week["_temp_avg_excess"]
+    out["power_excess_6h"] = short["_power_avg_excess"]
     out["power_mean_24h"] = means["power_avg"]
     out["power_std_24h"] = np.sqrt(means["power_var"].fillna(0) + between["power_avg"])
     out["util_mean_24h"] = means["util_avg"]
-    sums = _rolling(f, ["throttled", "samples"], 24, "sum")
-    out["throttle_share_24h"] = sums["throttled"] / sums["samples"].clip(lower=1)
+    for hours in (6, 24):
+        sums = _rolling(f, ["throttled", "samples"], hours, "sum")
+        out[f"throttle_share_{hours}h"] = sums["throttled"] / sums["samples"].clip(lower=1)
+
+
+def _xid_features(f: pd.DataFrame, out: pd.DataFrame) -> None:
+    """Xid counts per group, distinct groups, hours since the last one, node neighbours'."""
     xid_cols = [c for c in f.columns if c.startswith("xid_")]
     for hours in (24, 168):
         rolled = _rolling(f, xid_cols, hours, "sum")
         for c in xid_cols:
             out[f"{c}_{hours}h"] = rolled[c]
+    groups = [f"xid_{n}_168h" for n in (*XID_GROUPS, "other")]
+    out["xid_groups_168h"] = (out[groups] > 0).sum(axis=1).astype("float64")
+    any_xid = f[[f"xid_{n}" for n in (*XID_GROUPS, "other")]].sum(axis=1) > 0
+    last = f["bucket"].where(any_xid).groupby(f["_gid"]).ffill()
+    out["hours_since_xid"] = (
+        ((f["bucket"] - last) / 3600).fillna(XID_NEVER_H).clip(upper=XID_NEVER_H)
+    )
     node_hw = f.groupby(["node", "bucket"])["xid_hw"].transform("sum") - f["xid_hw"]
     f["_node_hw"] = node_hw
     out["node_hw_xid_168h"] = _rolling(f, ["_node_hw"], 168, "sum")["_node_hw"]
-    out["age_h"] = (f["bucket"] - f.groupby("_gid")["bucket"].transform("min")) / 3600
-    out["slot"] = f["gpu"]
-    keep = f["lost"].to_numpy() == 0
-    return out[keep].fillna(0).reset_index(drop=True)
 
 
 def _merge_xids(f: pd.DataFrame, xids: pd.DataFrame, bucket_s: int) -> pd.DataFrame:
@@ -269,8 +324,10 @@ def _merge_xids(f: pd.DataFrame, xids: pd.DataFrame, bucket_s: int) -> pd.DataFr
 
 
 FEATURE_COLUMNS: tuple[str, ...] = (
-    *(f"{c}_{h}h" for h in (6, 24) for c in ("sbe", "remap_corr", "pcie_replay", "nvlink_crc")),
+    *(f"{c}_{h}h" for h in COUNTER_HOURS for c in RATE_COUNTERS),
     "sbe_trend",
+    *(f"{c}_accel_{h}h" for h in (24, 168) for c in RATE_COUNTERS),
+    *(f"{c}_active_h_168h" for c in RATE_COUNTERS),
     *(
         f"{n}_total"
         for n in ("sbe", "remap_corr", "remap_unc", "dbe", "retired_sbe", "retired_dbe")
@@ -283,11 +340,17 @@ FEATURE_COLUMNS: tuple[str, ...] = (
     "temp_std_24h",
     "temp_trend",
     "temp_excess",
+    "temp_excess_6h",
+    "temp_excess_rise",
+    "power_excess_6h",
     "power_mean_24h",
     "power_std_24h",
     "util_mean_24h",
+    "throttle_share_6h",
     "throttle_share_24h",
     *(f"xid_{n}_{h}h" for h in (24, 168) for n in (*XID_GROUPS, "other", "hw")),
+    "xid_groups_168h",
+    "hours_since_xid",
     "node_hw_xid_168h",
     "age_h",
     "slot",

@@ -84,7 +84,7 @@ def train(
     tr, va = t < split, t >= split
     if y[tr].sum() == 0 or y[va].sum() == 0:
         raise PredictError("failures fall only on one side of the train/validation split")
-    fitted, cut = fit_method(
+    fitted, chosen = fit_method(
         method,
         frame[tr],
         matrix(frame[tr]),
@@ -94,7 +94,7 @@ def train(
         y[va],
         target_precision,
     )
-    return Predictor(fitted, cut, horizon_h, target_precision)
+    return Predictor(fitted, chosen.value, horizon_h, target_precision)
 
 
 def score_latest(predictor: Predictor, frame: pd.DataFrame) -> pd.DataFrame:

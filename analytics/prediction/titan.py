@@ -119,3 +119,19 @@ def precision_at_k(score: np.ndarray, y: np.ndarray, k: int) -> float:
     """Return the share of failures among the k highest scores."""
     top = np.argsort(-score, kind="stable")[:k]
     return float(y[top].mean()) if len(top) else 0.0
+
+
+def blend_with_prior(
+    frame: pd.DataFrame, score: np.ndarray, prior: np.ndarray, weight: float
+) -> np.ndarray:
+    """Return weight * the model's rank + (1 - weight) * the prior's rank, per snapshot.
+
+    Ranks are percentiles within each snapshot time, so a GPU the model flags only ranks
+    high when the prior (age: the oldest first) agrees, and the two scales never mix.
+    """
+    ranks = pd.DataFrame({"time": frame["time"].to_numpy(), "s": score, "p": prior})
+    by_time = ranks.groupby("time")
+    return np.asarray(
+        weight * by_time["s"].rank(pct=True) + (1 - weight) * by_time["p"].rank(pct=True),
+        dtype="float64",
+    )

@@ -7,6 +7,8 @@ import pandas as pd
 
 from analytics.prediction.features import (
     FEATURE_COLUMNS,
+    HISTORY_H,
+    XID_NEVER_H,
     build_features,
     pci_key,
     summarize_samples,
@@ -138,3 +140,27 @@ def test_failures_from_truth_use_the_failure_not_the_precursor_onset():
         ["n1", 2, T0 + 3600, "xid79"],
         ["n2", 0, T0 + 7200, "ecc_dbe"],
     ]
+
+
+def test_acceleration_separates_a_failing_part_from_a_steady_weak_cell():
+    """Same SBE count over the last 6 h; the weak cell has emitted all week, the other not."""
+    steady = make_samples(200, sbe_from=0, node="n1")
+    rising = make_samples(200, sbe_from=194, node="n2")
+    feats = build_features(
+        summarize_samples(pd.concat([steady, rising], ignore_index=True)),
+        xids_from_logs(make_xid_logs()),
+    )
+    last = feats.sort_values("time").groupby("node").tail(1).set_index("node")
+    assert last.loc["n1", "sbe_6h"] == last.loc["n2", "sbe_6h"]
+    assert last.loc["n2", "sbe_accel_168h"] > last.loc["n1", "sbe_accel_168h"] + 2
+    assert last.loc["n1", "sbe_active_h_168h"] > 100 > last.loc["n2", "sbe_active_h_168h"]
+    assert last.loc["n1", "age_h"] == HISTORY_H  # capped: scoring never sees more
+
+
+def test_hours_since_the_last_xid_and_its_absence():
+    feats = build_features(
+        summarize_samples(make_samples(6)), xids_from_logs(make_xid_logs(at=T0 + 3600))
+    )
+    assert feats["hours_since_xid"].iloc[0] == XID_NEVER_H
+    assert list(feats["hours_since_xid"].iloc[1:4]) == [0, 1, 2]
+    assert feats["xid_groups_168h"].iloc[-1] == 1

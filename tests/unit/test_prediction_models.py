@@ -11,9 +11,15 @@ from analytics.prediction.ensemble import (
     cheap_filter,
     top_intersection,
 )
-from analytics.prediction.evaluate import alert_metrics, precision_at_budget
+from analytics.prediction.evaluate import (
+    BlockRun,
+    alert_metrics,
+    precision_at_budget,
+    select_on_validation,
+    summarize_blocks,
+)
 from analytics.prediction.features import FEATURE_COLUMNS
-from analytics.prediction.models import choose_threshold
+from analytics.prediction.models import Threshold, choose_threshold
 
 
 def synthetic(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -88,3 +94,31 @@ def test_alert_budget_takes_the_top_gpus_of_each_day():
     y = np.array([1, 0, 0, 1])
     assert precision_at_budget(f, score, y, 1) == 1.0
     assert precision_at_budget(f, score, y, 2) == 2 / 3
+
+
+def block(method: str, val: Threshold, alert: list[bool]) -> BlockRun:
+    a = np.array(alert)
+    return BlockRun(method, 0.0, np.arange(len(a)), a, a.astype(float), val)
+
+
+def test_selection_uses_validation_only():
+    """The method that reached the target on validation with most recall wins the block,
+    even where another one would have done better on the test block."""
+    reached = block("gbdt", Threshold(0.5, 0.92, 0.4, 20), [True, False, False])
+    missed = block("logreg", Threshold(0.5, 0.85, 0.9, 50), [True, True, True])
+    wider = block("cascade", Threshold(0.5, 0.95, 0.2, 10), [False, False, False])
+    chosen = select_on_validation([[reached], [missed], [wider]], 0.9)
+    assert [r.method for r in chosen] == ["gbdt"]
+    nobody = select_on_validation([[missed], [block("x", Threshold(0.5, 0.7, 1.0, 9), [])]], 0.9)
+    assert nobody[0].method == "logreg"  # best validation precision when none reached it
+
+
+def test_summary_counts_failures_and_blocks():
+    f = pd.DataFrame({"time": [0, 3600, 7200], "node": "n", "gpu": 0})
+    ttf = np.array([7200.0, 3600.0, np.inf])
+    y = (ttf <= 86_400).astype(np.int8)
+    out = summarize_blocks(
+        [block("gbdt", Threshold(0.5, 1.0, 1.0, 1), [False, True, False])], f, y, ttf, 86_400
+    )
+    assert out["pooled"]["failures"] == 1 and out["pooled"]["failure_recall"] == 1.0
+    assert out["pooled"]["precision"] == 1.0 and out["blocks"][0]["method"] == "gbdt"

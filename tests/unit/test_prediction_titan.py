@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
-from analytics.prediction.titan import TITAN_DIR, TitanError, load_lives, load_summary, snapshot
+from analytics.prediction.titan import (
+    TITAN_DIR,
+    TitanError,
+    blend_with_prior,
+    load_lives,
+    load_summary,
+    snapshot,
+)
 
 
 @pytest.fixture(scope="module")
@@ -48,3 +56,14 @@ def test_missing_directory_is_a_clear_error(tmp_path):
     with pytest.raises(TitanError, match="cannot read"):
         load_lives(tmp_path)
     assert TITAN_DIR.name == "titan"
+
+
+def test_prior_blend_ranks_within_each_snapshot():
+    frame = pd.DataFrame({"time": [0, 0, 0, 1, 1]})
+    score = np.array([0.9, 0.5, 0.1, 100.0, 200.0])  # scales differ between snapshots
+    age = np.array([1.0, 3.0, 2.0, 5.0, 4.0])
+    model_only = blend_with_prior(frame, score, age, 1.0)
+    assert list(model_only) == [1.0, 2 / 3, 1 / 3, 0.5, 1.0]
+    blend = blend_with_prior(frame, score, age, 0.5)
+    # the GPU both rank high wins; where they disagree outright the blend ties
+    assert blend[:3].argmax() == 1 and blend[3] == blend[4]
