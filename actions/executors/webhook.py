@@ -72,7 +72,7 @@ class NoEndpoint:
         self.kind = kind
 
     def plan(self, request: ActionRequest) -> ActionPlan:
-        return make_plan(self, request, f"{self.kind.value}: no operator endpoint, audit only")
+        return make_plan(self, request, "no operator endpoint, audit only")
 
     def execute(self, plan: ActionPlan) -> ActionResult:
         from actions.model import skipped

@@ -74,13 +74,14 @@ def _header(detail: IncidentDetail) -> None:
     inc = detail.incident
     st.title(f"{SEVERITY_ICONS.get(inc.severity, '')} {inc.category} · {inc.id}")
     st.markdown(f"**{inc.summary}**")
-    cols = st.columns(6)
+    # values as long as "mitigating" or "infrastructure" fit a laptop-wide page uncut
+    cols = st.columns([1.5, 1.2, 1.5, 1.0, 0.8])
     cols[0].metric("Status", inc.status)
     cols[1].metric("Severity", inc.severity)
     cols[2].metric("Blame", inc.blame)
     cols[3].metric("Job", inc.job or "-")
-    cols[4].metric("Recommended", inc.action)
-    cols[5].metric("Findings", inc.findings)
+    cols[4].metric("Findings", inc.findings)
+    st.markdown(f"Recommended action: `{inc.action}`")
     acked = ", ".join(detail.acknowledged_by)
     st.caption(
         f"Detected {inc.detected_at:%Y-%m-%d %H:%M:%S} UTC · revision {inc.revision}"
