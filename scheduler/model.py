@@ -67,6 +67,8 @@ class Server:
     extra: dict[int, int] = field(default_factory=dict)
     used: int = 0
     """GPUs held by jobs: the sum of `base` and `extra`, kept by whoever changes them."""
+    node: str | None = None
+    """The real node name (from an inventory); None names it by pool and id."""
 
     @property
     def free(self) -> int:
@@ -77,6 +79,8 @@ class Server:
 
     def name(self) -> str:
         """Return the server's node name."""
+        if self.node is not None:
+            return self.node
         prefix = "trn" if self.pool is Pool.TRAINING else "inf"
         return f"{prefix}-{self.server_id:05d}"
 

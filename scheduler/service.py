@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from scheduler.model import Pool, Server, ServerState
 from scheduler.placement import best_fit
@@ -39,19 +40,6 @@ class QueuedJob(BaseModel):
     gpus: int = Field(description="GPUs it waits for.")
 
 
-class SchedulerState(BaseModel):
-    """A snapshot of the scheduler: pools, loans, standbys and the queue."""
-
-    pools: list[PoolView] = Field(description="Training and inference clusters.")
-    loans: list[str] = Field(description="Inference servers lent to training.")
-    standbys: list[str] = Field(description="Warm standby servers ready to replace a node.")
-    queue: list[QueuedJob] = Field(description="Jobs waiting, in arrival order.")
-    refusals: list[str] = Field(description="Recent replacement requests that found no capacity.")
-    as_of: datetime | None = Field(
-        None, description="When a stored snapshot was taken; null when read from the live service."
-    )
-
-
 class Replacement(BaseModel):
     """Capacity given to a job in place of a failed node."""
 
@@ -62,11 +50,62 @@ class Replacement(BaseModel):
     gpus: int = Field(description="GPUs granted on the replacement.")
 
 
+class SchedulerState(BaseModel):
+    """A snapshot of the scheduler: pools, loans, standbys and the queue."""
+
+    pools: list[PoolView] = Field(description="Training and inference clusters.")
+    loans: list[str] = Field(description="Inference servers lent to training.")
+    standbys: list[str] = Field(description="Warm standby servers ready to replace a node.")
+    queue: list[QueuedJob] = Field(description="Jobs waiting, in arrival order.")
+    refusals: list[str] = Field(description="Recent replacement requests that found no capacity.")
+    replacements: list[Replacement] = Field(
+        default_factory=list,
+        description="Replacements granted, one per job and failed node (asking again returns it).",
+    )
+    as_of: datetime | None = Field(
+        None, description="When a stored snapshot was taken; null when read from the live service."
+    )
+
+
 class ReclaimedNode(BaseModel):
     """A node taken out of service and the jobs it held."""
 
     node: str = Field(description="The isolated node.")
     jobs: list[str] = Field(description="Jobs that had GPUs on it (they must restart).")
+
+
+MAX_GRANTS = 500
+"""Replacements remembered (and stored) for idempotent re-asking; the oldest go first."""
+
+
+class Inventory(BaseModel):
+    """The servers a live scheduler manages, by node name (TG_ACT_INVENTORY, JSON)."""
+
+    model_config = {"extra": "forbid"}
+
+    gpus_per_server: int = Field(8, ge=1, le=64, description="GPUs in every server.")
+    training: list[str] = Field(default_factory=list, description="Training servers.")
+    standby: list[str] = Field(
+        default_factory=list, description="Training-pool servers kept as warm standbys."
+    )
+    inference: list[str] = Field(
+        default_factory=list, description="Inference servers that may be lent to training."
+    )
+    training_gpu_type: str | None = None
+    inference_gpu_type: str | None = None
+
+    @model_validator(mode="after")
+    def _names(self) -> Inventory:
+        names = [*self.training, *self.standby, *self.inference]
+        if not names:
+            raise ValueError("the inventory lists no servers")
+        dupes = sorted(n for n, count in Counter(names).items() if count > 1)
+        if dupes:
+            raise ValueError(f"servers listed twice: {', '.join(dupes)}")
+        bad = [n for n in names if not n or len(n) > 253 or any(c.isspace() for c in n)]
+        if bad:
+            raise ValueError(f"not node names: {bad[:5]}")
+        return self
 
 
 class Scheduler:
@@ -95,9 +134,52 @@ class Scheduler:
         self.gpu_types = {Pool.TRAINING: training_gpu_type, Pool.INFERENCE: inference_gpu_type}
         self.queue: list[QueuedJob] = []
         self.refusals: list[str] = []
+        self.replacements: dict[tuple[str, str], Replacement] = {}
         self._ids: dict[str, int] = {}
         self.on_change: Callable[[Callable[[], SchedulerState]], None] | None = None
         """Called with `snapshot` after every change (the composition root stores it)."""
+
+    @classmethod
+    def from_inventory(cls, inventory: Inventory) -> Scheduler:
+        """Return a scheduler over named servers: training, standbys, then inference."""
+        out = cls(0, 0, gpus_per_server=inventory.gpus_per_server)
+        out.gpu_types = {
+            Pool.TRAINING: inventory.training_gpu_type,
+            Pool.INFERENCE: inventory.inference_gpu_type,
+        }
+        pools = (
+            (inventory.training, Pool.TRAINING, ServerState.TRAINING),
+            (inventory.standby, Pool.TRAINING, ServerState.STANDBY),
+            (inventory.inference, Pool.INFERENCE, ServerState.SERVING),
+        )
+        for names, pool, state in pools:
+            for name in names:
+                gpu_type = out.gpu_types[pool]
+                server = Server(len(out.servers), pool, state, inventory.gpus_per_server, gpu_type)
+                server.node = name
+                out.servers.append(server)
+        return out
+
+    @classmethod
+    def from_state(cls, state: SchedulerState) -> Scheduler:
+        """Return the scheduler a snapshot describes (a restart resumes where it stopped).
+
+        Every job's GPUs on a server come back as base workers; the queue and the recent
+        refusals come back as they were.
+        """
+        out = cls(0, 0)
+        for view in state.pools:
+            out.gpu_types[view.name] = view.gpu_type
+            for sv in view.servers:
+                server = Server(len(out.servers), view.name, sv.state, sv.gpus, view.gpu_type)
+                server.node = sv.node
+                for job, gpus in sv.jobs.items():
+                    out._grant(server, job, gpus)
+                out.servers.append(server)
+        out.queue = list(state.queue)
+        out.refusals = list(state.refusals)
+        out.replacements = {(r.job_id, r.failed_node): r for r in state.replacements}
+        return out
 
     def _changed(self) -> None:
         if self.on_change is not None:
@@ -162,31 +244,38 @@ class Scheduler:
         """Give a job a warm standby, else a loaned inference server, in place of a failed node.
 
         Returns None when neither has `gpus` free GPUs; the reason is kept in `refusals`.
+        Asking again for the same job and failed node returns the first grant (an engine
+        that crashed after asking and asks again on restart gets no second server).
         """
+        granted = self.replacements.get((job_id, failed_node))
+        if granted is not None:
+            return granted
         for s in self.servers:
             if s.state is ServerState.STANDBY and s.gpus >= gpus:
                 s.state = ServerState.TRAINING
                 self._grant(s, job_id, gpus)
-                self._changed()
-                return Replacement(
-                    job_id=job_id,
-                    failed_node=failed_node,
-                    node=s.name(),
-                    source="standby",
-                    gpus=gpus,
+                return self._granted(
+                    Replacement(
+                        job_id=job_id,
+                        failed_node=failed_node,
+                        node=s.name(),
+                        source="standby",
+                        gpus=gpus,
+                    )
                 )
         loaned = [s for s in self.servers if s.state is ServerState.LOANED]
         where = best_fit(loaned, gpus) if gpus <= (loaned[0].gpus if loaned else 0) else None
         if where is not None:
             (sid,) = where
             self._grant(self.servers[sid], job_id, gpus)
-            self._changed()
-            return Replacement(
-                job_id=job_id,
-                failed_node=failed_node,
-                node=self.servers[sid].name(),
-                source="loan",
-                gpus=gpus,
+            return self._granted(
+                Replacement(
+                    job_id=job_id,
+                    failed_node=failed_node,
+                    node=self.servers[sid].name(),
+                    source="loan",
+                    gpus=gpus,
+                )
             )
         reason = (
             f"{job_id}: no replacement for {failed_node}: no warm standby with {gpus} GPUs and "
@@ -195,6 +284,13 @@ class Scheduler:
         self.refusals.append(reason)
         self._changed()
         return None
+
+    def _granted(self, replacement: Replacement) -> Replacement:
+        self.replacements[(replacement.job_id, replacement.failed_node)] = replacement
+        while len(self.replacements) > MAX_GRANTS:
+            del self.replacements[next(iter(self.replacements))]
+        self._changed()
+        return replacement
 
     def reclaim(self, node: str) -> ReclaimedNode:
         """Take an isolated node out of service; return the jobs it held."""
@@ -230,4 +326,5 @@ class Scheduler:
             standbys=[s.name() for s in self.servers if s.state is ServerState.STANDBY],
             queue=list(self.queue),
             refusals=list(self.refusals[-20:]),
+            replacements=list(self.replacements.values()),
         )

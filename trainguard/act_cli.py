@@ -33,6 +33,10 @@ OPERATOR_KINDS = {
 }
 
 
+SCHEDULER_SOURCE = "act"
+"""The name the engine's scheduler stores its snapshots under."""
+
+
 class BatchSchedulerCapacity:
     """Until a capacity scheduler is wired in: the batch scheduler places the requeued job."""
 
@@ -171,6 +175,37 @@ def consume(engine: ActionEngine, consumer: Consumer, stop: threading.Event, pol
     return handled
 
 
+def lyra_capacity(settings: ActSettings, store: Store) -> CapacityProvider:
+    """Return the Lyra scheduler as the capacity provider, its state kept in ClickHouse.
+
+    A restart resumes from the newest stored snapshot of this engine's scheduler (standbys
+    already handed out stay handed out); the first start builds it from TG_ACT_INVENTORY.
+    Every change is stored before the call that made it returns.
+    """
+    from actions.executors.scheduler import LyraCapacity
+    from scheduler.service import Inventory, Scheduler
+    from scheduler.state_store import SnapshotPublisher, latest_snapshot
+
+    state = latest_snapshot(store, source=SCHEDULER_SOURCE)
+    if state is not None:
+        scheduler = Scheduler.from_state(state)
+        log.info("act: scheduler resumed from its snapshot of %s", state.as_of)
+    elif settings.inventory is None:
+        raise ValueError("TG_ACT_CAPACITY=lyra needs TG_ACT_INVENTORY (no stored state yet)")
+    else:
+        try:
+            inventory = Inventory.model_validate_json(settings.inventory.read_bytes())
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "inventory"
+            raise ValueError(f"{settings.inventory}: {where}: {first['msg']}") from None
+        scheduler = Scheduler.from_inventory(inventory)
+    publisher = SnapshotPublisher(store, source=SCHEDULER_SOURCE, interval_s=0.0)
+    scheduler.on_change = publisher.changed
+    publisher.changed(scheduler.snapshot)
+    return LyraCapacity(scheduler)
+
+
 def cmd_act(args: argparse.Namespace) -> int:
     """Run the engine until SIGTERM: recover unfinished ladders, then consume incidents."""
     from trainguard.settings import BusSettings, StoreSettings
@@ -185,7 +220,12 @@ def cmd_act(args: argparse.Namespace) -> int:
     store = build_store(StoreSettings())
     migrate(store)
     bus = build_bus(bus_settings)
-    engine = build_engine(settings, store, bus)
+    try:
+        capacity = lyra_capacity(settings, store) if settings.capacity == "lyra" else None
+    except (OSError, ValueError) as exc:
+        print(f"trainguard act: {exc}")
+        return 2
+    engine = build_engine(settings, store, bus, capacity=capacity)
     log.info("act: mode %s, recovering unfinished ladders", settings.mode)
     failure: list[Exception] = []
 

@@ -142,6 +142,14 @@ class ActSettings(BaseSettings):
     operator_secret: SecretStr = Field(SecretStr(""), description="HMAC key. Never logged.")
     webhook_hosts: list[str] = Field(default_factory=list, description="Webhook allowlist.")
     poll_s: float = Field(1.0, gt=0, le=60)
+    capacity: Literal["batch", "lyra"] = Field(
+        "batch",
+        description="Replacement capacity: the batch scheduler places the requeued job, or the "
+        "Lyra scheduler over TG_ACT_INVENTORY (warm standbys, loaned inference servers).",
+    )
+    inventory: Path | None = Field(
+        None, description="Servers the Lyra scheduler manages (JSON: training, standby, inference)."
+    )
 
     @model_validator(mode="after")
     def _backend_configured(self) -> ActSettings:

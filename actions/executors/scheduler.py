@@ -58,7 +58,7 @@ class SchedulerCapacity:
         return done(f"replacement {','.join(got.nodes)}: {got.reason}", replacement=got.nodes)
 
     def reconcile(self, plan: ActionPlan) -> ActionResult | None:
-        return None  # asking again returns the same grant or a new one; both are safe
+        return None  # asking again is safe: the Lyra scheduler returns its first grant
 
 
 class SchedulerReclaim:

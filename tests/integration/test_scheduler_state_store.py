@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from fastapi.testclient import TestClient
 
@@ -77,3 +79,56 @@ def test_api_without_a_scheduler_serves_the_latest_stored_state(server_store):
         assert body["standbys"] == [] and body["as_of"] is not None
         servers = {s["node"]: s for s in body["pools"][0]["servers"]}
         assert servers["trn-00001"]["jobs"] == {"job-9": 8}
+
+
+def _settings(tmp_path, inventory: dict | None):
+    from trainguard.settings import ActSettings
+
+    path = None
+    if inventory is not None:
+        path = tmp_path / "inventory.json"
+        path.write_text(json.dumps(inventory))
+    return ActSettings(capacity="lyra", inventory=path, executor="local")
+
+
+def test_the_engines_scheduler_resumes_from_its_stored_state_after_a_restart(
+    server_store, tmp_path
+):
+    from trainguard.act_cli import SCHEDULER_SOURCE, lyra_capacity
+
+    inventory = {
+        "training": ["gpu-a01", "gpu-a02"],
+        "standby": ["gpu-s01", "gpu-s02"],
+        "inference": ["inf-b01"],
+    }
+    first = lyra_capacity(_settings(tmp_path, inventory), server_store)
+    stored = latest_snapshot(server_store, SCHEDULER_SOURCE)
+    assert stored is not None and stored.standbys == ["gpu-s01", "gpu-s02"]
+    got = first.request_replacement("job-7", "gpu-a02", 8)
+    assert got.nodes == ["gpu-s01"]
+    # a restart (a new process): the inventory is not read again, the stored state is
+    again = lyra_capacity(_settings(tmp_path, {"training": ["other"]}), server_store)
+    assert again.request_replacement("job-7", "gpu-a02", 8).nodes == ["gpu-s01"]  # same grant
+    assert again.request_replacement("job-9", "gpu-a01", 8).nodes == ["gpu-s02"]
+    refused = again.request_replacement("job-10", "gpu-s01", 8)
+    assert refused.nodes is None and "no warm standby" in refused.reason
+    stored = latest_snapshot(server_store, SCHEDULER_SOURCE)
+    assert stored is not None and stored.standbys == []
+    training = {s.node: s.jobs for s in stored.pools[0].servers}
+    assert training["gpu-s01"] == {"job-7": 8} and training["gpu-s02"] == {"job-9": 8}
+    assert [(r.job_id, r.node) for r in stored.replacements] == [
+        ("job-7", "gpu-s01"),
+        ("job-9", "gpu-s02"),
+    ]
+
+
+def test_lyra_capacity_without_state_or_inventory_is_a_clear_error(server_store, tmp_path):
+    from trainguard.act_cli import lyra_capacity
+
+    with pytest.raises(ValueError, match="needs TG_ACT_INVENTORY"):
+        lyra_capacity(_settings(tmp_path, None), server_store)
+    with pytest.raises(ValueError, match="servers listed twice: n1"):
+        lyra_capacity(_settings(tmp_path, {"training": ["n1"], "standby": ["n1"]}), server_store)
+    with pytest.raises(ValueError, match="spare"):
+        lyra_capacity(_settings(tmp_path, {"training": ["n1"], "spare": ["n2"]}), server_store)
+    assert latest_snapshot(server_store) is None  # nothing stored from a bad inventory

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from scheduler.service import Scheduler, SchedulerState
+import pytest
+from pydantic import ValidationError
+
+from scheduler.service import Inventory, Scheduler, SchedulerState
 
 
 def test_replacement_draws_standby_first_then_loan_then_refuses() -> None:
@@ -45,3 +48,33 @@ def test_returning_loans_preempts_fewest_jobs() -> None:
     sched.request_replacement("job-a", "trn-x", 8)
     assert sched.return_loans(1) == []
     assert sched.return_loans(1) == ["job-a"]
+
+
+def test_a_scheduler_rebuilt_from_its_snapshot_behaves_as_the_original() -> None:
+    inventory = Inventory(
+        training=["a1", "a2"], standby=["s1"], inference=["i1", "i2"], inference_gpu_type="L40S"
+    )
+    sched = Scheduler.from_inventory(inventory)
+    assert sched.place("job-a", 12) == ["a1", "a2"]
+    assert sched.loan(1) == ["i1"]
+    assert sched.place("job-q", 8) is None
+    granted = sched.request_replacement("job-a", "a2", 8)
+    assert granted is not None and granted.node == "s1"
+    copy = Scheduler.from_state(
+        SchedulerState.model_validate_json(sched.snapshot().model_dump_json())
+    )
+    assert copy.snapshot() == sched.snapshot()
+    assert copy.request_replacement("job-a", "a2", 8) == granted  # the first grant, not another
+    for s in (sched, copy):  # both hand the loaned server out next, and refuse after it
+        assert getattr(s.request_replacement("job-b", "a1", 8), "node", None) == "i1"
+        assert s.request_replacement("job-c", "a1", 8) is None
+    assert copy.snapshot() == sched.snapshot()
+
+
+def test_an_inventory_with_no_servers_or_repeated_names_is_refused() -> None:
+    with pytest.raises(ValidationError, match="lists no servers"):
+        Inventory()
+    with pytest.raises(ValidationError, match="listed twice: n2"):
+        Inventory(training=["n1", "n2"], inference=["n2"])
+    with pytest.raises(ValidationError, match="not node names"):
+        Inventory(training=["bad name"])
