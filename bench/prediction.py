@@ -1,13 +1,14 @@
 """GPU failure prediction benchmark: the twin's fleet and Titan's real GPU history.
 
-Simulator: a generated fleet (analytics.prediction.fleet), features per GPU-hour, labels
-from the ground truth; a time split with sliding-window retraining (train, then validation
-to choose a precision-first cut, then an unseen test block), for several horizons and
-methods, and the same cascade trained once (static) for drift. Titan: monthly snapshots,
-train on the early years, test on later ones, against age-only and location-only baselines.
+Simulator (bench.prediction_sim): several generated fleets (one held out), features per
+GPU-hour, labels from the ground truth; walk-forward test blocks with cuts chosen out of
+fold on all labelled history before each block; window-level and alert-level metrics.
+Titan: monthly snapshots, train on the early years, test on later ones, against age-only
+and location-only baselines.
 Prints JSON and writes bench/results/prediction.json.
 
     python -m bench.prediction [--nodes 64] [--days 30] [--only simulator|titan]
+        [--cache DIR]
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import json
 import os
 import platform
 import sys
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -27,83 +27,18 @@ import pandas as pd
 from sklearn.metrics import average_precision_score
 
 from analytics.prediction import titan
-from analytics.prediction.dataset import fleet_dataset
-from analytics.prediction.evaluate import (
-    Method,
-    alert_metrics,
-    select_on_validation,
-    summarize_blocks,
-    time_split_eval,
-)
-from analytics.prediction.fleet import FleetSpec
+from analytics.prediction.evaluate import alert_metrics
 from analytics.prediction.models import choose_threshold, fit_model, scores
+from bench.prediction_sim import simulator
 
 RESULTS = Path(__file__).resolve().parents[1] / "bench" / "results" / "prediction.json"
 TARGET = 0.9
 TITAN_BUDGETS = (50, 100, 200)  # GPUs alerted per monthly snapshot
 PRIOR_WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)  # model share in the rank blend with age
-SIM_RUNS: tuple[tuple[int, Method, bool], ...] = (
-    (24, "gbdt", True),
-    (24, "logreg", True),
-    (24, "parallel", True),
-    (24, "cascade", True),
-    (24, "cascade", False),
-    (1, "gbdt", True),
-    (1, "logreg", True),
-    (1, "cascade", True),
-)
-"""(horizon h, method, sliding); per horizon the sliding ones also compete on validation."""
 
 
 def _log(text: str) -> None:
     print(f"[bench] {text}", file=sys.stderr, flush=True)
-
-
-def simulator(nodes: int, days: int) -> dict[str, Any]:
-    """Evaluate the methods on a generated fleet."""
-    t0 = time.monotonic()
-    ds = fleet_dataset(FleetSpec(nodes=nodes, days=days))
-    _log(f"fleet: {len(ds.features)} GPU-hours, {len(ds.failures)} failures")
-    with_precursor = sum(1 for e in ds.truth if e.get("precursor"))
-    runs = []
-    for horizon_h in sorted({h for h, _, _ in SIM_RUNS}, reverse=True):
-        h = horizon_h * 3600
-        y = (ds.ttf <= h).astype(np.int8)
-        candidates = []
-        for hh, method, sliding in SIM_RUNS:
-            if hh != horizon_h:
-                continue
-            result = time_split_eval(ds.features, y, ds.ttf, h, method, TARGET, 10, 3, 4, sliding)
-            if sliding:
-                candidates.append(result.pop("runs"))
-            else:
-                result.pop("runs")
-            runs.append({"horizon_h": horizon_h, "method": method, "sliding": sliding, **result})
-            _log(f"sim {horizon_h}h {method} sliding={sliding}: {result['pooled']}")
-        chosen = select_on_validation(candidates, TARGET)
-        result = summarize_blocks(chosen, ds.features, y, ds.ttf, h)
-        result.pop("runs")
-        runs.append({"horizon_h": horizon_h, "method": "selected", "sliding": True, **result})
-        _log(f"sim {horizon_h}h selected on validation: {result['pooled']}")
-    return {
-        "fleet": {
-            "gpus": nodes * 8,
-            "days": days,
-            "scrape_s": 900,
-            "gpu_hours": len(ds.features),
-            "failures": len(ds.failures),
-            "failures_with_precursor": with_precursor,
-            "kinds": ds.failures["kind"].value_counts().to_dict(),
-        },
-        "split": {
-            "train_days": 10,
-            "val_days": 3,
-            "test_block_days": 4,
-            "target_precision": TARGET,
-        },
-        "runs": runs,
-        "seconds": round(time.monotonic() - t0, 1),
-    }
 
 
 def _titan_fit(train: pd.DataFrame, cols: tuple[str, ...]) -> Any:
@@ -237,6 +172,7 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=64)
     parser.add_argument("--days", type=int, default=30)
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--cache", type=Path, help="keep simulated fleets here (pickles)")
     parser.add_argument(
         "--only",
         choices=("simulator", "titan"),
@@ -254,7 +190,7 @@ def main() -> None:
         result["titan"] = [titan_eval(h) for h in (90, 180)]
         _log("titan done")
     if args.only != "titan":
-        result["simulator"] = simulator(args.nodes, args.days)
+        result["simulator"] = simulator(args.nodes, args.days, args.cache)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2, default=str) + "\n")
     print(json.dumps(result, indent=1, default=str))

@@ -72,8 +72,10 @@ class GpuState:
         self.temp = np.full(shape, 34.0) + rng.normal(0, 1.0, shape)
         self.heat_bias = rng.normal(0, 2.0, shape)  # airflow position, binning
         self.temp_offset = np.zeros(shape)
+        self.cooling_offset = np.zeros(shape)  # benign: hot aisle, degraded fan (sim.wear)
         self.clock_factor = np.ones(shape)
         self.throttle = np.zeros(shape, np.int64)
+        self.benign_throttle = np.zeros(shape, np.int64)  # healthy GPUs running hot
         self.energy = np.zeros(shape, np.int64)
         self.counters = {name: np.zeros(shape, np.int64) for name in _COUNTERS}
         self.nvml_error: dict[tuple[int, int], str] = {}
@@ -99,7 +101,7 @@ class GpuState:
     def advance(self, dt: float) -> None:
         """Move temperatures toward their targets and integrate energy over dt seconds."""
         point = _POINTS[self.activity]
-        target = point[:, :, 2] + self.heat_bias + self.temp_offset
+        target = point[:, :, 2] + self.heat_bias + self.temp_offset + self.cooling_offset
         alpha = 1.0 - np.exp(-dt / 40.0)  # thermal time constant ~40 s
         self.temp += (target - self.temp) * alpha + self.rng.normal(0, 0.25, self.shape)
         self.energy += (self._power() * dt * 1000).astype(np.int64)
@@ -131,7 +133,7 @@ class GpuState:
         }
         lists = {k: v.tolist() for k, v in cols.items()}
         ints = {k: v.tolist() for k, v in self.counters.items()}
-        ints["throttle_reasons"] = self.throttle.tolist()
+        ints["throttle_reasons"] = (self.throttle | self.benign_throttle).tolist()
         ints["total_energy"] = self.energy.tolist()
         out = []
         for n, node in enumerate(node_names):

@@ -2,7 +2,11 @@
 
 Real fleets are not clean: a few percent of healthy GPUs log single-bit ECC errors from a
 weak HBM cell for months, some sit behind a marginal riser that replays PCIe packets, some
-have an NVLink lane with CRC errors, and benign row remaps wait for the next GPU reset. A
+have an NVLink lane with CRC errors, and benign row remaps wait for the next GPU reset.
+Healthy GPUs throttle too: nodes in a hot aisle and GPUs behind a degrading fan run near
+the slowdown temperature under load and NVML reports SW thermal slowdown (and HW slowdown
+past it), HBM-bound jobs trip SW thermal slowdown at normal core temperature on a few
+GPUs, and power-brake events assert HW slowdown on a whole node for a moment. A
 GPU that is about to fail shows a precursor only sometimes, and then with a strength that
 overlaps the benign tail. Both sides live here so every detector and predictor sees the same
 wear, at any scrape interval (all rates are per second and scaled by dt).
@@ -15,14 +19,18 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from sim.gpus import THROTTLE_SW_THERMAL, GpuState
+from sim.gpus import COMPUTE, THROTTLE_HW_SLOWDOWN, THROTTLE_SW_THERMAL, GpuState
 
 PrecursorStyle = Literal["memory", "thermal", "pcie"]
 _DAY = 86_400.0
 
 
 class WearSpec(BaseModel):
-    """Benign wear of healthy GPUs (shares of the fleet and their error rates)."""
+    """Benign wear of healthy GPUs (shares of the fleet and their error rates).
+
+    Benign heat and throttling are off by default: the twin's diagnosis scenarios assert
+    that a healthy cluster shows no fault signature. `BENIGN_HEAT` turns them on.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -33,6 +41,27 @@ class WearSpec(BaseModel):
     riser_replay_per_day: float = Field(30.0, ge=0, description="Median benign replay rate.")
     nvlink_share: float = Field(0.01, ge=0, le=1, description="GPUs with benign NVLink CRCs.")
     nvlink_crc_per_day: float = Field(40.0, ge=0, description="Median benign CRC rate.")
+    hot_node_share: float = Field(0.0, ge=0, le=1, description="Nodes in a hot aisle.")
+    hot_node_c: tuple[float, float] = Field((12.0, 20.0), description="Hot-aisle excess, C.")
+    fan_share: float = Field(0.0, ge=0, le=1, description="GPUs behind a degrading fan.")
+    fan_c_per_day: tuple[float, float] = Field(
+        (0.5, 2.0), description="Warming of a degrading fan's GPU, C per day (cap 25 C)."
+    )
+    hbm_throttle_share: float = Field(
+        0.0, ge=0, le=1, description="GPUs whose HBM-bound jobs trip SW thermal slowdown."
+    )
+    power_brake_per_node_day: float = Field(
+        0.0, ge=0, description="Power-brake events (HW slowdown on a busy node's GPUs)."
+    )
+    slowdown_c: float = Field(
+        84.0, description="Core temperature around which SW thermal slowdown engages."
+    )
+
+
+BENIGN_HEAT = WearSpec(
+    hot_node_share=0.03, fan_share=0.015, hbm_throttle_share=0.02, power_brake_per_node_day=0.02
+)
+"""Benign wear plus healthy GPUs that run hot and throttle (the prediction fleet's)."""
 
 
 def _rates(
@@ -54,6 +83,17 @@ class Wear:
         self.crc_rate = _rates(rng, shape, spec.nvlink_share, spec.nvlink_crc_per_day)
         self.remap_rate = np.where(self.sbe_rate > 0, spec.benign_remap_per_day / _DAY, 0.0)
         self.pending_until = np.zeros(shape)
+        nodes, gpus = shape
+        hot = rng.random((nodes, 1)) < spec.hot_node_share
+        self.node_heat = np.where(hot, rng.uniform(*spec.hot_node_c, (nodes, 1)), 0.0)
+        self.fan_rate = np.where(
+            rng.random(shape) < spec.fan_share, rng.uniform(*spec.fan_c_per_day, shape) / _DAY, 0.0
+        )
+        # A fan started degrading up to a month before the run (or starts during it).
+        self.fan_since = rng.uniform(-30 * _DAY, 30 * _DAY, shape)
+        self.hbm_duty = np.where(
+            rng.random(shape) < spec.hbm_throttle_share, rng.uniform(0.05, 0.4, shape), 0.0
+        )
 
     def tick(self, state: GpuState, t: float, dt: float) -> list[tuple[int, int]]:
         """Add this tick's benign errors; return the GPUs with a new (benign) pending remap.
@@ -77,7 +117,26 @@ class Wear:
         if cleared.any():
             c["remap_pending"][cleared] = 0
             self.pending_until[cleared] = 0
+        self._heat(state, t, dt)
         return [(int(n), int(g)) for n, g in zip(*np.nonzero(remap), strict=True)]
+
+    def _heat(self, state: GpuState, t: float, dt: float) -> None:
+        """Warm hot-aisle and degraded-fan GPUs; set the slowdowns NVML would report."""
+        spec, rng = self.spec, self.rng
+        fan = np.clip((t - self.fan_since) * self.fan_rate, 0.0, 25.0)
+        state.cooling_offset[:] = self.node_heat + fan
+        busy = state.activity == COMPUTE
+        over = (state.temp - spec.slowdown_c) / 1.5
+        # Below the slowdown band (4 C short of it) the firmware never slows the clocks.
+        near = busy & (state.temp > spec.slowdown_c - 4.0)
+        sw = near & (rng.random(state.shape) < 1.0 / (1.0 + np.exp(-over)))
+        sw |= busy & (rng.random(state.shape) < self.hbm_duty)
+        hw = busy & (state.temp > spec.slowdown_c + 5.0)
+        brake = rng.random((state.shape[0], 1)) < spec.power_brake_per_node_day * dt / _DAY
+        hw |= busy & brake
+        state.benign_throttle[:] = np.where(sw, THROTTLE_SW_THERMAL, 0) | np.where(
+            hw, THROTTLE_HW_SLOWDOWN, 0
+        )
 
 
 def precursor_step(

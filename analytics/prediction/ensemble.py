@@ -63,7 +63,7 @@ class ParallelEnsemble:
         sets = self.member_scores(x)
         # The ensemble score is the lowest member percentile: its top-q set is the
         # intersection of every member's top-q set.
-        pct = np.vstack([_percentile(s, s) for s in sets]).min(axis=0)
+        pct = np.vstack([percentile_rank(s, s) for s in sets]).min(axis=0)
         self.chosen = choose_threshold(pct, y, target_precision)
         q = self.chosen.value
         self.cuts = [float(np.quantile(s, q)) if np.isfinite(q) else np.inf for s in sets]
@@ -78,7 +78,7 @@ class ParallelEnsemble:
         return np.mean(self.member_scores(x), axis=0)
 
 
-def _percentile(reference: np.ndarray, values: np.ndarray) -> np.ndarray:
+def percentile_rank(reference: np.ndarray, values: np.ndarray) -> np.ndarray:
     ref = np.sort(reference)
     return np.searchsorted(ref, values, side="left") / max(len(ref), 1)
 

@@ -238,6 +238,10 @@ def _counter_features(f: pd.DataFrame, out: pd.DataFrame) -> None:
         recent = np.log1p(out[f"{c}_6h"] / 6)
         out[f"{c}_accel_24h"] = recent - np.log1p((out[f"{c}_24h"] - out[f"{c}_6h"]) / 18)
         out[f"{c}_accel_168h"] = recent - np.log1p((out[f"{c}_168h"] - out[f"{c}_6h"]) / 162)
+        # The last hour against the five before: a part close to failing is still speeding up.
+        out[f"{c}_accel_1h"] = np.log1p(out[f"{c}_1h"]) - np.log1p(
+            (out[f"{c}_6h"] - out[f"{c}_1h"]) / 5
+        )
         moving = (f[f"{c}_max"] > f[f"{c}_min"]).astype("float64")
         f[f"_{c}_moving"] = moving
     active = _rolling(f, [f"_{c}_moving" for c in RATE_COUNTERS], 168, "sum")
@@ -326,7 +330,7 @@ def _merge_xids(f: pd.DataFrame, xids: pd.DataFrame, bucket_s: int) -> pd.DataFr
 FEATURE_COLUMNS: tuple[str, ...] = (
     *(f"{c}_{h}h" for h in COUNTER_HOURS for c in RATE_COUNTERS),
     "sbe_trend",
-    *(f"{c}_accel_{h}h" for h in (24, 168) for c in RATE_COUNTERS),
+    *(f"{c}_accel_{h}h" for h in (1, 24, 168) for c in RATE_COUNTERS),
     *(f"{c}_active_h_168h" for c in RATE_COUNTERS),
     *(
         f"{n}_total"

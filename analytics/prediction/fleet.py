@@ -26,7 +26,7 @@ from sim.gpus import _COUNTERS, COMPUTE, IDLE, GpuState
 from sim.random_faults import draw_random_faults
 from sim.scenario import ClusterSpec, GpuFault, RandomFaults, Scenario
 from sim.twin import BENIGN_XID63_PER_GPU_DAY, KERNEL_PATH
-from sim.wear import Wear, WearSpec, precursor_step
+from sim.wear import BENIGN_HEAT, Wear, WearSpec, precursor_step
 
 HARDWARE_KINDS = ("xid79", "ecc_dbe", "gsp_timeout")
 _POS = ("sim", 0, 0)
@@ -46,6 +46,7 @@ class FleetSpec:
     busy_share: float = 0.85
     repair_s: float = 6 * 3600.0
     seed: int = 11
+    wear: WearSpec = BENIGN_HEAT
     start: datetime = field(default_factory=lambda: datetime(2026, 9, 1, tzinfo=UTC))
 
 
@@ -76,7 +77,7 @@ class Fleet:
         self.rng = np.random.default_rng(spec.seed)
         shape = (spec.nodes, spec.gpus_per_node)
         self.state = GpuState(spec.nodes, spec.gpus_per_node, 1, self.rng)
-        self.wear = Wear(shape, np.random.default_rng([spec.seed, 1]), WearSpec())
+        self.wear = Wear(shape, np.random.default_rng([spec.seed, 1]), spec.wear)
         self.names = [self.scenario.node_name(i) for i in range(spec.nodes)]
         self.boot = spec.start - timedelta(days=3)
         faults = draw_random_faults(self.scenario, Hardware.of(self.scenario), self.rng)

@@ -1,0 +1,265 @@
+"""Walk-forward evaluation with out-of-fold cuts over all labelled history.
+
+For each test block, every row whose label is fully observed before the block is history.
+The cut is chosen on out-of-fold scores over that whole history (contiguous time folds,
+with an embargo around each fold so that no training row shares a failure or a precursor
+with the fold it scores); the fold models themselves (their mean) score the block.
+Nothing at or after the block start, and no label that resolves after it, is used.
+Three validation days held about five failures, so cuts chosen there jumped from block to
+block; the whole history holds all of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from analytics.prediction.ensemble import percentile_rank
+from analytics.prediction.evaluate import DAY, BlockRun, matrix
+from analytics.prediction.features import HISTORY_H
+from analytics.prediction.models import Threshold, choose_threshold, fit_model, scores
+
+EMBARGO_S = 2 * DAY  # the twin's precursors start up to 48 h before a failure
+
+
+@dataclass(frozen=True)
+class WalkForward:
+    """Where test blocks start and how the history before each is folded."""
+
+    first_test_day: float = 13.0
+    step_days: float = 4.0
+    folds: int = 3
+    target: float = 0.9
+    exclude_ambiguous: bool = True
+    extra: tuple[str, ...] = ()  # methods scored and cut alone, outside the intersection
+    warmup_h: float = HISTORY_H  # rows younger than this lack feature history: train only
+
+
+def training_rows(t: np.ndarray, ttf: np.ndarray, horizon_s: float, exclude: bool) -> np.ndarray:
+    """Return True for rows a model may train on at this horizon.
+
+    With `exclude`, negatives whose GPU fails one to two horizons later (a 24 h window
+    before a failure 24-48 h away) are left out of training: their precursor is already
+    visible, so as negatives they teach the model to ignore it. Evaluation keeps them as
+    negatives.
+    """
+    keep = np.ones(len(t), dtype=bool)
+    if exclude:
+        keep &= ~((ttf > horizon_s) & (ttf <= 2 * horizon_s))
+    return keep
+
+
+@dataclass
+class TwoStage:
+    """A high-recall filter trained at twice the horizon, then a classifier on what passes.
+
+    Stage one (logistic regression, labels: failure within two horizons) keeps the rows
+    holding `keep_recall` of its training positives; stage two (GBDT, the horizon's own
+    labels) learns only there, so it spends itself on telling "fails soon" from "fails
+    later" and from benign look-alikes instead of from silent healthy GPUs.
+    """
+
+    keep_recall: float = 0.95
+    first: Any = None
+    second: Any = None
+    cut: float = 0.0
+
+    def fit(
+        self, x: np.ndarray, ttf: np.ndarray, horizon_s: float, keep: np.ndarray, seed: int = 0
+    ) -> TwoStage:
+        """Fit both stages; `keep` marks rows stage two may train on."""
+        wide = (ttf <= 2 * horizon_s).astype(np.int8)
+        self.first = fit_model("logreg", x, wide, seed=seed)
+        s1 = scores(self.first, x)
+        self.cut = float(np.quantile(s1[wide == 1], 1 - self.keep_recall))
+        passed = (s1 >= self.cut) & keep
+        y = (ttf[passed] <= horizon_s).astype(np.int8)
+        self.second = fit_model("gbdt", x[passed], y, seed=seed)
+        return self
+
+    def score(self, x: np.ndarray) -> np.ndarray:
+        """Return stage two's score where stage one passes, 0 elsewhere."""
+        out = np.zeros(len(x))
+        passed = scores(self.first, x) >= self.cut
+        out[passed] = scores(self.second, x[passed])
+        return out
+
+
+def _fit_score(
+    name: str,
+    x: np.ndarray,
+    y: np.ndarray,
+    ttf: np.ndarray,
+    horizon_s: float,
+    train: np.ndarray,
+    usable: np.ndarray,
+    seed: int,
+) -> Any:
+    """Return a fitted model's scoring function."""
+    if name == "two_stage":
+        two = TwoStage().fit(x[train], ttf[train], horizon_s, usable[train], seed)
+        return two.score
+    model = fit_model(name, x[train & usable], y[train & usable], seed=seed)  # type: ignore[arg-type]
+    return lambda rows: scores(model, rows)
+
+
+def fold_edges(start: float, end: float, folds: int) -> list[tuple[float, float]]:
+    """Return `folds` contiguous [a, b) spans covering [start, end)."""
+    cuts = np.linspace(start, end, folds + 1)
+    return [(float(a), float(b)) for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+
+
+def oof_scores(
+    names: Sequence[str],
+    x: np.ndarray,
+    y: np.ndarray,
+    ttf: np.ndarray,
+    horizon_s: float,
+    t: np.ndarray,
+    usable: np.ndarray,
+    history: np.ndarray,
+    labelled: np.ndarray,
+    test: np.ndarray,
+    folds: int,
+    seed: int = 0,
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Return each model's out-of-fold scores (NaN outside history) and its test scores.
+
+    Folds split `history`; models train on `labelled` rows outside the fold and its
+    embargo (warm-up rows, too young to be scored fairly, may still train).
+
+    A test row's score is the mean over the fold models, the same models whose scores
+    chose the cut: a model refit on all history scores on another scale, so the cut
+    found out of fold would not carry over to it.
+    """
+    out: dict[str, np.ndarray] = {n: np.full(len(t), np.nan) for n in names}
+    on_test: dict[str, list[np.ndarray]] = {n: [] for n in names}
+    h_t = t[history]
+    for a, b in fold_edges(float(h_t.min()), float(h_t.max()) + 1, folds):
+        fold = history & (t >= a) & (t < b)
+        train = labelled & ((t < a - EMBARGO_S) | (t >= b + EMBARGO_S))
+        if not fold.any() or y[train & usable].sum() == 0:
+            continue
+        for n in names:
+            score = _fit_score(n, x, y, ttf, horizon_s, train, usable, seed)
+            out[n][fold] = score(x[fold])
+            on_test[n].append(score(x[test]))
+    mean = {n: np.mean(v, axis=0) if v else np.zeros(int(test.sum())) for n, v in on_test.items()}
+    return out, mean
+
+
+def parallel_cut(
+    member_oof: list[np.ndarray], y: np.ndarray, target: float
+) -> tuple[Threshold, list[float]]:
+    """Choose one top fraction for every member on out-of-fold scores; return member cuts."""
+    pct = np.vstack([percentile_rank(s, s) for s in member_oof]).min(axis=0)
+    chosen = choose_threshold(pct, y, target)
+    q = chosen.value
+    cuts = [float(np.quantile(s, q)) if np.isfinite(q) else np.inf for s in member_oof]
+    return chosen, cuts
+
+
+def walk_forward(
+    frame: pd.DataFrame,
+    y: np.ndarray,
+    ttf: np.ndarray,
+    horizon_s: float,
+    names: Sequence[str],
+    plan: WalkForward,
+    seed: int = 0,
+) -> dict[str, list[BlockRun]]:
+    """Return, per method (each model and their intersection "parallel"), its test blocks."""
+    x, t = matrix(frame), frame["time"].to_numpy().astype("float64")
+    t0 = float(t.min())
+    usable = training_rows(t, ttf, horizon_s, plan.exclude_ambiguous)
+    runs: dict[str, list[BlockRun]] = {n: [] for n in (*names, *plan.extra, "parallel")}
+    start = t0 + plan.first_test_day * DAY
+    while start <= t.max():
+        history = (t + horizon_s < start) & (t >= t0 + plan.warmup_h * 3600)
+        test = (t >= start) & (t < start + plan.step_days * DAY)
+        oof, on_test = oof_scores(
+            (*names, *plan.extra),
+            x,
+            y,
+            ttf,
+            horizon_s,
+            t,
+            usable,
+            history,
+            t + horizon_s < start,
+            test,
+            plan.folds,
+            seed,
+        )
+        scored = history & np.all([np.isfinite(v) for v in oof.values()], axis=0)
+        day = round((start - t0) / DAY, 1)
+        rows = np.flatnonzero(test)
+        member_test, member_oof = [], []
+        for n in names:
+            s = on_test[n]
+            cut = choose_threshold(oof[n][scored], y[scored], plan.target)
+            runs[n].append(BlockRun(n, day, rows, s >= cut.value, s, cut))
+            member_test.append(s)
+            member_oof.append(oof[n][scored])
+        for n in plan.extra:
+            cut = choose_threshold(oof[n][scored], y[scored], plan.target)
+            runs[n].append(BlockRun(n, day, rows, on_test[n] >= cut.value, on_test[n], cut))
+        chosen, cuts = parallel_cut(member_oof, y[scored], plan.target)
+        alert = np.all([s >= c for s, c in zip(member_test, cuts, strict=True)], axis=0)
+        pct = np.vstack(
+            [percentile_rank(r, s) for r, s in zip(member_oof, member_test, strict=True)]
+        )
+        runs["parallel"].append(BlockRun("parallel", day, rows, alert, pct.min(axis=0), chosen))
+        start += plan.step_days * DAY
+    return runs
+
+
+def alert_level(
+    frame: pd.DataFrame,
+    alert: np.ndarray,
+    ttf: np.ndarray,
+    horizon_s: float,
+    cooldown_s: float = DAY,
+    early_s: float = 7 * DAY,
+) -> dict[str, Any]:
+    """Return precision and recall of alerts as on-call sees them (one page per cooldown).
+
+    A GPU's alert pages once, then stays quiet for `cooldown_s`; a page is true when the
+    GPU fails within the horizon after it. `early` counts false pages whose GPU fails
+    within `early_s` anyway (right GPU, too soon). Recall: failures with a page in the
+    horizon before them.
+    """
+    node = frame["node"].astype(str).to_numpy()
+    gpu = frame["gpu"].to_numpy().astype("int64")
+    t = frame["time"].to_numpy().astype("float64")
+    fail_at = np.round(t + ttf)  # inf where the GPU never fails
+    last: dict[tuple[str, int], float] = {}
+    paged: list[int] = []
+    for i in np.lexsort((t, gpu, node))[alert[np.lexsort((t, gpu, node))]]:
+        key = (str(node[i]), int(gpu[i]))
+        if key not in last or t[i] >= last[key] + cooldown_s:
+            paged.append(int(i))
+            last[key] = float(t[i])
+    p = np.array(paged, dtype="int64")
+    true = ttf[p] <= horizon_s
+    hit = ttf <= horizon_s
+    failures = set(zip(node[hit], gpu[hit], fail_at[hit], strict=True))
+    caught = set(zip(node[p][true], gpu[p][true], fail_at[p][true], strict=True))
+    tp = int(true.sum())
+    precision = tp / len(p) if len(p) else 0.0
+    recall = len(caught) / len(failures) if failures else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    early = int(((ttf[p] > horizon_s) & (ttf[p] <= early_s)).sum())
+    return {
+        "cooldown_h": cooldown_s / 3600 if np.isfinite(cooldown_s) else None,
+        "pages": len(p),
+        "true_pages": tp,
+        "early_pages": early,
+        "precision": round(precision, 4),
+        "failure_recall": round(recall, 4),
+        "f1": round(f1, 4),
+    }

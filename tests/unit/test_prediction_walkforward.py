@@ -1,0 +1,121 @@
+"""Walk-forward cuts, ambiguous training negatives, on-call pages, benign throttling."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analytics.prediction.features import FEATURE_COLUMNS
+from analytics.prediction.models import scores
+from analytics.prediction.walkforward import (
+    TwoStage,
+    WalkForward,
+    alert_level,
+    training_rows,
+    walk_forward,
+)
+from sim.gpus import COMPUTE, THROTTLE_HW_SLOWDOWN, THROTTLE_SW_THERMAL, GpuState
+from sim.wear import BENIGN_HEAT, Wear, WearSpec
+
+H, DAY = 86_400.0, 86_400.0
+
+
+def test_ambiguous_negatives_leave_training_but_positives_and_far_ones_stay():
+    ttf = np.array([3600.0, H, H + 1, 2 * H, 2 * H + 1, np.inf])
+    keep = training_rows(np.zeros(6), ttf, H, exclude=True)
+    assert keep.tolist() == [True, True, False, False, True, True]
+    assert training_rows(np.zeros(6), ttf, H, exclude=False).all()
+
+
+def pages(t: list[float], ttf: list[float], gpu: list[int] | None = None) -> pd.DataFrame:
+    n = len(t)
+    return pd.DataFrame({"node": "n1", "gpu": gpu or [0] * n, "time": t, "ttf": ttf})
+
+
+def test_pages_are_deduplicated_per_gpu_and_true_only_within_the_horizon():
+    hour = 3600.0
+    # GPU 0 alerts every hour from 30 h before its failure: one early page (fails too late
+    # for the horizon), then a true one 24 h later; GPU 1 alerts once and never fails.
+    t0 = [k * hour for k in range(30)]
+    f = pages([*t0, 0.0], [30 * hour - t for t in t0] + [np.inf], [0] * 30 + [1])
+    alert = np.ones(len(f), dtype=bool)
+    out = alert_level(f, alert, f["ttf"].to_numpy(), H, cooldown_s=24 * hour)
+    assert (out["pages"], out["true_pages"], out["early_pages"]) == (3, 1, 1)
+    assert out["failure_recall"] == 1.0 and out["precision"] == round(1 / 3, 4)
+    first = alert_level(f, alert, f["ttf"].to_numpy(), H, cooldown_s=np.inf)
+    assert (first["pages"], first["true_pages"]) == (2, 0)  # the first page came too early
+
+
+def synthetic_fleet(days: int, seed: int) -> tuple[pd.DataFrame, np.ndarray]:
+    """Hourly rows of 40 GPUs; GPUs fail at random and their SBE rate climbs for a day."""
+    rng = np.random.default_rng(seed)
+    hours = np.arange(days * 24) * 3600.0
+    rows = []
+    for g in range(40):
+        fail = rng.uniform(0, days * DAY) if rng.random() < 0.6 else np.inf
+        ttf = np.where(hours < fail, fail - hours, np.inf)
+        weak = rng.random() < 0.2
+        sbe = np.where(ttf <= H, rng.lognormal(4, 0.5, len(hours)), 0.0)
+        sbe = sbe + (rng.lognormal(2.5, 1.0, len(hours)) if weak else 0.0)
+        rows.append(
+            pd.DataFrame(
+                {"node": f"n{g // 8}", "gpu": g % 8, "time": hours, "sbe_24h": sbe, "ttf": ttf}
+            )
+        )
+    f = pd.concat(rows, ignore_index=True)
+    for c in FEATURE_COLUMNS:
+        if c not in f:
+            f[c] = 0.0
+    return f, f.pop("ttf").to_numpy()
+
+
+def test_walk_forward_cuts_never_see_the_test_block_or_later_labels():
+    f, ttf = synthetic_fleet(20, 5)
+    y = (ttf <= H).astype(np.int8)
+    plan = WalkForward(first_test_day=10, step_days=5, folds=3)
+    runs = walk_forward(f, y, ttf, H, ("logreg",), plan)
+    # Rewrite every label that resolves after the first block starts: its cut must not move.
+    late = f["time"].to_numpy() + H >= f["time"].min() + 10 * DAY
+    y2, ttf2 = y.copy(), ttf.copy()
+    y2[late], ttf2[late] = 1 - y2[late], np.where(late, 1.0, ttf)[late]
+    again = walk_forward(f, y2, ttf2, H, ("logreg",), plan)
+    assert runs["logreg"][0].val == again["logreg"][0].val
+    assert runs["logreg"][1].val != again["logreg"][1].val  # later blocks learn from them
+    first = runs["logreg"][0]
+    assert f["time"].to_numpy()[first.rows].min() >= f["time"].min() + 10 * DAY
+    assert set(runs) == {"logreg", "parallel"}
+
+
+def test_two_stage_scores_zero_where_the_wide_filter_drops_a_row():
+    f, ttf = synthetic_fleet(12, 7)
+    x = f[list(FEATURE_COLUMNS)].to_numpy()
+    two = TwoStage().fit(x, ttf, H, np.ones(len(x), dtype=bool))
+    s = two.score(x)
+    wide = ttf <= 2 * H
+    passed = scores(two.first, x) >= two.cut
+    assert (s[~passed] == 0).all()
+    assert passed[wide].mean() >= 0.9  # the filter keeps most windows before a failure
+    assert s[ttf <= H].mean() > s[~wide].mean()
+
+
+def heated(spec: WearSpec, ticks: int = 96) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(2)
+    state = GpuState(64, 8, 1, rng)
+    wear = Wear(state.shape, np.random.default_rng(3), spec)
+    state.activity[:] = COMPUTE
+    seen = np.zeros(state.shape, np.int64)
+    for k in range(ticks):
+        wear.tick(state, 30 * DAY + k * 900.0, 900.0)
+        state.advance(900.0)
+        seen |= state.benign_throttle
+    return seen, state.temp
+
+
+def test_healthy_gpus_in_hot_aisles_or_behind_bad_fans_throttle_and_others_do_not():
+    seen, temp = heated(BENIGN_HEAT)
+    throttled = seen != 0
+    assert 0.01 < throttled.mean() < 0.3  # some healthy GPUs, not the fleet
+    assert (seen & THROTTLE_SW_THERMAL).any() and (seen & THROTTLE_HW_SLOWDOWN).any()
+    assert temp[throttled].mean() > temp[~throttled].mean()
+    quiet, _ = heated(WearSpec())
+    assert not quiet.any()  # the twin's default wear keeps healthy scenarios clean
