@@ -3,7 +3,10 @@
 For each test block, every row whose label is fully observed before the block is history.
 The cut is chosen on out-of-fold scores over that whole history (contiguous time folds,
 with an embargo around each fold so that no training row shares a failure or a precursor
-with the fold it scores); the fold models themselves (their mean) score the block.
+with the fold it scores). The fold models themselves score the block, each on its own
+scale against the cut their out-of-fold scores chose, and a row alerts when a majority of
+them agree (`fold_vote`). Their mean would not do: averaged scores are shrunk toward the
+middle, so a cut chosen on single-model scores is rarely crossed by the mean.
 Nothing at or after the block start, and no label that resolves after it, is used.
 Three validation days held about five failures, so cuts chosen there jumped from block to
 block; the whole history holds all of them.
@@ -132,9 +135,9 @@ def oof_scores(
     Folds split `history`; models train on `labelled` rows outside the fold and its
     embargo (warm-up rows, too young to be scored fairly, may still train).
 
-    A test row's score is the mean over the fold models, the same models whose scores
-    chose the cut: a model refit on all history scores on another scale, so the cut
-    found out of fold would not carry over to it.
+    Test scores come one row per fold model (shape folds x test rows), not averaged: each
+    row is on the scale of the out-of-fold scores that fold model gave, which is the scale
+    the cut is chosen on (`fold_vote` applies it model by model).
     """
     out: dict[str, np.ndarray] = {n: np.full(len(t), np.nan) for n in names}
     on_test: dict[str, list[np.ndarray]] = {n: [] for n in names}
@@ -148,8 +151,25 @@ def oof_scores(
             score = _fit_score(n, x, y, ttf, horizon_s, train, usable, seed)
             out[n][fold] = score(x[fold])
             on_test[n].append(score(x[test]))
-    mean = {n: np.mean(v, axis=0) if v else np.zeros(int(test.sum())) for n, v in on_test.items()}
-    return out, mean
+    n_test = int(test.sum())
+    stacked = {n: np.vstack(v) if v else np.zeros((0, n_test)) for n, v in on_test.items()}
+    return out, stacked
+
+
+def fold_vote(fold_scores: np.ndarray, cut: float) -> tuple[np.ndarray, np.ndarray]:
+    """Return (alerts, score) of rows scored by several fold models against one cut.
+
+    A row alerts when a strict majority of the fold models score it at or above the cut,
+    each on its own scale (the scale whose out-of-fold scores chose the cut). The score
+    (for ranking) is the median fold score: with an odd number of folds, median >= cut is
+    the majority vote. No fold models: no alerts, score 0.
+    """
+    k = fold_scores.shape[0]
+    if k == 0:
+        n = fold_scores.shape[1]
+        return np.zeros(n, dtype=bool), np.zeros(n)
+    votes = (fold_scores >= cut).sum(axis=0)
+    return 2 * votes > k, np.median(fold_scores, axis=0)
 
 
 def parallel_cut(
@@ -198,20 +218,18 @@ def walk_forward(
         scored = history & np.all([np.isfinite(v) for v in oof.values()], axis=0)
         day = round((start - t0) / DAY, 1)
         rows = np.flatnonzero(test)
-        member_test, member_oof = [], []
-        for n in names:
-            s = on_test[n]
+        member_oof = []
+        for n in (*names, *plan.extra):
             cut = choose_threshold(oof[n][scored], y[scored], plan.target)
-            runs[n].append(BlockRun(n, day, rows, s >= cut.value, s, cut))
-            member_test.append(s)
-            member_oof.append(oof[n][scored])
-        for n in plan.extra:
-            cut = choose_threshold(oof[n][scored], y[scored], plan.target)
-            runs[n].append(BlockRun(n, day, rows, on_test[n] >= cut.value, on_test[n], cut))
+            alert, s = fold_vote(on_test[n], cut.value)
+            runs[n].append(BlockRun(n, day, rows, alert, s, cut))
+            if n in names:
+                member_oof.append(oof[n][scored])
         chosen, cuts = parallel_cut(member_oof, y[scored], plan.target)
-        alert = np.all([s >= c for s, c in zip(member_test, cuts, strict=True)], axis=0)
+        votes = [fold_vote(on_test[n], c) for n, c in zip(names, cuts, strict=True)]
+        alert = np.all([a for a, _ in votes], axis=0)
         pct = np.vstack(
-            [percentile_rank(r, s) for r, s in zip(member_oof, member_test, strict=True)]
+            [percentile_rank(r, s) for r, (_, s) in zip(member_oof, votes, strict=True)]
         )
         runs["parallel"].append(BlockRun("parallel", day, rows, alert, pct.min(axis=0), chosen))
         start += plan.step_days * DAY

@@ -6,11 +6,13 @@ import numpy as np
 import pandas as pd
 
 from analytics.prediction.features import FEATURE_COLUMNS
-from analytics.prediction.models import scores
+from analytics.prediction.models import choose_threshold, scores
 from analytics.prediction.walkforward import (
     TwoStage,
     WalkForward,
     alert_level,
+    fold_vote,
+    oof_scores,
     training_rows,
     walk_forward,
 )
@@ -119,3 +121,40 @@ def test_healthy_gpus_in_hot_aisles_or_behind_bad_fans_throttle_and_others_do_no
     assert temp[throttled].mean() > temp[~throttled].mean()
     quiet, _ = heated(WearSpec())
     assert not quiet.any()  # the twin's default wear keeps healthy scenarios clean
+
+
+def test_fold_models_alert_by_majority_where_their_mean_never_crosses_the_oof_cut():
+    # Three fold models, each sure of a positive in its own fold (out-of-fold score 0.95)
+    # and each blind to one test positive another sees: the pooled out-of-fold cut is
+    # 0.95, each positive test row reaches it for two of three models, their mean never.
+    oof = np.r_[np.full(6, 0.95), np.full(30, 0.1)]
+    y = np.r_[np.ones(6), np.zeros(30)].astype(np.int8)
+    cut = choose_threshold(oof, y, 0.9).value
+    assert cut == 0.95
+    fold_scores = np.array([[0.95, 0.95, 0.0, 0.1], [0.95, 0.0, 0.95, 0.1], [0.0, 0.95, 0.95, 0.1]])
+    assert not (fold_scores.mean(axis=0) >= cut).any()  # the old rule: never alerts
+    alert, score = fold_vote(fold_scores, cut)
+    assert alert.tolist() == [True, True, True, False]
+    assert (score >= cut).tolist() == alert.tolist()  # median >= cut is the vote (3 folds)
+    one = fold_vote(fold_scores[:1], cut)[0]
+    assert one.tolist() == [True, True, False, False]  # one model: its own cut, no averaging
+    none, zero = fold_vote(np.zeros((0, 4)), cut)
+    assert not none.any() and not zero.any()
+
+
+def test_block_alerts_are_the_fold_models_majority_at_the_oof_cut():
+    f, ttf = synthetic_fleet(20, 5)
+    y = (ttf <= H).astype(np.int8)
+    plan = WalkForward(first_test_day=10, step_days=5, folds=3)
+    run = walk_forward(f, y, ttf, H, ("logreg",), plan)["logreg"][0]
+    t = f["time"].to_numpy().astype("float64")
+    start = t.min() + 10 * DAY
+    history = (t + H < start) & (t >= t.min() + plan.warmup_h * 3600)
+    test = (t >= start) & (t < start + 5 * DAY)
+    usable = training_rows(t, ttf, H, True)
+    x = f[list(FEATURE_COLUMNS)].to_numpy(dtype="float64")
+    _, on_test = oof_scores(("logreg",), x, y, ttf, H, t, usable, history, t + H < start, test, 3)
+    per_fold = on_test["logreg"]
+    assert per_fold.shape == (3, int(test.sum()))  # one row per fold model, not averaged
+    votes = (per_fold >= run.val.value).sum(axis=0)
+    assert run.alert.tolist() == (votes >= 2).tolist()
