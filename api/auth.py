@@ -60,6 +60,13 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+def bearer_token(header: str) -> str | None:
+    """Return the token of an `Authorization: Bearer <token>` header value, else None."""
+    scheme, _, token = header.partition(" ")
+    token = token.strip()
+    return token if scheme.lower() == "bearer" and token else None
+
+
 class TokenBook:
     """Creates, verifies, lists and revokes API tokens in the store."""
 

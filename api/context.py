@@ -16,7 +16,7 @@ from actions.engine import ActionEngine
 from actions.webhooks.delivery import Deliverer
 from analytics.api_tables import API_AUDIT
 from analytics.store import Store
-from api.auth import Principal, Role, TokenBook
+from api.auth import Principal, Role, TokenBook, bearer_token
 from api.cache import Rendered, SnapshotCache
 from api.generation import Generation
 from diagnosis.incident_store import IncidentFilter, query_incidents
@@ -161,13 +161,12 @@ Ctx = Annotated[ApiContext, Depends(context)]
 
 
 def _principal(request: Request, ctx: Ctx) -> Principal:
-    header = request.headers.get("authorization", "")
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
+    token = bearer_token(request.headers.get("authorization", ""))
+    if token is None:
         raise HTTPException(
             401, "send an API token: Authorization: Bearer <token>", {"WWW-Authenticate": "Bearer"}
         )
-    who = ctx.tokens.verify(token.strip())
+    who = ctx.tokens.verify(token)
     if who is None:
         raise HTTPException(401, "unknown or revoked token", {"WWW-Authenticate": "Bearer"})
     return who

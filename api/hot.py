@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any
 
-from api.auth import Role
+from api.auth import Role, bearer_token
 from api.cache import Rendered
 from api.context import HOT_REQUEST, ApiContext
 
@@ -51,10 +51,8 @@ class HotPath:
     def _admits(self, scope: Scope, role: Role) -> bool:
         for name, value in scope["headers"]:
             if name == b"authorization":
-                scheme, _, token = value.decode("latin-1").partition(" ")
-                if scheme.lower() != "bearer":
-                    return False
-                who = self.context.tokens.known(token.strip())  # a miss takes the routers' path
+                token = bearer_token(value.decode("latin-1"))
+                who = self.context.tokens.known(token) if token else None  # a miss: routers
                 return who is not None and who.role.level >= role.level
         return False
 

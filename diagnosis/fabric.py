@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from ingest.schema import validation_reason
+
 
 class FabricError(ValueError):
     """An inventory that cannot describe the fabric (the message says why)."""
@@ -77,9 +79,7 @@ class Fabric(BaseModel):
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "<root>"
-            raise FabricError(f"fabric inventory {where}: {first['msg']}") from exc
+            raise FabricError(f"fabric inventory {validation_reason(exc)}") from exc
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Fabric:

@@ -448,11 +448,16 @@ def encode_event(event: EventBase) -> bytes:
     return event.model_dump_json(by_alias=True, exclude_none=True).encode()
 
 
+def validation_reason(exc: ValidationError) -> str:
+    """Return the first error of a validation as `where: what` (one line for people)."""
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first.get("loc", ())) or "<root>"
+    return f"{where}: {first.get('msg')}"
+
+
 def decode_event(raw: bytes | str) -> Event:
     """Decode one event from JSON bytes, or raise SchemaError with the reason."""
     try:
         return EventAdapter.validate_json(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ())) or "<root>"
-        raise SchemaError(f"{where}: {first.get('msg')} ({exc.error_count()} error(s))") from exc
+        raise SchemaError(f"{validation_reason(exc)} ({exc.error_count()} error(s))") from exc

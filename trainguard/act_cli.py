@@ -22,6 +22,7 @@ from analytics.migrations import migrate
 from analytics.store import Store
 from diagnosis.incidents import Incident
 from ingest.bus import Bus, Consumer, TopicPartition
+from ingest.schema import validation_reason
 from trainguard.settings import ActSettings
 
 log = logging.getLogger("trainguard.act")
@@ -196,9 +197,7 @@ def lyra_capacity(settings: ActSettings, store: Store) -> CapacityProvider:
         try:
             inventory = Inventory.model_validate_json(settings.inventory.read_bytes())
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "inventory"
-            raise ValueError(f"{settings.inventory}: {where}: {first['msg']}") from None
+            raise ValueError(f"{settings.inventory}: {validation_reason(exc)}") from None
         scheduler = Scheduler.from_inventory(inventory)
     publisher = SnapshotPublisher(store, source=SCHEDULER_SOURCE, interval_s=0.0)
     scheduler.on_change = publisher.changed
