@@ -98,6 +98,12 @@ class Policy:
     checkpoint_aware: bool = False
     fault_aware: bool = False
     loan_fit: bool = False
+    reserve: bool = False
+    """Backfill with a reservation (EASY): the first job that does not fit keeps servers
+    set aside until it starts; later jobs may use them only if they end before it could."""
+    loan_hold: bool = False
+    """Lend only servers the forecast keeps idle for `SimConfig.lend_horizon_s`; reclaim on
+    the short forecast as before (hysteresis: noise in the load no longer flaps loans)."""
 
 
 POLICIES: dict[str, Policy] = {
@@ -105,6 +111,7 @@ POLICIES: dict[str, Policy] = {
     for p in (
         Policy("fifo", order="fifo"),
         Policy("sjf"),
+        Policy("easy", reserve=True),
         Policy("loan", loan=True),
         Policy("elastic", elastic=True),
         Policy("lyra", loan=True, elastic=True),
@@ -119,10 +126,12 @@ POLICIES: dict[str, Policy] = {
             checkpoint_aware=True,
             fault_aware=True,
             loan_fit=True,
+            loan_hold=True,
         ),
     )
 }
-"""Paper baselines, Lyra and its ablations, reclaim variants, and ours (`trainguard`)."""
+"""Paper baselines, Lyra and its ablations, reclaim variants, and ours (`easy`: shortest first
+with EASY backfilling, no loans; `trainguard`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +146,8 @@ class SimConfig:
     inference_speed: float = 1.0
     reserve_fraction: float = 0.02
     forecast_horizon_s: float = 600.0
+    lend_horizon_s: float = 7200.0
+    """How far ahead a server must look idle to be lent under a `loan_hold` policy."""
     load_phase_s: float = 0.0
     """Inference clock at the trace's t=0 (seconds after 00:00; the load troughs at 02:00)."""
     scaling_exponent: float = 1.0

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from scheduler.allocate import ElasticItem, extra_targets
+from scheduler.allocate import ElasticItem, extra_targets, remaining_time
 from scheduler.cluster import Cluster, Run
 from scheduler.model import Server, ServerState
 from scheduler.placement import RISKY, best_fit
@@ -16,6 +17,24 @@ if TYPE_CHECKING:
     from scheduler.simulator import Simulator
 
 
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """A reservation: servers set aside for the blocked job, expected free at `until`."""
+
+    until: float
+    servers: frozenset[int]
+
+
+def _without(
+    pools: tuple[list[Server], list[Server]], held: frozenset[int]
+) -> tuple[list[Server], list[Server]]:
+    training, loaned = pools
+    return (
+        [s for s in training if s.server_id not in held],
+        [s for s in loaned if s.server_id not in held],
+    )
+
+
 class Rounds:
     """The allocation logic of one simulator, run after every batch of events."""
 
@@ -23,6 +42,8 @@ class Rounds:
         self.sim = sim
         self.elastic: set[int] = set()
         self._admit_epoch = -1
+        self.reserved: int | None = None
+        """The job holding the reservation under a `reserve` policy, until it starts."""
 
     def run(self, t: float) -> None:
         """Run one round at `t` and time it."""
@@ -65,12 +86,22 @@ class Rounds:
         sim = self.sim
         policy = sim.policy
         incremental = (
-            policy.backfill and not policy.loan_fit and sim.cluster.epoch == self._admit_epoch
+            policy.backfill
+            and not policy.loan_fit
+            and not policy.reserve
+            and sim.cluster.epoch == self._admit_epoch
         )
         training, loaned = self._pools()
         size = sim.config.gpus_per_server
         failed = [math.inf] * 4
         free = self._free()
+        hold: list[Hold] = []
+        if self.reserved is not None:
+            held = sim.runs[self.reserved]
+            if held.running or held.finish is not None:
+                self.reserved = None
+            else:
+                hold.append(self._hold(held, t))
 
         def visit(jid: int, bucket: Bucket) -> Step:
             if free[0] + free[1] == 0:
@@ -84,12 +115,29 @@ class Rounds:
             fits = need <= free[0] + (free[1] if lend else 0)
             if fits and need <= size:
                 fits = need <= max(free[2], free[3] if lend else 0)
-            where = self._place(run, need, training, loaned if lend else []) if fits else None
+            pools = (training, loaned if lend else [])
+            if (
+                fits
+                and hold
+                and jid != self.reserved
+                and not self._ends_before(run, need, t, hold[0])
+            ):
+                pools = _without(pools, hold[0].servers)
+            where = self._place(run, need, *pools) if fits else None
             if where is None:
                 if not policy.backfill:
                     return "stop"
+                if policy.reserve and self.reserved is None:
+                    self.reserved = jid
+                    hold.append(self._hold(run, t))
+                    return "next"
+                if fits and hold:  # only the hold kept it out: a shorter job may still fit
+                    return "next"
                 failed[kind] = need
                 return "next" if policy.loan_fit else "drop"
+            if jid == self.reserved:
+                self.reserved = None
+                hold.clear()
             sim.cluster.start(run, where, t)
             if run.job.elastic and policy.elastic:
                 self.elastic.add(jid)
@@ -98,6 +146,48 @@ class Rounds:
 
         sim.pending.walk(visit, fresh_only=incremental)
         self._admit_epoch = sim.cluster.epoch
+
+    def _hold(self, run: Run, t: float) -> Hold:
+        """Return the servers a blocked job is promised and when they are expected to be free.
+
+        Every running job is expected to end at its current rate; a job of one server's size
+        holds the server that frees enough GPUs first, a bigger one the servers that empty
+        first. Loaned servers count only when the job may run on them.
+        """
+        sim = self.sim
+        need = self.need(run)
+        training, loaned = self._pools()
+        eligible = training + (loaned if self._may_loan(run, t) else [])
+        size = sim.config.gpus_per_server
+        ready: list[tuple[float, int]] = []
+        for server in eligible:
+            ends = sorted(
+                (self._expected_end(sim.runs[j], t), g)
+                for j, g in (*server.base.items(), *server.extra.items())
+            )
+            free, at = server.free, t
+            want = min(need, server.gpus)
+            for end, g in ends:
+                if free >= want:
+                    break
+                free, at = free + g, end
+            if free >= want:
+                ready.append((at, server.server_id))
+        ready.sort()
+        count = 1 if need <= size else math.ceil(need / size)
+        chosen = ready[:count]
+        if len(chosen) < count:
+            return Hold(math.inf, frozenset(s for _, s in ready))
+        return Hold(chosen[-1][0], frozenset(s for _, s in chosen))
+
+    def _expected_end(self, run: Run, t: float) -> float:
+        left = max(0.0, run.remaining - run.rate * (t - run.since))
+        return t + left / run.rate if run.rate > 0 else math.inf
+
+    def _ends_before(self, run: Run, need: int, t: float, hold: Hold) -> bool:
+        """Return whether a job started now on `need` GPUs ends before the held servers free."""
+        exponent = self.sim.config.scaling_exponent
+        return t + remaining_time(run.remaining, need, run.job.num_gpus, exponent) <= hold.until
 
     def _may_loan(self, run: Run, t: float) -> bool:
         """Return whether an inelastic job may go to a loaned server (our loan-fit rule)."""

@@ -215,6 +215,11 @@ class Simulator:
                 cfg.reserve_fraction,
             )
             loaned = self._inference(ServerState.LOANED)
+            if self.policy.loan_hold and len(loaned) < target:
+                steady = self.load.forecast(t, cfg.lend_horizon_s)
+                up = cfg.inference_servers - isolated
+                lend = loan_target(up, cfg.inference_servers, steady, cfg.reserve_fraction)
+                target = max(len(loaned), min(target, lend))
             if len(loaned) > target:
                 self._reclaim(loaned, len(loaned) - target, t)
             elif len(loaned) < target:

@@ -48,12 +48,14 @@ def detect_format(frame: pd.DataFrame) -> str:
     )
 
 
-def _numeric(frame: pd.DataFrame, column: str) -> np.ndarray:
+def _numeric(frame: pd.DataFrame, column: str, blank_ok: bool = False) -> np.ndarray:
+    """Return a column as floats; a blank cell is NaN when `blank_ok`, else an error."""
     values = pd.to_numeric(frame[column], errors="coerce")
-    if values.isna().any():
-        row = int(values.isna().to_numpy().nonzero()[0][0])
+    bad = values.isna() & (frame[column].notna() if blank_ok else True)
+    if bad.any():
+        row = int(bad.to_numpy().nonzero()[0][0])
         raise TraceError(f"column {column}: non-numeric value in data row {row + 1}")
-    return values.to_numpy(dtype=float)
+    return values.to_numpy(dtype=float).copy()
 
 
 def _canonical(frame: pd.DataFrame) -> pd.DataFrame:
@@ -87,18 +89,22 @@ def _alibaba(frame: pd.DataFrame) -> pd.DataFrame:
 
     A pod with no `scheduled_time` never ran (it was deleted while pending), so its
     creation-to-deletion time is queuing, not work: it is left out. A fractional GPU
-    (`gpu_milli` < 1000, GPU sharing) counts as a whole GPU: the model has no sharing. Pods
-    still running at the end of the trace keep their runtime up to that end.
+    (`gpu_milli` < 1000, GPU sharing) counts as a whole GPU: the model has no sharing. A pod
+    with no `deletion_time` was still running when the trace ended: it runs until the last
+    time the trace records.
     """
     gpus = _numeric(frame, "num_gpu")
     created = _numeric(frame, "creation_time")
-    deleted = _numeric(frame, "deletion_time")
+    deleted = _numeric(frame, "deletion_time", blank_ok=True)
+    running = np.isnan(deleted)
     started = created
     ran = np.ones(len(frame), dtype=bool)
     if "scheduled_time" in frame.columns:
         sched = pd.to_numeric(frame["scheduled_time"], errors="coerce").to_numpy(dtype=float)
         ran = ~np.isnan(sched)
         started = np.where(ran, sched, created)
+    if running.any():  # never deleted: it ran until the trace ends
+        deleted[running] = max(np.nanmax(np.r_[created, deleted[~running], started]), 0.0)
     out = pd.DataFrame({"submit_time": created, "duration": deleted - started, "num_gpus": gpus})
     if "gpu_spec" in frame.columns:
         out["gpu_type"] = frame["gpu_spec"]

@@ -13,7 +13,7 @@ from scheduler.inference import diurnal_load
 from scheduler.model import POLICIES, Job, SimConfig
 from scheduler.queue import PendingQueue
 from scheduler.simulator import Simulator, loan_target
-from scheduler.trace import load_trace
+from scheduler.trace import TraceError, load_trace
 from scheduler.workload import (
     PAPER_FIFO_QUEUE_SHARE,
     lyra_like_jobs,
@@ -79,6 +79,23 @@ def test_alibaba_pods_that_never_ran_are_not_jobs() -> None:
     )
     pending = frame[(frame["num_gpu"] > 0) & frame["scheduled_time"].isna()]
     assert len(pending) > 0  # the trace has such pods: the filter is exercised
+
+
+def test_alibaba_pod_never_deleted_runs_until_the_trace_ends(tmp_path: Path) -> None:
+    head = "name,num_gpu,gpu_milli,gpu_spec,pod_phase,creation_time,deletion_time,scheduled_time"
+    rows = [
+        "p0,1,1000,,Succeeded,0,500,10",
+        "p1,2,1000,V100,Running,100,,120",
+        "p2,1,1000,,Succeeded,200,900,250",
+    ]
+    path = tmp_path / "pods.csv"
+    path.write_text("\n".join([head, *rows]) + "\n")
+    jobs = {j.num_gpus: j for j in load_trace(path)}
+    assert jobs[2].duration == 900 - 120  # ran from its start to the last recorded time
+    assert jobs[2].gpu_type == "V100"
+    path.write_text("\n".join([head, *rows, "p3,1,1000,,Succeeded,300,soon,310"]) + "\n")
+    with pytest.raises(TraceError, match="deletion_time.*row 4"):
+        load_trace(path)
 
 
 def test_pending_queue_walks_buckets_in_policy_order_and_drops_a_bucket() -> None:
