@@ -121,8 +121,13 @@ def _gpu_type(value: object) -> str | None:
 
 def frame_to_jobs(frame: pd.DataFrame, elastic_fraction: float, seed: int) -> list[Job]:
     """Return jobs sorted by submit time; mark a seeded share elastic when no range is given."""
-    if (frame["duration"] <= 0).any() or (frame["num_gpus"] <= 0).any():
-        raise TraceError("duration and num_gpus must be positive in every row")
+    bad = ((frame["duration"] <= 0) | (frame["num_gpus"] <= 0)).to_numpy()
+    if bad.any():
+        row = int(bad.nonzero()[0][0])
+        raise TraceError(
+            f"duration and num_gpus must be positive in every row (data row {row + 1}: "
+            f"duration {frame['duration'].iloc[row]:g}, num_gpus {frame['num_gpus'].iloc[row]:g})"
+        )
     frame = frame.sort_values("submit_time", kind="stable").reset_index(drop=True)
     submit = frame["submit_time"].to_numpy(dtype=float)
     submit = submit - submit[0] if len(submit) else submit

@@ -53,9 +53,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     policy = POLICIES.get(args.policy)
     if policy is None:
         return _error(f"unknown policy {args.policy!r} (choose from {', '.join(POLICIES)})")
-    for name in ("training_servers", "inference_servers"):
-        if getattr(args, name) is not None and getattr(args, name) < 0:
-            return _error(f"--{name.replace('_', '-')} must be >= 0")
+    if args.training_servers is not None and args.training_servers < 1:
+        return _error("--training-servers must be >= 1 (leave it out to size by the rule)")
+    if args.inference_servers is not None and args.inference_servers < 0:
+        return _error("--inference-servers must be >= 0")
     if not 0.0 <= args.elastic_fraction <= 1.0:
         return _error("--elastic-fraction must be within 0..1")
     try:

@@ -42,6 +42,11 @@ def test_json_summary_has_the_contract_keys() -> None:
             "missing columns",
         ),
         (["--trace", str(TRACES / "tiresias_60_job.csv"), "--policy", "nope"], "unknown policy"),
+        (
+            ["--trace", str(TRACES / "tiresias_60_job.csv"), "--policy", "lyra"]
+            + ["--training-servers", "0"],
+            "--training-servers must be >= 1",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args: list[str], words: str) -> None:
@@ -78,3 +83,11 @@ def test_default_training_cluster_follows_the_sizing_rule() -> None:
     out = json.loads(done.stdout)
     expected = size_training(load_trace(path), SimConfig())
     assert out["training_servers"] == out["inference_servers"] == expected
+
+
+def test_a_bad_row_is_named(tmp_path: Path) -> None:
+    trace = tmp_path / "jobs.csv"
+    trace.write_text("submit_time,duration,num_gpus\n0,60,1\n5,-5,2\n")
+    done = simulate("--trace", str(trace), "--policy", "fifo", "--json")
+    assert done.returncode == 2
+    assert "data row 2: duration -5, num_gpus 2" in done.stderr
