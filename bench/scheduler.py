@@ -34,6 +34,7 @@ from scheduler.simulator import Simulator
 from scheduler.trace import SHARED_TRACES, load_trace
 from scheduler.workload import (
     PAPER_FIFO_QUEUE_SHARE,
+    jct_gain_bound,
     lyra_like_jobs,
     queue_by_quarter,
     size_training,
@@ -99,13 +100,6 @@ def _f(value: object) -> float:
     return float(str(value))
 
 
-def jct_bound(jobs: list[Job], fifo: dict[str, object]) -> float:
-    """Return the most JCT gain over FIFO possible: no queuing, every elastic job at its max."""
-    saved = sum(j.duration * (1 - j.num_gpus / j.max_gpus) for j in jobs) / len(jobs)
-    jct, queue = _f(fifo["mean_jct_s"]), _f(fifo["mean_queue_s"])
-    return round(jct / max(jct - queue - saved, 1e-9), 3)
-
-
 def compare(name: str, jobs: list[Job], failures: float) -> dict[str, object]:
     """Run every policy on one workload; return each summary and Lyra's gains over FIFO."""
     config = SimConfig(failure_rate_per_server_day=failures)
@@ -136,7 +130,9 @@ def compare(name: str, jobs: list[Job], failures: float) -> dict[str, object]:
         "fifo_queue_by_quarter_s": quarters["fifo"],
         "fifo_stable": stable(quarters["fifo"], _f(fifo["mean_jct_s"])),
         "lyra_queue_by_quarter_s": quarters["lyra"],
-        "jct_gain_bound": jct_bound(jobs, fifo),
+        "jct_gain_bound": round(
+            jct_gain_bound(jobs, _f(fifo["mean_jct_s"]), _f(fifo["mean_queue_s"])), 3
+        ),
         "runs": runs,
         "lyra_queue_gain": gain("lyra", "mean_queue_s"),
         "lyra_jct_gain": gain("lyra", "mean_jct_s"),

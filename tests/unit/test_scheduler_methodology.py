@@ -16,6 +16,7 @@ from scheduler.simulator import Simulator, loan_target
 from scheduler.trace import TraceError, load_trace
 from scheduler.workload import (
     PAPER_FIFO_QUEUE_SHARE,
+    jct_gain_bound,
     lyra_like_jobs,
     queue_by_quarter,
     size_training,
@@ -154,3 +155,18 @@ def test_queue_quarters_flag_a_growing_queue() -> None:
     assert quarters == sorted(quarters) and quarters[0] < quarters[3]
     assert not stable(quarters, 1000.0)
     assert np.all(np.array(quarters) >= 0)
+
+
+def test_no_policy_beats_the_jct_gain_bound() -> None:
+    """The bound the benchmark reports holds for every policy, and elastic jobs approach it."""
+    jobs = lyra_like_jobs(300, days=2, mean_duration_s=3000, elastic_fraction=0.3, seed=8)
+    config = SimConfig(training_servers=6, inference_servers=6, seed=1)
+    fifo = Simulator(jobs, POLICIES["fifo"], config).run()
+    fifo_jct = float(str(fifo["mean_jct_s"]))
+    bound = jct_gain_bound(jobs, fifo_jct, float(str(fifo["mean_queue_s"])))
+    gains = {}
+    for name in ("sjf", "easy", "loan", "elastic", "lyra", "trainguard"):
+        out = Simulator(jobs, POLICIES[name], config).run()
+        gains[name] = fifo_jct / float(str(out["mean_jct_s"]))
+    assert max(gains.values()) <= bound + 1e-9, (gains, bound)
+    assert gains["lyra"] > 1.0 and bound > gains["loan"]
