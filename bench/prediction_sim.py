@@ -161,9 +161,10 @@ PROTOCOL = {
     "test_blocks": "4 days from day 13 to the end of each 30-day fleet",
     "cut": "out-of-fold over all labelled history before each block (3 time folds over the "
     "rows past the 7-day feature warm-up, 2-day embargo), target precision 0.9",
-    "model": "each fold model scores the block on its own scale against the out-of-fold cut; "
-    "a row alerts when a majority (2 of 3) of them reach it; score for ranking: their median "
-    "(was: their mean against the same cut, which the shrunken mean rarely crossed)",
+    "model": "each fold model's scores, out of fold and on the block, are ranks among its own "
+    "out-of-fold scores (was: raw scores, so the pooled cut was one fold model's scale); a row "
+    "alerts when a majority (2 of 3) of the fold models reach the out-of-fold cut; score for "
+    "ranking: their median rank",
     "training_negatives": "windows whose GPU fails 1-2 horizons later are left out of "
     "training (kept as negatives in every metric), except *_ambiguous_kept",
     "two_stage": "logreg at twice the horizon keeps 95% of its training positives, then "

@@ -3,10 +3,15 @@
 For each test block, every row whose label is fully observed before the block is history.
 The cut is chosen on out-of-fold scores over that whole history (contiguous time folds,
 with an embargo around each fold so that no training row shares a failure or a precursor
-with the fold it scores). The fold models themselves score the block, each on its own
-scale against the cut their out-of-fold scores chose, and a row alerts when a majority of
-them agree (`fold_vote`). Their mean would not do: averaged scores are shrunk toward the
-middle, so a cut chosen on single-model scores is rarely crossed by the mean.
+with the fold it scores). The fold models themselves score the block, and a row alerts
+when a majority of them reach the cut (`fold_vote`). Their mean would not do: averaged
+scores are shrunk toward the middle, so a cut chosen on single-model scores is rarely
+crossed by the mean.
+Each fold model's scores, out of fold and on the block, are read as its rank among its
+own out-of-fold scores (`fold_rank`): the models train on different stretches of history
+and their raw scores sit on different scales, so a raw cut chosen on the pooled
+out-of-fold scores is one model's scale whenever that model's fold holds the top rows,
+and the others, on their own scales, rarely reach it to make a majority.
 Nothing at or after the block start, and no label that resolves after it, is used.
 Three validation days held about five failures, so cuts chosen there jumped from block to
 block; the whole history holds all of them.
@@ -116,6 +121,16 @@ def fold_edges(start: float, end: float, folds: int) -> list[tuple[float, float]
     return [(float(a), float(b)) for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
 
 
+def fold_rank(own: np.ndarray, block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return a fold model's out-of-fold and block scores as ranks among the former.
+
+    A rank is the share of the model's own out-of-fold scores strictly below the score
+    (a block score above all of them ranks 1). Ranks keep each model's order and put all
+    fold models on one scale, the one the pooled out-of-fold cut is chosen on.
+    """
+    return percentile_rank(own, own), percentile_rank(own, block)
+
+
 def oof_scores(
     names: Sequence[str],
     x: np.ndarray,
@@ -135,9 +150,9 @@ def oof_scores(
     Folds split `history`; models train on `labelled` rows outside the fold and its
     embargo (warm-up rows, too young to be scored fairly, may still train).
 
-    Test scores come one row per fold model (shape folds x test rows), not averaged: each
-    row is on the scale of the out-of-fold scores that fold model gave, which is the scale
-    the cut is chosen on (`fold_vote` applies it model by model).
+    Scores are ranks (`fold_rank`), so every fold model is on one scale. Test scores come
+    one row per fold model (shape folds x test rows), not averaged (`fold_vote` applies
+    the cut model by model).
     """
     out: dict[str, np.ndarray] = {n: np.full(len(t), np.nan) for n in names}
     on_test: dict[str, list[np.ndarray]] = {n: [] for n in names}
@@ -149,8 +164,9 @@ def oof_scores(
             continue
         for n in names:
             score = _fit_score(n, x, y, ttf, horizon_s, train, usable, seed)
-            out[n][fold] = score(x[fold])
-            on_test[n].append(score(x[test]))
+            own, block = fold_rank(score(x[fold]), score(x[test]))
+            out[n][fold] = own
+            on_test[n].append(block)
     n_test = int(test.sum())
     stacked = {n: np.vstack(v) if v else np.zeros((0, n_test)) for n, v in on_test.items()}
     return out, stacked
@@ -160,7 +176,7 @@ def fold_vote(fold_scores: np.ndarray, cut: float) -> tuple[np.ndarray, np.ndarr
     """Return (alerts, score) of rows scored by several fold models against one cut.
 
     A row alerts when a strict majority of the fold models score it at or above the cut,
-    each on its own scale (the scale whose out-of-fold scores chose the cut). The score
+    each score a rank among that model's own out-of-fold scores (`fold_rank`). The score
     (for ranking) is the median fold score: with an odd number of folds, median >= cut is
     the majority vote. No fold models: no alerts, score 0.
     """

@@ -11,6 +11,7 @@ from analytics.prediction.walkforward import (
     TwoStage,
     WalkForward,
     alert_level,
+    fold_rank,
     fold_vote,
     oof_scores,
     training_rows,
@@ -140,6 +141,25 @@ def test_fold_models_alert_by_majority_where_their_mean_never_crosses_the_oof_cu
     assert one.tolist() == [True, True, False, False]  # one model: its own cut, no averaging
     none, zero = fold_vote(np.zeros((0, 4)), cut)
     assert not none.any() and not zero.any()
+
+
+def test_fold_models_on_different_scales_vote_on_their_ranks_not_one_models_cut():
+    # Three fold models that order rows alike (six positives on top of each fold) but score
+    # on different scales (more or less history: sharper or flatter scores). The sharpest
+    # model's negatives outscore the others' positives, so a raw pooled cut lands on its
+    # scale alone: in the block only it reaches the cut, never a majority.
+    scales = np.array([1.0, 0.5, 0.25])
+    own_raw = [np.r_[np.full(6, 0.95), np.linspace(0.0, 0.5, 30)] * k for k in scales]
+    y = np.tile(np.r_[np.ones(6), np.zeros(30)], 3).astype(np.int8)
+    block_raw = np.array([0.95, 0.1]) * scales[:, None]
+    raw_cut = choose_threshold(np.concatenate(own_raw), y, 0.9).value
+    assert (block_raw >= raw_cut).sum(axis=0).tolist() == [1, 0]
+    assert not fold_vote(block_raw, raw_cut)[0].any()
+    ranked = [fold_rank(o, b) for o, b in zip(own_raw, block_raw, strict=True)]
+    chosen = choose_threshold(np.concatenate([o for o, _ in ranked]), y, 0.9)
+    assert (chosen.precision, chosen.recall) == (1.0, 1.0)  # ranks: every fold's positives
+    alert, _ = fold_vote(np.vstack([b for _, b in ranked]), chosen.value)
+    assert alert.tolist() == [True, False]
 
 
 def test_block_alerts_are_the_fold_models_majority_at_the_oof_cut():
