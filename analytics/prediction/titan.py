@@ -4,8 +4,10 @@ and a time-split evaluation against age-only and location-only baselines.
 `gc_full.csv` has one row per GPU life at one location (serial number, location
 `c{col}-{row}c{cage}s{slot}n{node}`, insert, remove, and the event that ended it: DBE,
 OTB (off the bus) or none). At a snapshot time T every GPU in service gets features known at
-T (age, its own and its location's past events, where it sits); the label is a DBE/OTB
-event within the horizon after T.
+T (age, cumulative operating time, its own and its location's past events, where it
+sits); the label is a DBE/OTB event within the horizon after T. A GPU taken out without an
+event before the horizon ends (Titan replaced thousands of old GPUs in 2016-2017) is
+`censored`: its 0 says nothing about its hazard, so training leaves it out.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ LOCATION = r"c(?P<col>\d+)-(?P<row>\d+)c(?P<cage>\d+)s(?P<slot>\d+)n(?P<node>\d+
 LOCATION_FEATURES = ("col", "row", "cage", "slot", "node", "loc_events", "cabinet_rate")
 HISTORY_FEATURES = (
     "age_days",
+    "operating_days",
     "at_location_days",
     "prior_events",
     "prior_dbe",
@@ -80,10 +83,16 @@ def snapshot(lives: pd.DataFrame, at: pd.Timestamp, horizon_days: float) -> pd.D
     live = lives[(lives["insert"] <= at) & (lives["remove"] > at)].drop_duplicates("sn")
     past = lives[lives["remove"] <= at]
     past_events = past[past["event"] != ""]
-    first = lives[lives["insert"] <= at].groupby("sn")["insert"].min()
+    started = lives[lives["insert"] <= at]
+    first = started.groupby("sn")["insert"].min()
+    # Time on a shelf between lives does not wear the GPU; only time in service does.
+    in_service = (
+        started["remove"].where(started["remove"] <= at, at) - started["insert"]
+    ).dt.total_seconds()
     f = live[["sn", "location", "col", "row", "cage", "slot", "node"]].copy()
     f["time"] = at
     f["age_days"] = (at - f["sn"].map(first)).dt.total_seconds() / 86_400
+    f["operating_days"] = f["sn"].map(in_service.groupby(started["sn"]).sum()) / 86_400
     f["at_location_days"] = (at - live["insert"]).dt.total_seconds() / 86_400
     for name, kinds in (
         ("prior_events", ("DBE", "OTB")),
@@ -102,12 +111,20 @@ def snapshot(lives: pd.DataFrame, at: pd.Timestamp, horizon_days: float) -> pd.D
     end = at + pd.Timedelta(days=horizon_days)
     ahead = lives[(lives["event"] != "") & (lives["remove"] > at) & (lives["remove"] <= end)]
     f["y"] = f["sn"].isin(set(ahead["sn"])).astype("int8")
+    back = lives[(lives["insert"] <= end) & (lives["remove"] > end)]
+    f["censored"] = ((f["y"] == 0) & ~f["sn"].isin(set(back["sn"]))).astype("int8")
     return f.reset_index(drop=True)
 
 
 def snapshots(lives: pd.DataFrame, times: list[pd.Timestamp], horizon_days: float) -> pd.DataFrame:
     """Return the snapshots at several times, stacked."""
     return pd.concat([snapshot(lives, t, horizon_days) for t in times], ignore_index=True)
+
+
+def trainable(frame: pd.DataFrame, horizon_days: float, known_by: pd.Timestamp) -> pd.DataFrame:
+    """Return the uncensored rows whose labels were known at `known_by` (t + horizon <= it)."""
+    known = frame["time"] + pd.Timedelta(days=horizon_days) <= known_by
+    return frame[known & (frame["censored"] == 0)]
 
 
 def monthly(start: str, end: str) -> list[pd.Timestamp]:

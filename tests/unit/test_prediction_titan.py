@@ -13,6 +13,7 @@ from analytics.prediction.titan import (
     load_lives,
     load_summary,
     snapshot,
+    trainable,
 )
 
 
@@ -67,3 +68,32 @@ def test_prior_blend_ranks_within_each_snapshot():
     blend = blend_with_prior(frame, score, age, 0.5)
     # the GPU both rank high wins; where they disagree outright the blend ties
     assert blend[:3].argmax() == 1 and blend[3] == blend[4]
+
+
+def test_operating_time_counts_service_only_and_censoring_is_flagged():
+    day = pd.Timedelta(days=1)
+    t0 = pd.Timestamp("2016-01-01")
+    lives = pd.DataFrame(
+        {
+            "sn": ["320117100001", "320117100001", "320117100002", "320117100003"],
+            "location": ["c0-0c2s0n0", "c0-0c0s1n1", "c0-0c1s2n2", "c0-0c1s3n3"],
+            "col": [0, 0, 0, 0],
+            "row": [0, 0, 0, 0],
+            "cage": [2, 0, 1, 1],
+            "slot": [0, 1, 2, 3],
+            "node": [0, 1, 2, 3],
+            # GPU 1: 100 days, 50 on a shelf, back in service; GPU 2 pulled without an event
+            # 10 days after the snapshot; GPU 3 fails 20 days after it.
+            "insert": [t0, t0 + 150 * day, t0, t0],
+            "remove": [t0 + 100 * day, t0 + 400 * day, t0 + 210 * day, t0 + 220 * day],
+            "event": ["", "", "", "DBE"],
+        }
+    )
+    snap = snapshot(lives, t0 + 200 * day, 90).set_index("sn")
+    assert snap.loc["320117100001", "age_days"] == 200
+    assert snap.loc["320117100001", "operating_days"] == 150
+    assert list(snap["y"]) == [0, 0, 1]
+    assert list(snap["censored"]) == [0, 1, 0]
+    train = trainable(snap.reset_index(), 90, t0 + 290 * day)
+    assert list(train["sn"]) == ["320117100001", "320117100003"]
+    assert trainable(snap.reset_index(), 90, t0 + 289 * day).empty
