@@ -179,6 +179,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if not args.verbose:
         logging.getLogger("kafka").setLevel(logging.WARNING)  # chatty at INFO
+        # Its failed-connect warnings carry a traceback; StoreUnavailable says it in one line.
+        logging.getLogger("clickhouse_driver").setLevel(logging.ERROR)
     try:
         return int(args.func(args))
     except ValidationError as exc:

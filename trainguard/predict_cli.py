@@ -21,10 +21,17 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
         q.add_argument("--method", choices=METHODS, default="cascade", help="model or ensemble")
         q.add_argument("--target-precision", type=float, default=0.9, help="precision to reach")
 
-    t = own.add_parser("train", help="train on stored telemetry with labels from truth.json")
+    t = own.add_parser(
+        "train",
+        help="train on stored telemetry; labels from stored GPU hardware incidents",
+    )
     t.add_argument("--start", required=True, help="first telemetry time (ISO 8601, UTC)")
     t.add_argument("--end", required=True, help="last telemetry time (ISO 8601, UTC)")
-    t.add_argument("--truth", type=Path, required=True, help="the twin's truth.json (labels)")
+    t.add_argument(
+        "--truth",
+        type=Path,
+        help="label with the twin's truth.json instead of the stored incidents (twin only)",
+    )
     t.add_argument("--model", type=Path, required=True, help="where to write the model")
     common(t)
     t.set_defaults(func=cmd_train)
@@ -69,27 +76,32 @@ def _check(args: argparse.Namespace) -> None:
 
 def cmd_train(args: argparse.Namespace) -> int:
     """Train a predictor on the configured store."""
-    from analytics.prediction.labels import failures_from_truth, label_windows
+    from analytics.prediction.labels import failures_from_store, failures_from_truth, label_windows
     from analytics.prediction.pipeline import PredictError, store_features, train
+    from analytics.store import StoreError
     from trainguard.settings import StoreSettings
     from trainguard.wiring import build_store
 
     try:
         _check(args)
         start, end = _time(args.start), _time(args.end)
-        if not args.truth.is_file():
+        if args.truth is not None and not args.truth.is_file():
             raise ValueError(f"{args.truth}: no such file")
-        failures = failures_from_truth(args.truth)
         store = build_store(StoreSettings())
+        if args.truth is not None:
+            failures, source = failures_from_truth(args.truth), str(args.truth)
+        else:  # labels need the horizon after the last window too
+            until = end + timedelta(hours=args.horizon_h)
+            failures, source = failures_from_store(store, start, until), "stored incidents"
         frame = store_features(store, int(start.timestamp()), int(end.timestamp()) + 1)
         y = label_windows(frame, failures, args.horizon_h * 3600)
         predictor = train(frame, y, args.method, args.horizon_h, args.target_precision)
-    except (ValueError, KeyError, PredictError) as exc:
+    except (ValueError, KeyError, PredictError, StoreError) as exc:
         return _fail(str(exc).splitlines()[0])
     predictor.save(args.model)
     print(
-        f"trained {args.method} on {len(frame)} GPU-hours ({int(y.sum())} positive); "
-        f"cut {predictor.cut:.4g}; wrote {args.model}"
+        f"trained {args.method} on {len(frame)} GPU-hours ({int(y.sum())} positive, "
+        f"{len(failures)} failures from {source}); cut {predictor.cut:.4g}; wrote {args.model}"
     )
     return 0
 
@@ -98,6 +110,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     """Score the latest window of every GPU and store the risks."""
     from analytics.prediction.pipeline import PredictError, Predictor, score_latest, store_features
     from analytics.prediction.risk import write_risk
+    from analytics.store import StoreError
     from trainguard.settings import StoreSettings
     from trainguard.wiring import build_store
 
@@ -107,10 +120,10 @@ def cmd_score(args: argparse.Namespace) -> int:
         start = end - timedelta(hours=args.lookback_h)
         store = build_store(StoreSettings())
         frame = store_features(store, int(start.timestamp()), int(end.timestamp()) + 1)
-    except (ValueError, PredictError) as exc:
+        risk = score_latest(predictor, frame)
+        write_risk(store, risk)
+    except (ValueError, PredictError, StoreError) as exc:
         return _fail(str(exc).splitlines()[0])
-    risk = score_latest(predictor, frame)
-    write_risk(store, risk)
     print(f"scored {len(risk)} GPUs, {int(risk['alert'].sum())} alerts; top {args.top}:")
     print(risk.head(args.top)[["node", "gpu", "risk", "alert", "reason"]].to_string(index=False))
     return 0

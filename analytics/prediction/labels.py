@@ -1,7 +1,8 @@
 """Labels: a GPU hardware incident within a horizon after each decision time.
 
-Failures come from the twin's ground truth (truth.json: for scorers and training labels
-only, never a feature) or from diagnosis incidents (`gpu.hardware` with a GPU suspect).
+Failures come from diagnosis incidents (`gpu.hardware` with a GPU suspect), which is what a
+real cluster has, or from the twin's ground truth (truth.json: for scorers and training
+labels on the twin only, never a feature).
 """
 
 from __future__ import annotations
@@ -10,13 +11,16 @@ import json
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 HARDWARE_KINDS = frozenset({"xid79", "ecc_dbe", "gsp_timeout", "nvlink"})
 FAILURE_COLUMNS = ["node", "gpu", "time", "kind"]
+
+if TYPE_CHECKING:
+    from analytics.store import Store
 
 
 def _epoch(text: str) -> int:
@@ -53,6 +57,25 @@ def failures_from_incidents(incidents: Iterable[Any]) -> pd.DataFrame:
         if gpu is not None:
             rows.append((gpu.node, int(gpu.gpu), int(inc.detected_at.timestamp()), inc.summary))
     return pd.DataFrame(rows, columns=FAILURE_COLUMNS).sort_values("time", ignore_index=True)
+
+
+def failures_from_store(store: Store, since: datetime, until: datetime) -> pd.DataFrame:
+    """Return the GPU hardware failures diagnosis stored between `since` and `until`.
+
+    Incidents someone marked a false alarm are not failures; every other status is (an open
+    incident is a GPU that failed and has not been dealt with yet).
+    """
+    from diagnosis.incident_store import IncidentFilter, query_incidents
+    from diagnosis.model import Category, IncidentStatus
+
+    where = IncidentFilter(category=Category.GPU_HARDWARE.value, since=since, until=until)
+    kept: list[Any] = []
+    after = None
+    while True:
+        page, after = query_incidents(store, where, after=after, limit=1000)
+        kept += [i for i in page if i.status is not IncidentStatus.FALSE_ALARM]
+        if after is None:
+            return failures_from_incidents(kept)
 
 
 def time_to_failure(features: pd.DataFrame, failures: pd.DataFrame) -> np.ndarray:

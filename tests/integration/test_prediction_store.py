@@ -17,9 +17,14 @@ from analytics.prediction.features import (
     xids_from_logs,
 )
 from analytics.prediction.fleet import Fleet, FleetSpec
+from analytics.prediction.labels import failures_from_store
 from analytics.prediction.risk import gpu_risk, write_risk
 from analytics.store import Store
 from analytics.tables import GPU_METRICS, LOGS
+from diagnosis.incident_store import record_transition, save_incidents
+from diagnosis.lifecycle import Transition
+from diagnosis.model import Category, IncidentStatus
+from tests.actions_builders import make_incident
 
 pytestmark = pytest.mark.integration
 START = datetime(2026, 9, 1, tzinfo=UTC)
@@ -93,3 +98,25 @@ def test_risk_round_trip_keeps_the_latest_score_per_gpu(store: Store):
     assert gpu_risk(store, horizon_h=1).empty
     batch = ColumnBatch()
     assert not batch.rows  # the sink's tables are untouched by the risk table
+
+
+def test_training_labels_are_the_stored_gpu_hardware_incidents(store: Store):
+    """A real cluster has no truth.json: labels are what diagnosis stored, false alarms out."""
+    t = START + timedelta(hours=5)
+    failed = make_incident(1, node="node-0007", gpu=2, at=t)
+    dismissed = make_incident(2, node="node-0008", gpu=1, at=t)
+    network = make_incident(3, category=Category.NETWORK, node="node-0009", gpu=None, at=t)
+    later = make_incident(4, node="node-0007", gpu=5, at=START + timedelta(days=3))
+    save_incidents(store, [failed, dismissed, network, later])
+    record_transition(
+        store,
+        Transition(
+            incident_id=dismissed.id,
+            status=IncidentStatus.FALSE_ALARM,
+            reason="reseated, passed diagnostics",
+            actor="oncall",
+            at=t + timedelta(minutes=30),
+        ),
+    )
+    found = failures_from_store(store, START, START + timedelta(days=2))
+    assert found[["node", "gpu", "time"]].values.tolist() == [["node-0007", 2, int(t.timestamp())]]

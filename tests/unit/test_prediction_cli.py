@@ -56,3 +56,13 @@ def test_a_model_file_that_is_not_a_predictor_is_refused(tmp_path, capsys):
     bogus.write_bytes(b"not a pickle")
     assert main(["predict", "score", "--model", str(bogus)]) == 2
     assert "cannot read model" in capsys.readouterr().err
+
+
+def test_an_unreachable_store_is_one_line_and_exit_2(monkeypatch, capsys):
+    monkeypatch.setenv("TG_CLICKHOUSE_MODE", "server")
+    monkeypatch.setenv("TG_CLICKHOUSE_HOST", "127.0.0.1")
+    monkeypatch.setenv("TG_CLICKHOUSE_PORT", "1")  # nothing listens there
+    argv = ["predict", "train", "--start", "2026-09-01", "--end", "2026-09-02", "--model", "m.pkl"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert "unreachable" in err and len(err.splitlines()) == 1
