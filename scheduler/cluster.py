@@ -48,6 +48,10 @@ class Run:
         """Return whether the job holds GPUs."""
         return bool(self.base)
 
+    def work_left(self, t: float) -> float:
+        """Return the GPU-seconds (at the requested size) still to do at `t`."""
+        return max(0.0, self.remaining - self.rate * (t - self.since))
+
 
 class Cluster:
     """Servers and runs; every allocation change integrates GPU-seconds per job and server."""

@@ -176,13 +176,12 @@ class Rounds:
         ready.sort()
         count = 1 if need <= size else math.ceil(need / size)
         chosen = ready[:count]
-        if len(chosen) < count:
-            return Hold(math.inf, frozenset(s for _, s in ready))
+        if len(chosen) < count:  # never fits as things stand: hold nothing back
+            return Hold(math.inf, frozenset())
         return Hold(chosen[-1][0], frozenset(s for _, s in chosen))
 
     def _expected_end(self, run: Run, t: float) -> float:
-        left = max(0.0, run.remaining - run.rate * (t - run.since))
-        return t + left / run.rate if run.rate > 0 else math.inf
+        return t + run.work_left(t) / run.rate if run.rate > 0 else math.inf
 
     def _ends_before(self, run: Run, need: int, t: float, hold: Hold) -> bool:
         """Return whether a job started now on `need` GPUs ends before the held servers free."""
@@ -235,7 +234,7 @@ class Rounds:
         for jid in sorted(self.elastic):
             run = sim.runs[jid]
             step = run.job.step
-            left = max(0.0, run.remaining - run.rate * (t - run.since))
+            left = run.work_left(t)
             items.append(
                 ElasticItem(
                     jid,

@@ -206,20 +206,16 @@ class Simulator:
         """Lend idle inference servers or take them back ahead of forecast demand."""
         if self.policy.loan:
             cfg = self.config
-            isolated = len(self._inference(ServerState.ISOLATED))
-            forecast = self.load.forecast(t, cfg.forecast_horizon_s)
-            target = loan_target(
-                cfg.inference_servers - isolated,
-                cfg.inference_servers,
-                forecast,
-                cfg.reserve_fraction,
-            )
+            up = cfg.inference_servers - len(self._inference(ServerState.ISOLATED))
+
+            def lendable(horizon_s: float) -> int:
+                forecast = self.load.forecast(t, horizon_s)
+                return loan_target(up, cfg.inference_servers, forecast, cfg.reserve_fraction)
+
+            target = lendable(cfg.forecast_horizon_s)
             loaned = self._inference(ServerState.LOANED)
             if self.policy.loan_hold and len(loaned) < target:
-                steady = self.load.forecast(t, cfg.lend_horizon_s)
-                up = cfg.inference_servers - isolated
-                lend = loan_target(up, cfg.inference_servers, steady, cfg.reserve_fraction)
-                target = max(len(loaned), min(target, lend))
+                target = max(len(loaned), min(target, lendable(cfg.lend_horizon_s)))
             if len(loaned) > target:
                 self._reclaim(loaned, len(loaned) - target, t)
             elif len(loaned) < target:

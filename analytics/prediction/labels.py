@@ -11,16 +11,17 @@ import json
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from analytics.store import Store
+from diagnosis.incident_store import IncidentFilter, query_incidents
+from diagnosis.model import Category, IncidentStatus
+
 HARDWARE_KINDS = frozenset({"xid79", "ecc_dbe", "gsp_timeout", "nvlink"})
 FAILURE_COLUMNS = ["node", "gpu", "time", "kind"]
-
-if TYPE_CHECKING:
-    from analytics.store import Store
 
 
 def _epoch(text: str) -> int:
@@ -65,9 +66,6 @@ def failures_from_store(store: Store, since: datetime, until: datetime) -> pd.Da
     Incidents someone marked a false alarm are not failures; every other status is (an open
     incident is a GPU that failed and has not been dealt with yet).
     """
-    from diagnosis.incident_store import IncidentFilter, query_incidents
-    from diagnosis.model import Category, IncidentStatus
-
     where = IncidentFilter(category=Category.GPU_HARDWARE.value, since=since, until=until)
     kept: list[Any] = []
     after = None
