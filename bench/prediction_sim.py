@@ -10,6 +10,7 @@ count GPU-hours; alert-level metrics count pages as on-call sees them.
 
 from __future__ import annotations
 
+import hashlib
 import pickle
 import sys
 import time
@@ -26,12 +27,14 @@ from analytics.prediction.dataset import Dataset, fleet_dataset
 from analytics.prediction.evaluate import (
     BlockRun,
     alert_metrics,
+    counter_lead,
     failure_recall,
     precision_at_budget,
     select_on_validation,
     summarize_blocks,
     time_split_eval,
 )
+from analytics.prediction.features import FEATURE_COLUMNS
 from analytics.prediction.fleet import FleetSpec
 from analytics.prediction.models import ModelName
 from analytics.prediction.walkforward import WalkForward, alert_level, walk_forward
@@ -41,7 +44,7 @@ DESIGN_SEEDS = (11, 3, 29)  # 29: held out in the 2026-12-01 run, seen since
 HELD_OUT = (41,)
 SEEDS = (*DESIGN_SEEDS, *HELD_OUT)
 MEMBERS: tuple[ModelName, ...] = ("logreg", "gbdt")
-HORIZONS_H = (24, 1)
+HORIZONS_H = (24, 48, 1)  # 48 h: the span over which counters move before failures
 
 
 def _log(text: str) -> None:
@@ -49,7 +52,10 @@ def _log(text: str) -> None:
 
 
 def _dataset(spec: FleetSpec, cache: Path | None) -> Dataset:
-    path = cache / f"fleet-{spec.nodes}x{spec.days:g}-seed{spec.seed}.pkl" if cache else None
+    # The cached features must be today's: a fleet cached before a feature change is rebuilt.
+    version = hashlib.sha1(",".join(FEATURE_COLUMNS).encode()).hexdigest()[:8]
+    name = f"fleet-{spec.nodes}x{spec.days:g}-seed{spec.seed}-features-{version}.pkl"
+    path = cache / name if cache else None
     if path is not None and path.is_file():
         with path.open("rb") as fh:
             return pickle.load(fh)  # noqa: S301 - our own cache of our own simulation
@@ -90,10 +96,10 @@ def _seed_runs(
     h = horizon_h * 3600.0
     y = (ds.ttf <= h).astype(np.int8)
     out: dict[str, tuple[list[BlockRun], dict[str, Any]]] = {}
-    extra = ("two_stage",) if horizon_h == 24 else ()
+    extra = ("two_stage",) if horizon_h >= 24 else ()
     plans = {"": WalkForward(target=TARGET, extra=extra)}
     if horizon_h == 24:
-        plans["_ambiguous_kept"] = WalkForward(target=TARGET, exclude_ambiguous=False)
+        plans["_ambiguous_left_out"] = WalkForward(target=TARGET, exclude_ambiguous=True)
     for suffix, plan in plans.items():
         names = MEMBERS if not suffix else ("logreg",)
         runs = walk_forward(ds.features, y, ds.ttf, h, names, plan)
@@ -165,10 +171,11 @@ PROTOCOL = {
     "out-of-fold scores (was: raw scores, so the pooled cut was one fold model's scale); a row "
     "alerts when a majority (2 of 3) of the fold models reach the out-of-fold cut; score for "
     "ranking: their median rank",
-    "training_negatives": "windows whose GPU fails 1-2 horizons later are left out of "
-    "training (kept as negatives in every metric), except *_ambiguous_kept",
+    "training_negatives": "windows whose GPU fails 1-2 horizons later are training "
+    "negatives (was: left out of training, still in *_ambiguous_left_out); negatives in "
+    "every metric",
     "two_stage": "logreg at twice the horizon keeps 95% of its training positives, then "
-    "GBDT at the horizon trained only on what passes",
+    "GBDT at the horizon trained only on what passes, windows 1-2 horizons early included",
     "parallel": "intersection of logreg and GBDT majority votes, each at its member cut (one "
     "top fraction for both, chosen out of fold)",
     "selected": "per block, the method whose out-of-fold cut reached 0.9 with most recall",
@@ -199,6 +206,7 @@ def _fleet_summary(ds: Dataset) -> dict[str, Any]:
         "failures": len(ds.failures),
         "failures_with_precursor": sum(1 for e in ds.truth if e.get("precursor")),
         "kinds": ds.failures["kind"].value_counts().to_dict(),
+        "counter_lead_before_failure": counter_lead(ds.features, ds.ttf),
         "throttling_gpu_hours_share": round(float(throttled.mean()), 4),
         "throttling_share_healthy_week": round(float(throttled[ds.ttf > 7 * 86_400].mean()), 4),
     }

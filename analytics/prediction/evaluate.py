@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from analytics.prediction.ensemble import CascadeEnsemble, ParallelEnsemble
-from analytics.prediction.features import FEATURE_COLUMNS
+from analytics.prediction.features import FEATURE_COLUMNS, HISTORY_H, RATE_COUNTERS
 from analytics.prediction.models import (
     ModelName,
     Threshold,
@@ -49,6 +49,35 @@ def failure_recall(
     event["alert"] = alert[hit]
     per_failure = event.groupby(["node", "gpu", "fail"])["alert"].any()
     return float(per_failure.mean())
+
+
+def counter_lead(frame: pd.DataFrame, ttf: np.ndarray) -> dict[str, float | int]:
+    """Return how long before each failure its error counters had been moving (telemetry only).
+
+    For every failure, the GPU's last feature row before it: the latest onset over its
+    counters (`*_onset_h`), counting only counters that started moving within the week (a
+    counter moving the whole week is a steady emitter, not a precursor). This is what a
+    cluster's own history says about how early failures show, so a horizon can be chosen
+    from it instead of from the simulator's settings.
+    """
+    seen = np.isfinite(ttf) & (ttf > 0)
+    rows = frame.loc[seen, ["node", "gpu"]].assign(
+        fail=np.round(frame["time"].to_numpy()[seen] + ttf[seen]), ttf=ttf[seen]
+    )
+    onsets = frame.loc[seen, [f"{c}_onset_h" for c in RATE_COUNTERS]].to_numpy()
+    new = np.where((onsets > 0) & (onsets < HISTORY_H), onsets, 0.0).max(axis=1)
+    rows["onset_h"] = new + rows["ttf"].to_numpy() / 3600  # from the first move to the failure
+    rows["moved"] = new > 0
+    last = rows.sort_values("ttf").drop_duplicates(["node", "gpu", "fail"])
+    moved = last.loc[last["moved"], "onset_h"].to_numpy()
+    out: dict[str, float | int] = {
+        "failures": len(last),
+        "with_new_counter_movement": int(moved.size),
+    }
+    if moved.size:
+        for q in (50, 90, 100):
+            out[f"lead_h_p{q}"] = round(float(np.percentile(moved, q)), 1)
+    return out
 
 
 def precision_at_budget(

@@ -247,10 +247,70 @@ def _counter_features(f: pd.DataFrame, out: pd.DataFrame) -> None:
     active = _rolling(f, [f"_{c}_moving" for c in RATE_COUNTERS], 168, "sum")
     for c in RATE_COUNTERS:
         out[f"{c}_active_h_168h"] = active[f"_{c}_moving"]
+    _onset_features(f, out)
     for name in ("sbe", "remap_corr", "remap_unc", "dbe", "retired_sbe", "retired_dbe"):
         out[f"{name}_total"] = f.groupby("_gid")[f"{name}_max"].cummax().fillna(0)
     for name in ("remap_pending", "remap_failure", "retired_pending"):
         out[name] = f[f"{name}_max"].fillna(0)
+
+
+def _onset_features(f: pd.DataFrame, out: pd.DataFrame) -> None:
+    """When each counter started moving this week, and how much faster it moves now.
+
+    A steady emitter (weak cell, marginal riser) has moved all week; a failing part starts
+    moving and keeps speeding up, so the hours since its first move and its rate now
+    against its rate just after that first move say how far along it is. A window of
+    24 h before a failure and one of 40 h before look alike in rates alone.
+    """
+    first = _first_in_week(f, [f"_{c}_moving" for c in RATE_COUNTERS])
+    gid = f["_gid"].to_numpy()
+    end = f["bucket"].to_numpy().astype("float64") + 3600
+    for c in RATE_COUNTERS:
+        began = first[f"_{c}_moving"].to_numpy()
+        moved = np.isfinite(began)
+        out[f"{c}_onset_h"] = _hours_since(began, end)
+        week = out[f"{c}_168h"].clip(lower=1)
+        out[f"{c}_share_6h"] = out[f"{c}_6h"] / week
+        out[f"{c}_share_24h"] = out[f"{c}_24h"] / week
+        step = (f[f"{c}_max"] - f[f"{c}_min"]).clip(lower=0).fillna(0)
+        total = step.groupby(f["_gid"]).cumsum().to_numpy()
+        start = np.where(moved, began, end)
+        until = np.minimum(start + 5 * 3600, end - 3600)  # the first 6 buckets, or fewer
+        first_6h = _value_at(gid, f["bucket"].to_numpy(), total, until) - _value_at(
+            gid, f["bucket"].to_numpy(), total, start - 3600
+        )
+        early = np.clip(first_6h, 0, None) / np.maximum((until - start) / 3600 + 1, 1)
+        growth = np.log1p(out[f"{c}_6h"].to_numpy() / 6) - np.log1p(early)
+        out[f"{c}_growth"] = np.where(moved, growth, 0.0)
+
+
+def _first_in_week(f: pd.DataFrame, flags: list[str]) -> pd.DataFrame:
+    """Return, per row and flag, the first bucket of the week up to it where the flag is set.
+
+    NaN where it never was. A flag set since the week began reads as a week old.
+    """
+    starts = pd.DataFrame({c: f["bucket"].where(f[c] > 0).astype("float64") for c in flags})
+    marked = pd.concat([f[["_gid", "_time"]], starts], axis=1)
+    return _rolling(marked, flags, HISTORY_H, "min")
+
+
+def _hours_since(began: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Return hours from the bucket `began` to the decision time `end`; 0 where never."""
+    moved = np.isfinite(began)
+    return np.where(moved, (end - np.where(moved, began, 0)) / 3600, 0.0)
+
+
+def _value_at(
+    gid: np.ndarray, bucket: np.ndarray, values: np.ndarray, at: np.ndarray
+) -> np.ndarray:
+    """Return each row's GPU's `values` at its last bucket <= `at` (0 before its first).
+
+    Rows must be sorted by GPU (`gid` ascending) then bucket.
+    """
+    key = gid * 1e10 + bucket
+    i = np.searchsorted(key, gid * 1e10 + at, side="right") - 1
+    i = np.clip(i, 0, len(values) - 1)
+    return np.where((gid[i] == gid) & (bucket[i] <= at), values[i], 0.0)
 
 
 def _heat_features(f: pd.DataFrame, out: pd.DataFrame) -> None:
@@ -273,12 +333,34 @@ def _heat_features(f: pd.DataFrame, out: pd.DataFrame) -> None:
     out["temp_excess_6h"] = short["_temp_avg_excess"]
     out["temp_excess_rise"] = short["_temp_avg_excess"] - week["_temp_avg_excess"]
     out["power_excess_6h"] = short["_power_avg_excess"]
+    _temp_rise(f, out, short["_temp_avg_excess"])
     out["power_mean_24h"] = means["power_avg"]
     out["power_std_24h"] = np.sqrt(means["power_var"].fillna(0) + between["power_avg"])
     out["util_mean_24h"] = means["util_avg"]
     for hours in (6, 24):
         sums = _rolling(f, ["throttled", "samples"], hours, "sum")
         out[f"throttle_share_{hours}h"] = sums["throttled"] / sums["samples"].clip(lower=1)
+    # A hot aisle or an HBM-bound job throttles all week; a part heating up starts to.
+    f["_throttling"] = (f["throttled"].fillna(0) > 0).astype("float64")
+    began = _first_in_week(f, ["_throttling"])["_throttling"].to_numpy()
+    out["throttle_onset_h"] = _hours_since(began, f["bucket"].to_numpy().astype("float64") + 3600)
+
+
+def _temp_rise(f: pd.DataFrame, out: pd.DataFrame, last_6h: pd.Series) -> None:
+    """The excess over node peers against the GPU's own excess 2-7 days before.
+
+    The week-long mean of `temp_excess_rise` already holds the start of a slow rise; the
+    days before it do not. A fan that has warmed for weeks has a steady slope, a part that
+    started heating has a new one.
+    """
+    col = "_temp_avg_excess"
+    sums = {h: _rolling(f, [col], h, "sum")[col] for h in (48, 168)}
+    counts = {h: _rolling(f, [col], h, "count")[col] for h in (48, 168)}
+    older = (counts[168] - counts[48]).to_numpy()
+    base = np.where(older > 0, (sums[168] - sums[48]).to_numpy() / np.maximum(older, 1), np.nan)
+    out["temp_rise_6h"] = (last_6h - base).fillna(0)
+    out["temp_rise_24h"] = (_rolling(f, [col], 24, "mean")[col] - base).fillna(0)
+    out["temp_slope_6h"] = 2 * (last_6h - _rolling(f, [col], 12, "mean")[col])
 
 
 def _xid_features(f: pd.DataFrame, out: pd.DataFrame) -> None:
@@ -332,6 +414,7 @@ FEATURE_COLUMNS: tuple[str, ...] = (
     "sbe_trend",
     *(f"{c}_accel_{h}h" for h in (1, 24, 168) for c in RATE_COUNTERS),
     *(f"{c}_active_h_168h" for c in RATE_COUNTERS),
+    *(f"{c}_{n}" for n in ("onset_h", "share_6h", "share_24h", "growth") for c in RATE_COUNTERS),
     *(
         f"{n}_total"
         for n in ("sbe", "remap_corr", "remap_unc", "dbe", "retired_sbe", "retired_dbe")
@@ -347,11 +430,15 @@ FEATURE_COLUMNS: tuple[str, ...] = (
     "temp_excess_6h",
     "temp_excess_rise",
     "power_excess_6h",
+    "temp_rise_6h",
+    "temp_rise_24h",
+    "temp_slope_6h",
     "power_mean_24h",
     "power_std_24h",
     "util_mean_24h",
     "throttle_share_6h",
     "throttle_share_24h",
+    "throttle_onset_h",
     *(f"xid_{n}_{h}h" for h in (24, 168) for n in (*XID_GROUPS, "other", "hw")),
     "xid_groups_168h",
     "hours_since_xid",

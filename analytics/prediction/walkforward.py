@@ -42,7 +42,8 @@ class WalkForward:
     step_days: float = 4.0
     folds: int = 3
     target: float = 0.9
-    exclude_ambiguous: bool = True
+    # Kept by default: with the onset features a model can learn "fails later" from them.
+    exclude_ambiguous: bool = False
     extra: tuple[str, ...] = ()  # methods scored and cut alone, outside the intersection
     warmup_h: float = HISTORY_H  # rows younger than this lack feature history: train only
 
@@ -52,8 +53,10 @@ def training_rows(t: np.ndarray, ttf: np.ndarray, horizon_s: float, exclude: boo
 
     With `exclude`, negatives whose GPU fails one to two horizons later (a 24 h window
     before a failure 24-48 h away) are left out of training: their precursor is already
-    visible, so as negatives they teach the model to ignore it. Evaluation keeps them as
-    negatives.
+    visible, so as negatives they teach a model without a sense of time to ignore it.
+    Evaluation keeps them as negatives. Off by default: the onset features (how long a
+    counter has moved, how much faster it moves now) let a model tell them from the
+    windows that do fail within the horizon, and most false alerts were exactly those.
     """
     keep = np.ones(len(t), dtype=bool)
     if exclude:
@@ -68,7 +71,9 @@ class TwoStage:
     Stage one (logistic regression, labels: failure within two horizons) keeps the rows
     holding `keep_recall` of its training positives; stage two (GBDT, the horizon's own
     labels) learns only there, so it spends itself on telling "fails soon" from "fails
-    later" and from benign look-alikes instead of from silent healthy GPUs.
+    later" and from benign look-alikes instead of from silent healthy GPUs. Stage two
+    therefore always sees the windows one to two horizons before a failure, even where
+    single models leave them out (`training_rows`): they are the "fails later" it learns.
     """
 
     keep_recall: float = 0.95
@@ -76,15 +81,13 @@ class TwoStage:
     second: Any = None
     cut: float = 0.0
 
-    def fit(
-        self, x: np.ndarray, ttf: np.ndarray, horizon_s: float, keep: np.ndarray, seed: int = 0
-    ) -> TwoStage:
-        """Fit both stages; `keep` marks rows stage two may train on."""
+    def fit(self, x: np.ndarray, ttf: np.ndarray, horizon_s: float, seed: int = 0) -> TwoStage:
+        """Fit both stages on the same rows."""
         wide = (ttf <= 2 * horizon_s).astype(np.int8)
         self.first = fit_model("logreg", x, wide, seed=seed)
         s1 = scores(self.first, x)
         self.cut = float(np.quantile(s1[wide == 1], 1 - self.keep_recall))
-        passed = (s1 >= self.cut) & keep
+        passed = s1 >= self.cut
         y = (ttf[passed] <= horizon_s).astype(np.int8)
         self.second = fit_model("gbdt", x[passed], y, seed=seed)
         return self
@@ -109,7 +112,7 @@ def _fit_score(
 ) -> Any:
     """Return a fitted model's scoring function."""
     if name == "two_stage":
-        two = TwoStage().fit(x[train], ttf[train], horizon_s, usable[train], seed)
+        two = TwoStage().fit(x[train], ttf[train], horizon_s, seed)
         return two.score
     model = fit_model(name, x[train & usable], y[train & usable], seed=seed)  # type: ignore[arg-type]
     return lambda rows: scores(model, rows)

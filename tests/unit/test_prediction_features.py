@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from analytics.prediction.features import (
     FEATURE_COLUMNS,
@@ -164,3 +165,64 @@ def test_hours_since_the_last_xid_and_its_absence():
     assert feats["hours_since_xid"].iloc[0] == XID_NEVER_H
     assert list(feats["hours_since_xid"].iloc[1:4]) == [0, 1, 2]
     assert feats["xid_groups_168h"].iloc[-1] == 1
+
+
+def test_onset_and_growth_tell_how_far_along_a_counter_is():
+    """A weak cell steady all week, a part that began 10 h ago and speeds up, a quiet GPU."""
+    steady = make_samples(200, sbe_from=0, node="n1")
+    rising = make_samples(200, node="n2")
+    k = np.arange(len(rising))
+    began = 190 * 4  # scrape index of hour 190
+    step = np.where(k >= began, 1 + (k - began), 0)  # 1, 2, 3 ... more SBEs each scrape
+    rising[f"{D}ECC_SBE_AGG_TOTAL"] = np.cumsum(step)
+    quiet = make_samples(200, node="n3")
+    feats = build_features(
+        summarize_samples(pd.concat([steady, rising, quiet], ignore_index=True)),
+        xids_from_logs(make_xid_logs()),
+    )
+    last = feats.sort_values("time").groupby("node").tail(1).set_index("node")
+    assert last.loc["n1", "sbe_onset_h"] == HISTORY_H
+    assert last.loc["n2", "sbe_onset_h"] == 10
+    assert last.loc["n3", "sbe_onset_h"] == 0 and last.loc["n3", "sbe_growth"] == 0
+    assert abs(last.loc["n1", "sbe_growth"]) < 0.1  # the same rate as at the week's start
+    # The first 6 h after onset: 300 SBEs; the last 6 h: 684 (rates 50 vs 114 an hour).
+    assert last.loc["n2", "sbe_growth"] == pytest.approx(np.log1p(114) - np.log1p(50))
+    assert last.loc["n2", "sbe_share_6h"] > 0.7 > last.loc["n1", "sbe_share_6h"] + 0.5
+
+
+def test_temperature_rise_is_against_the_gpus_own_excess_days_before():
+    """One GPU of two in a node warms by 3 C for the last 6 h; its peer stays put."""
+    hours = 200
+    hot = make_samples(hours, node="n1", gpu=0)
+    peer = make_samples(hours, node="n1", gpu=1)
+    peer["uuid"] = "GPU-n1-1"
+    peer["pci_bus_id"] = "00000000:2A:00.0"
+    hot[f"{D}GPU_TEMP"] += 2.0  # runs 2 C warmer than its peer all along (airflow)
+    hot.loc[hot["ts"] >= T0 + (hours - 6) * 3600, f"{D}GPU_TEMP"] += 3.0
+    feats = build_features(
+        summarize_samples(pd.concat([hot, peer], ignore_index=True)),
+        xids_from_logs(make_xid_logs()),
+    )
+    last = feats.sort_values("time").groupby("gpu").tail(1).set_index("gpu")
+    # The node median of two GPUs is their mean, so the hot GPU's excess is half the gap.
+    assert last.loc[0, "temp_rise_6h"] == pytest.approx(1.5)
+    assert last.loc[0, "temp_rise_24h"] == pytest.approx(1.5 * 6 / 24)
+    assert last.loc[0, "temp_slope_6h"] == pytest.approx(1.5)  # last 6 h vs the 6 before
+    assert last.loc[1, "temp_rise_6h"] == pytest.approx(-1.5)
+    before = feats[(feats["gpu"] == 0) & (feats["time"] == T0 + (hours - 6) * 3600)]
+    assert before["temp_rise_6h"].iloc[0] == pytest.approx(0.0)
+
+
+def test_throttle_onset_tells_a_gpu_starting_to_throttle_from_a_hot_aisle():
+    always = make_samples(200, node="n1")
+    always[f"{D}CLOCK_THROTTLE_REASONS"] = 0x20  # SW thermal slowdown all week
+    starting = make_samples(200, node="n2")
+    starting.loc[starting["ts"] >= T0 + 190 * 3600, f"{D}CLOCK_THROTTLE_REASONS"] = 0x20
+    never = make_samples(200, node="n3")
+    never[f"{D}CLOCK_THROTTLE_REASONS"] = 0x04  # a power cap: not a thermal reason
+    feats = build_features(
+        summarize_samples(pd.concat([always, starting, never], ignore_index=True)),
+        xids_from_logs(make_xid_logs()),
+    )
+    last = feats.sort_values("time").groupby("node").tail(1).set_index("node")
+    assert list(last.loc[["n1", "n2", "n3"], "throttle_onset_h"]) == [HISTORY_H, 10, 0]

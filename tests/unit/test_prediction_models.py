@@ -14,11 +14,12 @@ from analytics.prediction.ensemble import (
 from analytics.prediction.evaluate import (
     BlockRun,
     alert_metrics,
+    counter_lead,
     precision_at_budget,
     select_on_validation,
     summarize_blocks,
 )
-from analytics.prediction.features import FEATURE_COLUMNS
+from analytics.prediction.features import FEATURE_COLUMNS, HISTORY_H
 from analytics.prediction.models import Threshold, choose_threshold
 
 
@@ -122,3 +123,21 @@ def test_summary_counts_failures_and_blocks():
     )
     assert out["pooled"]["failures"] == 1 and out["pooled"]["failure_recall"] == 1.0
     assert out["pooled"]["precision"] == 1.0 and out["blocks"][0]["method"] == "gbdt"
+
+
+def test_counter_lead_reads_how_early_new_counter_movement_began():
+    """A part moving 30 h before its failure counts; a steady emitter and a silent one don't."""
+    h = 3600.0
+    rows = []
+    for node, onset in (("a", 29.0), ("b", float(HISTORY_H)), ("c", 0.0)):
+        for k in range(3):  # the last three hours before each GPU's failure at hour 10
+            rows.append({"node": node, "gpu": 0, "time": (7 + k) * h, "sbe_onset_h": onset - 2 + k})
+    f = pd.DataFrame(rows)
+    for c in ("remap_corr", "pcie_replay", "nvlink_crc"):
+        f[f"{c}_onset_h"] = 0.0
+    f.loc[f["node"] == "b", "sbe_onset_h"] = float(HISTORY_H)
+    f.loc[f["node"] == "c", "sbe_onset_h"] = 0.0
+    ttf = 10 * h - f["time"].to_numpy()
+    lead = counter_lead(f, ttf)
+    assert lead["failures"] == 3 and lead["with_new_counter_movement"] == 1
+    assert lead["lead_h_p50"] == 30.0  # 29 h of movement at the last row, 1 h before failure

@@ -92,13 +92,41 @@ def test_walk_forward_cuts_never_see_the_test_block_or_later_labels():
 def test_two_stage_scores_zero_where_the_wide_filter_drops_a_row():
     f, ttf = synthetic_fleet(12, 7)
     x = f[list(FEATURE_COLUMNS)].to_numpy()
-    two = TwoStage().fit(x, ttf, H, np.ones(len(x), dtype=bool))
+    two = TwoStage().fit(x, ttf, H)
     s = two.score(x)
     wide = ttf <= 2 * H
     passed = scores(two.first, x) >= two.cut
     assert (s[~passed] == 0).all()
     assert passed[wide].mean() >= 0.9  # the filter keeps most windows before a failure
     assert s[ttf <= H].mean() > s[~wide].mean()
+
+
+def test_two_stage_learns_fails_soon_from_fails_later():
+    """Windows 0-48 h before a failure share one signal; only onset age tells the two apart."""
+    rng = np.random.default_rng(5)
+    n_fail, hour = 60, 3600.0
+    cols = list(FEATURE_COLUMNS)
+    rows, ttf = [], []
+    for _ in range(n_fail):
+        strength = rng.uniform(2, 6)
+        for k in range(48):  # hours since the counter started moving
+            x = np.zeros(len(cols))
+            x[cols.index("sbe_6h")] = strength * rng.uniform(0.8, 1.2)
+            x[cols.index("sbe_onset_h")] = k + 1
+            rows.append(x)
+            ttf.append((48 - k) * hour)
+    for _ in range(6000):  # healthy GPUs: silent, or a weak cell moving all week
+        x = np.zeros(len(cols))
+        if rng.random() < 0.05:
+            x[cols.index("sbe_6h")] = rng.uniform(0, 3)
+            x[cols.index("sbe_onset_h")] = 168
+        rows.append(x)
+        ttf.append(np.inf)
+    x, ttf_a = np.array(rows), np.array(ttf)
+    two = TwoStage().fit(x, ttf_a, H)
+    s = two.score(x)
+    soon, later = ttf_a <= H, (ttf_a > H) & (ttf_a <= 2 * H)
+    assert s[soon].mean() > s[later].mean() + 0.3
 
 
 def heated(spec: WearSpec, ticks: int = 96) -> tuple[np.ndarray, np.ndarray]:
