@@ -34,10 +34,12 @@ from threadpoolctl import threadpool_limits
 
 from analytics.prediction.dataset import Dataset
 from analytics.prediction.evaluate import DAY, BlockRun
-from analytics.prediction.fleet import FleetSpec
+from analytics.prediction.fleet import HARDWARE_KINDS, FleetSpec
 from analytics.prediction.models import choose_threshold
 from analytics.prediction.walkforward import WalkForward, walk_forward
 from bench.prediction_sim import DESIGN_SEEDS, MEMBERS, TARGET, _dataset
+from sim.random_faults import LLAMA3_MIX, PRECURSOR_STYLES
+from sim.scenario import RandomFaults
 
 RESULTS = Path(__file__).resolve().parents[1] / "bench" / "results" / "prediction_ceiling.json"
 HORIZON_S = 24 * 3600.0
@@ -203,6 +205,46 @@ def ceiling(parts: list[dict[str, Any]]) -> dict[str, Any]:
     return {"test_failures": counts, "methods": out}
 
 
+def onset_oracle(
+    lead_s: tuple[float, float], horizon_s: float, precursor_share: float, step_s: float = 3600.0
+) -> list[dict[str, float]]:
+    """Return the best alert rules of a predictor that knows each precursor's onset exactly.
+
+    Leads are spread evenly over `lead_s`; a row every `step_s` while a precursor runs; a
+    row at age a (time since onset) is positive when the failure is within the horizon.
+    Such a predictor knows a, not the lead, so its best rules alert from some age a0 on:
+    precision is the share of positive rows among those alerted, failure recall the share
+    of failures with a precursor older than a0, times `precursor_share` (silent failures are
+    never caught). One entry per a0 (hours).
+    """
+    leads = np.linspace(*lead_s, 2001)
+    out = []
+    for a0 in np.arange(0.0, lead_s[1] / step_s) * step_s:
+        alerted = positive = 0.0
+        for lead in leads:
+            age = np.arange(a0, lead, step_s)
+            alerted += age.size
+            positive += int(np.count_nonzero(lead - age <= horizon_s))
+        caught = float(np.mean(leads > a0)) * precursor_share
+        if alerted:
+            out.append(
+                {
+                    "alert_from_age_h": float(a0 / 3600),
+                    "precision": round(positive / alerted, 4),
+                    "failure_recall": round(caught, 4),
+                }
+            )
+    return out
+
+
+def twin_precursor_share() -> float:
+    """Return the share of the prediction fleet's GPU failures that get a precursor."""
+    kinds = dict(LLAMA3_MIX)
+    hardware = sum(kinds[k] for k in HARDWARE_KINDS)
+    with_style = sum(kinds[k] for k in PRECURSOR_STYLES)
+    return FleetSpec().precursor_share * with_style / hardware
+
+
 def _block_oracle(
     test: pd.DataFrame, score: np.ndarray, y: np.ndarray, kept: np.ndarray
 ) -> np.ndarray:
@@ -232,6 +274,14 @@ def main(argv: list[str] | None = None) -> None:
         "note": "hindsight cuts on the walk-forward's own block scores (median fold rank); "
         "truth read only to break recall down, never as a feature",
         **ceiling(parts),
+        "onset_oracle": {
+            "note": "knows each precursor's onset exactly, not its lead; the twin's lead "
+            "range and precursor share; best rules alert once a precursor is a0 hours old",
+            "precursor_share": round(twin_precursor_share(), 4),
+            "rules": onset_oracle(
+                RandomFaults().precursor_lead_s, HORIZON_S, twin_precursor_share()
+            ),
+        },
     }
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(result, indent=2) + "\n")

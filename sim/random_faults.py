@@ -63,7 +63,7 @@ def draw_random_faults(scenario: Scenario, hw: Hardware, rng: np.random.Generato
 
 # Which counters worsen before each failure kind (HBM failures show in ECC; a GPU that
 # falls off the bus more often shows heat or a degrading PCIe link first).
-_STYLES: dict[str, tuple[tuple[str, ...], tuple[float, ...]]] = {
+PRECURSOR_STYLES: dict[str, tuple[tuple[str, ...], tuple[float, ...]]] = {
     "ecc_dbe": (("memory", "thermal", "pcie"), (0.8, 0.1, 0.1)),
     "xid79": (("memory", "thermal", "pcie"), (0.3, 0.3, 0.4)),
 }
@@ -71,11 +71,11 @@ _STYLES: dict[str, tuple[tuple[str, ...], tuple[float, ...]]] = {
 
 def _with_precursor(fault: Any, s: Scenario, rng: np.random.Generator) -> Any:
     """Turn a share of GPU hardware failures into a precursor that leads to them."""
-    if not isinstance(fault, GpuFault) or fault.kind not in _STYLES:
+    if not isinstance(fault, GpuFault) or fault.kind not in PRECURSOR_STYLES:
         return fault
     if rng.random() >= s.random_faults.precursor_share:
         return fault
-    styles, weights = _STYLES[fault.kind]
+    styles, weights = PRECURSOR_STYLES[fault.kind]
     low, high = s.random_faults.precursor_lead_s
     return GpuFault(
         kind="precursor",

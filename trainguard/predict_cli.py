@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 METHODS = ("cascade", "parallel", "gbdt", "logreg", "forest")  # sklearn loads only when used
+TRAIN_METHODS = ("vote", *METHODS)  # vote: the bench's walk-forward method (needs history)
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,unused-ignore]
@@ -16,9 +17,15 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     p = sub.add_parser("predict", help="predict GPU hardware failures (train, score, evaluate)")
     own = p.add_subparsers(dest="predict_command", required=True)
 
-    def common(q: argparse.ArgumentParser) -> None:
-        q.add_argument("--horizon-h", type=int, default=24, help="failure within this many hours")
-        q.add_argument("--method", choices=METHODS, default="cascade", help="model or ensemble")
+    def common(q: argparse.ArgumentParser, methods: tuple[str, ...], default: str) -> None:
+        q.add_argument(
+            "--horizon-h",
+            type=int,
+            default=24,
+            help="failure within this many hours (the API shows 24; on the twin 48 met the "
+            "0.9 precision target, README 'Failure prediction')",
+        )
+        q.add_argument("--method", choices=methods, default=default, help="model or ensemble")
         q.add_argument("--target-precision", type=float, default=0.9, help="precision to reach")
 
     t = own.add_parser(
@@ -33,7 +40,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
         help="label with the twin's truth.json instead of the stored incidents (twin only)",
     )
     t.add_argument("--model", type=Path, required=True, help="where to write the model")
-    common(t)
+    common(t, TRAIN_METHODS, "vote")
     t.set_defaults(func=cmd_train)
     s = own.add_parser("score", help="score every GPU's latest window into gpu_risk")
     s.add_argument("--model", type=Path, required=True, help="a model from `predict train`")
@@ -50,7 +57,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     e.add_argument("--days", type=int, default=20, help="simulated days (<= 30)")
     e.add_argument("--nodes", type=int, default=64, help="8-GPU nodes")
     e.add_argument("--seed", type=int, default=11, help="fleet seed")
-    common(e)
+    common(e, METHODS, "cascade")
     e.set_defaults(func=cmd_evaluate)
 
 
@@ -76,7 +83,12 @@ def _check(args: argparse.Namespace) -> None:
 
 def cmd_train(args: argparse.Namespace) -> int:
     """Train a predictor on the configured store."""
-    from analytics.prediction.labels import failures_from_store, failures_from_truth, label_windows
+    from analytics.prediction.labels import (
+        failures_from_store,
+        failures_from_truth,
+        label_windows,
+        time_to_failure,
+    )
     from analytics.prediction.pipeline import PredictError, store_features, train
     from analytics.store import StoreError
     from trainguard.settings import StoreSettings
@@ -95,7 +107,8 @@ def cmd_train(args: argparse.Namespace) -> int:
             failures, source = failures_from_store(store, start, until), "stored incidents"
         frame = store_features(store, int(start.timestamp()), int(end.timestamp()) + 1)
         y = label_windows(frame, failures, args.horizon_h * 3600)
-        predictor = train(frame, y, args.method, args.horizon_h, args.target_precision)
+        ttf = time_to_failure(frame, failures)
+        predictor = train(frame, y, args.method, args.horizon_h, args.target_precision, ttf=ttf)
     except (ValueError, KeyError, PredictError, StoreError) as exc:
         return _fail(str(exc).splitlines()[0])
     predictor.save(args.model)

@@ -18,7 +18,7 @@ from analytics.prediction.models import (
     scores,
 )
 
-Method = Literal["gbdt", "logreg", "forest", "parallel", "cascade"]
+Method = Literal["gbdt", "logreg", "forest", "parallel", "cascade", "vote"]
 DAY = 86_400
 
 
@@ -56,9 +56,10 @@ def counter_lead(frame: pd.DataFrame, ttf: np.ndarray) -> dict[str, float | int]
 
     For every failure, the GPU's last feature row before it: the latest onset over its
     counters (`*_onset_h`), counting only counters that started moving within the week (a
-    counter moving the whole week is a steady emitter, not a precursor). This is what a
-    cluster's own history says about how early failures show, so a horizon can be chosen
-    from it instead of from the simulator's settings.
+    counter moving the whole week is a steady emitter, not a precursor). Benign emitters
+    that start by chance spread evenly over the week; precursors pile up in the days just
+    before failures. The 24 h bins show where the pile ends, so a horizon can be read off
+    a cluster's own history instead of the simulator's settings.
     """
     seen = np.isfinite(ttf) & (ttf > 0)
     rows = frame.loc[seen, ["node", "gpu"]].assign(
@@ -74,9 +75,10 @@ def counter_lead(frame: pd.DataFrame, ttf: np.ndarray) -> dict[str, float | int]
         "failures": len(last),
         "with_new_counter_movement": int(moved.size),
     }
-    if moved.size:
-        for q in (50, 90, 100):
-            out[f"lead_h_p{q}"] = round(float(np.percentile(moved, q)), 1)
+    edges = np.arange(0, HISTORY_H + 24, 24)
+    counts = np.histogram(moved, bins=edges)[0]
+    for lo, hi, n in zip(edges[:-1], edges[1:], counts, strict=True):
+        out[f"lead_{lo}_{hi}h"] = int(n)
     return out
 
 
@@ -104,19 +106,19 @@ class Fitted:
     """A fitted method with its threshold, able to score and alert."""
 
     method: Method
-    model: object
+    model: Any  # a classifier, an ensemble, or a FoldVote (method "vote")
 
     def score(self, frame: pd.DataFrame, x: np.ndarray) -> np.ndarray:
         """Return risk scores."""
-        if isinstance(self.model, ParallelEnsemble):
+        if self.method == "vote" or isinstance(self.model, ParallelEnsemble):
             return self.model.score(x)
         if isinstance(self.model, CascadeEnsemble):
             return self.model.score(frame, x)
         return scores(self.model, x)
 
     def alerts(self, frame: pd.DataFrame, x: np.ndarray, cut: float) -> np.ndarray:
-        """Return alerts at the validation cut."""
-        if isinstance(self.model, ParallelEnsemble):
+        """Return alerts at the validation cut (the vote and the ensembles keep their own)."""
+        if self.method == "vote" or isinstance(self.model, ParallelEnsemble):
             return self.model.alerts(x)
         if isinstance(self.model, CascadeEnsemble):
             return self.model.alerts(frame, x)
@@ -145,6 +147,8 @@ def fit_method(
     if method == "cascade":
         cas = CascadeEnsemble().fit(frame, x, y, seed)
         return Fitted(method, cas), cas.calibrate(vframe, vx, vy, target)
+    if method == "vote":
+        raise ValueError("the vote chooses its cut out of fold on all rows, not on a split")
     name: ModelName = method
     fitted = Fitted(method, fit_model(name, x, y, seed=seed))
     return fitted, choose_threshold(fitted.score(vframe, vx), vy, target)

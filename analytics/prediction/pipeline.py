@@ -16,6 +16,7 @@ from analytics.prediction.features import (
     window_summaries,
     xid_events,
 )
+from analytics.prediction.walkforward import FoldVote
 from analytics.store import Store
 
 REASON_FEATURES = (
@@ -75,10 +76,28 @@ def train(
     horizon_h: int,
     target_precision: float,
     val_share: float = 0.25,
+    ttf: np.ndarray | None = None,
 ) -> Predictor:
-    """Fit on the earlier part of the rows, choose the cut on the later part."""
+    """Fit and choose the cut for the target precision.
+
+    "vote" is the bench's walk-forward method (`FoldVote`: logreg and GBDT fold models,
+    cuts chosen out of fold over all rows, alerts where both majority votes agree); it
+    needs each row's time to failure `ttf` (inf: none). The others fit on the earlier part
+    of the rows and choose the cut on the later part.
+    """
     if y.sum() < 2:
         raise PredictError("fewer than 2 positive windows: no GPU failures to learn from")
+    if method == "vote":
+        if ttf is None:
+            raise PredictError("the vote method needs each window's time to failure")
+        try:
+            vote = FoldVote(target=target_precision).fit(
+                matrix(frame), frame["time"].to_numpy(float), y, ttf, horizon_h * 3600.0
+            )
+        except ValueError as exc:
+            raise PredictError(str(exc)) from exc
+        assert vote.chosen is not None
+        return Predictor(Fitted("vote", vote), vote.chosen.value, horizon_h, target_precision)
     t = frame["time"].to_numpy()
     split = np.quantile(t, 1 - val_share)
     tr, va = t < split, t >= split

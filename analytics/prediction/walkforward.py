@@ -19,8 +19,8 @@ block; the whole history holds all of them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -115,7 +115,17 @@ def _fit_score(
         two = TwoStage().fit(x[train], ttf[train], horizon_s, seed)
         return two.score
     model = fit_model(name, x[train & usable], y[train & usable], seed=seed)  # type: ignore[arg-type]
-    return lambda rows: scores(model, rows)
+    return _Scorer(model)
+
+
+@dataclass
+class _Scorer:
+    """A fitted single model as a scoring function (one that pickles, unlike a closure)."""
+
+    model: Any
+
+    def __call__(self, rows: np.ndarray) -> np.ndarray:
+        return scores(self.model, rows)
 
 
 def fold_edges(start: float, end: float, folds: int) -> list[tuple[float, float]]:
@@ -132,6 +142,34 @@ def fold_rank(own: np.ndarray, block: np.ndarray) -> tuple[np.ndarray, np.ndarra
     fold models on one scale, the one the pooled out-of-fold cut is chosen on.
     """
     return percentile_rank(own, own), percentile_rank(own, block)
+
+
+def fold_models(
+    names: Sequence[str],
+    x: np.ndarray,
+    y: np.ndarray,
+    ttf: np.ndarray,
+    horizon_s: float,
+    t: np.ndarray,
+    usable: np.ndarray,
+    history: np.ndarray,
+    labelled: np.ndarray,
+    folds: int,
+    seed: int = 0,
+) -> Iterator[tuple[np.ndarray, str, Any]]:
+    """Yield (fold rows, model name, scoring function) for every time fold of `history`.
+
+    Each model trains on `labelled` rows outside its fold and the embargo around it; a
+    fold with no training failure is skipped.
+    """
+    h_t = t[history]
+    for a, b in fold_edges(float(h_t.min()), float(h_t.max()) + 1, folds):
+        fold = history & (t >= a) & (t < b)
+        train = labelled & ((t < a - EMBARGO_S) | (t >= b + EMBARGO_S))
+        if not fold.any() or y[train & usable].sum() == 0:
+            continue
+        for n in names:
+            yield fold, n, _fit_score(n, x, y, ttf, horizon_s, train, usable, seed)
 
 
 def oof_scores(
@@ -159,17 +197,12 @@ def oof_scores(
     """
     out: dict[str, np.ndarray] = {n: np.full(len(t), np.nan) for n in names}
     on_test: dict[str, list[np.ndarray]] = {n: [] for n in names}
-    h_t = t[history]
-    for a, b in fold_edges(float(h_t.min()), float(h_t.max()) + 1, folds):
-        fold = history & (t >= a) & (t < b)
-        train = labelled & ((t < a - EMBARGO_S) | (t >= b + EMBARGO_S))
-        if not fold.any() or y[train & usable].sum() == 0:
-            continue
-        for n in names:
-            score = _fit_score(n, x, y, ttf, horizon_s, train, usable, seed)
-            own, block = fold_rank(score(x[fold]), score(x[test]))
-            out[n][fold] = own
-            on_test[n].append(block)
+    for fold, n, score in fold_models(
+        names, x, y, ttf, horizon_s, t, usable, history, labelled, folds, seed
+    ):
+        own, block = fold_rank(score(x[fold]), score(x[test]))
+        out[n][fold] = own
+        on_test[n].append(block)
     n_test = int(test.sum())
     stacked = {n: np.vstack(v) if v else np.zeros((0, n_test)) for n, v in on_test.items()}
     return out, stacked
@@ -253,6 +286,81 @@ def walk_forward(
         runs["parallel"].append(BlockRun("parallel", day, rows, alert, pct.min(axis=0), chosen))
         start += plan.step_days * DAY
     return runs
+
+
+@dataclass
+class FoldVote:
+    """The walk-forward's method fit once on all labelled history, to score new windows.
+
+    Fold models as `walk_forward` builds them before a block (same folds, embargo and
+    warm-up); each keeps its own out-of-fold scores, so new rows are ranked among them
+    (`fold_rank`), and the cut is chosen on the pooled out-of-fold ranks for the target
+    precision. One member alerts on its majority vote (`fold_vote`); several alert where
+    all their votes agree, at one common top fraction (`parallel_cut`), as "parallel".
+    """
+
+    names: tuple[str, ...] = ("logreg", "gbdt")
+    target: float = 0.9
+    plan: WalkForward = field(default_factory=WalkForward)
+    members: dict[str, list[tuple[Any, np.ndarray]]] = field(default_factory=dict)
+    member_oof: dict[str, np.ndarray] = field(default_factory=dict)
+    cuts: dict[str, float] = field(default_factory=dict)
+    chosen: Threshold | None = None
+
+    def fit(
+        self, x: np.ndarray, t: np.ndarray, y: np.ndarray, ttf: np.ndarray, horizon_s: float
+    ) -> FoldVote:
+        """Fit the fold models on rows whose labels are all known; choose the cuts."""
+        history = t >= t.min() + self.plan.warmup_h * 3600
+        if not history.any():
+            raise ValueError(
+                f"fewer than {self.plan.warmup_h:g} h of telemetry: nothing to cut out of fold"
+            )
+        usable = training_rows(t, ttf, horizon_s, self.plan.exclude_ambiguous)
+        everything = np.ones(len(t), dtype=bool)
+        oof = {n: np.full(len(t), np.nan) for n in self.names}
+        self.members = {n: [] for n in self.names}
+        folds = fold_models(
+            self.names, x, y, ttf, horizon_s, t, usable, history, everything, self.plan.folds
+        )
+        for fold, n, score in folds:
+            raw = score(x[fold])
+            self.members[n].append((score, np.sort(raw)))
+            oof[n][fold] = percentile_rank(raw, raw)
+        if not all(self.members.values()):
+            raise ValueError("no time fold has a failure outside it to learn from")
+        scored = history & np.all([np.isfinite(v) for v in oof.values()], axis=0)
+        self.member_oof = {n: oof[n][scored] for n in self.names}
+        if len(self.names) == 1:
+            self.chosen = choose_threshold(self.member_oof[self.names[0]], y[scored], self.target)
+            self.cuts = {self.names[0]: self.chosen.value}
+        else:
+            members = [self.member_oof[n] for n in self.names]
+            self.chosen, cuts = parallel_cut(members, y[scored], self.target)
+            self.cuts = dict(zip(self.names, cuts, strict=True))
+        return self
+
+    def _votes(self, x: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        out = []
+        for n in self.names:
+            ranks = [percentile_rank(own, score(x)) for score, own in self.members[n]]
+            out.append(fold_vote(np.vstack(ranks), self.cuts[n]))
+        return out
+
+    def score(self, x: np.ndarray) -> np.ndarray:
+        """Return each row's risk: its median fold rank, the lowest member's for several."""
+        votes = self._votes(x)
+        if len(votes) == 1:
+            return votes[0][1]
+        medians = [s for _, s in votes]
+        pct = [
+            percentile_rank(self.member_oof[n], s) for n, s in zip(self.names, medians, strict=True)
+        ]
+        return np.vstack(pct).min(axis=0)
+
+    def alerts(self, x: np.ndarray) -> np.ndarray:
+        """Return the rows every member's majority vote alerts."""
+        return np.all([a for a, _ in self._votes(x)], axis=0)
 
 
 def alert_level(

@@ -140,4 +140,5 @@ def test_counter_lead_reads_how_early_new_counter_movement_began():
     ttf = 10 * h - f["time"].to_numpy()
     lead = counter_lead(f, ttf)
     assert lead["failures"] == 3 and lead["with_new_counter_movement"] == 1
-    assert lead["lead_h_p50"] == 30.0  # 29 h of movement at the last row, 1 h before failure
+    assert lead["lead_24_48h"] == 1  # 29 h of movement at the last row, 1 h before failure
+    assert sum(v for k, v in lead.items() if k.startswith("lead_")) == 1

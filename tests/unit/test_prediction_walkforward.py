@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pandas as pd
+import pytest
 
 from analytics.prediction.features import FEATURE_COLUMNS
 from analytics.prediction.models import choose_threshold, scores
 from analytics.prediction.walkforward import (
+    FoldVote,
     TwoStage,
     WalkForward,
     alert_level,
@@ -87,6 +91,33 @@ def test_walk_forward_cuts_never_see_the_test_block_or_later_labels():
     first = runs["logreg"][0]
     assert f["time"].to_numpy()[first.rows].min() >= f["time"].min() + 10 * DAY
     assert set(runs) == {"logreg", "parallel"}
+
+
+def test_fold_vote_fit_on_known_history_alerts_a_block_as_the_walk_forward_does():
+    """Production's model (`FoldVote`) is the bench's: same fold models, cuts, votes."""
+    f, ttf = synthetic_fleet(20, 5)
+    y = (ttf <= H).astype(np.int8)
+    plan = WalkForward(first_test_day=12, step_days=4, folds=3)
+    runs = walk_forward(f, y, ttf, H, ("logreg", "gbdt"), plan)
+    t = f["time"].to_numpy()
+    known = t + H < t.min() + 12 * DAY  # the labels the first block's history has
+    x = f[list(FEATURE_COLUMNS)].to_numpy(dtype="float64")
+    for names, method in ((("logreg", "gbdt"), "parallel"), (("logreg",), "logreg")):
+        block = runs[method][0]
+        vote = FoldVote(names, 0.9, plan).fit(x[known], t[known], y[known], ttf[known], H)
+        assert block.alert.any()
+        assert vote.alerts(x[block.rows]).tolist() == block.alert.tolist()
+        assert np.allclose(vote.score(x[block.rows]), block.score)
+    stored = pickle.loads(pickle.dumps(vote))  # `predict train` writes it, `score` reads it
+    assert stored.alerts(x[block.rows]).tolist() == block.alert.tolist()
+
+
+def test_fold_vote_refuses_history_shorter_than_the_feature_warm_up():
+    f, ttf = synthetic_fleet(5, 5)
+    x = f[list(FEATURE_COLUMNS)].to_numpy(dtype="float64")
+    t = f["time"].to_numpy()
+    with pytest.raises(ValueError, match="168 h of telemetry"):
+        FoldVote().fit(x, t, (ttf <= H).astype(np.int8), ttf, H)
 
 
 def test_two_stage_scores_zero_where_the_wide_filter_drops_a_row():
