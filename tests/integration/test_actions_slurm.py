@@ -69,7 +69,9 @@ def test_gpu_fault_drains_node_with_incident_id_and_requeues_job_excluding_it(
     assert incident.id in slurm.run(["sinfo", "-R", "-h", "-n", node, "-o", "%E"])
     job = slurm.job(job_id)
     assert node in job["ExcNodeList"].split(",") and job["Restarts"] == "1"
-    assert "REBOOT_REQUESTED" in state.flags
+    # Requested, or already issued: slurmctld issues the reboot as soon as the drained node
+    # is idle, which can happen before this check (CI saw REBOOT_ISSUED once).
+    assert state.flags & {"REBOOT_REQUESTED", "REBOOT_ISSUED"}
     assert load_incident(server_store, incident.id).status == IncidentStatus.RESOLVED
     events = db.audit_events(server_store, incident_id=incident.id)
     for a in got:
