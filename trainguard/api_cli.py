@@ -57,6 +57,7 @@ def build_context(
         tokens=TokenBook(store, cache_s=settings.token_cache_s),
         checks=checks,
         cache_s=settings.cache_s,
+        risk_horizon_h=settings.risk_horizon_h,
         generation=Generation(settings.generation_file),
         engine=engine,
         deliverer=engine.dispatcher.deliverer if engine and engine.dispatcher else None,

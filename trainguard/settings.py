@@ -94,6 +94,9 @@ class ApiSettings(BaseSettings):
         8, ge=1, le=64, description="ClickHouse connections per worker (queries at once)."
     )
     token_cache_s: float = Field(30.0, ge=0, le=3600, description="Revocation delay.")
+    risk_horizon_h: int = Field(
+        24, ge=1, le=720, description="Failure-risk horizon shown (`predict score` writes it)."
+    )
     generation_file: Path | None = Field(
         None,
         description=(

@@ -20,7 +20,6 @@ from api.problems import NotFound
 from diagnosis.health import HEALTHY, SUSPECT, gpu_state, suspects_by_component
 
 router = APIRouter(responses=ERRORS, prefix="/v1", tags=["fleet"])
-RISK_HORIZON_H = 24  # the failure-risk horizon shown (`trainguard predict score` writes it)
 WINDOW = timedelta(minutes=10)  # a GPU unseen for longer than this is not listed
 
 
@@ -115,7 +114,9 @@ def _compute_fleet(ctx: ApiContext) -> list[GpuHealth]:
     isolated = isolated_nodes(ctx.store)
     risk = {
         (str(r["node"]), int(r["gpu"])): float(r["risk"])
-        for r in gpu_risk(ctx.store, horizon_h=RISK_HORIZON_H, limit=1_000_000).to_dict("records")
+        for r in gpu_risk(ctx.store, horizon_h=ctx.risk_horizon_h, limit=1_000_000).to_dict(
+            "records"
+        )
     }
     out = []
     columns = ("node", "gpu", "last_ts", "temp_c", "power_w", "util", "sbe", "dbe", "nvml_error")

@@ -246,3 +246,11 @@ def test_failure_risk_from_prediction_reaches_gpu_health(api):
     gpus = {(g["node"], g["gpu"]): g for g in api.get("/v1/gpus", limit=5000).json()["items"]}
     assert gpus[("node-0003", 4)]["risk"] == 0.93  # the 24 h horizon is the one shown
     assert gpus[("node-0003", 5)]["risk"] is None
+    ctx.risk_horizon_h = 1  # TG_API_RISK_HORIZON_H=1
+    ctx.invalidate()
+    try:
+        gpus = {(g["node"], g["gpu"]): g for g in api.get("/v1/gpus", limit=5000).json()["items"]}
+        assert gpus[("node-0003", 4)]["risk"] == 0.2
+    finally:
+        ctx.risk_horizon_h = 24
+        ctx.invalidate()
