@@ -307,8 +307,10 @@ def _value_at(
 
     Rows must be sorted by GPU (`gid` ascending) then bucket.
     """
-    key = gid * 1e10 + bucket
-    i = np.searchsorted(key, gid * 1e10 + at, side="right") - 1
+    # Exact integer keys: epoch seconds fit in 32 bits until 2106.
+    g = gid.astype("int64") << 32
+    key = g + bucket.astype("int64")
+    i = np.searchsorted(key, g + np.floor(at).astype("int64"), side="right") - 1
     i = np.clip(i, 0, len(values) - 1)
     return np.where((gid[i] == gid) & (bucket[i] <= at), values[i], 0.0)
 
