@@ -86,7 +86,6 @@ def cmd_train(args: argparse.Namespace) -> int:
     from analytics.prediction.labels import (
         failures_from_store,
         failures_from_truth,
-        label_windows,
         time_to_failure,
     )
     from analytics.prediction.pipeline import PredictError, store_features, train
@@ -106,8 +105,8 @@ def cmd_train(args: argparse.Namespace) -> int:
             until = end + timedelta(hours=args.horizon_h)
             failures, source = failures_from_store(store, start, until), "stored incidents"
         frame = store_features(store, int(start.timestamp()), int(end.timestamp()) + 1)
-        y = label_windows(frame, failures, args.horizon_h * 3600)
         ttf = time_to_failure(frame, failures)
+        y = (ttf <= args.horizon_h * 3600).astype("int8")  # label_windows, from the same ttf
         predictor = train(frame, y, args.method, args.horizon_h, args.target_precision, ttf=ttf)
     except (ValueError, KeyError, PredictError, StoreError) as exc:
         return _fail(str(exc).splitlines()[0])

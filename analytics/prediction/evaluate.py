@@ -110,19 +110,29 @@ class Fitted:
 
     def score(self, frame: pd.DataFrame, x: np.ndarray) -> np.ndarray:
         """Return risk scores."""
-        if self.method == "vote" or isinstance(self.model, ParallelEnsemble):
+        if isinstance(self.model, ParallelEnsemble):
             return self.model.score(x)
+        if self.method == "vote":
+            return self.model.predict(x)[1]
         if isinstance(self.model, CascadeEnsemble):
             return self.model.score(frame, x)
         return scores(self.model, x)
 
-    def alerts(self, frame: pd.DataFrame, x: np.ndarray, cut: float) -> np.ndarray:
-        """Return alerts at the validation cut (the vote and the ensembles keep their own)."""
-        if self.method == "vote" or isinstance(self.model, ParallelEnsemble):
-            return self.model.alerts(x)
+    def assess(
+        self, frame: pd.DataFrame, x: np.ndarray, cut: float
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Return (risk scores, alerts at the validation cut); the vote and the ensembles
+        keep their own cuts. The models score each row once where the alerts follow from
+        the scores."""
+        if self.method == "vote":
+            alerts, risk = self.model.predict(x)
+            return risk, alerts
+        if isinstance(self.model, ParallelEnsemble):
+            return self.model.score(x), self.model.alerts(x)
         if isinstance(self.model, CascadeEnsemble):
-            return self.model.alerts(frame, x)
-        return self.score(frame, x) >= cut
+            return self.model.score(frame, x), self.model.alerts(frame, x)
+        risk = self.score(frame, x)
+        return risk, risk >= cut
 
 
 def fit_method(
@@ -192,8 +202,7 @@ def time_split_eval(
                 method, frame[tr], x[tr], y[tr], frame[va], x[va], y[va], target
             )
         te = (t >= start) & (t < start + step_days * DAY)
-        alert = fitted.alerts(frame[te], x[te], chosen.value)
-        score = fitted.score(frame[te], x[te])
+        score, alert = fitted.assess(frame[te], x[te], chosen.value)
         runs.append(
             BlockRun(method, round((start - t0) / DAY, 1), np.flatnonzero(te), alert, score, chosen)
         )

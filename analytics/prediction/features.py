@@ -264,7 +264,8 @@ def _onset_features(f: pd.DataFrame, out: pd.DataFrame) -> None:
     """
     first = _first_in_week(f, [f"_{c}_moving" for c in RATE_COUNTERS])
     gid = f["_gid"].to_numpy()
-    end = f["bucket"].to_numpy().astype("float64") + 3600
+    bucket = f["bucket"].to_numpy().astype("float64")
+    end = out["time"].to_numpy().astype("float64")  # the decision time: the bucket's end
     for c in RATE_COUNTERS:
         began = first[f"_{c}_moving"].to_numpy()
         moved = np.isfinite(began)
@@ -274,12 +275,11 @@ def _onset_features(f: pd.DataFrame, out: pd.DataFrame) -> None:
         out[f"{c}_share_24h"] = out[f"{c}_24h"] / week
         step = (f[f"{c}_max"] - f[f"{c}_min"]).clip(lower=0).fillna(0)
         total = step.groupby(f["_gid"]).cumsum().to_numpy()
-        start = np.where(moved, began, end)
-        until = np.minimum(start + 5 * 3600, end - 3600)  # the first 6 buckets, or fewer
-        first_6h = _value_at(gid, f["bucket"].to_numpy(), total, until) - _value_at(
-            gid, f["bucket"].to_numpy(), total, start - 3600
-        )
-        early = np.clip(first_6h, 0, None) / np.maximum((until - start) / 3600 + 1, 1)
+        start = np.where(moved, began, bucket)
+        until = np.minimum(start + 5 * 3600, bucket)  # buckets starting in the first 6 h
+        first_6h = _value_at(gid, bucket, total, until) - _value_at(gid, bucket, total, start - 1)
+        hours = (until + (end - bucket) - start) / 3600  # from onset to the end of `until`
+        early = np.clip(first_6h, 0, None) / np.maximum(hours, 1)
         growth = np.log1p(out[f"{c}_6h"].to_numpy() / 6) - np.log1p(early)
         out[f"{c}_growth"] = np.where(moved, growth, 0.0)
 
@@ -345,7 +345,7 @@ def _heat_features(f: pd.DataFrame, out: pd.DataFrame) -> None:
     # A hot aisle or an HBM-bound job throttles all week; a part heating up starts to.
     f["_throttling"] = (f["throttled"].fillna(0) > 0).astype("float64")
     began = _first_in_week(f, ["_throttling"])["_throttling"].to_numpy()
-    out["throttle_onset_h"] = _hours_since(began, f["bucket"].to_numpy().astype("float64") + 3600)
+    out["throttle_onset_h"] = _hours_since(began, out["time"].to_numpy().astype("float64"))
 
 
 def _temp_rise(f: pd.DataFrame, out: pd.DataFrame, last_6h: pd.Series) -> None:

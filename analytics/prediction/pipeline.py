@@ -121,8 +121,7 @@ def score_latest(predictor: Predictor, frame: pd.DataFrame) -> pd.DataFrame:
     latest = frame.sort_values("time").drop_duplicates(["node", "gpu"], keep="last")
     latest = latest.reset_index(drop=True)
     x = matrix(latest)
-    risk = predictor.fitted.score(latest, x)
-    alert = predictor.fitted.alerts(latest, x, predictor.cut)
+    risk, alert = predictor.fitted.assess(latest, x, predictor.cut)
     return pd.DataFrame(
         {
             "ts": latest["time"].astype("int64"),

@@ -224,6 +224,19 @@ def fold_vote(fold_scores: np.ndarray, cut: float) -> tuple[np.ndarray, np.ndarr
     return 2 * votes > k, np.median(fold_scores, axis=0)
 
 
+def intersect_votes(
+    member_oof: list[np.ndarray], votes: list[tuple[np.ndarray, np.ndarray]]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return (alerts, score) of the members' intersection ("parallel").
+
+    A row alerts where every member's majority vote does; its score is the lowest member
+    percentile of its median fold rank (among that member's out-of-fold ranks).
+    """
+    alert = np.all([a for a, _ in votes], axis=0)
+    pct = [percentile_rank(r, s) for r, (_, s) in zip(member_oof, votes, strict=True)]
+    return alert, np.vstack(pct).min(axis=0)
+
+
 def parallel_cut(
     member_oof: list[np.ndarray], y: np.ndarray, target: float
 ) -> tuple[Threshold, list[float]]:
@@ -279,11 +292,8 @@ def walk_forward(
                 member_oof.append(oof[n][scored])
         chosen, cuts = parallel_cut(member_oof, y[scored], plan.target)
         votes = [fold_vote(on_test[n], c) for n, c in zip(names, cuts, strict=True)]
-        alert = np.all([a for a, _ in votes], axis=0)
-        pct = np.vstack(
-            [percentile_rank(r, s) for r, (_, s) in zip(member_oof, votes, strict=True)]
-        )
-        runs["parallel"].append(BlockRun("parallel", day, rows, alert, pct.min(axis=0), chosen))
+        alert, score = intersect_votes(member_oof, votes)
+        runs["parallel"].append(BlockRun("parallel", day, rows, alert, score, chosen))
         start += plan.step_days * DAY
     return runs
 
@@ -340,27 +350,26 @@ class FoldVote:
             self.cuts = dict(zip(self.names, cuts, strict=True))
         return self
 
-    def _votes(self, x: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-        out = []
+    def predict(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Return (alerts, risk) of new rows, scoring each fold model once.
+
+        One member: its majority vote and median fold rank; several: `intersect_votes`.
+        """
+        votes = []
         for n in self.names:
             ranks = [percentile_rank(own, score(x)) for score, own in self.members[n]]
-            out.append(fold_vote(np.vstack(ranks), self.cuts[n]))
-        return out
+            votes.append(fold_vote(np.vstack(ranks), self.cuts[n]))
+        if len(votes) == 1:
+            return votes[0]
+        return intersect_votes([self.member_oof[n] for n in self.names], votes)
 
     def score(self, x: np.ndarray) -> np.ndarray:
-        """Return each row's risk: its median fold rank, the lowest member's for several."""
-        votes = self._votes(x)
-        if len(votes) == 1:
-            return votes[0][1]
-        medians = [s for _, s in votes]
-        pct = [
-            percentile_rank(self.member_oof[n], s) for n, s in zip(self.names, medians, strict=True)
-        ]
-        return np.vstack(pct).min(axis=0)
+        """Return each row's risk (see `predict`)."""
+        return self.predict(x)[1]
 
     def alerts(self, x: np.ndarray) -> np.ndarray:
-        """Return the rows every member's majority vote alerts."""
-        return np.all([a for a, _ in self._votes(x)], axis=0)
+        """Return the rows that alert (see `predict`)."""
+        return self.predict(x)[0]
 
 
 def alert_level(
