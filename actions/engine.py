@@ -18,7 +18,16 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from actions import store as db
-from actions.model import ISOLATING, ActionKind, ActionPlan, ActionResult, Mode, Risk, State
+from actions.model import (
+    FINAL_STATES,
+    ISOLATING,
+    ActionKind,
+    ActionPlan,
+    ActionResult,
+    Mode,
+    Risk,
+    State,
+)
 from actions.policy import HistoryView, Policy, Selection, component_key, select
 from actions.registry import ActionRegistry, ActionRequest
 from actions.safety import BREAKER, BreakerLimits, Budgets, breaker_trips, over_budget
@@ -38,6 +47,7 @@ from diagnosis.model import IncidentStatus
 from ingest.bus import Producer
 
 log = logging.getLogger(__name__)
+WAIT_CHECK_TIMEOUT_S = 60.0  # one re-check of a waiting step (a query), not the whole wait
 CrashHook = Callable[[str, ActionPlan], None]
 
 
@@ -198,6 +208,8 @@ class ActionEngine:
         plan = action.plan
         if action.state == State.EXECUTING:
             return self._reconcile(plan)
+        if action.state == State.WAITING:
+            return self._check_again(plan)
         gate = self._gate(plan, action.state)
         if gate is not None:
             return gate
@@ -267,10 +279,48 @@ class ActionEngine:
             return self._execute(plan)
         return self._record(plan, result, 0.0)
 
+    def _check_again(self, plan: ActionPlan) -> bool:
+        """A step waiting on the world: check once more; only a change is stored."""
+        executor = self.registry.get(plan.kind)
+        result = run_with_timeout(lambda: executor.execute(plan), WAIT_CHECK_TIMEOUT_S)
+        if result.status == "waiting":
+            return False
+        waited = (self.clock() - plan.created_at).total_seconds()
+        return self._record(plan, result, waited)
+
+    def _supersede(self, plan: ActionPlan) -> None:
+        """A node just isolated: ladders of other incidents waiting to isolate it stand down.
+
+        E.g. a GPU predicted to fail that fails before its job checkpoints: the hardware
+        incident's ladder drains the node and restarts the job, so the prediction's ladder
+        must not drain and restart it again when the restarted job saves.
+        """
+        node = plan.target.node
+        if not node:
+            return
+        waiting = db.load_actions(self.store, states=[State.WAITING])
+        stale = {
+            a.plan.incident_id
+            for a in waiting
+            if a.plan.target.node == node and a.plan.incident_id != plan.incident_id
+        }
+        for incident_id in sorted(stale):
+            why = f"superseded: {plan.incident_id} isolated {node} ({plan.kind.value})"
+            for a in db.load_actions(self.store, incident_id=incident_id):
+                if a.state not in FINAL_STATES:
+                    self._finish(a.plan, State.EXPIRED, None, "superseded", {"reason": why})
+            self._transition(incident_id, IncidentStatus.RESOLVED, why)
+
     def _record(self, plan: ActionPlan, result: ActionResult, took_s: float) -> bool:
+        if result.status == "waiting":
+            db.save_state(self.store, plan, State.WAITING, self.clock(), result)
+            self._audit("waiting", plan, detail={"detail": result.detail})
+            return False
         state = {"done": State.DONE, "skipped": State.SKIPPED}.get(result.status, State.FAILED)
         detail = {"phase": PHASES.get(plan.kind, plan.kind), "duration_s": round(took_s, 4)}
         self._finish(plan, state, result, state.value, {**detail, **result.model_dump()})
+        if state == State.DONE and plan.kind in ISOLATING:
+            self._supersede(plan)
         if state != State.FAILED:
             return True
         if plan.params.get("optional"):
@@ -370,25 +420,39 @@ class ActionEngine:
 
     def recover(self) -> list[str]:
         """After a restart: resume unfinished ladders whose incidents are still current."""
-        open_states = [State.PLANNED, State.APPROVED, State.EXECUTING]
-        pending = db.load_actions(self.store, states=open_states)
+        open_states = [State.PLANNED, State.APPROVED, State.EXECUTING, State.WAITING]
+        return self._resume(db.load_actions(self.store, states=open_states))
+
+    def poll_waiting(self) -> list[str]:
+        """Check every step waiting on the world again (the consumer calls this periodically).
+
+        A waiting step's own timeout bounds the wait, not the incident TTL: a predicted
+        failure may wait hours for its job's checkpoint. An incident closed meanwhile (an
+        operator's false alarm) expires its waiting steps instead.
+        """
+        return self._resume(db.load_actions(self.store, states=[State.WAITING]))
+
+    def _resume(self, pending: list[db.StoredAction]) -> list[str]:
         incidents = sorted({a.plan.incident_id for a in pending})
         for incident_id in incidents:
-            if self._still_current(incident_id):
+            mine = [a for a in pending if a.plan.incident_id == incident_id]
+            waits = any(a.state == State.WAITING for a in mine)
+            if self._still_current(incident_id, ttl=not waits):
                 self.run(incident_id)
             else:
-                for a in pending:
-                    if a.plan.incident_id == incident_id:
-                        self._finish(a.plan, State.EXPIRED, None, "expired")
+                for a in mine:
+                    self._finish(a.plan, State.EXPIRED, None, "expired")
         return incidents
 
-    def _still_current(self, incident_id: str) -> bool:
+    def _still_current(self, incident_id: str, ttl: bool = True) -> bool:
         try:
             incident = load_incident(self.store, incident_id)
         except IncidentNotFound:
             return False
+        if is_final(incident.status):
+            return False
         age = (self.clock() - (incident.updated_at or incident.detected_at)).total_seconds()
-        return age <= self.config.incident_ttl_s and not is_final(incident.status)
+        return not ttl or age <= self.config.incident_ttl_s
 
     # ------------------------------------------------------------------ out
 

@@ -26,6 +26,7 @@ class ActionKind(StrEnum):
     NOTIFY_OWNER = "notify_owner"
     ROLLBACK_CHECKPOINT = "rollback_checkpoint"
     TAINT_NODE = "taint_node"
+    AWAIT_CHECKPOINT = "await_checkpoint"  # the job saves a checkpoint before it is disturbed
 
 
 # Kinds that take capacity out of the fleet: the circuit breaker counts these.
@@ -56,6 +57,7 @@ class State(StrEnum):
     AWAITING_APPROVAL = "awaiting_approval"
     APPROVED = "approved"
     EXECUTING = "executing"
+    WAITING = "waiting"  # checked again later: the world has not reached the step's condition
     DONE = "done"
     FAILED = "failed"
     SKIPPED = "skipped"
@@ -128,7 +130,7 @@ class ActionResult(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    status: Literal["done", "failed", "skipped"]
+    status: Literal["done", "failed", "skipped", "waiting"]
     detail: str = ""
     error: str | None = None
     outputs: dict[str, Any] = Field(default_factory=dict, description="E.g. replacement nodes.")
@@ -142,6 +144,11 @@ def done(detail: str = "", **outputs: Any) -> ActionResult:
 def failed(error: str) -> ActionResult:
     """Return a failed result."""
     return ActionResult(status="failed", error=error[:2000])
+
+
+def waiting(detail: str) -> ActionResult:
+    """Return a result for a condition not reached yet (the engine checks it again later)."""
+    return ActionResult(status="waiting", detail=detail)
 
 
 def skipped(detail: str) -> ActionResult:

@@ -51,6 +51,9 @@ class Match(_Strict):
     components: list[ComponentKind] = Field(default_factory=lambda: list(ComponentKind))
     min_score: float = Field(0.0, ge=0, le=1, description="Top suspect's score at least this.")
     history: History | None = None
+    job: bool | None = Field(
+        None, description="true: only incidents naming a job; false: only those naming none."
+    )
 
 
 class Step(_Strict):
@@ -132,6 +135,8 @@ def component_key(incident: Incident, suspect: Suspect | None) -> str:
 def _matches(rule: Rule, incident: Incident, top: Suspect | None, hist: HistoryLookup) -> bool:
     m = rule.match
     if incident.category not in m.categories or incident.blame not in m.blame:
+        return False
+    if m.job is not None and m.job != bool(incident.job):
         return False
     component = top.component if top is not None else ComponentKind.JOB
     if component not in m.components or (top.score if top else 0.0) < m.min_score:

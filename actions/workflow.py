@@ -8,6 +8,7 @@ blocked by a safety limit escalates: the incident goes back to open and subscrib
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -25,6 +26,8 @@ from actions.model import (
 )
 from actions.registry import ActionRequest, make_plan
 from analytics.store import Store
+
+log = logging.getLogger(__name__)
 
 
 class ProgressProbe(Protocol):
@@ -99,7 +102,11 @@ def run_with_timeout(func: Callable[[], ActionResult], timeout_s: float) -> Acti
     box: list[ActionResult] = []
 
     def target() -> None:
-        box.append(func())
+        try:
+            box.append(func())
+        except Exception as exc:  # noqa: BLE001 (an executor bug or outage fails the phase, named)
+            log.exception("action phase raised")
+            box.append(failed(f"{type(exc).__name__}: {exc}"))
 
     worker = threading.Thread(target=target, name="tg-action-phase", daemon=True)
     worker.start()
@@ -125,6 +132,7 @@ PHASES: dict[ActionKind, str] = {
     ActionKind.RESUME_NODE: "resume",
     ActionKind.HARDWARE_INSPECTION: "inspect",
     ActionKind.NOTIFY_OWNER: "notify",
+    ActionKind.AWAIT_CHECKPOINT: "checkpoint",
 }
 
 # A step in one of these stops the walk: waiting for a person, or escalated already.

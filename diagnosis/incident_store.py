@@ -224,6 +224,17 @@ def query_incidents(
     return page, (None if last is None else (int(last[1]), int(last[2]), str(last[0])))
 
 
+def all_incidents(store: Store, where: IncidentFilter, page: int = 1000) -> list[Incident]:
+    """Return every incident matching a filter, newest first (read page by page)."""
+    found: list[Incident] = []
+    after = None
+    while True:
+        batch, after = query_incidents(store, where, after=after, limit=page)
+        found += batch
+        if after is None:
+            return found
+
+
 def _payloads(
     store: Store, ids: list[str], inner: list[str], params: dict[str, object]
 ) -> dict[str, str]:

@@ -12,6 +12,7 @@ class Category(StrEnum):
 
     GPU_HARDWARE = "gpu.hardware"
     GPU_DEGRADED = "gpu.degraded"
+    GPU_PREDICTED = "gpu.predicted"  # not failed yet: the failure predictor's alert
     GPU_APPLICATION = "gpu.application"
     GPU_OOM = "gpu.oom"
     NETWORK = "network"

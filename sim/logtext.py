@@ -125,6 +125,11 @@ def disk_full_lines(rank: int) -> list[str]:
     )
 
 
+def megatron_checkpoint(iteration: int, job: str, tp: int, pp: int) -> list[str]:
+    """Return Megatron-LM rank 0's lines for one checkpoint save of a job."""
+    return training.megatron_checkpoint_lines(iteration, f"/checkpoints/{job}", tp, pp)
+
+
 def megatron_iteration(step: TrainStep, ts: datetime, total: int = 500_000) -> str:
     """Return Megatron-LM's training_log line for one step."""
     nan = step.loss is None or math.isnan(step.loss)

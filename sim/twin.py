@@ -265,3 +265,14 @@ class Twin:
             job=lay.job.id,
             rank=last,
         )
+        every = lay.job.save_interval
+        if every and record.step > 0 and record.step % every == 0:
+            self.log(  # rank 0 saves and reports (instant: the twin charges no save time)
+                int(lay.rank_node[0]),
+                job.step_started + record.step_time_s,
+                LogSource.TRAIN_STDOUT,
+                logtext.megatron_checkpoint(record.step, lay.job.id, lay.job.tp, lay.job.pp),
+                f"/var/log/train/{lay.job.id}/stdout.log",
+                job=lay.job.id,
+                rank=0,
+            )

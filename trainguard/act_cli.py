@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import logging
 import threading
+import time
 
 from pydantic import SecretStr, ValidationError
 
+from actions.checkpoint import AwaitCheckpoint, LogCheckpoints
 from actions.engine import ActionEngine, EngineConfig
 from actions.executors.scheduler import CapacityProvider, Replacement, SchedulerCapacity
 from actions.executors.webhook import NoEndpoint, OperatorWebhook
@@ -110,6 +112,7 @@ def build_engine(
         [
             SchedulerCapacity(capacity or BatchSchedulerCapacity()),
             VerifyProgress(TrainStepsProgress(store), poll_s=settings.poll_s),
+            AwaitCheckpoint(LogCheckpoints(store)),
         ]
     )
     _backend(settings, registry)
@@ -146,10 +149,24 @@ def build_engine(
     )
 
 
-def consume(engine: ActionEngine, consumer: Consumer, stop: threading.Event, poll_s: float) -> int:
-    """Handle incidents until stopped; commit offsets after each batch is acted on."""
+def consume(
+    engine: ActionEngine,
+    consumer: Consumer,
+    stop: threading.Event,
+    poll_s: float,
+    recheck_s: float = 30.0,
+) -> int:
+    """Handle incidents until stopped; commit offsets after each batch is acted on.
+
+    Every `recheck_s` the steps waiting on the world (a job's next checkpoint) are checked
+    again, between batches, so a long wait never holds up new incidents.
+    """
     handled = 0
+    last_check = time.monotonic()
     while not stop.is_set():
+        if time.monotonic() - last_check >= recheck_s:
+            engine.poll_waiting()
+            last_check = time.monotonic()
         records = consumer.poll(100, poll_s)
         latest: dict[str, Incident] = {}
         offsets: dict[TopicPartition, int] = {}
@@ -234,7 +251,7 @@ def cmd_act(args: argparse.Namespace) -> int:
             log.info("act: resumed %d unfinished ladder(s)", len(resumed))
             consumer = bus.consumer(settings.group, [bus.topics.incidents])
             try:
-                consume(engine, consumer, stop, settings.poll_s)
+                consume(engine, consumer, stop, settings.poll_s, settings.recheck_s)
             finally:
                 consumer.close()
         except Exception as exc:  # noqa: BLE001 (the thread's outermost loop: reported, exit 1)

@@ -7,6 +7,12 @@ import json
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from analytics.store import Store
 
 METHODS = ("cascade", "parallel", "gbdt", "logreg", "forest")  # sklearn loads only when used
 TRAIN_METHODS = ("vote", *METHODS)  # vote: the bench's walk-forward method (needs history)
@@ -52,6 +58,17 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
         help="telemetry window to read (features look back a week)",
     )
     s.add_argument("--top", type=int, default=10, help="GPUs to print")
+    s.add_argument(
+        "--min-risk",
+        type=float,
+        default=0.0,
+        help="open gpu.predicted incidents only for alerts at least this risky (default: all)",
+    )
+    s.add_argument(
+        "--no-incidents",
+        action="store_true",
+        help="store the risks only: open no incidents (so the action engine drains nothing)",
+    )
     s.set_defaults(func=cmd_score)
     e = own.add_parser("evaluate", help="time-split evaluation on a generated fleet")
     e.add_argument("--days", type=int, default=20, help="simulated days (<= 30)")
@@ -123,6 +140,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     from analytics.prediction.pipeline import PredictError, Predictor, score_latest, store_features
     from analytics.prediction.risk import write_risk
     from analytics.store import StoreError
+    from ingest.bus import BusError
     from trainguard.settings import StoreSettings
     from trainguard.wiring import build_store
 
@@ -134,11 +152,40 @@ def cmd_score(args: argparse.Namespace) -> int:
         frame = store_features(store, int(start.timestamp()), int(end.timestamp()) + 1)
         risk = score_latest(predictor, frame)
         write_risk(store, risk)
-    except (ValueError, PredictError, StoreError) as exc:
+        opened = "" if args.no_incidents else _open_incidents(store, risk, args.min_risk)
+    except (ValueError, PredictError, StoreError, BusError) as exc:
         return _fail(str(exc).splitlines()[0])
-    print(f"scored {len(risk)} GPUs, {int(risk['alert'].sum())} alerts; top {args.top}:")
+    print(f"scored {len(risk)} GPUs, {int(risk['alert'].sum())} alerts{opened}; top {args.top}:")
     print(risk.head(args.top)[["node", "gpu", "risk", "alert", "reason"]].to_string(index=False))
     return 0
+
+
+def _open_incidents(store: Store, risk: pd.DataFrame, min_risk: float) -> str:
+    """Store the alerts' gpu.predicted incidents; publish them where Kafka is configured."""
+    from analytics.prediction.alerts import predicted_incidents
+    from diagnosis.incident_store import save_incidents
+    from trainguard.settings import BusSettings
+    from trainguard.wiring import build_bus
+
+    if not 0 <= min_risk <= 1:
+        raise ValueError(f"--min-risk must be in [0, 1], got {min_risk}")
+    incidents, skipped = predicted_incidents(store, risk, min_risk)
+    save_incidents(store, incidents)
+    text = f"; {len(incidents)} gpu.predicted incident(s) stored"
+    if skipped:
+        text += f", {skipped} alert(s) skipped (below --min-risk or failed already)"
+    settings = BusSettings()
+    if not incidents or settings.mode != "kafka":
+        return text + ("" if not incidents else " (TG_KAFKA_MODE=embedded: not published)")
+    bus = build_bus(settings)
+    producer = bus.producer()
+    try:
+        for inc in incidents:
+            producer.send_raw(bus.topics.incidents, inc.id.encode(), inc.model_dump_json().encode())
+        producer.flush()
+    finally:
+        producer.close()
+    return text + f" and published on {bus.topics.incidents}"
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:

@@ -145,6 +145,9 @@ class ActSettings(BaseSettings):
     operator_secret: SecretStr = Field(SecretStr(""), description="HMAC key. Never logged.")
     webhook_hosts: list[str] = Field(default_factory=list, description="Webhook allowlist.")
     poll_s: float = Field(1.0, gt=0, le=60)
+    recheck_s: float = Field(
+        30.0, gt=0, le=3600, description="How often waiting steps (a job's checkpoint) are checked."
+    )
     capacity: Literal["batch", "lyra"] = Field(
         "batch",
         description="Replacement capacity: the batch scheduler places the requeued job, or the "

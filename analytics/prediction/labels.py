@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from analytics.store import Store
-from diagnosis.incident_store import IncidentFilter, query_incidents
+from diagnosis.incident_store import IncidentFilter, all_incidents
 from diagnosis.model import Category, IncidentStatus
 
 HARDWARE_KINDS = frozenset({"xid79", "ecc_dbe", "gsp_timeout", "nvlink"})
@@ -67,13 +67,8 @@ def failures_from_store(store: Store, since: datetime, until: datetime) -> pd.Da
     incident is a GPU that failed and has not been dealt with yet).
     """
     where = IncidentFilter(category=Category.GPU_HARDWARE.value, since=since, until=until)
-    kept: list[Any] = []
-    after = None
-    while True:
-        page, after = query_incidents(store, where, after=after, limit=1000)
-        kept += [i for i in page if i.status is not IncidentStatus.FALSE_ALARM]
-        if after is None:
-            return failures_from_incidents(kept)
+    found = all_incidents(store, where)
+    return failures_from_incidents(i for i in found if i.status is not IncidentStatus.FALSE_ALARM)
 
 
 def time_to_failure(features: pd.DataFrame, failures: pd.DataFrame) -> np.ndarray:

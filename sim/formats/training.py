@@ -8,6 +8,10 @@
   Megatron-LM starts the line with `` [YYYY-mm-dd HH:MM:SS]``; older forks print no time, a
   ``{:.3E}`` learning rate and only losses above zero (real_logs nan-loss, Megatron-LLM). The
   BLOOM (Megatron-DeepSpeed) lines of real_logs loss-spike use other fields and are not produced.
+- Megatron-LM's ``save_checkpoint`` (megatron/training/checkpointing.py), rank 0:
+  ``'saving checkpoint at iteration {:7d} to {} in {} format'`` when it starts and
+  ``'  successfully saved checkpoint from iteration {:7d} to {} [ t {}/{}, p {}/{} ]'`` when every
+  rank's shard is written (tests/fixtures/readers/checkpoint_log_lines.txt has real ones).
 - DeepSpeed's fp16 ``OVERFLOW! Rank 0 Skipping step`` (real_logs nan-loss, DeepSpeed loss_scaler)
   and the fatal ``Current loss scale already at minimum`` exception.
 - Megatron's NaN checks: ``***WARNING*** Bad grad_norm detected`` (real_logs nan-loss,
@@ -61,6 +65,17 @@ def megatron_iteration_line(step: MegatronIteration, ts: datetime | None = None)
     text += f" number of skipped iterations: {s.skipped:3d} |"
     text += f" number of nan iterations: {s.nan:3d} |"
     return text
+
+
+def megatron_checkpoint_lines(
+    iteration: int, path: str, tp: int = 1, pp: int = 1, ckpt_format: str = "torch_dist"
+) -> list[str]:
+    """Return rank 0's lines for one checkpoint save: its start and its end."""
+    return [
+        f"saving checkpoint at iteration {iteration:7d} to {path} in {ckpt_format} format",
+        f"  successfully saved checkpoint from iteration {iteration:7d} to {path} "
+        f"[ t 1/{tp}, p 1/{pp} ]",
+    ]
 
 
 def deepspeed_log_prefix(ts: datetime, level: str, source: str) -> str:

@@ -10,7 +10,16 @@ from ui.models import ActionItem
 from ui.session import allowed, flash, go, needs, section
 from ui.viewmodel import action_decidable
 
-STATUSES = ("pending", "approved", "executing", "done", "failed", "rejected", "dry_run")
+STATUSES = (
+    "pending",
+    "approved",
+    "waiting",
+    "executing",
+    "done",
+    "failed",
+    "rejected",
+    "dry_run",
+)
 
 
 def render(client: ApiClient) -> None:

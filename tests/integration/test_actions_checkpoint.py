@@ -1,0 +1,357 @@
+"""A GPU predicted to fail is drained at its job's next checkpoint: real Slurm and ClickHouse.
+
+The risk rows are what `predict score` computes; the job's topology, steps and log lines go
+through the sink's writer into the ClickHouse server, as the pipeline stores them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import subprocess
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+
+import pandas as pd
+import pytest
+
+from actions import store as db
+from actions.checkpoint import AwaitCheckpoint, LogCheckpoints
+from actions.engine import ActionEngine, EngineConfig
+from actions.model import ActionKind, Mode, State
+from actions.policy import load_policy
+from actions.safety import BreakerLimits
+from analytics.prediction.alerts import predicted_incidents
+from analytics.writer import ClickHouseWriter
+from diagnosis.incident_store import load_incident, save_incidents
+from diagnosis.model import Category, IncidentStatus
+from ingest.bus import Record
+from ingest.schema import (
+    CommKind,
+    Communicator,
+    EventBase,
+    JobTopology,
+    LogLine,
+    LogSource,
+    ParallelLayout,
+    RankPlacement,
+    TrainStep,
+)
+from tests.actions_builders import make_incident
+from tests.integration.actions_helpers import cleanup_nodes, slurm_registry
+from tests.integration.conftest import wait_for
+from trainguard.act_cli import build_engine, consume
+from trainguard.predict_cli import _open_incidents
+from trainguard.settings import ActSettings
+
+pytestmark = pytest.mark.integration
+_OFFSETS = itertools.count(1)
+SAVED = "  successfully saved checkpoint from iteration    1200 to /ckpt/{job} [ t 1/8, p 1/1 ]"
+
+
+class Clock:
+    """The checkpoint step's clock, moved forward by a test (the engine's stays real)."""
+
+    def __init__(self) -> None:
+        self.ahead = timedelta(0)
+
+    def __call__(self) -> datetime:
+        return datetime.now(UTC) + self.ahead
+
+
+def store_events(store, events: list[EventBase]) -> None:
+    """Write events as the sink does (one offset each, so nothing is taken for a replay)."""
+    records = [(Record("it.events", 0, next(_OFFSETS), None, b"", 0), e) for e in events]
+    ClickHouseWriter(store).write(records, [])
+
+
+def running_job(store, job: str, nodes: list[str], at: datetime) -> None:
+    """Store a job's topology over `nodes` and a step it logged at `at`."""
+    ranks = [
+        RankPlacement(rank=i * 8 + g, node=n, gpu=g) for i, n in enumerate(nodes) for g in range(8)
+    ]
+    world = len(ranks)
+    topo = JobTopology(
+        job_id=job,
+        ts=at - timedelta(hours=1),
+        world_size=world,
+        layout=ParallelLayout(tp=8, pp=1, dp=len(nodes)),
+        ranks=ranks,
+        communicators=[Communicator(comm="world", kind=CommKind.WORLD, ranks=list(range(world)))],
+        scheduler="slurm",
+    )
+    step = TrainStep(job_id=job, step=1199, ts=at, step_time_s=2.0, loss=2.0)
+    store_events(store, [topo, step])
+
+
+def log(store, node: str, line: str, at: datetime, job: str | None = None) -> None:
+    """Store one training-log line read on `node` (no job id: as the log agent reads it)."""
+    store_events(
+        store,
+        [
+            LogLine(
+                node=node,
+                ts=at,
+                source=LogSource.TRAIN_STDOUT,
+                line=line,
+                path="/var/log/train/stdout.log",
+                seq=next(_OFFSETS),
+                job_id=job,
+            )
+        ],
+    )
+
+
+def risk_rows(
+    node: str, gpu: int, at: datetime, risk: float = 0.97, alert: int = 1
+) -> pd.DataFrame:
+    """Return one GPU's row as `predict score` writes it to gpu_risk."""
+    return pd.DataFrame(
+        {
+            "ts": [int(at.timestamp())],
+            "node": [node],
+            "gpu": [gpu],
+            "uuid": [f"GPU-{node}-{gpu}"],
+            "horizon_h": [24],
+            "risk": [risk],
+            "alert": [alert],
+            "model": ["vote"],
+            "reason": ["sbe_growth_24h=41, remap_pending=1"],
+        }
+    )
+
+
+def engine(store, slurm, clock: Clock | None = None, ttl_s: float = 3600.0) -> ActionEngine:
+    registry = slurm_registry(slurm)
+    registry.register(AwaitCheckpoint(LogCheckpoints(store), clock=clock))
+    config = EngineConfig(
+        mode=Mode.AUTO, breaker=BreakerLimits(fleet_nodes=1000), incident_ttl_s=ttl_s
+    )
+    return ActionEngine(store, registry, load_policy(), config)
+
+
+@pytest.fixture
+def job(slurm, unique):
+    """A running `sleep` batch job: (job name, Slurm job id)."""
+    name = f"tg-ckpt-{unique}"
+    job_id = slurm.run(
+        ["sbatch", "--parsable", "-o", "/dev/null", "-c", "1", "-J", name, "--wrap", "sleep 600"]
+    ).strip()
+    wait_for(lambda: slurm.job(job_id).get("JobState") == "RUNNING", 90, f"job {job_id} running")
+    yield name, job_id
+    subprocess.run(["scancel", job_id], env={"SLURM_CONF": slurm.conf or ""}, check=False)
+
+
+@pytest.fixture
+def node(slurm, request):
+    """A fake Slurm node of the test's own, put back afterwards."""
+    name = request.param if hasattr(request, "param") else "node-0071"
+    cleanup_nodes(slurm, [name])
+    yield name
+    cleanup_nodes(slurm, [name])
+
+
+def _states(store, incident_id: str) -> dict[ActionKind, State]:
+    return {a.plan.kind: a.state for a in db.load_actions(store, incident_id=incident_id)}
+
+
+def _predicted(store, node: str, gpu: int, job: str | None):
+    now = datetime.now(UTC)
+    if job is not None:
+        running_job(store, job, [node, "node-0079"], now - timedelta(seconds=30))
+    incidents, skipped = predicted_incidents(store, risk_rows(node, gpu, now))
+    assert skipped == 0 and len(incidents) == 1
+    save_incidents(store, incidents)
+    return incidents[0]
+
+
+def test_drain_waits_for_the_jobs_next_finished_save_then_requeues_it(
+    server_store, slurm, node, job
+):
+    name, job_id = job
+    incident = _predicted(server_store, node, 5, name)
+    assert incident.category == Category.GPU_PREDICTED and incident.job == name
+    assert incident.suspects[0].score == pytest.approx(0.97)
+    act = engine(server_store, slurm)
+    act.handle(incident)
+    assert _states(server_store, incident.id)[ActionKind.AWAIT_CHECKPOINT] == State.WAITING
+    assert _states(server_store, incident.id)[ActionKind.ISOLATE_NODE] == State.PLANNED
+    assert not slurm.node(node).drained
+    assert load_incident(server_store, incident.id).status == IncidentStatus.MITIGATING
+    # a save that finished before the alert, and the start of the next one, are not enough
+    log(server_store, "node-0079", SAVED.format(job=name), datetime.now(UTC) - timedelta(hours=1))
+    log(
+        server_store,
+        "node-0079",
+        "saving checkpoint at iteration    1200 to /ckpt in torch_dist format",
+        datetime.now(UTC),
+    )
+    assert act.poll_waiting() == [incident.id]
+    assert _states(server_store, incident.id)[ActionKind.AWAIT_CHECKPOINT] == State.WAITING
+    assert not slurm.node(node).drained
+    # the save finishes on rank 0's node (another node of the job): now drain and requeue
+    log(server_store, "node-0079", SAVED.format(job=name), datetime.now(UTC) + timedelta(seconds=1))
+    time.sleep(1.1)
+    act.poll_waiting()
+    states = _states(server_store, incident.id)
+    assert states == {
+        ActionKind.AWAIT_CHECKPOINT: State.DONE,
+        ActionKind.ISOLATE_NODE: State.DONE,
+        ActionKind.REQUEST_CAPACITY: State.DONE,
+        ActionKind.RESTART_JOB: State.DONE,
+        ActionKind.VERIFY_PROGRESS: State.DONE,
+        ActionKind.HARDWARE_INSPECTION: State.DONE,
+    }
+    drained = slurm.node(node)
+    assert drained.drained and drained.reason.startswith(f"trainguard:{incident.id}")
+    assert not drained.flags & {"REBOOT_REQUESTED", "REBOOT_ISSUED"}  # inspection, no reboot
+    requeued = slurm.job(job_id)
+    assert node in requeued["ExcNodeList"].split(",") and requeued["Restarts"] == "1"
+    assert load_incident(server_store, incident.id).status == IncidentStatus.RESOLVED
+    events = db.audit_events(server_store, incident_id=incident.id)
+    wait = db.load_actions(server_store, incident_id=incident.id)[0].plan.action_id
+    mine = events[events["action_id"] == wait]["event"].tolist()
+    assert mine == ["planned", "executing", "waiting", "done"]  # re-checks store nothing
+
+
+def test_no_save_before_the_timeout_escalates_and_drains_nothing(server_store, slurm, node, job):
+    name, _ = job
+    incident = _predicted(server_store, node, 2, name)
+    clock = Clock()
+    act = engine(server_store, slurm, clock)
+    act.handle(incident)
+    clock.ahead = timedelta(hours=6, seconds=1)  # the default rule waits 6 h
+    act.poll_waiting()
+    states = _states(server_store, incident.id)
+    assert states[ActionKind.AWAIT_CHECKPOINT] == State.FAILED
+    assert states[ActionKind.ISOLATE_NODE] == State.PLANNED
+    assert not slurm.node(node).drained
+    current = load_incident(server_store, incident.id)
+    assert current.status == IncidentStatus.OPEN and "no finished checkpoint" in (
+        current.status_reason or ""
+    )
+    assert act.poll_waiting() == []  # nothing waits any more
+
+
+@pytest.mark.parametrize("node", ["node-0072"], indirect=True)
+def test_idle_gpu_is_drained_at_once_for_inspection(server_store, slurm, node):
+    incident = _predicted(server_store, node, 0, None)
+    assert incident.job is None and "idle" in incident.summary
+    engine(server_store, slurm).handle(incident)
+    assert _states(server_store, incident.id) == {
+        ActionKind.ISOLATE_NODE: State.DONE,
+        ActionKind.HARDWARE_INSPECTION: State.DONE,
+    }
+    assert slurm.node(node).drained
+
+
+@pytest.mark.parametrize("node", ["node-0073"], indirect=True)
+def test_gpu_failing_before_the_save_supersedes_the_prediction(server_store, slurm, node, job):
+    name, job_id = job
+    predicted = _predicted(server_store, node, 4, name)
+    act = engine(server_store, slurm)
+    act.handle(predicted)
+    failed = make_incident(7301, node=node, gpu=4, job=name, incident_id=f"inc-{name}")
+    act.handle(failed)  # the hardware ladder drains and requeues the job once
+    assert slurm.node(node).reason.startswith(f"trainguard:{failed.id}")
+    resolved = load_incident(server_store, predicted.id)
+    assert resolved.status == IncidentStatus.RESOLVED
+    assert f"superseded: {failed.id}" in (resolved.status_reason or "")
+    assert set(_states(server_store, predicted.id).values()) == {State.EXPIRED}
+    log(server_store, "node-0079", SAVED.format(job=name), datetime.now(UTC) + timedelta(seconds=1))
+    time.sleep(1.1)
+    assert act.poll_waiting() == [] and act.recover() == []
+    assert slurm.job(job_id)["Restarts"] == "1"  # not requeued a second time
+
+
+@pytest.mark.parametrize("node", ["node-0074"], indirect=True)
+def test_a_restarted_engine_keeps_waiting_past_the_incident_ttl(server_store, slurm, node, job):
+    name, _ = job
+    incident = _predicted(server_store, node, 1, name)
+    engine(server_store, slurm).handle(incident)
+    time.sleep(1.5)
+    again = engine(server_store, slurm, ttl_s=1.0)  # the incident is now older than the TTL
+    assert again.recover() == [incident.id]
+    assert _states(server_store, incident.id)[ActionKind.AWAIT_CHECKPOINT] == State.WAITING
+    log(
+        server_store,
+        "node-0079",
+        SAVED.format(job=name),
+        datetime.now(UTC) + timedelta(seconds=1),
+        job=name,
+    )
+    time.sleep(1.1)
+    again.recover()
+    assert _states(server_store, incident.id)[ActionKind.ISOLATE_NODE] == State.DONE
+
+
+def test_alerts_become_one_incident_per_gpu_and_skip_failed_gpus(server_store):
+    now = datetime.now(UTC)
+    first, _ = predicted_incidents(server_store, risk_rows("node-0075", 3, now))
+    save_incidents(server_store, first)
+    later = now + timedelta(hours=1)
+    rows = pd.concat(
+        [
+            risk_rows("node-0075", 3, later, risk=0.99),
+            risk_rows("node-0076", 1, later),  # has failed already
+            risk_rows("node-0076", 2, later, alert=0),  # no alert
+            risk_rows("node-0077", 0, later, risk=0.4),  # below --min-risk
+        ],
+        ignore_index=True,
+    )
+    save_incidents(server_store, [make_incident(7601, node="node-0076", gpu=1, at=now)])
+    again, skipped = predicted_incidents(server_store, rows, min_risk=0.5)
+    assert skipped == 2
+    (update,) = again
+    assert (update.id, update.revision, update.findings) == (first[0].id, 2, 2)
+    assert update.suspects[0].score == pytest.approx(0.99) and len(update.evidence) == 2
+    assert update.updated_at == later.replace(microsecond=0)
+
+
+def test_score_publishes_to_kafka_and_act_drains_at_the_checkpoint(
+    server_store, slurm, kafka_bus, topics, monkeypatch, job
+):
+    name, _ = job
+    target = "node-0078"
+    cleanup_nodes(slurm, [target])
+    kafka_bus.ensure_topics([topics.incidents, topics.actions], partitions=2)
+    for key, value in {
+        "TG_KAFKA_MODE": "kafka",
+        "TG_KAFKA_BOOTSTRAP": kafka_bus.bootstrap,
+        "TG_KAFKA_TOPIC_PREFIX": topics.prefix,
+        "TG_ACT_MODE": "auto",
+        "TG_ACT_SLURM_CONF": slurm.conf or "",
+    }.items():
+        monkeypatch.setenv(key, value)
+    now = datetime.now(UTC)
+    running_job(server_store, name, [target, "node-0079"], now)
+    text = _open_incidents(server_store, risk_rows(target, 6, now), 0.0)
+    assert "1 gpu.predicted incident(s) stored and published" in text
+    act = build_engine(ActSettings(), server_store, kafka_bus)
+    stop = threading.Event()
+    consumer = kafka_bus.consumer(f"act-{topics.prefix}", [topics.incidents])
+    worker = threading.Thread(target=consume, args=(act, consumer, stop, 0.2, 0.5), daemon=True)
+    worker.start()
+    try:
+        wait_for(
+            lambda: (
+                State.WAITING
+                in {a.state for a in db.load_actions(server_store) if a.plan.target.node == target}
+            ),
+            60,
+            "the drain waiting for the checkpoint",
+        )
+        assert not slurm.node(target).drained
+        log(
+            server_store,
+            "node-0079",
+            SAVED.format(job=name),
+            datetime.now(UTC) + timedelta(seconds=1),
+            job=name,
+        )
+        wait_for(lambda: slurm.node(target).ours, 60, f"{target} drained after the save")
+    finally:
+        stop.set()
+        worker.join(30)
+        consumer.close()
+        cleanup_nodes(slurm, [target])
