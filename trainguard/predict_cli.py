@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pandas as pd
 
+    from analytics.prediction.pipeline import Predictor
     from analytics.store import Store
 
 METHODS = ("cascade", "parallel", "gbdt", "logreg", "forest")  # sklearn loads only when used
@@ -68,6 +69,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
         "--no-incidents",
         action="store_true",
         help="store the risks only: open no incidents (so the action engine drains nothing)",
+    )
+    s.add_argument(
+        "--every-min",
+        type=float,
+        help="run as a service: score again every this many minutes until SIGTERM "
+        "(default: score once)",
     )
     s.set_defaults(func=cmd_score)
     e = own.add_parser("evaluate", help="time-split evaluation on a generated fleet")
@@ -136,42 +143,63 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    """Score the latest window of every GPU and store the risks."""
-    from analytics.prediction.pipeline import PredictError, Predictor, score_latest, store_features
+    """Score the latest window of every GPU and store the risks (once, or every N minutes)."""
+    from analytics.prediction.pipeline import PredictError, Predictor
+    from analytics.store import StoreError
+    from trainguard.settings import StoreSettings
+    from trainguard.signals import stop_on_signals
+    from trainguard.wiring import build_store
+
+    if args.every_min is not None and (args.every_min <= 0 or args.end):
+        return _fail("--every-min must be positive and scores at the current time (no --end)")
+    if not 0 <= args.min_risk <= 1:
+        return _fail(f"--min-risk must be in [0, 1], got {args.min_risk}")
+    try:
+        predictor = Predictor.load(args.model)
+        store = build_store(StoreSettings())
+    except (ValueError, PredictError, StoreError) as exc:
+        return _fail(str(exc).splitlines()[0])
+    if args.every_min is None:
+        return _score(args, predictor, store)
+    stop = stop_on_signals()
+    while True:
+        _score(args, predictor, store)  # a failed run is reported; the next one tries again
+        if stop.wait(args.every_min * 60):
+            return 0
+
+
+def _score(args: argparse.Namespace, predictor: Predictor, store: Store) -> int:
+    from analytics.prediction.pipeline import PredictError, score_latest, store_features
     from analytics.prediction.risk import write_risk
     from analytics.store import StoreError
     from ingest.bus import BusError
-    from trainguard.settings import StoreSettings
-    from trainguard.wiring import build_store
 
     try:
-        predictor = Predictor.load(args.model)
         end = _time(args.end) if args.end else datetime.now(UTC)
         start = end - timedelta(hours=args.lookback_h)
-        store = build_store(StoreSettings())
         frame = store_features(store, int(start.timestamp()), int(end.timestamp()) + 1)
         risk = score_latest(predictor, frame)
         write_risk(store, risk)
-        opened = "" if args.no_incidents else _open_incidents(store, risk, args.min_risk)
+        opened = "" if args.no_incidents else _open_incidents(store, risk, end, args.min_risk)
     except (ValueError, PredictError, StoreError, BusError) as exc:
         return _fail(str(exc).splitlines()[0])
     print(f"scored {len(risk)} GPUs, {int(risk['alert'].sum())} alerts{opened}; top {args.top}:")
     print(risk.head(args.top)[["node", "gpu", "risk", "alert", "reason"]].to_string(index=False))
+    sys.stdout.flush()
     return 0
 
 
-def _open_incidents(store: Store, risk: pd.DataFrame, min_risk: float) -> str:
+def _open_incidents(store: Store, risk: pd.DataFrame, at: datetime, min_risk: float) -> str:
     """Store the alerts' gpu.predicted incidents; publish them where Kafka is configured."""
     from analytics.prediction.alerts import predicted_incidents
     from diagnosis.incident_store import save_incidents
     from trainguard.settings import BusSettings
     from trainguard.wiring import build_bus
 
-    if not 0 <= min_risk <= 1:
-        raise ValueError(f"--min-risk must be in [0, 1], got {min_risk}")
-    incidents, skipped = predicted_incidents(store, risk, min_risk)
+    incidents, skipped = predicted_incidents(store, risk, at, min_risk)
     save_incidents(store, incidents)
-    text = f"; {len(incidents)} gpu.predicted incident(s) stored"
+    new = sum(1 for i in incidents if i.revision == 1)
+    text = f"; gpu.predicted incidents: {new} new, {len(incidents) - new} updated"
     if skipped:
         text += f", {skipped} alert(s) skipped (below --min-risk or failed already)"
     settings = BusSettings()

@@ -65,17 +65,18 @@ def _incident_id(node: str, gpu: int, uuid: str, at: datetime) -> str:
 
 
 def predicted_incidents(
-    store: Store, risk: pd.DataFrame, min_risk: float = 0.0
+    store: Store, risk: pd.DataFrame, at: datetime, min_risk: float = 0.0
 ) -> tuple[list[Incident], int]:
     """Return the incidents for a scoring run's alerts, and how many alerts were skipped.
 
-    `risk` is `score_latest`'s frame (gpu_risk columns, ts in epoch seconds). Skipped: GPUs
-    with an open hardware incident (they failed already) and alerts below `min_risk`.
+    `risk` is `score_latest`'s frame (gpu_risk columns, ts: the window's decision time, up
+    to an hour behind); `at` is when the run scored (the incidents' time, and when the job
+    on each node is looked up). Skipped: GPUs with an open hardware incident (they failed
+    already) and alerts below `min_risk`.
     """
     alerts = risk[(risk["alert"].astype(int) == 1) & (risk["risk"] >= min_risk)]
     if alerts.empty:
         return [], int((risk["alert"].astype(int) == 1).sum())
-    at = datetime.fromtimestamp(int(alerts["ts"].max()), UTC)
     since = at - LOOKBACK
     failed = _open_by_gpu(store, _FAILED, since)
     known = _open_by_gpu(store, (Category.GPU_PREDICTED,), since)
@@ -86,14 +87,16 @@ def predicted_incidents(
         if key in failed:
             skipped += 1
             continue
-        out.append(_incident(row, jobs.get(key[0]), known.get(key)))
+        out.append(_incident(row, at, jobs.get(key[0]), known.get(key)))
     return out, skipped
 
 
-def _incident(row: Mapping[Hashable, Any], job: str | None, known: Incident | None) -> Incident:
+def _incident(
+    row: Mapping[Hashable, Any], at: datetime, job: str | None, known: Incident | None
+) -> Incident:
     node, gpu, score = str(row["node"]), int(row["gpu"]), float(row["risk"])
     model, horizon, reason = str(row["model"]), int(row["horizon_h"]), str(row["reason"] or "")
-    at = datetime.fromtimestamp(int(row["ts"]), UTC)
+    window = datetime.fromtimestamp(int(row["ts"]), UTC)
     where = f"drain at job {job}'s next checkpoint" if job else "idle: drain for inspection"
     summary = (
         f"{node} GPU {gpu} predicted to fail within {horizon} h "
@@ -106,7 +109,7 @@ def _incident(row: Mapping[Hashable, Any], job: str | None, known: Incident | No
         gpu=gpu,
         explanation=f"failure predictor ({model}, {horizon} h): {reason or 'risk above the cut'}",
     )
-    line = f"{at.isoformat()} risk {score:.4f} above the {model} cut; moved: {reason or '-'}"
+    line = f"{window.isoformat()} risk {score:.4f} above the {model} cut; moved: {reason or '-'}"
     base: dict[str, Any] = {
         "category": Category.GPU_PREDICTED,
         "blame": Blame.INFRASTRUCTURE,
@@ -120,7 +123,7 @@ def _incident(row: Mapping[Hashable, Any], job: str | None, known: Incident | No
     if known is None:
         uuid = str(row.get("uuid") or "")
         return Incident(
-            id=_incident_id(node, gpu, uuid, at), detected_at=at, evidence=[line], **base
+            id=_incident_id(node, gpu, uuid, window), detected_at=at, evidence=[line], **base
         )
     evidence = known.evidence if line in known.evidence else [*known.evidence, line][-50:]
     update = {"evidence": evidence, "findings": known.findings + 1, "revision": known.revision + 1}

@@ -21,7 +21,7 @@ from actions.engine import ActionEngine, EngineConfig
 from actions.model import ActionKind, Mode, State
 from actions.policy import load_policy
 from actions.safety import BreakerLimits
-from analytics.prediction.alerts import predicted_incidents
+from analytics.prediction.alerts import jobs_on_nodes, predicted_incidents
 from analytics.writer import ClickHouseWriter
 from diagnosis.incident_store import load_incident, save_incidents
 from diagnosis.model import Category, IncidentStatus
@@ -159,7 +159,7 @@ def _predicted(store, node: str, gpu: int, job: str | None):
     now = datetime.now(UTC)
     if job is not None:
         running_job(store, job, [node, "node-0079"], now - timedelta(seconds=30))
-    incidents, skipped = predicted_incidents(store, risk_rows(node, gpu, now))
+    incidents, skipped = predicted_incidents(store, risk_rows(node, gpu, now), now)
     assert skipped == 0 and len(incidents) == 1
     save_incidents(store, incidents)
     return incidents[0]
@@ -287,7 +287,7 @@ def test_a_restarted_engine_keeps_waiting_past_the_incident_ttl(server_store, sl
 
 def test_alerts_become_one_incident_per_gpu_and_skip_failed_gpus(server_store):
     now = datetime.now(UTC)
-    first, _ = predicted_incidents(server_store, risk_rows("node-0075", 3, now))
+    first, _ = predicted_incidents(server_store, risk_rows("node-0075", 3, now), now)
     save_incidents(server_store, first)
     later = now + timedelta(hours=1)
     rows = pd.concat(
@@ -300,12 +300,12 @@ def test_alerts_become_one_incident_per_gpu_and_skip_failed_gpus(server_store):
         ignore_index=True,
     )
     save_incidents(server_store, [make_incident(7601, node="node-0076", gpu=1, at=now)])
-    again, skipped = predicted_incidents(server_store, rows, min_risk=0.5)
+    again, skipped = predicted_incidents(server_store, rows, later, min_risk=0.5)
     assert skipped == 2
     (update,) = again
     assert (update.id, update.revision, update.findings) == (first[0].id, 2, 2)
     assert update.suspects[0].score == pytest.approx(0.99) and len(update.evidence) == 2
-    assert update.updated_at == later.replace(microsecond=0)
+    assert update.updated_at == later and update.detected_at == now
 
 
 def test_score_publishes_to_kafka_and_act_drains_at_the_checkpoint(
@@ -325,8 +325,8 @@ def test_score_publishes_to_kafka_and_act_drains_at_the_checkpoint(
         monkeypatch.setenv(key, value)
     now = datetime.now(UTC)
     running_job(server_store, name, [target, "node-0079"], now)
-    text = _open_incidents(server_store, risk_rows(target, 6, now), 0.0)
-    assert "1 gpu.predicted incident(s) stored and published" in text
+    text = _open_incidents(server_store, risk_rows(target, 6, now), now, 0.0)
+    assert "gpu.predicted incidents: 1 new, 0 updated and published" in text
     act = build_engine(ActSettings(), server_store, kafka_bus)
     stop = threading.Event()
     consumer = kafka_bus.consumer(f"act-{topics.prefix}", [topics.incidents])
@@ -355,3 +355,26 @@ def test_score_publishes_to_kafka_and_act_drains_at_the_checkpoint(
         worker.join(30)
         consumer.close()
         cleanup_nodes(slurm, [target])
+
+
+@pytest.fixture(params=["server_store", "embedded_store"])
+def any_store(request: pytest.FixtureRequest):
+    return request.getfixturevalue(request.param)
+
+
+def test_probe_and_job_lookup_on_the_server_and_on_chdb(any_store):
+    now = datetime.now(UTC).replace(microsecond=0)
+    running_job(any_store, "job-a", ["node-a1", "node-a2"], now - timedelta(minutes=5))
+    running_job(any_store, "job-old", ["node-b1"], now - timedelta(hours=2))  # ended
+    assert jobs_on_nodes(any_store, now) == {"node-a1": "job-a", "node-a2": "job-a"}
+    probe = LogCheckpoints(any_store)
+    since = now - timedelta(minutes=1)
+    log(any_store, "node-a2", SAVED.format(job="job-a"), now - timedelta(minutes=2))  # before
+    log(any_store, "node-b1", SAVED.format(job="job-old"), now)  # not the job's node
+    log(any_store, "node-a1", SAVED.format(job="x"), now, job="job-other")  # another job's id
+    assert probe.saved_since("job-a", since) is None
+    log(any_store, "node-a2", "[rank0]:" + SAVED.format(job="job-a"), now + timedelta(seconds=3))
+    found = probe.saved_since("job-a", since)
+    assert found is not None and found.node == "node-a2"
+    assert (found.saved.iteration, found.saved.path) == (1200, "/ckpt/job-a")
+    assert found.at == now + timedelta(seconds=3)

@@ -13,6 +13,12 @@ from trainguard.cli import main
         (["predict", "evaluate", "--days", "3"], "--days must be in 8..30"),
         (["predict", "evaluate", "--target-precision", "1.5"], "--target-precision must be"),
         (["predict", "score", "--model", "/nonexistent/model.pkl"], "cannot read model"),
+        (["predict", "score", "--model", "m.pkl", "--every-min", "0"], "--every-min must be"),
+        (["predict", "score", "--model", "m.pkl", "--min-risk", "2"], "--min-risk must be in"),
+        (
+            ["predict", "score", "--model", "m.pkl", "--every-min", "5", "--end", "2026-09-02"],
+            "scores at the current time",
+        ),
         (
             [
                 "predict",
