@@ -43,7 +43,7 @@ class ApiContext:
     deliverer: Deliverer | None = None  # webhook tests and re-deliveries
     scheduler: Scheduler | None = None
     cache_s: float = 5.0
-    risk_horizon_h: int = 24  # the failure-risk horizon /v1/gpus shows (TG_API_RISK_HORIZON_H)
+    risk_horizon_h: int = 48  # the failure-risk horizon /v1/gpus shows (TG_API_RISK_HORIZON_H)
     generation: Generation = field(default_factory=Generation)  # shared by the workers
     requests: dict[tuple[str, int], int] = field(default_factory=dict)
     snapshots: SnapshotCache = field(init=False)

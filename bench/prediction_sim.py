@@ -25,10 +25,12 @@ from threadpoolctl import threadpool_limits
 
 from analytics.prediction.dataset import Dataset, fleet_dataset
 from analytics.prediction.evaluate import (
+    DAY,
     BlockRun,
     alert_metrics,
     counter_lead,
     failure_recall,
+    matrix,
     precision_at_budget,
     select_on_validation,
     summarize_blocks,
@@ -37,7 +39,7 @@ from analytics.prediction.evaluate import (
 from analytics.prediction.features import FEATURE_COLUMNS
 from analytics.prediction.fleet import FleetSpec
 from analytics.prediction.models import ModelName
-from analytics.prediction.walkforward import WalkForward, alert_level, walk_forward
+from analytics.prediction.walkforward import FoldVote, WalkForward, alert_level, walk_forward
 
 TARGET = 0.9
 DESIGN_SEEDS = (11, 3, 29)  # 29: held out in the 2026-12-01 run, seen since
@@ -90,6 +92,31 @@ def metrics(test: pd.DataFrame, alert: np.ndarray, score: np.ndarray, h: float) 
     }
 
 
+def frozen_parallel(
+    ds: Dataset, y: np.ndarray, horizon_s: float, plan: WalkForward
+) -> list[BlockRun]:
+    """The parallel vote fit once, on what was known before the first test block, then kept.
+
+    The same method and cut protocol as the walk-forward (`FoldVote`), never refit: its
+    per-block precision against the walk-forward's is the drift without sliding retraining.
+    """
+    x, t = matrix(ds.features), ds.features["time"].to_numpy().astype("float64")
+    start = float(t.min()) + plan.first_test_day * DAY
+    known = t + horizon_s < start
+    vote = FoldVote(names=MEMBERS, target=plan.target, plan=plan)
+    vote.fit(x[known], t[known], y[known], ds.ttf[known], horizon_s)
+    assert vote.chosen is not None
+    runs: list[BlockRun] = []
+    t0 = float(t.min())
+    while start <= t.max():
+        test = (t >= start) & (t < start + plan.step_days * DAY)
+        alert, score = vote.predict(x[test])
+        day = round((start - t0) / DAY, 1)
+        runs.append(BlockRun("parallel", day, np.flatnonzero(test), alert, score, vote.chosen))
+        start += plan.step_days * DAY
+    return runs
+
+
 def _seed_runs(
     seed: int, ds: Dataset, horizon_h: int
 ) -> dict[str, tuple[list[BlockRun], dict[str, Any]]]:
@@ -111,6 +138,10 @@ def _seed_runs(
             methods = (*MEMBERS, "parallel", *extra)
             chosen = select_on_validation([runs[m] for m in methods], TARGET)
             out["selected"] = (chosen, summarize_blocks(chosen, ds.features, y, ds.ttf, h))
+    # Without sliding retraining: the same parallel vote, fit before the first block only.
+    if horizon_h >= 24:
+        frozen = frozen_parallel(ds, y, h, plans[""])
+        out["parallel_frozen"] = (frozen, summarize_blocks(frozen, ds.features, y, ds.ttf, h))
     # The previous protocol (10 d sliding train, 3 d validation) for comparison.
     if horizon_h == 24:
         old = time_split_eval(ds.features, y, ds.ttf, h, "logreg", TARGET, 10, 3, 4, True)
@@ -183,6 +214,8 @@ PROTOCOL = {
     "within the horizon after the page; early_pages: false pages on GPUs that fail within "
     "7 days; first_per_gpu: one page per GPU for the whole test period",
     "logreg_3day_validation": "previous protocol: 10 d sliding train, 3 d validation",
+    "parallel_frozen": "without sliding retraining: the parallel vote (FoldVote) fit once on "
+    "the labels known before the first test block and its cut kept for every later block",
 }
 
 

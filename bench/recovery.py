@@ -12,7 +12,12 @@ mix (sim/random_faults.py). Detection latency per kind is read from bench/result
 diagnosis.json, localization CPU from bench/results/localization.json, the engine's own
 overhead from part 1; checkpoint interval and restart costs are the documented PARAMS.
 
-    python -m bench.recovery [--runs 5] [--seeds 50]
+Part 3 (measured): the same trainer, which saves a checkpoint every 40 steps (10 s), gets a
+`gpu.predicted` incident at a random point of an interval; the default policy drains at the
+next checkpoint. Steps lost at the restart, against the hardware-fault runs of part 1 (the
+same job failing at a random point of an interval).
+
+    python -m bench.recovery [--runs 5] [--seeds 50] [--recheck-s 1]
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ from analytics.store import EmbeddedStore
 from diagnosis.incidents import Incident
 from diagnosis.model import Action, Blame, Category, ComponentKind, Suspect
 from ingest.bus import InProcessBus
+from sim.logtext import megatron_checkpoint
 from sim.random_faults import LLAMA3_MIX
 from trainguard.act_cli import consume
 
@@ -75,40 +81,72 @@ PARAMS: dict[str, Any] = {
 }
 
 
-class Trainer:
-    """A training job stand-in: logs one step every `step_s` to chdb train_steps while running."""
+def _insert_row(store: EmbeddedStore, table_name: str, values: dict[str, Any]) -> None:
+    """Insert one row, the columns not given at their defaults (NULL, 0 or '')."""
+    from analytics.tables import TABLES_BY_NAME
 
-    def __init__(self, store: EmbeddedStore, job: str, step_s: float = 0.25) -> None:
-        self.store, self.job, self.step_s = store, job, step_s
-        self.step, self.running = 0, threading.Event()
+    table = TABLES_BY_NAME[table_name]
+    types = {c.name: c.type for c in table.columns}
+    row: dict[str, list[Any]] = {c.name: [None] for c in table.columns}
+    row.update({k: [v] for k, v in values.items()})
+    for c in table.columns:
+        if row[c.name] == [None] and not c.type.startswith("Nullable"):
+            row[c.name] = [0 if "Int" in c.type else ""]
+    store.insert(table.name, row, types)
+
+
+class Trainer:
+    """A training job stand-in: logs one step every `step_s` to chdb train_steps while running.
+
+    Every `save_every` steps it saves a checkpoint and logs Megatron-LM's line for it (rank 0,
+    `logs` table); a restart resumes from the last save, so the steps since are lost.
+    """
+
+    def __init__(
+        self, store: EmbeddedStore, job: str, step_s: float = 0.25, save_every: int = 40
+    ) -> None:
+        self.store, self.job, self.step_s, self.save_every = store, job, step_s, save_every
+        self.step, self.saved, self.running = 0, 0, threading.Event()
+        self.lost: list[int] = []  # steps lost at each restart
+        self._lock, self._stopped = threading.Lock(), threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
         self._thread.start()
 
-    def _loop(self) -> None:
-        from analytics.tables import TABLES_BY_NAME
+    def stop(self) -> None:
+        """End the trainer's thread (before its store closes)."""
+        self.running.clear()
+        self._stopped.set()
+        self._thread.join(5)
 
-        table = TABLES_BY_NAME["train_steps"]
-        types = {c.name: c.type for c in table.columns}
-        while True:
-            time.sleep(self.step_s)
-            if not self.running.is_set():
-                continue
-            self.step += 1
-            now = datetime.now(UTC)
-            row: dict[str, list[Any]] = {c.name: [None] for c in table.columns}
-            row.update(
-                ts=[int(now.timestamp())],
-                ts_us=[now.microsecond],
-                job_id=[self.job],
-                step=[self.step],
-                rank=[0],
-                node=["node-0001"],
-                skipped=[0],
-            )
-            for c in table.columns:
-                if row[c.name] == [None] and not c.type.startswith("Nullable"):
-                    row[c.name] = [0 if "Int" in c.type else ""]
-            self.store.insert(table.name, row, types)
+    def restart(self) -> None:
+        """Stop and relaunch from the last checkpoint."""
+        with self._lock:
+            self.running.clear()
+            self.lost.append(self.step - self.saved)
+            self.step = self.saved
+            self.running.set()
+
+    def _loop(self) -> None:
+        while not self._stopped.wait(self.step_s):
+            with self._lock:
+                if not self.running.is_set():
+                    continue
+                self.step += 1
+                now = datetime.now(UTC)
+                at = {"ts": int(now.timestamp()), "ts_us": now.microsecond, "job_id": self.job}
+                _insert_row(
+                    self.store,
+                    "train_steps",
+                    {**at, "step": self.step, "rank": 0, "node": "node-0001", "skipped": 0},
+                )
+                if self.save_every and self.step % self.save_every == 0:
+                    self.saved = self.step
+                    (line,) = megatron_checkpoint(self.step, self.job, 8, 1)[1:]
+                    _insert_row(
+                        self.store,
+                        "logs",
+                        {**at, "node": "node-0001", "source": "train_stdout", "line": line},
+                    )
 
 
 class NodeLedger:
@@ -142,9 +180,7 @@ class TrainerRestart:
         return make_plan(self, request, f"relaunch {request.target.job}", job=request.target.job)
 
     def execute(self, plan: ActionPlan) -> ActionResult:
-        self.trainer.running.clear()
-        self.trainer.step = max(0, self.trainer.step - 3)  # back to the latest checkpoint
-        self.trainer.running.set()
+        self.trainer.restart()
         return done("relaunched")
 
     def reconcile(self, plan: ActionPlan) -> ActionResult | None:
@@ -185,11 +221,11 @@ def _slurm() -> Slurm | None:
         return None
 
 
-def _incident(n: int, node: str, job: str) -> Incident:
+def _incident(n: int, node: str, job: str, category: Category = Category.GPU_HARDWARE) -> Incident:
     now = datetime.now(UTC)
     return Incident(
-        id=f"inc-bench-{n:06d}-{int(now.timestamp())}",
-        category=Category.GPU_HARDWARE,
+        id=f"inc-bench-{n:06d}-{int(now.timestamp())}-{category.value}",
+        category=category,
         blame=Blame.INFRASTRUCTURE,
         job=job,
         detected_at=now,
@@ -231,8 +267,10 @@ def measure_once(n: int, slurm: Slurm | None, tmp: str) -> dict[str, float]:
     consumer = bus.consumer("act", [bus.topics.incidents])
     worker = threading.Thread(target=consume, args=(engine, consumer, stop, 0.05), daemon=True)
     worker.start()
-    time.sleep(1.0)
-    trainer.running.clear()  # the fault: the job stops making progress
+    # the fault at a random point of a checkpoint interval: the job stops making progress
+    rng = np.random.default_rng([n, 7])
+    time.sleep(1.0 + rng.uniform(0, trainer.save_every * trainer.step_s))
+    trainer.running.clear()
     incident = _incident(n, node, "job-bench")
     t0 = time.monotonic()
     bus.producer().send_raw(
@@ -248,18 +286,101 @@ def measure_once(n: int, slurm: Slurm | None, tmp: str) -> dict[str, float]:
     worker.join(10)
     phases = _phases(audit_events(store, incident_id=incident.id))
     phases["total_to_progress"] = round(total, 3)
+    phases["lost_steps"] = float(trainer.lost[-1]) if trainer.lost else float("nan")
+    trainer.stop()
     if slurm:
         slurm.resume(node)
     store.close()
     return phases
 
 
+def measure_predicted_once(n: int, slurm: Slurm | None, tmp: str, recheck_s: float) -> dict:
+    """Drain a GPU predicted to fail at its job's next checkpoint; return lost steps and times.
+
+    The default policy's `predicted-failure` ladder (await_checkpoint -> isolate -> acquire ->
+    restart -> verify -> inspection) over the same trainer, which saves every `save_every`
+    steps and logs Megatron-LM's line for it; the alert comes at a random point of an
+    interval, and the consumer re-checks the wait every `recheck_s`.
+    """
+    from actions.checkpoint import AwaitCheckpoint, LogCheckpoints
+    from actions.executors.webhook import NoEndpoint
+    from actions.policy import load_policy
+
+    store = EmbeddedStore(str(Path(tmp) / f"pred{n}"), f"bench_pred_{n}")
+    migrate(store)
+    trainer = Trainer(store, "job-bench")
+    trainer.running.set()
+    node = "node-0021" if slurm else "node-0001"
+    registry = ActionRegistry(
+        [
+            SlurmDrain(slurm) if slurm else NodeLedger(),
+            SchedulerCapacity(Standby()),
+            TrainerRestart(trainer),
+            VerifyProgress(TrainStepsProgress(store), poll_s=0.05),
+            AwaitCheckpoint(LogCheckpoints(store)),
+            NoEndpoint(ActionKind.HARDWARE_INSPECTION),
+        ]
+    )
+    engine = ActionEngine(
+        store,
+        registry,
+        load_policy(),
+        EngineConfig(mode=Mode.AUTO, breaker=BreakerLimits(fleet_nodes=1200)),
+    )
+    bus = InProcessBus()
+    bus.consumer("act", [bus.topics.incidents]).close()
+    stop = threading.Event()
+    consumer = bus.consumer("act", [bus.topics.incidents])
+    worker = threading.Thread(
+        target=consume, args=(engine, consumer, stop, 0.05, recheck_s), daemon=True
+    )
+    worker.start()
+    rng = np.random.default_rng([n, 8])
+    time.sleep(1.0 + rng.uniform(0, trainer.save_every * trainer.step_s))
+    incident = _incident(n, node, "job-bench", Category.GPU_PREDICTED)
+    t0 = time.monotonic()
+    bus.producer().send_raw(
+        bus.topics.incidents, incident.id.encode(), incident.model_dump_json().encode()
+    )
+    while time.monotonic() - t0 < 120 and not trainer.lost:
+        time.sleep(0.02)
+    alert_to_restart = time.monotonic() - t0
+    while time.monotonic() - t0 < 120:
+        if (audit_events(store, incident_id=incident.id)["event"] == "closed").any():
+            break
+        time.sleep(0.05)
+    stop.set()
+    worker.join(10)
+    events = audit_events(store, incident_id=incident.id)
+    waited = [json.loads(d) for d in events[events["event"] == "done"]["detail"]]
+    saved_at = next(d["outputs"]["saved_at"] for d in waited if d["phase"] == "checkpoint")
+    restarted = events[(events["event"] == "executing") & (events["kind"] == "restart_job")]
+    at = restarted.iloc[0]
+    restart_t = datetime.fromtimestamp(int(at["at"]), UTC).timestamp() + int(at["at_us"]) / 1e6
+    trainer.stop()
+    if slurm:
+        slurm.resume(node)
+    store.close()
+    return {
+        "lost_steps": float(trainer.lost[-1]) if trainer.lost else float("nan"),
+        "alert_to_restart_s": round(alert_to_restart, 3),
+        "checkpoint_to_restart_s": round(
+            restart_t - datetime.fromisoformat(saved_at).timestamp(), 3
+        ),
+        "closed": bool((events["event"] == "closed").any()),
+    }
+
+
 def _phases(events: Any) -> dict[str, float]:
     out: dict[str, float] = {}
     first_exec = events[events["event"] == "executing"].iloc[0]
     seen = events[events["event"] == "seen"].iloc[0]
+    # int(): the columns are unsigned, and a negative microsecond difference wrapped to 2^32
+    # (4295 s in two of the five runs of the first 2026-12-01 run)
     out["decide_and_plan"] = round(
-        (first_exec["at"] - seen["at"]) + (first_exec["at_us"] - seen["at_us"]) / 1e6, 4
+        (int(first_exec["at"]) - int(seen["at"]))
+        + (int(first_exec["at_us"]) - int(seen["at_us"])) / 1e6,
+        4,
     )
     for detail in events[events["event"] == "done"]["detail"]:
         d = json.loads(detail)
@@ -343,13 +464,21 @@ def ettr(engine_s: float, seeds: int, interval_s: float | None = None) -> dict[s
 def main() -> None:
     """Measure, model, print and write bench/results/recovery.json."""
     parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--seeds", type=int, default=50)
+    parser.add_argument(
+        "--recheck-s", type=float, default=1.0, help="TG_ACT_RECHECK_S of the predicted drain"
+    )
     args = parser.parse_args()
     slurm = _slurm()
     with tempfile.TemporaryDirectory() as tmp:
         runs = [measure_once(i, slurm, tmp) for i in range(args.runs)]
     phases = {k: round(statistics.median(r[k] for r in runs), 4) for k in runs[0]}
+    with tempfile.TemporaryDirectory() as tmp:
+        predicted = [
+            measure_predicted_once(i, slurm, tmp, args.recheck_s) for i in range(args.runs)
+        ]
+    lost_pred = statistics.median(r["lost_steps"] for r in predicted)
     engine_s = phases["decide_and_plan"] + phases.get("isolate", 0) + phases.get("acquire", 0)
     base = PARAMS["checkpoint_interval_s"]
     model = ettr(engine_s, args.seeds, base)
@@ -363,6 +492,27 @@ def main() -> None:
             "runs": args.runs,
             "phases_median_s": phases,
             "per_run": runs,
+        },
+        "predicted_drain": {
+            "what": "a GPU predicted to fail, drained at its job's next checkpoint (default "
+            "policy, predicted-failure rule) against the same job failing at a random time "
+            "(the hardware-fault ladder above); lost = steps since the last checkpoint at the "
+            "restart",
+            "trainer": {"step_s": 0.25, "save_every_steps": 40, "checkpoint_interval_s": 10.0},
+            "recheck_s": args.recheck_s,
+            "runs": args.runs,
+            "lost_steps_median": lost_pred,
+            "unplanned_lost_steps_median": phases["lost_steps"],
+            "lost_ratio_unplanned_over_predicted": round(
+                phases["lost_steps"] / max(lost_pred, 1.0), 2
+            ),
+            "checkpoint_to_restart_s_median": round(
+                statistics.median(r["checkpoint_to_restart_s"] for r in predicted), 3
+            ),
+            "alert_to_restart_s_median": round(
+                statistics.median(r["alert_to_restart_s"] for r in predicted), 3
+            ),
+            "per_run": predicted,
         },
         "ettr_model": {
             "params": PARAMS,

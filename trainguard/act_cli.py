@@ -154,7 +154,7 @@ def consume(
     consumer: Consumer,
     stop: threading.Event,
     poll_s: float,
-    recheck_s: float = 30.0,
+    recheck_s: float = 10.0,
 ) -> int:
     """Handle incidents until stopped; commit offsets after each batch is acted on.
 

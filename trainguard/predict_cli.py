@@ -28,9 +28,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
         q.add_argument(
             "--horizon-h",
             type=int,
-            default=24,
-            help="failure within this many hours (the API shows TG_API_RISK_HORIZON_H, 24; "
-            "on the twin 48 met the 0.9 precision target, README 'Failure prediction')",
+            default=48,
+            help="failure within this many hours (default 48: on the twin the horizon that met "
+            "the 0.9 precision target, README 'Failure prediction'; the API shows "
+            "TG_API_RISK_HORIZON_H, 48)",
         )
         q.add_argument("--method", choices=methods, default=default, help="model or ensemble")
         q.add_argument("--target-precision", type=float, default=0.9, help="precision to reach")

@@ -95,7 +95,7 @@ class ApiSettings(BaseSettings):
     )
     token_cache_s: float = Field(30.0, ge=0, le=3600, description="Revocation delay.")
     risk_horizon_h: int = Field(
-        24, ge=1, le=720, description="Failure-risk horizon shown (`predict score` writes it)."
+        48, ge=1, le=720, description="Failure-risk horizon shown (`predict score` writes it)."
     )
     generation_file: Path | None = Field(
         None,
@@ -146,7 +146,7 @@ class ActSettings(BaseSettings):
     webhook_hosts: list[str] = Field(default_factory=list, description="Webhook allowlist.")
     poll_s: float = Field(1.0, gt=0, le=60)
     recheck_s: float = Field(
-        30.0, gt=0, le=3600, description="How often waiting steps (a job's checkpoint) are checked."
+        10.0, gt=0, le=3600, description="How often waiting steps (a job's checkpoint) are checked."
     )
     capacity: Literal["batch", "lyra"] = Field(
         "batch",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -158,3 +159,15 @@ def process_env(services: Services, topics: Topics, store: Store, **extra: str) 
         "TG_CLICKHOUSE_DATABASE": store.database,
         **extra,
     }
+
+
+@pytest.fixture
+def sleep_job(slurm: Slurm, unique: str) -> Iterator[tuple[str, str]]:
+    """Submit a `sleep` batch job; cancel it afterwards; return (job name, job id)."""
+    name = f"tg-{unique}"
+    job_id = slurm.run(
+        ["sbatch", "--parsable", "-o", "/dev/null", "-c", "1", "-J", name, "--wrap", "sleep 600"]
+    ).strip()
+    wait_for(lambda: slurm.job(job_id).get("JobState") == "RUNNING", 90, f"job {job_id} running")
+    yield name, job_id
+    subprocess.run(["scancel", job_id], env={"SLURM_CONF": slurm.conf or ""}, check=False)

@@ -7,7 +7,6 @@ through the sink's writer into the ClickHouse server, as the pipeline stores the
 from __future__ import annotations
 
 import itertools
-import subprocess
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -102,6 +101,12 @@ def log(store, node: str, line: str, at: datetime, job: str | None = None) -> No
     )
 
 
+def saved_soon(store, job: str, with_id: bool = False) -> None:
+    """Store the job's finished save a second from now, on rank 0's node (node-0079)."""
+    at = datetime.now(UTC) + timedelta(seconds=1)
+    log(store, "node-0079", SAVED.format(job=job), at, job=job if with_id else None)
+
+
 def risk_rows(
     node: str, gpu: int, at: datetime, risk: float = 0.97, alert: int = 1
 ) -> pd.DataFrame:
@@ -131,18 +136,6 @@ def engine(store, slurm, clock: Clock | None = None, ttl_s: float = 3600.0) -> A
 
 
 @pytest.fixture
-def job(slurm, unique):
-    """A running `sleep` batch job: (job name, Slurm job id)."""
-    name = f"tg-ckpt-{unique}"
-    job_id = slurm.run(
-        ["sbatch", "--parsable", "-o", "/dev/null", "-c", "1", "-J", name, "--wrap", "sleep 600"]
-    ).strip()
-    wait_for(lambda: slurm.job(job_id).get("JobState") == "RUNNING", 90, f"job {job_id} running")
-    yield name, job_id
-    subprocess.run(["scancel", job_id], env={"SLURM_CONF": slurm.conf or ""}, check=False)
-
-
-@pytest.fixture
 def node(slurm, request):
     """A fake Slurm node of the test's own, put back afterwards."""
     name = request.param if hasattr(request, "param") else "node-0071"
@@ -166,9 +159,9 @@ def _predicted(store, node: str, gpu: int, job: str | None):
 
 
 def test_drain_waits_for_the_jobs_next_finished_save_then_requeues_it(
-    server_store, slurm, node, job
+    server_store, slurm, node, sleep_job
 ):
-    name, job_id = job
+    name, job_id = sleep_job
     incident = _predicted(server_store, node, 5, name)
     assert incident.category == Category.GPU_PREDICTED and incident.job == name
     assert incident.suspects[0].score == pytest.approx(0.97)
@@ -190,7 +183,7 @@ def test_drain_waits_for_the_jobs_next_finished_save_then_requeues_it(
     assert _states(server_store, incident.id)[ActionKind.AWAIT_CHECKPOINT] == State.WAITING
     assert not slurm.node(node).drained
     # the save finishes on rank 0's node (another node of the job): now drain and requeue
-    log(server_store, "node-0079", SAVED.format(job=name), datetime.now(UTC) + timedelta(seconds=1))
+    saved_soon(server_store, name)
     time.sleep(1.1)
     act.poll_waiting()
     states = _states(server_store, incident.id)
@@ -214,8 +207,10 @@ def test_drain_waits_for_the_jobs_next_finished_save_then_requeues_it(
     assert mine == ["planned", "executing", "waiting", "done"]  # re-checks store nothing
 
 
-def test_no_save_before_the_timeout_escalates_and_drains_nothing(server_store, slurm, node, job):
-    name, _ = job
+def test_no_save_before_the_timeout_escalates_and_drains_nothing(
+    server_store, slurm, node, sleep_job
+):
+    name, _ = sleep_job
     incident = _predicted(server_store, node, 2, name)
     clock = Clock()
     act = engine(server_store, slurm, clock)
@@ -246,8 +241,10 @@ def test_idle_gpu_is_drained_at_once_for_inspection(server_store, slurm, node):
 
 
 @pytest.mark.parametrize("node", ["node-0073"], indirect=True)
-def test_gpu_failing_before_the_save_supersedes_the_prediction(server_store, slurm, node, job):
-    name, job_id = job
+def test_gpu_failing_before_the_save_supersedes_the_prediction(
+    server_store, slurm, node, sleep_job
+):
+    name, job_id = sleep_job
     predicted = _predicted(server_store, node, 4, name)
     act = engine(server_store, slurm)
     act.handle(predicted)
@@ -258,28 +255,24 @@ def test_gpu_failing_before_the_save_supersedes_the_prediction(server_store, slu
     assert resolved.status == IncidentStatus.RESOLVED
     assert f"superseded: {failed.id}" in (resolved.status_reason or "")
     assert set(_states(server_store, predicted.id).values()) == {State.EXPIRED}
-    log(server_store, "node-0079", SAVED.format(job=name), datetime.now(UTC) + timedelta(seconds=1))
+    saved_soon(server_store, name)
     time.sleep(1.1)
     assert act.poll_waiting() == [] and act.recover() == []
     assert slurm.job(job_id)["Restarts"] == "1"  # not requeued a second time
 
 
 @pytest.mark.parametrize("node", ["node-0074"], indirect=True)
-def test_a_restarted_engine_keeps_waiting_past_the_incident_ttl(server_store, slurm, node, job):
-    name, _ = job
+def test_a_restarted_engine_keeps_waiting_past_the_incident_ttl(
+    server_store, slurm, node, sleep_job
+):
+    name, _ = sleep_job
     incident = _predicted(server_store, node, 1, name)
     engine(server_store, slurm).handle(incident)
     time.sleep(1.5)
     again = engine(server_store, slurm, ttl_s=1.0)  # the incident is now older than the TTL
     assert again.recover() == [incident.id]
     assert _states(server_store, incident.id)[ActionKind.AWAIT_CHECKPOINT] == State.WAITING
-    log(
-        server_store,
-        "node-0079",
-        SAVED.format(job=name),
-        datetime.now(UTC) + timedelta(seconds=1),
-        job=name,
-    )
+    saved_soon(server_store, name, with_id=True)
     time.sleep(1.1)
     again.recover()
     assert _states(server_store, incident.id)[ActionKind.ISOLATE_NODE] == State.DONE
@@ -309,9 +302,9 @@ def test_alerts_become_one_incident_per_gpu_and_skip_failed_gpus(server_store):
 
 
 def test_score_publishes_to_kafka_and_act_drains_at_the_checkpoint(
-    server_store, slurm, kafka_bus, topics, monkeypatch, job
+    server_store, slurm, kafka_bus, topics, monkeypatch, sleep_job
 ):
-    name, _ = job
+    name, _ = sleep_job
     target = "node-0078"
     cleanup_nodes(slurm, [target])
     kafka_bus.ensure_topics([topics.incidents, topics.actions], partitions=2)
@@ -342,13 +335,7 @@ def test_score_publishes_to_kafka_and_act_drains_at_the_checkpoint(
             "the drain waiting for the checkpoint",
         )
         assert not slurm.node(target).drained
-        log(
-            server_store,
-            "node-0079",
-            SAVED.format(job=name),
-            datetime.now(UTC) + timedelta(seconds=1),
-            job=name,
-        )
+        saved_soon(server_store, name, with_id=True)
         wait_for(lambda: slurm.node(target).ours, 60, f"{target} drained after the save")
     finally:
         stop.set()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -15,7 +14,6 @@ from diagnosis.incident_store import load_incident
 from diagnosis.model import IncidentStatus
 from tests.actions_builders import make_incident
 from tests.integration.actions_helpers import cleanup_nodes, engine
-from tests.integration.conftest import wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -32,18 +30,6 @@ def nodes(slurm, request):
 
     yield take
     cleanup_nodes(slurm, used)
-
-
-@pytest.fixture
-def sleep_job(slurm, unique):
-    """Submit a `sleep` batch job; cancel it afterwards; return (job name, job id)."""
-    name = f"tg-{unique}"
-    job_id = slurm.run(
-        ["sbatch", "--parsable", "-o", "/dev/null", "-c", "1", "-J", name, "--wrap", "sleep 600"]
-    ).strip()
-    wait_for(lambda: slurm.job(job_id).get("JobState") == "RUNNING", 90, f"job {job_id} running")
-    yield name, job_id
-    subprocess.run(["scancel", job_id], env={"SLURM_CONF": slurm.conf or ""}, check=False)
 
 
 def _states(actions) -> dict[ActionKind, State]:

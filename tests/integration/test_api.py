@@ -222,7 +222,7 @@ def test_failure_risk_from_prediction_reaches_gpu_health(api):
                 "node": "node-0003",
                 "gpu": 4,
                 "uuid": "GPU-x",
-                "horizon_h": 24,
+                "horizon_h": 48,
                 "risk": 0.93,
                 "alert": 1,
                 "model": "cascade",
@@ -244,7 +244,7 @@ def test_failure_risk_from_prediction_reaches_gpu_health(api):
     write_risk(ctx.store, frame)
     ctx.invalidate()
     gpus = {(g["node"], g["gpu"]): g for g in api.get("/v1/gpus", limit=5000).json()["items"]}
-    assert gpus[("node-0003", 4)]["risk"] == 0.93  # the 24 h horizon is the one shown
+    assert gpus[("node-0003", 4)]["risk"] == 0.93  # the 48 h horizon is the one shown
     assert gpus[("node-0003", 5)]["risk"] is None
     ctx.risk_horizon_h = 1  # TG_API_RISK_HORIZON_H=1
     ctx.invalidate()
@@ -252,5 +252,5 @@ def test_failure_risk_from_prediction_reaches_gpu_health(api):
         gpus = {(g["node"], g["gpu"]): g for g in api.get("/v1/gpus", limit=5000).json()["items"]}
         assert gpus[("node-0003", 4)]["risk"] == 0.2
     finally:
-        ctx.risk_horizon_h = 24
+        ctx.risk_horizon_h = 48
         ctx.invalidate()
