@@ -50,13 +50,17 @@ class CheckpointProbe(Protocol):
 class LogCheckpoints:
     """Finished saves read from the `logs` table in ClickHouse.
 
-    A line counts when it carries the job's id, or carries no job id and was read on one of
-    the nodes of the job's latest topology (the log agent tails files and does not know the
-    job; the twin and launch integrations do).
+    A line counts when it was read on one of the nodes of the job's latest topology and
+    carries the job's id or no job id (the log agent tails files and does not know the job;
+    the twin and launch integrations do); with no topology stored, when it carries the id.
+    The SQL keeps only lines holding a needle (`NEEDLES`); the parser decides. Should more
+    than `limit` such lines come back without a save among them, the next check starts
+    after them.
     """
 
     def __init__(self, store: Store, limit: int = 200) -> None:
         self.store, self.limit = store, limit
+        self._cursor: dict[tuple[str, datetime], tuple[int, int]] = {}
 
     def _nodes(self, job: str) -> list[str]:
         nodes = query_scalar(
@@ -68,7 +72,9 @@ class LogCheckpoints:
         return [str(n) for n in nodes] if nodes is not None and len(nodes) else []
 
     def saved_since(self, job: str, since: datetime) -> SavedAt | None:
+        s, us = self._cursor.get((job, since), (int(since.timestamp()), since.microsecond))
         nodes = self._nodes(job)
+        scope = "node IN %(nodes)s AND job_id IN (%(job)s, '')" if nodes else "job_id = %(job)s"
         # ClickHouse 18.16 (Debian's) has no multiSearchAny: one position test per needle
         needles = " OR ".join(
             f"positionCaseInsensitive(line, %(n{i})s) > 0" for i in range(len(NEEDLES))
@@ -76,23 +82,25 @@ class LogCheckpoints:
         frame = self.store.query_df(
             f"SELECT toUInt32(ts) AS s, ts_us AS us, node, line "
             f"FROM `{self.store.database}`.`logs` "
-            "WHERE (ts > %(s)s OR (ts = %(s)s AND ts_us >= %(us)s)) "
-            f"AND ({needles}) "
-            "AND (job_id = %(job)s OR (job_id = '' AND node IN %(nodes)s)) "
-            f"ORDER BY ts, ts_us LIMIT {int(self.limit)}",
+            f"WHERE (ts > %(s)s OR (ts = %(s)s AND ts_us >= %(us)s)) AND ({needles}) "
+            f"AND {scope} ORDER BY ts, ts_us LIMIT {int(self.limit)}",
             {
-                "s": int(since.timestamp()),
-                "us": since.microsecond,
+                "s": s,
+                "us": us,
                 **{f"n{i}": needle for i, needle in enumerate(NEEDLES)},
                 "job": job,
                 "nodes": tuple(nodes) or ("",),
             },
         )
-        for s, us, node, line in frame.itertuples(index=False):
+        rows = list(frame.itertuples(index=False))
+        for ts, ts_us, node, line in rows:
             saved = parse_checkpoint_saved(str(line))
             if saved is not None:
-                at = datetime.fromtimestamp(int(s), UTC) + timedelta(microseconds=int(us))
+                at = datetime.fromtimestamp(int(ts), UTC) + timedelta(microseconds=int(ts_us))
                 return SavedAt(at, str(node), saved, str(line))
+        if len(rows) >= self.limit:  # a page of look-alikes: go on after them next time
+            last, last_us = int(rows[-1][0]), int(rows[-1][1]) + 1
+            self._cursor[(job, since)] = (last + 1, 0) if last_us > 999_999 else (last, last_us)
         return None
 
 

@@ -27,13 +27,14 @@ from actions.model import (
     Mode,
     Risk,
     State,
+    waiting,
 )
 from actions.policy import HistoryView, Policy, Selection, component_key, select
 from actions.registry import ActionRegistry, ActionRequest
 from actions.safety import BREAKER, BreakerLimits, Budgets, breaker_trips, over_budget
 from actions.webhooks.delivery import Dispatcher
 from actions.webhooks.formats import EventType, WebhookEvent
-from actions.workflow import PHASES, STOPPING, run_with_timeout
+from actions.workflow import PHASES, STOPPING, executor_call, run_with_timeout
 from analytics.store import Store
 from diagnosis.incident_store import (
     IncidentNotFound,
@@ -47,7 +48,9 @@ from diagnosis.model import IncidentStatus
 from ingest.bus import Producer
 
 log = logging.getLogger(__name__)
-WAIT_CHECK_TIMEOUT_S = 60.0  # one re-check of a waiting step (a query), not the whole wait
+# One re-check of a waiting step (a query, bounded by the driver's 120 s), not the whole wait.
+WAIT_CHECK_TIMEOUT_S = 180.0
+WAITING_KINDS = frozenset({ActionKind.AWAIT_CHECKPOINT})  # ladders that may run for hours
 CrashHook = Callable[[str, ActionPlan], None]
 
 
@@ -268,7 +271,12 @@ class ActionEngine:
             self.crash_hook("after_executing", plan)
         executor = self.registry.get(plan.kind)
         t0 = time.monotonic()
-        result = run_with_timeout(lambda: executor.execute(plan), plan.params.get("timeout_s", 600))
+        if plan.kind in WAITING_KINDS:  # one check, not the whole wait
+            call = executor_call(executor, plan)
+            result = self._checked(plan, run_with_timeout(call, WAIT_CHECK_TIMEOUT_S))
+        else:
+            timeout = plan.params.get("timeout_s", 600)
+            result = run_with_timeout(executor_call(executor, plan), timeout)
         return self._record(plan, result, time.monotonic() - t0)
 
     def _reconcile(self, plan: ActionPlan) -> bool:
@@ -282,11 +290,19 @@ class ActionEngine:
     def _check_again(self, plan: ActionPlan) -> bool:
         """A step waiting on the world: check once more; only a change is stored."""
         executor = self.registry.get(plan.kind)
-        result = run_with_timeout(lambda: executor.execute(plan), WAIT_CHECK_TIMEOUT_S)
+        result = run_with_timeout(executor_call(executor, plan), WAIT_CHECK_TIMEOUT_S)
+        result = self._checked(plan, result)
         if result.status == "waiting":
             return False
+        return self._record(plan, result, (self.clock() - plan.created_at).total_seconds())
+
+    def _checked(self, plan: ActionPlan, result: ActionResult) -> ActionResult:
+        """A check that hung or raised says nothing about the world: wait on, within the timeout."""
         waited = (self.clock() - plan.created_at).total_seconds()
-        return self._record(plan, result, waited)
+        if result.outputs.get("phase_error") and waited < plan.params.get("timeout_s", 600):
+            log.warning("check of %s failed, still waiting: %s", plan.action_id, result.error)
+            return waiting(f"check failed, checked again later: {result.error}")
+        return result
 
     def _supersede(self, plan: ActionPlan) -> None:
         """A node just isolated: ladders of other incidents waiting to isolate it stand down.
@@ -295,21 +311,23 @@ class ActionEngine:
         incident's ladder drains the node and restarts the job, so the prediction's ladder
         must not drain and restart it again when the restarted job saves.
         """
-        node = plan.target.node
-        if not node:
+        nodes = {n for n in [plan.target.node, *plan.params.get("nodes", [])] if n}
+        if not nodes:
             return
         waiting = db.load_actions(self.store, states=[State.WAITING])
         stale = {
-            a.plan.incident_id
+            (a.plan.incident_id, str(a.plan.target.node))
             for a in waiting
-            if a.plan.target.node == node and a.plan.incident_id != plan.incident_id
+            if a.plan.target.node in nodes and a.plan.incident_id != plan.incident_id
         }
-        for incident_id in sorted(stale):
+        for incident_id, node in sorted(stale):
             why = f"superseded: {plan.incident_id} isolated {node} ({plan.kind.value})"
             for a in db.load_actions(self.store, incident_id=incident_id):
                 if a.state not in FINAL_STATES:
                     self._finish(a.plan, State.EXPIRED, None, "superseded", {"reason": why})
             self._transition(incident_id, IncidentStatus.RESOLVED, why)
+            self._audit("closed", incident_id=incident_id, detail={"reason": why})
+            self._notify(EventType.INCIDENT_RESOLVED, incident_id, why, {})
 
     def _record(self, plan: ActionPlan, result: ActionResult, took_s: float) -> bool:
         if result.status == "waiting":
@@ -435,13 +453,18 @@ class ActionEngine:
     def _resume(self, pending: list[db.StoredAction]) -> list[str]:
         incidents = sorted({a.plan.incident_id for a in pending})
         for incident_id in incidents:
-            mine = [a for a in pending if a.plan.incident_id == incident_id]
-            waits = any(a.state == State.WAITING for a in mine)
-            if self._still_current(incident_id, ttl=not waits):
+            ladder = db.load_actions(self.store, incident_id=incident_id)
+            # a ladder that waits on its job may run hours past the incident's last update
+            long = any(a.plan.kind in WAITING_KINDS for a in ladder)
+            if self._still_current(incident_id, ttl=not long):
                 self.run(incident_id)
-            else:
-                for a in mine:
-                    self._finish(a.plan, State.EXPIRED, None, "expired")
+                continue
+            unfinished = [a for a in ladder if a.state not in FINAL_STATES]
+            for a in unfinished:
+                self._finish(a.plan, State.EXPIRED, None, "expired")
+            if unfinished and any(a.state == State.DONE for a in ladder):
+                # half a ladder ran (a node may be drained): a person takes it from here
+                self._escalate(unfinished[0].plan, "expired after a restart, half done")
         return incidents
 
     def _still_current(self, incident_id: str, ttl: bool = True) -> bool:

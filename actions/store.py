@@ -87,11 +87,15 @@ def load_actions(
     if incident_id is not None:
         where.append("incident_id = %(inc)s")
         params["inc"] = incident_id  # type: ignore[assignment]
+    having = ""
+    if states is not None:  # filtered on the server: a poll reads the matching actions only
+        having = "HAVING s IN %(states)s "
+        params["states"] = tuple(s.value for s in states) or ("",)
     frame = store.query_df(
         f"SELECT action_id, argMax(state, seq) AS s, argMax(plan, seq) AS p, "
         f"argMax(result, seq) AS r, any(incident_id) AS i, any(step) AS st "
         f"FROM `{store.database}`.`{ACTION_STATE.name}` WHERE {' AND '.join(where)} "
-        f"GROUP BY action_id ORDER BY i, st",
+        f"GROUP BY action_id {having}ORDER BY i, st",
         params,
     )
     wanted = set(states) if states is not None else None

@@ -24,7 +24,7 @@ from actions.model import (
     done,
     failed,
 )
-from actions.registry import ActionRequest, make_plan
+from actions.registry import ActionRequest, Executor, make_plan
 from analytics.store import Store
 
 log = logging.getLogger(__name__)
@@ -93,6 +93,11 @@ class VerifyProgress:
         return None  # verifying again is harmless
 
 
+def executor_call(executor: Executor, plan: ActionPlan) -> Callable[[], ActionResult]:
+    """Return the call that executes a plan (what `run_with_timeout` runs)."""
+    return lambda: executor.execute(plan)
+
+
 def run_with_timeout(func: Callable[[], ActionResult], timeout_s: float) -> ActionResult:
     """Run one phase in a worker thread; a phase still running at the timeout has failed.
 
@@ -106,14 +111,19 @@ def run_with_timeout(func: Callable[[], ActionResult], timeout_s: float) -> Acti
             box.append(func())
         except Exception as exc:  # noqa: BLE001 (an executor bug or outage fails the phase, named)
             log.exception("action phase raised")
-            box.append(failed(f"{type(exc).__name__}: {exc}"))
+            box.append(_phase_error(f"{type(exc).__name__}: {exc}", "exception"))
 
     worker = threading.Thread(target=target, name="tg-action-phase", daemon=True)
     worker.start()
     worker.join(timeout_s)
     if not box:
-        return failed(f"timed out after {timeout_s:.0f} s")
+        return _phase_error(f"timed out after {timeout_s:.0f} s", "timeout")
     return box[0]
+
+
+def _phase_error(error: str, why: str) -> ActionResult:
+    """A phase that ended without an answer from its executor (outputs.phase_error says why)."""
+    return ActionResult(status="failed", error=error[:2000], outputs={"phase_error": why})
 
 
 # Phase names of the restart state machine, by step kind (the audit and bench use them).

@@ -21,7 +21,7 @@ from actions.webhooks.delivery import Deliverer, Dispatcher, Subscription
 from actions.webhooks.formats import EventType
 from actions.workflow import TrainStepsProgress, VerifyProgress
 from analytics.migrations import migrate
-from analytics.store import Store
+from analytics.store import Store, StoreError
 from diagnosis.incidents import Incident
 from ingest.bus import Bus, Consumer, TopicPartition
 from ingest.schema import validation_reason
@@ -165,8 +165,11 @@ def consume(
     last_check = time.monotonic()
     while not stop.is_set():
         if time.monotonic() - last_check >= recheck_s:
-            engine.poll_waiting()
             last_check = time.monotonic()
+            try:
+                engine.poll_waiting()
+            except StoreError as exc:  # ClickHouse away: the waits are stored, check next time
+                log.warning("act: waiting steps not checked: %s", exc)
         records = consumer.poll(100, poll_s)
         latest: dict[str, Incident] = {}
         offsets: dict[TopicPartition, int] = {}

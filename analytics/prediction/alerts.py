@@ -4,8 +4,9 @@
 precision-first cut becomes a `gpu.predicted` incident: its GPU the suspect (score = risk),
 the job running on its node (so the policy waits for that job's checkpoint), the features
 that moved as evidence. One incident per GPU while it is open: a later alert on the same GPU
-is a new revision of it, not a new incident. A GPU that already has an open hardware incident
-failed already and gets none.
+is a new revision of it (same job: the ladder was planned for it), not a new incident. A GPU
+that already has an open hardware incident failed already and gets none; nor does one whose
+prediction was closed in the last week (drained already, or called a false alarm).
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from diagnosis.lifecycle import is_final
 from diagnosis.model import Action, Blame, Category, ComponentKind, Severity, Suspect
 
 ACTIVE_S = 1800.0  # a job that logged a step this recently runs on its nodes
-LOOKBACK = timedelta(days=30)  # how far back open incidents are looked for
+LOOKBACK = timedelta(days=90)  # how far back incidents are looked for
+COOLDOWN = timedelta(days=7)  # a GPU whose prediction was closed this recently is not re-alerted
 _FAILED = (Category.GPU_HARDWARE, Category.GPU_DEGRADED)
 
 GpuKey = tuple[str, int]
@@ -45,22 +47,21 @@ def jobs_on_nodes(store: Store, at: datetime, active_s: float = ACTIVE_S) -> dic
     return {str(node): str(job) for job, node, _ in frame.itertuples(index=False)}
 
 
-def _open_by_gpu(
+def _by_gpu(
     store: Store, categories: tuple[Category, ...], since: datetime
-) -> dict[GpuKey, Incident]:
-    """Return (node, gpu) -> the newest open incident of these categories blaming that GPU."""
-    out: dict[GpuKey, Incident] = {}
+) -> dict[GpuKey, list[Incident]]:
+    """Return (node, gpu) -> the incidents of these categories blaming that GPU, newest first."""
+    out: dict[GpuKey, list[Incident]] = {}
     for category in categories:
         for inc in all_incidents(store, IncidentFilter(category=category.value, since=since)):
             top = inc.suspects[0] if inc.suspects else None
-            if is_final(inc.status) or top is None or top.node is None or top.gpu is None:
-                continue
-            out.setdefault((top.node, int(top.gpu)), inc)
+            if top is not None and top.node is not None and top.gpu is not None:
+                out.setdefault((top.node, int(top.gpu)), []).append(inc)
     return out
 
 
-def _incident_id(node: str, gpu: int, uuid: str, at: datetime) -> str:
-    text = f"predicted|{node}|{gpu}|{uuid}|{int(at.timestamp())}"
+def _incident_id(node: str, gpu: int, uuid: str, window: datetime, at: datetime) -> str:
+    text = f"predicted|{node}|{gpu}|{uuid}|{int(window.timestamp())}|{int(at.timestamp())}"
     return "pred-" + hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -71,23 +72,32 @@ def predicted_incidents(
 
     `risk` is `score_latest`'s frame (gpu_risk columns, ts: the window's decision time, up
     to an hour behind); `at` is when the run scored (the incidents' time, and when the job
-    on each node is looked up). Skipped: GPUs with an open hardware incident (they failed
-    already) and alerts below `min_risk`.
+    on each node is looked up). Skipped: alerts below `min_risk`, GPUs with an open hardware
+    incident (they failed already) and GPUs whose last prediction was closed within
+    `COOLDOWN` (drained already, or an operator called it a false alarm).
     """
-    alerts = risk[(risk["alert"].astype(int) == 1) & (risk["risk"] >= min_risk)]
+    alerted = risk["alert"].astype(int) == 1
+    alerts = risk[alerted & (risk["risk"] >= min_risk)]
+    skipped = int(alerted.sum()) - len(alerts)
     if alerts.empty:
-        return [], int((risk["alert"].astype(int) == 1).sum())
+        return [], skipped
     since = at - LOOKBACK
-    failed = _open_by_gpu(store, _FAILED, since)
-    known = _open_by_gpu(store, (Category.GPU_PREDICTED,), since)
+    failed = _by_gpu(store, _FAILED, since)
+    predicted = _by_gpu(store, (Category.GPU_PREDICTED,), since)
     jobs = jobs_on_nodes(store, at)
-    out, skipped = [], int((risk["alert"].astype(int) == 1).sum()) - len(alerts)
+    out = []
     for row in alerts.to_dict("records"):
         key = (str(row["node"]), int(row["gpu"]))
-        if key in failed:
+        if any(not is_final(i.status) for i in failed.get(key, [])):
             skipped += 1
             continue
-        out.append(_incident(row, at, jobs.get(key[0]), known.get(key)))
+        mine = predicted.get(key, [])
+        known = next((i for i in mine if not is_final(i.status)), None)
+        closed = [i for i in mine if is_final(i.status)]
+        if known is None and closed and (closed[0].updated_at or at) >= at - COOLDOWN:
+            skipped += 1
+            continue
+        out.append(_incident(row, at, jobs.get(key[0]), known))
     return out, skipped
 
 
@@ -97,6 +107,8 @@ def _incident(
     node, gpu, score = str(row["node"]), int(row["gpu"]), float(row["risk"])
     model, horizon, reason = str(row["model"]), int(row["horizon_h"]), str(row["reason"] or "")
     window = datetime.fromtimestamp(int(row["ts"]), UTC)
+    if known is not None:
+        job = known.job  # the ladder planned for the first revision's job keeps it
     where = f"drain at job {job}'s next checkpoint" if job else "idle: drain for inspection"
     summary = (
         f"{node} GPU {gpu} predicted to fail within {horizon} h "
@@ -123,8 +135,8 @@ def _incident(
     if known is None:
         uuid = str(row.get("uuid") or "")
         return Incident(
-            id=_incident_id(node, gpu, uuid, window), detected_at=at, evidence=[line], **base
+            id=_incident_id(node, gpu, uuid, window, at), detected_at=at, evidence=[line], **base
         )
     evidence = known.evidence if line in known.evidence else [*known.evidence, line][-50:]
     update = {"evidence": evidence, "findings": known.findings + 1, "revision": known.revision + 1}
-    return known.model_copy(update={**base, "job": job or known.job, **update})
+    return known.model_copy(update={**base, **update})

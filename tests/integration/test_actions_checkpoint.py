@@ -22,7 +22,8 @@ from actions.policy import load_policy
 from actions.safety import BreakerLimits
 from analytics.prediction.alerts import jobs_on_nodes, predicted_incidents
 from analytics.writer import ClickHouseWriter
-from diagnosis.incident_store import load_incident, save_incidents
+from diagnosis.incident_store import load_incident, record_transition, save_incidents
+from diagnosis.lifecycle import Transition
 from diagnosis.model import Category, IncidentStatus
 from ingest.bus import Record
 from ingest.schema import (
@@ -365,3 +366,88 @@ def test_probe_and_job_lookup_on_the_server_and_on_chdb(any_store):
     assert found is not None and found.node == "node-a2"
     assert (found.saved.iteration, found.saved.path) == (1200, "/ckpt/job-a")
     assert found.at == now + timedelta(seconds=3)
+
+
+class Flaky:
+    """The ClickHouse probe, except that its first `fails` checks raise (a driver bug, a hang)."""
+
+    def __init__(self, inner: LogCheckpoints, fails: int) -> None:
+        self.inner, self.fails = inner, fails
+
+    def saved_since(self, job: str, since: datetime):
+        if self.fails:
+            self.fails -= 1
+            raise RuntimeError("connection reset mid-query")
+        return self.inner.saved_since(job, since)
+
+
+@pytest.mark.parametrize("node", ["node-0070"], indirect=True)
+def test_a_check_that_raises_keeps_waiting_and_a_closed_incident_expires_its_ladder(
+    server_store, slurm, node, sleep_job
+):
+    name, _ = sleep_job
+    incident = _predicted(server_store, node, 3, name)
+    registry = slurm_registry(slurm)
+    registry.register(AwaitCheckpoint(Flaky(LogCheckpoints(server_store), fails=2)))
+    config = EngineConfig(mode=Mode.AUTO, breaker=BreakerLimits(fleet_nodes=1000))
+    act = ActionEngine(server_store, registry, load_policy(), config)
+    act.handle(incident)  # the first check raises: waiting, not failed
+    assert _states(server_store, incident.id)[ActionKind.AWAIT_CHECKPOINT] == State.WAITING
+    act.poll_waiting()  # so does the second
+    assert _states(server_store, incident.id)[ActionKind.AWAIT_CHECKPOINT] == State.WAITING
+    record_transition(
+        server_store,
+        Transition(
+            incident_id=incident.id,
+            status=IncidentStatus.FALSE_ALARM,
+            reason="the GPU was swapped this morning",
+            actor="oncall",
+            at=datetime.now(UTC),
+        ),
+    )
+    saved_soon(server_store, name)
+    time.sleep(1.1)
+    assert act.poll_waiting() == [incident.id]
+    assert set(_states(server_store, incident.id).values()) == {State.EXPIRED}
+    assert not slurm.node(node).drained
+
+
+def test_a_revision_keeps_its_job_and_a_closed_prediction_cools_down(server_store):
+    now = datetime.now(UTC)
+    running_job(server_store, "job-first", ["node-0081"], now)
+    (first,), _ = predicted_incidents(server_store, risk_rows("node-0081", 2, now), now)
+    save_incidents(server_store, [first])
+    later = now + timedelta(hours=1)
+    running_job(server_store, "job-second", ["node-0081"], later)  # another job moved in
+    (again,), _ = predicted_incidents(server_store, risk_rows("node-0081", 2, later), later)
+    assert (again.id, again.job) == (first.id, "job-first")  # its ladder waits for job-first
+    assert "job-first" in again.summary
+    record_transition(
+        server_store,
+        Transition(
+            incident_id=first.id,
+            status=IncidentStatus.RESOLVED,
+            reason="drained at the checkpoint",
+            actor="trainguard-act",
+            at=later,
+        ),
+    )
+    day = later + timedelta(days=1)
+    assert predicted_incidents(server_store, risk_rows("node-0081", 2, day), day) == ([], 1)
+    week = later + timedelta(days=8)
+    (fresh,), _ = predicted_incidents(server_store, risk_rows("node-0081", 2, week), week)
+    assert fresh.id != first.id and fresh.revision == 1
+
+
+def test_a_page_of_look_alike_lines_does_not_hide_the_save(server_store):
+    now = datetime.now(UTC).replace(microsecond=0)
+    running_job(server_store, "job-c", ["node-c1"], now)
+    probe = LogCheckpoints(server_store, limit=2)
+    since = now - timedelta(seconds=10)
+    for i in range(3):  # hold a needle, are no save
+        line = f"successfully saved checkpoint metadata to /ckpt/meta-{i}"
+        log(server_store, "node-c1", line, now - timedelta(seconds=5 - i))
+    log(server_store, "node-c1", SAVED.format(job="job-c"), now)
+    assert probe.saved_since("job-c", since) is None  # the first page: look-alikes only
+    found = probe.saved_since("job-c", since)
+    assert found is not None and found.saved.iteration == 1200
