@@ -22,7 +22,13 @@ from actions.policy import load_policy
 from actions.safety import BreakerLimits
 from analytics.prediction.alerts import jobs_on_nodes, predicted_incidents
 from analytics.writer import ClickHouseWriter
-from diagnosis.incident_store import load_incident, record_transition, save_incidents
+from diagnosis.incident_store import (
+    IncidentFilter,
+    all_incidents,
+    load_incident,
+    record_transition,
+    save_incidents,
+)
 from diagnosis.lifecycle import Transition
 from diagnosis.model import Category, IncidentStatus
 from ingest.bus import Record
@@ -338,11 +344,29 @@ def test_score_publishes_to_kafka_and_act_drains_at_the_checkpoint(
         assert not slurm.node(target).drained
         saved_soon(server_store, name, with_id=True)
         wait_for(lambda: slurm.node(target).ours, 60, f"{target} drained after the save")
+        # the requeued job trains again: two steps for verify_progress, and the ladder ends
+        soon = datetime.now(UTC) + timedelta(seconds=8)
+        store_events(
+            server_store,
+            [TrainStep(job_id=name, step=1200 + i, ts=soon + timedelta(seconds=i)) for i in (1, 2)],
+        )
+        wait_for(
+            lambda: any(i.status == IncidentStatus.RESOLVED for i in _mine(server_store, target)),
+            120,
+            "the incident resolved once the job progressed",
+        )
     finally:
         stop.set()
         worker.join(30)
+        assert not worker.is_alive()  # no ladder step left running past the test
         consumer.close()
         cleanup_nodes(slurm, [target])
+
+
+def _mine(store, node: str):
+    """Return the gpu.predicted incidents blaming a node."""
+    found = all_incidents(store, IncidentFilter(category=Category.GPU_PREDICTED.value))
+    return [i for i in found if i.suspects and i.suspects[0].node == node]
 
 
 @pytest.fixture(params=["server_store", "embedded_store"])
