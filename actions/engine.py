@@ -21,6 +21,7 @@ from actions import store as db
 from actions.model import (
     FINAL_STATES,
     ISOLATING,
+    PASSED_STATES,
     ActionKind,
     ActionPlan,
     ActionResult,
@@ -305,7 +306,9 @@ class ActionEngine:
         return result
 
     def _supersede(self, plan: ActionPlan) -> None:
-        """A node just isolated: ladders of other incidents waiting to isolate it stand down.
+        """A node just isolated: long ladders of other incidents on it that have not isolated
+        it yet stand down (a ladder with a waiting kind, still waiting or already past its
+        wait but held for approval).
 
         E.g. a GPU predicted to fail that fails before its job checkpoints: the hardware
         incident's ladder drains the node and restarts the job, so the prediction's ladder
@@ -314,13 +317,22 @@ class ActionEngine:
         nodes = {n for n in [plan.target.node, *plan.params.get("nodes", [])] if n}
         if not nodes:
             return
-        waiting = db.load_actions(self.store, states=[State.WAITING])
-        stale = {
+        unfinished = [State.WAITING, State.PLANNED, State.AWAITING_APPROVAL, State.APPROVED]
+        pending = db.load_actions(self.store, states=unfinished)
+        candidates = {
             (a.plan.incident_id, str(a.plan.target.node))
-            for a in waiting
+            for a in pending
             if a.plan.target.node in nodes and a.plan.incident_id != plan.incident_id
         }
-        for incident_id, node in sorted(stale):
+        stale = []
+        for incident_id, node in sorted(candidates):
+            ladder = db.load_actions(self.store, incident_id=incident_id)
+            waits = any(a.plan.kind in WAITING_KINDS for a in ladder)
+            isolating = [a for a in ladder if a.plan.kind in ISOLATING]
+            moving = {*PASSED_STATES, State.EXECUTING}
+            if waits and isolating and all(a.state not in moving for a in isolating):
+                stale.append((incident_id, node))
+        for incident_id, node in stale:
             why = f"superseded: {plan.incident_id} isolated {node} ({plan.kind.value})"
             for a in db.load_actions(self.store, incident_id=incident_id):
                 if a.state not in FINAL_STATES:

@@ -475,3 +475,31 @@ def test_a_page_of_look_alike_lines_does_not_hide_the_save(server_store):
     assert probe.saved_since("job-c", since) is None  # the first page: look-alikes only
     found = probe.saved_since("job-c", since)
     assert found is not None and found.saved.iteration == 1200
+
+
+@pytest.mark.parametrize("node", ["node-0069"], indirect=True)
+def test_a_drain_held_for_approval_is_superseded_when_the_gpu_fails(
+    server_store, slurm, node, sleep_job
+):
+    name, job_id = sleep_job
+    predicted = _predicted(server_store, node, 6, name)
+    registry = slurm_registry(slurm)
+    registry.register(AwaitCheckpoint(LogCheckpoints(server_store)))
+    held = ActionEngine(
+        server_store,
+        registry,
+        load_policy(),
+        EngineConfig(mode=Mode.APPROVE, breaker=BreakerLimits(fleet_nodes=1000)),
+    )
+    held.handle(predicted)
+    saved_soon(server_store, name)
+    time.sleep(1.1)
+    held.poll_waiting()
+    states = _states(server_store, predicted.id)
+    assert states[ActionKind.AWAIT_CHECKPOINT] == State.DONE
+    assert states[ActionKind.ISOLATE_NODE] == State.AWAITING_APPROVAL
+    failed = make_incident(6901, node=node, gpu=6, job=name, incident_id=f"inc-{name}-hw")
+    engine(server_store, slurm).handle(failed)  # auto: drains and requeues once
+    assert set(_states(server_store, predicted.id).values()) <= {State.DONE, State.EXPIRED}
+    assert load_incident(server_store, predicted.id).status == IncidentStatus.RESOLVED
+    assert slurm.job(job_id)["Restarts"] == "1"
