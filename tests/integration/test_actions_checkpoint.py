@@ -133,12 +133,18 @@ def risk_rows(
     )
 
 
-def engine(store, slurm, clock: Clock | None = None, ttl_s: float = 3600.0) -> ActionEngine:
+def engine(
+    store,
+    slurm,
+    clock: Clock | None = None,
+    ttl_s: float = 3600.0,
+    mode: Mode = Mode.AUTO,
+    probe=None,
+) -> ActionEngine:
+    """Return the default policy's engine over Slurm, waiting on `probe` (default: the logs)."""
     registry = slurm_registry(slurm)
-    registry.register(AwaitCheckpoint(LogCheckpoints(store), clock=clock))
-    config = EngineConfig(
-        mode=Mode.AUTO, breaker=BreakerLimits(fleet_nodes=1000), incident_ttl_s=ttl_s
-    )
+    registry.register(AwaitCheckpoint(probe or LogCheckpoints(store), clock=clock))
+    config = EngineConfig(mode=mode, breaker=BreakerLimits(fleet_nodes=1000), incident_ttl_s=ttl_s)
     return ActionEngine(store, registry, load_policy(), config)
 
 
@@ -411,10 +417,7 @@ def test_a_check_that_raises_keeps_waiting_and_a_closed_incident_expires_its_lad
 ):
     name, _ = sleep_job
     incident = _predicted(server_store, node, 3, name)
-    registry = slurm_registry(slurm)
-    registry.register(AwaitCheckpoint(Flaky(LogCheckpoints(server_store), fails=2)))
-    config = EngineConfig(mode=Mode.AUTO, breaker=BreakerLimits(fleet_nodes=1000))
-    act = ActionEngine(server_store, registry, load_policy(), config)
+    act = engine(server_store, slurm, probe=Flaky(LogCheckpoints(server_store), fails=2))
     act.handle(incident)  # the first check raises: waiting, not failed
     assert _states(server_store, incident.id)[ActionKind.AWAIT_CHECKPOINT] == State.WAITING
     act.poll_waiting()  # so does the second
@@ -483,14 +486,7 @@ def test_a_drain_held_for_approval_is_superseded_when_the_gpu_fails(
 ):
     name, job_id = sleep_job
     predicted = _predicted(server_store, node, 6, name)
-    registry = slurm_registry(slurm)
-    registry.register(AwaitCheckpoint(LogCheckpoints(server_store)))
-    held = ActionEngine(
-        server_store,
-        registry,
-        load_policy(),
-        EngineConfig(mode=Mode.APPROVE, breaker=BreakerLimits(fleet_nodes=1000)),
-    )
+    held = engine(server_store, slurm, mode=Mode.APPROVE)
     held.handle(predicted)
     saved_soon(server_store, name)
     time.sleep(1.1)
