@@ -8,7 +8,6 @@ state) instead of being run blindly again.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Callable
@@ -30,12 +29,13 @@ from actions.model import (
     State,
     waiting,
 )
+from actions.outbox import Outbox
 from actions.policy import HistoryView, Policy, Selection, component_key, select
 from actions.registry import ActionRegistry, ActionRequest
 from actions.safety import BREAKER, BreakerLimits, Budgets, breaker_trips, over_budget
 from actions.webhooks.delivery import Dispatcher
-from actions.webhooks.formats import EventType, WebhookEvent
-from actions.workflow import PHASES, STOPPING, executor_call, run_with_timeout
+from actions.webhooks.formats import EventType
+from actions.workflow import PHASES, STOPPING, run_with_timeout
 from analytics.store import Store
 from diagnosis.incident_store import (
     IncidentNotFound,
@@ -83,8 +83,10 @@ class ActionEngine:
         crash_hook: CrashHook | None = None,
     ) -> None:
         self.store, self.registry, self.policy, self.config = store, registry, policy, config
-        self.producer, self.actions_topic, self.dispatcher = producer, actions_topic, dispatcher
-        self.clock, self.crash_hook = clock, crash_hook
+        self.dispatcher, self.clock, self.crash_hook = dispatcher, clock, crash_hook
+        self.out = Outbox(
+            store, config.actor, config.mode, clock, producer, actions_topic, dispatcher
+        )
 
     # ------------------------------------------------------------------ incidents in
 
@@ -95,9 +97,11 @@ class ActionEngine:
         first = self._seen(incident)
         self._ensure_stored(incident)
         selection = select(self.policy, incident, self._history)
-        self._notify_incident(incident, first)
+        self.out.incident(incident, first)
         if selection is None:
-            self._audit("no_rule", incident_id=incident.id, detail={"category": incident.category})
+            self.out.audit(
+                "no_rule", incident_id=incident.id, detail={"category": incident.category}
+            )
             return []
         if not self._plan_ladder(incident, selection):
             return []
@@ -106,10 +110,10 @@ class ActionEngine:
     def _actionable(self, incident: Incident) -> bool:
         age = (self.clock() - (incident.updated_at or incident.detected_at)).total_seconds()
         if age > self.config.incident_ttl_s:
-            self._audit("stale", incident_id=incident.id, detail={"age_s": round(age)})
+            self.out.audit("stale", incident_id=incident.id, detail={"age_s": round(age)})
             return False
         if is_final(incident.status):
-            self._audit("ignored", incident_id=incident.id, detail={"status": incident.status})
+            self.out.audit("ignored", incident_id=incident.id, detail={"status": incident.status})
             return False
         return True
 
@@ -117,7 +121,7 @@ class ActionEngine:
         """Record the sighting (repetition history); return whether it is the first."""
         top = incident.suspects[0] if incident.suspects else None
         before = db.audit_events(self.store, incident_id=incident.id)
-        self._audit(
+        self.out.audit(
             "seen",
             incident_id=incident.id,
             component_key=component_key(incident, top),
@@ -174,13 +178,13 @@ class ActionEngine:
         try:
             plans = self._plans(incident, sel)
         except ValueError as exc:
-            self._audit("plan_failed", incident_id=incident.id, detail={"error": str(exc)})
+            self.out.audit("plan_failed", incident_id=incident.id, detail={"error": str(exc)})
             return False
         for plan in plans:
             if plan.action_id not in known:
                 db.save_state(self.store, plan, State.PLANNED, self.clock())
-                self._audit("planned", plan, detail={"what": plan.what, "why": plan.why})
-                self._publish(EventType.ACTION_PLANNED, plan, State.PLANNED)
+                self.out.audit("planned", plan, detail={"what": plan.what, "why": plan.why})
+                self.out.publish(EventType.ACTION_PLANNED, plan, State.PLANNED)
         return True
 
     @staticmethod
@@ -233,7 +237,7 @@ class ActionEngine:
             return False
         if self.config.mode == Mode.APPROVE and plan.risk == Risk.HIGH and state != State.APPROVED:
             db.save_state(self.store, plan, State.AWAITING_APPROVAL, self.clock())
-            self._audit("approval_requested", plan, detail={"what": plan.what})
+            self.out.audit("approval_requested", plan, detail={"what": plan.what})
             return False
         return None
 
@@ -250,7 +254,7 @@ class ActionEngine:
                 why = f"{count} node(s) isolated in {cfg.breaker.window_s:.0f} s, limit "
                 why += f"{cfg.breaker.limit()} of {cfg.breaker.fleet_nodes}"
                 db.set_breaker(self.store, BREAKER, True, why, cfg.actor, now)
-                self._audit("breaker_tripped", plan, detail={"reason": why})
+                self.out.audit("breaker_tripped", plan, detail={"reason": why})
                 return f"circuit breaker tripped: {why}"
         node = plan.target.node
         node_n = job_n = 0
@@ -266,41 +270,41 @@ class ActionEngine:
 
     def _execute(self, plan: ActionPlan) -> bool:
         db.save_state(self.store, plan, State.EXECUTING, self.clock())
-        self._audit("executing", plan, detail={"phase": PHASES.get(plan.kind, plan.kind)})
+        self.out.audit("executing", plan, detail={"phase": PHASES.get(plan.kind, plan.kind)})
         self._mitigating(plan)
         if self.crash_hook:
             self.crash_hook("after_executing", plan)
-        executor = self.registry.get(plan.kind)
         t0 = time.monotonic()
-        if plan.kind in WAITING_KINDS:  # one check, not the whole wait
-            call = executor_call(executor, plan)
-            result = self._checked(plan, run_with_timeout(call, WAIT_CHECK_TIMEOUT_S))
-        else:
-            timeout = plan.params.get("timeout_s", 600)
-            result = run_with_timeout(executor_call(executor, plan), timeout)
-        return self._record(plan, result, time.monotonic() - t0)
+        return self._record(plan, self._run_phase(plan), time.monotonic() - t0)
 
     def _reconcile(self, plan: ActionPlan) -> bool:
         """An action found executing after a restart: check the world before doing anything."""
         result = self.registry.get(plan.kind).reconcile(plan)
-        self._audit("reconciled", plan, detail={"found": result.status if result else "absent"})
+        self.out.audit("reconciled", plan, detail={"found": result.status if result else "absent"})
         if result is None:
             return self._execute(plan)
         return self._record(plan, result, 0.0)
 
     def _check_again(self, plan: ActionPlan) -> bool:
         """A step waiting on the world: check once more; only a change is stored."""
-        executor = self.registry.get(plan.kind)
-        result = run_with_timeout(executor_call(executor, plan), WAIT_CHECK_TIMEOUT_S)
-        result = self._checked(plan, result)
+        result = self._run_phase(plan)
         if result.status == "waiting":
             return False
         return self._record(plan, result, (self.clock() - plan.created_at).total_seconds())
 
-    def _checked(self, plan: ActionPlan, result: ActionResult) -> ActionResult:
-        """A check that hung or raised says nothing about the world: wait on, within the timeout."""
+    def _run_phase(self, plan: ActionPlan) -> ActionResult:
+        """Execute a plan with its phase timeout; a waiting kind gets one check, not its wait.
+
+        A check that hung or raised says nothing about the world: the step waits on, until
+        its own timeout.
+        """
+        executor = self.registry.get(plan.kind)
+        timeout = plan.params.get("timeout_s", 600)
+        if plan.kind not in WAITING_KINDS:
+            return run_with_timeout(lambda: executor.execute(plan), timeout)
+        result = run_with_timeout(lambda: executor.execute(plan), WAIT_CHECK_TIMEOUT_S)
         waited = (self.clock() - plan.created_at).total_seconds()
-        if result.outputs.get("phase_error") and waited < plan.params.get("timeout_s", 600):
+        if result.outputs.get("phase_error") and waited < timeout:
             log.warning("check of %s failed, still waiting: %s", plan.action_id, result.error)
             return waiting(f"check failed, checked again later: {result.error}")
         return result
@@ -324,27 +328,21 @@ class ActionEngine:
             for a in pending
             if a.plan.target.node in nodes and a.plan.incident_id != plan.incident_id
         }
-        stale = []
+        moving = {*PASSED_STATES, State.EXECUTING}
         for incident_id, node in sorted(candidates):
             ladder = db.load_actions(self.store, incident_id=incident_id)
-            waits = any(a.plan.kind in WAITING_KINDS for a in ladder)
             isolating = [a for a in ladder if a.plan.kind in ISOLATING]
-            moving = {*PASSED_STATES, State.EXECUTING}
-            if waits and isolating and all(a.state not in moving for a in isolating):
-                stale.append((incident_id, node))
-        for incident_id, node in stale:
+            waits = any(a.plan.kind in WAITING_KINDS for a in ladder)
+            if not (waits and isolating and all(a.state not in moving for a in isolating)):
+                continue
             why = f"superseded: {plan.incident_id} isolated {node} ({plan.kind.value})"
-            for a in db.load_actions(self.store, incident_id=incident_id):
-                if a.state not in FINAL_STATES:
-                    self._finish(a.plan, State.EXPIRED, None, "superseded", {"reason": why})
-            self._transition(incident_id, IncidentStatus.RESOLVED, why)
-            self._audit("closed", incident_id=incident_id, detail={"reason": why})
-            self._notify(EventType.INCIDENT_RESOLVED, incident_id, why, {})
+            self._expire(ladder, "superseded", {"reason": why})
+            self._close(incident_id, why)
 
     def _record(self, plan: ActionPlan, result: ActionResult, took_s: float) -> bool:
         if result.status == "waiting":
             db.save_state(self.store, plan, State.WAITING, self.clock(), result)
-            self._audit("waiting", plan, detail={"detail": result.detail})
+            self.out.audit("waiting", plan, detail={"detail": result.detail})
             return False
         state = {"done": State.DONE, "skipped": State.SKIPPED}.get(result.status, State.FAILED)
         detail = {"phase": PHASES.get(plan.kind, plan.kind), "duration_s": round(took_s, 4)}
@@ -367,12 +365,12 @@ class ActionEngine:
         detail: dict[str, Any] | None = None,
     ) -> None:
         db.save_state(self.store, plan, state, self.clock(), result)
-        self._audit(event, plan, detail=detail)
+        self.out.audit(event, plan, detail=detail)
         kind = EventType.ACTION_FAILED if state in (State.FAILED, State.BLOCKED) else None
         if state in (State.DONE, State.SKIPPED):
             kind = EventType.ACTION_EXECUTED
         if kind is not None:
-            self._publish(kind, plan, state, result)
+            self.out.publish(kind, plan, state, result)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -401,7 +399,7 @@ class ActionEngine:
 
     def _escalate(self, plan: ActionPlan, reason: str) -> None:
         log.warning("incident %s escalated: %s", plan.incident_id, reason)
-        self._audit("escalated", plan, detail={"reason": reason})
+        self.out.audit("escalated", plan, detail={"reason": reason})
         self._transition(plan.incident_id, IncidentStatus.OPEN, f"escalated: {reason}")
 
     def _maybe_close(self, incident_id: str) -> None:
@@ -410,9 +408,21 @@ class ActionEngine:
             return
         if not any(a.state == State.DONE for a in actions):
             return  # nothing was done (all skipped): leave the incident to a person
-        self._transition(incident_id, IncidentStatus.RESOLVED, "remediation ladder complete")
-        self._audit("closed", incident_id=incident_id)
-        self._notify(EventType.INCIDENT_RESOLVED, incident_id, "remediation ladder complete", {})
+        self._close(incident_id, "remediation ladder complete")
+
+    def _close(self, incident_id: str, reason: str) -> None:
+        self._transition(incident_id, IncidentStatus.RESOLVED, reason)
+        self.out.audit("closed", incident_id=incident_id, detail={"reason": reason})
+        self.out.notify(EventType.INCIDENT_RESOLVED, incident_id, reason, {})
+
+    def _expire(
+        self, ladder: list[db.StoredAction], event: str, detail: dict[str, Any] | None = None
+    ) -> list[db.StoredAction]:
+        """Expire a ladder's unfinished steps; return them."""
+        unfinished = [a for a in ladder if a.state not in FINAL_STATES]
+        for a in unfinished:
+            self._finish(a.plan, State.EXPIRED, None, event, detail)
+        return unfinished
 
     # ------------------------------------------------------------------ operators
 
@@ -471,9 +481,7 @@ class ActionEngine:
             if self._still_current(incident_id, ttl=not long):
                 self.run(incident_id)
                 continue
-            unfinished = [a for a in ladder if a.state not in FINAL_STATES]
-            for a in unfinished:
-                self._finish(a.plan, State.EXPIRED, None, "expired")
+            unfinished = self._expire(ladder, "expired")
             if unfinished and any(a.state == State.DONE for a in ladder):
                 # half a ladder ran (a node may be drained): a person takes it from here
                 self._escalate(unfinished[0].plan, "expired after a restart, half done")
@@ -488,83 +496,3 @@ class ActionEngine:
             return False
         age = (self.clock() - (incident.updated_at or incident.detected_at)).total_seconds()
         return not ttl or age <= self.config.incident_ttl_s
-
-    # ------------------------------------------------------------------ out
-
-    def _audit(
-        self,
-        event: str,
-        plan: ActionPlan | None = None,
-        incident_id: str = "",
-        component_key: str = "",
-        detail: dict[str, Any] | None = None,
-    ) -> None:
-        db.write_audit(
-            self.store,
-            event,
-            self.clock(),
-            self.config.actor,
-            self.config.mode,
-            plan,
-            incident_id,
-            component_key,
-            detail,
-        )
-
-    def _publish(
-        self, kind: EventType, plan: ActionPlan, state: State, result: ActionResult | None = None
-    ) -> None:
-        if self.producer is not None:
-            value = {
-                "event": kind.value,
-                "state": state.value,
-                "plan": plan.model_dump(mode="json"),
-                "result": result.model_dump() if result else None,
-                "at": self.clock().isoformat(),
-            }
-            self.producer.send_raw(
-                self.actions_topic, plan.action_id.encode(), json.dumps(value, default=str).encode()
-            )
-        data = {
-            "action_id": plan.action_id,
-            "kind": plan.kind.value,
-            "target": plan.target.key(),
-            "what": plan.what,
-            "state": state.value,
-        }
-        if result is not None:
-            data["result"] = result.detail or result.error or ""
-        self._notify(kind, plan.incident_id, f"{plan.kind.value} {state.value}: {plan.what}", data)
-
-    def _notify_incident(self, incident: Incident, first: bool) -> None:
-        kind = EventType.INCIDENT_OPENED if first else EventType.INCIDENT_UPDATED
-        data = {
-            "category": incident.category.value,
-            "blame": incident.blame.value,
-            "job": incident.job,
-            "revision": incident.revision,
-        }
-        self._notify(kind, incident.id, incident.summary, data, incident.severity.value)
-
-    def _notify(
-        self,
-        kind: EventType,
-        incident_id: str,
-        summary: str,
-        data: dict[str, Any],
-        severity: str = "error",
-    ) -> None:
-        if self.dispatcher is None:
-            return
-        event_id = f"{kind.value}:{incident_id}:{data.get('action_id', data.get('revision', ''))}"
-        self.dispatcher.publish(
-            WebhookEvent(
-                id=event_id,
-                type=kind,
-                at=self.clock(),
-                incident_id=incident_id,
-                summary=summary,
-                severity=severity,
-                data=data,
-            )
-        )

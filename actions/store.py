@@ -98,13 +98,10 @@ def load_actions(
         f"GROUP BY action_id {having}ORDER BY i, st",
         params,
     )
-    wanted = set(states) if states is not None else None
     found = []
     for _aid, s, p, r, _i, _st in frame.itertuples(index=False):
-        state = State(str(s))
-        if wanted is None or state in wanted:
-            result = ActionResult.model_validate_json(r) if r else None
-            found.append(StoredAction(ActionPlan.model_validate_json(p), state, result))
+        result = ActionResult.model_validate_json(r) if r else None
+        found.append(StoredAction(ActionPlan.model_validate_json(p), State(str(s)), result))
     return found
 
 

@@ -24,7 +24,7 @@ from actions.model import (
     done,
     failed,
 )
-from actions.registry import ActionRequest, Executor, make_plan
+from actions.registry import ActionRequest, make_plan
 from analytics.store import Store
 
 log = logging.getLogger(__name__)
@@ -91,11 +91,6 @@ class VerifyProgress:
 
     def reconcile(self, plan: ActionPlan) -> ActionResult | None:
         return None  # verifying again is harmless
-
-
-def executor_call(executor: Executor, plan: ActionPlan) -> Callable[[], ActionResult]:
-    """Return the call that executes a plan (what `run_with_timeout` runs)."""
-    return lambda: executor.execute(plan)
 
 
 def run_with_timeout(func: Callable[[], ActionResult], timeout_s: float) -> ActionResult:

@@ -28,30 +28,19 @@ import os
 import platform
 import statistics
 import tempfile
-import threading
 import time
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from actions.engine import ActionEngine, EngineConfig
-from actions.executors.scheduler import Replacement, SchedulerCapacity
-from actions.executors.slurm import Slurm, SlurmDrain, SlurmError
-from actions.model import ActionKind, ActionPlan, ActionResult, Mode, Risk, done
-from actions.registry import ActionRegistry, ActionRequest, make_plan
-from actions.safety import BreakerLimits
-from actions.store import audit_events
-from actions.workflow import TrainStepsProgress, VerifyProgress
-from analytics.migrations import migrate
-from analytics.store import EmbeddedStore
-from diagnosis.incidents import Incident
-from diagnosis.model import Action, Blame, Category, ComponentKind, Suspect
-from ingest.bus import InProcessBus
-from sim.logtext import megatron_checkpoint
+from actions.executors.slurm import Slurm, SlurmError
+from actions.model import ActionKind
+from actions.policy import load_policy, parse_policy
+from bench.recovery_rig import Rig, audit_time, make_incident
+from diagnosis.model import Category
 from sim.random_faults import LLAMA3_MIX
-from trainguard.act_cli import consume
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results" / "recovery.json"
@@ -81,122 +70,6 @@ PARAMS: dict[str, Any] = {
 }
 
 
-def _insert_row(store: EmbeddedStore, table_name: str, values: dict[str, Any]) -> None:
-    """Insert one row, the columns not given at their defaults (NULL, 0 or '')."""
-    from analytics.tables import TABLES_BY_NAME
-
-    table = TABLES_BY_NAME[table_name]
-    types = {c.name: c.type for c in table.columns}
-    row: dict[str, list[Any]] = {c.name: [None] for c in table.columns}
-    row.update({k: [v] for k, v in values.items()})
-    for c in table.columns:
-        if row[c.name] == [None] and not c.type.startswith("Nullable"):
-            row[c.name] = [0 if "Int" in c.type else ""]
-    store.insert(table.name, row, types)
-
-
-class Trainer:
-    """A training job stand-in: logs one step every `step_s` to chdb train_steps while running.
-
-    Every `save_every` steps it saves a checkpoint and logs Megatron-LM's line for it (rank 0,
-    `logs` table); a restart resumes from the last save, so the steps since are lost.
-    """
-
-    def __init__(
-        self, store: EmbeddedStore, job: str, step_s: float = 0.25, save_every: int = 40
-    ) -> None:
-        self.store, self.job, self.step_s, self.save_every = store, job, step_s, save_every
-        self.step, self.saved, self.running = 0, 0, threading.Event()
-        self.lost: list[int] = []  # steps lost at each restart
-        self._lock, self._stopped = threading.Lock(), threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        """End the trainer's thread (before its store closes)."""
-        self.running.clear()
-        self._stopped.set()
-        self._thread.join(5)
-
-    def restart(self) -> None:
-        """Stop and relaunch from the last checkpoint."""
-        with self._lock:
-            self.running.clear()
-            self.lost.append(self.step - self.saved)
-            self.step = self.saved
-            self.running.set()
-
-    def _loop(self) -> None:
-        while not self._stopped.wait(self.step_s):
-            with self._lock:
-                if not self.running.is_set():
-                    continue
-                self.step += 1
-                now = datetime.now(UTC)
-                at = {"ts": int(now.timestamp()), "ts_us": now.microsecond, "job_id": self.job}
-                _insert_row(
-                    self.store,
-                    "train_steps",
-                    {**at, "step": self.step, "rank": 0, "node": "node-0001", "skipped": 0},
-                )
-                if self.save_every and self.step % self.save_every == 0:
-                    self.saved = self.step
-                    (line,) = megatron_checkpoint(self.step, self.job, 8, 1)[1:]
-                    _insert_row(
-                        self.store,
-                        "logs",
-                        {**at, "node": "node-0001", "source": "train_stdout", "line": line},
-                    )
-
-
-class NodeLedger:
-    """Isolation when no Slurm is running: a set of drained node names."""
-
-    name, kind, risk = "ledger", ActionKind.ISOLATE_NODE, Risk.HIGH
-
-    def __init__(self) -> None:
-        self.drained: set[str] = set()
-
-    def plan(self, request: ActionRequest) -> ActionPlan:
-        return make_plan(self, request, f"drain {request.target.node}", node=request.target.node)
-
-    def execute(self, plan: ActionPlan) -> ActionResult:
-        self.drained.add(plan.params["node"])
-        return done("drained")
-
-    def reconcile(self, plan: ActionPlan) -> ActionResult | None:
-        return None
-
-
-class TrainerRestart:
-    """Restart the trainer from its checkpoint (stop, relaunch)."""
-
-    name, kind, risk = "launcher", ActionKind.RESTART_JOB, Risk.HIGH
-
-    def __init__(self, trainer: Trainer) -> None:
-        self.trainer = trainer
-
-    def plan(self, request: ActionRequest) -> ActionPlan:
-        return make_plan(self, request, f"relaunch {request.target.job}", job=request.target.job)
-
-    def execute(self, plan: ActionPlan) -> ActionResult:
-        self.trainer.restart()
-        return done("relaunched")
-
-    def reconcile(self, plan: ActionPlan) -> ActionResult | None:
-        return None
-
-
-class Standby:
-    """A warm-standby pool."""
-
-    def request_replacement(self, job_id: str, failed_node: str, gpus: int) -> Replacement:
-        return Replacement(["standby-0001"], "warm standby")
-
-    def reclaim(self, node: str) -> list[str]:
-        return []
-
-
 LADDER = """\
 version: 1
 rules:
@@ -221,80 +94,28 @@ def _slurm() -> Slurm | None:
         return None
 
 
-def _incident(n: int, node: str, job: str, category: Category = Category.GPU_HARDWARE) -> Incident:
-    now = datetime.now(UTC)
-    return Incident(
-        id=f"inc-bench-{n:06d}-{int(now.timestamp())}-{category.value}",
-        category=category,
-        blame=Blame.INFRASTRUCTURE,
-        job=job,
-        detected_at=now,
-        suspects=[
-            Suspect(component=ComponentKind.GPU, score=0.9, node=node, gpu=3, explanation="Xid 79")
-        ],
-        summary=f"gpu.hardware on {node} GPU 3",
-        action=Action.ISOLATE_NODE,
-    )
-
-
 def measure_once(n: int, slurm: Slurm | None, tmp: str) -> dict[str, float]:
     """Run one fault through the embedded pipeline; return seconds per phase."""
-    from actions.policy import parse_policy
-
-    store = EmbeddedStore(str(Path(tmp) / f"chdb{n}"), f"bench_{n}")
-    migrate(store)
-    trainer = Trainer(store, "job-bench")
-    trainer.running.set()
-    node = "node-0020" if slurm else "node-0001"
-    isolate = SlurmDrain(slurm) if slurm else NodeLedger()
-    registry = ActionRegistry(
-        [
-            isolate,
-            SchedulerCapacity(Standby()),
-            TrainerRestart(trainer),
-            VerifyProgress(TrainStepsProgress(store), poll_s=0.05),
-        ]
-    )
-    engine = ActionEngine(
-        store,
-        registry,
-        parse_policy(LADDER),
-        EngineConfig(mode=Mode.AUTO, breaker=BreakerLimits(fleet_nodes=1200)),
-    )
-    bus = InProcessBus()
-    bus.consumer("act", [bus.topics.incidents]).close()
-    stop = threading.Event()
-    consumer = bus.consumer("act", [bus.topics.incidents])
-    worker = threading.Thread(target=consume, args=(engine, consumer, stop, 0.05), daemon=True)
-    worker.start()
+    rig = Rig(f"chdb{n}", tmp, slurm, "node-0020" if slurm else "node-0001", parse_policy(LADDER))
+    rig.start()
     # the fault at a random point of a checkpoint interval: the job stops making progress
-    rng = np.random.default_rng([n, 7])
-    time.sleep(1.0 + rng.uniform(0, trainer.save_every * trainer.step_s))
-    trainer.running.clear()
-    incident = _incident(n, node, "job-bench")
-    t0 = time.monotonic()
-    bus.producer().send_raw(
-        bus.topics.incidents, incident.id.encode(), incident.model_dump_json().encode()
-    )
-    while time.monotonic() - t0 < 120:
-        events = audit_events(store, incident_id=incident.id)
-        if (events["event"] == "closed").any():
-            break
-        time.sleep(0.02)
+    rig.sleep_into_interval([n, 7])
+    rig.trainer.running.clear()
+    incident = make_incident(n, rig.node, "job-bench")
+    t0 = rig.send(incident)
+    rig.wait_closed(incident.id, t0)
     total = time.monotonic() - t0
-    stop.set()
-    worker.join(10)
-    phases = _phases(audit_events(store, incident_id=incident.id))
+    rig.stop.set()
+    phases = _phases(rig.events(incident.id))
     phases["total_to_progress"] = round(total, 3)
-    phases["lost_steps"] = float(trainer.lost[-1]) if trainer.lost else float("nan")
-    trainer.stop()
-    if slurm:
-        slurm.resume(node)
-    store.close()
+    phases["lost_steps"] = float(rig.trainer.lost[-1]) if rig.trainer.lost else float("nan")
+    rig.close()
     return phases
 
 
-def measure_predicted_once(n: int, slurm: Slurm | None, tmp: str, recheck_s: float) -> dict:
+def measure_predicted_once(
+    n: int, slurm: Slurm | None, tmp: str, recheck_s: float
+) -> dict[str, Any]:
     """Drain a GPU predicted to fail at its job's next checkpoint; return lost steps and times.
 
     The default policy's `predicted-failure` ladder (await_checkpoint -> isolate -> acquire ->
@@ -304,65 +125,28 @@ def measure_predicted_once(n: int, slurm: Slurm | None, tmp: str, recheck_s: flo
     """
     from actions.checkpoint import AwaitCheckpoint, LogCheckpoints
     from actions.executors.webhook import NoEndpoint
-    from actions.policy import load_policy
 
-    store = EmbeddedStore(str(Path(tmp) / f"pred{n}"), f"bench_pred_{n}")
-    migrate(store)
-    trainer = Trainer(store, "job-bench")
-    trainer.running.set()
-    node = "node-0021" if slurm else "node-0001"
-    registry = ActionRegistry(
-        [
-            SlurmDrain(slurm) if slurm else NodeLedger(),
-            SchedulerCapacity(Standby()),
-            TrainerRestart(trainer),
-            VerifyProgress(TrainStepsProgress(store), poll_s=0.05),
-            AwaitCheckpoint(LogCheckpoints(store)),
-            NoEndpoint(ActionKind.HARDWARE_INSPECTION),
-        ]
-    )
-    engine = ActionEngine(
-        store,
-        registry,
-        load_policy(),
-        EngineConfig(mode=Mode.AUTO, breaker=BreakerLimits(fleet_nodes=1200)),
-    )
-    bus = InProcessBus()
-    bus.consumer("act", [bus.topics.incidents]).close()
-    stop = threading.Event()
-    consumer = bus.consumer("act", [bus.topics.incidents])
-    worker = threading.Thread(
-        target=consume, args=(engine, consumer, stop, 0.05, recheck_s), daemon=True
-    )
-    worker.start()
-    rng = np.random.default_rng([n, 8])
-    time.sleep(1.0 + rng.uniform(0, trainer.save_every * trainer.step_s))
-    incident = _incident(n, node, "job-bench", Category.GPU_PREDICTED)
-    t0 = time.monotonic()
-    bus.producer().send_raw(
-        bus.topics.incidents, incident.id.encode(), incident.model_dump_json().encode()
-    )
-    while time.monotonic() - t0 < 120 and not trainer.lost:
+    rig = Rig(f"pred{n}", tmp, slurm, "node-0021" if slurm else "node-0001", load_policy())
+    rig.engine.registry.register(AwaitCheckpoint(LogCheckpoints(rig.store)))
+    rig.engine.registry.register(NoEndpoint(ActionKind.HARDWARE_INSPECTION))
+    rig.start(recheck_s)
+    rig.sleep_into_interval([n, 8])
+    incident = make_incident(n, rig.node, "job-bench", Category.GPU_PREDICTED)
+    t0 = rig.send(incident)
+    while time.monotonic() - t0 < 120 and not rig.trainer.lost:
         time.sleep(0.02)
     alert_to_restart = time.monotonic() - t0
-    while time.monotonic() - t0 < 120:
-        if (audit_events(store, incident_id=incident.id)["event"] == "closed").any():
-            break
-        time.sleep(0.05)
-    stop.set()
-    worker.join(10)
-    events = audit_events(store, incident_id=incident.id)
-    waited = [json.loads(d) for d in events[events["event"] == "done"]["detail"]]
-    saved_at = next(d["outputs"]["saved_at"] for d in waited if d["phase"] == "checkpoint")
+    rig.wait_closed(incident.id, t0)
+    rig.stop.set()
+    events = rig.events(incident.id)
+    done = [json.loads(d) for d in events[events["event"] == "done"]["detail"]]
+    saved_at = next(d["outputs"]["saved_at"] for d in done if d["phase"] == "checkpoint")
     restarted = events[(events["event"] == "executing") & (events["kind"] == "restart_job")]
-    at = restarted.iloc[0]
-    restart_t = datetime.fromtimestamp(int(at["at"]), UTC).timestamp() + int(at["at_us"]) / 1e6
-    trainer.stop()
-    if slurm:
-        slurm.resume(node)
-    store.close()
+    restart_t = audit_time(restarted.iloc[0])
+    lost = float(rig.trainer.lost[-1]) if rig.trainer.lost else float("nan")
+    rig.close()
     return {
-        "lost_steps": float(trainer.lost[-1]) if trainer.lost else float("nan"),
+        "lost_steps": lost,
         "alert_to_restart_s": round(alert_to_restart, 3),
         "checkpoint_to_restart_s": round(
             restart_t - datetime.fromisoformat(saved_at).timestamp(), 3
@@ -375,13 +159,9 @@ def _phases(events: Any) -> dict[str, float]:
     out: dict[str, float] = {}
     first_exec = events[events["event"] == "executing"].iloc[0]
     seen = events[events["event"] == "seen"].iloc[0]
-    # int(): the columns are unsigned, and a negative microsecond difference wrapped to 2^32
-    # (4295 s in two of the five runs of the first 2026-12-01 run)
-    out["decide_and_plan"] = round(
-        (int(first_exec["at"]) - int(seen["at"]))
-        + (int(first_exec["at_us"]) - int(seen["at_us"])) / 1e6,
-        4,
-    )
+    # audit_time: a difference of the unsigned columns wrapped to 2^32 us (4295 s in two of
+    # the five runs of the first 2026-12-01 run)
+    out["decide_and_plan"] = round(audit_time(first_exec) - audit_time(seen), 4)
     for detail in events[events["event"] == "done"]["detail"]:
         d = json.loads(detail)
         out[d["phase"]] = round(float(d["duration_s"]), 4)

@@ -100,22 +100,13 @@ class TwoStage:
         return out
 
 
-def _fit_score(
-    name: str,
-    x: np.ndarray,
-    y: np.ndarray,
-    ttf: np.ndarray,
-    horizon_s: float,
-    train: np.ndarray,
-    usable: np.ndarray,
-    seed: int,
-) -> Any:
+def _fit_score(name: str, rows: Rows, train: np.ndarray, seed: int) -> Any:
     """Return a fitted model's scoring function."""
     if name == "two_stage":
-        two = TwoStage().fit(x[train], ttf[train], horizon_s, seed)
+        two = TwoStage().fit(rows.x[train], rows.ttf[train], rows.horizon_s, seed)
         return two.score
-    model = fit_model(name, x[train & usable], y[train & usable], seed=seed)  # type: ignore[arg-type]
-    return _Scorer(model)
+    keep = train & rows.usable
+    return _Scorer(fit_model(name, rows.x[keep], rows.y[keep], seed=seed))  # type: ignore[arg-type]
 
 
 @dataclass
@@ -144,14 +135,21 @@ def fold_rank(own: np.ndarray, block: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return percentile_rank(own, own), percentile_rank(own, block)
 
 
+@dataclass(frozen=True)
+class Rows:
+    """The rows time folds are cut from: features, labels, times and who may train."""
+
+    x: np.ndarray
+    y: np.ndarray
+    ttf: np.ndarray
+    t: np.ndarray
+    horizon_s: float
+    usable: np.ndarray  # `training_rows`
+
+
 def fold_models(
     names: Sequence[str],
-    x: np.ndarray,
-    y: np.ndarray,
-    ttf: np.ndarray,
-    horizon_s: float,
-    t: np.ndarray,
-    usable: np.ndarray,
+    rows: Rows,
     history: np.ndarray,
     labelled: np.ndarray,
     folds: int,
@@ -162,24 +160,20 @@ def fold_models(
     Each model trains on `labelled` rows outside its fold and the embargo around it; a
     fold with no training failure is skipped.
     """
+    t = rows.t
     h_t = t[history]
     for a, b in fold_edges(float(h_t.min()), float(h_t.max()) + 1, folds):
         fold = history & (t >= a) & (t < b)
         train = labelled & ((t < a - EMBARGO_S) | (t >= b + EMBARGO_S))
-        if not fold.any() or y[train & usable].sum() == 0:
+        if not fold.any() or rows.y[train & rows.usable].sum() == 0:
             continue
         for n in names:
-            yield fold, n, _fit_score(n, x, y, ttf, horizon_s, train, usable, seed)
+            yield fold, n, _fit_score(n, rows, train, seed)
 
 
 def oof_scores(
     names: Sequence[str],
-    x: np.ndarray,
-    y: np.ndarray,
-    ttf: np.ndarray,
-    horizon_s: float,
-    t: np.ndarray,
-    usable: np.ndarray,
+    rows: Rows,
     history: np.ndarray,
     labelled: np.ndarray,
     test: np.ndarray,
@@ -195,11 +189,10 @@ def oof_scores(
     one row per fold model (shape folds x test rows), not averaged (`fold_vote` applies
     the cut model by model).
     """
-    out: dict[str, np.ndarray] = {n: np.full(len(t), np.nan) for n in names}
+    x = rows.x
+    out: dict[str, np.ndarray] = {n: np.full(len(rows.t), np.nan) for n in names}
     on_test: dict[str, list[np.ndarray]] = {n: [] for n in names}
-    for fold, n, score in fold_models(
-        names, x, y, ttf, horizon_s, t, usable, history, labelled, folds, seed
-    ):
+    for fold, n, score in fold_models(names, rows, history, labelled, folds, seed):
         own, block = fold_rank(score(x[fold]), score(x[test]))
         out[n][fold] = own
         on_test[n].append(block)
@@ -260,25 +253,16 @@ def walk_forward(
     """Return, per method (each model and their intersection "parallel"), its test blocks."""
     x, t = matrix(frame), frame["time"].to_numpy().astype("float64")
     t0 = float(t.min())
-    usable = training_rows(t, ttf, horizon_s, plan.exclude_ambiguous)
+    rows_all = Rows(
+        x, y, ttf, t, horizon_s, training_rows(t, ttf, horizon_s, plan.exclude_ambiguous)
+    )
     runs: dict[str, list[BlockRun]] = {n: [] for n in (*names, *plan.extra, "parallel")}
     start = t0 + plan.first_test_day * DAY
     while start <= t.max():
         history = (t + horizon_s < start) & (t >= t0 + plan.warmup_h * 3600)
         test = (t >= start) & (t < start + plan.step_days * DAY)
         oof, on_test = oof_scores(
-            (*names, *plan.extra),
-            x,
-            y,
-            ttf,
-            horizon_s,
-            t,
-            usable,
-            history,
-            t + horizon_s < start,
-            test,
-            plan.folds,
-            seed,
+            (*names, *plan.extra), rows_all, history, t + horizon_s < start, test, plan.folds, seed
         )
         scored = history & np.all([np.isfinite(v) for v in oof.values()], axis=0)
         day = round((start - t0) / DAY, 1)
@@ -330,9 +314,8 @@ class FoldVote:
         everything = np.ones(len(t), dtype=bool)
         oof = {n: np.full(len(t), np.nan) for n in self.names}
         self.members = {n: [] for n in self.names}
-        folds = fold_models(
-            self.names, x, y, ttf, horizon_s, t, usable, history, everything, self.plan.folds
-        )
+        rows = Rows(x, y, ttf, t, horizon_s, usable)
+        folds = fold_models(self.names, rows, history, everything, self.plan.folds)
         for fold, n, score in folds:
             raw = score(x[fold])
             self.members[n].append((score, np.sort(raw)))

@@ -13,8 +13,8 @@ from analytics.prediction.risk import gpu_risk
 from analytics.tables import GPU_METRICS, LOGS
 from diagnosis.incident_store import IncidentFilter, all_incidents
 from diagnosis.model import Category
+from tests.integration.checkpoint_helpers import running_job
 from tests.integration.conftest import process_env
-from tests.integration.test_actions_checkpoint import running_job
 from tests.integration.test_prediction_store import _insert
 from trainguard.cli import main
 

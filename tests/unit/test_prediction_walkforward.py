@@ -12,6 +12,7 @@ from analytics.prediction.features import FEATURE_COLUMNS
 from analytics.prediction.models import choose_threshold, scores
 from analytics.prediction.walkforward import (
     FoldVote,
+    Rows,
     TwoStage,
     WalkForward,
     alert_level,
@@ -232,7 +233,8 @@ def test_block_alerts_are_the_fold_models_majority_at_the_oof_cut():
     test = (t >= start) & (t < start + 5 * DAY)
     usable = training_rows(t, ttf, H, True)
     x = f[list(FEATURE_COLUMNS)].to_numpy(dtype="float64")
-    _, on_test = oof_scores(("logreg",), x, y, ttf, H, t, usable, history, t + H < start, test, 3)
+    rows = Rows(x, y, ttf, t, H, usable)
+    _, on_test = oof_scores(("logreg",), rows, history, t + H < start, test, 3)
     per_fold = on_test["logreg"]
     assert per_fold.shape == (3, int(test.sum()))  # one row per fold model, not averaged
     votes = (per_fold >= run.val.value).sum(axis=0)
