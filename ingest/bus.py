@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
@@ -20,6 +20,36 @@ from ingest.schema import EventBase, encode_event
 
 class BusError(RuntimeError):
     """The bus could not accept or deliver records (broker unreachable, timeout)."""
+
+
+class RecordTooLarge(BusError):
+    """One record is larger than the broker accepts for its topic: refused, not queued.
+
+    Only that record is refused; the records sent before and after it are delivered.
+    """
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryFailure:
+    """A record the producer queued but the broker never acknowledged."""
+
+    topic: str
+    key: bytes | None
+    size: int
+    error: str
+
+    def __str__(self) -> str:
+        return f"{self.topic} key={self.key!r} ({self.size} bytes): {self.error}"
+
+
+class DeliveryFailed(BusError):
+    """Records queued earlier were not delivered; `failures` lists each of them."""
+
+    def __init__(self, failures: Sequence[DeliveryFailure]) -> None:
+        self.failures = list(failures)
+        shown = "; ".join(str(f) for f in self.failures[:3])
+        more = f"; and {len(self.failures) - 3} more" if len(self.failures) > 3 else ""
+        super().__init__(f"{len(self.failures)} record(s) not delivered: {shown}{more}")
 
 
 class TopicFamily(StrEnum):
@@ -102,7 +132,13 @@ RebalanceCallback = Callable[[set[TopicPartition]], None]
 
 
 class Producer(Protocol):
-    """Publishes events (and raw bytes, for tools and tests)."""
+    """Publishes events (and raw bytes, for tools and tests).
+
+    Any BusError from send or send_raw means that record was not queued: RecordTooLarge
+    for a record the broker would refuse (only that one; the others go on), DeliveryFailed
+    when records queued earlier have failed since the last report (each is in `failures`;
+    the caller may send this record again), a plain BusError when the bus is unreachable.
+    """
 
     def send(self, event: EventBase) -> None:
         """Queue one event on its family's topic, keyed by `event.key`."""
@@ -111,10 +147,11 @@ class Producer(Protocol):
         """Queue raw bytes on a topic."""
 
     def flush(self, timeout_s: float = 30.0) -> None:
-        """Block until everything queued is acknowledged, or raise BusError."""
+        """Block until everything queued is acknowledged; raise DeliveryFailed for the
+        records not delivered since the last report, BusError on a timeout."""
 
     def close(self) -> None:
-        """Flush and release resources."""
+        """Flush and release resources; raise like flush (after releasing them)."""
 
 
 class Consumer(Protocol):
