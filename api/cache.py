@@ -17,7 +17,7 @@ import hashlib
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import TypeVar, cast
 
@@ -30,6 +30,18 @@ OVERRUN_TTLS = 2  # while the refresher rebuilds, the previous value serves up t
 IDLE_TTLS = 3  # an entry nobody asked for in this many TTLs is no longer refreshed
 FORGET_TTLS = 20  # ... and after this many it is dropped (cursor pages would pile up)
 MAX_ALIASES = 20_000  # raw request keys remembered for the fast path
+# A cache key: a tuple of the typed values a value depends on, its name first, e.g.
+# ("gpus", state, node, limit, after). Never a string formatted from them: f"{None}" and
+# "None" format alike, so `?node=None` once shared the unfiltered list's entry.
+Key = tuple[Hashable, ...]
+
+
+def check_key(key: Key) -> Key:
+    """Return `key` if it is a hashable tuple; else raise TypeError (a formatted string)."""
+    if type(key) is not tuple or not key:
+        raise TypeError(f"a cache key is a non-empty tuple of typed parts, not {key!r}")
+    hash(key)  # TypeError for an unhashable part
+    return key
 
 
 @dataclass
@@ -62,17 +74,18 @@ class SnapshotCache:
     def __init__(self, ttl_s: float, generation: Generation | None = None) -> None:
         self.ttl_s = ttl_s
         self.generation = generation or Generation()
-        self._entries: dict[str, Entry] = {}
-        self._gates: dict[str, threading.Lock] = {}
-        self._aliases: dict[str, str] = {}
+        self._entries: dict[Key, Entry] = {}
+        self._gates: dict[Key, threading.Lock] = {}
+        self._aliases: dict[Key, Key] = {}
         self._lock = threading.Lock()
         self._local = threading.local()
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def get(self, key: str, build: Callable[[], T]) -> T:
+    def get(self, key: Key, build: Callable[[], T]) -> T:
         """Return a fresh value of `key`, building it if needed (see the module doc)."""
+        check_key(key)
         refreshing = getattr(self._local, "refreshing", False)
         limit = self.ttl_s * (REFRESH_AT if refreshing else 1.0)
         generation = self.generation.current()
@@ -102,7 +115,7 @@ class SnapshotCache:
         finally:
             gate.release()
 
-    def fresh(self, alias: str) -> object | None:
+    def fresh(self, alias: Key) -> object | None:
         """Return the value a raw request key was last served from, if still fresh; else None."""
         key = self._aliases.get(alias)
         hit = None if key is None else self._entries.get(key)
@@ -113,8 +126,10 @@ class SnapshotCache:
         hit.asked = time.monotonic()
         return hit.value
 
-    def alias(self, alias: str, key: str) -> None:
+    def alias(self, alias: Key, key: Key) -> None:
         """Remember that a raw request key is served by `key` (for `fresh`)."""
+        check_key(alias)
+        check_key(key)
         if alias not in self._aliases:
             with self._lock:
                 if len(self._aliases) >= MAX_ALIASES:
@@ -198,7 +213,7 @@ class SnapshotCache:
         if stack:
             stack[-1] = min(stack[-1], born)
 
-    def _build(self, key: str, build: Callable[[], T], generation: int, refreshing: bool) -> T:
+    def _build(self, key: Key, build: Callable[[], T], generation: int, refreshing: bool) -> T:
         stack: list[float] = self._local.__dict__.setdefault("born", [])
         stack.append(time.monotonic())
         try:

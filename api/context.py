@@ -17,7 +17,7 @@ from actions.webhooks.delivery import Deliverer
 from analytics.api_tables import API_AUDIT
 from analytics.store import Store
 from api.auth import Principal, Role, TokenBook, bearer_token
-from api.cache import Rendered, SnapshotCache
+from api.cache import Key, Rendered, SnapshotCache
 from api.generation import Generation
 from diagnosis.incident_store import IncidentFilter, query_incidents
 from diagnosis.incidents import Incident
@@ -28,8 +28,8 @@ from scheduler.state_store import latest_snapshot
 _AUDIT_TYPES = {c.name: c.type for c in API_AUDIT.columns}
 T = TypeVar("T")
 Check = Callable[[], str | None]  # returns None when healthy, else what is wrong
-# the raw path and query of the GET being served, when the fast path may answer it next time
-HOT_REQUEST: ContextVar[str | None] = ContextVar("HOT_REQUEST", default=None)
+# the raw (path, query bytes) of the GET being served, when the fast path may answer it next time
+HOT_REQUEST: ContextVar[Key | None] = ContextVar("HOT_REQUEST", default=None)
 
 
 @dataclass
@@ -43,6 +43,8 @@ class ApiContext:
     deliverer: Deliverer | None = None  # webhook tests and re-deliveries
     scheduler: Scheduler | None = None
     cache_s: float = 5.0
+    max_body_bytes: int = 1 << 20  # larger request bodies get a 413 (TG_API_MAX_BODY_BYTES)
+    max_url_bytes: int = 16 << 10  # longer paths with their query get a 414 (TG_API_MAX_URL_BYTES)
     risk_horizon_h: int = 48  # the failure-risk horizon /v1/gpus shows (TG_API_RISK_HORIZON_H)
     generation: Generation = field(default_factory=Generation)  # shared by the workers
     requests: dict[tuple[str, int], int] = field(default_factory=dict)
@@ -53,26 +55,27 @@ class ApiContext:
     def __post_init__(self) -> None:
         self.snapshots = SnapshotCache(self.cache_s, self.generation)
 
-    def cached(self, key: str, compute: Callable[[], T]) -> T:
+    def cached(self, key: Key, compute: Callable[[], T]) -> T:
         """Return a recent value of an expensive read (fleet snapshots), computing if stale.
+
+        `key` is a tuple of the typed values the read depends on (api/cache.py: `Key`).
 
         Values are at most `cache_s` old, dropped by any write, rebuilt in the background
         before they expire (api/cache.py).
         """
         return self.snapshots.get(key, compute)
 
-    def cached_json(self, key: str, build: Callable[[], BaseModel]) -> Response:
+    def cached_json(self, key: Key, build: Callable[[], BaseModel]) -> Response:
         """Return a hot list as JSON rendered once per cache period (no re-serialization).
 
         The raw request (path and query) is remembered as served by `key`, so that the next
         identical request is answered from the rendered bytes before routing (api/hot.py).
         """
-        rendered = self.cached(
-            f"json:{key}", lambda: Rendered.of(build().model_dump_json().encode())
-        )
+        json_key = ("json", *key)
+        rendered = self.cached(json_key, lambda: Rendered.of(build().model_dump_json().encode()))
         raw = HOT_REQUEST.get()
         if raw is not None:
-            self.snapshots.alias(raw, f"json:{key}")
+            self.snapshots.alias(raw, json_key)
         return Response(
             content=rendered.body, media_type="application/json", headers={"etag": rendered.etag}
         )
@@ -97,7 +100,7 @@ class ApiContext:
                         break
             return live
 
-        return self.cached("live-incidents", read)
+        return self.cached(("live-incidents",), read)
 
     def _parse(self, payload: str) -> Incident:
         """Return the incident a payload holds, parsing each distinct payload once.
@@ -116,7 +119,7 @@ class ApiContext:
         """Return the in-process scheduler's snapshot, else the newest stored one (cached)."""
         if self.scheduler is not None:
             return self.scheduler.snapshot()
-        return self.cached("scheduler-state", lambda: latest_snapshot(self.store))
+        return self.cached(("scheduler-state",), lambda: latest_snapshot(self.store))
 
     def invalidate(self) -> None:
         """Forget cached reads in every worker (after a write, so the writer sees it at once)."""
@@ -161,16 +164,21 @@ def context(request: Request) -> ApiContext:
 Ctx = Annotated[ApiContext, Depends(context)]
 
 
-def _principal(request: Request, ctx: Ctx) -> Principal:
-    token = bearer_token(request.headers.get("authorization", ""))
+def authenticate(tokens: TokenBook, authorization: str) -> Principal:
+    """Return who an Authorization header value names; else raise a 401 HTTPException."""
+    token = bearer_token(authorization)
     if token is None:
         raise HTTPException(
             401, "send an API token: Authorization: Bearer <token>", {"WWW-Authenticate": "Bearer"}
         )
-    who = ctx.tokens.verify(token)
+    who = tokens.verify(token)
     if who is None:
         raise HTTPException(401, "unknown or revoked token", {"WWW-Authenticate": "Bearer"})
     return who
+
+
+def _principal(request: Request, ctx: Ctx) -> Principal:
+    return authenticate(ctx.tokens, request.headers.get("authorization", ""))
 
 
 def require(role: Role) -> Callable[..., Principal]:

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any
 
 from api.auth import Role, bearer_token
-from api.cache import Rendered
+from api.cache import Key, Rendered
 from api.context import HOT_REQUEST, ApiContext
 
 Scope = MutableMapping[str, Any]
@@ -38,10 +38,10 @@ class HotPath:
             await self.app(scope, receive, send)
             return
         path = scope["path"]
-        raw = None
+        raw: Key | None = None
         role = self.routes.get(path)
         if role is not None and scope["method"] == "GET":
-            raw = path + "?" + scope["query_string"].decode("latin-1")
+            raw = (path, bytes(scope["query_string"]))
             rendered = self.context.snapshots.fresh(raw)
             if isinstance(rendered, Rendered) and self._admits(scope, role):
                 await self._send(scope, send, rendered)
@@ -69,7 +69,7 @@ class HotPath:
         await send({"type": "http.response.body", "body": body})
         self.context.count(scope["path"], status)
 
-    async def _route(self, scope: Scope, receive: Receive, send: Send, raw: str | None) -> None:
+    async def _route(self, scope: Scope, receive: Receive, send: Send, raw: Key | None) -> None:
         status = 500
 
         async def counted(message: Message) -> None:

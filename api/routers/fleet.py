@@ -34,7 +34,7 @@ def list_gpus(
 ) -> Response:
     """List GPUs with their state and latest telemetry (a snapshot at most a few seconds old)."""
     after = decode_cursor(cursor, (str, int))
-    key = f"gpus:{state}:{node}:{limit}:{after}"
+    key = ("gpus", state, node, limit, after)
     return ctx.cached_json(key, lambda: _gpu_page(ctx, state, node, limit, after))
 
 
@@ -102,7 +102,7 @@ def get_node(
 
 
 def _fleet(ctx: ApiContext) -> list[GpuHealth]:
-    return ctx.cached("gpus", lambda: _compute_fleet(ctx))
+    return ctx.cached(("gpus",), lambda: _compute_fleet(ctx))
 
 
 def _compute_fleet(ctx: ApiContext) -> list[GpuHealth]:
@@ -167,7 +167,7 @@ def _nodes(ctx: ApiContext) -> list[NodeHealth]:
             )
         return out
 
-    return ctx.cached("nodes", compute)
+    return ctx.cached(("nodes",), compute)
 
 
 def _clean(row: Mapping[Any, Any]) -> dict[str, object]:

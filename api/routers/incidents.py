@@ -52,7 +52,7 @@ def list_incidents(
         since=_utc(since),
         until=_utc(until),
     )
-    key = f"incidents:{where!r}:{after!r}:{limit}"
+    key = ("incidents", where, after, limit)  # IncidentFilter: a frozen dataclass, hashable
 
     def page() -> Page[Incident]:
         items, last = query_incidents(ctx.store, where, after, limit)  # type: ignore[arg-type]
