@@ -11,6 +11,7 @@ from api import problems
 from api.auth import Role
 from api.context import ApiContext
 from api.hot import HotPath
+from api.limits import RequestLimits
 from api.routers import actions, fleet, incidents, jobs, scheduler, system, webhooks
 
 API_VERSION = "1.0.0"
@@ -44,4 +45,5 @@ def create_app(context: ApiContext) -> FastAPI:
     for module in (system, incidents, jobs, fleet, actions, webhooks, scheduler):
         app.include_router(module.router)
     app.add_middleware(HotPath, context=context, routes=HOT_ROUTES)
+    app.add_middleware(RequestLimits, context=context)  # added last: runs first (api/limits.py)
     return app

@@ -1,12 +1,19 @@
-"""Errors as RFC 9457 problem details (`application/problem+json`), never a bare 500."""
+"""Errors as RFC 9457 problem details (`application/problem+json`), never a bare 500.
+
+Every error the API sends is a problem: the routers' own, routing's 404 and 405, validation
+errors, store failures, an unhandled exception (500, logged), the request limits in front of
+the routers (api/limits.py) and the HTTP server's refusals (api/server.py).
+"""
 
 from __future__ import annotations
 
+import json
 import logging
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
 
 from analytics.store import StoreError, StoreUnavailable
 from diagnosis.incident_store import IncidentNotFound
@@ -26,15 +33,41 @@ def problem(status: int, title: str, detail: str, **extra: object) -> JSONRespon
     return JSONResponse(body, status_code=status, media_type=PROBLEM)
 
 
+def problem_bytes(status: int, detail: str) -> bytes:
+    """Return the body of a problem (for senders below the app: the HTTP server)."""
+    body = {"type": "about:blank", "title": title(status), "status": status, "detail": detail}
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+def from_http(exc: HTTPException) -> JSONResponse:
+    """Return the problem an HTTPException (FastAPI's, or Starlette's routing 404/405) says."""
+    response = problem(exc.status_code, title(exc.status_code), str(exc.detail))
+    for key, value in (exc.headers or {}).items():
+        response.headers[key] = value
+    return response
+
+
+def from_store(req: Request | None, exc: StoreError) -> JSONResponse:
+    """Return the problem a store failure is (503 when ClickHouse did not answer), logged."""
+    where = f"{req.method} {req.url.path}" if req is not None else "a request"
+    if isinstance(exc, StoreUnavailable):
+        log.warning("store unavailable on %s: %s", where, exc)
+        return problem(503, "Store unavailable", "ClickHouse did not answer; retry shortly")
+    log.error("store query failed on %s: %s", where, exc)
+    return problem(500, "Store query failed", "the query failed; this is a TrainGuard bug")
+
+
 def install(app: FastAPI) -> None:
     """Map errors to problem details."""
 
     @app.exception_handler(HTTPException)
     async def http_error(_req: Request, exc: HTTPException) -> JSONResponse:
-        response = problem(exc.status_code, _title(exc.status_code), str(exc.detail))
-        for key, value in (exc.headers or {}).items():
-            response.headers[key] = value
-        return response
+        return from_http(exc)
+
+    @app.exception_handler(Exception)
+    async def unhandled(_req: Request, _exc: Exception) -> JSONResponse:
+        # Starlette's outermost handler; it re-raises afterwards, so the server logs the trace
+        return problem(500, "Internal error", "the request failed; this is a TrainGuard bug")
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_req: Request, exc: RequestValidationError) -> JSONResponse:
@@ -57,18 +90,13 @@ def install(app: FastAPI) -> None:
     async def conflict(_req: Request, exc: LifecycleError) -> JSONResponse:
         return problem(409, "Conflict", str(exc))
 
-    @app.exception_handler(StoreUnavailable)
-    async def store_down(req: Request, exc: StoreUnavailable) -> JSONResponse:
-        log.warning("store unavailable on %s %s: %s", req.method, req.url.path, exc)
-        return problem(503, "Store unavailable", "ClickHouse did not answer; retry shortly")
-
     @app.exception_handler(StoreError)
     async def store_failed(req: Request, exc: StoreError) -> JSONResponse:
-        log.error("store query failed on %s %s: %s", req.method, req.url.path, exc)
-        return problem(500, "Store query failed", "the query failed; this is a TrainGuard bug")
+        return from_store(req, exc)
 
 
-def _title(status: int) -> str:
+def title(status: int) -> str:
+    """Return the problem title of a status."""
     return {
         400: "Bad request",
         401: "Unauthorized",
@@ -76,5 +104,10 @@ def _title(status: int) -> str:
         404: "Not found",
         405: "Method not allowed",
         409: "Conflict",
+        413: "Content too large",
+        414: "URI too long",
         422: "Invalid request",
+        431: "Request header fields too large",
+        500: "Internal error",
+        503: "Service unavailable",
     }.get(status, "Error")

@@ -54,9 +54,11 @@ def build_context(
         checks["kafka"] = lambda: _check_kafka(bus.bootstrap)
     return ApiContext(
         store=store,
-        tokens=TokenBook(store, cache_s=settings.token_cache_s),
+        tokens=TokenBook(store, cache_s=settings.token_cache_s, check_s=settings.token_check_s),
         checks=checks,
         cache_s=settings.cache_s,
+        max_body_bytes=settings.max_body_bytes,
+        max_url_bytes=settings.max_url_bytes,
         risk_horizon_h=settings.risk_horizon_h,
         generation=Generation(settings.generation_file),
         engine=engine,
@@ -123,6 +125,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """Serve until interrupted (TG_API_WORKERS processes sharing one write counter)."""
     import uvicorn
 
+    from api.server import server_options
+
     settings = ApiSettings()
     _store()  # migrate once, before the workers start
     made = None
@@ -136,11 +140,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         uvicorn.run(
             "trainguard.api_cli:app_from_settings",
             factory=True,
-            host=settings.host,
-            port=settings.port,
             workers=settings.workers,
-            log_level="warning",
-            access_log=False,
+            **server_options(settings),  # problem+json refusals from the server too
         )
     finally:
         if made is not None:

@@ -93,7 +93,25 @@ class ApiSettings(BaseSettings):
     store_connections: int = Field(
         8, ge=1, le=64, description="ClickHouse connections per worker (queries at once)."
     )
-    token_cache_s: float = Field(30.0, ge=0, le=3600, description="Revocation delay.")
+    token_cache_s: float = Field(
+        30.0, ge=0, le=3600, description="Longest a verified token is trusted without a re-read."
+    )
+    token_check_s: float = Field(
+        2.0,
+        ge=0.1,
+        le=60,
+        description="How often a running API checks the store for revocations of the tokens "
+        "it trusts (the longest a revoked token keeps working).",
+    )
+    max_body_bytes: int = Field(
+        1 << 20, ge=1024, le=1 << 30, description="Largest request body (bigger: 413)."
+    )
+    max_url_bytes: int = Field(
+        16 << 10, ge=1024, le=1 << 20, description="Longest path and query (longer: 414)."
+    )
+    max_header_bytes: int = Field(
+        64 << 10, ge=4096, le=1 << 20, description="Largest request head (bigger: 431)."
+    )
     risk_horizon_h: int = Field(
         48, ge=1, le=720, description="Failure-risk horizon shown (`predict score` writes it)."
     )
@@ -103,6 +121,21 @@ class ApiSettings(BaseSettings):
             "File through which the workers count writes, so a write in one drops the "
             "cached lists of all (`trainguard api` picks one for its workers)."
         ),
+    )
+
+
+class WebhookSettings(BaseSettings):
+    """How webhook secrets and URLs are sealed at rest (every process that reads them)."""
+
+    model_config = SettingsConfigDict(env_prefix="TG_WEBHOOK_", extra="ignore")
+
+    key: SecretStr | None = Field(
+        None, description="Fernet key sealing stored webhook URLs and secrets. Never logged."
+    )
+    key_file: Path = Field(
+        Path(".tg/webhook.key"),
+        description="Where the key is read from when TG_WEBHOOK_KEY is unset (created, 0600, "
+        "on first use: give the API and the action engine the same file).",
     )
 
 
