@@ -106,12 +106,30 @@ def console(live_api: LiveApi, tmp_path_factory: pytest.TempPathFactory) -> Iter
         _wait_healthy(url, proc, log)
         yield url
     finally:
+        # SIGTERM: the launcher stops Streamlit (its own process group) before it exits; it
+        # used to die of it alone, and Streamlit kept serving on the port after the suite.
         proc.terminate()
         try:
-            proc.wait(timeout=15)
+            proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            proc.kill()  # Streamlit gets SIGTERM from the kernel when its launcher dies
             proc.wait()
+        _wait_port_free(port, log)
+
+
+def _wait_port_free(port: int, log: Path) -> None:
+    """Fail unless nothing listens on the port any more (no Streamlit left behind)."""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                s.bind(("127.0.0.1", port))
+                return
+            except OSError:
+                pass
+        time.sleep(0.2)
+    pytest.fail(f"the console still listens on {port} after stopping:\n{log.read_text()[-3000:]}")
 
 
 def _wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
