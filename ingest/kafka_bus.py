@@ -186,6 +186,39 @@ class KafkaBus:
 
         return KafkaBusProducer(make(), self.topics, limits, on_failure, reopen=make)
 
+    def consumer(
+        self,
+        group: str,
+        topics: Iterable[str],
+        on_assign: RebalanceCallback | None = None,
+        on_revoke: RebalanceCallback | None = None,
+        instance_id: str | None = None,
+        session_timeout_s: float = 15.0,
+    ) -> KafkaBusConsumer:
+        """Join `group` on `topics`; offsets are committed only by commit().
+
+        With an `instance_id` (static membership) a restarted member takes its partitions back
+        at once instead of waiting for the session timeout and a rebalance.
+        """
+        try:
+            inner = KafkaConsumer(
+                bootstrap_servers=self.bootstrap,
+                client_id=self.client_id,
+                group_id=group,
+                enable_auto_commit=False,
+                auto_offset_reset="earliest",
+                fetch_max_bytes=32 << 20,
+                max_partition_fetch_bytes=8 << 20,
+                max_poll_interval_ms=600_000,
+                group_instance_id=instance_id,
+                session_timeout_ms=int(session_timeout_s * 1000),
+                heartbeat_interval_ms=max(1000, int(session_timeout_s * 1000) // 5),
+            )
+        except KafkaError as exc:
+            raise BusError(f"Kafka at {self.bootstrap} unreachable: {exc}") from exc
+        inner.subscribe(list(topics), listener=_Listener(on_assign, on_revoke))
+        return KafkaBusConsumer(inner)
+
 
 class _Listener(ConsumerRebalanceListener):
     def __init__(self, on_assign: RebalanceCallback | None, on_revoke: RebalanceCallback | None):
