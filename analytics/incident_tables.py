@@ -49,4 +49,20 @@ INCIDENT_TRANSITIONS = Table(
     replacing=False,
 )
 
+# What the streaming worker needs to go on with an incident after a restart or a rebalance (its
+# root-cause key, root finding, evidence): one row per stored revision, the highest kept.
+INCIDENT_STATE = Table(
+    "incident_state",
+    (
+        Column("id", "String"),
+        Column("revision", "UInt32"),
+        Column("last_seen", "DateTime"),
+        Column("state", "String", codec="ZSTD(3)"),
+    ),
+    order_by=("id",),
+    partition_by="toYYYYMM(last_seen)",
+    time_column="last_seen",
+    version_column="revision",
+)
+
 INCIDENT_TABLES: tuple[Table, ...] = (INCIDENTS, INCIDENT_TRANSITIONS)

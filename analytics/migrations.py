@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 from analytics.action_tables import ACTION_TABLES
 from analytics.api_tables import API_TABLES
-from analytics.incident_tables import INCIDENT_TABLES
+from analytics.incident_tables import INCIDENT_STATE, INCIDENT_TABLES
 from analytics.prediction_tables import PREDICTION_TABLES
 from analytics.scheduler_tables import SCHEDULER_TABLES
 from analytics.store import Store
@@ -58,6 +58,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         6,
         "scheduler state snapshots",
         lambda db, features, _days: [t.ddl(db, features) for t in SCHEDULER_TABLES],
+    ),
+    # restart safety of streaming diagnosis: the correlator's open incidents come back
+    Migration(
+        7,
+        "incident state for restarts",
+        lambda db, features, _days: [INCIDENT_STATE.ddl(db, features)],
     ),
 )
 

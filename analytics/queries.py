@@ -101,6 +101,34 @@ def latest_topology(store: Store, job_id: str) -> JobTopology | None:
     return None if payload is None else JobTopology.model_validate(orjson.loads(payload))
 
 
+def recent_topologies(store: Store, horizon_s: float) -> list[JobTopology]:
+    """Return the latest topology of each job heard from within `horizon_s` of the newest job.
+
+    A job is heard from by its topology or its training steps; the horizon is measured from
+    the newest such time, not the wall clock, so an old recording's jobs come back too.
+    """
+    db = store.database
+    topo = store.query_df(
+        f"SELECT job_id, argMax(payload, (ts, ts_us)) AS payload, toUInt32(max(ts)) AS t "
+        f"FROM `{db}`.job_topology GROUP BY job_id"
+    )
+    if topo.empty:
+        return []
+    steps = store.query_df(
+        f"SELECT job_id, toUInt32(max(ts)) AS t FROM `{db}`.train_steps GROUP BY job_id"
+    )
+    heard = {str(j): int(t) for j, _p, t in topo.itertuples(index=False)}
+    for job, t in steps.itertuples(index=False):
+        if str(job) in heard:
+            heard[str(job)] = max(heard[str(job)], int(t))
+    newest = max(heard.values())
+    return [
+        JobTopology.model_validate(orjson.loads(payload))
+        for job, payload, _t in topo.itertuples(index=False)
+        if heard[str(job)] >= newest - horizon_s
+    ]
+
+
 def dead_letters(store: Store, limit: int = 100) -> pd.DataFrame:
     """Return the most recent dead letters, raw key and value as bytes."""
     sql = (

@@ -11,14 +11,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from analytics.incident_tables import INCIDENT_TRANSITIONS, INCIDENTS
+from analytics.incident_tables import INCIDENT_STATE, INCIDENT_TRANSITIONS, INCIDENTS
 from analytics.store import Store
-from diagnosis.incidents import Incident
+from diagnosis.incidents import Incident, OpenState
 from diagnosis.lifecycle import Transition, check_transition
 from diagnosis.model import IncidentStatus
 
 _INCIDENT_TYPES = {c.name: c.type for c in INCIDENTS.columns}
 _TRANSITION_TYPES = {c.name: c.type for c in INCIDENT_TRANSITIONS.columns}
+_STATE_TYPES = {c.name: c.type for c in INCIDENT_STATE.columns}
 
 
 class IncidentNotFound(LookupError):
@@ -47,6 +48,35 @@ def save_incidents(store: Store, incidents: Sequence[Incident]) -> None:
         "payload": [i.model_dump_json(exclude={"status", "status_reason"}) for i in incidents],
     }
     store.insert(INCIDENTS.name, columns, _INCIDENT_TYPES)
+
+
+def save_states(store: Store, states: Sequence[OpenState]) -> None:
+    """Write the correlator's state of incidents (a replay of the same revision changes nothing)."""
+    if not states:
+        return
+    columns: dict[str, list[Any]] = {
+        "id": [s.id for s in states],
+        "revision": [s.revision for s in states],
+        "last_seen": [_datetime_range(s.last_seen) for s in states],
+        "state": [s.model_dump_json() for s in states],
+    }
+    store.insert(INCIDENT_STATE.name, columns, _STATE_TYPES)
+
+
+def load_states(store: Store, horizon_s: float) -> list[OpenState]:
+    """Return the latest state of each incident seen within `horizon_s` of the newest one.
+
+    The horizon is measured from the newest stored evidence, not the wall clock, so a worker
+    replaying an old recording gets that recording's incidents back.
+    """
+    db = store.database
+    frame = store.query_df(
+        f"SELECT argMax(state, revision) AS state FROM `{db}`.`{INCIDENT_STATE.name}` "
+        f"WHERE last_seen >= (SELECT max(last_seen) FROM `{db}`.`{INCIDENT_STATE.name}`) "
+        f"- %(horizon)s GROUP BY id",
+        {"horizon": int(horizon_s)},
+    )
+    return [OpenState.model_validate_json(s) for s in frame["state"]] if len(frame) else []
 
 
 def record_transition(store: Store, transition: Transition) -> Incident:

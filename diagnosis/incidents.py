@@ -12,8 +12,9 @@ rank's CUDA traceback follows its Xid, and Xid 45 follows another Xid. Applicati
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
@@ -65,7 +66,7 @@ class Incident(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    id: str = Field(description="Deterministic id from the root-cause key (and episode).")
+    id: str = Field(description="Deterministic id from the root-cause key and when it began.")
     category: Category
     blame: Blame
     job: str | None = Field(None, description="Training job affected, where known.")
@@ -87,7 +88,7 @@ class _Open:
     """An incident being built."""
 
     key: Key
-    episode: int
+    id: str
     root: Finding
     job: str | None
     detected_at: datetime
@@ -110,6 +111,25 @@ class _Open:
             self.gpus.add((finding.node, finding.gpu))
         if len(self.evidence) < MAX_EVIDENCE and finding.line not in self.evidence:
             self.evidence.append(finding.line)
+
+
+class OpenState(BaseModel):
+    """What the correlator needs to go on with an incident after a restart (stored with it)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    key: list[str]
+    root: Finding
+    job: str | None
+    detected_at: AwareDatetime
+    last_seen: AwareDatetime
+    suspects: list[Suspect]
+    evidence: list[str]
+    related: int
+    revision: int
+    ranks: list[int]
+    gpus: list[tuple[str, int]]
 
 
 def root_key(finding: Finding, job: str | None) -> Key:
@@ -142,6 +162,7 @@ class Correlator:
         self._watch: dict[Key, list[datetime]] = {}
         self._dirty: dict[int, _Open] = {}
         self._closed: set[str] = set()
+        self._by_id: dict[str, _Open] = {}
 
     def add(
         self,
@@ -173,10 +194,9 @@ class Correlator:
                 known.suspects = suspects[:MAX_SUSPECTS]
             self._promote(known, finding)
             return key
-        episode = known.episode + 1 if known is not None else 1
         opened = _Open(
             key=key,
-            episode=episode,
+            id=incident_id(key, at),
             root=finding,
             job=job,
             detected_at=at,
@@ -185,6 +205,7 @@ class Correlator:
         )
         self._touch(opened).attach(finding, at)
         self._by_key[key] = opened
+        self._by_id[opened.id] = opened
         self._all.append(opened)
         return key
 
@@ -244,6 +265,42 @@ class Correlator:
         """
         self._closed.add(incident_id)
 
+    def states(self, ids: Iterable[str]) -> list[OpenState]:
+        """Return what a restarted correlator needs to go on with these incidents."""
+        return [_state(self._by_id[i]) for i in ids if i in self._by_id]
+
+    def restore(self, states: Iterable[OpenState], closed: Iterable[str] = ()) -> None:
+        """Take back incidents a previous correlator saved (oldest first); none is re-published.
+
+        Each key's latest incident is the one later findings attach to, within the window of
+        its last evidence; `closed` ones (resolved, false alarm) still absorb their sympathetic
+        consequences but are never revived.
+        """
+        self._closed.update(closed)
+        for st in sorted(states, key=lambda s: s.detected_at):
+            if st.id in self._by_id:
+                continue
+            restored = _Open(
+                key=tuple(st.key),
+                id=st.id,
+                root=st.root,
+                job=st.job,
+                detected_at=st.detected_at,
+                last_seen=st.last_seen,
+                suspects=list(st.suspects),
+                evidence=list(st.evidence),
+                related=st.related,
+                revision=st.revision,
+                ranks=set(st.ranks),
+                gpus=set(st.gpus),
+            )
+            known = self._by_key.get(restored.key)
+            if known is None or known.detected_at <= restored.detected_at:
+                self._by_key[restored.key] = restored
+            self._by_id[st.id] = restored
+            self._all.append(restored)
+        self._all.sort(key=lambda o: o.detected_at)
+
     def incidents(self) -> list[Incident]:
         """Return every incident, in detection order."""
         return [_incident(o) for o in self._all]
@@ -259,7 +316,7 @@ class Correlator:
         return o
 
     def _is_closed(self, o: _Open) -> bool:
-        return _incident_id(o.key, o.episode) in self._closed
+        return o.id in self._closed
 
     def _explaining(self, finding: Finding, at: datetime, job: str | None) -> _Open | None:
         """Return the open incident that explains a sympathetic finding, if any."""
@@ -313,9 +370,32 @@ def _own_suspects(finding: Finding, key: Key) -> list[Suspect]:
     ]
 
 
-def _incident_id(key: Key, episode: int) -> str:
-    text = "/".join(key) + ("" if episode == 1 else f"#{episode}")
+def incident_id(key: Key, detected_at: datetime) -> str:
+    """Return the id of the incident with this root-cause key opened at `detected_at`.
+
+    The episode's start is part of the id, so a recurrence of the same fault gets a new id
+    even from a worker that restarted and knows nothing of the earlier one, while the same
+    telemetry diagnosed again (a replay, a re-read after a restart) gives the same ids.
+    """
+    text = "\x1f".join((*key, detected_at.astimezone(UTC).isoformat()))
     return "inc-" + hashlib.sha1(text.encode()).hexdigest()[:12]
+
+
+def _state(o: _Open) -> OpenState:
+    return OpenState(
+        id=o.id,
+        key=list(o.key),
+        root=o.root,
+        job=o.job,
+        detected_at=o.detected_at,
+        last_seen=o.last_seen,
+        suspects=o.suspects,
+        evidence=o.evidence,
+        related=o.related,
+        revision=o.revision,
+        ranks=sorted(o.ranks),
+        gpus=sorted(o.gpus),
+    )
 
 
 def _where(o: _Open) -> str:
@@ -339,7 +419,7 @@ def _incident(o: _Open) -> Incident:
     more = f"; {o.related - 1} related finding(s){extra}" if o.related > 1 else ""
     summary = f"{r.category.value} on {_where(o)} ({r.rule}): {r.line[:160]}{more}"
     return Incident(
-        id=_incident_id(o.key, o.episode),
+        id=o.id,
         category=r.category,
         blame=r.blame,
         job=o.job,

@@ -48,6 +48,9 @@ STRAGGLER_STEPS = 4  # ... and at least this many steps of every communicator me
 STRAGGLER_LOOKBACK = timedelta(seconds=20)  # older records dilute a fresh slowdown
 HANG_STALL = timedelta(seconds=10)
 HANG_RETRY = timedelta(seconds=60)
+FINE_CHECKS = 300  # a gap in event time is checked second by second for this long,
+COARSE_STEP = timedelta(seconds=60)  # then a minute at a time,
+COARSE_CHECKS = 60  # for this many minutes; the rest of a longer gap is one jump
 _CRASH_RULES = frozenset({"elastic.child_failed", "host.killed"})
 _IB_RULES = frozenset({"nccl.ib_completion_error"})
 
@@ -156,6 +159,10 @@ class Replay:
         """Let diagnosis time pass with no event (live telemetry gone silent)."""
         self._tick(now)
 
+    def restore(self, topology: JobTopology) -> None:
+        """Take back a running job's topology after a restart, without moving the clock."""
+        self._topology(topology)
+
     def finish(self) -> list[Incident]:
         """Run the last check and return the incidents."""
         if self._second is not None:
@@ -164,12 +171,26 @@ class Replay:
 
     # ------------------------------------------------------------------ clock
     def _tick(self, ts: datetime) -> None:
+        """Check the detectors at each second up to `ts`; long gaps in bounded jumps.
+
+        Detectors fire within minutes of what they saw last, so a gap is checked second by
+        second for FINE_CHECKS seconds, then a minute at a time, then in one jump: a gap of
+        hours or years costs at most FINE_CHECKS + COARSE_CHECKS + 1 checks.
+        """
         second = ts.replace(microsecond=0)
         if self._second is None:
             self._second = second
+        checks = 0
         while self._second < second:
-            self._second += timedelta(seconds=1)
+            if checks < FINE_CHECKS:
+                step = timedelta(seconds=1)
+            elif checks < FINE_CHECKS + COARSE_CHECKS:
+                step = min(COARSE_STEP, second - self._second)
+            else:
+                step = second - self._second
+            self._second += step
             self._check(self._second)
+            checks += 1
 
     def _check(self, now: datetime) -> None:
         for job in self.jobs.values():

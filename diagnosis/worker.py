@@ -9,8 +9,19 @@ Incidents go to ClickHouse and to the incidents topic: a new incident at once, l
 of one incident at most once per `publish_interval_s`. Status changes made elsewhere (resolved,
 false alarm) are read back so a recurrence opens a new incident instead of reviving a closed one.
 
-The diagnosis state lives in memory. Offsets are committed only for records already fed, so a
-restarted worker re-reads what it had buffered; detectors re-learn their baselines from there.
+Event time is untrusted input. Events whose time the admission policy refuses (far ahead of or
+behind this worker's clock, or unstorable) are skipped and counted, as the sink dead-letters
+them; the time that releases buffered events and drives the detectors is the one the sources
+agree on (`SourceClock`), so one source with a fast clock moves nothing for the others; an event
+that diagnosis cannot digest is skipped, counted and logged with its position, never retried
+forever.
+
+The diagnosis state lives in memory and is rebuilt on start: the latest topology of every job
+heard from recently and the correlator's open incidents (saved with every stored revision)
+come back from the store before the first record is read. Incident ids carry the time the
+episode began, so a recurrence after a restart never reuses an old id. Offsets are committed
+only for records already fed, so a restarted worker re-reads what it had buffered; detectors
+re-learn their baselines from there.
 """
 
 from __future__ import annotations
@@ -24,14 +35,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
+from analytics.queries import recent_topologies
 from analytics.store import Store, StoreError
+from diagnosis.clock import SourceClock
 from diagnosis.fabric import Fabric
-from diagnosis.incident_store import latest_statuses, save_incidents
+from diagnosis.incident_store import latest_statuses, load_states, save_incidents, save_states
 from diagnosis.incidents import Incident
 from diagnosis.lifecycle import is_final
 from diagnosis.model import IncidentStatus
 from diagnosis.replay import Replay
 from ingest.bus import BusError, Consumer, Producer, Record, TopicPartition, Topics
+from ingest.event_time import EventTimePolicy
 from ingest.schema import EventBase, SchemaError, decode_event
 
 log = logging.getLogger(__name__)
@@ -50,6 +64,11 @@ class WorkerSettings:
     live_skew_s: float = 120.0  # event time this close to the wall clock counts as live
     idle_partition_s: float = 5.0  # a lagging partition silent this long is not waited for
     max_buffered: int = 2_000_000  # beyond this, the oldest events are fed regardless
+    idle_source_s: float = 5.0  # a source silent this long no longer counts for the clock
+    event_time: EventTimePolicy = field(default_factory=EventTimePolicy)
+    restore_topologies_s: float = 86_400.0  # jobs heard from this recently come back on start
+    restore_incidents_s: float = 3_600.0  # incidents with evidence this recent come back
+    restore_timeout_s: float = 30.0  # how long a start waits for the store before going on
 
 
 @dataclass
@@ -66,6 +85,10 @@ class WorkerStats:
     store_errors: int = 0
     bus_errors: int = 0
     event_time: float = 0.0
+    refused_time: int = 0  # event time refused by the admission policy
+    poison: int = 0  # decoded events diagnosis could not digest
+    restored_jobs: int = 0
+    restored_incidents: int = 0
 
 
 @dataclass(order=True)
@@ -102,8 +125,9 @@ class DiagnosisWorker:
         self._wall = wall
         self._heap: list[_Buffered] = []
         self._seq = itertools.count()
-        self._max_ts: datetime | None = None
+        self._sources = SourceClock(self.settings.idle_source_s)
         self._clock: datetime | None = None
+        self._restored = False
         self._part_ts: dict[TopicPartition, datetime] = {}
         self._part_seen: dict[TopicPartition, float] = {}
         self._fed_upto: dict[TopicPartition, int] = {}
@@ -124,6 +148,8 @@ class DiagnosisWorker:
 
     def step(self) -> int:
         """Poll once, feed what is in order, publish and commit when due; return records read."""
+        if not self._restored:
+            self.restore()
         try:
             records = self.consumer.poll(self.settings.batch_records, self.settings.poll_timeout_s)
         except BusError as exc:
@@ -139,7 +165,9 @@ class DiagnosisWorker:
             self._release(upto)
         self._release_overflow()
         if not records and now - self._last_record >= self.settings.lateness_s:
-            self._release(None)  # nothing is arriving: nothing can arrive out of order
+            # nothing is arriving, so nothing can arrive out of order: feed up to the agreed
+            # time (an event ahead of it waits until another source gets there, or the end)
+            self._release(self._sources.now(now))
             self._advance_if_live()
         self.publish()
         if now - self._last_status >= self.settings.status_poll_s:
@@ -148,6 +176,44 @@ class DiagnosisWorker:
         if now - self._last_commit >= self.settings.commit_interval_s:
             self._commit()
         return len(records)
+
+    def restore(self) -> None:
+        """Take back running jobs' topologies and open incidents from the store (once).
+
+        Retried while the store is unreachable, for at most `restore_timeout_s`; after that
+        diagnosis goes on without them (logged), since new faults matter more than old ones.
+        """
+        deadline = self._monotonic() + self.settings.restore_timeout_s
+        while True:
+            try:
+                topologies = recent_topologies(self.store, self.settings.restore_topologies_s)
+                states = load_states(self.store, self.settings.restore_incidents_s)
+                statuses = latest_statuses(self.store, [s.id for s in states])
+                break
+            except StoreError as exc:
+                self.stats.store_errors += 1
+                if self._monotonic() >= deadline:
+                    log.warning("starting without restored jobs and incidents: %s", exc)
+                    self._restored = True
+                    return
+                log.info("store not readable yet, retrying the restore: %s", exc)
+                time.sleep(1.0)
+        for topology in topologies:
+            self.replay.restore(topology)
+        closed = {i for i, (status, _reason) in statuses.items() if is_final(status)}
+        self.replay.correlator.restore(states, closed)
+        for st in states:
+            self._published[st.id] = (self._monotonic(), st.revision)
+            self._status[st.id] = statuses.get(st.id, (_OPEN, ""))[0]
+        self.stats.restored_jobs, self.stats.restored_incidents = len(topologies), len(states)
+        self._restored = True
+        if topologies or states:
+            log.info(
+                "restored %d job topologies and %d incidents (%d closed) from the store",
+                len(topologies),
+                len(states),
+                len(closed),
+            )
 
     def drain(self) -> None:
         """Feed everything buffered and publish every pending revision (end of a stream)."""
@@ -168,12 +234,29 @@ class DiagnosisWorker:
                 self.stats.undecodable += 1
                 self._fed_upto[record.tp] = max(self._fed_upto.get(record.tp, -1), record.offset)
                 continue
-            if self._max_ts is None or event.ts > self._max_ts:
-                self._max_ts = event.ts
-            if event.ts > self._part_ts.get(record.tp, event.ts - _EPSILON):
+            refusal = self.settings.event_time.refusal(event.ts, self._wall())
+            if refusal is not None:
+                # the sink dead-letters it for the same reason; here it is only skipped
+                self._refused(record, refusal)
+                continue
+            self._sources.observe(event.key, event.ts, now)
+            last = self._part_ts.get(record.tp)
+            if last is None or event.ts > last:
                 self._part_ts[record.tp] = event.ts
             heapq.heappush(
                 self._heap, _Buffered(event.ts, next(self._seq), record.tp, record.offset, event)
+            )
+
+    def _refused(self, record: Record, reason: str) -> None:
+        self.stats.refused_time += 1
+        self._fed_upto[record.tp] = max(self._fed_upto.get(record.tp, -1), record.offset)
+        if self.stats.refused_time & (self.stats.refused_time - 1) == 0:  # 1st, 2nd, 4th, ...
+            log.warning(
+                "event at %s offset %d skipped (%d so far): %s",
+                record.tp,
+                record.offset,
+                self.stats.refused_time,
+                reason,
             )
 
     def _watermark(self) -> datetime | None:
@@ -181,10 +264,12 @@ class DiagnosisWorker:
 
         Partitions still holding unread records hold it back at the time they have reached;
         one that has delivered nothing yet holds everything back (within `max_buffered`).
+        Nothing is fed past the time the sources agree on.
         """
-        if self._max_ts is None:
-            return None
         now = self._monotonic()
+        agreed = self._sources.now(now)
+        if agreed is None:
+            return None
         holding: list[datetime] = []
         for tp in self.consumer.assignment() - self.consumer.caught_up():
             if tp not in self._part_ts:
@@ -193,7 +278,7 @@ class DiagnosisWorker:
                 return None  # records to read, none seen yet: their time is unknown
             if now - self._part_seen[tp] < self.settings.idle_partition_s:
                 holding.append(self._part_ts[tp])
-        upto = min(holding) if holding else self._max_ts
+        upto = min(min(holding), agreed) if holding else agreed
         return upto - timedelta(seconds=self.settings.lateness_s)
 
     def _release(self, upto: datetime | None) -> None:
@@ -212,7 +297,16 @@ class DiagnosisWorker:
             self.stats.late += 1  # fed anyway: detectors take it, the clock does not go back
         else:
             self._clock = item.ts
-        self.replay.feed(item.event)
+        try:
+            self.replay.feed(item.event)
+        except Exception:  # noqa: BLE001 - one indigestible event must not stop diagnosis
+            self.stats.poison += 1
+            log.exception(
+                "event %s at %s offset %d skipped: diagnosis failed on it",
+                item.event.id,
+                item.tp,
+                item.offset,
+            )
         self.stats.fed += 1
         self.stats.event_time = item.ts.timestamp()
         if item.offset > self._fed_upto.get(item.tp, -1):
@@ -224,10 +318,11 @@ class DiagnosisWorker:
         A cluster where everything stopped sends nothing; the hang detectors still have to see
         time pass. A replay of old data (event time far from the wall clock) is left alone.
         """
-        if self._max_ts is None:
+        agreed = self._sources.now(self._monotonic())
+        if agreed is None:
             return
         wall = self._wall()
-        if abs((wall - self._max_ts).total_seconds()) <= self.settings.live_skew_s:
+        if abs((wall - agreed).total_seconds()) <= self.settings.live_skew_s:
             self.replay.advance(wall - timedelta(seconds=self.settings.lateness_s))
 
     # ------------------------------------------------------------------ output
@@ -251,6 +346,7 @@ class DiagnosisWorker:
             return
         due = [i.model_copy(update={"status": self._status.get(i.id, i.status)}) for i in due]
         try:
+            save_states(self.store, self.replay.correlator.states(i.id for i in due))
             save_incidents(self.store, due)
         except StoreError as exc:
             self.stats.store_errors += 1
@@ -307,7 +403,6 @@ class DiagnosisWorker:
 
 
 _OPEN = IncidentStatus.OPEN
-_EPSILON = timedelta(microseconds=1)
 
 
 def _wire(incident: Incident) -> bytes:

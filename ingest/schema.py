@@ -45,7 +45,10 @@ class _Model(BaseModel):
 
 
 def _utc(value: datetime) -> datetime:
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError as exc:  # year 1 east of UTC, year 9999 west of it
+        raise ValueError(f"time {value.isoformat()} has no UTC equivalent") from exc
 
 
 class EventBase(_Model):

@@ -3,7 +3,8 @@
 Delivery is at-least-once from Kafka; the writer makes storage exactly-once (per-table offset
 watermarks for crash replays, event ids for re-sent events). Undecodable records become dead
 letters. While the store is down the sink pauses consumption, retries with backoff, and
-commits nothing, so nothing accepted is ever lost.
+commits nothing, so nothing accepted is ever lost; it asks a writer that can be probed
+whether the store is back every `probe_interval_s`, and writes again as soon as it is.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from ingest.bus import BusError, Consumer, Record, TopicPartition
+from ingest.event_time import EventTimePolicy
 from ingest.schema import Event, SchemaError, decode_event
 
 log = logging.getLogger(__name__)
@@ -52,6 +54,19 @@ class Writer(Protocol):
         """Drop cached state for partitions this process no longer owns."""
 
 
+@runtime_checkable
+class Probe(Protocol):
+    """A writer that can tell cheaply whether its store answers (no data written)."""
+
+    def reachable(self) -> bool:
+        """Return whether the store answers now."""
+
+
+def retry_delay(attempt: int, initial_s: float, max_s: float) -> float:
+    """Return the wait before write retry `attempt` (0 first): doubling, capped at max_s."""
+    return min(max_s, initial_s * 2.0 ** min(attempt, 60))
+
+
 @dataclass
 class SinkSettings:
     """Batching and retry knobs of the sink."""
@@ -60,7 +75,9 @@ class SinkSettings:
     batch_seconds: float = 1.0
     retry_initial_s: float = 0.5
     retry_max_s: float = 30.0
+    probe_interval_s: float = 0.5  # while the store is down: how often to ask if it is back
     dedup_window: int = 500_000
+    event_time: EventTimePolicy = field(default_factory=EventTimePolicy)  # what is dead-lettered
 
 
 @dataclass
@@ -220,20 +237,27 @@ class Sink:
         dead: list[DeadLetter],
         stop: threading.Event | None,
     ) -> int | None:
-        """Write, retrying with backoff while the store is unreachable; None if stopped."""
-        delay = self.settings.retry_initial_s
+        """Write, retrying with backoff while the store is unreachable; None if stopped.
+
+        The backoff (`retry_delay`) paces retries while the store answers but refuses writes
+        (busy); a store that did not answer is probed meanwhile, and the write is retried as
+        soon as it answers again, so the sink resumes within about `probe_interval_s`.
+        """
+        attempt = 0
         while True:
             try:
                 return self.writer.write(events, dead)
             except WriterUnavailable as exc:
+                s = self.settings
+                delay = retry_delay(attempt, s.retry_initial_s, s.retry_max_s)
+                attempt += 1
                 self._store_down(str(exc), delay)
                 if stop is not None and stop.is_set():
                     return None
-                self._wait(delay)
+                self._wait(delay, stop)
                 owned = {r.tp for r in self._pending}
                 events = [(r, e) for r, e in events if r.tp in owned]
                 dead = [d for d in dead if d.record.tp in owned]
-                delay = min(delay * 2, self.settings.retry_max_s)
 
     def _decode(
         self, records: Sequence[Record]
@@ -249,6 +273,10 @@ class Sink:
             except SchemaError as exc:
                 dead.append(DeadLetter(record, str(exc), now))
                 continue
+            refusal = self.settings.event_time.refusal(event.ts, now)
+            if refusal is not None:
+                dead.append(DeadLetter(record, refusal, now))
+                continue
             if event.id in self._recent or event.id in batch_ids:
                 duplicates += 1
                 continue
@@ -256,15 +284,29 @@ class Sink:
             events.append((record, event))
         return events, dead, duplicates
 
-    def _wait(self, delay: float) -> None:
-        """Back off while keeping the group membership alive (paused polls fetch nothing)."""
+    def _wait(self, delay: float, stop: threading.Event | None = None) -> None:
+        """Back off while keeping the group membership alive (paused polls fetch nothing).
+
+        With a probe-able writer, end the wait early once the store, seen down during it,
+        answers again; end it too when stop is set.
+        """
         self.consumer.pause()
-        end = time.monotonic() + delay
-        while time.monotonic() < end:
+        probe = self.writer if isinstance(self.writer, Probe) else None
+        now = time.monotonic()
+        end, next_probe, seen_down = now + delay, now + self.settings.probe_interval_s, False
+        while time.monotonic() < end and not (stop is not None and stop.is_set()):
             try:
                 self.consumer.poll(1, min(0.2, max(0.0, end - time.monotonic())))
             except BusError as exc:
                 self._note_error(f"bus: {exc}")
+            if probe is not None and time.monotonic() >= next_probe:
+                next_probe = time.monotonic() + self.settings.probe_interval_s
+                if probe.reachable():
+                    if seen_down:
+                        log.info("store answers again: retrying the write now")
+                        return
+                else:
+                    seen_down = True
             self._sleep(0.05)
 
     def _store_down(self, error: str, delay: float) -> None:

@@ -45,13 +45,19 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 def cmd_sink(args: argparse.Namespace) -> int:
     """Consume telemetry topics into ClickHouse until SIGTERM."""
     from trainguard.metrics_http import serve_metrics
-    from trainguard.settings import BusSettings, SinkProcessSettings, StoreSettings
+    from trainguard.settings import (
+        BusSettings,
+        EventTimeSettings,
+        SinkProcessSettings,
+        StoreSettings,
+    )
     from trainguard.wiring import build_bus, build_sink, build_store, sink_metrics
 
-    bus_settings, store_settings, sink_settings = (
+    bus_settings, store_settings, sink_settings, event_time = (
         BusSettings(),
         StoreSettings(),
         SinkProcessSettings(),
+        EventTimeSettings(),
     )
     if bus_settings.mode == "embedded":
         print(
@@ -61,7 +67,7 @@ def cmd_sink(args: argparse.Namespace) -> int:
         return 2
     stop = stop_on_signals()
     store = build_store(store_settings)
-    sink = build_sink(build_bus(bus_settings), store, sink_settings)
+    sink = build_sink(build_bus(bus_settings), store, sink_settings, event_time.policy())
     tune_gc_for_batches()
     if sink_settings.metrics_port:
         serve_metrics(sink_settings.metrics_port, lambda: sink_metrics(sink))

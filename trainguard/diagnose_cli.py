@@ -71,12 +71,18 @@ def cmd_diagnose_stream() -> int:
     from pydantic import ValidationError
 
     from trainguard.metrics_http import serve_metrics
-    from trainguard.settings import BusSettings, DiagnoseSettings, StoreSettings
+    from trainguard.settings import (
+        BusSettings,
+        DiagnoseSettings,
+        EventTimeSettings,
+        StoreSettings,
+    )
     from trainguard.signals import stop_on_signals
     from trainguard.wiring import build_bus, build_diagnosis, build_store, diagnosis_metrics
 
     try:
         bus_settings, store_settings, settings = BusSettings(), StoreSettings(), DiagnoseSettings()
+        event_time = EventTimeSettings()
     except ValidationError as exc:
         print(f"trainguard diagnose: bad settings: {exc}", file=sys.stderr)
         return 2
@@ -95,7 +101,7 @@ def cmd_diagnose_stream() -> int:
         return 2
     stop = stop_on_signals()
     store = build_store(store_settings)
-    worker = build_diagnosis(build_bus(bus_settings), store, settings)
+    worker = build_diagnosis(build_bus(bus_settings), store, settings, event_time.policy())
     if settings.metrics_port:
         serve_metrics(settings.metrics_port, lambda: diagnosis_metrics(worker))
     print(f"diagnosing {bus_settings.bootstrap} into {store.database}", file=sys.stderr)

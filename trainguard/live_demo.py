@@ -24,6 +24,7 @@ from analytics.store import EmbeddedStore
 from api.auth import Role
 from diagnosis.incident_store import load_incidents
 from ingest.bus import InProcessBus
+from ingest.event_time import UNBOUNDED
 from sim.output import BusSink
 from sim.scenario import Scenario, load_scenario, parse_scenario
 from sim.twin import Twin
@@ -131,8 +132,11 @@ def run_live(
     store = EmbeddedStore(str(path), "demo")
     migrate(store)
     bus = InProcessBus()
-    sink = build_sink(bus, store, SinkProcessSettings(batch_seconds=0.5))
-    worker = build_diagnosis(bus, store, DiagnoseSettings(publish_interval_s=2.0))
+    # simulation time runs ahead of the wall clock at speed > 1: no lead bound in the demo
+    sink = build_sink(bus, store, SinkProcessSettings(batch_seconds=0.5), event_time=UNBOUNDED)
+    worker = build_diagnosis(
+        bus, store, DiagnoseSettings(publish_interval_s=2.0), event_time=UNBOUNDED
+    )
     threads = [run_in_thread(sink, stop)]
     diag = threading.Thread(target=worker.run, args=(stop,), name="diagnose", daemon=True)
     diag.start()

@@ -9,6 +9,8 @@ from typing import Literal
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from ingest.event_time import DEFAULT_MAX_AGE_S, DEFAULT_MAX_LEAD_S, EventTimePolicy
+
 
 class StoreSettings(BaseSettings):
     """Where telemetry is stored: a ClickHouse server, or chdb in-process (embedded)."""
@@ -62,6 +64,27 @@ class SinkProcessSettings(BaseSettings):
     batch_seconds: float = Field(1.0, gt=0, le=60)
     retry_max_s: float = Field(30.0, gt=0)
     metrics_port: int | None = Field(None, ge=1, le=65535, description="Serve /metrics here.")
+
+
+class EventTimeSettings(BaseSettings):
+    """Event-time admission shared by the sink and the diagnosis worker (ingest/event_time.py)."""
+
+    model_config = SettingsConfigDict(env_prefix="TG_EVENT_", extra="ignore")
+
+    max_lead_s: float = Field(
+        DEFAULT_MAX_LEAD_S,
+        ge=0,
+        description="Refuse events this far ahead of the receiving clock (0: no bound).",
+    )
+    max_age_s: float = Field(
+        DEFAULT_MAX_AGE_S,
+        ge=0,
+        description="Refuse events this far behind the receiving clock (0: no bound).",
+    )
+
+    def policy(self) -> EventTimePolicy:
+        """Return the admission policy these settings describe."""
+        return EventTimePolicy(max_lead_s=self.max_lead_s or None, max_age_s=self.max_age_s or None)
 
 
 class DiagnoseSettings(BaseSettings):

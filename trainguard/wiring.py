@@ -12,9 +12,16 @@ from analytics.writer import ClickHouseWriter
 from diagnosis.fabric import Fabric
 from diagnosis.worker import DiagnosisWorker, WorkerSettings
 from ingest.bus import Bus, Consumer, InProcessBus, TopicPartition, Topics
+from ingest.event_time import EventTimePolicy
 from ingest.kafka_bus import KafkaBus
 from ingest.sink import Sink, SinkSettings
-from trainguard.settings import BusSettings, DiagnoseSettings, SinkProcessSettings, StoreSettings
+from trainguard.settings import (
+    BusSettings,
+    DiagnoseSettings,
+    EventTimeSettings,
+    SinkProcessSettings,
+    StoreSettings,
+)
 
 log = logging.getLogger(__name__)
 
@@ -44,14 +51,24 @@ def build_bus(settings: BusSettings) -> Bus:
     return bus
 
 
-def build_sink(bus: Bus, store: Store, settings: SinkProcessSettings) -> Sink:
-    """Migrate the store and return a sink subscribed to every telemetry topic."""
+def build_sink(
+    bus: Bus,
+    store: Store,
+    settings: SinkProcessSettings,
+    event_time: EventTimePolicy | None = None,
+) -> Sink:
+    """Migrate the store and return a sink subscribed to every telemetry topic.
+
+    `event_time` is the admission policy (default: TG_EVENT_*); the diagnosis worker of the
+    same deployment must get the same one, so that what one refuses the other refuses too.
+    """
     migrate(store)
     writer = ClickHouseWriter(store)
     sink_settings = SinkSettings(
         batch_records=settings.batch_records,
         batch_seconds=settings.batch_seconds,
         retry_max_s=settings.retry_max_s,
+        event_time=event_time or EventTimeSettings().policy(),
     )
     holder: list[Sink] = []
 
@@ -89,8 +106,16 @@ def run_in_thread(sink: Sink, stop: threading.Event) -> threading.Thread:
     return thread
 
 
-def build_diagnosis(bus: Bus, store: Store, settings: DiagnoseSettings) -> DiagnosisWorker:
-    """Migrate the store and return a diagnosis worker on every telemetry topic."""
+def build_diagnosis(
+    bus: Bus,
+    store: Store,
+    settings: DiagnoseSettings,
+    event_time: EventTimePolicy | None = None,
+) -> DiagnosisWorker:
+    """Migrate the store and return a diagnosis worker on every telemetry topic.
+
+    `event_time` is the admission policy (default: TG_EVENT_*), the sink's.
+    """
     migrate(store)
     fabric = Fabric.from_json(settings.fabric.read_bytes()) if settings.fabric else None
     consumer: Consumer
@@ -101,7 +126,9 @@ def build_diagnosis(bus: Bus, store: Store, settings: DiagnoseSettings) -> Diagn
     else:
         consumer = bus.consumer(settings.group, bus.topics.telemetry())
     worker_settings = WorkerSettings(
-        lateness_s=settings.lateness_s, publish_interval_s=settings.publish_interval_s
+        lateness_s=settings.lateness_s,
+        publish_interval_s=settings.publish_interval_s,
+        event_time=event_time or EventTimeSettings().policy(),
     )
     return DiagnosisWorker(
         consumer, bus.producer(), store, bus.topics, fabric=fabric, settings=worker_settings
