@@ -12,6 +12,7 @@ from pathlib import Path
 from fastapi import FastAPI
 
 from actions.engine import ActionEngine
+from actions.webhooks.delivery import reseal_subscriptions
 from analytics.migrations import migrate
 from analytics.store import Store, StoreError
 from api.auth import Role, TokenBook
@@ -128,7 +129,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from api.server import server_options
 
     settings = ApiSettings()
-    _store()  # migrate once, before the workers start
+    store = _store()  # migrate once, before the workers start
+    reseal_subscriptions(store)  # webhook URLs and secrets stored in plaintext before sealing
     made = None
     if settings.generation_file is None and settings.workers > 1:  # one process needs no file
         fd, name = tempfile.mkstemp(prefix="trainguard-api-", suffix=".generation")

@@ -1,7 +1,9 @@
 """Webhook subscriptions and deliveries: allowlisted, signed, retried, dead-lettered, logged.
 
 Secrets never reach a log line or the deliveries table: the signature header is computed at
-send time, PagerDuty's routing key is substituted into the body at send time only.
+send time, PagerDuty's routing key is substituted into the body at send time only. A
+subscription's URL (for Slack the credential itself) and secret are stored sealed
+(sealing.py), logged by host only, and left out of a subscription's repr.
 """
 
 from __future__ import annotations
@@ -29,9 +31,10 @@ from actions.webhooks.formats import (
     WebhookEvent,
     render,
 )
+from actions.webhooks.sealing import PREFIX, Sealer, SealError, default_sealer, is_sealed
 from actions.webhooks.signing import HEADER, sign
 from analytics.action_tables import WEBHOOK_DELIVERIES, WEBHOOK_SUBSCRIPTIONS
-from analytics.store import Store
+from analytics.store import Store, query_scalar
 
 log = logging.getLogger(__name__)
 _SUB_TYPES = {c.name: c.type for c in WEBHOOK_SUBSCRIPTIONS.columns}
@@ -74,22 +77,31 @@ class Subscription(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     id: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")
-    url: str
+    url: str = Field(repr=False, description="For Slack the credential itself: never logged.")
     secret: SecretStr = Field(description="HMAC key (PagerDuty: the routing key). Never logged.")
     events: list[EventType] = Field(min_length=1)
     format: Format = "trainguard"
     active: bool = True
 
 
-def save_subscription(store: Store, sub: Subscription, allowed_hosts: Collection[str]) -> None:
-    """Store a subscription after checking its URL against the allowlist."""
+def save_subscription(
+    store: Store,
+    sub: Subscription,
+    allowed_hosts: Collection[str],
+    sealer: Sealer | None = None,
+) -> None:
+    """Store a subscription, its URL and secret sealed, after checking the URL's host."""
     check_url(sub.url, allowed_hosts)
+    _insert(store, sub, sealer or default_sealer())
+
+
+def _insert(store: Store, sub: Subscription, sealer: Sealer) -> None:
     now = datetime.now(UTC)
     row: dict[str, Any] = {
         "id": sub.id,
         "seq": next_seq(),
-        "url": sub.url,
-        "secret": sub.secret.get_secret_value(),
+        "url": sealer.seal(sub.url),
+        "secret": sealer.seal(sub.secret.get_secret_value()),
         "events": [e.value for e in sub.events],
         "format": sub.format,
         "active": int(sub.active),
@@ -99,8 +111,16 @@ def save_subscription(store: Store, sub: Subscription, allowed_hosts: Collection
     store.insert(WEBHOOK_SUBSCRIPTIONS.name, {k: [v] for k, v in row.items()}, _SUB_TYPES)
 
 
-def load_subscriptions(store: Store) -> list[Subscription]:
-    """Return the active subscriptions (latest version of each)."""
+def load_subscriptions(store: Store, sealer: Sealer | None = None) -> list[Subscription]:
+    """Return the active subscriptions (latest version of each), URLs and secrets opened.
+
+    Rows stored before sealing are read as plaintext. A subscription sealed with another key
+    is left out, with an error logged (its id, never its values).
+    """
+    return [s for s in _latest(store, sealer or default_sealer()) if s.active]
+
+
+def _latest(store: Store, sealer: Sealer) -> list[Subscription]:
     frame = store.query_df(
         f"SELECT id, argMax(url, seq) AS u, argMax(secret, seq) AS s, argMax(events, seq) AS e, "
         f"argMax(format, seq) AS f, argMax(active, seq) AS a "
@@ -108,9 +128,46 @@ def load_subscriptions(store: Store) -> list[Subscription]:
     )
     subs = []
     for i, u, s, e, f, a in frame.itertuples(index=False):
-        if int(a):
-            subs.append(Subscription(id=i, url=u, secret=SecretStr(s), events=list(e), format=f))
+        try:
+            url, secret = sealer.open(str(u)), sealer.open(str(s))
+        except SealError as exc:
+            log.error("webhook subscription %s skipped: %s", i, exc)
+            continue
+        subs.append(
+            Subscription(
+                id=i, url=url, secret=SecretStr(secret), events=list(e), format=f, active=bool(a)
+            )
+        )
     return subs
+
+
+def reseal_subscriptions(store: Store, sealer: Sealer | None = None) -> int:
+    """Seal what was stored in plaintext before sealing; return how many subscriptions.
+
+    The latest version of each subscription stored in plaintext is written again sealed
+    (its host is not re-checked: it was allowed when stored), then every plaintext row,
+    older versions too, is deleted (a ClickHouse mutation: gone shortly after). Idempotent.
+    """
+    sealer = sealer or default_sealer()
+    table = f"`{store.database}`.`{WEBHOOK_SUBSCRIPTIONS.name}`"
+    n = len(PREFIX)
+    plain = f"substring(url, 1, {n}) != %(p)s OR substring(secret, 1, {n}) != %(p)s"
+    if not query_scalar(store, f"SELECT count() AS n FROM {table} WHERE {plain}", {"p": PREFIX}):
+        return 0
+    frame = store.query_df(
+        f"SELECT id, argMax(url, seq) AS u, argMax(secret, seq) AS s FROM {table} GROUP BY id"
+    )
+    stale = {
+        str(i)
+        for i, u, s in frame.itertuples(index=False)
+        if not (is_sealed(str(u)) and is_sealed(str(s)))
+    }
+    resealed = [sub for sub in _latest(store, sealer) if sub.id in stale]
+    for sub in resealed:
+        _insert(store, sub, sealer)
+    store.command(f"ALTER TABLE {table} DELETE WHERE {plain}", {"p": PREFIX})
+    log.warning("sealed %d webhook subscription(s) stored in plaintext", len(resealed))
+    return len(resealed)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from actions.webhooks.delivery import (
     save_subscription,
 )
 from actions.webhooks.formats import EventType, Format, WebhookEvent
+from actions.webhooks.sealing import fingerprint, mask_url
 from api.context import Admin, ApiContext, Ctx
 from api.models import ERRORS
 from api.problems import NotFound
@@ -27,20 +28,25 @@ router = APIRouter(responses=ERRORS, prefix="/v1/webhooks", tags=["webhooks"])
 
 
 class NewSubscription(BaseModel):
-    """A subscription to create; the secret is stored and never returned."""
+    """A subscription to create; its URL and secret are stored sealed and never returned."""
 
     id: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")
-    url: str = Field(min_length=8, max_length=2000)
+    url: str = Field(
+        min_length=8,
+        max_length=2000,
+        description="Where to POST; for Slack the credential itself: shown only masked.",
+    )
     secret: str = Field(min_length=16, max_length=500, description="HMAC key; never returned.")
     events: list[EventType] = Field(min_length=1)
     format: Format = "trainguard"
 
 
 class SubscriptionView(BaseModel):
-    """A subscription as listed (no secret)."""
+    """A subscription as listed: no secret, and its URL masked (it may be a credential)."""
 
     id: str
-    url: str
+    url: str = Field(description="Scheme, host and a first path word: `https://h.test/services/…`")
+    url_fingerprint: str = Field(description="sha256 prefix of the full URL, to tell URLs apart.")
     events: list[EventType]
     format: str
 
@@ -87,7 +93,7 @@ def create_webhook(body: NewSubscription, ctx: Ctx, who: Admin) -> SubscriptionV
         save_subscription(ctx.store, sub, _deliverer(ctx).allowed_hosts)
     except WebhookUrlError as exc:
         raise HTTPException(422, f"url: {exc}") from exc
-    ctx.audit(who, "POST", "webhooks", body.id, 201, body.url)
+    ctx.audit(who, "POST", "webhooks", body.id, 201, _shown(body.url))
     return _view(sub)
 
 
@@ -153,7 +159,18 @@ def _subscription(ctx: ApiContext, webhook_id: str) -> Subscription:
 
 
 def _view(sub: Subscription) -> SubscriptionView:
-    return SubscriptionView(id=sub.id, url=sub.url, events=sub.events, format=sub.format)
+    return SubscriptionView(
+        id=sub.id,
+        url=mask_url(sub.url),
+        url_fingerprint=fingerprint(sub.url),
+        events=sub.events,
+        format=sub.format,
+    )
+
+
+def _shown(url: str) -> str:
+    """Return what the audit keeps of a URL (never the URL: for Slack it is the credential)."""
+    return f"{mask_url(url)} {fingerprint(url)}"
 
 
 def _outcome(o: Outcome) -> OutcomeView:

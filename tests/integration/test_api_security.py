@@ -1,10 +1,11 @@
 """What one caller must not do to the others, through the app on a real ClickHouse server:
 poison a shared cache, reach ClickHouse with a crafted cursor, keep using a revoked token,
-grow the process with unknown tokens."""
+grow the process with unknown tokens; and webhook credentials never shown or stored plain."""
 
 from __future__ import annotations
 
 import base64
+import logging
 import secrets
 import time
 import uuid
@@ -12,9 +13,18 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from cryptography.fernet import Fernet
 from fastapi.testclient import TestClient
 
-from analytics.api_tables import API_TOKENS
+from actions.webhooks.delivery import (
+    Subscription,
+    load_subscriptions,
+    reseal_subscriptions,
+    save_subscription,
+)
+from actions.webhooks.sealing import Sealer, fingerprint, is_sealed
+from analytics.action_tables import WEBHOOK_SUBSCRIPTIONS
+from analytics.api_tables import API_AUDIT, API_TOKENS
 from analytics.migrations import migrate
 from analytics.store import ServerStore, Store
 from api.app import create_app
@@ -144,3 +154,93 @@ def test_unknown_tokens_are_remembered_briefly_and_in_bounded_number(api):
     time.sleep(1.1)
     last = book.verify(guesses[-1])  # ... for unknown_s only
     assert last is not None and last.name == "last"
+
+
+SLACKISH = "/services/T0SECRETTEAM/B0SECRETHOOK/XXSECRETTOKENXX"  # the path is the credential
+HOOK_SECRET = "hmac-secret-for-the-test-0123456789"
+
+
+def _stored(store: Store) -> list[tuple[str, str]]:
+    frame = store.query_df(
+        f"SELECT url, secret FROM `{store.database}`.`{WEBHOOK_SUBSCRIPTIONS.name}` ORDER BY seq"
+    )
+    return [(str(u), str(s)) for u, s in frame.itertuples(index=False)]
+
+
+def _audit_details(store: Store) -> str:
+    frame = store.query_df(f"SELECT detail FROM `{store.database}`.`{API_AUDIT.name}`")
+    return "\n".join(str(d) for d in frame["detail"])
+
+
+def test_webhook_urls_and_secrets_are_sealed_at_rest_and_shown_only_masked(api, caplog):
+    caplog.set_level(logging.DEBUG)
+    store = api.context.store
+    url = f"http://127.0.0.1:9{SLACKISH}"
+    admin = {"Authorization": f"Bearer {api.tokens['admin']}"}
+    body = {"id": "slackish", "url": url, "secret": HOOK_SECRET, "events": ["incident.opened"]}
+    created = api.client.post("/v1/webhooks", json=body, headers=admin)
+    assert created.status_code == 201, created.text
+    listed = api.client.get("/v1/webhooks", headers=admin)
+    shown = [w for w in listed.json() if w["id"] == "slackish"]
+    assert shown == [created.json()]
+    assert shown[0]["url"] == "http://127.0.0.1:9/services/…"
+    assert shown[0]["url_fingerprint"] == fingerprint(url)
+    tested = api.client.post("/v1/webhooks/slackish/test", headers=admin)  # nobody listens on 9
+    assert tested.status_code == 200 and tested.json()["status"] == "dead"
+    for secret in ("SECRET", HOOK_SECRET):
+        assert secret not in created.text + listed.text + tested.text
+        assert secret not in _audit_details(store)
+        assert secret not in caplog.text
+        for stored_url, stored_secret in _stored(store):
+            assert secret not in stored_url + stored_secret
+    assert all(is_sealed(u) and is_sealed(s) for u, s in _stored(store))
+    (sub,) = [s for s in load_subscriptions(store) if s.id == "slackish"]
+    assert sub.url == url and sub.secret.get_secret_value() == HOOK_SECRET  # delivery has them
+    assert "SECRET" not in repr(sub) and "SECRET" not in str(sub)
+
+
+def test_plaintext_webhook_rows_from_before_sealing_still_work_and_get_sealed(api):
+    store = api.context.store
+    url = f"http://127.0.0.1:9{SLACKISH}/legacy"
+    for seq, events in ((1, ["incident.opened"]), (2, ["incident.opened", "action.failed"])):
+        store.insert(  # as the code before sealing stored them: two versions, in plaintext
+            WEBHOOK_SUBSCRIPTIONS.name,
+            {
+                "id": ["legacy"],
+                "seq": [seq],
+                "url": [url],
+                "secret": [HOOK_SECRET],
+                "events": [events],
+                "format": ["trainguard"],
+                "active": [1],
+                "at": [int(time.time())],
+                "at_us": [0],
+            },
+            {c.name: c.type for c in WEBHOOK_SUBSCRIPTIONS.columns},
+        )
+    admin = {"Authorization": f"Bearer {api.tokens['admin']}"}
+    listed = api.client.get("/v1/webhooks", headers=admin)
+    (legacy,) = [w for w in listed.json() if w["id"] == "legacy"]
+    assert legacy["url"] == "http://127.0.0.1:9/services/…" and "SECRET" not in listed.text
+    assert legacy["events"] == ["incident.opened", "action.failed"]
+    assert reseal_subscriptions(store) == 1
+    deadline = time.monotonic() + 30  # the plaintext rows go with a ClickHouse mutation
+    while any(SLACKISH in u + s for u, s in _stored(store)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert all(is_sealed(u) and is_sealed(s) for u, s in _stored(store))
+    (sub,) = [s for s in load_subscriptions(store) if s.id == "legacy"]
+    assert (sub.url, sub.secret.get_secret_value()) == (url, HOOK_SECRET)
+    assert [e.value for e in sub.events] == ["incident.opened", "action.failed"]
+    assert reseal_subscriptions(store) == 0
+
+
+def test_a_subscription_sealed_with_another_key_is_skipped_not_garbled(api, caplog):
+    store = api.context.store
+    other = Sealer(Fernet.generate_key())
+    sub = Subscription(
+        id="otherkey", url="http://127.0.0.1:9/x", secret=HOOK_SECRET, events=["incident.opened"]
+    )
+    save_subscription(store, sub, ["127.0.0.1"], sealer=other)
+    assert "otherkey" in [s.id for s in load_subscriptions(store, sealer=other)]
+    assert "otherkey" not in [s.id for s in load_subscriptions(store)]
+    assert "webhook subscription otherkey skipped" in caplog.text
