@@ -139,9 +139,13 @@ class Replay:
         self.disk_seen: set[tuple[str, str]] = set()
         self._second: datetime | None = None
 
-    def feed(self, event: EventBase) -> None:
-        """Take the next event of the merged stream."""
-        self._tick(event.ts)
+    def feed(self, event: EventBase, clock: datetime | None = None) -> None:
+        """Take the next event of the merged stream.
+
+        Detectors are checked up to `clock` (default: the event's own time); a caller that
+        knows better than one event what time it is (the streaming worker) passes it.
+        """
+        self._tick(event.ts if clock is None else clock)
         if isinstance(event, JobTopology):
             self._topology(event)
         elif isinstance(event, TrainStep | CollectiveProgress):

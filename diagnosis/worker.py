@@ -127,6 +127,7 @@ class DiagnosisWorker:
         self._seq = itertools.count()
         self._sources = SourceClock(self.settings.idle_source_s)
         self._clock: datetime | None = None
+        self._agreed: datetime | None = None  # the sources' agreed time, once per poll
         self._restored = False
         self._part_ts: dict[TopicPartition, datetime] = {}
         self._part_seen: dict[TopicPartition, float] = {}
@@ -160,6 +161,7 @@ class DiagnosisWorker:
         if records:
             self._last_record = now
             self._buffer(records)
+        self._agreed = self._sources.now(now)
         upto = self._watermark()
         if upto is not None:
             self._release(upto)
@@ -167,7 +169,7 @@ class DiagnosisWorker:
         if not records and now - self._last_record >= self.settings.lateness_s:
             # nothing is arriving, so nothing can arrive out of order: feed up to the agreed
             # time (an event ahead of it waits until another source gets there, or the end)
-            self._release(self._sources.now(now))
+            self._release(self._agreed)
             self._advance_if_live()
         self.publish()
         if now - self._last_status >= self.settings.status_poll_s:
@@ -217,6 +219,7 @@ class DiagnosisWorker:
 
     def drain(self) -> None:
         """Feed everything buffered and publish every pending revision (end of a stream)."""
+        self._agreed = self._sources.now(self._monotonic())
         self._release(None)
         self.publish(force=True)
         self._commit()
@@ -267,7 +270,7 @@ class DiagnosisWorker:
         Nothing is fed past the time the sources agree on.
         """
         now = self._monotonic()
-        agreed = self._sources.now(now)
+        agreed = self._agreed
         if agreed is None:
             return None
         holding: list[datetime] = []
@@ -297,8 +300,10 @@ class DiagnosisWorker:
             self.stats.late += 1  # fed anyway: detectors take it, the clock does not go back
         else:
             self._clock = item.ts
+        agreed = self._agreed
+        clock = item.ts if agreed is None else min(item.ts, agreed)
         try:
-            self.replay.feed(item.event)
+            self.replay.feed(item.event, clock)
         except Exception:  # noqa: BLE001 - one indigestible event must not stop diagnosis
             self.stats.poison += 1
             log.exception(
@@ -318,7 +323,7 @@ class DiagnosisWorker:
         A cluster where everything stopped sends nothing; the hang detectors still have to see
         time pass. A replay of old data (event time far from the wall clock) is left alone.
         """
-        agreed = self._sources.now(self._monotonic())
+        agreed = self._agreed
         if agreed is None:
             return
         wall = self._wall()
