@@ -336,5 +336,3 @@ def _train_log(job: str, rank: int, seconds: float, line: str) -> LogLine:
         job_id=job,
         rank=rank,
     )
-
-
