@@ -1,4 +1,5 @@
-"""The sink's writer: columnar inserts into ClickHouse, exactly once per Kafka position."""
+"""The sink's writer: columnar inserts into ClickHouse, exactly once per Kafka position and
+once per event id across restarts."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import time
 from collections.abc import Callable, Sequence
 
 from analytics.columns import ColumnBatch, Row
-from analytics.store import Store, StoreRejected, StoreUnavailable
-from analytics.tables import ALL_TABLES, TABLES_BY_NAME, Table
+from analytics.store import Store, StoreError, StoreRejected, StoreUnavailable
+from analytics.tables import ALL_TABLES, TABLES_BY_NAME, TELEMETRY_TABLES, Table
 from ingest.bus import Record, TopicPartition
 from ingest.schema import Event
 from ingest.sink import BatchRejected, DeadLetter, WriterUnavailable
@@ -30,6 +31,12 @@ class ClickHouseWriter:
     server is still running (the owner was killed after sending it), and a write reported as
     failed that the server applied anyway. So reading waits for INSERTs already running to end,
     and every failed write re-reads the watermarks of its partitions before the retry.
+
+    An event re-sent by its producer comes back at a new, higher offset. The sink drops the
+    ids it wrote recently, but that memory starts empty after a restart (or a rebalance); so
+    with the watermarks the writer also reads the event ids stored from each partition within
+    `id_lookback` offsets of its watermark, and never inserts those ids again. Without it a
+    re-sent duplicate stayed visible to queries without FINAL until a merge removed it.
     """
 
     def __init__(
@@ -37,48 +44,75 @@ class ClickHouseWriter:
         store: Store,
         settle_timeout_s: float = 30.0,
         sleep: Callable[[float], None] = time.sleep,
+        id_lookback: int = 20_000,
     ) -> None:
         self.store = store
         self.settle_timeout_s = settle_timeout_s
+        self.id_lookback = id_lookback
         self._sleep = sleep
         self._marks: dict[Mark, int] = {}
         self._loaded: set[TopicPartition] = set()
+        self._stored_ids: dict[TopicPartition, set[str]] = {}
+        self.duplicates = 0  # events skipped because their id was stored before a restart
         self._types = {t.name: {c.name: c.type for c in t.columns} for t in ALL_TABLES}
 
     def forget(self, partitions: set[TopicPartition]) -> None:
         """Drop watermarks of partitions now owned elsewhere (they are re-read on return)."""
         self._loaded -= partitions
+        for tp in partitions:
+            self._stored_ids.pop(tp, None)
         gone = {(tp.topic, tp.partition) for tp in partitions}
         self._marks = {k: v for k, v in self._marks.items() if (k[1], k[2]) not in gone}
 
+    def reachable(self) -> bool:
+        """Return whether the store answers a trivial query now (the sink's outage probe)."""
+        try:
+            self.store.query_df("SELECT 1")
+        except StoreError as exc:
+            log.debug("store probe: %s", exc)
+            return False
+        return True
+
     def write(self, events: Sequence[tuple[Record, Event]], dead: Sequence[DeadLetter]) -> int:
-        """Insert the batch; return the rows written (replayed rows excluded)."""
-        batch = ColumnBatch()
+        """Insert the batch; return the rows written (replayed rows and re-sent ids excluded)."""
+        partitions = {r.tp for r, _ in events} | {d.record.tp for d in dead}
         first: dict[TopicPartition, int] = {}
         last: dict[TopicPartition, int] = {}
-        for record, event in events:
-            batch.add_event(event, (record.topic, record.partition, record.offset))
-            _extend(first, last, record)
-        for d in dead:
-            r = d.record
-            batch.add_dead_letter(
-                (r.topic, r.partition, r.offset), r.key, r.value, d.reason, d.received
-            )
-            _extend(first, last, r)
         try:
-            self._load(set(first) - self._loaded)
+            self._load(partitions - self._loaded)
+            batch = ColumnBatch()
+            for record, event in self._not_stored(events):
+                batch.add_event(event, (record.topic, record.partition, record.offset))
+                _extend(first, last, record)
+            for d in dead:
+                r = d.record
+                batch.add_dead_letter(
+                    (r.topic, r.partition, r.offset), r.key, r.value, d.reason, d.received
+                )
+                _extend(first, last, r)
             written = 0
             for name in list(batch.rows):
                 written += self._insert(TABLES_BY_NAME[name], batch, first)
                 for tp, offset in last.items():
                     self._marks[(name, tp.topic, tp.partition)] = offset
         except StoreUnavailable as exc:
-            self.forget(set(first))
+            self.forget(partitions)
             raise WriterUnavailable(str(exc)) from exc
         except StoreRejected as exc:
-            self.forget(set(first))
+            self.forget(partitions)
             raise BatchRejected(str(exc)) from exc
         return written
+
+    def _not_stored(self, events: Sequence[tuple[Record, Event]]) -> list[tuple[Record, Event]]:
+        """Drop events whose id was stored from their partition before this process loaded it."""
+        stored = self._stored_ids
+        keep = [(r, e) for r, e in events if e.id not in stored.get(r.tp, ())]
+        if len(keep) < len(events):
+            self.duplicates += len(events) - len(keep)
+            log.info(
+                "skipping %d re-sent event(s) stored before a restart", len(events) - len(keep)
+            )
+        return keep
 
     def _insert(self, table: Table, batch: ColumnBatch, first: dict[TopicPartition, int]) -> int:
         rows: list[Row] | None = None
@@ -121,7 +155,37 @@ class ClickHouseWriter:
                 name = str(topic)
                 if TopicPartition(name, int(part)) in partitions:
                     self._marks[(table, name, int(part))] = int(mark)
+        for tp in partitions:
+            self._stored_ids[tp] = set()
+        for t in TELEMETRY_TABLES:
+            self._load_ids(t.name, partitions)
         self._loaded |= partitions
+
+    def _load_ids(self, table: str, partitions: set[TopicPartition]) -> None:
+        """Read the event ids stored from the partitions within id_lookback of the watermark."""
+        since = {
+            tp: mark - self.id_lookback
+            for tp in partitions
+            if (mark := self._marks.get((table, tp.topic, tp.partition))) is not None
+        }
+        if not since or self.id_lookback <= 0:
+            return
+        params: dict[str, object] = {}
+        terms = []
+        for i, (tp, offset) in enumerate(
+            sorted(since.items(), key=lambda x: (x[0].topic, x[0].partition))
+        ):
+            # src_offset is unsigned: from offset 0 on, no bound at all
+            params |= {f"t{i}": tp.topic, f"p{i}": tp.partition, f"o{i}": max(offset, 0)}
+            bound = f" AND src_offset > %(o{i})s" if offset >= 0 else ""
+            terms.append(f"(src_topic = %(t{i})s AND src_partition = %(p{i})s{bound})")
+        frame = self.store.query_df(
+            f"SELECT DISTINCT src_topic, src_partition, event_id "
+            f"FROM `{self.store.database}`.`{table}` WHERE {' OR '.join(terms)}",
+            params,
+        )
+        for topic, part, event_id in frame.itertuples(index=False):
+            self._stored_ids[TopicPartition(str(topic), int(part))].add(str(event_id))
 
     def _settle(self) -> None:
         """Wait until the INSERTs running now (maybe a dead owner's last one) have ended."""

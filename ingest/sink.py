@@ -243,7 +243,7 @@ class Sink:
         (busy); a store that did not answer is probed meanwhile, and the write is retried as
         soon as it answers again, so the sink resumes within about `probe_interval_s`.
         """
-        attempt = 0
+        attempt, probed_up = 0, False
         while True:
             try:
                 return self.writer.write(events, dead)
@@ -254,7 +254,9 @@ class Sink:
                 self._store_down(str(exc), delay)
                 if stop is not None and stop.is_set():
                     return None
-                self._wait(delay, stop)
+                # A write refused right after the probe said "up": the store answers but is
+                # busy, so only a down-then-up change may cut the next wait short.
+                probed_up = self._wait(delay, stop, assume_down=not probed_up)
                 owned = {r.tp for r in self._pending}
                 events = [(r, e) for r, e in events if r.tp in owned]
                 dead = [d for d in dead if d.record.tp in owned]
@@ -284,16 +286,19 @@ class Sink:
             events.append((record, event))
         return events, dead, duplicates
 
-    def _wait(self, delay: float, stop: threading.Event | None = None) -> None:
+    def _wait(
+        self, delay: float, stop: threading.Event | None = None, assume_down: bool = True
+    ) -> bool:
         """Back off while keeping the group membership alive (paused polls fetch nothing).
 
-        With a probe-able writer, end the wait early once the store, seen down during it,
-        answers again; end it too when stop is set.
+        With a probe-able writer, end the wait early once the store answers a probe after it
+        was down (`assume_down`: it was when the wait began) and return True; end it when
+        stop is set too.
         """
         self.consumer.pause()
         probe = self.writer if isinstance(self.writer, Probe) else None
         now = time.monotonic()
-        end, next_probe, seen_down = now + delay, now + self.settings.probe_interval_s, False
+        end, next_probe, seen_down = now + delay, now + self.settings.probe_interval_s, assume_down
         while time.monotonic() < end and not (stop is not None and stop.is_set()):
             try:
                 self.consumer.poll(1, min(0.2, max(0.0, end - time.monotonic())))
@@ -304,10 +309,11 @@ class Sink:
                 if probe.reachable():
                     if seen_down:
                         log.info("store answers again: retrying the write now")
-                        return
+                        return True
                 else:
                     seen_down = True
             self._sleep(0.05)
+        return False
 
     def _store_down(self, error: str, delay: float) -> None:
         self.stats.write_retries += 1
