@@ -39,6 +39,14 @@ class BusSettings(BaseSettings):
     bootstrap: str = Field("127.0.0.1:9092", description="Kafka bootstrap servers.")
     topic_prefix: str = Field("tg.", pattern=r"^[A-Za-z0-9._-]*$")
     partitions: int = Field(4, ge=1, le=1024, description="Partitions of new topics.")
+    max_message_bytes: int = Field(
+        1_048_588,
+        ge=1024,
+        description=(
+            "Largest record batch the broker takes (its message.max.bytes); used only when "
+            "the broker's and the topics' limits cannot be read through the admin API."
+        ),
+    )
 
     @model_validator(mode="after")
     def _bootstrap_has_port(self) -> BusSettings:

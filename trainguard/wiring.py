@@ -46,7 +46,7 @@ def build_bus(settings: BusSettings) -> Bus:
     topics = Topics(settings.topic_prefix)
     if settings.mode == "embedded":
         return InProcessBus(topics, settings.partitions)
-    bus = KafkaBus(settings.bootstrap, topics)
+    bus = KafkaBus(settings.bootstrap, topics, max_message_bytes=settings.max_message_bytes)
     bus.ensure_topics([*topics.telemetry(), topics.incidents, topics.actions], settings.partitions)
     return bus
 
