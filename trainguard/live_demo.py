@@ -121,6 +121,7 @@ def run_live(
     import uvicorn
 
     from api.app import create_app
+    from api.server import server_options
     from trainguard.act_cli import consume
     from trainguard.api_cli import build_context
     from trainguard.console_cli import start_console
@@ -148,9 +149,7 @@ def run_live(
     act.start()
     context = build_context(store, api, BusSettings(), engine=engine, scheduler=scheduler)
     token = context.tokens.create("demo-admin", Role.ADMIN)
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(context), host=api.host, port=api.port, log_level="warning")
-    )
+    server = uvicorn.Server(uvicorn.Config(create_app(context), **server_options(api)))
     web = threading.Thread(target=server.run, name="api", daemon=True)
     web.start()
     fleet = Fleet(base, bus, speed, stop)
