@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -13,7 +14,9 @@ from actions.webhooks.delivery import Dispatcher
 from actions.webhooks.formats import EventType, WebhookEvent
 from analytics.store import Store
 from diagnosis.incidents import Incident
-from ingest.bus import Producer
+from ingest.bus import BusError, Producer
+
+log = logging.getLogger(__name__)
 
 
 class Outbox:
@@ -65,9 +68,14 @@ class Outbox:
                 "result": result.model_dump() if result else None,
                 "at": self.clock().isoformat(),
             }
-            self.producer.send_raw(
-                self.actions_topic, plan.action_id.encode(), json.dumps(value, default=str).encode()
-            )
+            try:
+                self.producer.send_raw(
+                    self.actions_topic,
+                    plan.action_id.encode(),
+                    json.dumps(value, default=str).encode(),
+                )
+            except BusError as exc:  # the audit row is the record; the topic is a feed
+                log.warning("action %s not published on the actions topic: %s", plan.action_id, exc)
         data = {
             "action_id": plan.action_id,
             "kind": plan.kind.value,

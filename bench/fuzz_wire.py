@@ -245,7 +245,7 @@ def hostile(draw: st.DrawFn, now: datetime) -> Input:
                 "year 1",
                 "year 2200",
                 "a day ahead",
-                "two years old",
+                "eleven years old",
                 "invalid utf-8",
                 "deep nesting",
                 "not an object",
@@ -270,8 +270,8 @@ def hostile(draw: st.DrawFn, now: datetime) -> Input:
         value = _mutated(event, {"ts": f"{year}-01-01T00:00:00Z"})
     elif flaw == "a day ahead":
         value = _mutated(event, {"ts": (now + timedelta(days=1)).isoformat()})
-    elif flaw == "two years old":
-        value = _mutated(event, {"ts": (now - timedelta(days=730)).isoformat()})
+    elif flaw == "eleven years old":
+        value = _mutated(event, {"ts": (now - timedelta(days=4018)).isoformat()})
     elif flaw == "invalid utf-8":
         value = good[:-1] + b',"x":"\xc3\x28"}'
     elif flaw == "deep nesting":

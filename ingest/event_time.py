@@ -11,9 +11,10 @@ worker) asks the same question of every decoded event, with the same settings:
   whatever the settings say.
 
 `max_lead_s` is small (clocks in a cluster agree within seconds; minutes is a broken clock).
-`max_age_s` is large: agents re-send buffered telemetry after a partition, and recordings of
-past runs are replayed on purpose. A bound of None turns that side off (a simulation paced
-faster than real time runs ahead of the wall clock by design).
+`max_age_s` is large (ten years): agents re-send buffered telemetry after a partition, a new
+agent reads a node's old kernel log, and recordings and log corpora of past runs are replayed on
+purpose; it refuses what only a reset clock (1970, 2000) produces. A bound of None turns that
+side off (a simulation paced faster than real time runs ahead of the wall clock by design).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from datetime import UTC, datetime, timedelta
 STORABLE_FROM = datetime(1970, 1, 2, tzinfo=UTC)  # a day inside DateTime's range, any zone
 STORABLE_UNTIL = datetime(2106, 2, 6, tzinfo=UTC)
 DEFAULT_MAX_LEAD_S = 300.0
-DEFAULT_MAX_AGE_S = 365 * 86400.0
+DEFAULT_MAX_AGE_S = 3650 * 86400.0
 
 
 @dataclass(frozen=True)
