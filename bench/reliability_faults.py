@@ -261,11 +261,24 @@ def wait_until(condition: Callable[[], bool], timeout_s: float, step_s: float = 
     return condition()
 
 
-def wait_stored(store: Store, rows: int, timeout_s: float) -> bool:
-    """Wait for `rows` telemetry rows stored, then a little longer (late duplicates show)."""
-    done = wait_until(lambda: stored_rows(store) >= rows, timeout_s, 0.25)
+def wait_stored(store: Store, rows: int, timeout_s: float, stall_s: float = 20.0) -> bool:
+    """Wait for `rows` telemetry rows stored, then a little longer (late duplicates show).
+
+    Give up early when nothing more was stored for `stall_s` (rows lost for good).
+    """
+    deadline = time.monotonic() + timeout_s
+    seen, moved = -1, time.monotonic()
+    while time.monotonic() < deadline:
+        now = stored_rows(store)
+        if now >= rows:
+            break
+        if now != seen:
+            seen, moved = now, time.monotonic()
+        elif time.monotonic() - moved >= stall_s:
+            break
+        time.sleep(0.25)
     time.sleep(1.5)
-    return done
+    return stored_rows(store) >= rows
 
 
 # ---------------------------------------------------------------------------- services
