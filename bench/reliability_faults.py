@@ -768,7 +768,7 @@ def _metric(port: int, name: str) -> float | None:
 def diagnose_kill(
     size: int = 1,
     duration_s: float = 240.0,
-    kill_at: float = 0.45,
+    kill_at: float = 0.6,
     services: tuple[str, str, int] | None = None,
 ) -> FaultRun:
     """SIGKILL `trainguard diagnose` mid-stream, restart it, compare incidents with the replay.
@@ -820,6 +820,7 @@ def diagnose_kill(
         publish(bus, before)
         if not wait_until(lambda: fed() >= 0.9 * cut or not first.alive(), 120):
             raise FaultRunError(f"diagnose fed {fed():.0f} of {cut}:\n{first.tail()}")
+        wait_until(lambda: (_metric(metrics, "trainguard_diagnose_incidents") or 0) >= 1, 10)
         # killed with incidents open (stored) and records read but not yet fed or committed
         unfed = consumed() - fed()
         opened = _metric(metrics, "trainguard_diagnose_incidents") or 0.0
