@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from scheduler.elastic import ELASTIC_SHARE, random_ranges, ranges_by_share
 from scheduler.model import Job
 
 CANONICAL = ("submit_time", "duration", "num_gpus")
@@ -119,8 +120,18 @@ def _gpu_type(value: object) -> str | None:
     return text or None
 
 
-def frame_to_jobs(frame: pd.DataFrame, elastic_fraction: float, seed: int) -> list[Job]:
-    """Return jobs sorted by submit time; mark a seeded share elastic when no range is given."""
+def frame_to_jobs(
+    frame: pd.DataFrame,
+    elastic_fraction: float | None,
+    seed: int,
+    elastic_share: float = ELASTIC_SHARE,
+) -> list[Job]:
+    """Return jobs sorted by submit time, elastic ranges from the trace or by the share rule.
+
+    Without `min_gpus`/`max_gpus` columns, the largest and longest jobs are elastic up to
+    `elastic_share` of the GPU-time (min = requested, max = 2x); with `elastic_fraction`
+    set, the old model instead: a seeded random fraction of jobs, min half, max twice.
+    """
     bad = ((frame["duration"] <= 0) | (frame["num_gpus"] <= 0)).to_numpy()
     if bad.any():
         row = int(bad.nonzero()[0][0])
@@ -137,10 +148,10 @@ def frame_to_jobs(frame: pd.DataFrame, elastic_fraction: float, seed: int) -> li
         lo = np.maximum(1, frame["min_gpus"].to_numpy(dtype=float).astype(int))
         hi = np.maximum(lo, frame["max_gpus"].to_numpy(dtype=float).astype(int))
         n = np.minimum(np.maximum(n, lo), hi)
+    elif elastic_fraction is not None:
+        lo, hi = random_ranges(n, elastic_fraction, np.random.default_rng(seed))
     else:
-        chosen = np.random.default_rng(seed).random(len(frame)) < elastic_fraction
-        lo = np.where(chosen, np.maximum(1, n // 2), n)
-        hi = np.where(chosen, 2 * n, n)
+        lo, hi = ranges_by_share(n, duration, elastic_share)
     types = [_gpu_type(v) for v in frame["gpu_type"]] if "gpu_type" in frame else None
     ckpt = frame["checkpoint"].to_numpy(dtype=float) if "checkpoint" in frame else None
     return [
@@ -158,14 +169,20 @@ def frame_to_jobs(frame: pd.DataFrame, elastic_fraction: float, seed: int) -> li
     ]
 
 
-def load_trace(path: Path, elastic_fraction: float = 0.05, seed: int = 0) -> list[Job]:
-    """Return the jobs of a trace file in any supported format."""
+def load_trace(
+    path: Path,
+    elastic_fraction: float | None = None,
+    seed: int = 0,
+    elastic_share: float = ELASTIC_SHARE,
+) -> list[Job]:
+    """Return the jobs of a trace file in any supported format (elastic ranges as in
+    `frame_to_jobs`: the trace's own, else the share rule, else the old random fraction)."""
     frame = read_csv(path)
     kind = detect_format(frame)
     converted = {"canonical": _canonical, "tiresias": _tiresias, "alibaba": _alibaba}[kind](frame)
     if converted.empty:
         raise TraceError(f"no GPU jobs in {path}")
-    return frame_to_jobs(converted, elastic_fraction, seed)
+    return frame_to_jobs(converted, elastic_fraction, seed, elastic_share)
 
 
 def alibaba_gpu_servers(path: Path, gpus_per_server: int = 8) -> int:

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from scheduler.elastic import ELASTIC_SHARE, ranges_by_share
 from scheduler.inference import DAY_S
 from scheduler.model import POLICIES, Job, SimConfig
 from scheduler.simulator import Simulator
@@ -21,11 +22,17 @@ def lyra_like_jobs(
     days: float = 15.0,
     mean_duration_s: float = 13_500.0,
     sigma: float = 1.5,
-    elastic_fraction: float = 0.05,
+    elastic_fraction: float | None = None,
     checkpoint_fraction: float = 0.5,
     seed: int = 0,
+    elastic_share: float = ELASTIC_SHARE,
 ) -> list[Job]:
-    """Return `count` jobs with diurnal arrivals over `days` and log-normal durations."""
+    """Return `count` jobs with diurnal arrivals over `days` and log-normal durations.
+
+    Elastic jobs are the largest and longest, up to `elastic_share` of the GPU-time, with
+    min = requested and max = 2x (`scheduler.elastic.by_share`); with `elastic_fraction`
+    set, the old model instead: that random fraction of jobs, min half, max twice.
+    """
     rng = np.random.default_rng(seed)
     horizon = days * DAY_S
     cand = rng.uniform(0, horizon, size=count * 3)
@@ -35,7 +42,13 @@ def lyra_like_jobs(
     median = mean_duration_s / math.exp(sigma**2 / 2)
     duration = np.clip(rng.lognormal(math.log(median), sigma, size=n), 60.0, 30 * DAY_S)
     gpus = rng.choice(SIZES, size=n, p=SIZE_SHARE)
-    elastic = rng.random(n) < elastic_fraction
+    draw = rng.random(n)  # drawn in both models, so the rest of the workload is the same
+    if elastic_fraction is None:
+        lo, hi = ranges_by_share(gpus, duration, elastic_share)
+    else:
+        elastic = draw < elastic_fraction
+        lo = np.where(elastic, np.maximum(1, gpus // 2), gpus)
+        hi = np.where(elastic, 2 * gpus, gpus)
     ckpt = rng.random(n) < checkpoint_fraction
     return [
         Job(
@@ -43,8 +56,8 @@ def lyra_like_jobs(
             submit_time=float(submit[i]),
             duration=float(duration[i]),
             num_gpus=int(gpus[i]),
-            min_gpus=max(1, int(gpus[i]) // 2) if elastic[i] else int(gpus[i]),
-            max_gpus=2 * int(gpus[i]) if elastic[i] else int(gpus[i]),
+            min_gpus=int(lo[i]),
+            max_gpus=int(hi[i]),
             checkpoint=bool(ckpt[i]),
         )
         for i in range(n)

@@ -8,6 +8,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from scheduler.elastic import ELASTIC_SHARE
 from scheduler.inference import LoadSeries, load_series_csv
 from scheduler.model import POLICIES, SimConfig
 from scheduler.simulator import Simulator
@@ -37,7 +38,20 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
     sim.add_argument(
         "--load-phase-h", type=float, default=0.0, help="inference clock at t=0, hours (0-24)"
     )
-    sim.add_argument("--elastic-fraction", type=float, default=0.05, help="elastic share")
+    sim.add_argument(
+        "--elastic-share",
+        type=float,
+        default=ELASTIC_SHARE,
+        help="without min_gpus/max_gpus columns: the largest and longest jobs (by GPU-time) "
+        "are elastic until they hold this share of the trace's GPU-time, min = requested, "
+        "max = 2x (default 0.36, Lyra's production trace)",
+    )
+    sim.add_argument(
+        "--elastic-fraction",
+        type=float,
+        help="the older model instead of --elastic-share: a seeded random fraction of jobs "
+        "elastic, min = half, max = twice the request (0.05 was the former default)",
+    )
     sim.add_argument("--seed", type=int, default=0)
     sim.add_argument("--json", action="store_true", help="print the summary as JSON")
     sim.set_defaults(func=cmd_simulate)
@@ -57,10 +71,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         return _error("--training-servers must be >= 1 (leave it out to size by the rule)")
     if args.inference_servers is not None and args.inference_servers < 0:
         return _error("--inference-servers must be >= 0")
-    if not 0.0 <= args.elastic_fraction <= 1.0:
+    if args.elastic_fraction is not None and not 0.0 <= args.elastic_fraction <= 1.0:
         return _error("--elastic-fraction must be within 0..1")
+    if not 0.0 <= args.elastic_share <= 1.0:
+        return _error("--elastic-share must be within 0..1")
     try:
-        jobs = load_trace(args.trace, args.elastic_fraction, args.seed)
+        jobs = load_trace(args.trace, args.elastic_fraction, args.seed, args.elastic_share)
         load: LoadSeries | None = (
             load_series_csv(args.inference_load) if args.inference_load else None
         )
