@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib
 import logging
 import sys
 from collections.abc import Callable, Sequence
@@ -11,12 +12,39 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from analytics.store import StoreError
-from ingest.bus import BusError
-from sim.scenario import ScenarioError
+from trainguard.settings import check_environment
 from trainguard.signals import stop_on_signals
 
 log = logging.getLogger("trainguard")
+
+OWN_PACKAGES = frozenset(
+    {"ingest", "analytics", "diagnosis", "actions", "scheduler", "api", "ui", "sim", "trainguard"}
+)
+"""Top-level packages of this distribution: a missing one is a broken install, not an extra."""
+
+EXTRA_OF = {"agent": "agent", "console": "console", "demo": "embedded,server,console"}
+"""The extra each command needs when it is not `server` (pyproject's optional-dependencies)."""
+
+SUBCOMMAND_MODULES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("trainguard.sim_cli", "add_parsers", ("sim",)),
+    ("trainguard.explain_cli", "add_parsers", ("explain",)),
+    ("trainguard.diagnose_cli", "add_parsers", ("diagnose",)),
+    ("trainguard.api_cli", "add_parsers", ("api",)),
+    ("trainguard.act_cli", "add_parsers", ("act",)),
+    ("trainguard.scheduler_cli", "register", ("scheduler",)),
+    ("trainguard.predict_cli", "add_parsers", ("predict",)),
+    ("trainguard.console_cli", "add_parsers", ("console",)),
+    (
+        "trainguard.ingest_cli",
+        "add_parsers",
+        ("ingest-logs", "ingest-fr", "ingest-ras", "stacks", "discover"),
+    ),
+)
+"""Modules registering more commands, and the commands each registers.
+
+A module whose imports need an extra that is not installed (the node agent installs only
+`agent`) registers its commands as stand-ins that say which extra to install.
+"""
 
 
 def tune_gc_for_batches() -> None:
@@ -70,7 +98,9 @@ def cmd_sink(args: argparse.Namespace) -> int:
     sink = build_sink(build_bus(bus_settings), store, sink_settings, event_time.policy())
     tune_gc_for_batches()
     if sink_settings.metrics_port:
-        serve_metrics(sink_settings.metrics_port, lambda: sink_metrics(sink))
+        serve_metrics(
+            sink_settings.metrics_port, lambda: sink_metrics(sink), sink_settings.metrics_host
+        )
     log.info("sink consuming %s into %s", bus_settings.bootstrap, store.database)
     try:
         sink.run(stop)
@@ -82,8 +112,8 @@ def cmd_sink(args: argparse.Namespace) -> int:
 def cmd_agent(args: argparse.Namespace) -> int:
     """Run the node agent until SIGTERM."""
     from ingest.agent.run import Agent, AgentSettings
+    from trainguard.buses import build_bus
     from trainguard.settings import BusSettings
-    from trainguard.wiring import build_bus
 
     bus_settings = BusSettings()
     if bus_settings.mode == "embedded":
@@ -154,30 +184,72 @@ def build_parser() -> argparse.ArgumentParser:
         "--speed", type=float, default=2.0, help="simulated seconds per real second (live)"
     )
     subparsers["retention"].add_argument("--days", type=int, required=True, help="days to keep")
-    from trainguard.act_cli import add_parsers as add_act
-    from trainguard.api_cli import add_parsers as add_api
-    from trainguard.console_cli import add_parsers as add_console
-    from trainguard.diagnose_cli import add_parsers as add_diagnose
-    from trainguard.explain_cli import add_parsers as add_explain
-    from trainguard.ingest_cli import add_parsers as add_ingest
-    from trainguard.predict_cli import add_parsers as add_predict
-    from trainguard.scheduler_cli import register as add_scheduler
-    from trainguard.sim_cli import add_parsers as add_sim
-
-    add_sim(sub)
-    add_explain(sub)
-    add_diagnose(sub)
-    add_api(sub)
-    add_act(sub)
-    add_scheduler(sub)
-    add_predict(sub)
-    add_console(sub)
-    add_ingest(sub)
+    for module_name, register, names in SUBCOMMAND_MODULES:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if not _third_party(exc):
+                raise
+            for name in names:
+                _add_unavailable(sub, name, exc)
+            continue
+        getattr(module, register)(sub)
     return parser
+
+
+def _third_party(exc: ModuleNotFoundError) -> bool:
+    """Return whether the missing module belongs to another distribution (an extra)."""
+    return bool(exc.name) and str(exc.name).partition(".")[0] not in OWN_PACKAGES
+
+
+def missing_extra_message(command: str, exc: ModuleNotFoundError) -> str:
+    """Return what to install for `command`, whose import of `exc.name` failed."""
+    extra = EXTRA_OF.get(command, "server")
+    return (
+        f"trainguard {command} needs the {extra} extra (module {exc.name} is not installed): "
+        f"pip install 'trainguard[{extra}]'"
+    )
+
+
+def _add_unavailable(
+    sub: argparse._SubParsersAction,  # type: ignore[type-arg,unused-ignore]
+    name: str,
+    exc: ModuleNotFoundError,
+) -> None:
+    """Register `name` as a stand-in that exits 2 naming the extra to install."""
+    message = missing_extra_message(name, exc)
+    p = sub.add_parser(
+        name, help=f"(not installed: needs the {EXTRA_OF.get(name, 'server')} extra)"
+    )
+    p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+
+    def unavailable(args: argparse.Namespace) -> int:
+        print(message, file=sys.stderr)
+        return 2
+
+    p.set_defaults(func=unavailable)
+
+
+def _known_errors(names: Sequence[tuple[str, str]]) -> tuple[type[BaseException], ...]:
+    """Return the exception classes among `names` (module, class) whose module was imported.
+
+    A command that never imported the store cannot raise StoreError: looking the classes up
+    in sys.modules keeps the ClickHouse client (and the rest) out of the agent's imports.
+    """
+    found = []
+    for module, name in names:
+        loaded = sys.modules.get(module)
+        if loaded is not None:
+            found.append(getattr(loaded, name))
+    return tuple(found)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one subcommand; settings and service errors end with a clear message."""
+    refusal = check_environment()
+    if refusal is not None:
+        print(refusal, file=sys.stderr)
+        return 2
     args = build_parser().parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
@@ -192,15 +264,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValidationError as exc:
         print(f"trainguard: invalid settings:\n{exc}", file=sys.stderr)
         return 2
-    except ScenarioError as exc:
-        print(f"trainguard: {exc}", file=sys.stderr)
-        return 2
     except BrokenPipeError:  # output piped into `head` and closed: not an error
         sys.stderr.close()
         return 0
-    except (BusError, StoreError) as exc:
-        print(f"trainguard: {exc}", file=sys.stderr)
-        return 1
+    except ModuleNotFoundError as exc:
+        if not _third_party(exc):
+            raise
+        print(missing_extra_message(args.command, exc), file=sys.stderr)
+        return 2
+    except Exception as exc:
+        if isinstance(exc, _known_errors([("sim.scenario", "ScenarioError")])):
+            print(f"trainguard: {exc}", file=sys.stderr)
+            return 2
+        if isinstance(
+            exc, _known_errors([("ingest.bus", "BusError"), ("analytics.store", "StoreError")])
+        ):
+            print(f"trainguard: {exc}", file=sys.stderr)
+            return 1
+        raise
 
 
 if __name__ == "__main__":

@@ -17,12 +17,13 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable
+from importlib import resources
 from pathlib import Path
 from typing import IO
 
 from ui.settings import ConsoleSettings
 
-APP = Path(__file__).resolve().parents[1] / "ui" / "app.py"
+APP = Path(str(resources.files("ui") / "app.py"))
 STOP_GRACE_S = 10.0
 _PR_SET_PDEATHSIG = 1
 

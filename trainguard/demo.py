@@ -8,6 +8,7 @@ import sys
 import threading
 import time
 from datetime import datetime, timedelta
+from importlib import resources
 from pathlib import Path
 
 from analytics import evidence
@@ -24,7 +25,7 @@ from sim.twin import Twin
 from trainguard.settings import SinkProcessSettings
 from trainguard.wiring import build_sink, run_in_thread
 
-DEMO_SCENARIO = Path(__file__).resolve().parents[1] / "sim" / "scenarios" / "demo.yaml"
+DEMO_SCENARIO = Path(str(resources.files("sim") / "scenarios" / "demo.yaml"))  # package data
 
 
 def run_demo(scenario_path: Path, data_dir: str) -> int:

@@ -103,7 +103,9 @@ def cmd_diagnose_stream() -> int:
     store = build_store(store_settings)
     worker = build_diagnosis(build_bus(bus_settings), store, settings, event_time.policy())
     if settings.metrics_port:
-        serve_metrics(settings.metrics_port, lambda: diagnosis_metrics(worker))
+        serve_metrics(
+            settings.metrics_port, lambda: diagnosis_metrics(worker), settings.metrics_host
+        )
     print(f"diagnosing {bus_settings.bootstrap} into {store.database}", file=sys.stderr)
     try:
         worker.run(stop)

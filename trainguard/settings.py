@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import difflib
 import os
+import textwrap
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from ingest.event_time import DEFAULT_MAX_AGE_S, DEFAULT_MAX_LEAD_S, EventTimePolicy
@@ -72,6 +75,9 @@ class SinkProcessSettings(BaseSettings):
     batch_seconds: float = Field(1.0, gt=0, le=60)
     retry_max_s: float = Field(30.0, gt=0)
     metrics_port: int | None = Field(None, ge=1, le=65535, description="Serve /metrics here.")
+    metrics_host: str = Field(
+        "127.0.0.1", description="Listen address of /metrics (0.0.0.0: every interface)."
+    )
 
 
 class EventTimeSettings(BaseSettings):
@@ -110,6 +116,9 @@ class DiagnoseSettings(BaseSettings):
         5.0, ge=0, le=600, description="Least wall time between revisions of one incident."
     )
     metrics_port: int | None = Field(None, ge=1, le=65535, description="Serve /metrics here.")
+    metrics_host: str = Field(
+        "127.0.0.1", description="Listen address of /metrics (0.0.0.0: every interface)."
+    )
 
 
 class ApiSettings(BaseSettings):
@@ -228,3 +237,113 @@ class ActSettings(BaseSettings):
         if self.operator_url and not self.operator_secret.get_secret_value():
             raise ValueError("TG_ACT_OPERATOR_URL needs TG_ACT_OPERATOR_SECRET")
         return self
+
+
+TOOLING_VARIABLES: dict[str, str] = {
+    # deploy/services.sh, deploy/dev.sh and the tests
+    "TG_SERVICES_DIR": "where deploy/services.sh keeps the local services and their env file",
+    "TG_PYTHON": "the Python deploy/services.sh runs its helpers with",
+    "TG_VENV": "the virtual environment deploy/dev.sh creates and uses",
+    "TG_KEEP_SERVICES": "1: deploy/dev.sh test leaves the services it started running",
+    "TG_E2E_SCREENSHOTS": "where the browser tests save screenshots",
+    # deploy/clickhouse.sh
+    "TG_CLICKHOUSE_HTTP_PORT": "HTTP port of the local ClickHouse server",
+    "TG_CLICKHOUSE_START_TIMEOUT": "seconds deploy/clickhouse.sh waits for the server",
+    # deploy/kafka.sh
+    "TG_KAFKA_PORT": "broker port of the local Kafka",
+    "TG_KAFKA_CONTROLLER_PORT": "controller port of the local Kafka",
+    "TG_KAFKA_HEAP_MB": "heap of the local Kafka",
+    "TG_KAFKA_VERSION": "Kafka version deploy/kafka.sh builds",
+    "TG_KAFKA_START_TIMEOUT": "seconds deploy/kafka.sh waits for the broker",
+    "TG_MAVEN_REPO_LOCAL": "Maven repository deploy/kafka.sh fetches Kafka into",
+    # deploy/slurm.sh
+    "TG_SLURM_CONF": "slurm.conf of the local Slurm cluster",
+    "TG_SLURM_FAKE_NODES": "nodes of the local Slurm cluster",
+    "TG_SLURMD_PORT": "slurmd port of the local Slurm cluster",
+    "TG_SLURMCTLD_PORT": "slurmctld port of the local Slurm cluster",
+    "TG_MUNGE_DIR": "munge state of the local Slurm cluster",
+}
+"""TG_* variables that scripts and tests read, not a `trainguard` process.
+
+They may be exported where `trainguard` runs (`source deploy/.local/env`), so the check
+below accepts them. A new one goes here, or `trainguard` refuses to start where it is set
+(tests/unit/test_env_check.py finds every TG_* name in the repository).
+"""
+
+
+def settings_classes() -> tuple[type[BaseSettings], ...]:
+    """Return every settings class read from TG_* variables, in every role."""
+    from ingest.agent.settings import AgentSettings
+    from ui.settings import ConsoleSettings
+
+    return (
+        StoreSettings,
+        BusSettings,
+        SinkProcessSettings,
+        EventTimeSettings,
+        DiagnoseSettings,
+        ApiSettings,
+        WebhookSettings,
+        ActSettings,
+        AgentSettings,
+        ConsoleSettings,
+    )
+
+
+def env_names(cls: type[BaseSettings]) -> list[str]:
+    """Return the environment variables a settings class reads (upper case, field order)."""
+    prefix = str(cls.model_config.get("env_prefix") or "")
+    names = []
+    for name, field in cls.model_fields.items():
+        alias = field.validation_alias
+        if isinstance(alias, str):
+            names.append(alias.upper())
+        elif isinstance(alias, AliasChoices):
+            names.extend(str(choice).upper() for choice in alias.choices)
+        else:
+            names.append(f"{prefix}{name}".upper())
+    return names
+
+
+def known_env_names() -> frozenset[str]:
+    """Return every TG_* name the settings read or the tooling uses."""
+    names = {name for cls in settings_classes() for name in env_names(cls)}
+    return frozenset(names | set(TOOLING_VARIABLES))
+
+
+def unknown_env_names(environ: Mapping[str, str]) -> list[str]:
+    """Return the TG_* variables in `environ` that nothing reads (sorted).
+
+    Names are compared upper-cased: the settings read them case-insensitively.
+    """
+    known = known_env_names()
+    return sorted(
+        name for name in environ if name.upper().startswith("TG_") and name.upper() not in known
+    )
+
+
+def unknown_env_message(unknown: Sequence[str]) -> str:
+    """Return the refusal: each unknown name with its closest valid names, then all of them."""
+    known = known_env_names()
+    lines = []
+    for name in unknown:
+        close = difflib.get_close_matches(name.upper(), sorted(known), n=3, cutoff=0.6)
+        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+        lines.append(f"trainguard: unknown environment variable {name}{hint}")
+    lines.append("Valid TG_* variables:")
+    for cls in settings_classes():
+        names = env_names(cls)
+        lines.extend(
+            textwrap.wrap(" ".join(names), 96, initial_indent="  ", subsequent_indent="  ")
+        )
+    lines.append("Also accepted (read by deploy/ scripts and tests, not by trainguard):")
+    lines.extend(
+        textwrap.wrap(" ".join(TOOLING_VARIABLES), 96, initial_indent="  ", subsequent_indent="  ")
+    )
+    return "\n".join(lines)
+
+
+def check_environment(environ: Mapping[str, str] | None = None) -> str | None:
+    """Return the refusal message when `environ` (default: os.environ) has an unknown TG_*."""
+    unknown = unknown_env_names(os.environ if environ is None else environ)
+    return unknown_env_message(unknown) if unknown else None

@@ -11,12 +11,12 @@ from analytics.store import EmbeddedStore, ServerStore, Store
 from analytics.writer import ClickHouseWriter
 from diagnosis.fabric import Fabric
 from diagnosis.worker import DiagnosisWorker, WorkerSettings
-from ingest.bus import Bus, Consumer, InProcessBus, TopicPartition, Topics
+from ingest.bus import Bus, Consumer, TopicPartition
 from ingest.event_time import EventTimePolicy
 from ingest.kafka_bus import KafkaBus
 from ingest.sink import Sink, SinkSettings
+from trainguard.buses import build_bus as build_bus  # re-exported: the one composition root
 from trainguard.settings import (
-    BusSettings,
     DiagnoseSettings,
     EventTimeSettings,
     SinkProcessSettings,
@@ -39,16 +39,6 @@ def build_store(settings: StoreSettings) -> Store:
         settings.password.get_secret_value(),
         connections=settings.connections,
     )
-
-
-def build_bus(settings: BusSettings) -> Bus:
-    """Return the configured bus; Kafka topics are created if missing."""
-    topics = Topics(settings.topic_prefix)
-    if settings.mode == "embedded":
-        return InProcessBus(topics, settings.partitions)
-    bus = KafkaBus(settings.bootstrap, topics, max_message_bytes=settings.max_message_bytes)
-    bus.ensure_topics([*topics.telemetry(), topics.incidents, topics.actions], settings.partitions)
-    return bus
 
 
 def build_sink(
