@@ -13,8 +13,10 @@ VENV="${TG_VENV:-$REPO/.venv}"
 PY="$VENV/bin/python"
 say() { printf '[dev] %s\n' "$*" >&2; }
 
-# setup [dev]: the demo needs the runtime only; the tests add the dev extra (PyTorch for the
-# real torch.distributed job test among them, a multi-GB download).
+# setup EXTRAS: the demo needs the embedded store, the server and the console
+# (DEMO_EXTRAS); the tests need the dev extra, which is every role plus the test tools
+# (PyTorch for the real torch.distributed job test among them, a multi-GB download).
+DEMO_EXTRAS="embedded,server,console"
 setup() {
   local extra="${1:-}" stamp="$VENV/.installed${1:+-$1}" target="$REPO"
   [[ -n "$extra" ]] && target="$REPO[$extra]"
@@ -31,7 +33,7 @@ setup() {
 }
 
 demo() {
-  setup
+  setup "$DEMO_EXTRAS"
   cd "$REPO"
   "$VENV/bin/trainguard" demo "$@"
 }
