@@ -262,6 +262,8 @@ TOOLING_VARIABLES: dict[str, str] = {
     "TG_SLURMD_PORT": "slurmd port of the local Slurm cluster",
     "TG_SLURMCTLD_PORT": "slurmctld port of the local Slurm cluster",
     "TG_MUNGE_DIR": "munge state of the local Slurm cluster",
+    # deploy/production/compose.yaml (interpolated by docker compose)
+    "TG_PARTITION_SCALE": "partitions per topic, as a multiple, of the compose topic job",
 }
 """TG_* variables that scripts and tests read, not a `trainguard` process.
 
