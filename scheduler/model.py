@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 
@@ -104,7 +104,31 @@ class Policy:
     loan_hold: bool = False
     """Lend only servers the forecast keeps idle for `SimConfig.lend_horizon_s`; reclaim on
     the short forecast as before (hysteresis: noise in the load no longer flaps loans)."""
+    elastic_on_training: bool = False
+    """Start elastic jobs' base workers on training servers first, and hold them to the
+    loan-fit rule like any job; their extra workers still go to loaned servers first
+    (removing an extra worker preempts nobody, removing a base worker preempts the job)."""
+    drain: bool = False
+    """Reclaim ahead of demand by draining: when the 10-minute forecast wants servers back
+    that current demand does not yet need, the cheapest are chosen (by the policy's reclaim
+    cost), take no new work and go back as soon as they are empty, or by force as soon as
+    current demand needs them."""
 
+
+TRAINGUARD = Policy(
+    "trainguard",
+    loan=True,
+    elastic=True,
+    reclaim="exact",
+    checkpoint_aware=True,
+    fault_aware=True,
+    loan_fit=True,
+    loan_hold=True,
+    elastic_on_training=True,
+    drain=True,
+)
+"""Ours: Lyra plus exact small reclaims, checkpoint-aware cost, fault-aware placement, the
+loan-fit rule, loan hold with a deadband, and elastic jobs' base workers on training."""
 
 POLICIES: dict[str, Policy] = {
     p.name: p
@@ -118,20 +142,16 @@ POLICIES: dict[str, Policy] = {
         Policy("lyra-random", loan=True, elastic=True, reclaim="random"),
         Policy("lyra-smallest", loan=True, elastic=True, reclaim="smallest"),
         Policy("lyra-exact", loan=True, elastic=True, reclaim="exact"),
-        Policy(
-            "trainguard",
-            loan=True,
-            elastic=True,
-            reclaim="exact",
-            checkpoint_aware=True,
-            fault_aware=True,
-            loan_fit=True,
-            loan_hold=True,
-        ),
+        TRAINGUARD,
+        replace(TRAINGUARD, name="trainguard-random", reclaim="random", drain=False),
+        replace(TRAINGUARD, name="trainguard-smallest", reclaim="smallest", drain=False),
+        replace(TRAINGUARD, name="trainguard-smallest-drain", reclaim="smallest"),
     )
 }
 """Paper baselines, Lyra and its ablations, reclaim variants, and ours (`easy`: shortest first
-with EASY backfilling, no loans; `trainguard`)."""
+with EASY backfilling, no loans; `trainguard`; `trainguard` with the paper's two baseline
+reclaimers, which pick at the forecast and return at once, to compare reclaiming alone; and
+with smallest-count-first choosing the servers to drain, to compare the choice alone)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +168,9 @@ class SimConfig:
     forecast_horizon_s: float = 600.0
     lend_horizon_s: float = 7200.0
     """How far ahead a server must look idle to be lent under a `loan_hold` policy."""
+    lend_margin: float = 0.01
+    """Share of the inference cluster kept back, on top of the reserve, when a `loan_hold`
+    policy lends (not when it reclaims): a deadband against noise in the load."""
     load_phase_s: float = 0.0
     """Inference clock at the trace's t=0 (seconds after 00:00; the load troughs at 02:00)."""
     scaling_exponent: float = 1.0

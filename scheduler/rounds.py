@@ -62,12 +62,19 @@ class Rounds:
 
     def _pools(self) -> tuple[list[Server], list[Server]]:
         pools = self.sim.cluster.pools
-        return pools[ServerState.TRAINING], pools[ServerState.LOANED]
+        loaned = pools[ServerState.LOANED]
+        if self.sim.draining:
+            loaned = [s for s in loaned if s.server_id not in self.sim.draining]
+        return pools[ServerState.TRAINING], loaned
 
     def _free(self) -> list[int]:
-        """Return free GPUs on training and loaned servers, and the most on one of each."""
+        """Return free GPUs on training and loaned servers (not draining ones), and the most
+        on one server of each."""
         c = self.sim.cluster
         t, loan = ServerState.TRAINING, ServerState.LOANED
+        if self.sim.draining:
+            open_ = [s.free for s in self._pools()[1]]
+            return [c.free_gpus(t), sum(open_), c.top_free(t), max(open_, default=0)]
         return [c.free_gpus(t), c.free_gpus(loan), c.top_free(t), c.top_free(loan)]
 
     def need(self, run: Run) -> int:
@@ -190,7 +197,10 @@ class Rounds:
 
     def _may_loan(self, run: Run, t: float) -> bool:
         """Return whether an inelastic job may go to a loaned server (our loan-fit rule)."""
-        if not self.sim.policy.loan_fit or (run.job.elastic and self.sim.policy.elastic):
+        policy = self.sim.policy
+        if not policy.loan_fit:
+            return True
+        if run.job.elastic and policy.elastic and not policy.elastic_on_training:
             return True
         expected = run.remaining / run.job.num_gpus
         return expected <= self.sim.load_calm_s(t)
@@ -198,9 +208,12 @@ class Rounds:
     def _place(
         self, run: Run, need: int, training: list[Server], loaned: list[Server]
     ) -> dict[int, int] | None:
-        """Return where to start the job: elastic jobs on loans first, the rest on training."""
-        fault_aware = self.sim.policy.fault_aware
-        first, second = (loaned, training) if run.job.elastic else (training, loaned)
+        """Return where to start the job: elastic jobs on loans first (unless the policy keeps
+        their base workers on training), the rest on training."""
+        policy = self.sim.policy
+        fault_aware = policy.fault_aware
+        elastic_first = run.job.elastic and not policy.elastic_on_training
+        first, second = (loaned, training) if elastic_first else (training, loaned)
         where = best_fit(first, need, fault_aware)
         if where is None and second:
             where = best_fit(second, need, fault_aware) or best_fit(
@@ -264,6 +277,7 @@ class Rounds:
                     run.job.step,
                     (target - run.extra_gpus) // run.job.step,
                     sim.policy.fault_aware,
+                    sim.draining,
                 )
                 sim.cluster.resize(run, add, {}, t)
 
@@ -285,6 +299,7 @@ def _grow(
     step: int,
     workers: int,
     fault_aware: bool,
+    draining: set[int],
 ) -> dict[int, int]:
     """Return where `workers` extra workers of `step` GPUs go, each on one server.
 
@@ -297,7 +312,7 @@ def _grow(
     for _ in range(workers):
         sid = None
         for state in states:
-            sid = _best_level(cluster.levels[state], servers, step, add, fault_aware)
+            sid = _best_level(cluster.levels[state], servers, step, add, fault_aware, draining)
             if sid is not None:
                 break
         if sid is None:
@@ -307,12 +322,17 @@ def _grow(
 
 
 def _best_level(
-    levels: list[set[int]], servers: list[Server], step: int, add: dict[int, int], risky: bool
+    levels: list[set[int]],
+    servers: list[Server],
+    step: int,
+    add: dict[int, int],
+    risky: bool,
+    draining: set[int],
 ) -> int | None:
     best: tuple[int, int, int] | None = None
     for free in range(step, len(levels)):
         for sid in levels[free]:
-            if free - add.get(sid, 0) < step:
+            if free - add.get(sid, 0) < step or sid in draining:
                 continue
             key = (int(risky and servers[sid].risk >= RISKY), free, sid)
             if best is None or key < best:

@@ -101,6 +101,8 @@ class Simulator:
         self.now = 0.0
         self._inf_rate = (0.0, 0.0)
         self._faults: list[tuple[float, int, str]] = []
+        self.draining: set[int] = set()
+        """Loaned servers on their way back to inference: no new work, returned when empty."""
 
     def schedulable(self, job: Job) -> bool:
         """Return whether the job could ever fit the training cluster.
@@ -142,6 +144,8 @@ class Simulator:
                 done_at, jid, version = heapq.heappop(comps)
                 if self._valid((done_at, jid, version)):
                     self._complete(self.runs[jid], t)
+            if self.draining:
+                self._return_drained(t)
             while i < len(self.jobs) and self.jobs[i].submit_time <= t:
                 self._arrive(self.jobs[i])
                 i += 1
@@ -208,14 +212,19 @@ class Simulator:
             cfg = self.config
             up = cfg.inference_servers - len(self._inference(ServerState.ISOLATED))
 
-            def lendable(horizon_s: float) -> int:
-                forecast = self.load.forecast(t, horizon_s)
+            def lendable(horizon_s: float, margin: float = 0.0) -> int:
+                forecast = self.load.forecast(t, horizon_s) + margin
                 return loan_target(up, cfg.inference_servers, forecast, cfg.reserve_fraction)
 
             target = lendable(cfg.forecast_horizon_s)
             loaned = self._inference(ServerState.LOANED)
+            if self.policy.drain:
+                now = loan_target(up, cfg.inference_servers, self.load.at(t), cfg.reserve_fraction)
+                target = self._drain(loaned, target, now, t)
+                loaned = self._inference(ServerState.LOANED)
             if self.policy.loan_hold and len(loaned) < target:
-                target = max(len(loaned), min(target, lendable(cfg.lend_horizon_s)))
+                held = lendable(cfg.lend_horizon_s, cfg.lend_margin)
+                target = max(len(loaned), min(target, held))
             if len(loaned) > target:
                 self._reclaim(loaned, len(loaned) - target, t)
             elif len(loaned) < target:
@@ -225,6 +234,57 @@ class Simulator:
                 for server in serving[: target - len(loaned)]:
                     self.cluster.set_state(server.server_id, ServerState.LOANED, t)
                     self.counters.loans += 1
+        self._update_inference_rate(t)
+
+    def _drain(self, loaned: list[Server], target: int, now: int, t: float) -> int:
+        """Drain the servers the forecast wants back; return how many loans must remain now.
+
+        `target` is the loan count the forecast allows, `now` the count current demand
+        allows (at least `target`). The servers above `target`, the cheapest by the policy's
+        reclaim cost, drain: they take no new work, lose their extra workers and go back once
+        empty; those above `now` the caller reclaims at once, from the draining ones.
+        """
+        self.draining &= {s.server_id for s in loaned}
+        now = max(now, target)
+        if len(loaned) <= target:
+            self.draining.clear()
+            return target
+        keep = min(len(loaned), now)  # loans that may stay until demand needs them
+        drain_count = len(loaned) - target
+        if len(self.draining) > drain_count:  # the forecast fell: undrain the busiest
+            busy = sorted(self.draining, key=lambda s: -self.cluster.servers[s].used)
+            self.draining -= set(busy[: len(self.draining) - drain_count])
+        elif len(self.draining) < drain_count:
+            others = [s for s in loaned if s.server_id not in self.draining]
+            cands = {s.server_id: dict(s.base) for s in others}
+            jobs = {j for b in cands.values() for j in b}
+            plan = reclaim(
+                cands,
+                drain_count - len(self.draining),
+                self.policy.reclaim,
+                self.rng,
+                self._weights(jobs, t),
+                {j: len(self.runs[j].base) for j in jobs},
+                {j: self.runs[j].base_gpus for j in jobs},
+            )
+            self.draining.update(plan.servers)
+        for sid in sorted(self.draining):
+            server = self.cluster.servers[sid]
+            for jid, g in list(server.extra.items()):
+                self.cluster.resize(self.runs[jid], {}, {sid: g}, t)
+        self._return_drained(t)
+        return keep
+
+    def _return_drained(self, t: float) -> None:
+        """Give back every draining server that no job holds any more."""
+        for sid in sorted(self.draining):
+            server = self.cluster.servers[sid]
+            if server.state is not ServerState.LOANED:
+                self.draining.discard(sid)
+            elif server.used == 0:
+                self.cluster.set_state(sid, ServerState.SERVING, t)
+                self.counters.reclaims += 1
+                self.draining.discard(sid)
         self._update_inference_rate(t)
 
     def _weights(self, jobs: set[int], t: float) -> dict[int, float] | None:
@@ -237,7 +297,18 @@ class Simulator:
         return out
 
     def _reclaim(self, loaned: list[Server], count: int, t: float) -> None:
-        """Return `count` loaned servers: drop extras on them, preempt the chosen plan's jobs."""
+        """Return `count` loaned servers, draining ones first (chosen earlier, and they have
+        had time to empty), each group by the policy's reclaim plan."""
+        draining = [s for s in loaned if s.server_id in self.draining]
+        rest = [s for s in loaned if s.server_id not in self.draining]
+        for group in (draining, rest):
+            take = min(count, len(group))
+            if take > 0:
+                self._reclaim_from(group, take, t)
+                count -= take
+
+    def _reclaim_from(self, loaned: list[Server], count: int, t: float) -> None:
+        """Return `count` of `loaned`: drop extras on them, preempt the chosen plan's jobs."""
         cands = {s.server_id: dict(s.base) for s in loaned}
         jobs = {j for b in cands.values() for j in b}
         spans = {j: len(self.runs[j].base) for j in jobs}
@@ -252,6 +323,7 @@ class Simulator:
                 self.interrupt(self.runs[jid], t, failure=False)
             self.cluster.set_state(sid, ServerState.SERVING, t)
             self.counters.reclaims += 1
+            self.draining.discard(sid)
 
     def _seed_failures(self) -> None:
         for sid, hazard in enumerate(self.hazards):
