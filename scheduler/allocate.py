@@ -77,7 +77,13 @@ def mckp(items: Sequence[Sequence[Choice]], capacity: int) -> list[int]:
 
 
 def extra_targets(items: Sequence[ElasticItem], capacity: int, exponent: float) -> dict[int, int]:
-    """Return the extra GPUs per elastic job that maximise total JCT reduction."""
+    """Return the extra GPUs per elastic job that maximise total JCT reduction.
+
+    When every job's largest option fits the capacity together, that is the optimum (each
+    job's saving grows with its GPUs while it has work left): no table is needed.
+    """
+    if exponent > 0 and sum(i.max_extra * i.step for i in items) <= capacity:
+        return {i.job_id: i.max_extra * i.step if i.work_left > 0 else 0 for i in items}
     options = [choices(item, exponent) for item in items]
     picked = mckp(options, capacity)
     return {

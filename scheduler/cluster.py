@@ -64,6 +64,8 @@ class Cluster:
         self.completions: list[tuple[float, int, int]] = []
         self.running: set[int] = set()
         self.epoch = 0
+        self.changes = 0
+        """Counts every change of allocation or server state (a round may skip work on none)."""
         """Counts changes that could let a queued job start: GPUs freed, servers made usable."""
         self.pools: dict[ServerState, list[Server]] = {st: [] for st in USABLE}
         """The servers that may run training, by state, in server order."""
@@ -114,6 +116,7 @@ class Cluster:
     def _rerate(self, run: Run, t: float) -> None:
         """Recompute the run's speed after a change and schedule its completion."""
         run.version += 1
+        self.changes += 1
         if not run.base:
             run.rate = 0.0
             return
@@ -211,6 +214,7 @@ class Cluster:
         self._touch_server(sid, t)
         if state is server.state:
             return
+        self.changes += 1
         if state in USABLE and server.state not in USABLE:
             self.epoch += 1
         if server.state in USABLE:

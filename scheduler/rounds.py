@@ -43,6 +43,9 @@ class Rounds:
         self.elastic: set[int] = set()
         self._admit_epoch = -1
         self.reserved: int | None = None
+        self._saturated: tuple[int, frozenset[int]] | None = None
+        """The cluster's state when the last scale gave every elastic job its maximum in the
+        knapsack: until it changes, scaling again would reach the same placement."""
         """The job holding the reservation under a `reserve` policy, until it starts."""
 
     def run(self, t: float) -> None:
@@ -239,7 +242,10 @@ class Rounds:
     def scale(self, t: float) -> None:
         """Give free GPUs to elastic jobs as the knapsack over JCT reduction chooses."""
         sim = self.sim
-        training, loaned = self._pools()
+        state = (sim.cluster.changes, frozenset(sim.draining))
+        if state == self._saturated:
+            return
+        self._saturated = None
         free = sum(self._free()[:2])
         if free == 0:
             return
@@ -259,9 +265,12 @@ class Rounds:
                 )
             )
         if not any(i.max_extra for i in items):
+            self._saturated = (sim.cluster.changes, frozenset(sim.draining))
             return
         extras = sum(sim.runs[i.job_id].extra_gpus for i in items)
-        targets = extra_targets(items, free + extras, sim.config.scaling_exponent)
+        exponent = sim.config.scaling_exponent
+        saturated = exponent > 0 and sum(i.max_extra * i.step for i in items) <= free + extras
+        targets = extra_targets(items, free + extras, exponent)
         for jid, target in targets.items():
             run = sim.runs[jid]
             if target < run.extra_gpus:
@@ -280,6 +289,8 @@ class Rounds:
                     sim.draining,
                 )
                 sim.cluster.resize(run, add, {}, t)
+        if saturated:
+            self._saturated = (sim.cluster.changes, frozenset(sim.draining))
 
 
 def _shrink(run: Run, gpus: int) -> dict[int, int]:

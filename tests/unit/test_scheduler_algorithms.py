@@ -6,7 +6,7 @@ import itertools
 import math
 import random
 
-from scheduler.allocate import ElasticItem, choices, mckp
+from scheduler.allocate import ElasticItem, choices, extra_targets, mckp
 from scheduler.model import Pool, Server, ServerState
 from scheduler.placement import best_fit
 from scheduler.reclaim import exact_reclaim, greedy_reclaim, job_totals, plan_for
@@ -120,3 +120,17 @@ def test_fault_aware_best_fit_uses_risky_servers_last() -> None:
     servers = [make_server(0, 4, risk=1.0), make_server(1, 0)]
     assert best_fit(servers, 4) == {0: 4}
     assert best_fit(servers, 4, fault_aware=True) == {1: 4}
+
+
+def test_extra_targets_when_every_maximum_fits_match_the_table() -> None:
+    rng = random.Random(3)
+    for _ in range(100):
+        items = [
+            ElasticItem(j, rng.choice([0.0, rng.uniform(1, 1e6)]), 8, 8, 8, rng.randint(0, 3))
+            for j in range(rng.randint(1, 6))
+        ]
+        room = sum(i.max_extra * i.step for i in items) + rng.randint(0, 16)
+        options = [choices(i, 1.0) for i in items]
+        picked = mckp(options, room)
+        table = {i.job_id: options[n][picked[n]][0] for n, i in enumerate(items)}
+        assert extra_targets(items, room, 1.0) == table
