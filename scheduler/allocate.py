@@ -45,35 +45,44 @@ def choices(item: ElasticItem, exponent: float) -> list[Choice]:
     return out
 
 
-def mckp(items: Sequence[Sequence[Choice]], capacity: int) -> list[int]:
+def mckp(items: Sequence[Sequence[Choice] | np.ndarray], capacity: int) -> list[int]:
     """Return the option index per item maximising total value within `capacity` (exact DP).
 
-    Every item must offer a zero-weight option. Weights are divided by their common divisor
-    first so the table stays small; ties keep the lighter option.
+    Every item must offer a zero-weight option; an item is a list of (weight, value) or an
+    array of such rows. Weights are divided by their common divisor first so the table stays
+    small; ties keep the lighter option.
     """
     if not items:
         return []
-    weights = [w for opts in items for w, _ in opts if w > 0]
-    unit = math.gcd(*weights) if weights else 1
+    tables = [np.asarray(opts, dtype=float).reshape(-1, 2) for opts in items]
+    weights = [t[:, 0].astype(np.int64) for t in tables]
+    unit = math.gcd(*(int(w) for ws in weights for w in ws if w > 0)) or 1
     cap = max(0, capacity // unit)
-    cap = min(cap, sum(max(w for w, _ in opts) for opts in items) // unit)
+    cap = min(cap, sum(int(ws.max()) for ws in weights) // unit)
     best = np.zeros(cap + 1)
     picks = np.zeros((len(items), cap + 1), dtype=np.int16)
-    for i, opts in enumerate(items):
-        cand = np.full((len(opts), cap + 1), -np.inf)
-        for k, (w, v) in enumerate(opts):
-            w //= unit
-            if w <= cap:
-                cand[k, w:] = best[: cap + 1 - w] + v
+    cols = np.arange(cap + 1)
+    for i, table in enumerate(tables):
+        src = cols - (weights[i] // unit)[:, None]  # the column each option builds on
+        cand = np.where(src >= 0, best[np.maximum(src, 0)] + table[:, 1:2], -np.inf)
         pick = np.argmax(cand, axis=0)  # the first maximum: the lightest option on ties
-        best, picks[i] = cand[pick, np.arange(cap + 1)], pick
+        best, picks[i] = cand[pick, cols], pick
     out = [0] * len(items)
     c = int(np.argmax(best))
     for i in range(len(items) - 1, -1, -1):
         k = int(picks[i, c])
         out[i] = k
-        c -= items[i][k][0] // unit
+        c -= int(weights[i][k]) // unit
     return out
+
+
+def _option_table(item: ElasticItem, exponent: float) -> np.ndarray:
+    """Return `choices(item, exponent)` as an array of (GPUs, seconds saved) rows."""
+    extra = np.arange(item.max_extra + 1) * item.step
+    gpus = item.base + extra
+    now = remaining_time(item.work_left, item.base, item.requested, exponent)
+    left = item.work_left / (item.requested * (gpus / item.requested) ** exponent)
+    return np.column_stack((extra, now - left))
 
 
 def extra_targets(items: Sequence[ElasticItem], capacity: int, exponent: float) -> dict[int, int]:
@@ -84,11 +93,9 @@ def extra_targets(items: Sequence[ElasticItem], capacity: int, exponent: float) 
     """
     if exponent > 0 and sum(i.max_extra * i.step for i in items) <= capacity:
         return {i.job_id: i.max_extra * i.step if i.work_left > 0 else 0 for i in items}
-    options = [choices(item, exponent) for item in items]
+    options = [_option_table(item, exponent) for item in items]
     picked = mckp(options, capacity)
-    return {
-        item.job_id: options[i][k][0] for i, (item, k) in enumerate(zip(items, picked, strict=True))
-    }
+    return {item.job_id: int(item.step * k) for item, k in zip(items, picked, strict=True)}
 
 
 def sjf_key(submit_time: float, work_left: float) -> tuple[float, float]:
