@@ -52,15 +52,17 @@ class ClickHouseWriter:
         self._sleep = sleep
         self._marks: dict[Mark, int] = {}
         self._loaded: set[TopicPartition] = set()
-        self._stored_ids: dict[TopicPartition, set[str]] = {}
-        self.duplicates = 0  # events skipped because their id was stored before a restart
+        # per table: an event's rows go to several tables, and a crash can fall between them
+        self._stored_ids: dict[tuple[str, TopicPartition], set[str]] = {}
+        self.duplicates = 0  # rows skipped because their event id was stored before a restart
         self._types = {t.name: {c.name: c.type for c in t.columns} for t in ALL_TABLES}
 
     def forget(self, partitions: set[TopicPartition]) -> None:
         """Drop watermarks of partitions now owned elsewhere (they are re-read on return)."""
         self._loaded -= partitions
         for tp in partitions:
-            self._stored_ids.pop(tp, None)
+            for table in TABLES_BY_NAME:
+                self._stored_ids.pop((table, tp), None)
         gone = {(tp.topic, tp.partition) for tp in partitions}
         self._marks = {k: v for k, v in self._marks.items() if (k[1], k[2]) not in gone}
 
@@ -81,7 +83,7 @@ class ClickHouseWriter:
         try:
             self._load(partitions - self._loaded)
             batch = ColumnBatch()
-            for record, event in self._not_stored(events):
+            for record, event in events:
                 batch.add_event(event, (record.topic, record.partition, record.offset))
                 _extend(first, last, record)
             for d in dead:
@@ -103,14 +105,22 @@ class ClickHouseWriter:
             raise BatchRejected(str(exc)) from exc
         return written
 
-    def _not_stored(self, events: Sequence[tuple[Record, Event]]) -> list[tuple[Record, Event]]:
-        """Drop events whose id was stored from their partition before this process loaded it."""
+    def _not_stored(self, table: Table, rows: list[Row]) -> list[Row]:
+        """Drop rows whose event id this table stored from their partition before a restart."""
+        names = table.column_names
+        t, p, e = names.index("src_topic"), names.index("src_partition"), names.index("event_id")
         stored = self._stored_ids
-        keep = [(r, e) for r, e in events if e.id not in stored.get(r.tp, ())]
-        if len(keep) < len(events):
-            self.duplicates += len(events) - len(keep)
+        keep = [
+            r
+            for r in rows
+            if str(r[e]) not in stored.get((table.name, TopicPartition(str(r[t]), int(r[p]))), ())  # type: ignore[call-overload]
+        ]
+        if len(keep) < len(rows):
+            self.duplicates += len(rows) - len(keep)
             log.info(
-                "skipping %d re-sent event(s) stored before a restart", len(events) - len(keep)
+                "skipping %d re-sent row(s) of %s stored before a restart",
+                len(rows) - len(keep),
+                table.name,
             )
         return keep
 
@@ -121,6 +131,8 @@ class ClickHouseWriter:
             for tp, off in first.items()
         ):
             rows = self._unstored(table, batch.rows[table.name])
+        if any((table.name, tp) in self._stored_ids for tp in first):
+            rows = self._not_stored(table, batch.rows[table.name] if rows is None else rows)
         cols = batch.columns(table, rows)
         if cols:
             self.store.insert(table.name, cols, self._types[table.name])
@@ -155,8 +167,6 @@ class ClickHouseWriter:
                 name = str(topic)
                 if TopicPartition(name, int(part)) in partitions:
                     self._marks[(table, name, int(part))] = int(mark)
-        for tp in partitions:
-            self._stored_ids[tp] = set()
         for t in TELEMETRY_TABLES:
             self._load_ids(t.name, partitions)
         self._loaded |= partitions
@@ -184,8 +194,10 @@ class ClickHouseWriter:
             f"FROM `{self.store.database}`.`{table}` WHERE {' OR '.join(terms)}",
             params,
         )
+        for tp in since:
+            self._stored_ids[(table, tp)] = set()
         for topic, part, event_id in frame.itertuples(index=False):
-            self._stored_ids[TopicPartition(str(topic), int(part))].add(str(event_id))
+            self._stored_ids[(table, TopicPartition(str(topic), int(part)))].add(str(event_id))
 
     def _settle(self) -> None:
         """Wait until the INSERTs running now (maybe a dead owner's last one) have ended."""
