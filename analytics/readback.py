@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from datetime import datetime
 from typing import Any
 
 import orjson
@@ -34,11 +35,18 @@ from ingest.schema import (
 _GPU_ALIASES = {GpuSample.model_fields[n].alias: n for n in GPU_METRIC_FIELDS}
 
 
-def _rows(store: Store, table: Table) -> list[dict[str, Any]]:
+def _rows(
+    store: Store,
+    table: Table,
+    where: str = "1",
+    params: dict[str, Any] | None = None,
+    order: str = "src_topic, src_partition, src_offset",
+) -> list[dict[str, Any]]:
     cols = ", ".join(f"`{c}`" for c in table.column_names if c != "ts")
     frame = store.query_df(
         f"SELECT toUInt32(ts) AS ts_s, {cols} FROM `{store.database}`.`{table.name}` "
-        "ORDER BY src_topic, src_partition, src_offset"
+        f"WHERE {where} ORDER BY {order}",
+        params,
     )
     frame = frame.astype(object).where(pd.notna(frame), None)
     rows: list[dict[str, Any]] = [
@@ -109,31 +117,69 @@ def log_events(store: Store) -> list[LogLine]:
 
 def step_events(store: Store) -> list[TrainStep]:
     """Rebuild training steps (rank -1 is a job-level record)."""
-    out = []
-    for r in _rows(store, TRAIN_STEPS):
-        fields = _clean(r, ())
-        if fields.get("rank") == -1:
-            fields.pop("rank")
-        fields["skipped"] = bool(fields.get("skipped", 0))
-        out.append(TrainStep(id=r["event_id"], **fields))
-    return out
+    return [_step(r) for r in _rows(store, TRAIN_STEPS)]
+
+
+_BEFORE = "(toUInt64(toUInt32(ts)) * 1000000 + ts_us) < %(before)s"
+
+
+def recent_job_steps(
+    store: Store, job_id: str, count: int, before: datetime | None = None
+) -> list[TrainStep]:
+    """Return a job's newest `count` job-level steps (before `before`), oldest first."""
+    rows = _rows(
+        store,
+        TRAIN_STEPS,
+        f"job_id = %(job)s AND rank = -1 AND {_BEFORE}",
+        {"job": job_id, "before": _micros(before)},
+        f"ts DESC, ts_us DESC LIMIT {int(count)}",
+    )
+    return [_step(r) for r in reversed(rows)]
+
+
+def recent_collectives(
+    store: Store, job_id: str, since: datetime, limit: int, before: datetime | None = None
+) -> list[CollectiveProgress]:
+    """Return a job's collective records from `since` to `before` (the newest `limit`)."""
+    rows = _rows(
+        store,
+        COLLECTIVES,
+        f"job_id = %(job)s AND ts >= toDateTime(%(since)s) AND {_BEFORE}",
+        {"job": job_id, "since": int(since.timestamp()), "before": _micros(before)},
+        f"ts DESC, ts_us DESC LIMIT {int(limit)}",
+    )
+    return [_collective(r) for r in reversed(rows)]
+
+
+def _micros(at: datetime | None) -> int:
+    """Return epoch microseconds (no bound: the largest a UInt64 comparison takes)."""
+    if at is None:
+        return 2**63 - 1
+    return int(at.timestamp()) * 1_000_000 + at.microsecond
+
+
+def _step(r: dict[str, Any]) -> TrainStep:
+    fields = _clean(r, ())
+    if fields.get("rank") == -1:
+        fields.pop("rank")
+    fields["skipped"] = bool(fields.get("skipped", 0))
+    return TrainStep(id=r["event_id"], **fields)
+
+
+def _collective(r: dict[str, Any]) -> CollectiveProgress:
+    fields = _clean(r, ("time_created_us", "time_started_us", "time_completed_us"))
+    return CollectiveProgress(
+        id=r["event_id"],
+        time_created=_us(r["time_created_us"]),
+        time_started=_us(r["time_started_us"]),
+        time_completed=_us(r["time_completed_us"]),
+        **fields,
+    )
 
 
 def collective_events(store: Store) -> list[CollectiveProgress]:
     """Rebuild collective-progress records."""
-    out = []
-    for r in _rows(store, COLLECTIVES):
-        fields = _clean(r, ("time_created_us", "time_started_us", "time_completed_us"))
-        out.append(
-            CollectiveProgress(
-                id=r["event_id"],
-                time_created=_us(r["time_created_us"]),
-                time_started=_us(r["time_started_us"]),
-                time_completed=_us(r["time_completed_us"]),
-                **fields,
-            )
-        )
-    return out
+    return [_collective(r) for r in _rows(store, COLLECTIVES)]
 
 
 def topology_events(store: Store) -> list[JobTopology]:

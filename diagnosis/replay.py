@@ -81,6 +81,7 @@ class _Job:
 
     def __init__(self, topology: JobTopology, fabric: Fabric | None) -> None:
         self.id = topology.job_id
+        self.topology_id = topology.id
         self.graph: CommGraph = build_comm_graph(topology, fabric)
         self.hang = HangDetector(self.id)
         self.detectors: list[Detector] = [
@@ -138,6 +139,7 @@ class Replay:
         self.nic_state: dict[tuple[str, str, int], str] = {}
         self.disk_seen: set[tuple[str, str]] = set()
         self._second: datetime | None = None
+        self._warmed: set[str] = set()  # ids of events restored into detectors
 
     def feed(self, event: EventBase, clock: datetime | None = None) -> None:
         """Take the next event of the merged stream.
@@ -146,6 +148,9 @@ class Replay:
         knows better than one event what time it is (the streaming worker) passes it.
         """
         self._tick(event.ts if clock is None else clock)
+        if self._warmed and event.id in self._warmed:
+            self._warmed.discard(event.id)  # seen by the detectors while warming up
+            return
         if isinstance(event, JobTopology):
             self._topology(event)
         elif isinstance(event, TrainStep | CollectiveProgress):
@@ -166,6 +171,20 @@ class Replay:
     def restore(self, topology: JobTopology) -> None:
         """Take back a running job's topology after a restart, without moving the clock."""
         self._topology(topology)
+
+    def warm(self, job_id: str, events: list[EventBase]) -> None:
+        """Show a restored job's recent steps and collectives to its detectors again.
+
+        The detectors' baselines (healthy step times, the last step, collectives in flight)
+        come back as they were; nothing is checked and the clock does not move. The same
+        events read again from the bus later are skipped once, so none counts twice.
+        """
+        job = self.jobs.get(job_id)
+        if job is None:
+            return
+        for event in sorted(events, key=lambda e: e.ts):
+            job.observe(event)
+            self._warmed.add(event.id)
 
     def finish(self) -> list[Incident]:
         """Run the last check and return the incidents."""
@@ -223,6 +242,9 @@ class Replay:
 
     # ------------------------------------------------------------------ families
     def _topology(self, topo: JobTopology) -> None:
+        known = self.jobs.get(topo.job_id)
+        if known is not None and known.topology_id == topo.id:
+            return  # the same topology again (a re-read, a restart): keep what was learned
         job = _Job(topo, self.fabric)
         self.jobs[job.id] = job
         job.observe(topo)  # detectors map ranks to GPUs from it

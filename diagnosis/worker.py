@@ -17,7 +17,8 @@ that diagnosis cannot digest is skipped, counted and logged with its position, n
 forever.
 
 The diagnosis state lives in memory and is rebuilt on start: the latest topology of every job
-heard from recently and the correlator's open incidents (saved with every stored revision)
+heard from recently (with its last steps and collectives shown to its detectors again, so their
+baselines come back) and the correlator's open incidents (saved with every stored revision)
 come back from the store before the first record is read. Incident ids carry the time the
 episode began, so a recurrence after a restart never reuses an old id. Offsets are committed
 only for records already fed, so a restarted worker re-reads what it had buffered; detectors
@@ -36,6 +37,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from analytics.queries import recent_topologies
+from analytics.readback import recent_collectives, recent_job_steps
 from analytics.store import Store, StoreError
 from diagnosis.clock import SourceClock
 from diagnosis.fabric import Fabric
@@ -133,6 +135,8 @@ class DiagnosisWorker:
         self._part_seen: dict[TopicPartition, float] = {}
         self._fed_upto: dict[TopicPartition, int] = {}
         self._last_record = monotonic()
+        self._started = monotonic()
+        self._paused_s = 0.0  # input pauses longer than the lateness allowance, summed
         self._last_commit = monotonic()
         self._last_status = monotonic()
         self._published: dict[str, tuple[float, int]] = {}  # id -> (when, revision)
@@ -149,8 +153,6 @@ class DiagnosisWorker:
 
     def step(self) -> int:
         """Poll once, feed what is in order, publish and commit when due; return records read."""
-        if not self._restored:
-            self.restore()
         try:
             records = self.consumer.poll(self.settings.batch_records, self.settings.poll_timeout_s)
         except BusError as exc:
@@ -159,17 +161,26 @@ class DiagnosisWorker:
             records = []
         now = self._monotonic()
         if records:
+            # a pause in all input (a broker outage, a quiet cluster) is not a partition's
+            # silence: partitions are judged idle in the time records were flowing
+            self._paused_s += max(0.0, now - self._last_record - self.settings.lateness_s)
             self._last_record = now
             self._buffer(records)
+        if not self._restored and (self._heap or self._nothing_to_read(now)):
+            # before anything is fed: what was read first is where this worker resumes
+            self.restore(resume=self._heap[0].ts if self._heap else None)
         self._agreed = self._sources.now(now)
-        upto = self._watermark()
+        upto = self._watermark(self.settings.lateness_s)
         if upto is not None:
             self._release(upto)
         self._release_overflow()
         if not records and now - self._last_record >= self.settings.lateness_s:
-            # nothing is arriving, so nothing can arrive out of order: feed up to the agreed
-            # time (an event ahead of it waits until another source gets there, or the end)
-            self._release(self._agreed)
+            # nothing is arriving, so nothing in flight can arrive out of order: feed up to
+            # where partitions with unread records stand and the sources agree (an event ahead
+            # of that waits for another source to get there, or for the end)
+            idle_upto = self._watermark(0.0)
+            if idle_upto is not None:
+                self._release(idle_upto)
             self._advance_if_live()
         self.publish()
         if now - self._last_status >= self.settings.status_poll_s:
@@ -179,9 +190,18 @@ class DiagnosisWorker:
             self._commit()
         return len(records)
 
-    def restore(self) -> None:
+    def _nothing_to_read(self, now: float) -> bool:
+        """Whether this worker owns partitions and has read all there is (no backlog)."""
+        owned = self.consumer.assignment()
+        waited = now - self._started >= self.settings.restore_timeout_s
+        return waited or (bool(owned) and owned <= self.consumer.caught_up())
+
+    def restore(self, resume: datetime | None = None) -> None:
         """Take back running jobs' topologies and open incidents from the store (once).
 
+        `resume` is the earliest event time this worker is about to read again (None: it reads
+        nothing old); detectors are shown the steps and collectives stored before it, and what
+        comes after arrives from the bus in order, so detections keep their times.
         Retried while the store is unreachable, for at most `restore_timeout_s`; after that
         diagnosis goes on without them (logged), since new faults matter more than old ones.
         """
@@ -202,6 +222,7 @@ class DiagnosisWorker:
                 time.sleep(1.0)
         for topology in topologies:
             self.replay.restore(topology)
+            self._warm(topology.job_id, resume)
         closed = {i for i, (status, _reason) in statuses.items() if is_final(status)}
         self.replay.correlator.restore(states, closed)
         for st in states:
@@ -217,6 +238,31 @@ class DiagnosisWorker:
                 len(closed),
             )
 
+    def _warm(self, job_id: str, resume: datetime | None) -> None:
+        """Give a restored job's detectors its recent steps and collectives from the store."""
+        try:
+            steps = recent_job_steps(self.store, job_id, WARM_STEPS, before=resume)
+            since = steps[-1].ts - WARM_COLLECTIVES if steps else None
+            job = self.replay.jobs[job_id]
+            collectives = (
+                recent_collectives(self.store, job_id, since, job.recent.maxlen or 0, before=resume)
+                if since is not None
+                else []
+            )
+        except StoreError as exc:
+            self.stats.store_errors += 1
+            log.warning("job %s restored without its recent steps: %s", job_id, exc)
+            return
+        self.replay.warm(job_id, [*steps, *collectives])
+        if steps:
+            log.info(
+                "job %s: detectors shown its last %d steps (up to step %d) and %d collectives",
+                job_id,
+                len(steps),
+                steps[-1].step,
+                len(collectives),
+            )
+
     def drain(self) -> None:
         """Feed everything buffered and publish every pending revision (end of a stream)."""
         self._agreed = self._sources.now(self._monotonic())
@@ -227,9 +273,9 @@ class DiagnosisWorker:
     # ------------------------------------------------------------------ input
     def _buffer(self, records: list[Record]) -> None:
         self.stats.consumed += len(records)
-        now = self._monotonic()
+        now, flow = self._monotonic(), self._flow()
         for record in records:
-            self._part_seen[record.tp] = now
+            self._part_seen[record.tp] = flow
             try:
                 event = decode_event(record.value)
             except SchemaError:
@@ -262,14 +308,21 @@ class DiagnosisWorker:
                 reason,
             )
 
-    def _watermark(self) -> datetime | None:
+    def _flow(self) -> float:
+        """Return monotonic time less the pauses of all input (what partition idleness counts)."""
+        now = self._monotonic()
+        pausing = max(0.0, now - self._last_record - self.settings.lateness_s)
+        return now - self._paused_s - pausing
+
+    def _watermark(self, lateness_s: float) -> datetime | None:
         """Return the event time up to which feeding is safe, or None for nothing yet.
 
-        Partitions still holding unread records hold it back at the time they have reached;
-        one that has delivered nothing yet holds everything back (within `max_buffered`).
-        Nothing is fed past the time the sources agree on.
+        Partitions still holding unread records hold it back at the time they have reached
+        (less the lateness allowance); one that has delivered nothing yet holds everything back
+        (within `max_buffered`); one silent for `idle_partition_s` while others delivered is not
+        waited for. Nothing is fed past the time the sources agree on.
         """
-        now = self._monotonic()
+        now = self._flow()
         agreed = self._agreed
         if agreed is None:
             return None
@@ -282,7 +335,7 @@ class DiagnosisWorker:
             if now - self._part_seen[tp] < self.settings.idle_partition_s:
                 holding.append(self._part_ts[tp])
         upto = min(min(holding), agreed) if holding else agreed
-        return upto - timedelta(seconds=self.settings.lateness_s)
+        return upto - timedelta(seconds=lateness_s)
 
     def _release(self, upto: datetime | None) -> None:
         """Feed buffered events with ts <= upto (all of them when upto is None)."""
@@ -408,6 +461,8 @@ class DiagnosisWorker:
 
 
 _OPEN = IncidentStatus.OPEN
+WARM_STEPS = 60  # a restored job's detectors see its last steps again: warm-up, baseline, window
+WARM_COLLECTIVES = timedelta(seconds=30)  # ... and its collectives this far before its last step
 
 
 def _wire(incident: Incident) -> bytes:

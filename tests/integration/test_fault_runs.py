@@ -24,42 +24,18 @@ pytestmark = pytest.mark.integration
 SIZE = 1  # 8 nodes x 8 GPUs, two jobs, 240 simulated seconds, four faults of different kinds
 
 
-# Known bugs outside this suite, seen by these runs (see each reason); a run showing one is
-# an expected failure, any other difference fails. Remove an entry once its bug is fixed.
-LOST_ROWS_AFTER_SINK_KILL = (
-    "analytics/writer.py: after a sink killed between the per-table INSERTs of a batch, the "
-    "re-delivered events whose id is stored in one table (host_metrics) are skipped for every "
-    "table, so their rows of the tables not yet written (disk_metrics) are lost for good"
-)
-WRONG_INCIDENTS_AFTER_BROKER_RESTART = (
-    "diagnosis/worker.py: after a broker restart the worker feeds thousands of events out of "
-    "event-time order (stats.late ~5000 of ~9000, ~50 without the kill): partitions silent for "
-    "idle_partition_s during the outage no longer hold the watermark; false job-level hangs, "
-    "the straggler is missed"
-)
-INCIDENT_LOST_OVER_DIAGNOSE_RESTART = (
-    "trainguard diagnose SIGKILLed at 60 % of the stream and restarted: the straggler incident "
-    "an uninterrupted replay detects at 84 s is missing (the first worker had opened none by "
-    "144 s; not root-caused)"
-)
-
-
-def _check(run: FaultRun, lost_bug: str | None = None, incidents_bug: str | None = None) -> None:
+def _check(run: FaultRun) -> None:
     assert run.faults_injected > 0, run
     assert run.events_published > 0, run
     assert run.events_duplicated == 0, run.notes
-    if run.events_lost and lost_bug:
-        pytest.xfail(f"{lost_bug}: {run.events_lost} events lost; {run.notes}")
     assert run.events_lost == 0, run.notes
-    if run.incidents_wrong and incidents_bug:
-        pytest.xfail(f"{incidents_bug}: {run.incidents_wrong} incidents wrong; {run.notes}")
     assert run.incidents_wrong == 0, run.notes
 
 
 def test_a_kafka_broker_killed_mid_stream_loses_nothing(services: Services) -> None:
     run = broker_kill(SIZE, clickhouse=(services.clickhouse_host, services.clickhouse_port))
     assert run.incidents_expected == 4
-    _check(run, incidents_bug=WRONG_INCIDENTS_AFTER_BROKER_RESTART)
+    _check(run)
 
 
 def test_a_diagnosis_worker_killed_mid_stream_gives_the_replays_incidents(
@@ -71,7 +47,7 @@ def test_a_diagnosis_worker_killed_mid_stream_gives_the_replays_incidents(
         services=(services.kafka, services.clickhouse_host, services.clickhouse_port),
     )
     assert run.incidents_expected == 4
-    _check(run, incidents_bug=INCIDENT_LOST_OVER_DIAGNOSE_RESTART)
+    _check(run)
 
 
 def test_a_sink_killed_mid_batch_stores_the_twins_events_exactly_once(
@@ -81,7 +57,7 @@ def test_a_sink_killed_mid_batch_stores_the_twins_events_exactly_once(
         SIZE, services=(services.kafka, services.clickhouse_host, services.clickhouse_port)
     )
     assert run.faults_injected >= 3
-    _check(run, lost_bug=LOST_ROWS_AFTER_SINK_KILL)
+    _check(run)
 
 
 def test_a_clickhouse_server_killed_and_frozen_mid_stream_loses_nothing(
