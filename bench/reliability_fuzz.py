@@ -22,8 +22,8 @@ from types import TracebackType
 from analytics.store import Store
 from analytics.writer import ClickHouseWriter
 from bench.fuzz_wire import Input
+from bench.reliability_faults import joined
 from diagnosis.worker import DiagnosisWorker, WorkerSettings
-from ingest.bus import Consumer
 from ingest.kafka_bus import KafkaBus
 from ingest.sink import Sink, SinkSettings
 
@@ -69,10 +69,12 @@ class FuzzRig:
     def __init__(self, bus: KafkaBus, store: Store) -> None:
         self.bus, self.store = bus, store
         self.sink = Sink(
-            joined(bus, "fuzz-sink"), ClickHouseWriter(store), SinkSettings(batch_seconds=0.2)
+            joined(bus, f"{bus.topics.prefix}fuzz-sink"),
+            ClickHouseWriter(store),
+            SinkSettings(batch_seconds=0.2),
         )
         self.worker = DiagnosisWorker(
-            joined(bus, "fuzz-diagnose"),
+            joined(bus, f"{bus.topics.prefix}fuzz-diagnose"),
             bus.producer(),
             store,
             bus.topics,
@@ -174,22 +176,3 @@ class FuzzRig:
             f"SELECT hex(raw) AS raw FROM `{self.store.database}`.dead_letter"
         )
         return Counter(bytes.fromhex(str(r)) for r in frame["raw"])
-
-
-def joined(bus: KafkaBus, group: str) -> Consumer:
-    """Return a group member that owns every telemetry partition before anything is produced.
-
-    A group joined right after its topics were created can be assigned nothing (the topics'
-    metadata has not reached the client yet) and would wait minutes for a refresh: rejoin.
-    """
-    names = bus.topics.telemetry()
-    for attempt in range(6):
-        consumer = bus.consumer(f"{bus.topics.prefix}{group}{attempt}", names)
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            if consumer.poll(1, 0.2):
-                raise RigError(f"{group}: records on the topics before the rig started")
-            if len(consumer.assignment()) == 4 * len(names):
-                return consumer
-        consumer.close()
-    raise RigError(f"no partitions assigned to {group}")

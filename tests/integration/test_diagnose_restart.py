@@ -8,7 +8,6 @@ diagnose` do in production.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -18,13 +17,14 @@ import pytest
 from analytics.queries import dead_letters
 from analytics.store import Store
 from analytics.writer import ClickHouseWriter
+from bench.reliability_faults import joined
 from diagnosis.incident_store import load_incidents, record_transition, transitions
 from diagnosis.incidents import Incident
 from diagnosis.lifecycle import Transition
 from diagnosis.model import Category, IncidentStatus
 from diagnosis.replay import Replay
 from diagnosis.worker import DiagnosisWorker, WorkerSettings
-from ingest.bus import Consumer, TopicFamily
+from ingest.bus import TopicFamily
 from ingest.kafka_bus import KafkaBus
 from ingest.schema import EventBase, HostMetrics, LogLine, LogSource
 from ingest.sink import Sink, SinkSettings
@@ -60,7 +60,7 @@ SCENARIO: dict[str, Any] = {
 def sink(kafka_bus: KafkaBus, server_store: Store) -> Iterator[Sink]:
     """The real sink on the test's topics, storing into the test's database, in a thread."""
     running = Sink(
-        _joined(kafka_bus, "sink"),
+        joined(kafka_bus, f"{kafka_bus.topics.prefix}sink"),
         ClickHouseWriter(server_store),
         SinkSettings(batch_seconds=0.2),
     )
@@ -72,24 +72,6 @@ def sink(kafka_bus: KafkaBus, server_store: Store) -> Iterator[Sink]:
     thread.join(timeout=30)
     running.consumer.close()
     assert not thread.is_alive()
-
-
-def _joined(bus: KafkaBus, group: str) -> Consumer:
-    """Return a group member that owns every telemetry partition before anything is produced.
-
-    A group joined right after its topics were created can be assigned nothing (the topics'
-    metadata has not reached the client yet) and would wait minutes for a refresh: rejoin.
-    """
-    names = bus.topics.telemetry()
-    for attempt in range(6):
-        consumer = bus.consumer(f"{group}{attempt}", names)
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            assert consumer.poll(1, 0.2) == []
-            if len(consumer.assignment()) == 4 * len(names):
-                return consumer
-        consumer.close()
-    pytest.fail(f"no partitions assigned to {group}")
 
 
 def _worker(bus: KafkaBus, store: Store) -> DiagnosisWorker:
