@@ -673,7 +673,9 @@ def broker_kill(
         for restart in restarts:
             restart.join(timeout=180)
         rows = sum(sum(c.values()) for c in expected_rows(work.events).values())
-        stored = wait_stored(store, rows, 180)
+        # a member whose coordinator was the killed broker may take a session timeout and a
+        # rebalance to consume again: a minute without progress is a stall, not less
+        stored = wait_stored(store, rows, 240, stall_s=60)
         diagnosed = wait_until(lambda: diag.done(len(work.events)), 180)
         diag.stop()
         sink.stop()

@@ -49,6 +49,7 @@ from diagnosis.replay import Replay
 from ingest.bus import BusError, Consumer, Producer, Record, TopicPartition, Topics
 from ingest.event_time import EventTimePolicy
 from ingest.schema import EventBase, SchemaError, decode_event
+from ingest.sink import RecentIds
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +72,7 @@ class WorkerSettings:
     restore_topologies_s: float = 86_400.0  # jobs heard from this recently come back on start
     restore_incidents_s: float = 3_600.0  # incidents with evidence this recent come back
     restore_timeout_s: float = 30.0  # how long a start waits for the store before going on
+    dedup_window: int = 500_000  # event ids remembered: a re-sent event is fed once
 
 
 @dataclass
@@ -88,6 +90,7 @@ class WorkerStats:
     bus_errors: int = 0
     event_time: float = 0.0
     refused_time: int = 0  # event time refused by the admission policy
+    duplicates: int = 0  # events re-sent by their producer (or redelivered), fed once
     poison: int = 0  # decoded events diagnosis could not digest
     restored_jobs: int = 0
     restored_incidents: int = 0
@@ -131,12 +134,14 @@ class DiagnosisWorker:
         self._clock: datetime | None = None
         self._agreed: datetime | None = None  # the sources' agreed time, once per poll
         self._restored = False
+        self._seen_ids = RecentIds(self.settings.dedup_window)
         self._part_ts: dict[TopicPartition, datetime] = {}
         self._part_seen: dict[TopicPartition, float] = {}
         self._fed_upto: dict[TopicPartition, int] = {}
         self._last_record = monotonic()
         self._started = monotonic()
         self._paused_s = 0.0  # input pauses longer than the lateness allowance, summed
+        self._unconfirmed: set[TopicPartition] = set()  # silent since the last pause
         self._last_commit = monotonic()
         self._last_status = monotonic()
         self._published: dict[str, tuple[float, int]] = {}  # id -> (when, revision)
@@ -163,7 +168,12 @@ class DiagnosisWorker:
         if records:
             # a pause in all input (a broker outage, a quiet cluster) is not a partition's
             # silence: partitions are judged idle in the time records were flowing
-            self._paused_s += max(0.0, now - self._last_record - self.settings.lateness_s)
+            paused = now - self._last_record - self.settings.lateness_s
+            if paused > 0:
+                # what the consumer knew of each partition's end predates the pause: until a
+                # partition delivers again, it is not known to be caught up
+                self._paused_s += paused
+                self._unconfirmed = set(self.consumer.assignment())
             self._last_record = now
             self._buffer(records)
         if not self._restored and (self._heap or self._nothing_to_read(now)):
@@ -276,6 +286,7 @@ class DiagnosisWorker:
         now, flow = self._monotonic(), self._flow()
         for record in records:
             self._part_seen[record.tp] = flow
+            self._unconfirmed.discard(record.tp)
             try:
                 event = decode_event(record.value)
             except SchemaError:
@@ -288,6 +299,11 @@ class DiagnosisWorker:
                 # the sink dead-letters it for the same reason; here it is only skipped
                 self._refused(record, refusal)
                 continue
+            if event.id in self._seen_ids:  # a producer's retry after a broker outage
+                self.stats.duplicates += 1
+                self._fed_upto[record.tp] = max(self._fed_upto.get(record.tp, -1), record.offset)
+                continue
+            self._seen_ids.add_all([event.id])
             self._sources.observe(event.key, event.ts, now)
             last = self._part_ts.get(record.tp)
             if last is None or event.ts > last:
@@ -326,8 +342,11 @@ class DiagnosisWorker:
         agreed = self._agreed
         if agreed is None:
             return None
+        owned = self.consumer.assignment()
+        if not owned:
+            return None  # between assignments (a rebalance): the partitions come back
         holding: list[datetime] = []
-        for tp in self.consumer.assignment() - self.consumer.caught_up():
+        for tp in (owned - self.consumer.caught_up()) | (owned & self._unconfirmed):
             if tp not in self._part_ts:
                 if tp in self._part_seen:
                     continue  # delivered only undecodable records
