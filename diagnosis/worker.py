@@ -142,6 +142,7 @@ class DiagnosisWorker:
         self._started = monotonic()
         self._paused_s = 0.0  # input pauses longer than the lateness allowance, summed
         self._unconfirmed: set[TopicPartition] = set()  # silent since the last pause
+        self._resumed = 0.0  # flowing time when input resumed after the last pause
         self._last_commit = monotonic()
         self._last_status = monotonic()
         self._published: dict[str, tuple[float, int]] = {}  # id -> (when, revision)
@@ -174,6 +175,7 @@ class DiagnosisWorker:
                 # partition delivers again, it is not known to be caught up
                 self._paused_s += paused
                 self._unconfirmed = set(self.consumer.assignment())
+                self._resumed = self._flow()
             self._last_record = now
             self._buffer(records)
         if not self._restored and (self._heap or self._nothing_to_read(now)):
@@ -346,12 +348,19 @@ class DiagnosisWorker:
         if not owned:
             return None  # between assignments (a rebalance): the partitions come back
         holding: list[datetime] = []
-        for tp in (owned - self.consumer.caught_up()) | (owned & self._unconfirmed):
-            if tp not in self._part_ts:
+        behind = owned - self.consumer.caught_up()
+        for tp in behind | (owned & self._unconfirmed):
+            if tp not in behind:  # caught up by what was known before the last pause
+                heard = max(self._part_seen.get(tp, self._resumed), self._resumed)
+                if now - heard >= self.settings.idle_partition_s:
+                    continue  # silent since, while others delivered: nothing was waiting
+                if tp not in self._part_ts:
+                    return None  # it may deliver any time now
+            elif tp not in self._part_ts:
                 if tp in self._part_seen:
                     continue  # delivered only undecodable records
                 return None  # records to read, none seen yet: their time is unknown
-            if now - self._part_seen[tp] < self.settings.idle_partition_s:
+            if now - self._part_seen.get(tp, self._resumed) < self.settings.idle_partition_s:
                 holding.append(self._part_ts[tp])
         upto = min(min(holding), agreed) if holding else agreed
         return upto - timedelta(seconds=lateness_s)
