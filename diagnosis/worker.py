@@ -285,7 +285,7 @@ class DiagnosisWorker:
     # ------------------------------------------------------------------ input
     def _buffer(self, records: list[Record]) -> None:
         self.stats.consumed += len(records)
-        now, flow = self._monotonic(), self._flow()
+        now, flow, wall = self._monotonic(), self._flow(), self._wall()
         for record in records:
             self._part_seen[record.tp] = flow
             self._unconfirmed.discard(record.tp)
@@ -294,16 +294,16 @@ class DiagnosisWorker:
             except SchemaError:
                 # the sink dead-letters it with the raw bytes; here it is only skipped
                 self.stats.undecodable += 1
-                self._fed_upto[record.tp] = max(self._fed_upto.get(record.tp, -1), record.offset)
+                self._passed(record)
                 continue
-            refusal = self.settings.event_time.refusal(event.ts, self._wall())
+            refusal = self.settings.event_time.refusal(event.ts, wall)
             if refusal is not None:
                 # the sink dead-letters it for the same reason; here it is only skipped
                 self._refused(record, refusal)
                 continue
             if event.id in self._seen_ids:  # a producer's retry after a broker outage
                 self.stats.duplicates += 1
-                self._fed_upto[record.tp] = max(self._fed_upto.get(record.tp, -1), record.offset)
+                self._passed(record)
                 continue
             self._seen_ids.add_all([event.id])
             self._sources.observe(event.key, event.ts, now)
@@ -314,9 +314,13 @@ class DiagnosisWorker:
                 self._heap, _Buffered(event.ts, next(self._seq), record.tp, record.offset, event)
             )
 
+    def _passed(self, record: Record) -> None:
+        """Count a record never fed (undecodable, refused, a duplicate) as done with."""
+        self._fed_upto[record.tp] = max(self._fed_upto.get(record.tp, -1), record.offset)
+
     def _refused(self, record: Record, reason: str) -> None:
         self.stats.refused_time += 1
-        self._fed_upto[record.tp] = max(self._fed_upto.get(record.tp, -1), record.offset)
+        self._passed(record)
         if self.stats.refused_time & (self.stats.refused_time - 1) == 0:  # 1st, 2nd, 4th, ...
             log.warning(
                 "event at %s offset %d skipped (%d so far): %s",
