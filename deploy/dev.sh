@@ -45,9 +45,24 @@ browser() {
   (TAG=dev && source "$REPO/deploy/lib/common.sh" && apt_install chromium chromium-driver)
 }
 
+# Prometheus and Alertmanager (Debian) and helm (built from the Go module proxy), for the
+# operability tests: real scrapes, real alerts, the chart rendered and linted.
+HELM_VERSION="v3.22.0"
+tools() {
+  if ! command -v promtool >/dev/null 2>&1 || ! command -v prometheus-alertmanager >/dev/null 2>&1; then
+    # shellcheck disable=SC1091,SC2034 # TAG is read by common.sh's log and die
+    (TAG=dev && source "$REPO/deploy/lib/common.sh" && apt_install prometheus prometheus-alertmanager)
+  fi
+  if [[ ! -x "$VENV/bin/helm" ]]; then
+    say "building helm $HELM_VERSION from the Go module proxy (first time: a few minutes)"
+    GOBIN="$VENV/bin" GOFLAGS=-mod=mod go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+  fi
+}
+
 test_all() {
   setup dev
   browser
+  tools
   cd "$REPO"
   local started=0
   if ! bash deploy/services.sh status >/dev/null 2>&1; then
@@ -64,12 +79,12 @@ test_all() {
   "$VENV/bin/ruff" format --check .
   "$VENV/bin/mypy"
   say "tests"
-  "$PY" -m pytest -q -p no:cacheprovider "$@"
+  PATH="$VENV/bin:$PATH" "$PY" -m pytest -q -p no:cacheprovider "$@"
 }
 
 case "${1:-}" in
   demo) shift; demo "$@" ;;
   test) shift; test_all "$@" ;;
-  setup) setup dev ;;
+  setup) setup dev; tools ;;
   *) echo "usage: bash deploy/dev.sh demo|test|setup [args]" >&2; exit 2 ;;
 esac
