@@ -98,6 +98,21 @@ def test_the_chart_refuses_to_render_without_a_webhook_key():
     assert "secrets.webhookKey is required" in proc.stderr
 
 
+@pytest.mark.parametrize(
+    ("pair", "refusal"),
+    [
+        ("sink.batchRecord=5", "additional properties 'batchRecord' not allowed"),
+        ("act.mode=yolo", "value must be one of 'dry_run', 'approve', 'auto'"),
+        ("api.port=70000", "maximum"),
+    ],
+)
+def test_the_values_schema_refuses_misspelt_keys_and_bad_values(pair, refusal):
+    args = ["template", "tg", str(CHART), "-f", str(DEFAULT_VALUES), "--set", pair]
+    proc = helm(*args, check=False)
+    assert proc.returncode != 0
+    assert refusal in proc.stderr
+
+
 def test_the_default_render_would_start():
     docs = render(DEFAULT_VALUES)
     assert k8s_problems(docs) == []
