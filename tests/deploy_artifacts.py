@@ -8,7 +8,8 @@ would make it crash-loop, or be unreachable, is reported as a problem string:
 - a TG_* variable no setting reads (`trainguard.settings.check_environment`), a literal value
   the setting's type refuses (every settings class is built from the container's environment),
   or a secret (a SecretStr setting) given as a literal instead of a secretKeyRef;
-- a secretKeyRef to a Secret or key the render does not hold (unless optional or external);
+- a secretKeyRef to a Secret or key the render does not hold (unless optional or external),
+  or `envFrom`, which would hide its variable names from these checks;
 - a container port, probe or Service target port the process does not listen on, or a
   listener bound to loopback (unreachable from a probe or a Service).
 
@@ -135,49 +136,30 @@ def _env_from_k8s(c: Container, entries: Iterable[Mapping[str, Any]]) -> None:
             c.literal_env[name] = ""
 
 
-def _env_from_sources(
-    c: Container, sources: Iterable[Mapping[str, Any]], objects: Mapping[tuple[str, str], Any]
-) -> list[str]:
-    problems = []
-    for source in sources:
-        if "configMapRef" in source:
-            ref = source["configMapRef"]["name"]
-            data = objects.get(("ConfigMap", ref), {}).get("data")
-            if data is None:
-                problems.append(f"{c.where}: envFrom ConfigMap {ref} is not in the render")
-                continue
-            c.literal_env.update({k: str(v) for k, v in data.items()})
-        elif "secretRef" in source:
-            ref = source["secretRef"]["name"]
-            secret = objects.get(("Secret", ref))
-            if secret is None:
-                problems.append(f"{c.where}: envFrom Secret {ref} is not in the render")
-                continue
-            keys = {**secret.get("data", {}), **secret.get("stringData", {})}
-            c.ref_env.update(dict.fromkeys(keys, "secretRef"))
-    return problems
-
-
 def k8s_containers(docs: Iterable[Mapping[str, Any]]) -> tuple[list[Container], list[str]]:
-    """Return every TrainGuard container in `docs`, and problems found reading them."""
-    docs = [d for d in docs if d]
-    objects = {(d.get("kind", ""), d.get("metadata", {}).get("name", "")): d for d in docs}
+    """Return every TrainGuard container in `docs`, and problems found reading them.
+
+    Init containers run to completion, so they count as one-shot whatever their workload.
+    """
     found: list[Container] = []
     problems: list[str] = []
-    for doc in docs:
+    for doc in filter(None, docs):
         for workload, long_running, template in _pod_templates(doc):
             pod = template.get("spec", {})
             labels = dict(template.get("metadata", {}).get("labels", {}))
-            for spec in [*pod.get("initContainers", []), *pod.get("containers", [])]:
+            specs = [(s, False) for s in pod.get("initContainers", [])]
+            specs += [(s, long_running) for s in pod.get("containers", [])]
+            for spec, runs_on in specs:
                 c = Container(
                     where=f"{workload} container {spec.get('name')}",
-                    long_running=long_running,
+                    long_running=runs_on,
                     command=spec.get("command"),
                     args=[str(a) for a in spec.get("args", [])],
                     labels=labels,
                 )
                 _env_from_k8s(c, spec.get("env", []))
-                problems += _env_from_sources(c, spec.get("envFrom", []), objects)
+                if spec.get("envFrom"):
+                    problems.append(f"{c.where}: envFrom hides its names from this check")
                 for port in spec.get("ports", []):
                     c.ports[str(port.get("name", port["containerPort"]))] = int(
                         port["containerPort"]

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import kubernetes_validate
 import pytest
 import yaml
 
@@ -28,6 +29,8 @@ KUBERNETES_VALUES = CHART / "ci" / "kubernetes-values.yaml"
 COMPOSE = REPO / "deploy" / "production" / "compose.yaml"
 IMAGE = "trainguard:dev"
 EXISTING_SECRET = "trainguard-credentials"  # ci/kubernetes-values.yaml's secrets.name
+KUBERNETES_VERSIONS = ("1.30.0", "1.37.0")
+"""The oldest Kubernetes the chart supports and the newest schemas kubernetes-validate has."""
 
 Doc = dict[str, Any]
 UNKNOWN = "TG_" + "API_URL"
@@ -86,10 +89,37 @@ def env_of(c: Doc) -> dict[str, Doc]:
     return {e["name"]: e for e in c.get("env", [])}
 
 
+def test_a_missing_helm_fails_the_test_with_how_to_build_it(monkeypatch):
+    monkeypatch.setattr(shutil, "which", lambda *args, **kwargs: None)
+    with pytest.raises(pytest.fail.Exception, match="deploy/dev.sh tools"):
+        helm_binary()
+
+
 @pytest.mark.parametrize("values", [DEFAULT_VALUES, KUBERNETES_VALUES], ids=lambda p: p.stem)
 def test_helm_lint_passes(values):
     proc = helm("lint", "--strict", str(CHART), "-f", str(values))
     assert "0 chart(s) failed" in proc.stdout
+
+
+@pytest.mark.parametrize("values", [DEFAULT_VALUES, KUBERNETES_VALUES], ids=lambda p: p.stem)
+@pytest.mark.parametrize("version", KUBERNETES_VERSIONS)
+def test_every_rendered_object_fits_the_kubernetes_api_schema(values, version):
+    docs = render(values)
+    assert len(docs) > 10
+    refused = {}
+    for doc in docs:
+        try:
+            kubernetes_validate.validate(doc, version, strict=True)
+        except kubernetes_validate.ValidationError as exc:
+            refused[f"{doc['kind']}/{doc['metadata']['name']}"] = exc.message
+    assert refused == {}
+
+
+def test_a_misspelt_field_fails_the_schema_check():
+    agent = next(d for d in render(DEFAULT_VALUES) if d["kind"] == "DaemonSet")
+    agent["spec"]["template"]["spec"]["runtimeClassNam"] = "nvidia"
+    with pytest.raises(kubernetes_validate.ValidationError, match="runtimeClassNam"):
+        kubernetes_validate.validate(agent, KUBERNETES_VERSIONS[0], strict=True)
 
 
 def test_the_chart_refuses_to_render_without_a_webhook_key():
@@ -261,6 +291,10 @@ def _embedded_bus(docs: list[Doc]) -> None:
     _set_env(sink, "TG_KAFKA_MODE", "embedded")
 
 
+def _env_from(docs: list[Doc]) -> None:
+    _api(docs)["envFrom"] = [{"configMapRef": {"name": "more-settings"}}]
+
+
 def _no_webhook_key(docs: list[Doc]) -> None:
     c = _api(docs)
     c["env"] = [e for e in c["env"] if e["name"] != "TG_WEBHOOK_KEY"]
@@ -279,6 +313,7 @@ BROKEN: dict[str, tuple[Callable[[list[Doc]], None], str]] = {
     "missing secret key": (_missing_secret_key, "has no key webhook-key"),
     "embedded bus": (_embedded_bus, "exits 2 without TG_KAFKA_MODE=kafka"),
     "no webhook key": (_no_webhook_key, "without TG_WEBHOOK_KEY"),
+    "envFrom": (_env_from, "envFrom hides its names"),
 }
 
 
