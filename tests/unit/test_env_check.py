@@ -142,11 +142,6 @@ def test_every_name_used_in_the_repository_is_accepted():
     assert unknown == {}, "add them to a settings class or TOOLING_VARIABLES"
 
 
-@pytest.mark.xfail(
-    reason="issue 19 item 3: deploy/production sets TG_ACT_DRY_RUN and TG_API_URL, which no "
-    "setting reads (TG_ACT_MODE, TG_CONSOLE_API_URL)",
-    strict=False,
-)
 def test_deploy_production_uses_only_known_names():
     found = _names_in_repository(only=PRODUCTION)
     assert {name for name in found if name not in known_env_names()} == set()

@@ -1,0 +1,420 @@
+"""Check deployment artefacts (rendered Kubernetes objects, compose services) against the CLI.
+
+A container of the TrainGuard image runs `trainguard <args>` (the image's entrypoint). What
+would make it crash-loop, or be unreachable, is reported as a problem string:
+
+- its arguments do not parse with the real `trainguard` parser (`trainguard.cli.build_parser`),
+  or a long-running workload (Deployment, DaemonSet, compose service) runs a one-shot command;
+- a TG_* variable no setting reads (`trainguard.settings.check_environment`), a literal value
+  the setting's type refuses (every settings class is built from the container's environment),
+  or a secret (a SecretStr setting) given as a literal instead of a secretKeyRef;
+- a secretKeyRef to a Secret or key the render does not hold (unless optional or external),
+  or `envFrom`, which would hide its variable names from these checks;
+- a container port, probe or Service target port the process does not listen on, or a
+  listener bound to loopback (unreachable from a probe or a Service).
+
+The checks only read: no cluster, no container engine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from unittest import mock
+
+from pydantic import SecretStr, ValidationError
+from pydantic_settings import BaseSettings
+
+from trainguard.cli import build_parser
+from trainguard.settings import (
+    ApiSettings,
+    BusSettings,
+    DiagnoseSettings,
+    SinkProcessSettings,
+    StoreSettings,
+    check_environment,
+    env_names,
+    settings_classes,
+)
+from ui.settings import ConsoleSettings
+
+WORKLOAD_KINDS = {"Deployment", "DaemonSet", "StatefulSet", "Job", "CronJob"}
+LONG_RUNNING_KINDS = {"Deployment", "DaemonSet", "StatefulSet"}
+ENTRYPOINTS: tuple[list[str], ...] = ([], ["trainguard"], ["python", "-m", "trainguard"])
+SERVICE_COMMANDS = {"sink", "agent", "diagnose", "act", "api", "console"}
+KAFKA_COMMANDS = {"sink", "agent", "diagnose", "act"}
+STORE_COMMANDS = {"sink", "diagnose", "act", "api", "migrate", "retention"}
+WEBHOOK_KEY_COMMANDS = {"act", "api"}
+PLACEHOLDER = "set-at-run-time"
+"""The value checked for a variable set from a Secret, a field or compose interpolation."""
+WILDCARD_HOSTS = {"0.0.0.0", "::", ""}
+HEALTH_PATHS = {
+    "api": {"/healthz", "/readyz"},
+    "console": {"/_stcore/health"},
+    "metrics": {"/metrics"},
+}
+"""The paths each kind of listener answers (probes must use one of them)."""
+
+
+@dataclass
+class Container:
+    """One TrainGuard container as deployed: what it runs, its environment, its ports."""
+
+    where: str
+    long_running: bool
+    command: list[str] | None
+    args: list[str]
+    literal_env: dict[str, str] = field(default_factory=dict)
+    ref_env: dict[str, str] = field(default_factory=dict)
+    """Names set at run time, each with where from (secretKeyRef, fieldRef, ...)."""
+    ref_values: dict[str, str] = field(default_factory=dict)
+    """Values to check for run-time names (compose defaults); others get PLACEHOLDER."""
+    ports: dict[str, int] = field(default_factory=dict)
+    """Declared container ports by name (unnamed ones under their number)."""
+    probes: list[tuple[str, str | int, str | None]] = field(default_factory=list)
+    """(probe, port as written, HTTP path or None for TCP)."""
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Listener:
+    """An address the process listens on, and what it serves there."""
+
+    host: str
+    port: int
+    serves: str
+    setting: str
+
+
+def _env_fields() -> dict[str, tuple[type[BaseSettings], str]]:
+    """Return each TG_* name's settings class and field name."""
+    found: dict[str, tuple[type[BaseSettings], str]] = {}
+    for cls in settings_classes():
+        for name, field_name in zip(env_names(cls), cls.model_fields, strict=True):
+            found[name] = (cls, field_name)
+    return found
+
+
+def is_secret(name: str) -> bool:
+    """Return whether the TG_* variable `name` is a secret (a SecretStr setting)."""
+    entry = _env_fields().get(name.upper())
+    if entry is None:
+        return False
+    cls, field_name = entry
+    annotation = cls.model_fields[field_name].annotation
+    return SecretStr in getattr(annotation, "__args__", ()) or annotation is SecretStr
+
+
+# ---- reading Kubernetes objects ----------------------------------------------------------
+
+
+def _pod_templates(doc: Mapping[str, Any]) -> Iterator[tuple[str, bool, Mapping[str, Any]]]:
+    kind = doc.get("kind")
+    if kind not in WORKLOAD_KINDS:
+        return
+    name = f"{kind}/{doc.get('metadata', {}).get('name')}"
+    spec = doc.get("spec", {})
+    if kind == "CronJob":
+        spec = spec.get("jobTemplate", {}).get("spec", {})
+    yield name, kind in LONG_RUNNING_KINDS, spec.get("template", {})
+
+
+def _env_from_k8s(c: Container, entries: Iterable[Mapping[str, Any]]) -> None:
+    for entry in entries:
+        name = entry["name"]
+        if "value" in entry:
+            c.literal_env[name] = str(entry["value"])
+        elif "valueFrom" in entry:
+            source = entry["valueFrom"]
+            c.ref_env[name] = next(iter(source))
+        else:
+            c.literal_env[name] = ""
+
+
+def k8s_containers(docs: Iterable[Mapping[str, Any]]) -> tuple[list[Container], list[str]]:
+    """Return every TrainGuard container in `docs`, and problems found reading them.
+
+    Init containers run to completion, so they count as one-shot whatever their workload.
+    """
+    found: list[Container] = []
+    problems: list[str] = []
+    for doc in filter(None, docs):
+        for workload, long_running, template in _pod_templates(doc):
+            pod = template.get("spec", {})
+            labels = dict(template.get("metadata", {}).get("labels", {}))
+            specs = [(s, False) for s in pod.get("initContainers", [])]
+            specs += [(s, long_running) for s in pod.get("containers", [])]
+            for spec, runs_on in specs:
+                c = Container(
+                    where=f"{workload} container {spec.get('name')}",
+                    long_running=runs_on,
+                    command=spec.get("command"),
+                    args=[str(a) for a in spec.get("args", [])],
+                    labels=labels,
+                )
+                _env_from_k8s(c, spec.get("env", []))
+                if spec.get("envFrom"):
+                    problems.append(f"{c.where}: envFrom hides its names from this check")
+                for port in spec.get("ports", []):
+                    c.ports[str(port.get("name", port["containerPort"]))] = int(
+                        port["containerPort"]
+                    )
+                for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+                    if probe not in spec:
+                        continue
+                    how = spec[probe]
+                    if "httpGet" in how:
+                        c.probes.append((probe, how["httpGet"]["port"], how["httpGet"]["path"]))
+                    elif "tcpSocket" in how:
+                        c.probes.append((probe, how["tcpSocket"]["port"], None))
+                found.append(c)
+    return found, problems
+
+
+def secret_ref_problems(
+    docs: Iterable[Mapping[str, Any]], external_secrets: frozenset[str] = frozenset()
+) -> list[str]:
+    """Return secretKeyRefs to Secrets or keys that neither the render nor `external` hold."""
+    docs = [d for d in docs if d]
+    secrets = {
+        d["metadata"]["name"]: {*d.get("data", {}), *d.get("stringData", {})}
+        for d in docs
+        if d.get("kind") == "Secret"
+    }
+    problems = []
+    for doc in docs:
+        for workload, _, template in _pod_templates(doc):
+            for spec in template.get("spec", {}).get("containers", []):
+                for entry in spec.get("env", []):
+                    ref = entry.get("valueFrom", {}).get("secretKeyRef")
+                    if ref is None or ref["name"] in external_secrets:
+                        continue
+                    if ref["name"] not in secrets:
+                        problems.append(f"{workload}: {entry['name']}: no Secret {ref['name']}")
+                    elif ref["key"] not in secrets[ref["name"]] and not ref.get("optional"):
+                        problems.append(
+                            f"{workload}: {entry['name']}: Secret {ref['name']} has no key "
+                            f"{ref['key']}"
+                        )
+    return problems
+
+
+# ---- reading compose --------------------------------------------------------------------
+
+
+def _interpolated(value: str) -> str | None:
+    """Return compose's default of `${X:-default}`, PLACEHOLDER for `${X}`, None if literal."""
+    if "${" not in value:
+        return None
+    inner = value[value.index("${") + 2 : value.rindex("}")]
+    for sep in (":-", "-"):
+        if sep in inner and not inner.startswith(sep):
+            return inner.split(sep, 1)[1] or PLACEHOLDER
+    return PLACEHOLDER
+
+
+def compose_containers(doc: Mapping[str, Any], image: str) -> list[Container]:
+    """Return the compose services that run `image` as containers to check."""
+    found = []
+    for name, service in doc.get("services", {}).items():
+        if service.get("image") != image:
+            continue
+        command = service.get("command", [])
+        c = Container(
+            where=f"compose service {name}",
+            long_running=service.get("restart", "no") != "no",
+            command=service.get("entrypoint"),
+            args=[str(a) for a in command],
+        )
+        env = service.get("environment", {})
+        if isinstance(env, list):
+            env = dict(item.split("=", 1) for item in env)
+        for key, value in env.items():
+            text = "" if value is None else str(value)
+            default = _interpolated(text)
+            if default is None:
+                c.literal_env[key] = text
+            else:
+                c.ref_env[key] = "interpolation"
+                c.ref_values[key] = default
+        for spec in service.get("ports", []):
+            target = str(spec).rsplit(":", 1)[-1].split("/")[0]
+            c.ports[target] = int(target)
+        found.append(c)
+    return found
+
+
+# ---- the checks -------------------------------------------------------------------------
+
+
+def _parse(argv: list[str]) -> tuple[argparse.Namespace | None, str]:
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            return build_parser().parse_args(argv), ""
+    except SystemExit:
+        return None, err.getvalue().strip().splitlines()[-1] if err.getvalue() else "exit"
+
+
+def _settings(env: Mapping[str, str]) -> tuple[dict[type[BaseSettings], BaseSettings], str]:
+    """Build every settings class from exactly `env`; return them or the first refusal."""
+    built: dict[type[BaseSettings], BaseSettings] = {}
+    with mock.patch.dict(os.environ, env, clear=True):
+        for cls in settings_classes():
+            try:
+                built[cls] = cls()
+            except ValidationError as exc:
+                return built, f"{cls.__name__}: {exc.errors()[0]['msg']} {exc.errors()[0]['loc']}"
+    return built, ""
+
+
+def listeners(command: str, built: Mapping[type[BaseSettings], BaseSettings]) -> list[Listener]:
+    """Return where `trainguard <command>` listens with these settings."""
+    found = []
+    if command == "api":
+        api = built[ApiSettings]
+        assert isinstance(api, ApiSettings)
+        found.append(Listener(api.host, api.port, "api", "TG_API_HOST/TG_API_PORT"))
+    elif command == "console":
+        console = built[ConsoleSettings]
+        assert isinstance(console, ConsoleSettings)
+        found.append(
+            Listener(console.host, console.port, "console", "TG_CONSOLE_HOST/TG_CONSOLE_PORT")
+        )
+    elif command == "sink":
+        sink = built[SinkProcessSettings]
+        assert isinstance(sink, SinkProcessSettings)
+        if sink.metrics_port:
+            found.append(
+                Listener(sink.metrics_host, sink.metrics_port, "metrics", "TG_SINK_METRICS_*")
+            )
+    elif command == "diagnose":
+        diag = built[DiagnoseSettings]
+        assert isinstance(diag, DiagnoseSettings)
+        if diag.metrics_port:
+            found.append(
+                Listener(diag.metrics_host, diag.metrics_port, "metrics", "TG_DIAGNOSE_METRICS_*")
+            )
+    return found
+
+
+def container_problems(c: Container) -> list[str]:
+    """Return why `c` would not start, or would start unreachable (empty: it is fine)."""
+    problems = []
+    if (c.command or []) not in ENTRYPOINTS:
+        problems.append(f"{c.where}: command {c.command} is not the trainguard entrypoint")
+    args, error = _parse(c.args)
+    if args is None:
+        return [*problems, f"{c.where}: `trainguard {' '.join(c.args)}` exits 2: {error}"]
+    command = str(args.command)
+    service = command in SERVICE_COMMANDS
+    if command == "api" and getattr(args, "api_command", None) is not None:
+        service = False
+    if command == "diagnose" and getattr(args, "dir", None) is not None:
+        service = False
+    if c.long_running and not service:
+        problems.append(f"{c.where}: `trainguard {' '.join(c.args)}` exits: not a service")
+    names = [*c.literal_env, *c.ref_env]
+    refusal = check_environment(dict.fromkeys(names, ""))
+    if refusal is not None:
+        problems.append(f"{c.where}: {refusal.splitlines()[0].removeprefix('trainguard: ')}")
+    for name in c.literal_env:
+        if is_secret(name):
+            problems.append(f"{c.where}: secret {name} is a literal value, not a secretKeyRef")
+    env = {k: v for k, v in c.literal_env.items() if k.upper().startswith("TG_")}
+    env.update(
+        {k: c.ref_values.get(k, PLACEHOLDER) for k in c.ref_env if k.upper().startswith("TG_")}
+    )
+    built, refused = _settings(env)
+    if refused:
+        return [*problems, f"{c.where}: invalid settings: {refused}"]
+    problems += _backend_problems(c, command, built, names)
+    return problems + _port_problems(c, listeners(command, built))
+
+
+def _backend_problems(
+    c: Container, command: str, built: Mapping[type[BaseSettings], BaseSettings], names: list[str]
+) -> list[str]:
+    """Return the services that would exit at once, or write where a container cannot."""
+    problems = []
+    bus = built[BusSettings]
+    assert isinstance(bus, BusSettings)
+    store = built[StoreSettings]
+    assert isinstance(store, StoreSettings)
+    if command in KAFKA_COMMANDS and bus.mode != "kafka":
+        problems.append(f"{c.where}: `trainguard {command}` exits 2 without TG_KAFKA_MODE=kafka")
+    if command in STORE_COMMANDS and store.mode != "server":
+        problems.append(
+            f"{c.where}: `trainguard {command}` needs TG_CLICKHOUSE_MODE=server (embedded "
+            "keeps the data inside one container)"
+        )
+    if command in WEBHOOK_KEY_COMMANDS and "TG_WEBHOOK_KEY" not in names:
+        problems.append(
+            f"{c.where}: `trainguard {command}` without TG_WEBHOOK_KEY writes a key file of "
+            "its own (on a read-only root, or differing between replicas)"
+        )
+    return problems
+
+
+def _port_problems(c: Container, heard: list[Listener]) -> list[str]:
+    problems = []
+    by_port = {lst.port: lst for lst in heard}
+    for lst in heard:
+        if lst.host not in WILDCARD_HOSTS and c.ports:
+            problems.append(
+                f"{c.where}: listens on {lst.host}:{lst.port} ({lst.setting}): loopback "
+                "is unreachable from probes and Services; use 0.0.0.0"
+            )
+    for name, declared in c.ports.items():
+        if declared not in by_port:
+            problems.append(
+                f"{c.where}: port {name}={declared} but the process listens on "
+                f"{sorted(by_port) or 'nothing'}"
+            )
+    for probe, port_ref, path in c.probes:
+        port = c.ports.get(port_ref) if isinstance(port_ref, str) else port_ref
+        if port is None:
+            problems.append(f"{c.where}: {probe} port {port_ref} is not a container port")
+        elif port not in by_port:
+            problems.append(f"{c.where}: {probe} port {port} is not listened on")
+        elif path is not None and path not in HEALTH_PATHS[by_port[port].serves]:
+            problems.append(f"{c.where}: {probe} path {path} is not served on port {port}")
+    return problems
+
+
+def service_problems(docs: Iterable[Mapping[str, Any]], containers: list[Container]) -> list[str]:
+    """Return Services that select no TrainGuard pod, or target a port none of them declares."""
+    problems = []
+    for doc in docs:
+        if not doc or doc.get("kind") != "Service":
+            continue
+        name = doc["metadata"]["name"]
+        selector = doc.get("spec", {}).get("selector", {})
+        pods = [c for c in containers if selector and selector.items() <= c.labels.items()]
+        if not pods:
+            problems.append(f"Service/{name}: selects no TrainGuard pod ({selector})")
+            continue
+        for port in doc["spec"].get("ports", []):
+            target = port.get("targetPort", port["port"])
+            declared = any(str(target) in c.ports or target in c.ports.values() for c in pods)
+            if not declared:
+                problems.append(f"Service/{name}: targetPort {target} is no port of its pods")
+    return problems
+
+
+def k8s_problems(
+    docs: Iterable[Mapping[str, Any]], external_secrets: frozenset[str] = frozenset()
+) -> list[str]:
+    """Return every problem of a rendered set of Kubernetes objects (empty: it would start)."""
+    docs = [d for d in docs if d]
+    containers, problems = k8s_containers(docs)
+    for c in containers:
+        problems += container_problems(c)
+    return (
+        problems + secret_ref_problems(docs, external_secrets) + service_problems(docs, containers)
+    )
