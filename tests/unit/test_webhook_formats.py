@@ -75,8 +75,9 @@ def test_slack_texts_stay_within_block_kit_limits_with_huge_inputs():
     cut = [t for k, t in texts if k in ("fallback", "header") or t.startswith(("*key", "&lt;"))]
     # fallback, header, summary; the fields: severity, status, category, node, then data keys
     assert len(cut) == 3 + (FIELDS_MAX - 1 - 4) and all(t.endswith("…") for t in cut)
-    assert texts[3][1].endswith("…```")  # the evidence, in a code block
-    assert texts[-1][1].startswith("*more*\n")
+    (evidence,) = [t for k, t in texts if k == "section" and t.startswith("```")]
+    assert evidence.endswith("…```")
+    assert [t for k, t in texts if k == "field"][-1].startswith("*more*\n")
     assert len(message["blocks"]) <= BLOCKS_MAX
     assert all(len(b.get("fields", [])) <= FIELDS_MAX for b in message["blocks"])
     assert "<!channel>" not in json.dumps(message) and "&lt;!channel&gt; &amp; " in texts[2][1]
