@@ -4,10 +4,14 @@ Proxies come from HTTP_PROXY / HTTPS_PROXY / ALL_PROXY and NO_PROXY (httpx's `tr
 when the client is built. Which answers are worth another attempt is decided here once, for
 webhooks and Alertmanager alike: transport errors and timeouts, 408, 429 and 5xx. Any other
 answer (a 4xx, a redirect, which is not followed) will not change on a retry.
+
+httpx logs every request's URL at INFO; a Slack webhook URL is a credential, so its log lines
+keep the scheme and host only (`RedactUrls`, put on the `httpx` logger by every `Poster`).
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -54,10 +58,30 @@ def parse_retry_after(value: str | None, now: datetime | None = None) -> float |
     return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
+class RedactUrls(logging.Filter):
+    """Cut URLs in httpx's log records down to their origin (scheme, host, port)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(
+                f"{a.scheme}://{a.netloc.decode()}/…" if isinstance(a, httpx.URL) else a
+                for a in record.args
+            )
+        return True
+
+
+def redact_httpx_log() -> None:
+    """Put `RedactUrls` on the httpx logger once."""
+    httpx_log = logging.getLogger("httpx")
+    if not any(isinstance(f, RedactUrls) for f in httpx_log.filters):
+        httpx_log.addFilter(RedactUrls())
+
+
 class Poster:
     """A pooled httpx client that POSTs bodies and reports an `Answer` (never raises on HTTP)."""
 
     def __init__(self, timeout_s: float = 5.0, trust_env: bool = True) -> None:
+        redact_httpx_log()
         self._client = httpx.Client(
             timeout=httpx.Timeout(timeout_s), trust_env=trust_env, follow_redirects=False
         )

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 import urllib.request
@@ -28,7 +30,7 @@ from diagnosis.incident_store import record_transition, save_incidents
 from diagnosis.lifecycle import Transition
 from diagnosis.model import Category, IncidentStatus
 from tests.actions_builders import make_incident
-from tests.integration.conftest import wait_for
+from tests.integration.conftest import process_env, wait_for
 
 pytestmark = pytest.mark.integration
 BINARY = shutil.which("prometheus-alertmanager") or shutil.which("alertmanager")
@@ -257,3 +259,52 @@ def test_open_incidents_are_posted_again_so_they_never_expire(server_store, aler
         stop.set()
         runner.join(timeout=10)
     assert not runner.is_alive()
+
+
+def test_trainguard_act_posts_incidents_when_configured(
+    server_store, alertmanager, services, topics, kafka_bus, tmp_path
+):
+    incident = make_incident(6, node="node-0066", gpu=2, job="job-act")
+    save_incidents(server_store, [incident])
+    kafka_bus.ensure_topics([topics.incidents, topics.actions], partitions=1)
+    token = tmp_path / "token"
+    token.write_text("am-bearer-token-5d1e\n")
+    env = process_env(
+        services,
+        topics,
+        server_store,
+        TG_ACT_EXECUTOR="local",
+        TG_ACT_GROUP=f"act-{topics.prefix}",
+        TG_ACT_CONSOLE_URL=CONSOLE,
+        TG_ALERTMANAGER_URL=alertmanager,
+        TG_ALERTMANAGER_BEARER_TOKEN_FILE=str(token),
+        TG_ALERTMANAGER_INTERVAL_S="1",
+    )
+    log = tmp_path / "act.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "trainguard", "-v", "act"],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_for(
+            lambda: incident.id in _alerts(alertmanager) or proc.poll() is not None,
+            60,
+            "trainguard act to post the incident",
+        )
+        assert proc.poll() is None, log.read_text()[-3000:]
+        alert = _alerts(alertmanager)[incident.id]
+        assert alert["labels"]["node"] == "node-0066" and alert["labels"]["job"] == "job-act"
+        assert alert["annotations"]["console"].startswith(CONSOLE)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+    assert proc.returncode == 0, log.read_text()[-3000:]
+    text = log.read_text()
+    assert "incidents go to Alertmanager" in text and "am-bearer-token" not in text

@@ -3,7 +3,9 @@ PagerDuty following an incident stored in ClickHouse, and secrets sealed in the 
 
 from __future__ import annotations
 
+import base64
 import json
+import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -15,6 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from pydantic import SecretStr
 
+from actions.alertmanager import AlertmanagerClient, Auth
 from actions.webhooks.delivery import Deliverer, Subscription, deliveries, save_subscription
 from actions.webhooks.formats import EventType, WebhookEvent
 from actions.webhooks.sealing import PREFIX
@@ -152,6 +155,39 @@ def test_https_goes_through_the_https_proxy_as_a_tunnel(server_store, proxy, mon
     assert [(m, t) for m, t, _h, _b in proxy.requests] == [
         ("CONNECT", "secure.example.test:443")
     ] * 2
+
+
+def test_the_url_a_credential_for_slack_stays_out_of_the_log(server_store, receiver, caplog):
+    caplog.set_level(logging.DEBUG)
+    url = f"{receiver.url}/services/T000/B000/XXXXsecretpath"
+    receiver.replies = [Reply(500)]
+    outcome = _deliverer(server_store).deliver(_sub(url, "slack"), _event())
+    assert outcome.status == "delivered" and len(receiver.requests) == 2
+    assert f"127.0.0.1:{receiver.port}" in caplog.text  # httpx's request lines, redacted
+    assert "XXXXsecretpath" not in caplog.text
+
+
+def test_alertmanager_credentials_are_sent_and_reread_from_their_files(receiver, tmp_path):
+    token = tmp_path / "token"
+    token.write_text("tok-1\n")
+    client = AlertmanagerClient(f"http://127.0.0.1:{receiver.port}", Auth(bearer_token_file=token))
+    client.post([{"labels": {"alertname": "x"}}])
+    token.write_text("tok-2\n")  # rotated
+    client.post([{"labels": {"alertname": "x"}}])
+    password = tmp_path / "password"
+    password.write_text("pa:ss\n")
+    basic = AlertmanagerClient(
+        f"http://127.0.0.1:{receiver.port}/", Auth("tg", password_file=password)
+    )
+    basic.post([{"labels": {"alertname": "y"}}])
+    sent = [(t, h["Authorization"]) for _m, t, h, _b in receiver.requests]
+    assert sent == [
+        ("/api/v2/alerts", "Bearer tok-1"),
+        ("/api/v2/alerts", "Bearer tok-2"),
+        ("/api/v2/alerts", "Basic " + base64.b64encode(b"tg:pa:ss").decode()),
+    ]
+    client.close()
+    basic.close()
 
 
 def test_retry_after_in_seconds_and_as_a_date_is_honoured_and_capped(server_store, receiver):
