@@ -52,7 +52,8 @@ def _fields(event: WebhookEvent, incident: Incident | None) -> list[dict[str, st
         items += [("status", incident.status.value), ("category", incident.category.value)]
         if top is not None and top.node:
             items.append(("node", top.node + (f" GPU {top.gpu}" if top.gpu is not None else "")))
-    items += [(k, v) for k, v in event.data.items() if k not in dict(items)]
+    shown = {k for k, _v in items}
+    items += [(k, v) for k, v in event.data.items() if k not in shown]
     if len(items) > FIELDS_MAX:
         rest = len(items) - (FIELDS_MAX - 1)
         items = [*items[: FIELDS_MAX - 1], ("more", f"{rest} more field(s) in the console")]

@@ -18,7 +18,13 @@ import pytest
 from pydantic import SecretStr
 
 from actions.alertmanager import AlertmanagerClient, Auth
-from actions.webhooks.delivery import Deliverer, Subscription, deliveries, save_subscription
+from actions.webhooks.delivery import (
+    Deliverer,
+    Dispatcher,
+    Subscription,
+    deliveries,
+    save_subscription,
+)
 from actions.webhooks.formats import EventType, WebhookEvent
 from actions.webhooks.sealing import PREFIX
 from actions.webhooks.signing import HEADER, verify_signature
@@ -237,6 +243,24 @@ def test_a_receiver_that_does_not_answer_in_time_is_retried(server_store, receiv
     assert (outcome.status, outcome.attempts) == ("delivered", 2)
     first = deliveries(server_store, outcome.delivery_id)[0]
     assert first["status"] == "retrying" and "Timeout" in first["error"]
+
+
+def test_one_incidents_events_arrive_in_the_order_published(server_store, receiver):
+    save_subscription(server_store, _sub(receiver.url), ["127.0.0.1"])
+    # the first event of each incident is slow to be taken: nothing of that incident overtakes it
+    receiver.replies = [Reply(200, delay_s=0.5), Reply(200, delay_s=0.5)]
+    dispatcher = Dispatcher(_deliverer(server_store), workers=4)
+    kinds = [EventType.INCIDENT_OPENED, EventType.ACTION_PLANNED, EventType.INCIDENT_RESOLVED]
+    for kind in kinds:
+        for incident_id in ("inc-a", "inc-b"):
+            dispatcher.publish(_event(kind, incident_id))
+    outcomes = dispatcher.wait()
+    dispatcher.close()
+    assert [o.status for o in outcomes] == ["delivered"] * 6
+    got = [json.loads(b) for _m, _t, _h, b in receiver.requests]
+    for incident_id in ("inc-a", "inc-b"):
+        order = [g["type"] for g in got if g["incident_id"] == incident_id]
+        assert order == [k.value for k in kinds]
 
 
 def _pd(receiver: Server) -> list[dict]:
