@@ -116,7 +116,7 @@ def build_engine(
         ]
     )
     _backend(settings, registry)
-    deliverer = Deliverer(store, settings.webhook_hosts)
+    deliverer = Deliverer(store, settings.webhook_hosts, console_url=settings.console_url)
     for kind, risk in OPERATOR_KINDS.items():
         if settings.operator_url:
             sub = Subscription(
@@ -225,6 +225,22 @@ def lyra_capacity(settings: ActSettings, store: Store) -> CapacityProvider:
     return LyraCapacity(scheduler)
 
 
+def start_alerts(store: Store, console_url: str | None, stop: threading.Event) -> bool:
+    """Post incidents to Alertmanager on a thread when TG_ALERTMANAGER_URL is set."""
+    from actions.alertmanager import AlertmanagerClient, AlertSync, Auth
+    from trainguard.settings import AlertmanagerSettings
+
+    am = AlertmanagerSettings()
+    if not am.url:
+        return False
+    auth = Auth(am.username, am.password_file, am.bearer_token_file)
+    client = AlertmanagerClient(am.url, auth, am.timeout_s)
+    sync = AlertSync(store, client, am.interval_s, am.resolved_retention_s, console_url)
+    threading.Thread(target=sync.run, args=(stop,), name="act-alerts", daemon=True).start()
+    log.info("act: incidents go to Alertmanager at %s every %.0fs", am.url, am.interval_s)
+    return True
+
+
 def cmd_act(args: argparse.Namespace) -> int:
     """Run the engine until SIGTERM: recover unfinished ladders, then consume incidents."""
     from trainguard.settings import BusSettings, StoreSettings
@@ -245,6 +261,7 @@ def cmd_act(args: argparse.Namespace) -> int:
         print(f"trainguard act: {exc}")
         return 2
     engine = build_engine(settings, store, bus, capacity=capacity)
+    start_alerts(store, settings.console_url, stop)
     log.info("act: mode %s, recovering unfinished ladders", settings.mode)
     failure: list[Exception] = []
 

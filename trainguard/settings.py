@@ -229,6 +229,11 @@ class ActSettings(BaseSettings):
     inventory: Path | None = Field(
         None, description="Servers the Lyra scheduler manages (JSON: training, standby, inference)."
     )
+    console_url: str | None = Field(
+        None,
+        pattern=r"^https?://[^\s]+$",
+        description="The console's external URL: webhooks, pages and alerts link back to it.",
+    )
 
     @model_validator(mode="after")
     def _backend_configured(self) -> ActSettings:
@@ -236,6 +241,42 @@ class ActSettings(BaseSettings):
             raise ValueError("TG_ACT_EXECUTOR=kubernetes needs TG_ACT_KUBE_HOST")
         if self.operator_url and not self.operator_secret.get_secret_value():
             raise ValueError("TG_ACT_OPERATOR_URL needs TG_ACT_OPERATOR_SECRET")
+        return self
+
+
+class AlertmanagerSettings(BaseSettings):
+    """Where `trainguard act` sends incidents as Alertmanager alerts (off while url is unset)."""
+
+    model_config = SettingsConfigDict(env_prefix="TG_ALERTMANAGER_", extra="ignore")
+
+    url: str | None = Field(
+        None,
+        pattern=r"^https?://[^\s@]+$",
+        description="Alertmanager's base URL, e.g. http://alertmanager:9093 (no user info).",
+    )
+    username: str | None = Field(None, description="Basic auth user (with password_file).")
+    password_file: Path | None = Field(None, description="File holding the basic auth password.")
+    bearer_token_file: Path | None = Field(None, description="File holding a bearer token.")
+    interval_s: float = Field(
+        60.0,
+        gt=0,
+        le=3600,
+        description="How often every open incident is posted again; an alert not re-posted "
+        "ends 4 intervals after its last post (Prometheus' resend rule).",
+    )
+    resolved_retention_s: float = Field(
+        900.0, ge=0, description="How long a closed incident's resolved alert is still posted."
+    )
+    timeout_s: float = Field(10.0, gt=0, le=300, description="HTTP timeout of one post.")
+
+    @model_validator(mode="after")
+    def _one_auth(self) -> AlertmanagerSettings:
+        if self.username and self.password_file is None:
+            raise ValueError("TG_ALERTMANAGER_USERNAME needs TG_ALERTMANAGER_PASSWORD_FILE")
+        if self.password_file is not None and not self.username:
+            raise ValueError("TG_ALERTMANAGER_PASSWORD_FILE needs TG_ALERTMANAGER_USERNAME")
+        if self.username and self.bearer_token_file is not None:
+            raise ValueError("set basic auth or TG_ALERTMANAGER_BEARER_TOKEN_FILE, not both")
         return self
 
 
@@ -287,6 +328,7 @@ def settings_classes() -> tuple[type[BaseSettings], ...]:
         ApiSettings,
         WebhookSettings,
         ActSettings,
+        AlertmanagerSettings,
         AgentSettings,
         ConsoleSettings,
     )

@@ -8,12 +8,12 @@ subscription's URL (for Slack the credential itself) and secret are stored seale
 
 from __future__ import annotations
 
-import http.client
 import json
 import logging
 import random
 import time
 import uuid
+import zlib
 from collections.abc import Callable, Collection
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -33,8 +33,11 @@ from actions.webhooks.formats import (
 )
 from actions.webhooks.sealing import PREFIX, Sealer, SealError, default_sealer, is_sealed
 from actions.webhooks.signing import HEADER, sign
+from actions.webhooks.transport import Answer, Poster
 from analytics.action_tables import WEBHOOK_DELIVERIES, WEBHOOK_SUBSCRIPTIONS
-from analytics.store import Store, query_scalar
+from analytics.store import Store, StoreError, query_scalar
+from diagnosis.incident_store import IncidentNotFound, load_incident
+from diagnosis.incidents import Incident
 
 log = logging.getLogger(__name__)
 _SUB_TYPES = {c.name: c.type for c in WEBHOOK_SUBSCRIPTIONS.columns}
@@ -175,30 +178,38 @@ class Outcome:
     """How one delivery ended after its attempts."""
 
     delivery_id: str
-    status: str  # delivered | dead | rejected
+    status: str  # delivered | dead | rejected | suppressed
     attempts: int
     http_status: int | None
     error: str | None
 
 
-def post_json(parts: SplitResult, body: bytes, headers: dict[str, str], timeout_s: float) -> int:
-    """POST a body to an already checked URL and return the HTTP status (no redirects)."""
-    conn_cls = (
-        http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-    )
-    conn = conn_cls(parts.hostname or "", parts.port, timeout=timeout_s)
-    try:
-        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        conn.request("POST", path, body=body, headers=headers)
-        response = conn.getresponse()
-        response.read(65536)
-        return response.status
-    finally:
-        conn.close()
+IncidentLookup = Callable[[str], Incident | None]
+"""Returns an incident as stored now (latest revision and status), None if unknown."""
+
+
+def stored_incident(store: Store) -> IncidentLookup:
+    """Return a lookup of incidents in a store (a store that cannot answer: None, logged)."""
+
+    def lookup(incident_id: str) -> Incident | None:
+        try:
+            return load_incident(store, incident_id)
+        except IncidentNotFound:
+            return None
+        except StoreError as exc:
+            log.warning("incident %s not read for its webhook: %s", incident_id, exc)
+            return None
+
+    return lookup
 
 
 class Deliverer:
-    """Sends events to subscriptions with retries, backoff with jitter and a dead letter."""
+    """Sends events to subscriptions with retries, backoff with jitter and a dead letter.
+
+    Transport errors, timeouts, 408, 429 and 5xx are retried after an exponential backoff
+    with jitter, or after the receiver's `Retry-After` when that is longer (capped at
+    `max_retry_after_s`); any other answer is final at once (dead, re-deliverable).
+    """
 
     def __init__(
         self,
@@ -210,6 +221,9 @@ class Deliverer:
         timeout_s: float = 5.0,
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
+        console_url: str | None = None,
+        max_retry_after_s: float = 60.0,
+        incidents: IncidentLookup | None = None,
     ) -> None:
         self.store, self.allowed_hosts = store, list(allowed_hosts)
         self.max_attempts, self.backoff_s, self.max_backoff_s = (
@@ -219,16 +233,42 @@ class Deliverer:
         )
         self.timeout_s, self.sleep = timeout_s, sleep
         self.rng = rng or random.Random()
+        self.console_url, self.max_retry_after_s = console_url, max_retry_after_s
+        self.incidents = incidents or stored_incident(store)
+        self._poster: Poster | None = None
+
+    @property
+    def poster(self) -> Poster:
+        """The HTTP client, built on first use (proxy variables are read then)."""
+        if self._poster is None:
+            self._poster = Poster(self.timeout_s)
+        return self._poster
 
     def backoff(self, attempt: int) -> float:
         """Return the wait before retry `attempt` (1-based): exponential, full jitter."""
         cap = min(self.max_backoff_s, self.backoff_s * 2 ** (attempt - 1))
         return cap / 2 + self.rng.uniform(0, cap / 2)
 
+    def wait_before(self, attempt: int, answer: Answer) -> float:
+        """Return the wait before retry `attempt`: the backoff, or a longer `Retry-After`."""
+        asked = min(answer.retry_after_s or 0.0, self.max_retry_after_s)
+        return max(self.backoff(attempt), asked)
+
     def deliver(self, sub: Subscription, event: WebhookEvent) -> Outcome:
-        """Render and send one event; log every attempt in ClickHouse."""
-        body = json.dumps(render(sub.format, event), sort_keys=True, default=str)
-        return self.send(sub, event.type.value, body, f"dlv-{uuid.uuid4().hex[:16]}")
+        """Render and send one event; log every attempt in ClickHouse.
+
+        Slack and PagerDuty bodies are rendered with the incident as stored now, so a
+        PagerDuty event about an incident already resolved is suppressed (logged, not sent).
+        """
+        incident = self.incidents(event.incident_id) if sub.format != "trainguard" else None
+        rendered = render(sub.format, event, incident, self.console_url)
+        delivery_id = f"dlv-{uuid.uuid4().hex[:16]}"
+        if rendered is None:
+            why = "incident already closed: not sent"
+            self._log_attempt(delivery_id, sub, event.type.value, 0, "suppressed", None, why, "")
+            return Outcome(delivery_id, "suppressed", 0, None, why)
+        body = json.dumps(rendered, sort_keys=True, default=str)
+        return self.send(sub, event.type.value, body, delivery_id)
 
     def send(self, sub: Subscription, event: str, body: str, delivery_id: str) -> Outcome:
         """Send a stored body (first delivery or re-delivery) until it lands or is dead."""
@@ -237,32 +277,25 @@ class Deliverer:
         except WebhookUrlError as exc:
             self._log_attempt(delivery_id, sub, event, 0, "rejected", None, str(exc), body)
             return Outcome(delivery_id, "rejected", 0, None, str(exc))
-        status: int | None = None
-        error: str | None = None
+        answer = Answer(None, "not sent")
         for attempt in range(1, self.max_attempts + 1):
-            status, error = self._attempt(parts, sub, body)
-            if error is None:
-                self._log_attempt(delivery_id, sub, event, attempt, "delivered", status, "", body)
-                return Outcome(delivery_id, "delivered", attempt, status, None)
-            last = attempt == self.max_attempts
-            self._log_attempt(
-                delivery_id,
-                sub,
-                event,
-                attempt,
-                "dead" if last else "retrying",
-                status,
-                error,
-                body,
-            )
+            answer = self._attempt(sub, body)
+            if answer.ok:
+                self._log_attempt(
+                    delivery_id, sub, event, attempt, "delivered", answer.status, "", body
+                )
+                return Outcome(delivery_id, "delivered", attempt, answer.status, None)
+            last = attempt == self.max_attempts or not answer.retryable
+            error = answer.error or ""
+            state = "dead" if last else "retrying"
+            self._log_attempt(delivery_id, sub, event, attempt, state, answer.status, error, body)
             log.warning("webhook %s to %s attempt %d: %s", sub.id, parts.hostname, attempt, error)
-            if not last:
-                self.sleep(self.backoff(attempt))
-        return Outcome(delivery_id, "dead", self.max_attempts, status, error)
+            if last:
+                return Outcome(delivery_id, "dead", attempt, answer.status, answer.error)
+            self.sleep(self.wait_before(attempt, answer))
+        return Outcome(delivery_id, "dead", self.max_attempts, answer.status, answer.error)
 
-    def _attempt(
-        self, parts: SplitResult, sub: Subscription, body: str
-    ) -> tuple[int | None, str | None]:
+    def _attempt(self, sub: Subscription, body: str) -> Answer:
         secret = sub.secret.get_secret_value()
         payload = body.replace(ROUTING_KEY_PLACEHOLDER, secret).encode()
         headers = {
@@ -270,11 +303,7 @@ class Deliverer:
             "User-Agent": "trainguard-webhooks/1",
             HEADER: sign(secret, payload, int(time.time())),
         }
-        try:
-            status = post_json(parts, payload, headers, self.timeout_s)
-        except (OSError, http.client.HTTPException) as exc:
-            return None, f"{type(exc).__name__}: {exc}"
-        return status, None if 200 <= status < 300 else f"HTTP {status}"
+        return self.poster.post(sub.url, payload, headers)
 
     def _log_attempt(
         self,
@@ -334,18 +363,26 @@ def deliveries(store: Store, delivery_id: str | None = None) -> list[dict[str, A
 
 
 class Dispatcher:
-    """Fans events out to matching subscriptions on worker threads (the engine never waits)."""
+    """Fans events out to matching subscriptions on worker threads (the engine never waits).
+
+    The events of one incident go through one worker, in the order they were published, so
+    a receiver never sees an incident resolved before the action event that came before it.
+    """
 
     def __init__(self, deliverer: Deliverer, workers: int = 2) -> None:
         self.deliverer = deliverer
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tg-webhook")
+        self._lanes = [
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"tg-webhook-{n}")
+            for n in range(max(1, workers))
+        ]
         self._pending: list[Future[Outcome]] = []
 
     def publish(self, event: WebhookEvent) -> None:
         """Queue an event for every active subscription that asked for its type."""
+        lane = self._lanes[zlib.crc32(event.incident_id.encode()) % len(self._lanes)]
         for sub in load_subscriptions(self.deliverer.store):
             if event.type in sub.events:
-                self._pending.append(self._pool.submit(self.deliverer.deliver, sub, event))
+                self._pending.append(lane.submit(self.deliverer.deliver, sub, event))
 
     def wait(self, timeout_s: float = 60.0) -> list[Outcome]:
         """Wait for every queued delivery; return their outcomes."""
@@ -354,4 +391,5 @@ class Dispatcher:
 
     def close(self) -> None:
         """Finish queued deliveries and stop the workers."""
-        self._pool.shutdown(wait=True)
+        for lane in self._lanes:
+            lane.shutdown(wait=True)

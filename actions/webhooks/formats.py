@@ -1,83 +1,58 @@
-"""Webhook events and their payload formats: TrainGuard JSON, Slack, PagerDuty Events v2."""
+"""Webhook payload formats: TrainGuard JSON, Slack (slack.py), PagerDuty Events v2 (pagerduty.py).
+
+A format is one entry in `_RENDERERS`. A renderer may return None: the event means nothing in
+that format (PagerDuty: an event about an incident already resolved) and is not sent.
+"""
 
 from __future__ import annotations
 
-from enum import StrEnum
+from collections.abc import Callable
 from typing import Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from actions.webhooks.events import EventType, WebhookEvent, console_link
+from actions.webhooks.pagerduty import ROUTING_KEY_PLACEHOLDER, pagerduty_event
+from actions.webhooks.slack import slack_message
+from diagnosis.incidents import Incident
 
-# PagerDuty wants its routing key in the body: it is filled in at send time only, so the body
-# stored in ClickHouse (and re-delivered from there) never carries it.
-ROUTING_KEY_PLACEHOLDER = "__TRAINGUARD_ROUTING_KEY__"
+__all__ = [
+    "ROUTING_KEY_PLACEHOLDER",
+    "EventType",
+    "Format",
+    "WebhookEvent",
+    "console_link",
+    "render",
+]
 
 Format = Literal["trainguard", "slack", "pagerduty"]
+Renderer = Callable[[WebhookEvent, Incident | None, str | None], dict[str, Any] | None]
 
 
-class EventType(StrEnum):
-    """What a subscription can ask for."""
-
-    INCIDENT_OPENED = "incident.opened"
-    INCIDENT_UPDATED = "incident.updated"
-    INCIDENT_RESOLVED = "incident.resolved"
-    ACTION_PLANNED = "action.planned"
-    ACTION_EXECUTED = "action.executed"
-    ACTION_FAILED = "action.failed"
-
-
-class WebhookEvent(BaseModel):
-    """One event sent to subscribers."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    id: str = Field(description="Deterministic: a re-sent event keeps its id.")
-    type: EventType
-    at: AwareDatetime
-    incident_id: str
-    summary: str
-    severity: str = "error"
-    data: dict[str, Any] = Field(default_factory=dict)
-
-
-def _trainguard(e: WebhookEvent) -> dict[str, Any]:
-    return {"schema_version": 1, **e.model_dump(mode="json")}
-
-
-def _slack(e: WebhookEvent) -> dict[str, Any]:
-    title = f"[TrainGuard] {e.type.value}: {e.incident_id}"
-    fields = [{"type": "mrkdwn", "text": f"*{k}*\n{v}"} for k, v in list(e.data.items())[:8]]
-    blocks: list[dict[str, Any]] = [
-        {"type": "header", "text": {"type": "plain_text", "text": title[:150]}},
-        {"type": "section", "text": {"type": "mrkdwn", "text": e.summary[:2900]}},
-    ]
-    if fields:
-        blocks.append({"type": "section", "fields": fields})
-    return {"text": f"{title}: {e.summary}"[:3000], "blocks": blocks}
-
-
-_PD_SEVERITY = {"critical": "critical", "error": "error", "warning": "warning", "info": "info"}
-
-
-def _pagerduty(e: WebhookEvent) -> dict[str, Any]:
-    resolve = e.type == EventType.INCIDENT_RESOLVED
-    body: dict[str, Any] = {
-        "routing_key": ROUTING_KEY_PLACEHOLDER,
-        "event_action": "resolve" if resolve else "trigger",
-        "dedup_key": e.incident_id,
-    }
-    if not resolve:
-        body["payload"] = {
-            "summary": e.summary[:1024],
-            "source": "trainguard",
-            "severity": _PD_SEVERITY.get(e.severity, "error"),
-            "timestamp": e.at.isoformat(),
-            "component": str(e.data.get("target", "")) or None,
-            "class": e.type.value,
-            "custom_details": e.data,
-        }
+def _trainguard(
+    e: WebhookEvent, incident: Incident | None, console_url: str | None
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"schema_version": 1, **e.model_dump(mode="json")}
+    link = console_link(console_url, e.incident_id)
+    if link is not None:
+        body["console_url"] = link
     return body
 
 
-def render(fmt: Format, event: WebhookEvent) -> dict[str, Any]:
-    """Return the JSON body of an event in a subscription's format."""
-    return {"trainguard": _trainguard, "slack": _slack, "pagerduty": _pagerduty}[fmt](event)
+_RENDERERS: dict[str, Renderer] = {
+    "trainguard": _trainguard,
+    "slack": slack_message,
+    "pagerduty": pagerduty_event,
+}
+
+
+def render(
+    fmt: Format,
+    event: WebhookEvent,
+    incident: Incident | None = None,
+    console_url: str | None = None,
+) -> dict[str, Any] | None:
+    """Return the JSON body of an event in a subscription's format (None: not sent).
+
+    `incident` is the incident as stored now (status, suspects), where known: PagerDuty takes
+    the affected host and the lifecycle from it.
+    """
+    return _RENDERERS[fmt](event, incident, console_url)
