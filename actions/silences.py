@@ -26,6 +26,8 @@ from analytics.store import Store
 _TYPES = {c.name: c.type for c in MAINTENANCE_WINDOWS.columns}
 MATCHERS = ("node", "job", "cluster", "category")
 _PATTERN = r"^[A-Za-z0-9_.*?\[\]!:/-]*$"
+EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)  # ClickHouse DateTime holds 1970..2105
+LATEST = datetime(2100, 1, 1, tzinfo=UTC)
 
 
 class WindowNotFound(LookupError):
@@ -50,7 +52,9 @@ class WindowSpec(BaseModel):
     @field_validator("starts_at", "ends_at")
     @classmethod
     def _whole_seconds(cls, value: datetime) -> datetime:
-        return value.replace(microsecond=0)  # what the store keeps
+        if not EARLIEST <= value <= LATEST:
+            raise ValueError(f"must be between {EARLIEST.year} and {LATEST.year}")
+        return value.replace(microsecond=0).astimezone(UTC)  # what the store keeps
 
     @model_validator(mode="after")
     def _sane(self) -> WindowSpec:
