@@ -27,6 +27,7 @@ from diagnosis.incidents import Incident
 from ingest.bus import Bus, Consumer, TopicPartition
 from ingest.schema import validation_reason
 from trainguard.settings import ActSettings
+from trainguard.silence_cli import add_silence_parser
 
 log = logging.getLogger("trainguard.act")
 OPERATOR_KINDS = {
@@ -59,6 +60,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
         description="Consume incidents and run remediation ladders (TG_ACT_* settings).",
     )
     p.set_defaults(func=cmd_act)
+    add_silence_parser(p.add_subparsers(dest="act_command", metavar="{silence}"))
 
 
 def _backend(settings: ActSettings, registry: ActionRegistry) -> NodeOptOut | None:
