@@ -191,6 +191,28 @@ class KubeTaint:
         return None  # execute() checks for the taint first
 
 
+class KubeNoReboot:
+    """reboot_node on Kubernetes: the API has no reboot, so the step is skipped and audited.
+
+    The node stays cordoned (isolated) for its owner; without this entry the default policy's
+    hardware ladder (reboot optional at its end) could not be planned on Kubernetes at all.
+    """
+
+    name = "kubernetes"
+    kind = ActionKind.REBOOT_NODE
+    risk = Risk.LOW
+
+    def plan(self, request: ActionRequest) -> ActionPlan:
+        node = request.target.node or ""
+        return make_plan(self, request, f"no reboot API: {node} stays cordoned", node=node)
+
+    def execute(self, plan: ActionPlan) -> ActionResult:
+        return skipped("Kubernetes has no node reboot API: the node stays cordoned for a person")
+
+    def reconcile(self, plan: ActionPlan) -> ActionResult | None:
+        return None
+
+
 class KubeEvictJob:
     """Restart a job: evict its pods (label `job_label=<job>`) so its controller recreates them
     off the cordoned nodes, respecting PodDisruptionBudgets."""
@@ -247,6 +269,7 @@ def kube_backend(settings: ActSettings) -> tuple[list[Executor], KubeOptOut]:
         KubeCordon(api),
         KubeUncordon(api),
         KubeTaint(api),
+        KubeNoReboot(),
         KubeEvictJob(api, settings.kube_namespace),
     ]
     return executors, KubeOptOut(api, settings.kube_optout_label)

@@ -14,6 +14,7 @@ import yaml
 from actions.executors.kube_marks import KubeOptOut
 from actions.model import ActionKind
 from actions.silences import list_windows
+from tests.actions_builders import make_incident
 from tests.integration.conftest import process_env
 from tests.integration.kube_fake import FakeKubeApi, make_tls
 from trainguard.act_cli import build_engine
@@ -57,6 +58,9 @@ def test_the_kubernetes_backend_is_built_from_settings(server_store, kube):
     assert isinstance(optout, KubeOptOut)
     assert optout.opted_out("gpu-1") == "label ops.example/hands-off=disabled"
     assert any(method == "GET" for method, _, _ in api.requests), "it reached the API server"
+    rule, plans = engine.preview(make_incident(1, node="gpu-1"))  # the default policy plans
+    assert rule == "hardware-fault" and plans[-1].kind == ActionKind.REBOOT_NODE
+    assert plans[0].params["category"] == "gpu.hardware"
 
 
 def test_missing_credentials_stop_act_with_the_sources_tried(server_store, tmp_path):
