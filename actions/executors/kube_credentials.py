@@ -101,13 +101,18 @@ def load_credentials(
         "kubeconfig": lambda: from_kubeconfig(kubeconfig, context),
         "explicit": lambda: explicit(host, token, ca_cert),
     }
+    where = {
+        "incluster": f"incluster ({sa_dir})",
+        "kubeconfig": f"kubeconfig ({kubeconfig or kube_config.KUBE_CONFIG_DEFAULT_LOCATION})",
+        "explicit": "explicit",
+    }
     order = list(sources) if auth == "auto" else [auth]
     tried = []
     for name in order:
         try:
             found = sources[name]()
         except (ConfigException, OSError, ValueError) as exc:
-            tried.append(f"{name}: {_reason(exc)}")
+            tried.append(f"{where[name]}: {_reason(exc)}")
             continue
         if auth == "auto" and host and name != "explicit":
             log.warning("TG_ACT_KUBE_HOST is set but %s was found first and is used", name)

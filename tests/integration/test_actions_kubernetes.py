@@ -219,9 +219,10 @@ def test_explicit_settings_and_an_error_naming_every_source(tls_api, tmp_path):
     with pytest.raises(KubeCredentialsError) as nothing:
         load_credentials("auto", kubeconfig=tmp_path / "absent", sa_dir=tmp_path, environ={})
     text = str(nothing.value)
-    for source in ("incluster:", "kubeconfig:", "explicit: no API server URL"):
+    for source in (f"incluster ({tmp_path}):", "kubeconfig (", "explicit: no API server URL"):
         assert source in text
-    with pytest.raises(KubeCredentialsError, match="kubeconfig: .*context"):
+    assert str(tmp_path / "absent") in text
+    with pytest.raises(KubeCredentialsError, match=r"kubeconfig \(.*\): .*context"):
         load_credentials(
             "kubeconfig", kubeconfig=_kubeconfig(tmp_path / "c", api.url, ca), context="ctx-zzz"
         )
