@@ -11,8 +11,8 @@
 - The opt-out label (default `trainguard.io/remediation=disabled`): a node carrying it is
   never isolated by TrainGuard (the engine checks it through `KubeOptOut`).
 
-Every write is a PATCH or POST with an explicit content type: the client's default for a
-PATCH is JSON Patch, which a dict body is not.
+Every PATCH names its content type (strategic merge) rather than rely on the client turning
+its JSON Patch default into strategic merge for an object body (kubernetes/client/rest.py).
 """
 
 from __future__ import annotations
