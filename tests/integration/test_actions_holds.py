@@ -127,3 +127,24 @@ def test_a_deleted_window_stops_matching_at_once(server_store, kube):
     with pytest.raises(WindowNotFound):
         delete_window(server_store, window.id, actor="bob")
     assert engine.handle(make_incident(1, node="gpu-2"))[0].state == State.DONE
+
+
+@pytest.mark.parametrize("store_kind", ["server_store", "embedded_store"])
+def test_windows_round_trip_on_the_server_and_chdb(store_kind, request):
+    store = request.getfixturevalue(store_kind)
+    now = datetime.now(UTC).replace(microsecond=0)
+    first = create_window(
+        store,
+        WindowSpec(cluster="*", starts_at=now - HOUR, ends_at=now + HOUR, reason="freeze"),
+        author="alice",
+    )
+    later = create_window(
+        store,
+        WindowSpec(node="gpu-9", starts_at=now + HOUR, ends_at=now + 2 * HOUR, reason="later"),
+        author="bob",
+    )
+    assert [w.id for w in list_windows(store, active_at=now)] == [first.id]
+    assert [w.id for w in list_windows(store, active_at=now + HOUR)] == [later.id]
+    assert {w.id for w in list_windows(store)} == {first.id, later.id}
+    back = next(w for w in list_windows(store) if w.id == first.id)
+    assert back.model_dump(exclude={"created_at"}) == first.model_dump(exclude={"created_at"})
