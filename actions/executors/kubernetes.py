@@ -104,9 +104,14 @@ class KubeCordon:
             node = self.api.read_node(plan.params["node"])
         except ApiException as exc:
             return _error(exc)
-        if _cordoned(node):
-            return done("cordon found after restart")
-        return None
+        if not _cordoned(node):
+            return None
+        if _annotations(node).get(ANNOTATION) == plan.incident_id and condition_of(node) is None:
+            # crashed between the cordon and its condition: finish the marks
+            category = str(plan.params.get("category", "unknown"))
+            problems = self.marks.isolated(node, plan.incident_id, category, "cordoned the node")
+            return _marked("cordon found after restart", problems)
+        return done("cordon found after restart")
 
 
 class KubeUncordon:

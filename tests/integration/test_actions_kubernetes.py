@@ -105,6 +105,17 @@ def test_isolation_sets_a_condition_and_an_event_and_return_clears_it(fake):
     assert fake.events[-1]["type"] == "Normal"
 
 
+def test_reconcile_after_a_crash_finishes_the_condition(fake):
+    cordon = KubeCordon(core_api(fake.url))
+    plan = cordon.plan(_request(ActionKind.ISOLATE_NODE, "gpu-2"))
+    assert cordon.reconcile(plan) is None, "not cordoned: surely did not run"
+    fake.patch_node("gpu-2", {"metadata": {"annotations": {ANNOTATION: plan.incident_id}},
+                              "spec": {"unschedulable": True}})  # fmt: skip
+    assert cordon.reconcile(plan).status == "done"
+    assert fake.condition("gpu-2", CONDITION)["status"] == "True" and len(fake.events) == 1
+    assert cordon.reconcile(plan).status == "done" and len(fake.events) == 1, "marked once"
+
+
 def test_a_refused_condition_is_reported_but_the_cordon_stands(fake):
     api = core_api(fake.url)
     cordon = KubeCordon(api)
