@@ -17,16 +17,17 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from actions import store as db
+from actions.holds import Hold, Holds
 from actions.model import (
     FINAL_STATES,
     ISOLATING,
-    PASSED_STATES,
     ActionKind,
     ActionPlan,
     ActionResult,
     Mode,
     Risk,
     State,
+    skipped,
     waiting,
 )
 from actions.outbox import Outbox
@@ -35,7 +36,13 @@ from actions.registry import ActionRegistry, ActionRequest
 from actions.safety import BREAKER, BreakerLimits, Budgets, breaker_trips, over_budget
 from actions.webhooks.delivery import Dispatcher
 from actions.webhooks.formats import EventType
-from actions.workflow import PHASES, STOPPING, run_with_timeout
+from actions.workflow import (
+    PHASES,
+    STOPPING,
+    WAITING_KINDS,
+    run_with_timeout,
+    superseded_ladders,
+)
 from analytics.store import Store
 from diagnosis.incident_store import (
     IncidentNotFound,
@@ -51,7 +58,6 @@ from ingest.bus import Producer
 log = logging.getLogger(__name__)
 # One re-check of a waiting step (a query, bounded by the driver's 120 s), not the whole wait.
 WAIT_CHECK_TIMEOUT_S = 180.0
-WAITING_KINDS = frozenset({ActionKind.AWAIT_CHECKPOINT})  # ladders that may run for hours
 CrashHook = Callable[[str, ActionPlan], None]
 
 
@@ -81,8 +87,10 @@ class ActionEngine:
         dispatcher: Dispatcher | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         crash_hook: CrashHook | None = None,
+        holds: Holds | None = None,
     ) -> None:
         self.store, self.registry, self.policy, self.config = store, registry, policy, config
+        self.holds = holds or Holds(store)  # maintenance windows always; opt-out if given
         self.dispatcher, self.clock, self.crash_hook = dispatcher, clock, crash_hook
         self.out = Outbox(
             store, config.actor, config.mode, clock, producer, actions_topic, dispatcher
@@ -227,6 +235,9 @@ class ActionEngine:
 
     def _gate(self, plan: ActionPlan, state: State) -> bool | None:
         """Return None to execute, or whether the ladder continues without executing."""
+        held = self.holds.check(plan, self.clock())
+        if held is not None:
+            return self._hold(plan, held)
         if self.config.mode == Mode.DRY_RUN:
             self._finish(plan, State.DRY_RUN, None, "dry_run")
             return True
@@ -240,6 +251,16 @@ class ActionEngine:
             self.out.audit("approval_requested", plan, detail={"what": plan.what})
             return False
         return None
+
+    def _hold(self, plan: ActionPlan, held: Hold) -> bool:
+        """A silenced step is skipped (the next is checked too); an opted-out node stops it."""
+        detail = {"reason": held.reason, **held.detail}
+        if held.kind == "silenced":
+            self._finish(plan, State.SKIPPED, skipped(held.reason), "silenced", detail)
+            return True
+        self._finish(plan, State.BLOCKED, None, "opted_out", detail)
+        self._escalate(plan, held.reason)
+        return False
 
     def _blocked(self, plan: ActionPlan) -> str | None:
         now, cfg = self.clock(), self.config
@@ -310,32 +331,10 @@ class ActionEngine:
         return result
 
     def _supersede(self, plan: ActionPlan) -> None:
-        """A node just isolated: long ladders of other incidents on it that have not isolated
-        it yet stand down (a ladder with a waiting kind, still waiting or already past its
-        wait but held for approval).
-
-        E.g. a GPU predicted to fail that fails before its job checkpoints: the hardware
-        incident's ladder drains the node and restarts the job, so the prediction's ladder
-        must not drain and restart it again when the restarted job saves.
-        """
-        nodes = {n for n in [plan.target.node, *plan.params.get("nodes", [])] if n}
-        if not nodes:
-            return
-        unfinished = [State.WAITING, State.PLANNED, State.AWAITING_APPROVAL, State.APPROVED]
-        pending = db.load_actions(self.store, states=unfinished)
-        candidates = {
-            (a.plan.incident_id, str(a.plan.target.node))
-            for a in pending
-            if a.plan.target.node in nodes and a.plan.incident_id != plan.incident_id
-        }
-        moving = {*PASSED_STATES, State.EXECUTING}
-        for incident_id, node in sorted(candidates):
-            ladder = db.load_actions(self.store, incident_id=incident_id)
-            isolating = [a for a in ladder if a.plan.kind in ISOLATING]
-            waits = any(a.plan.kind in WAITING_KINDS for a in ladder)
-            if not (waits and isolating and all(a.state not in moving for a in isolating)):
-                continue
+        """Stand down the long ladders this isolation made pointless (workflow.py says which)."""
+        for incident_id, node in superseded_ladders(self.store, plan):
             why = f"superseded: {plan.incident_id} isolated {node} ({plan.kind.value})"
+            ladder = db.load_actions(self.store, incident_id=incident_id)
             self._expire(ladder, "superseded", {"reason": why})
             self._close(incident_id, why)
 

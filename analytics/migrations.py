@@ -12,6 +12,7 @@ from analytics.api_tables import API_TABLES
 from analytics.incident_tables import INCIDENT_STATE, INCIDENT_TABLES
 from analytics.prediction_tables import PREDICTION_TABLES
 from analytics.scheduler_tables import SCHEDULER_TABLES
+from analytics.silence_tables import SILENCE_TABLES
 from analytics.store import Store
 from analytics.tables import ALL_TABLES, Features, Table
 
@@ -64,6 +65,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         7,
         "incident state for restarts",
         lambda db, features, _days: [INCIDENT_STATE.ddl(db, features)],
+    ),
+    # maintenance windows are operator decisions: kept like the audit, no retention
+    Migration(
+        8,
+        "maintenance windows (silences) of the action engine",
+        lambda db, features, _days: [t.ddl(db, features) for t in SILENCE_TABLES],
     ),
 )
 

@@ -13,6 +13,7 @@ from actions.checkpoint import AwaitCheckpoint, LogCheckpoints
 from actions.engine import ActionEngine, EngineConfig
 from actions.executors.scheduler import CapacityProvider, Replacement, SchedulerCapacity
 from actions.executors.webhook import NoEndpoint, OperatorWebhook
+from actions.holds import Holds, NodeOptOut
 from actions.model import ActionKind, Mode, Risk
 from actions.policy import DEFAULT_POLICY, load_policy
 from actions.registry import ActionRegistry
@@ -26,6 +27,7 @@ from diagnosis.incidents import Incident
 from ingest.bus import Bus, Consumer, TopicPartition
 from ingest.schema import validation_reason
 from trainguard.settings import ActSettings
+from trainguard.silence_cli import add_silence_parser
 
 log = logging.getLogger("trainguard.act")
 OPERATOR_KINDS = {
@@ -58,27 +60,23 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
         description="Consume incidents and run remediation ladders (TG_ACT_* settings).",
     )
     p.set_defaults(func=cmd_act)
+    add_silence_parser(p.add_subparsers(dest="act_command", metavar="{silence}"))
 
 
-def _backend(settings: ActSettings, registry: ActionRegistry) -> None:
+def _backend(settings: ActSettings, registry: ActionRegistry) -> NodeOptOut | None:
     if settings.executor == "local":
         from actions.executors.local import LocalCluster, local_executors
 
         for local in local_executors(LocalCluster()):
             registry.register(local)
-        return
+        return None
     if settings.executor == "kubernetes":
-        from actions.executors.kubernetes import KubeCordon, KubeEvictJob, KubeUncordon, core_api
+        from actions.executors.kubernetes import kube_backend
 
-        token = settings.kube_token.get_secret_value() if settings.kube_token else None
-        api = core_api(settings.kube_host or "", token)
-        for kube in (
-            KubeCordon(api),
-            KubeUncordon(api),
-            KubeEvictJob(api, settings.kube_namespace),
-        ):
+        executors, optout = kube_backend(settings)
+        for kube in executors:
             registry.register(kube)
-        return
+        return optout
     from actions.executors.slurm import (
         Slurm,
         SlurmDrain,
@@ -99,6 +97,7 @@ def _backend(settings: ActSettings, registry: ActionRegistry) -> None:
         SlurmResume(slurm),
     ):
         registry.register(executor)
+    return None
 
 
 def build_engine(
@@ -115,7 +114,7 @@ def build_engine(
             AwaitCheckpoint(LogCheckpoints(store)),
         ]
     )
-    _backend(settings, registry)
+    optout = _backend(settings, registry)
     deliverer = Deliverer(store, settings.webhook_hosts, console_url=settings.console_url)
     for kind, risk in OPERATOR_KINDS.items():
         if settings.operator_url:
@@ -146,6 +145,7 @@ def build_engine(
         producer=producer,
         actions_topic=bus.topics.actions if bus else "tg.actions",
         dispatcher=Dispatcher(deliverer),
+        holds=Holds(store, optout),
     )
 
 
@@ -260,7 +260,11 @@ def cmd_act(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         print(f"trainguard act: {exc}")
         return 2
-    engine = build_engine(settings, store, bus, capacity=capacity)
+    try:
+        engine = build_engine(settings, store, bus, capacity=capacity)
+    except ValueError as exc:  # e.g. no Kubernetes credentials: say which were tried
+        print(f"trainguard act: {exc}")
+        return 2
     start_alerts(store, settings.console_url, stop)
     log.info("act: mode %s, recovering unfinished ladders", settings.mode)
     failure: list[Exception] = []

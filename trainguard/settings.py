@@ -206,8 +206,23 @@ class ActSettings(BaseSettings):
     fabric: Path | None = Field(
         None, description="Fabric inventory JSON (node -> leaf switches) for switch isolation."
     )
-    kube_host: str | None = Field(None, description="Kubernetes API server URL.")
+    kube_auth: Literal["auto", "incluster", "kubeconfig", "explicit"] = Field(
+        "auto",
+        description="Kubernetes credentials: auto tries the pod's service account, then the "
+        "kubeconfig, then TG_ACT_KUBE_HOST/TOKEN; the others use only that source.",
+    )
+    kube_config: Path | None = Field(
+        None, description="kubeconfig file (default: KUBECONFIG, else ~/.kube/config)."
+    )
+    kube_context: str | None = Field(None, description="kubeconfig context (default: current).")
+    kube_host: str | None = Field(None, description="Kubernetes API server URL (explicit).")
     kube_token: SecretStr | None = Field(None, description="Bearer token. Never logged.")
+    kube_ca_cert: Path | None = Field(None, description="CA bundle of TG_ACT_KUBE_HOST.")
+    kube_optout_label: str = Field(
+        "trainguard.io/remediation",
+        pattern=r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$",
+        description="Node label key; a node labelled <key>=disabled is never isolated.",
+    )
     kube_namespace: str = Field("training", pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
     fleet_nodes: int = Field(1000, ge=1, description="Fleet size the breaker share is of.")
     breaker_share: float = Field(0.05, gt=0, le=1)
@@ -237,8 +252,8 @@ class ActSettings(BaseSettings):
 
     @model_validator(mode="after")
     def _backend_configured(self) -> ActSettings:
-        if self.executor == "kubernetes" and not self.kube_host:
-            raise ValueError("TG_ACT_EXECUTOR=kubernetes needs TG_ACT_KUBE_HOST")
+        if self.executor == "kubernetes" and self.kube_auth == "explicit" and not self.kube_host:
+            raise ValueError("TG_ACT_KUBE_AUTH=explicit needs TG_ACT_KUBE_HOST")
         if self.operator_url and not self.operator_secret.get_secret_value():
             raise ValueError("TG_ACT_OPERATOR_URL needs TG_ACT_OPERATOR_SECRET")
         return self
