@@ -6,6 +6,7 @@ Every process is started in its own session and stopped with its whole process g
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -60,10 +61,8 @@ class Proc:
             except subprocess.TimeoutExpired:
                 os.killpg(self.popen.pid, signal.SIGKILL)
                 self.popen.wait(10)
-        try:  # workers left behind by a parent that died first
+        with contextlib.suppress(ProcessLookupError):  # workers a dead parent left behind
             os.killpg(self.popen.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 def start(name: str, argv: list[str], env: Mapping[str, str], port: int, logs: Path) -> Proc:

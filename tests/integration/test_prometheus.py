@@ -17,6 +17,7 @@ import subprocess
 from datetime import UTC, datetime
 
 import pytest
+import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from actions import store as db
@@ -64,8 +65,8 @@ def exported_names(text: str) -> set[str]:
 
 def expressions() -> list[str]:
     """Return every PromQL expression of the shipped alert rules and dashboard."""
-    rules = [r["expr"] for g in __import__("yaml").safe_load(RULES.read_text())["groups"]
-             for r in g["rules"]]  # fmt: skip
+    groups = yaml.safe_load(RULES.read_text())["groups"]
+    rules = [r["expr"] for g in groups for r in g["rules"]]
     panels = json.loads(DASHBOARD.read_text())["panels"]
     return rules + [t["expr"] for p in panels for t in p.get("targets", [])]
 
