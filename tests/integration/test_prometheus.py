@@ -94,6 +94,8 @@ def test_prometheus_scrapes_every_service(
     ports = {role: free_port() for role in ("sink", "diagnose", "act", "api", "agent")}
     api_port = free_port()
     env = process_env(services, topics, server_store)
+    api_tmp = tmp_path / "api-tmp"
+    api_tmp.mkdir()
     roles = {
         "sink": (["sink"], {"TG_SINK_METRICS_PORT": str(ports["sink"])}),
         "diagnose": (
@@ -120,6 +122,7 @@ def test_prometheus_scrapes_every_service(
                 "TG_API_PORT": str(api_port),
                 "TG_API_WORKERS": "2",
                 "TG_API_METRICS_PORT": str(ports["api"]),
+                "TMPDIR": str(api_tmp),  # where its multiprocess directory is made
             },
         ),
         "agent": (
@@ -281,3 +284,5 @@ def test_prometheus_scrapes_every_service(
             "TrainGuardBreakerOpen",
         }
         _assert_all_alive(procs)
+        assert len(list(api_tmp.glob("trainguard-api-metrics-*"))) == 1
+    assert not list(api_tmp.iterdir()), "the API left its multiprocess directory behind"

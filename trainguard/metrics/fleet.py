@@ -117,7 +117,7 @@ def job_ettr(max_jobs: int = MAX_JOBS) -> Reader:
             "trainguard_job_ettr",
             f"Effective training time ratio of each running job (at most {max_jobs}, "
             f"the most recently active): steps x median step time / time since its first step.",
-            labels=["job"],
+            labels=["job_id"],
         )
         running = GaugeMetricFamily(
             "trainguard_jobs_running",
