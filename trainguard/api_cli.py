@@ -7,6 +7,7 @@ import contextlib
 import gc
 import os
 import shutil
+import signal
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -151,6 +152,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
             cleanup.callback(made.unlink, missing_ok=True)
         if settings.metrics_port:
             cleanup.enter_context(_worker_metrics(settings.metrics_host, settings.metrics_port))
+        # uvicorn re-raises SIGTERM once it has shut down; by default that would end the
+        # process before the cleanup above runs (the single-worker case)
+        signal.signal(signal.SIGTERM, _exit_on_sigterm)
         uvicorn.run(
             "trainguard.api_cli:app_from_settings",
             factory=True,
@@ -158,6 +162,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
             **server_options(settings),  # problem+json refusals from the server too
         )
     return 0
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(0)
 
 
 @contextlib.contextmanager

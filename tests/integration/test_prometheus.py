@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import signal
 import subprocess
 from datetime import UTC, datetime
 
@@ -285,4 +286,40 @@ def test_prometheus_scrapes_every_service(
         }
         _assert_all_alive(procs)
         assert len(list(api_tmp.glob("trainguard-api-metrics-*"))) == 1
+    assert not list(api_tmp.iterdir()), "the API left its multiprocess directory behind"
+
+
+def test_a_single_worker_api_serves_its_metrics_and_removes_its_directory(
+    services, topics, server_store, tmp_path
+):
+    api_port, metrics_port = free_port(), free_port()
+    api_tmp = tmp_path / "api-tmp"
+    api_tmp.mkdir()
+    env = {
+        **process_env(services, topics, server_store),
+        "TG_API_PORT": str(api_port),
+        "TG_API_METRICS_PORT": str(metrics_port),
+        "TMPDIR": str(api_tmp),
+    }
+    api = start_trainguard("api", ["api"], env, metrics_port, tmp_path)
+    try:
+
+        def serving() -> bool:
+            assert api.alive(), api.tail()
+            try:
+                return http_get(f"http://127.0.0.1:{api_port}/healthz")[0] == 200
+            except OSError:
+                return False
+
+        wait_for(serving, 60, "the API serving", step_s=0.5)
+        assert http_get(f"http://127.0.0.1:{api_port}/v1/nope")[0] == 404
+        status, body = http_get(f"http://127.0.0.1:{metrics_port}/metrics")
+        text = body.decode()
+        assert status == 200
+        assert 'trainguard_api_request_seconds_count{method="GET",route="unmatched",' in text
+        assert len(list(api_tmp.glob("trainguard-api-metrics-*"))) == 1
+        api.popen.send_signal(signal.SIGTERM)
+        assert api.popen.wait(30) == 0, api.tail()
+    finally:
+        api.stop()
     assert not list(api_tmp.iterdir()), "the API left its multiprocess directory behind"
