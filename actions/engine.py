@@ -95,6 +95,8 @@ class ActionEngine:
         self.out = Outbox(
             store, config.actor, config.mode, clock, producer, actions_topic, dispatcher
         )
+        self.observe_step: Callable[[ActionKind, str, float], None] | None = None
+        """Called with (kind, outcome, seconds) after each executed step (metrics)."""
 
     # ------------------------------------------------------------------ incidents in
 
@@ -296,7 +298,11 @@ class ActionEngine:
         if self.crash_hook:
             self.crash_hook("after_executing", plan)
         t0 = time.monotonic()
-        return self._record(plan, self._run_phase(plan), time.monotonic() - t0)
+        result = self._run_phase(plan)
+        took_s = time.monotonic() - t0
+        if self.observe_step is not None:
+            self.observe_step(plan.kind, result.status, took_s)
+        return self._record(plan, result, took_s)
 
     def _reconcile(self, plan: ActionPlan) -> bool:
         """An action found executing after a restart: check the world before doing anything."""

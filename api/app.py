@@ -13,14 +13,15 @@ from api.context import ApiContext
 from api.hot import HotPath
 from api.limits import RequestLimits
 from api.routers import actions, fleet, incidents, jobs, scheduler, silences, system, webhooks
+from api.timing import RequestObserver, RequestTiming
 
 API_VERSION = "1.0.0"
 # the lists answered from their rendered bytes when asked again (api/hot.py), with their role
 HOT_ROUTES = {"/v1/incidents": Role.VIEWER, "/v1/gpus": Role.VIEWER}
 
 
-def create_app(context: ApiContext) -> FastAPI:
-    """Return the app serving `context`."""
+def create_app(context: ApiContext, observe: RequestObserver | None = None) -> FastAPI:
+    """Return the app serving `context`; `observe` (metrics) times every request."""
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -45,5 +46,7 @@ def create_app(context: ApiContext) -> FastAPI:
     for module in (system, incidents, jobs, fleet, actions, webhooks, scheduler, silences):
         app.include_router(module.router)
     app.add_middleware(HotPath, context=context, routes=HOT_ROUTES)
-    app.add_middleware(RequestLimits, context=context)  # added last: runs first (api/limits.py)
+    app.add_middleware(RequestLimits, context=context)  # runs before those above (api/limits.py)
+    if observe is not None:  # outermost: refusals and hot-path answers are timed too
+        app.add_middleware(RequestTiming, observe=observe, known_paths=HOT_ROUTES)
     return app

@@ -458,7 +458,7 @@ def settled(metrics_port: int, quiet_s: float = 4.0, timeout_s: float = 120) -> 
     Events ahead of the time the sources agree on stay buffered until more arrive: a live
     worker never feeds the very end of a stream, so fed need not reach consumed.
     """
-    names = ("trainguard_diagnose_consumed", "trainguard_diagnose_fed")
+    names = ("trainguard_diagnose_records_consumed_total", "trainguard_diagnose_events_fed_total")
     last: tuple[float | None, ...] = ()
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:

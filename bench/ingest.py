@@ -153,11 +153,11 @@ def sink_process_rate(
 
 
 def _consumed(port: int) -> float:
-    """Read trainguard_sink_consumed from the sink's /metrics (0 until it serves)."""
+    """Read trainguard_sink_records_consumed_total from the sink's /metrics (0 until it serves)."""
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=1) as response:
             for line in response.read().decode().splitlines():
-                if line.startswith("trainguard_sink_consumed "):
+                if line.startswith("trainguard_sink_records_consumed_total "):
                     return float(line.split()[1])
     except OSError:
         return 0.0

@@ -202,10 +202,10 @@ def diagnose_kill(
             return child
 
         def consumed() -> float:
-            return metric(metrics, "trainguard_diagnose_consumed") or 0.0
+            return metric(metrics, "trainguard_diagnose_records_consumed_total") or 0.0
 
         def fed() -> float:
-            return metric(metrics, "trainguard_diagnose_fed") or 0.0
+            return metric(metrics, "trainguard_diagnose_events_fed_total") or 0.0
 
         cut = int(len(work.events) * kill_at)
         before, after = work.events[:cut], work.events[cut:]
@@ -213,10 +213,11 @@ def diagnose_kill(
         publish(bus, before)
         if not wait_until(lambda: fed() >= 0.9 * cut or not first.alive(), 120):
             raise FaultRunError(f"diagnose fed {fed():.0f} of {cut}:\n{first.tail()}")
-        wait_until(lambda: (metric(metrics, "trainguard_diagnose_incidents") or 0) >= 1, 10)
+        opened_name = "trainguard_diagnose_incidents_opened_total"
+        wait_until(lambda: (metric(metrics, opened_name) or 0) >= 1, 10)
         # killed with incidents open (stored) and records read but not yet fed or committed
         unfed = consumed() - fed()
-        opened = metric(metrics, "trainguard_diagnose_incidents") or 0.0
+        opened = metric(metrics, opened_name) or 0.0
         first.kill()
         topologies = wait_until(lambda: count_rows(store, "job_topology") >= 2 * size, 60)
         wait_stored(store, rows_of(work.events[:cut]), 60)

@@ -125,6 +125,8 @@ class DiagnosisWorker:
         self.topics = topics
         self.settings = settings or WorkerSettings()
         self.stats = WorkerStats()
+        self.observe_stage: Callable[[str, float], None] | None = None
+        """Called with ("tick" | "detect" | "publish", seconds) as each finishes (metrics)."""
         self.replay = Replay(fabric)
         self._monotonic = monotonic
         self._wall = wall
@@ -152,7 +154,10 @@ class DiagnosisWorker:
     def run(self, stop: threading.Event) -> None:
         """Diagnose until stop is set, then publish what is pending and commit."""
         while not stop.is_set():
+            started = time.perf_counter()
             self.step()
+            if self.observe_stage is not None:
+                self.observe_stage("tick", time.perf_counter() - started)
         self.publish(force=True)
         self._commit()
         log.info("diagnosis worker stopping: %s", self.stats)
@@ -372,8 +377,13 @@ class DiagnosisWorker:
     def _release(self, upto: datetime | None) -> None:
         """Feed buffered events with ts <= upto (all of them when upto is None)."""
         heap = self._heap
+        if not heap or (upto is not None and heap[0].ts > upto):
+            return
+        started = time.perf_counter()
         while heap and (upto is None or heap[0].ts <= upto):
             self._feed(heapq.heappop(heap))
+        if self.observe_stage is not None:
+            self.observe_stage("detect", time.perf_counter() - started)
 
     def _release_overflow(self) -> None:
         while len(self._heap) > self.settings.max_buffered:
@@ -435,6 +445,7 @@ class DiagnosisWorker:
         if not due:
             return
         due = [i.model_copy(update={"status": self._status.get(i.id, i.status)}) for i in due]
+        started = time.perf_counter()
         try:
             save_states(self.store, self.replay.correlator.states(i.id for i in due))
             save_incidents(self.store, due)
@@ -450,6 +461,8 @@ class DiagnosisWorker:
             self.stats.bus_errors += 1
             log.warning("incidents not published yet (kept, retried): %s", exc)
             return
+        if self.observe_stage is not None:
+            self.observe_stage("publish", time.perf_counter() - started)
         for inc in due:
             self._published[inc.id] = (now, inc.revision)
             del self._unpublished[inc.id]

@@ -96,6 +96,7 @@ class SinkStats:
     store_up: bool = True
     last_error: str = ""
     last_commit_ts: float = field(default=0.0)
+    record_age_s: float = 0.0  # commit time less the newest record's Kafka time, last batch
 
 
 class RecentIds:
@@ -131,6 +132,8 @@ class Sink:
         self.writer = writer
         self.settings = settings or SinkSettings()
         self.stats = SinkStats()
+        self.observe_write: Callable[[float], None] | None = None
+        """Called with each batch's write time in seconds, retries included (metrics)."""
         self._sleep = sleep
         self._pending: list[Record] = []
         self._recent = RecentIds(self.settings.dedup_window)
@@ -168,14 +171,19 @@ class Sink:
     def flush(self, stop: threading.Event | None = None) -> int:
         """Decode and write the pending batch (retrying while the store is down), then commit."""
         events, dead, duplicates = self._decode(self._pending)
+        started = time.perf_counter()
         outcome = self._write_splitting(events, dead, stop)
         if outcome is None:
             return 0  # stopped while the store was down: nothing committed, all redelivered
+        if self.observe_write is not None:
+            self.observe_write(time.perf_counter() - started)
         rows, written, letters = outcome
         self._store_up()
         flushed = len(self._pending)
         self._recent.add_all([e.id for _, e in events])
         self._commit(self._pending)
+        newest_ms = max(r.timestamp_ms for r in self._pending)
+        self.stats.record_age_s = max(0.0, time.time() - newest_ms / 1000) if newest_ms > 0 else 0.0
         self.stats.batches += 1
         self.stats.events_written += written
         self.stats.rows_written += rows

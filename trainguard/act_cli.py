@@ -241,6 +241,19 @@ def start_alerts(store: Store, console_url: str | None, stop: threading.Event) -
     return True
 
 
+def serve_act_metrics(engine: ActionEngine, store: Store, settings: ActSettings) -> None:
+    """Serve step latencies and the action and breaker series (read through `store`)."""
+    from trainguard.metrics import fleet
+    from trainguard.metrics.exposition import new_registry, serve_metrics
+    from trainguard.metrics.services import step_histogram
+
+    registry = new_registry("act")
+    engine.observe_step = step_histogram(registry)
+    readers = [fleet.actions, fleet.breaker(engine.config.breaker)]
+    registry.register(fleet.FleetCollector(store, readers, settings.metrics_cache_s))
+    serve_metrics(registry, settings.metrics_host, settings.metrics_port or 0)
+
+
 def cmd_act(args: argparse.Namespace) -> int:
     """Run the engine until SIGTERM: recover unfinished ladders, then consume incidents."""
     from trainguard.settings import BusSettings, StoreSettings
@@ -265,6 +278,8 @@ def cmd_act(args: argparse.Namespace) -> int:
     except ValueError as exc:  # e.g. no Kubernetes credentials: say which were tried
         print(f"trainguard act: {exc}")
         return 2
+    if settings.metrics_port:
+        serve_act_metrics(engine, build_store(StoreSettings()), settings)
     start_alerts(store, settings.console_url, stop)
     log.info("act: mode %s, recovering unfinished ladders", settings.mode)
     failure: list[Exception] = []

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import os
+import shutil
+import signal
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from fastapi import FastAPI
@@ -113,7 +117,12 @@ def app_from_settings() -> FastAPI:
     store = _store(connections=ApiSettings().store_connections)
     # approvals continue a ladder here, with the same executors and limits as `trainguard act`
     engine = build_engine(ActSettings(), store, None)
-    app = create_app(build_context(store, ApiSettings(), BusSettings(), engine=engine))
+    observe = None
+    if ApiSettings().metrics_port:  # the launcher serves them: PROMETHEUS_MULTIPROC_DIR is set
+        from trainguard.metrics.api import request_observer
+
+        observe = request_observer()
+    app = create_app(build_context(store, ApiSettings(), BusSettings(), engine=engine), observe)
     # What start-up built (modules, the app) lives as long as the process: keep it out of
     # the full collections that cache rebuilds trigger, which otherwise stop every request
     # of the worker for 100-450 ms while the collector walks it (measured with bench/api.py).
@@ -138,17 +147,50 @@ def cmd_serve(args: argparse.Namespace) -> int:
         made = Path(name)
         os.environ["TG_API_GENERATION_FILE"] = name  # the workers' settings read it
     print(f"TrainGuard API on http://{settings.host}:{settings.port}/docs", file=sys.stderr)
-    try:
+    with contextlib.ExitStack() as cleanup:
+        if made is not None:
+            cleanup.callback(made.unlink, missing_ok=True)
+        if settings.metrics_port:
+            cleanup.enter_context(_worker_metrics(settings.metrics_host, settings.metrics_port))
+        # uvicorn re-raises SIGTERM once it has shut down; by default that would end the
+        # process before the cleanup above runs (the single-worker case)
+        signal.signal(signal.SIGTERM, _exit_on_sigterm)
         uvicorn.run(
             "trainguard.api_cli:app_from_settings",
             factory=True,
             workers=settings.workers,
             **server_options(settings),  # problem+json refusals from the server too
         )
-    finally:
-        if made is not None:
-            made.unlink(missing_ok=True)
     return 0
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(0)
+
+
+@contextlib.contextmanager
+def _worker_metrics(host: str, port: int) -> Iterator[None]:
+    """Serve every worker's series on host:port from a directory of this start only.
+
+    The directory is set before prometheus_client is first imported (its choice of where
+    values live is made then; nothing imported so far imports it), and removed at exit.
+    """
+    if "prometheus_client" in sys.modules:
+        raise RuntimeError("prometheus_client imported before its multiprocess directory was set")
+    directory = Path(tempfile.mkdtemp(prefix="trainguard-api-metrics-"))
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(directory)  # the workers inherit it
+    try:
+        from trainguard.metrics.api import launcher_registry
+        from trainguard.metrics.exposition import serve_metrics
+
+        endpoint = serve_metrics(launcher_registry(directory), host, port)
+        try:
+            yield
+        finally:
+            endpoint.close()
+    finally:
+        os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None)
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def cmd_token_create(args: argparse.Namespace) -> int:

@@ -72,14 +72,15 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
 def cmd_sink(args: argparse.Namespace) -> int:
     """Consume telemetry topics into ClickHouse until SIGTERM."""
-    from trainguard.metrics_http import serve_metrics
+    from trainguard.metrics.exposition import new_registry, serve_metrics
+    from trainguard.metrics.services import register_sink
     from trainguard.settings import (
         BusSettings,
         EventTimeSettings,
         SinkProcessSettings,
         StoreSettings,
     )
-    from trainguard.wiring import build_bus, build_sink, build_store, sink_metrics
+    from trainguard.wiring import build_bus, build_sink, build_store
 
     bus_settings, store_settings, sink_settings, event_time = (
         BusSettings(),
@@ -98,9 +99,9 @@ def cmd_sink(args: argparse.Namespace) -> int:
     sink = build_sink(build_bus(bus_settings), store, sink_settings, event_time.policy())
     tune_gc_for_batches()
     if sink_settings.metrics_port:
-        serve_metrics(
-            sink_settings.metrics_port, lambda: sink_metrics(sink), sink_settings.metrics_host
-        )
+        registry = new_registry("sink")
+        register_sink(registry, sink)
+        serve_metrics(registry, sink_settings.metrics_host, sink_settings.metrics_port)
     log.info("sink consuming %s into %s", bus_settings.bootstrap, store.database)
     try:
         sink.run(stop)
@@ -120,8 +121,16 @@ def cmd_agent(args: argparse.Namespace) -> int:
         print("trainguard agent needs TG_KAFKA_MODE=kafka and TG_KAFKA_BOOTSTRAP", file=sys.stderr)
         return 2
     stop = stop_on_signals()
+    settings = AgentSettings()
     producer = build_bus(bus_settings).producer()
-    agent = Agent(AgentSettings(), producer)
+    agent = Agent(settings, producer)
+    if settings.metrics_port:
+        from trainguard.metrics.exposition import new_registry, serve_metrics
+        from trainguard.metrics.services import register_agent
+
+        registry = new_registry("agent")
+        register_agent(registry, agent)
+        serve_metrics(registry, settings.metrics_host, settings.metrics_port)
     try:
         agent.run(stop)
     finally:

@@ -6,11 +6,17 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from diagnosis.fabric import FabricError
 from diagnosis.incidents import Incident
 from diagnosis.replay import ReplayError, diagnose_dir
 from ingest.schema import SchemaError
+
+if TYPE_CHECKING:
+    from analytics.store import Store
+    from diagnosis.worker import DiagnosisWorker
+    from trainguard.settings import DiagnoseSettings
 
 SUSPECT_FIELDS: tuple[str, ...] = ("component", "node", "gpu", "nic", "switch", "rank", "score")
 
@@ -66,11 +72,25 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     return 0
 
 
+def serve_diagnosis_metrics(
+    worker: DiagnosisWorker, store: Store, settings: DiagnoseSettings
+) -> None:
+    """Serve the worker's series and the fleet's (read through `store`, its own connection)."""
+    from trainguard.metrics import fleet
+    from trainguard.metrics.exposition import new_registry, serve_metrics
+    from trainguard.metrics.services import register_diagnosis
+
+    registry = new_registry("diagnose")
+    register_diagnosis(registry, worker)
+    readers = [fleet.gpu_states, fleet.open_incidents, fleet.job_ettr(settings.metrics_max_jobs)]
+    registry.register(fleet.FleetCollector(store, readers, settings.metrics_cache_s))
+    serve_metrics(registry, settings.metrics_host, settings.metrics_port or 0)
+
+
 def cmd_diagnose_stream() -> int:
     """Run the streaming worker until SIGTERM."""
     from pydantic import ValidationError
 
-    from trainguard.metrics_http import serve_metrics
     from trainguard.settings import (
         BusSettings,
         DiagnoseSettings,
@@ -78,7 +98,7 @@ def cmd_diagnose_stream() -> int:
         StoreSettings,
     )
     from trainguard.signals import stop_on_signals
-    from trainguard.wiring import build_bus, build_diagnosis, build_store, diagnosis_metrics
+    from trainguard.wiring import build_bus, build_diagnosis, build_store
 
     try:
         bus_settings, store_settings, settings = BusSettings(), StoreSettings(), DiagnoseSettings()
@@ -103,9 +123,7 @@ def cmd_diagnose_stream() -> int:
     store = build_store(store_settings)
     worker = build_diagnosis(build_bus(bus_settings), store, settings, event_time.policy())
     if settings.metrics_port:
-        serve_metrics(
-            settings.metrics_port, lambda: diagnosis_metrics(worker), settings.metrics_host
-        )
+        serve_diagnosis_metrics(worker, build_store(store_settings), settings)
     print(f"diagnosing {bus_settings.bootstrap} into {store.database}", file=sys.stderr)
     try:
         worker.run(stop)

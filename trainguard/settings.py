@@ -119,6 +119,16 @@ class DiagnoseSettings(BaseSettings):
     metrics_host: str = Field(
         "127.0.0.1", description="Listen address of /metrics (0.0.0.0: every interface)."
     )
+    metrics_cache_s: float = Field(
+        15.0,
+        ge=0,
+        le=3600,
+        description="Longest the fleet series (GPU states, open incidents, ETTR) are reused "
+        "between scrapes before they are read from ClickHouse again.",
+    )
+    metrics_max_jobs: int = Field(
+        500, ge=1, le=100_000, description="Most jobs with a trainguard_job_ettr series."
+    )
 
 
 class ApiSettings(BaseSettings):
@@ -161,6 +171,15 @@ class ApiSettings(BaseSettings):
             "File through which the workers count writes, so a write in one drops the "
             "cached lists of all (`trainguard api` picks one for its workers)."
         ),
+    )
+    metrics_port: int | None = Field(
+        None,
+        ge=1,
+        le=65535,
+        description="Serve /metrics of all workers here (a port of its own, no token).",
+    )
+    metrics_host: str = Field(
+        "127.0.0.1", description="Listen address of /metrics (0.0.0.0: every interface)."
     )
 
 
@@ -248,6 +267,17 @@ class ActSettings(BaseSettings):
         None,
         pattern=r"^https?://[^\s]+$",
         description="The console's external URL: webhooks, pages and alerts link back to it.",
+    )
+    metrics_port: int | None = Field(None, ge=1, le=65535, description="Serve /metrics here.")
+    metrics_host: str = Field(
+        "127.0.0.1", description="Listen address of /metrics (0.0.0.0: every interface)."
+    )
+    metrics_cache_s: float = Field(
+        15.0,
+        ge=0,
+        le=3600,
+        description="Longest the action and breaker series are reused between scrapes before "
+        "they are read from ClickHouse again.",
     )
 
     @model_validator(mode="after")

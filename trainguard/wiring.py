@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import asdict
 
 from analytics.migrations import migrate
 from analytics.store import EmbeddedStore, ServerStore, Store
@@ -82,13 +81,6 @@ def build_sink(
     return sink
 
 
-def sink_metrics(sink: Sink) -> dict[str, float]:
-    """Return the sink's counters as Prometheus samples."""
-    stats = asdict(sink.stats)
-    stats.pop("last_error")
-    return {f"trainguard_sink_{k}": float(v) for k, v in stats.items()}
-
-
 def run_in_thread(sink: Sink, stop: threading.Event) -> threading.Thread:
     """Run a sink in a daemon thread until stop is set."""
     thread = threading.Thread(target=sink.run, args=(stop,), name="sink", daemon=True)
@@ -123,8 +115,3 @@ def build_diagnosis(
     return DiagnosisWorker(
         consumer, bus.producer(), store, bus.topics, fabric=fabric, settings=worker_settings
     )
-
-
-def diagnosis_metrics(worker: DiagnosisWorker) -> dict[str, float]:
-    """Return the worker's counters as Prometheus samples."""
-    return {f"trainguard_diagnose_{k}": float(v) for k, v in asdict(worker.stats).items()}

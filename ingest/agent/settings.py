@@ -70,6 +70,10 @@ class AgentSettings(BaseSettings):
     nvml_retry_s: float = Field(
         300.0, gt=0, description="Retry nvmlInit this often after it failed (no driver yet)."
     )
+    metrics_port: int | None = Field(None, ge=1, le=65535, description="Serve /metrics here.")
+    metrics_host: str = Field(
+        "127.0.0.1", description="Listen address of /metrics (0.0.0.0: every interface)."
+    )
 
     @field_validator("train_logs", "disk_mounts", "net_interfaces", mode="before")
     @classmethod

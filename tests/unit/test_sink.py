@@ -163,3 +163,17 @@ def test_rejected_data_is_bisected_into_one_dead_letter():
     assert writer.attempts < 64  # bisection, not one insert per record
     assert bus.committed("sink") == {TopicPartition("tg.logs", 0): 64}
     assert sink.stats.dead_letters == 1 and sink.stats.events_written == 63
+
+
+def test_each_batch_write_is_timed_once_with_its_retries_and_its_age_noted():
+    bus = InProcessBus(partitions=1)
+    producer = bus.producer()
+    for i in range(5):
+        producer.send(make_log(seq=i))
+    times: list[float] = []
+    sink = _sink(bus, MemoryWriter(down_for=2))
+    sink.observe_write = times.append
+    sink.step()
+    assert len(times) == 1 and times[0] >= 0  # one batch, two failed attempts inside it
+    assert sink.stats.batches == 1
+    assert 0 <= sink.stats.record_age_s < 60  # the records were produced just now
