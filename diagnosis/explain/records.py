@@ -26,7 +26,14 @@ _KERNEL_TIME = re.compile(
     r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"  # iso
     r"(?: (?P<ihost>[\w.-]+) kernel:)?"
     r"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?: (?P<shost>[\w.-]+))? kernel:"  # syslog
-    r"|kernel:)\s?"
+    r"|kernel:"
+    # dmesg --decode --time-format iso
+    r"|(?:kern|user|daemon|syslog)\s*:\s*\w+\s*: \d{4}-\d\d-\d\dT[\d:,.]+(?:[+-]\d\d:\d\d)?"
+    r"|<\d>(?=\[)"  # printk level before a dmesg stamp
+    r"|\d+,\d+,\d+,[-c];"  # raw /dev/kmsg record
+    r"|\[\s*\+\d+\.\d+\]"  # dmesg -H relative stamp
+    r"|\[[A-Z][a-z]{2}\d{1,2} \d\d:\d\d\]"  # dmesg -H minute stamp
+    r")\s?"
 )
 _RANK = re.compile(r"^\[rank(?P<rank>\d+)\]: ?|^\[rank: (?P<lrank>\d+)\] ")
 _LOCAL = re.compile(r"^\[default(?P<local>\d+)\]:(?: )?")

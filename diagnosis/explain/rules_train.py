@@ -64,6 +64,15 @@ NUMERICAL_RULES: tuple[Rule, ...] = (
         judge=judge_iteration,
     ),
     rule(
+        "training.nonfinite_grad_norm",
+        r"\bgrad[ _]norm\s*[:=]\s*[-+]?(?:nan|inf)\b",
+        ("grad",),
+        "A NaN/inf gradient norm outside a whole iteration line (a wrapped line, a logger's "
+        "own field): numerical.",
+        verdict(C.NUMERICAL, APP, K.JOB, S.ERROR, A.MONITOR, 0.7),
+        flags=re.IGNORECASE,
+    ),
+    rule(
         "training.nan_loss",
         r"\bloss(?: is|:|=)\s*(?:nan|inf)\b|returned nan values",
         ("loss", "nan values"),
