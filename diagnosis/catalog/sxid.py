@@ -106,7 +106,7 @@ def sxid_verdict(code: int, said: str | None = None) -> Verdict:
         return FATAL
     if entry is None:
         return NON_FATAL if word == "non_fatal" else UNKNOWN_SXID
-    if entry.stalls_traffic:
+    if entry.klass == "non_fatal" and entry.stalls_traffic:
         return STALLING
     if entry.klass == "notable":
         return replace(NON_FATAL, action=Action.CAPTURE_DIAGNOSTICS)

@@ -23,7 +23,6 @@ from diagnosis.model import ComponentKind as K
 from diagnosis.model import Severity as S
 
 INFRA = B.INFRASTRUCTURE
-_PCI = r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?"
 
 
 def _switch(severity: S, action: A, confidence: float) -> Verdict:
@@ -40,7 +39,7 @@ def _sxid(m: re.Match[str]) -> Verdict:
 RULES: tuple[Rule, ...] = (
     rule(
         "fabric.sxid",
-        rf"nvidia-nvswitch\d+: SXid \(PCI:(?P<pci>{_PCI})\): (?P<sxid>\d+),\s*"
+        r"nvidia-nvswitch\d+: SXid \((?:PCI:)?(?P<pci>[^)]*)\): (?P<sxid>\d+),\s*"
         r"(?:(?P<said>Non-fatal|Fatal)\b)?",
         ("sxid",),
         "An NVSwitch SXid: the catalog's class and action per code (diagnosis/catalog/"
@@ -50,8 +49,8 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "fabric.fm_sxid",
-        rf"detected NVSwitch (?P<said>fatal|non-fatal) error (?P<sxid>\d+) on fid \d+ "
-        rf"on NVSwitch pci bus id (?P<pci>{_PCI})",
+        r"detected NVSwitch (?P<said>fatal|non-fatal) error (?P<sxid>\d+) on fid \d+ "
+        r"on NVSwitch pci bus id (?P<pci>\S+)",
         ("detected nvswitch",),
         "Fabric Manager's report of an SXid (same code space and policy as the kernel line).",
         judge=_sxid,

@@ -102,7 +102,7 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "nic.efa_admin",
-        r"(?:infiniband (?:rdmap\w+|efa_\d+)|\befa [0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.\d): "
+        r"(?:infiniband (?:rdmap\w+|efa_\d+)|\befa \S+): "
         r"(?:Wait for completion \(polling\) timeout|The device didn't send any completion"
         r"|Admin queue is closed|Reset indication didn't turn (?:on|off)|Device isn't ready)",
         ("infiniband", "efa "),
