@@ -36,7 +36,8 @@ KERNEL_RULES: tuple[Rule, ...] = (
         r"Out of memory(?: and no killable processes)?: Kill(?:ed)? process|oom-kill:constraint="
         r"|oom_reaper: reaped process|Memory cgroup out of memory|invoked oom-killer"
         r"|\boom_kill_process\b|\bout_of_memory(?:\.part\.\d+)?\+0x|mem_cgroup_out_of_memory"
-        r"|\[ pid \]\s+uid\s+tgid\s+total_vm\s+rss|Tasks state \(memory values in pages\)",
+        r"|\[ pid \]\s+uid\s+tgid\s+total_vm\s+rss|Tasks state \(memory values in pages\)"
+        r"|^Killed process \d+ \(.*\) total-vm:|Memory cgroup stats for /",
         (
             "out of memory",
             "oom-kill",
@@ -46,6 +47,8 @@ KERNEL_RULES: tuple[Rule, ...] = (
             "out_of_memory",
             "[ pid ]",
             "tasks state",
+            "killed process",
+            "memory cgroup stats",
         ),
         "The kernel OOM killer ended a process, in every phrasing the kernel has used (Killed "
         "/ Kill process ... or sacrifice child, cgroup, oom-kill constraint, oom_reaper, the "
