@@ -43,7 +43,8 @@ RULES: tuple[Rule, ...] = (
     rule(
         "process.nccl_segfault",
         r"segfault at \S+ ip \S+ sp \S+ error \d+ in libnccl|libnccl\.so[\d.]*\(\+0x[0-9a-f]+\)"
-        r"|^#\d+\s+0x[0-9a-f]+ in nccl\w+ \(|PC: @\s+0x[0-9a-f]+\s+\(unknown\)\s+nccl\w+\(\)",
+        r"|^#\d+\s+0x[0-9a-f]+ in nccl\w+ \(|PC: @\s+0x[0-9a-f]+\s+\(unknown\)\s+nccl\w+\(\)"
+        r"|^\s*\d+\s+0x[0-9a-f]+ p?nccl[A-Z]\w*\(\)",
         ("libnccl", "nccl"),
         "A crash inside NCCL (kernel segfault line, backtrace frame): a NCCL bug or a library "
         "mismatch, so the job's stack (pin or upgrade NCCL); if it repeats on one node only, "

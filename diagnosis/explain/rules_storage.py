@@ -81,7 +81,7 @@ RULES: tuple[Rule, ...] = (
     ),  # fmt: skip
     rule(
         "storage.nvme",
-        r"nvme nvme\d+: (?:I/O \d+ (?:\(\S+\) )?QID \d+ timeout|Device not ready; aborting reset"
+        r"\bnvme\d+: (?:I/O \d+ (?:\(\S+\) )?QID \d+ timeout|Device not ready; aborting reset"
         r"|Removing after probe failure|controller is down|Disabling device after reset failure"
         r"|Abort status: 0x[0-9a-f]+)|nvme\d+n\d+: detected capacity change from \d+ to 0\b",
         ("nvme",),
