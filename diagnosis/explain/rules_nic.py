@@ -61,6 +61,15 @@ RULES: tuple[Rule, ...] = (
         _nic(S.ERROR, A.REBOOT_NODE, 0.75),
     ),
     rule(
+        "nic.mlx_fw_command",
+        r"mlx[45]_core \S+: command 0x[0-9a-f]+ failed: fw status = 0x[0-9a-f]+",
+        ("mlx4_core", "mlx5_core"),
+        "A ConnectX firmware command was refused (mlx4/mlx5 fw status): old or mismatched "
+        "firmware; the port may not come up (clustervision/trinity#219: a firmware update "
+        "fixed it).",
+        _nic(S.ERROR, A.HARDWARE_INSPECTION, 0.65),
+    ),
+    rule(
         "nic.mlx5_probe_failed",
         r"mlx5_core.*(?:mlx5_load_one failed|probe of \S+ failed with error|handle_hca_cap failed"
         r"|mlx5_function_enable.*failed)",
@@ -120,8 +129,9 @@ RULES: tuple[Rule, ...] = (
     rule(
         "rdma.port_down",
         r"==> \S+ \(Down\)|state:\s+PORT_DOWN|^\s*State: Down\s*$|Physical state: Polling"
-        r"|ibpanic: .*failed",
-        ("(down)", "port_down", "state: down", "polling", "ibpanic"),
+        r"|ibpanic: .*failed|^\s*(?:Phys)?LinkState:\.+(?:Down|Polling|Disabled)\s*$"
+        r"|sys files not found \(/sys/class/infiniband",
+        ("(down)", "port_down", "state: down", "polling", "ibpanic", "linkstate:", "infiniband"),
         "An InfiniBand/RoCE port is down (ibdev2netdev, ibv_devinfo, ibstat) or the IB tools "
         "cannot read it: collectives over that rail fail or fall back.",
         _nic(S.WARNING, A.CHECK_NETWORK, 0.65),
