@@ -88,6 +88,15 @@ RULES: tuple[Rule, ...] = (
         flags=re.IGNORECASE,
     ),
     rule(
+        "driver.rm_init_failed",
+        r"RmInitAdapter failed!|rm_init_adapter failed",
+        ("rminitadapter failed", "rm_init_adapter failed"),
+        "The driver could not initialise the GPU (RmInitAdapter): the GPU is absent to CUDA "
+        "until the cause (GSP firmware, power, a fallen-off board) is fixed; reboot, then "
+        "inspect.",
+        _hw(S.ERROR, A.REBOOT_NODE, 0.65),
+    ),
+    rule(
         "cuda.devices_unavailable",
         r"CUDA-capable device\(s\) is/are busy or unavailable|cudaErrorDevicesUnavailable",
         ("cuda-capable device(s)", "cudaerrordevicesunavailable"),

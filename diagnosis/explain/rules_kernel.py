@@ -3,7 +3,8 @@
 Written from the development part of the corpus: ``Kernel panic - not syncing`` in its
 variants (hung_task, kasan, Fatal exception [in interrupt], the ``---[ end Kernel panic``
 trailer), Oops headers (``Oops: 0002 [#1] SMP``, ``Oops: Oops: ...``, RISC-V ``Oops [#1]``),
-``BUG: unable to handle (kernel NULL pointer dereference|page fault)``, ``Bad RIP value``,
+``BUG: unable to handle (kernel NULL pointer dereference|page fault)``, ``BUG: kernel NULL
+pointer dereference, address``, arm64 ``Internal error: Oops:``, ``Bad RIP value``,
 soft lockups with and without the ``watchdog:``/``NMI watchdog:`` prefix, hard LOCKUP, hung
 tasks (``INFO: task X:pid blocked for more than N seconds`` and gpud's form without INFO),
 and machine checks as a BMC or EDAC prints them (``Uncorrectable Machine Check Exception``,
@@ -39,8 +40,15 @@ RULES: tuple[Rule, ...] = (
         "kernel.oops",
         r"\bOops: (?:Oops: )?[0-9a-f]{4} \[#\d+\]|\bOops \[#\d+\]"
         r"|BUG: unable to handle (?:kernel|page fault)|general protection fault[:,]"
+        r"|BUG: kernel NULL pointer dereference, address|Internal error: Oops: [0-9a-f]+ \[#"
         r"|Unable to handle kernel (?:paging request|NULL pointer)|Code: +Bad RIP value",
-        ("oops", "unable to handle", "general protection fault", "bad rip value"),
+        (
+            "oops",
+            "unable to handle",
+            "general protection fault",
+            "bad rip value",
+            "null pointer dereference",
+        ),
         "A kernel Oops: a driver or the kernel dereferenced a bad pointer. The node is "
         "unreliable until rebooted (and the module in the trace is the suspect).",
         _host(S.ERROR, A.REBOOT_NODE, 0.75),

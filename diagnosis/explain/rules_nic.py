@@ -136,4 +136,12 @@ RULES: tuple[Rule, ...] = (
         "cannot read it: collectives over that rail fail or fall back.",
         _nic(S.WARNING, A.CHECK_NETWORK, 0.65),
     ),
+    rule(
+        "rdma.qp_transition_failed",
+        r"Failed to modify QP to (?:INIT|RTR|RTS)\b",
+        ("failed to modify qp",),
+        "An RDMA queue pair could not be connected (the peer did not answer, errno 110, or "
+        "was unreachable): the two NICs cannot talk (rail-only fabric, GID or routing).",
+        _nic(S.ERROR, A.CHECK_NETWORK, 0.6),
+    ),
 )

@@ -233,3 +233,28 @@ def test_redacted_xid_pci_address_still_explains() -> None:
     )
     (finding,) = explain(line)
     assert (finding.xid, finding.pci_bus_id, finding.category) == (79, None, Category.GPU_HARDWARE)
+
+
+@pytest.mark.parametrize(
+    ("line", "category"),
+    [
+        # NVIDIA/open-gpu-kernel-modules#265
+        (
+            "[  463.505392] NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x63:0x56:1689)",
+            Category.GPU_HARDWARE,
+        ),
+        (
+            "[  463.506574] BUG: kernel NULL pointer dereference, address: 0000000000000040",
+            Category.HOST_HARDWARE,
+        ),
+        # hardkernel/linux#346 (arm64)
+        ("[ 2227.029027] Internal error: Oops: 96000005 [#1] SMP", Category.HOST_HARDWARE),
+        # uccl-project/uccl#641
+        ("Failed to modify QP to RTR: Connection timed out\nerrno: 110", Category.NETWORK),
+    ],
+)
+def test_post_freeze_dev_misses_are_explained(line: str, category: Category) -> None:
+    findings = explain(line)
+    assert findings
+    assert findings[0].category == category
+    assert findings[0].severity in {Severity.ERROR, Severity.CRITICAL}
