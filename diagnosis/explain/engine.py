@@ -7,6 +7,8 @@
   line and the highest confidence: 800,000 identical Xid 95 lines give one finding. Finding
   has no count field, so how many lines collapsed is not reported.
 - Consecutive Megatron iteration lines of one stream feed the spike and slowdown checks.
+- A rank's death by a signal is read from the signal alone with low confidence; an OOM-killer
+  line (SIGKILL) or a shared-memory error (SIGBUS) in the same input raises it to 0.85.
 - `node` names the machine the text came from and always wins; without it the host a line's
   own prefix names (NCCL ``host:pid:tid``, syslog) is used. Nothing recognisable gives ``[]``.
 """
@@ -20,6 +22,7 @@ from dataclasses import dataclass, field
 from diagnosis.catalog import Verdict
 from diagnosis.explain.records import Record, records
 from diagnosis.explain.rules import Hit, normalize_pci, rule_set
+from diagnosis.explain.rules_process import CONFIRMED_CONFIDENCE, EVIDENCE
 from diagnosis.explain.training import Iteration, parse_iteration, sequence_findings
 from diagnosis.model import Finding, Severity
 
@@ -138,6 +141,15 @@ def _sequences(state: _State) -> None:
             state.add(rule_id, verdict, None, rec, verdict.confidence)
 
 
+def _confirm(state: _State) -> None:
+    """Raise signal findings that other findings of the same input confirm (OOM killer, shm)."""
+    present = {key[0] for key in state.found}
+    for key, cand in state.found.items():
+        confirming = EVIDENCE.get(key[0])
+        if confirming and confirming & present:
+            cand.confidence = max(cand.confidence, CONFIRMED_CONFIDENCE)
+
+
 def _findings(state: _State) -> list[Finding]:
     """Return the collected findings, most severe and most confident first."""
     ordered = sorted(
@@ -176,6 +188,7 @@ def explain_records(recs: Iterable[Record], node: str | None = None) -> list[Fin
     for rec in recs:
         _visit(state, rec)
     _sequences(state)
+    _confirm(state)
     return _findings(state)
 
 

@@ -8,7 +8,10 @@ Lightning's ``[rank: N]``, Ray's ``(RayWorkerWrapper pid=4009)``, c10 glog
 (``E0813 08:21:22.980000 1245483 file.py:984]``), DeepSpeed's logger prefix and NCCL's
 ``host:pid:tid [dev]``. Two kinds of message span lines: dmesg continuations (indented
 ``NVRM:`` lines after a multi-line printk, real_logs gpu-fallen-off-bus-no-xid and xid-79) and
-Megatron iteration lines wrapped by a terminal (real_logs perf-degradation-slow-gpu).
+Megatron iteration lines wrapped by a terminal (real_logs perf-degradation-slow-gpu). A line
+cut exactly at a usual terminal width (80, 100, 120, 132, 160, 200 columns) and followed by a
+line with no prefix of its own is joined back without a separator (a terminal copy breaks
+mid-word). ANSI colour codes are removed first.
 """
 
 from __future__ import annotations
@@ -26,7 +29,14 @@ _KERNEL_TIME = re.compile(
     r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"  # iso
     r"(?: (?P<ihost>[\w.-]+) kernel:)?"
     r"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?: (?P<shost>[\w.-]+))? kernel:"  # syslog
-    r"|kernel:)\s?"
+    r"|kernel:"
+    # dmesg --decode --time-format iso
+    r"|(?:kern|user|daemon|syslog)\s*:\s*\w+\s*: \d{4}-\d\d-\d\dT[\d:,.]+(?:[+-]\d\d:\d\d)?"
+    r"|<\d>(?=\[)"  # printk level before a dmesg stamp
+    r"|\d+,\d+,\d+,[-c];"  # raw /dev/kmsg record
+    r"|\[\s*\+\d+\.\d+\]"  # dmesg -H relative stamp
+    r"|\[[A-Z][a-z]{2}\d{1,2} \d\d:\d\d\]"  # dmesg -H minute stamp
+    r")\s?"
 )
 _RANK = re.compile(r"^\[rank(?P<rank>\d+)\]: ?|^\[rank: (?P<lrank>\d+)\] ")
 _LOCAL = re.compile(r"^\[default(?P<local>\d+)\]:(?: )?")
@@ -43,6 +53,11 @@ _NCCL = re.compile(r"^(?P<host>[\w.-]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)
 _CONTINUATION = re.compile(r"^\s+NVRM: ")
 _ITERATION = re.compile(r"\biteration\s+\d+\s*/\s*\d+\s*\|")
 _WRAPPED_TAIL = re.compile(r"^\s*[a-z(]")
+_FIELD = re.compile(r"^\s*[a-z][\w ]*:\s*\S")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+_TB_LINE = re.compile(r"Traceback \(most recent call last\)|File \"|frame #\d+")
+TERMINAL_WIDTHS = frozenset({80, 100, 120, 132, 160, 200})
+"""Window widths at which a terminal copy cuts a message; such a cut is joined back."""
 
 
 class Record(NamedTuple):
@@ -91,12 +106,17 @@ def _record(body: str, raw: str, index: int, found: dict[str, str]) -> Record:
 
 
 def _wraps(body: str) -> bool:
-    """Return whether `body` is a Megatron iteration line a terminal cut short."""
-    return "iteration" in body and _ITERATION.search(body) is not None and not body.endswith("|")
+    """Return whether `body` is a Megatron iteration line (possibly cut short by a terminal)."""
+    return "iteration" in body and _ITERATION.search(body) is not None
 
 
-def _continues(line: str) -> bool:
-    """Return whether `line` is the wrapped rest of an iteration line (a field fragment)."""
+def _continues(line: str, body: str) -> bool:
+    """Return whether `line` is the wrapped rest of the iteration line `body` (field fragment).
+
+    After a complete field (`body` ends with ``|``) only a new ``name: value`` field continues.
+    """
+    if body.endswith("|") and _FIELD.match(line) is None:
+        return False
     return (
         _WRAPPED_TAIL.match(line) is not None
         and _ITERATION.search(line) is None
@@ -104,15 +124,37 @@ def _continues(line: str) -> bool:
     )
 
 
+def _hard_wrapped(segment: str, following: str) -> bool:
+    """Return whether `following` is the rest of `segment` cut by a terminal at its width.
+
+    A terminal copy breaks a message at the window width, mid-word and without indentation:
+    the segment is exactly one of the usual widths and the next line has no prefix of its own.
+    """
+    return (
+        len(segment) in TERMINAL_WIDTHS
+        and bool(following.strip())
+        and _strip(following)[0] == following
+        and _TB_LINE.match(following.lstrip()) is None
+        and _CONTINUATION.match(following) is None
+    )
+
+
 def records(text: str) -> Iterator[Record]:
     """Yield the logical records of `text`, in order."""
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
     lines = text.splitlines()
     i = 0
     while i < len(lines):
-        raw = lines[i][:MAX_LINE].rstrip()
-        body, found = _strip(raw)
         start = i
+        full = segment = lines[i]
         i += 1
+        while i < len(lines) and len(full) < MAX_LINE and _hard_wrapped(segment, lines[i]):
+            segment = lines[i]
+            full += segment
+            i += 1
+        raw = full[:MAX_LINE].rstrip()
+        body, found = _strip(raw)
         if body.startswith("NVRM:"):
             while i < len(lines) and _CONTINUATION.match(lines[i]):
                 body += " " + lines[i][:MAX_LINE].strip()[len("NVRM: ") :]
@@ -120,7 +162,7 @@ def records(text: str) -> Iterator[Record]:
                 i += 1
         elif _wraps(body):
             for _ in range(4):
-                if i >= len(lines) or not _wraps(body) or not _continues(lines[i][:MAX_LINE]):
+                if i >= len(lines) or not _continues(lines[i][:MAX_LINE], body):
                     break
                 body += " " + lines[i][:MAX_LINE].strip()
                 raw += " " + lines[i][:MAX_LINE].strip()

@@ -181,14 +181,31 @@ class RuleSet:
 @cache
 def all_rules() -> tuple[Rule, ...]:
     """Return every line rule in precedence order (most specific first); ids are unique."""
-    from diagnosis.explain import rules_comm, rules_gpu, rules_host, rules_train
+    from diagnosis.explain import (
+        rules_comm,
+        rules_driver,
+        rules_fabric,
+        rules_gpu,
+        rules_host,
+        rules_kernel,
+        rules_nic,
+        rules_process,
+        rules_storage,
+        rules_train,
+    )
 
     ordered = (
         *rules_gpu.RULES,
+        *rules_driver.RULES,
+        *rules_fabric.RULES,
+        *rules_nic.RULES,
+        *rules_kernel.RULES,
         *rules_host.KERNEL_RULES,
+        *rules_storage.RULES,
         *rules_train.NUMERICAL_RULES,
         *rules_gpu.CUDA_RULES,
         *rules_host.PROCESS_RULES,
+        *rules_process.RULES,
         *rules_comm.RULES,
         *rules_train.FALLBACK_RULES,
     )

@@ -159,6 +159,30 @@ _HANG_RULES: tuple[Rule, ...] = (
         _hang(S.ERROR, 0.8),
     ),
     rule(
+        "hang.watchdog_terminating",
+        r"Terminating the process after attempting to dump debug info"
+        r"|watchdog thread terminated with exception|Exception raised from ncclCommWatchdog"
+        r"|preparing to dump debug info|taking the entire process down",
+        (
+            "terminating the process",
+            "terminated with exception",
+            "ncclcommwatchdog",
+            "dump debug info",
+            "entire process down",
+        ),
+        "ProcessGroupNCCL's watchdog or heartbeat monitor is taking the process down after a "
+        "timeout or a stuck watchdog (PyTorch's own messages): a hang, the cause is earlier.",
+        _hang(S.ERROR, 0.6),
+    ),  # fmt: skip
+    rule(
+        "hang.collective_not_joined",
+        r"finished collective #\d+, but didn't join collective #\d+",
+        ("didn't join collective",),
+        "Flight Recorder: a rank finished one collective and never joined the next: that rank "
+        "is where the hang starts.",
+        _hang(S.ERROR, 0.75),
+    ),
+    rule(
         "hang.ranks_missing",
         r"Not all ranks joining collective",
         ("not all ranks joining",),

@@ -57,7 +57,7 @@ def _hw(severity: S, action: A, confidence: float) -> Verdict:
 RULES: tuple[Rule, ...] = (
     rule(
         "gpu.xid",
-        rf"NVRM: Xid \((?:PCI:)?(?P<pci>{_PCI})(?: GPU-I:\d+)?\): (?P<xid>\d+),?\s*(?P<detail>.*)",
+        r"NVRM: Xid \((?:PCI:)?(?P<pci>[^)]*?)(?: GPU-I:\d+)?\): (?P<xid>\d+),?\s*(?P<detail>.*)",
         ("xid",),
         "Any Xid line: the catalog's per-code policy (diagnosis/catalog), refined for Xid 154's "
         "new recovery action and NVLink5 'Nonfatal' events.",

@@ -33,10 +33,26 @@ _MEMORY = verdict(C.HOST_MEMORY, APP, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.9)
 KERNEL_RULES: tuple[Rule, ...] = (
     rule(
         "host.oom_killer",
-        r"Out of memory: Killed process|oom-kill:constraint=|oom_reaper: reaped process"
-        r"|Memory cgroup out of memory|invoked oom-killer",
-        ("out of memory", "oom-kill", "oom_reaper", "oom-killer"),
-        "The kernel OOM killer ended a process. Blame application: the victim is the largest "
+        r"Out of memory(?: and no killable processes)?: Kill(?:ed)? process|oom-kill:constraint="
+        r"|oom_reaper: reaped process|Memory cgroup out of memory|invoked oom-killer"
+        r"|\boom_kill_process\b|\bout_of_memory(?:\.part\.\d+)?\+0x|mem_cgroup_out_of_memory"
+        r"|\[ pid \]\s+uid\s+tgid\s+total_vm\s+rss|Tasks state \(memory values in pages\)"
+        r"|^Killed process \d+ \(.*\) total-vm:|Memory cgroup stats for /",
+        (
+            "out of memory",
+            "oom-kill",
+            "oom_reaper",
+            "oom-killer",
+            "oom_kill",
+            "out_of_memory",
+            "[ pid ]",
+            "tasks state",
+            "killed process",
+            "memory cgroup stats",
+        ),
+        "The kernel OOM killer ended a process, in every phrasing the kernel has used (Killed "
+        "/ Kill process ... or sacrifice child, cgroup, oom-kill constraint, oom_reaper, the "
+        "stack frames and the task dump header). Blame application: the victim is the largest "
         "consumer, in practice the job (data loaders, pinned buffers); debatable.",
         _MEMORY,
     ),
@@ -87,6 +103,15 @@ KERNEL_RULES: tuple[Rule, ...] = (
 )
 
 PROCESS_RULES: tuple[Rule, ...] = (
+    rule(
+        "host.shm_full",
+        r"unable to write to file </torch_\d+|/dev/shm\b.*(?:No space left|is full)"
+        r"|insufficient shared memory \(shm\)",
+        ("torch_", "/dev/shm", "shared memory (shm)"),
+        "The DataLoader could not write to shared memory: /dev/shm is full (a container's "
+        "default 64 MB); raise --shm-size or lower num_workers.",
+        verdict(C.HOST_MEMORY, APP, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.85),
+    ),
     rule(
         "host.shm_bus_error",
         r"killed by signal: Bus error|out of shared memory",

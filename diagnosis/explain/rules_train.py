@@ -39,6 +39,15 @@ NUMERICAL_RULES: tuple[Rule, ...] = (
         verdict(C.NUMERICAL, APP, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.9),
     ),
     rule(
+        "training.loss_scale_stuck",
+        r"Attempted loss scale: 1(?:\.0)?, reducing to 1\b|Reducing dynamic loss scale from "
+        r"1(?:\.0)? to 1\b",
+        ("loss scale",),
+        "fp16 dynamic loss scaling is already at 1 and still overflowing: every step is "
+        "skipped, the model stops learning (DeepSpeed#697). Numerical.",
+        verdict(C.NUMERICAL, APP, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.8),
+    ),
+    rule(
         "training.bad_grad_norm",
         r"Bad grad_norm detected \(grad_norm=(?:nan|inf|-inf)\)",
         ("bad grad_norm",),
@@ -62,6 +71,15 @@ NUMERICAL_RULES: tuple[Rule, ...] = (
         "it counts NaN iterations. Consecutive lines also feed the loss-spike (numerical) and "
         "step-slowdown (straggler) checks.",
         judge=judge_iteration,
+    ),
+    rule(
+        "training.nonfinite_grad_norm",
+        r"\bgrad[ _]norm\s*[:=]\s*[-+]?(?:nan|inf)\b",
+        ("grad",),
+        "A NaN/inf gradient norm outside a whole iteration line (a wrapped line, a logger's "
+        "own field): numerical.",
+        verdict(C.NUMERICAL, APP, K.JOB, S.ERROR, A.MONITOR, 0.7),
+        flags=re.IGNORECASE,
     ),
     rule(
         "training.nan_loss",

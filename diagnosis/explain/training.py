@@ -37,6 +37,7 @@ _GRAD = re.compile(r"grad norm:\s*" + _NUM, re.IGNORECASE)
 _NAN_ITERS = re.compile(r"number of nan\s+iterations:\s*(\d+)")
 _SKIPPED = re.compile(r"number of skipped\s+iterations:\s*(\d+)")
 _TFLOPS = re.compile(r"TFLOPs:\s*([\d.]+)|TFLOP/s/GPU\):\s*([\d.]+)")
+_SCALE = re.compile(r"loss scale:\s*" + _NUM, re.IGNORECASE)
 
 NUMERICAL = verdict(
     Category.NUMERICAL, Blame.APPLICATION, ComponentKind.JOB, Severity.ERROR, Action.MONITOR, 0.8
@@ -47,6 +48,10 @@ SPIKE = verdict(
 SLOWDOWN = verdict(
     Category.STRAGGLER, Blame.UNKNOWN, ComponentKind.JOB, Severity.WARNING, Action.MONITOR, 0.3
 )
+MISSING_LOSS = verdict(
+    Category.NUMERICAL, Blame.APPLICATION, ComponentKind.JOB, Severity.ERROR, Action.MONITOR, 0.6
+)
+_LOSS_FIELDS = re.compile(r"number of (?:skipped|nan) iterations|grad norm:", re.IGNORECASE)
 HEALTHY = verdict(
     Category.BENIGN, Blame.UNKNOWN, ComponentKind.JOB, Severity.INFO, Action.NONE, 0.9
 )
@@ -63,6 +68,7 @@ class Iteration:
     nan_iterations: int
     skipped: int
     tflops: float | None
+    loss_scale: float | None = None
 
 
 def _float(m: re.Match[str] | None, *groups: int) -> float | None:
@@ -95,6 +101,7 @@ def parse_iteration(body: str) -> Iteration | None:
         nan_iterations=int(nan.group(1)) if nan else 0,
         skipped=int(skipped.group(1)) if skipped else 0,
         tflops=_float(_TFLOPS.search(body), 1, 2),
+        loss_scale=_float(_SCALE.search(body), 1),
     )
 
 
@@ -103,15 +110,35 @@ def _finite(value: float | None) -> bool:
     return value is not None and math.isfinite(value)
 
 
+def _fp16_skip(it: Iteration) -> bool:
+    """Return whether `it` is fp16 dynamic loss scaling skipping a step (scale > 1, skipped)."""
+    return it.skipped > 0 and it.loss_scale is not None and it.loss_scale > 1.0
+
+
 def judge_iteration(m: re.Match[str]) -> Verdict | None:
-    """Return the verdict of one iteration line on its own: NaN/inf -> numerical, else benign."""
+    """Return the verdict of one iteration line on its own.
+
+    - a NaN/inf loss or grad norm is numerical, unless fp16 loss scaling skipped the step
+      (loss scale above 1 and a skipped iteration: the mechanism working, benign);
+    - no loss on a training line under bf16 (loss scale 1.0, nothing skipped) is numerical:
+      Megatron leaves a NaN loss out of the line (Megatron-DeepSpeed#434);
+    - NaN iterations counted: a warning; anything else is healthy.
+    """
     it = parse_iteration(m.string)
     if it is None:
         return None
-    if (it.loss is not None and not _finite(it.loss)) or (
+    nonfinite = (it.loss is not None and not _finite(it.loss)) or (
         it.grad_norm is not None and not _finite(it.grad_norm)
+    )
+    if nonfinite:
+        return HEALTHY if _fp16_skip(it) else NUMERICAL
+    if (
+        it.loss is None
+        and it.loss_scale == 1.0
+        and not it.skipped
+        and _LOSS_FIELDS.search(m.string)
     ):
-        return NUMERICAL
+        return MISSING_LOSS
     if it.nan_iterations > 0:
         return SPIKE
     return HEALTHY

@@ -1,0 +1,180 @@
+"""Explainer benchmark on the real-log corpus (tests/fixtures/explain/corpus).
+
+Each record's text goes through the real explain path (`diagnosis.explain.explain`, the
+function `trainguard explain` calls); the first finding's category is the verdict, no finding
+is `unknown`. Reports, for the development and evaluation parts (split by source, see the
+corpus README): accuracy overall, per label and per family; false alarms on benign records (a
+first finding that is not benign, at warning or worse); the unknown rate on non-benign records.
+Prints JSON and writes bench/results/explain.json.
+
+    python -m bench.explain [--misses]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import platform
+import sys
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from diagnosis.explain import explain
+from diagnosis.model import Category, Severity
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "tests" / "fixtures" / "explain" / "corpus"
+RESULTS = ROOT / "bench" / "results" / "explain.json"
+EVAL_SHARE = 4
+"""Tenths of the sources (by hash of `source_key`) that form the evaluation part."""
+
+_QUIET = {Category.BENIGN.value, Category.UNKNOWN.value}
+
+
+@dataclass(frozen=True)
+class Record:
+    """One labelled real excerpt."""
+
+    id: str
+    text: str
+    label: str
+    family: str
+    source_url: str
+    source_key: str
+    note: str
+
+
+def split_of(source_key: str) -> str:
+    """Return ``"eval"`` or ``"dev"`` for a source: a stable hash, about 40/60."""
+    digest = hashlib.sha1(source_key.encode("utf-8")).hexdigest()
+    return "eval" if int(digest[:8], 16) % 10 < EVAL_SHARE else "dev"
+
+
+def load(corpus: Path = CORPUS) -> list[Record]:
+    """Return every corpus record, files in name order; raise ValueError on a bad record."""
+    labels = {c.value for c in Category}
+    out: list[Record] = []
+    for path in sorted(corpus.glob("*.jsonl")):
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            raw = json.loads(line)
+            rec = Record(**{k: raw[k] for k in Record.__dataclass_fields__})
+            if rec.label not in labels or not rec.text.strip() or not rec.source_url:
+                raise ValueError(f"{path.name}:{n}: bad record {rec.id}")
+            out.append(rec)
+    return out
+
+
+def verdict(text: str) -> tuple[str, str | None, str | None]:
+    """Return (first category, its severity, its rule) for `text`; no finding is unknown."""
+    findings = explain(text)
+    if not findings:
+        return Category.UNKNOWN.value, None, None
+    first = findings[0]
+    return first.category.value, first.severity.value, first.rule
+
+
+def correct(label: str, predicted: str) -> bool:
+    """Return whether `predicted` is right: benign and unknown labels accept silence too."""
+    if label in _QUIET:
+        return predicted in _QUIET
+    return predicted == label
+
+
+def false_alarm(label: str, predicted: str, severity: str | None) -> bool:
+    """Return whether a benign record raised a non-benign finding at warning or worse."""
+    return (
+        label == Category.BENIGN.value
+        and predicted not in _QUIET
+        and severity in {Severity.WARNING.value, Severity.ERROR.value, Severity.CRITICAL.value}
+    )
+
+
+def _rate(hits: int, total: int) -> float | None:
+    return round(hits / total, 4) if total else None
+
+
+def _group(rows: Iterable[dict[str, Any]], key: str) -> dict[str, dict[str, Any]]:
+    groups: dict[str, list[bool]] = defaultdict(list)
+    for row in rows:
+        groups[row[key]].append(row["ok"])
+    return {
+        name: {"n": len(oks), "accuracy": _rate(sum(oks), len(oks))}
+        for name, oks in sorted(groups.items())
+    }
+
+
+def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Return the figures of one part."""
+    benign = [r for r in rows if r["label"] == Category.BENIGN.value]
+    faults = [r for r in rows if r["label"] not in _QUIET]
+    return {
+        "records": len(rows),
+        "sources": len({r["source_key"] for r in rows}),
+        "accuracy": _rate(sum(r["ok"] for r in rows), len(rows)),
+        "benign_records": len(benign),
+        "benign_false_alarms": sum(r["false_alarm"] for r in benign),
+        "unknown_rate": _rate(sum(r["predicted"] in _QUIET for r in faults), len(faults)),
+        "by_label": _group(rows, "label"),
+        "by_family": _group(rows, "family"),
+    }
+
+
+def evaluate(records: list[Record]) -> Iterator[dict[str, Any]]:
+    """Yield one scored row per record."""
+    for rec in records:
+        predicted, severity, rule = verdict(rec.text)
+        yield {
+            "id": rec.id,
+            "split": split_of(rec.source_key),
+            "label": rec.label,
+            "family": rec.family,
+            "source_key": rec.source_key,
+            "predicted": predicted,
+            "rule": rule,
+            "ok": correct(rec.label, predicted),
+            "false_alarm": false_alarm(rec.label, predicted, severity),
+        }
+
+
+def run(records: list[Record]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Return the result document and the scored rows."""
+    rows = list(evaluate(records))
+    result = {
+        "measured": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": platform.platform(),
+        "corpus": str(CORPUS.relative_to(ROOT)),
+        "split": f"sha1(source_key)[:8] as int % 10 < {EVAL_SHARE} -> eval, else dev",
+        "dev": score([r for r in rows if r["split"] == "dev"]),
+        "eval": score([r for r in rows if r["split"] == "eval"]),
+        "all": score(rows),
+    }
+    return result, rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark, print and write the results."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--misses", choices=("dev", "eval", "all"), help="list wrong records")
+    parser.add_argument("--no-write", action="store_true", help="do not write the results file")
+    args = parser.parse_args(argv)
+    result, rows = run(load())
+    if args.misses:
+        for row in rows:
+            if not row["ok"] and args.misses in ("all", row["split"]):
+                print(json.dumps(row), file=sys.stderr)
+    text = json.dumps(result, indent=2)
+    print(text)
+    if not args.no_write:
+        RESULTS.write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,107 @@
+"""Driver rules without an Xid: ``NV_ERR_*`` statuses, NVML/nvidia-smi errors, NVLink failures.
+
+Written from the development part of the real-log corpus (tests/fixtures/explain/corpus):
+``nvAssertOkFailedNoLog ... [NV_ERR_GPU_IS_LOST] (0x0000000F)`` and ``rpcSendMessage failed
+with status 0x0000000f`` (open-gpu-kernel-modules#688), ``GspRmAlloc failed ...
+status=0x00000062`` (scitix/sichek#51), nvidia-smi's "Unable to determine the device handle"
+in its spellings (three-digit PCI domains, "detect" for "determine", no space before the
+address), pynvml's ``NVMLError_GpuIsLost``, nvidia-smi's "all links are inActive" and gpud's
+``knvlink...: ... failed`` signature (leptonai/gpud#1271).
+"""
+
+from __future__ import annotations
+
+import re
+
+from diagnosis.catalog import Verdict
+from diagnosis.explain.nv_status import status_of
+from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.model import Action as A
+from diagnosis.model import Blame as B
+from diagnosis.model import Category as C
+from diagnosis.model import ComponentKind as K
+from diagnosis.model import Severity as S
+
+INFRA = B.INFRASTRUCTURE
+
+
+def _hw(severity: S, action: A, confidence: float) -> Verdict:
+    """Return a GPU hardware verdict."""
+    return verdict(C.GPU_HARDWARE, INFRA, K.GPU, severity, action, confidence)
+
+
+def _status_verdict_any(m: re.Match[str]) -> Verdict | None:
+    """Return the verdict for whichever status group matched."""
+    groups = m.groupdict()
+    name = groups.get("name") or groups.get("name2")
+    code = groups.get("code") or groups.get("code2")
+    status = status_of(name, code)
+    return status.verdict if status is not None else None
+
+
+RULES: tuple[Rule, ...] = (
+    rule(
+        "driver.nv_status",
+        r"\[(?P<name>NV_ERR_[A-Z_]+)\]\s*\(0x(?P<code>[0-9A-Fa-f]{8})\)"
+        r"|\(status == NV_OK\) \|\| \(status == (?P<name2>NV_ERR_[A-Z_]+)\)"
+        r"|(?:rpcSendMessage failed with status|GspRm\w+ failed:.*\bstatus=)\s*"
+        r"0x(?P<code2>[0-9A-Fa-f]{8})",
+        ("nv_err_", "rpcsendmessage failed", "gsprm"),
+        "An NVIDIA driver status (nvstatuscodes.h) printed without an Xid: the table in "
+        "diagnosis/explain/nv_status.py gives its meaning and action; statuses that only say a "
+        "call was invalid give no finding.",
+        judge=_status_verdict_any,
+    ),
+    rule(
+        "driver.fsp_timeout",
+        r"NVRM: \w*kfsp\w*: FSP command timed out|NVRM: .*FSP .*timed out",
+        ("fsp command timed out", "fsp"),
+        "The GPU's FSP security processor stopped answering: nvidia-smi fails next; reset.",
+        _hw(S.ERROR, A.RESET_GPU, 0.65),
+    ),
+    rule(
+        "nvml.gpu_lost",
+        r"Unable to (?:determine|detect) the device handle for GPU ?(?P<pci>[0-9A-Fa-f]{3,8}:"
+        r"[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)?"
+        r"|NVMLError_GpuIsLost|NVML_ERROR_GPU_IS_LOST|\bGPU is lost\b"
+        r"|nvmlDevice\w+\(\): (?:Unknown Error|GPU is lost)",
+        ("device handle", "gpuislost", "gpu_is_lost", "gpu is lost", "nvmldevice"),
+        "nvidia-smi/NVML cannot reach the GPU (the user-visible side of Xid 79/GPU lost).",
+        _hw(S.CRITICAL, A.REBOOT_NODE, 0.8),
+    ),
+    rule(
+        "nvml.inforom_corrupted",
+        r"infoROM is corrupted",
+        ("inforom is corrupted",),
+        "nvidia-smi warns that the GPU's infoROM is corrupted: error counters and retired pages "
+        "cannot be trusted; inspect the board.",
+        verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.HARDWARE_INSPECTION, 0.7),
+    ),
+    rule(
+        "nvlink.links_down",
+        r"Unable to retrieve NVLink information as all links are inActive"
+        r"|NVRM: \w*knvlink\w*: .*\bfailed\b|^\s*D(?: D){7,}\s*$",
+        ("nvlink information", "knvlink", "d d d d"),
+        "NVLink failed without an Xid: every link inactive (nvidia-smi), a failed link discovery "
+        "(knvlink...), or dcgmi showing every link Down. Collectives over NVLink hang; reboot.",
+        _hw(S.ERROR, A.REBOOT_NODE, 0.7),
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "driver.rm_init_failed",
+        r"RmInitAdapter failed!|rm_init_adapter failed",
+        ("rminitadapter failed", "rm_init_adapter failed"),
+        "The driver could not initialise the GPU (RmInitAdapter): the GPU is absent to CUDA "
+        "until the cause (GSP firmware, power, a fallen-off board) is fixed; reboot, then "
+        "inspect.",
+        _hw(S.ERROR, A.REBOOT_NODE, 0.65),
+    ),
+    rule(
+        "cuda.devices_unavailable",
+        r"CUDA-capable device\(s\) is/are busy or unavailable|cudaErrorDevicesUnavailable",
+        ("cuda-capable device(s)", "cudaerrordevicesunavailable"),
+        "CUDA sees the GPU but cannot use it: in exclusive mode it is taken, otherwise the "
+        "driver needs a reset (NV_ERR_RESET_REQUIRED, sichek#51, dra-driver#982).",
+        _hw(S.ERROR, A.RESET_GPU, 0.65),
+    ),
+)

@@ -1,0 +1,96 @@
+"""NVSwitch fabric rules: SXid lines, Fabric Manager errors, nvidia-peermem.
+
+Written from the development part of the corpus: the SXid lines of NVSentinel's parser tests
+(fatal, non-fatal, SOE, truncated and ``Severity``/``Data`` continuation lines), gpud's
+``kern :err : <iso>`` SXid data line (leptonai/gpud#338), gpud's Fabric Manager matcher cases
+(``detected NVSwitch fatal|non-fatal error <sxid> ... pci bus id ... port <n>``, the multicast
+"failed to find the GPU handle", the topology mismatch and the failed driver query) and the
+nvidia-peermem ``invalid context`` line. The verdict per SXid code is the catalog's
+(diagnosis/catalog/sxid.py); the switch's PCI address is the finding's ``pci_bus_id``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from diagnosis.catalog import Verdict
+from diagnosis.catalog.sxid import sxid_verdict
+from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.model import Action as A
+from diagnosis.model import Blame as B
+from diagnosis.model import Category as C
+from diagnosis.model import ComponentKind as K
+from diagnosis.model import Severity as S
+
+INFRA = B.INFRASTRUCTURE
+
+
+def _switch(severity: S, action: A, confidence: float) -> Verdict:
+    """Return a network verdict pointing at the NVSwitch fabric."""
+    return verdict(C.NETWORK, INFRA, K.SWITCH, severity, action, confidence)
+
+
+def _sxid(m: re.Match[str]) -> Verdict:
+    """Return the catalog verdict for the SXid in `m`, with the line's fatal/non-fatal word."""
+    said = m.groupdict().get("said")
+    return sxid_verdict(int(m["sxid"]), said)
+
+
+RULES: tuple[Rule, ...] = (
+    rule(
+        "fabric.sxid",
+        r"nvidia-nvswitch\d+: SXid \((?:PCI:)?(?P<pci>[^)]*)\): (?P<sxid>\d+),\s*"
+        r"(?:(?P<said>Non-fatal|Fatal)\b)?",
+        ("sxid",),
+        "An NVSwitch SXid: the catalog's class and action per code (diagnosis/catalog/"
+        "sxid.py), the line's own Fatal/Non-fatal word first. Continuation lines (Severity, "
+        "Data) carry the code alone and get the catalog class.",
+        judge=_sxid,
+    ),
+    rule(
+        "fabric.fm_sxid",
+        r"detected NVSwitch (?P<said>fatal|non-fatal) error (?P<sxid>\d+) on fid \d+ "
+        r"on NVSwitch pci bus id (?P<pci>\S+)",
+        ("detected nvswitch",),
+        "Fabric Manager's report of an SXid (same code space and policy as the kernel line).",
+        judge=_sxid,
+    ),
+    rule(
+        "fabric.fm_topology",
+        r"don't match with any supported system topology|aborting fabric manager",
+        ("supported system topology", "aborting fabric manager"),
+        "Fabric Manager found fewer NVSwitches than the system needs and exited: no NVLink "
+        "fabric, CUDA init fails (cudaErrorSystemNotReady). A switch or its firmware is missing.",
+        _switch(S.CRITICAL, A.HARDWARE_INSPECTION, 0.8),
+    ),
+    rule(
+        "fabric.fm_multicast",
+        r"failed to find the GPU handle \d+ in the multicast team",
+        ("multicast team",),
+        "Fabric Manager could not set up an NVLink multicast team (NVLS): a GPU left the "
+        "fabric; gpud treats it as an NVLink failure. Reboot the node.",
+        _switch(S.ERROR, A.REBOOT_NODE, 0.65),
+    ),
+    rule(
+        "fabric.fm_driver_query",
+        r"request to query NVSwitch device information from NVSwitch driver failed",
+        ("nvswitch driver failed",),
+        "Fabric Manager cannot talk to the NVSwitch driver: the fabric is not managed.",
+        _switch(S.ERROR, A.REBOOT_NODE, 0.65),
+    ),
+    rule(
+        "fabric.fm_error",
+        r"^\[\w{3} \d\d \d{4} \d\d:\d\d:\d\d\] \[ERROR\]",
+        ("[error]",),
+        "Any other Fabric Manager [ERROR] line (its own timestamp format): weak evidence.",
+        _switch(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.4),
+    ),
+    rule(
+        "fabric.peermem",
+        r"nvidia-peermem \w+:\d+ ERROR|\bnv_mem nv_get_p2p_free_callback:\d+ .*\binvalid\b",
+        ("nvidia-peermem", "nv_get_p2p_free_callback"),
+        "nvidia-peermem (GPUDirect RDMA) freed a mapping whose context is gone; repeated, gpud "
+        "reads it as inter-node communication trouble. Warning: check the NIC/driver versions.",
+        verdict(C.NETWORK, INFRA, K.NIC, S.WARNING, A.CHECK_NETWORK, 0.55),
+    ),
+)

@@ -1,0 +1,104 @@
+"""Kernel rules: panic, Oops, soft/hard lockups, hung tasks, machine checks the older rules miss.
+
+Written from the development part of the corpus: ``Kernel panic - not syncing`` in its
+variants (hung_task, kasan, Fatal exception [in interrupt], the ``---[ end Kernel panic``
+trailer), Oops headers (``Oops: 0002 [#1] SMP``, ``Oops: Oops: ...``, RISC-V ``Oops [#1]``),
+``BUG: unable to handle (kernel NULL pointer dereference|page fault)``, ``BUG: kernel NULL
+pointer dereference, address``, arm64 ``Internal error: Oops:``, ``Bad RIP value``,
+soft lockups with and without the ``watchdog:``/``NMI watchdog:`` prefix, hard LOCKUP, hung
+tasks (``INFO: task X:pid blocked for more than N seconds`` and gpud's form without INFO),
+and machine checks as a BMC or EDAC prints them (``Uncorrectable Machine Check Exception``,
+``CMCI storm``, ``Machine Check Event``, AMD ``MC255_STATUS[...|CE|...]``).
+All point at the node (component node, blame infrastructure).
+"""
+
+from __future__ import annotations
+
+from diagnosis.catalog import Verdict
+from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.model import Action as A
+from diagnosis.model import Blame as B
+from diagnosis.model import Category as C
+from diagnosis.model import ComponentKind as K
+from diagnosis.model import Severity as S
+
+
+def _host(severity: S, action: A, confidence: float) -> Verdict:
+    """Return a host hardware verdict (the node)."""
+    return verdict(C.HOST_HARDWARE, B.INFRASTRUCTURE, K.NODE, severity, action, confidence)
+
+
+RULES: tuple[Rule, ...] = (
+    rule(
+        "kernel.panic",
+        r"Kernel panic - not syncing",
+        ("kernel panic",),
+        "The kernel panicked: the node went down (or rebooted); every rank on it died.",
+        _host(S.CRITICAL, A.REBOOT_NODE, 0.9),
+    ),
+    rule(
+        "kernel.oops",
+        r"\bOops: (?:Oops: )?[0-9a-f]{4} \[#\d+\]|\bOops \[#\d+\]"
+        r"|BUG: unable to handle (?:kernel|page fault)|general protection fault[:,]"
+        r"|BUG: kernel NULL pointer dereference, address|Internal error: Oops: [0-9a-f]+ \[#"
+        r"|Unable to handle kernel (?:paging request|NULL pointer)|Code: +Bad RIP value",
+        (
+            "oops",
+            "unable to handle",
+            "general protection fault",
+            "bad rip value",
+            "null pointer dereference",
+        ),
+        "A kernel Oops: a driver or the kernel dereferenced a bad pointer. The node is "
+        "unreliable until rebooted (and the module in the trace is the suspect).",
+        _host(S.ERROR, A.REBOOT_NODE, 0.75),
+    ),
+    rule(
+        "kernel.end_trace",
+        r"---\[ end trace [0-9a-f]+ \]---",
+        ("end trace",),
+        "The end of a kernel trace (Oops or WARN): something in the kernel went wrong; the "
+        "lines above say what.",
+        _host(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.45),
+    ),
+    rule(
+        "kernel.lockup",
+        r"soft lockup\.? - CPU\s?#?\w+ stuck for \d+s|Watchdog detected hard LOCKUP"
+        r"|rcu_\w+ (?:self-)?detected (?:stalls|stall)",
+        ("lockup", "detected stall", "self-detected stall"),
+        "A CPU stopped scheduling (soft/hard lockup, RCU stall): a driver spin or a hardware "
+        "fault; the node stutters or hangs.",
+        _host(S.ERROR, A.CAPTURE_DIAGNOSTICS, 0.7),
+    ),
+    rule(
+        "kernel.hung_task",
+        r"(?:INFO: )?task \S+:\d+ blocked for more than \d+ seconds",
+        ("blocked for more than",),
+        "A task waited in the kernel (D state) past the hung-task timeout: usually storage or "
+        "a network filesystem, sometimes a driver (nvidia_uvm). The stack names the subsystem.",
+        _host(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.6),
+    ),
+    rule(
+        "kernel.mce_uncorrected",
+        r"Uncorrectable Machine Check Exception|UE memory (?:read|write|scrubbing) error"
+        r"|\bMC\d+_STATUS\[[^\]]*\|UE\|",
+        ("machine check exception", "ue memory", "_status["),
+        "An uncorrectable machine check (BMC log or EDAC UE): the host's CPU or DIMM failed.",
+        _host(S.CRITICAL, A.ISOLATE_NODE, 0.85),
+    ),
+    rule(
+        "kernel.mce_corrected",
+        r"CMCI storm detected|Machine Check Event:|HANDLING MCE MEMORY ERROR"
+        r"|\bMC\d+_STATUS\[[^\]]*\|CE\||CE memory (?:read|write|scrubbing) error|\d+ CE error on",
+        (
+            "cmci storm",
+            "machine check event",
+            "mce memory error",
+            "_status[",
+            "ce memory",
+            "ce error on",
+        ),
+        "Corrected memory errors (EDAC CE, CMCI storm): the DIMM is degrading; watch the count.",
+        _host(S.WARNING, A.MONITOR, 0.65),
+    ),  # fmt: skip
+)

@@ -1,0 +1,147 @@
+"""NIC driver rules: Mellanox/NVIDIA ConnectX (mlx5), AWS EFA, generic RDMA port state.
+
+mlx5 patterns come from the development part of the corpus: gpud's infiniband matcher
+(insufficient slot power, port module high temperature), NVSentinel's NIC-driver patterns
+(command timeouts "Will cause a leak of a command resource", TX/RX timeouts, NETDEV WATCHDOG in
+both kernel formats, health poll miss count, a soft lockup inside ``mlx5e_napi_poll``), probe
+failures (``mlx5_load_one failed``) and the health-buffer dump (``synd 0x7: irisc not
+responding``, ``assert_var``). EFA has no development record (its only source hashed into the
+evaluation part); its patterns are the admin-queue and reset messages of the upstream driver
+(drivers/infiniband/hw/efa/efa_com.c), the same ones NVSentinel watches, scoped to ``efa``
+or ``infiniband`` device prefixes so that ENA's identical texts do not match. Generic RDMA:
+``ibdev2netdev`` "(Down)", ``ibv_devinfo`` PORT_DOWN, ``ibstat`` State: Down / Polling.
+"""
+
+from __future__ import annotations
+
+from diagnosis.catalog import Verdict
+from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.model import Action as A
+from diagnosis.model import Blame as B
+from diagnosis.model import Category as C
+from diagnosis.model import ComponentKind as K
+from diagnosis.model import Severity as S
+
+INFRA = B.INFRASTRUCTURE
+_PCI = r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?"
+
+
+def _nic(severity: S, action: A, confidence: float) -> Verdict:
+    """Return a network verdict pointing at the NIC."""
+    return verdict(C.NETWORK, INFRA, K.NIC, severity, action, confidence)
+
+
+_MLX5 = rf"mlx5_core(?:\.\w+)?(?: (?P<pci>{_PCI}))?(?: \S+)?:?"
+
+RULES: tuple[Rule, ...] = (
+    rule(
+        "nic.mlx5_napi_lockup",
+        r"mlx5e_(?:napi_poll|poll_\w+)\b|RIP: \S+:mlx5\w*\+0x",
+        ("mlx5e_", "rip:"),
+        "A CPU stuck in the mlx5 NAPI poll loop (soft lockup in mlx5e_napi_poll): the NIC "
+        "driver is wedged and the node's network with it (NVSentinel#1334). Reboot.",
+        _nic(S.ERROR, A.REBOOT_NODE, 0.8),
+    ),
+    rule(
+        "nic.mlx5_health",
+        rf"{_MLX5} .*(?:health compromised|synd 0x[0-9a-f]+:|assert_var\[\d\]|assert_exit_ptr"
+        r"|assert_callra|ext_synd|irisc not responding|fatal error|health recovery flow aborted)",
+        ("mlx5_core",),
+        "The ConnectX firmware stopped answering the health poll (health buffer dump): the NIC "
+        "is down until the driver recovers it or the node reboots.",
+        _nic(S.ERROR, A.REBOOT_NODE, 0.8),
+    ),
+    rule(
+        "nic.mlx5_cmd_timeout",
+        rf"{_MLX5} .*(?:\btimeout\. Will cause a leak of a command resource|No done completion"
+        r"|cmd_work_handler.*timeout|wait_func\S*:\d+:.*timeout)",
+        ("mlx5_core",),
+        "A ConnectX firmware command timed out (ENABLE_HCA, CREATE_DCT, ...): the NIC's firmware "
+        "is stuck; NVSentinel treats it as fatal.",
+        _nic(S.ERROR, A.REBOOT_NODE, 0.75),
+    ),
+    rule(
+        "nic.mlx_fw_command",
+        r"mlx[45]_core \S+: command 0x[0-9a-f]+ failed: fw status = 0x[0-9a-f]+",
+        ("mlx4_core", "mlx5_core"),
+        "A ConnectX firmware command was refused (mlx4/mlx5 fw status): old or mismatched "
+        "firmware; the port may not come up (clustervision/trinity#219: a firmware update "
+        "fixed it).",
+        _nic(S.ERROR, A.HARDWARE_INSPECTION, 0.65),
+    ),
+    rule(
+        "nic.mlx5_probe_failed",
+        r"mlx5_core.*(?:mlx5_load_one failed|probe of \S+ failed with error|handle_hca_cap failed"
+        r"|mlx5_function_enable.*failed)",
+        ("mlx5_core",),
+        "The mlx5 driver could not bring the NIC up: the port is unusable (firmware/driver "
+        "mismatch or a bad card).",
+        _nic(S.ERROR, A.HARDWARE_INSPECTION, 0.7),
+    ),
+    rule(
+        "nic.mlx5_power",
+        r"Detected insufficient power on the PCIe slot",
+        ("insufficient power on the pcie slot",),
+        "The NIC reports too little slot power: it may throttle or drop links (gpud, NVSentinel).",
+        _nic(S.WARNING, A.HARDWARE_INSPECTION, 0.7),
+    ),
+    rule(
+        "nic.module_temperature",
+        r"Port module event(?:\[\w+\])?.*High Temperature",
+        ("port module event",),
+        "The NIC's cable/transceiver module is too hot: the link will fail; check cooling and "
+        "the module.",
+        _nic(S.WARNING, A.HARDWARE_INSPECTION, 0.7),
+    ),
+    rule(
+        "nic.module_error",
+        r"Port module event\[error\]|Port module event: .*(?:unplugged|error)",
+        ("port module event",),
+        "Any other port module error (cable unplugged, bad module).",
+        _nic(S.WARNING, A.CHECK_NETWORK, 0.6),
+    ),
+    rule(
+        "nic.tx_timeout",
+        r"NETDEV WATCHDOG: .*transmit queue \d+ timed out|\bTX timeout detected|\bRX timeout on "
+        r"channel|mlx5_core TX timeout",
+        ("netdev watchdog", "tx timeout", "rx timeout"),
+        "The NIC stopped transmitting or receiving (netdev watchdog / mlx5 TX or RX timeout): "
+        "the port or its driver hangs.",
+        _nic(S.ERROR, A.CHECK_NETWORK, 0.7),
+    ),
+    rule(
+        "nic.efa_admin",
+        r"(?:infiniband (?:rdmap\w+|efa_\d+)|\befa \S+): "
+        r"(?:Wait for completion \(polling\) timeout|The device didn't send any completion"
+        r"|Admin queue is closed|Reset indication didn't turn (?:on|off)|Device isn't ready)",
+        ("infiniband", "efa "),
+        "The EFA device stopped answering its admin queue or could not be reset: the node's "
+        "EFA network is down (NVSentinel: replace the VM).",
+        _nic(S.ERROR, A.REBOOT_NODE, 0.75),
+    ),
+    rule(
+        "nic.efa_command_failed",
+        r"infiniband (?:rdmap\w+|efa_\d+): Failed to (?:process|submit) command",
+        ("failed to process command", "failed to submit command"),
+        "An EFA admin command failed (resource exhaustion or a bad request): not fatal alone.",
+        _nic(S.WARNING, A.CHECK_NETWORK, 0.55),
+    ),
+    rule(
+        "rdma.port_down",
+        r"==> \S+ \(Down\)|state:\s+PORT_DOWN|^\s*State: Down\s*$|Physical state: Polling"
+        r"|ibpanic: .*failed|^\s*(?:Phys)?LinkState:\.+(?:Down|Polling|Disabled)\s*$"
+        r"|sys files not found \(/sys/class/infiniband",
+        ("(down)", "port_down", "state: down", "polling", "ibpanic", "linkstate:", "infiniband"),
+        "An InfiniBand/RoCE port is down (ibdev2netdev, ibv_devinfo, ibstat) or the IB tools "
+        "cannot read it: collectives over that rail fail or fall back.",
+        _nic(S.WARNING, A.CHECK_NETWORK, 0.65),
+    ),
+    rule(
+        "rdma.qp_transition_failed",
+        r"Failed to modify QP to (?:INIT|RTR|RTS)\b",
+        ("failed to modify qp",),
+        "An RDMA queue pair could not be connected (the peer did not answer, errno 110, or "
+        "was unreachable): the two NICs cannot talk (rail-only fabric, GID or routing).",
+        _nic(S.ERROR, A.CHECK_NETWORK, 0.6),
+    ),
+)

@@ -1,0 +1,98 @@
+"""Process-exit rules: a rank that died by a signal, and crashes inside NCCL.
+
+torchrun/elastic reports only an exit code (``failed (exitcode: -9)``, the ``Root Cause``
+block with ``Signal 9 (SIGKILL) received by PID``), ``torch.multiprocessing.spawn`` says
+``terminated with signal SIGBUS``, IDEs say ``exit code 139 (interrupted by signal 11:
+SIGSEGV)``. The signal alone gives the most likely cause, with honest (low) confidence:
+
+- SIGKILL: the kernel or cgroup OOM killer in most reports (could also be scancel or a
+  preemption) -> host.memory, 0.45;
+- SIGBUS: a DataLoader/shared-memory mapping that /dev/shm could not back -> host.memory, 0.55;
+- SIGSEGV: a crash in native code the job loaded -> application, 0.5;
+- SIGABRT: an abort whose reason is printed elsewhere (C++ exception, assertion, the NCCL
+  watchdog tearing the process down) -> unknown, 0.3.
+
+Evidence elsewhere in the same input decides (diagnosis/explain/engine.py): an OOM-killer line
+raises a SIGKILL finding to 0.85, a shared-memory error raises a SIGBUS finding to 0.85.
+Patterns come from the development part of the corpus (ColossalAI#3556, Megatron-LM#1880,
+LlamaFactory#2206, ALAE#61, ...) and gpud/NCCL issue segfaults (nccl#291, nccl#782, nccl#1996).
+"""
+
+from __future__ import annotations
+
+from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.model import Action as A
+from diagnosis.model import Blame as B
+from diagnosis.model import Category as C
+from diagnosis.model import ComponentKind as K
+from diagnosis.model import Severity as S
+
+
+def _signal(number: int, name: str) -> str:
+    """Return a pattern for a process ending by signal `number` (`name`) in the known spellings."""
+    return (
+        rf"exitcode\s*:\s*-{number}\b|failed \(exitcode: -{number}\)|Signal {number} \({name}\)"
+        rf"|terminated with signal {name}\b|<Signals\.{name}: {number}>"
+        rf"|interrupted by signal \d+: {name}\b|\*\*\* {name} received"
+    )
+
+
+_NEEDLES = ("exitcode", "signal")
+
+RULES: tuple[Rule, ...] = (
+    rule(
+        "process.nccl_segfault",
+        r"segfault at \S+ ip \S+ sp \S+ error \d+ in libnccl|libnccl\.so[\d.]*\(\+0x[0-9a-f]+\)"
+        r"|^#\d+\s+0x[0-9a-f]+ in nccl\w+ \(|PC: @\s+0x[0-9a-f]+\s+\(unknown\)\s+nccl\w+\(\)"
+        r"|^\s*\d+\s+0x[0-9a-f]+ p?nccl[A-Z]\w*\(\)",
+        ("libnccl", "nccl"),
+        "A crash inside NCCL (kernel segfault line, backtrace frame): a NCCL bug or a library "
+        "mismatch, so the job's stack (pin or upgrade NCCL); if it repeats on one node only, "
+        "check that node's NIC and driver.",
+        verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.7),
+    ),
+    rule(
+        "process.segfault",
+        _signal(11, "SIGSEGV") + r"|Caught signal 11 \(Segmentation fault|Signal: Segmentation "
+        r"fault \(11\)|segfault at [0-9a-f]+ ip [0-9a-f]+ sp [0-9a-f]+ error \d+"
+        r"|Segmentation fault \(core dumped\)",
+        (*_NEEDLES, "segmentation fault", "segfault", "sigsegv"),
+        "A process died of SIGSEGV: native code the job loaded crashed (an extension, a "
+        "library). Application, moderate confidence: faulty memory can do it too.",
+        verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.5),
+    ),
+    rule(
+        "process.sigkill",
+        _signal(9, "SIGKILL") + r"|exit code 137\b",
+        (*_NEEDLES, "exit code 137", "sigkill"),
+        "A rank was killed by SIGKILL and nothing else is said: most often the OOM killer "
+        "(the kernel's or the cgroup's); also scancel or a preemption. Low confidence unless an "
+        "OOM-killer line is in the same input.",
+        verdict(C.HOST_MEMORY, B.APPLICATION, K.NODE, S.WARNING, A.FIX_APPLICATION, 0.45),
+    ),
+    rule(
+        "process.sigbus",
+        _signal(7, "SIGBUS") + r"|\d+ bus error\s+\S",
+        (*_NEEDLES, "bus error", "sigbus"),
+        "A rank died of SIGBUS: a memory mapping could not be backed, in training almost always "
+        "DataLoader shared memory (/dev/shm too small in a container). Raised when a shared-"
+        "memory error is in the same input.",
+        verdict(C.HOST_MEMORY, B.APPLICATION, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.55),
+    ),
+    rule(
+        "process.sigabrt",
+        _signal(6, "SIGABRT"),
+        (*_NEEDLES, "sigabrt"),
+        "A rank aborted (SIGABRT): the reason is printed before it (a C++ exception, an "
+        "assertion, the NCCL watchdog taking the process down). Unknown on its own.",
+        verdict(C.UNKNOWN, B.UNKNOWN, K.JOB, S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.3),
+    ),
+)
+
+EVIDENCE: dict[str, frozenset[str]] = {
+    "process.sigkill": frozenset({"host.oom_killer"}),
+    "process.sigbus": frozenset({"host.shm_bus_error", "host.shm_full"}),
+}
+"""For a signal rule, the rules whose finding in the same input confirms its reading."""
+
+CONFIRMED_CONFIDENCE = 0.85

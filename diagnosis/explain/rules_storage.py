@@ -1,0 +1,118 @@
+"""Storage rules: md RAID, filesystem errors and read-only remounts, SCSI/NVMe errors, device
+mapper and multipath, SMART, NFS and RPC timeouts.
+
+Written from the development part of the corpus: mdadm events (``DegradedArray``,
+``DeviceDisappeared``), ``/proc/mdstat`` with a failed member (``[2/1] [_U]``, ``sda1[0](F)``),
+``mdadm --detail`` (``State : active, degraded``, ``faulty /dev/sda3``), a degraded hardware
+RAID volume; ext4 (``Detected aborted journal``, ``Remounting filesystem read-only``,
+``ext4_end_bio ... I/O error``), btrfs (``bdev ... errs: wr N, rd N``, ``bad tree block``,
+``open_ctree failed``, ``errno=-5 IO failure``, ``forced readonly``); SCSI
+(``critical medium|target error``, ``Sense Key : Medium Error``, ``rejecting I/O to offline
+device``); NVMe (``I/O n QID n timeout``, ``Device not ready; aborting reset``, ``Removing after
+probe failure``, capacity change to 0); multipathd (``path is down``, ``path offline``,
+``failed faulty running``), FC ``LOOP DOWN``; smartd failures; NFS/RPC timeouts and writeback
+(``nfs_file_fsync``). The disk is a node component (there is no disk component kind).
+"""
+
+from __future__ import annotations
+
+from diagnosis.catalog import Verdict
+from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.model import Action as A
+from diagnosis.model import Blame as B
+from diagnosis.model import Category as C
+from diagnosis.model import ComponentKind as K
+from diagnosis.model import Severity as S
+
+
+def _disk(severity: S, action: A, confidence: float) -> Verdict:
+    """Return a host storage verdict (the node's disks or filesystems)."""
+    return verdict(C.HOST_STORAGE, B.INFRASTRUCTURE, K.NODE, severity, action, confidence)
+
+
+RULES: tuple[Rule, ...] = (
+    rule(
+        "storage.md_degraded",
+        r"DegradedArray event|DeviceDisappeared event|Fail(?:Spare)? event detected"
+        r"|md/raid\d*:md\d+: Disk failure|\[\d+/\d+\] \[U*_[U_]*\]|\b\w+\[\d+\]\(F\)"
+        r"|State : [\w, ]*degraded|\bfaulty\s+/dev/|\|\s*Degraded\s*\|",
+        ("event", "md/raid", "[_", "_]", "(f)", "degraded", "faulty"),
+        "A RAID array lost a member (mdadm event, /proc/mdstat, mdadm --detail, controller): "
+        "still running without redundancy; replace the disk.",
+        _disk(S.ERROR, A.HARDWARE_INSPECTION, 0.75),
+    ),
+    rule(
+        "storage.fs_readonly",
+        r"Remounting filesystem read-only|\bforced readonly\b|Detected aborted journal"
+        r"|Aborting journal on device|Journal has aborted",
+        ("read-only", "readonly", "aborted journal", "aborting journal", "journal has aborted"),
+        "A filesystem hit an error and went read-only: checkpoints and logs on it now fail.",
+        _disk(S.ERROR, A.HARDWARE_INSPECTION, 0.8),
+    ),
+    rule(
+        "storage.fs_error",
+        r"BTRFS(?: error| critical|: error| warning)? \(device [^)]+\)[: ].*?(?:errs: wr \d+, rd "
+        r"\d+|bad tree block|open_ctree failed|IO failure|direct IO failed|csum failed"
+        r"|corrupt leaf|tree block corruption)|BTRFS: error \(device"
+        r"|EXT4-fs (?:warning|error) \(device [^)]+\):? .*(?:I/O error|error while|write error)"
+        r"|EXT4-fs \(\S+\): I/O error while writing superblock",
+        ("btrfs", "ext4-fs"),
+        "The filesystem reports I/O errors or corruption on its device (btrfs device stats, "
+        "ext4 bio/superblock errors): the disk under it is failing.",
+        _disk(S.ERROR, A.HARDWARE_INSPECTION, 0.75),
+    ),
+    rule(
+        "storage.scsi_error",
+        r"critical (?:medium|target|space allocation) error, dev|Sense Key : Medium Error"
+        r"|Unrecovered read error|rejecting I/O to offline device|FAILED Result: hostbyte="
+        r"|SMART Failure|LOOP DOWN detected",
+        (
+            "critical",
+            "sense key",
+            "unrecovered read",
+            "offline device",
+            "failed result",
+            "smart failure",
+            "loop down",
+        ),
+        "A disk or its path failed I/O (SCSI medium/target error, device offline, SMART "
+        "predicted failure, FC loop down).",
+        _disk(S.ERROR, A.HARDWARE_INSPECTION, 0.75),
+    ),  # fmt: skip
+    rule(
+        "storage.nvme",
+        r"\bnvme\d+: (?:I/O \d+ (?:\(\S+\) )?QID \d+ timeout|Device not ready; aborting reset"
+        r"|Removing after probe failure|controller is down|Disabling device after reset failure"
+        r"|Abort status: 0x[0-9a-f]+)|nvme\d+n\d+: detected capacity change from \d+ to 0\b",
+        ("nvme",),
+        "An NVMe drive timed out I/O, failed its reset or vanished (capacity 0): local "
+        "checkpoints, caches and datasets on it fail.",
+        _disk(S.ERROR, A.HARDWARE_INSPECTION, 0.75),
+    ),
+    rule(
+        "storage.multipath",
+        r"multipathd\[\d+\]: .*(?:path is down|path offline|failing path|remaining active paths"
+        r": 0)|\bfailed faulty running\b|device-mapper: multipath: Failing path",
+        ("multipath", "failed faulty"),
+        "A path to a SAN/iSCSI volume failed (multipath): I/O stalls or fails over; all paths "
+        "down makes the filesystem read-only.",
+        _disk(S.ERROR, A.CHECK_NETWORK, 0.7),
+    ),
+    rule(
+        "storage.io_error",
+        r"\bI/O error,? dev \S+, sector|Buffer I/O error on dev|\bI/O error -?\d+ writing to inode"
+        r"|blk_update_request: \w+ error",
+        ("i/o error", "blk_update_request"),
+        "A block device failed an I/O (any other kernel spelling).",
+        _disk(S.ERROR, A.HARDWARE_INSPECTION, 0.7),
+    ),
+    rule(
+        "storage.nfs",
+        r"nfs: server \S+ not responding|lockd: server \S+ not responding"
+        r"|RPC:\s+\d+ call_timeout|\bnfs_file_fsync\b|\bnfs4?_\w*wait\w*\+0x",
+        ("not responding", "rpc:", "nfs_file_fsync", "nfs"),
+        "The NFS server (or the RPC below it) stopped answering, or a task waits in NFS "
+        "writeback: every rank reading or checkpointing through it stalls.",
+        _disk(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.7),
+    ),
+)
