@@ -17,15 +17,17 @@ import hashlib
 import json
 import platform
 import sys
+import time
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from diagnosis.explain import explain
 from diagnosis.model import Category, Severity
+from sim.formats import kernel, xid
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "fixtures" / "explain" / "corpus"
@@ -143,6 +145,25 @@ def evaluate(records: list[Record]) -> Iterator[dict[str, Any]]:
         }
 
 
+def flood(lines: int = 200_000) -> dict[str, Any]:
+    """Time `explain` over a flood of one repeated Xid 95 kernel line (a GPU in a loop)."""
+    boot = datetime(2024, 8, 30, tzinfo=UTC)
+    body = xid.xid_event("0000:2a:00", 95, pid=5171)
+    text = "\n".join(
+        kernel.kernel_log(boot + timedelta(seconds=60 + i / 1000), "raw", body, boot_time=boot)
+        for i in range(lines)
+    )
+    started = time.perf_counter()
+    findings = explain(text)
+    elapsed = time.perf_counter() - started
+    return {
+        "lines": lines,
+        "findings": len(findings),
+        "seconds": round(elapsed, 3),
+        "lines_per_s": round(lines / elapsed),
+    }
+
+
 def run(records: list[Record]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Return the result document and the scored rows."""
     rows = list(evaluate(records))
@@ -154,6 +175,7 @@ def run(records: list[Record]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         "dev": score([r for r in rows if r["split"] == "dev"]),
         "eval": score([r for r in rows if r["split"] == "eval"]),
         "all": score(rows),
+        "flood": flood(),
     }
     return result, rows
 

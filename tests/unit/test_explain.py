@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import random
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -226,16 +225,14 @@ def test_binary_garbage_gives_nothing() -> None:
     assert explain(blob) == []
 
 
-def test_800k_repeated_xid95_lines_collapse_fast() -> None:
+def test_800k_repeated_xid95_lines_collapse_into_one_finding() -> None:
     boot = datetime(2024, 8, 30, tzinfo=UTC)
     body = xid.xid_event("0000:2a:00", 95, pid=5171)
     text = "\n".join(
         kernel.kernel_log(boot + timedelta(seconds=60 + i / 1000), "raw", body, boot_time=boot)
         for i in range(800_000)
     )
-    started = time.perf_counter()
-    findings = explain(text)
-    elapsed = time.perf_counter() - started
+    findings = explain(text)  # its speed is measured in bench.explain, not asserted here
     assert len(findings) == 1
     (finding,) = findings
     assert (finding.xid, finding.severity, finding.pci_bus_id) == (
@@ -244,7 +241,6 @@ def test_800k_repeated_xid95_lines_collapse_fast() -> None:
         "00000000:2A:00.0",
     )
     assert finding.line == text.split("\n", 1)[0]
-    assert elapsed < 30, f"{elapsed:.1f} s"
 
 
 def test_identical_findings_collapse_but_distinct_gpus_do_not() -> None:
