@@ -145,6 +145,9 @@ def test_the_chart_refuses_to_render_without_a_webhook_key():
         ("sink.batchRecord=5", "additional properties 'batchRecord' not allowed"),
         ("act.mode=yolo", "value must be one of 'dry_run', 'approve', 'auto'"),
         ("api.port=70000", "maximum"),
+        ("act.kubeAuth=token", "value must be one of 'incluster', 'auto', 'kubeconfig'"),
+        ("metrics.serviceMonitor.enable=true", "additional properties 'enable' not allowed"),
+        ("api.metrics.port=-1", "minimum"),
     ],
 )
 def test_the_values_schema_refuses_misspelt_keys_and_bad_values(pair, refusal):
