@@ -11,7 +11,13 @@ would make it crash-loop, or be unreachable, is reported as a problem string:
 - a secretKeyRef to a Secret or key the render does not hold (unless optional or external),
   or `envFrom`, which would hide its variable names from these checks;
 - a container port, probe or Service target port the process does not listen on, or a
-  listener bound to loopback (unreachable from a probe or a Service).
+  listener bound to loopback (unreachable from a probe or a Service); a Service port named
+  `metrics`, or a `prometheus.io/port` annotation, that is not a /metrics listener;
+- a credential file setting (`TG_ALERTMANAGER_PASSWORD_FILE`, ...) that points outside every
+  Secret volume the container mounts, or at a key that volume does not hold; a Secret volume
+  of a Secret or key the render does not hold;
+- a ServiceMonitor that selects no metrics Service, names a port they lack, or takes the job
+  name from a label that is not `trainguard-<role>` (the alert rules select those jobs).
 
 The checks only read: no cluster, no container engine.
 """
@@ -30,8 +36,10 @@ from unittest import mock
 from pydantic import SecretStr, ValidationError
 from pydantic_settings import BaseSettings
 
+from ingest.agent.settings import AgentSettings
 from trainguard.cli import build_parser
 from trainguard.settings import (
+    ActSettings,
     ApiSettings,
     BusSettings,
     DiagnoseSettings,
@@ -59,6 +67,38 @@ HEALTH_PATHS = {
     "metrics": {"/metrics"},
 }
 """The paths each kind of listener answers (probes must use one of them)."""
+CREDENTIAL_FILES = frozenset(
+    {
+        "TG_ALERTMANAGER_PASSWORD_FILE",
+        "TG_ALERTMANAGER_BEARER_TOKEN_FILE",
+        "TG_ACT_KUBE_CA_CERT",
+        "TG_ACT_KUBE_CONFIG",
+    }
+)
+"""Settings naming a file that holds a credential: it must come from a mounted Secret."""
+SCRAPE_JOB_PREFIX = "trainguard-"
+"""deploy/prometheus/rules.yml's TrainGuardTargetDown selects up{job=~"trainguard-.*"}."""
+
+
+@dataclass(frozen=True)
+class SecretMount:
+    """A Secret volume as one container sees it."""
+
+    path: str
+    secret: str
+    items: dict[str, str] | None
+    """File name under `path` -> Secret key; None: every key, under its own name."""
+    optional: bool = False
+
+    def key_of(self, file: str) -> str | None:
+        """Return the Secret key `file` (an absolute path) is, or None if not in this mount."""
+        prefix = self.path.rstrip("/") + "/"
+        if not file.startswith(prefix):
+            return None
+        name = file.removeprefix(prefix)
+        if self.items is None:
+            return name if "/" not in name else None
+        return self.items.get(name)
 
 
 @dataclass
@@ -79,6 +119,9 @@ class Container:
     probes: list[tuple[str, str | int, str | None]] = field(default_factory=list)
     """(probe, port as written, HTTP path or None for TCP)."""
     labels: dict[str, str] = field(default_factory=dict)
+    secret_mounts: list[SecretMount] = field(default_factory=list)
+    served: dict[int, str] = field(default_factory=dict)
+    """What the process serves on each port it listens on (filled by container_problems)."""
 
 
 @dataclass(frozen=True)
@@ -136,6 +179,27 @@ def _env_from_k8s(c: Container, entries: Iterable[Mapping[str, Any]]) -> None:
             c.literal_env[name] = ""
 
 
+def _secret_volumes(
+    pod: Mapping[str, Any],
+) -> dict[str, list[tuple[str, dict[str, str] | None, bool]]]:
+    """Return each volume's Secrets: (secret name, file -> key or None for all, optional)."""
+    found: dict[str, list[tuple[str, dict[str, str] | None, bool]]] = {}
+    for volume in pod.get("volumes", []):
+        sources = []
+        if "secret" in volume:
+            sources.append((volume["secret"], "secretName"))
+        for source in volume.get("projected", {}).get("sources", []):
+            if "secret" in source:
+                sources.append((source["secret"], "name"))
+        for ref, name_key in sources:
+            items = ref.get("items")
+            files = None if items is None else {i["path"]: i["key"] for i in items}
+            found.setdefault(volume["name"], []).append(
+                (ref[name_key], files, bool(ref.get("optional")))
+            )
+    return found
+
+
 def k8s_containers(docs: Iterable[Mapping[str, Any]]) -> tuple[list[Container], list[str]]:
     """Return every TrainGuard container in `docs`, and problems found reading them.
 
@@ -147,6 +211,7 @@ def k8s_containers(docs: Iterable[Mapping[str, Any]]) -> tuple[list[Container], 
         for workload, long_running, template in _pod_templates(doc):
             pod = template.get("spec", {})
             labels = dict(template.get("metadata", {}).get("labels", {}))
+            volumes = _secret_volumes(pod)
             specs = [(s, False) for s in pod.get("initContainers", [])]
             specs += [(s, long_running) for s in pod.get("containers", [])]
             for spec, runs_on in specs:
@@ -158,6 +223,11 @@ def k8s_containers(docs: Iterable[Mapping[str, Any]]) -> tuple[list[Container], 
                     labels=labels,
                 )
                 _env_from_k8s(c, spec.get("env", []))
+                for mount in spec.get("volumeMounts", []):
+                    for secret, files, optional in volumes.get(mount["name"], []):
+                        c.secret_mounts.append(
+                            SecretMount(mount["mountPath"], secret, files, optional)
+                        )
                 if spec.get("envFrom"):
                     problems.append(f"{c.where}: envFrom hides its names from this check")
                 for port in spec.get("ports", []):
@@ -189,6 +259,17 @@ def secret_ref_problems(
     problems = []
     for doc in docs:
         for workload, _, template in _pod_templates(doc):
+            for volume, refs in _secret_volumes(template.get("spec", {})).items():
+                for secret, files, optional in refs:
+                    if secret in external_secrets or optional:
+                        continue
+                    if secret not in secrets:
+                        problems.append(f"{workload}: volume {volume}: no Secret {secret}")
+                        continue
+                    for key in sorted(set((files or {}).values()) - secrets[secret]):
+                        problems.append(
+                            f"{workload}: volume {volume}: Secret {secret} has no key {key}"
+                        )
             for spec in template.get("spec", {}).get("containers", []):
                 for entry in spec.get("env", []):
                     ref = entry.get("valueFrom", {}).get("secretKeyRef")
@@ -242,9 +323,13 @@ def compose_containers(doc: Mapping[str, Any], image: str) -> list[Container]:
             else:
                 c.ref_env[key] = "interpolation"
                 c.ref_values[key] = default
-        for spec in service.get("ports", []):
+        for spec in [*service.get("ports", []), *service.get("expose", [])]:
             target = str(spec).rsplit(":", 1)[-1].split("/")[0]
             c.ports[target] = int(target)
+        for secret in service.get("secrets", []):
+            source = secret if isinstance(secret, str) else secret["source"]
+            target = source if isinstance(secret, str) else secret.get("target", source)
+            c.secret_mounts.append(SecretMount("/run/secrets", "compose", {target: source}))
         found.append(c)
     return found
 
@@ -300,6 +385,27 @@ def listeners(command: str, built: Mapping[type[BaseSettings], BaseSettings]) ->
             found.append(
                 Listener(diag.metrics_host, diag.metrics_port, "metrics", "TG_DIAGNOSE_METRICS_*")
             )
+    elif command == "agent":
+        agent = built[AgentSettings]
+        assert isinstance(agent, AgentSettings)
+        if agent.metrics_port:
+            found.append(
+                Listener(agent.metrics_host, agent.metrics_port, "metrics", "TG_AGENT_METRICS_*")
+            )
+    elif command == "act":
+        act = built[ActSettings]
+        assert isinstance(act, ActSettings)
+        if act.metrics_port:
+            found.append(
+                Listener(act.metrics_host, act.metrics_port, "metrics", "TG_ACT_METRICS_*")
+            )
+    if command == "api":
+        api = built[ApiSettings]
+        assert isinstance(api, ApiSettings)
+        if api.metrics_port:  # served by the launcher, a port of its own
+            found.append(
+                Listener(api.metrics_host, api.metrics_port, "metrics", "TG_API_METRICS_*")
+            )
     return found
 
 
@@ -334,7 +440,32 @@ def container_problems(c: Container) -> list[str]:
     if refused:
         return [*problems, f"{c.where}: invalid settings: {refused}"]
     problems += _backend_problems(c, command, built, names)
-    return problems + _port_problems(c, listeners(command, built))
+    problems += _credential_file_problems(c)
+    heard = listeners(command, built)
+    c.served = {lst.port: lst.serves for lst in heard}
+    return problems + _port_problems(c, heard)
+
+
+def _credential_file_problems(c: Container) -> list[str]:
+    """Return credential file settings that do not point at a key of a mounted Secret."""
+    problems = []
+    for name in sorted(CREDENTIAL_FILES & {*c.literal_env, *c.ref_env}):
+        path = c.literal_env.get(name)
+        if path is None:
+            problems.append(f"{c.where}: {name} must be a literal path into a Secret volume")
+            continue
+        for mount in c.secret_mounts:
+            if mount.key_of(path) is not None:
+                break
+        else:
+            inside = [m for m in c.secret_mounts if path.startswith(m.path.rstrip("/") + "/")]
+            where = (
+                f"Secret {inside[0].secret} mounted there has no such file"
+                if inside
+                else ("no Secret volume is mounted there")
+            )
+            problems.append(f"{c.where}: {name}={path}: {where}")
+    return problems
 
 
 def _backend_problems(
@@ -404,6 +535,62 @@ def service_problems(docs: Iterable[Mapping[str, Any]], containers: list[Contain
             declared = any(str(target) in c.ports or target in c.ports.values() for c in pods)
             if not declared:
                 problems.append(f"Service/{name}: targetPort {target} is no port of its pods")
+            elif port.get("name") == "metrics":
+                problems += _metrics_port_problems(f"Service/{name}: port metrics", target, pods)
+        notes = doc["metadata"].get("annotations", {})
+        if notes.get("prometheus.io/scrape") == "true":
+            scraped = int(notes.get("prometheus.io/port", 0))
+            where = f"Service/{name}: prometheus.io/port"
+            problems += _metrics_port_problems(where, scraped, pods)
+            if notes.get("prometheus.io/path", "/metrics") not in HEALTH_PATHS["metrics"]:
+                problems.append(f"Service/{name}: prometheus.io/path is not /metrics")
+    return problems
+
+
+def _metrics_port_problems(where: str, target: str | int, pods: list[Container]) -> list[str]:
+    """Return a problem for each pod where `target` is not a port serving /metrics."""
+    problems = []
+    for c in pods:
+        port = c.ports.get(target) if isinstance(target, str) else target
+        if port is None or c.served.get(port) != "metrics":
+            serving = sorted(p for p, what in c.served.items() if what == "metrics")
+            problems.append(
+                f"{where} {target} is not where {c.where} serves /metrics ({serving or 'none'})"
+            )
+    return problems
+
+
+def service_monitor_problems(docs: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Return ServiceMonitors that would scrape nothing, or under a job the rules ignore."""
+    docs = [d for d in docs if d]
+    services = [d for d in docs if d.get("kind") == "Service"]
+    problems = []
+    for doc in docs:
+        if doc.get("kind") != "ServiceMonitor":
+            continue
+        name = f"ServiceMonitor/{doc['metadata']['name']}"
+        spec = doc.get("spec", {})
+        wanted = spec.get("selector", {}).get("matchLabels", {})
+        selected = [
+            s for s in services if wanted.items() <= s["metadata"].get("labels", {}).items()
+        ]
+        if not selected:
+            problems.append(f"{name}: selects no Service ({wanted})")
+        job_label = spec.get("jobLabel")
+        for svc in selected:
+            svc_name = svc["metadata"]["name"]
+            port_names = {p.get("name") for p in svc["spec"].get("ports", [])}
+            for endpoint in spec.get("endpoints", []):
+                if endpoint.get("port") not in port_names:
+                    problems.append(
+                        f"{name}: Service/{svc_name} has no port named {endpoint.get('port')}"
+                    )
+            job = svc["metadata"].get("labels", {}).get(job_label) if job_label else svc_name
+            if not str(job).startswith(SCRAPE_JOB_PREFIX):
+                problems.append(
+                    f"{name}: Service/{svc_name} is scraped as job {job!r}, not "
+                    f"{SCRAPE_JOB_PREFIX}<role> (TrainGuardTargetDown would not see it)"
+                )
     return problems
 
 
@@ -416,5 +603,8 @@ def k8s_problems(
     for c in containers:
         problems += container_problems(c)
     return (
-        problems + secret_ref_problems(docs, external_secrets) + service_problems(docs, containers)
+        problems
+        + secret_ref_problems(docs, external_secrets)
+        + service_problems(docs, containers)
+        + service_monitor_problems(docs)
     )
