@@ -125,6 +125,15 @@ _NETWORK_RULES: tuple[Rule, ...] = (
         _net(K.NODE, S.ERROR, 0.7),
     ),  # fmt: skip
     rule(
+        "dist.store_recv_failed",
+        r"RendezvousConnectionError|\[c10d\] recvValue\w* failed on SocketImpl"
+        r"|[Ff]ailed to recv, got 0 bytes",
+        ("rendezvousconnectionerror", "recvvalue", "failed to recv"),
+        "A TCPStore / rendezvous connection dropped (the store's host exited or the network "
+        "between them failed): the ranks cannot coordinate.",
+        _net(K.NODE, S.ERROR, 0.6),
+    ),
+    rule(
         "nccl.warn",
         r"\bNCCL WARN\b",
         ("nccl warn",),

@@ -89,8 +89,14 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "driver.rm_init_failed",
-        r"RmInitAdapter failed!|rm_init_adapter failed",
-        ("rminitadapter failed", "rm_init_adapter failed"),
+        r"RmInitAdapter failed!|rm_init_adapter failed|NVRM: \w+: Cannot initialize GSP"
+        r"|NVRM: \w+: failed to wait for GFW[ _](?:boot|BOOT)",
+        (
+            "rminitadapter failed",
+            "rm_init_adapter failed",
+            "cannot initialize gsp",
+            "failed to wait for gfw",
+        ),
         "The driver could not initialise the GPU (RmInitAdapter): the GPU is absent to CUDA "
         "until the cause (GSP firmware, power, a fallen-off board) is fixed; reboot, then "
         "inspect.",

@@ -93,4 +93,13 @@ RULES: tuple[Rule, ...] = (
         "reads it as inter-node communication trouble. Warning: check the NIC/driver versions.",
         verdict(C.NETWORK, INFRA, K.NIC, S.WARNING, A.CHECK_NETWORK, 0.55),
     ),
+    rule(
+        "fabric.peermem_missing",
+        r"(?:Failed to load|could not insert|ERROR: Module) '?(?:nv_peer_mem|nvidia[-_]peermem)\b",
+        ("failed to load", "could not insert", "error: module"),
+        "The GPUDirect RDMA peer-memory module (nvidia-peermem / nv_peer_mem) is missing or "
+        "does not load (built for another driver or IB stack): NCCL falls back to staging "
+        "through host memory or fails to register GPU buffers.",
+        verdict(C.NETWORK, INFRA, K.NIC, S.ERROR, A.CHECK_NETWORK, 0.6),
+    ),
 )

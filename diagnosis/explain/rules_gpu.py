@@ -54,6 +54,18 @@ def _hw(severity: S, action: A, confidence: float) -> Verdict:
     return verdict(C.GPU_HARDWARE, INFRA, K.GPU, severity, action, confidence)
 
 
+SRAM_UE_RMA = 4
+"""More uncorrectable SRAM errors than this on one GPU is a reason to RMA it (NVIDIA's
+memory-error guidance, as the ml-engineering troubleshooting guide quotes it)."""
+
+
+def _ecc_counter_verdict(m: re.Match[str]) -> Verdict:
+    """Return degraded for an ECC/remap counter above zero, hardware past the SRAM RMA count."""
+    if m["kind"] == "SRAM" and int(m["count"]) > SRAM_UE_RMA:
+        return _hw(S.ERROR, A.ISOLATE_GPU, 0.6)
+    return verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.MONITOR, 0.5)
+
+
 RULES: tuple[Rule, ...] = (
     rule(
         "gpu.xid",
@@ -115,7 +127,7 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "gpu.remap_pending",
-        r"^\s*Pending\s*:\s*Yes\b|row\s+remappings are pending",
+        r"^\s*Pending(?: Page Blacklist)?\s*:\s*Yes\b|row[\s|]+remappings are pending",
         ("pending",),
         "nvidia-smi -q 'Remapped Rows / Pending: Yes' (or dcgmi's wording): a reset applies the "
         "remap, as Xid 63.",
@@ -130,11 +142,20 @@ RULES: tuple[Rule, ...] = (
         _hw(S.ERROR, A.ISOLATE_GPU, 0.7),
     ),
     rule(
+        "gpu.dcgm_fail",
+        r"\|\s*Fail - GPUs?: (?P<gpu>\d+)",
+        ("fail - gpu",),
+        "A dcgmi diag test failed on a GPU (the test row names it): the GPU, until a rerun "
+        "says otherwise.",
+        _hw(S.ERROR, A.ISOLATE_GPU, 0.6),
+    ),
+    rule(
         "gpu.ecc_counter",
-        r"^\s*(?:SRAM |DRAM )?Uncorrectable(?: Error)?\s*:\s*[1-9]\d*\s*$",
+        r"^\s*(?:(?P<kind>SRAM|DRAM) )?Uncorrectable(?: Error)?\s*:\s*(?P<count>[1-9]\d*)\s*$",
         ("uncorrectable",),
-        "nvidia-smi -q ECC/remap counter above zero: history, not an event; may be aggregate.",
-        verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.MONITOR, 0.5),
+        "nvidia-smi -q ECC/remap counter above zero: history, not an event; may be aggregate. "
+        "Past the SRAM RMA count (more than 4 uncorrectable SRAM errors) the GPU is hardware.",
+        judge=_ecc_counter_verdict,
     ),
     rule(
         "gpu.thermal_violation",

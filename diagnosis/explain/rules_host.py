@@ -80,7 +80,8 @@ KERNEL_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "host.pcie_error",
-        r"AER: (?:Corrected|Uncorrected \(Non-Fatal\)) error received|PCIe Bus Error: severity=",
+        r"AER: (?:Multiple )?(?:Corrected|Uncorrected \(Non-Fatal\)) error (?:message )?"
+        r"received|PCIe Bus Error: severity=",
         ("aer:", "pcie bus error"),
         "A corrected or non-fatal PCIe error (AER): watch the link, it may degrade.",
         _hardware(S.WARNING, A.MONITOR, 0.6),

@@ -31,8 +31,8 @@ def _host(severity: S, action: A, confidence: float) -> Verdict:
 RULES: tuple[Rule, ...] = (
     rule(
         "kernel.panic",
-        r"Kernel panic - not syncing",
-        ("kernel panic",),
+        r"Kernel panic - not syncing|^panic\(cpu \d+ caller 0x[0-9a-f]+\)",
+        ("kernel panic", "panic(cpu"),
         "The kernel panicked: the node went down (or rebooted); every rank on it died.",
         _host(S.CRITICAL, A.REBOOT_NODE, 0.9),
     ),
@@ -64,7 +64,7 @@ RULES: tuple[Rule, ...] = (
     rule(
         "kernel.lockup",
         r"soft lockup\.? - CPU\s?#?\w+ stuck for \d+s|Watchdog detected hard LOCKUP"
-        r"|rcu_\w+ (?:self-)?detected (?:stalls|stall)",
+        r"|rcu_\w+ (?:self-)?detected (?:stalls|stall)|BUG: workqueue lockup",
         ("lockup", "detected stall", "self-detected stall"),
         "A CPU stopped scheduling (soft/hard lockup, RCU stall): a driver spin or a hardware "
         "fault; the node stutters or hangs.",

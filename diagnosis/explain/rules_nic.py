@@ -144,4 +144,14 @@ RULES: tuple[Rule, ...] = (
         "was unreachable): the two NICs cannot talk (rail-only fabric, GID or routing).",
         _nic(S.ERROR, A.CHECK_NETWORK, 0.6),
     ),
+    rule(
+        "rdma.verbs_failed",
+        r"\bCall to ibv_\w+ failed|\bibv_\w+: (?:Invalid argument|Cannot allocate memory)"
+        r"|failed on ibv_cmd_\w+|\bumem get failed|Failed to register memory \S+: Bad address"
+        r"|nvidia_p2p_get_pages\([^)]*\) failed",
+        ("ibv_", "umem get failed", "failed to register memory", "nvidia_p2p_get_pages"),
+        "An RDMA verbs call failed (create/modify a queue pair or CQ, register memory, pin GPU "
+        "pages for GPUDirect): the NIC, its driver or the peer-memory module, not the job.",
+        _nic(S.ERROR, A.CHECK_NETWORK, 0.55),
+    ),
 )

@@ -27,6 +27,9 @@ from diagnosis.model import Category as C
 from diagnosis.model import ComponentKind as K
 from diagnosis.model import Severity as S
 
+_STRSIGNAL = {6: "Aborted", 7: "Bus error", 9: "Killed", 11: "Segmentation fault"}
+"""strsignal() names, as the DataLoader prints them ('is killed by signal: Aborted')."""
+
 
 def _signal(number: int, name: str) -> str:
     """Return a pattern for a process ending by signal `number` (`name`) in the known spellings."""
@@ -34,6 +37,7 @@ def _signal(number: int, name: str) -> str:
         rf"exitcode\s*:\s*-{number}\b|failed \(exitcode: -{number}\)|Signal {number} \({name}\)"
         rf"|terminated with signal {name}\b|<Signals\.{name}: {number}>"
         rf"|interrupted by signal \d+: {name}\b|\*\*\* {name} received"
+        rf"|is killed by signal: {_STRSIGNAL[number]}\b"
     )
 
 

@@ -35,8 +35,10 @@ RULES: tuple[Rule, ...] = (
         "storage.md_degraded",
         r"DegradedArray event|DeviceDisappeared event|Fail(?:Spare)? event detected"
         r"|md/raid\d*:md\d+: Disk failure|\[\d+/\d+\] \[U*_[U_]*\]|\b\w+\[\d+\]\(F\)"
-        r"|State : [\w, ]*degraded|\bfaulty\s+/dev/|\|\s*Degraded\s*\|",
-        ("event", "md/raid", "[_", "_]", "(f)", "degraded", "faulty"),
+        r"|State : [\w, ]*degraded|\bfaulty\s+/dev/|\|\s*Degraded\s*\|"
+        r"|\bmd: super_written gets error=|md/raid\d*:md\d+: (?:Cannot continue operation"
+        r"|read error not correctable)",
+        ("event", "md/raid", "[_", "_]", "(f)", "degraded", "faulty", "super_written"),
         "A RAID array lost a member (mdadm event, /proc/mdstat, mdadm --detail, controller): "
         "still running without redundancy; replace the disk.",
         _disk(S.ERROR, A.HARDWARE_INSPECTION, 0.75),
@@ -54,8 +56,8 @@ RULES: tuple[Rule, ...] = (
         r"BTRFS(?: error| critical|: error| warning)? \(device [^)]+\)[: ].*?(?:errs: wr \d+, rd "
         r"\d+|bad tree block|open_ctree failed|IO failure|direct IO failed|csum failed"
         r"|corrupt leaf|tree block corruption)|BTRFS: error \(device"
-        r"|EXT4-fs (?:warning|error) \(device [^)]+\):? .*(?:I/O error|error while|write error)"
-        r"|EXT4-fs \(\S+\): I/O error while writing superblock",
+        r"|EXT4-fs (?:warning|error) \(device [^)]+\):? .*\berror\b"
+        r"|EXT4-fs \(\S+\): (?:I/O error while writing superblock|error count since last fsck)",
         ("btrfs", "ext4-fs"),
         "The filesystem reports I/O errors or corruption on its device (btrfs device stats, "
         "ext4 bio/superblock errors): the disk under it is failing.",
@@ -83,7 +85,9 @@ RULES: tuple[Rule, ...] = (
         "storage.nvme",
         r"\bnvme\d+: (?:I/O \d+ (?:\(\S+\) )?QID \d+ timeout|Device not ready; aborting reset"
         r"|Removing after probe failure|controller is down|Disabling device after reset failure"
-        r"|Abort status: 0x[0-9a-f]+)|nvme\d+n\d+: detected capacity change from \d+ to 0\b",
+        r"|Abort status: 0x[0-9a-f]+|resetting controller due to)"
+        r"|nvme\d+n\d+: detected capacity change from \d+ to 0\b"
+        r"|\bnvme_\w+\.c:\s*\d+:\w+: \*ERROR\*",
         ("nvme",),
         "An NVMe drive timed out I/O, failed its reset or vanished (capacity 0): local "
         "checkpoints, caches and datasets on it fail.",
@@ -101,8 +105,8 @@ RULES: tuple[Rule, ...] = (
     rule(
         "storage.io_error",
         r"\bI/O error,? dev \S+, sector|Buffer I/O error on dev|\bI/O error -?\d+ writing to inode"
-        r"|blk_update_request: \w+ error",
-        ("i/o error", "blk_update_request"),
+        r"|blk_update_request: \w+ error|\bloop\d*: (?:Write|Read) error at byte offset",
+        ("i/o error", "blk_update_request", "error at byte offset"),
         "A block device failed an I/O (any other kernel spelling).",
         _disk(S.ERROR, A.HARDWARE_INSPECTION, 0.7),
     ),

@@ -74,7 +74,7 @@ NUMERICAL_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "training.nonfinite_grad_norm",
-        r"\bgrad[ _]norm\s*[:=]\s*[-+]?(?:nan|inf)\b",
+        r"\bgrad[ _]norm['\"]?\s*[:=]\s*[-+]?(?:nan|inf)\b",
         ("grad",),
         "A NaN/inf gradient norm outside a whole iteration line (a wrapped line, a logger's "
         "own field): numerical.",

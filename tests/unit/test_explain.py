@@ -154,8 +154,11 @@ def test_overflow_skips_alone_are_benign() -> None:
 
 def test_dcgmi_failures_point_at_the_gpus() -> None:
     findings = explain(sample("dcgmi_diag_failures_stas00.txt"))
+    # GPU 3: uncorrectable memory errors; GPU 0: its failed memory test (the "Fail - GPU: 0"
+    # row wrapped under "GPU Memory") and, separately, its thermal violations.
     assert [(f.category, f.gpu) for f in findings] == [
         (Category.GPU_HARDWARE, 3),
+        (Category.GPU_HARDWARE, 0),
         (Category.GPU_DEGRADED, 0),
     ]
 
@@ -166,14 +169,18 @@ def test_nvidia_smi_remap_pending_is_degraded_with_the_header_bus_id() -> None:
     assert finding.pci_bus_id == "00000000:10:1C.0"
 
 
-@pytest.mark.parametrize(
-    "name",
-    ["nvidia-smi-q_remapped_rows_pending_gpud_pr80.txt", "nvidia-smi-q_sram_uncorrectable_ecc.txt"],
-)
-def test_nvidia_smi_counters_are_degraded(name: str) -> None:
-    findings = explain(sample(name))
+def test_nvidia_smi_remap_counters_are_degraded() -> None:
+    findings = explain(sample("nvidia-smi-q_remapped_rows_pending_gpud_pr80.txt"))
     assert findings
     assert {f.category for f in findings} == {Category.GPU_DEGRADED}
+
+
+def test_sram_uncorrectable_past_the_rma_count_is_hardware() -> None:
+    """Volatile 1 is history (degraded); aggregate 5 is past the SRAM RMA count (4)."""
+    findings = explain(sample("nvidia-smi-q_sram_uncorrectable_ecc.txt"))
+    assert findings[0].category is Category.GPU_HARDWARE
+    assert findings[0].line.strip().endswith(": 5")
+    assert {f.category for f in findings} == {Category.GPU_HARDWARE, Category.GPU_DEGRADED}
 
 
 def test_flight_recorder_missing_ranks_is_a_hang() -> None:
