@@ -32,14 +32,20 @@ class StoreUnavailable(StoreError):
 
 # Server error codes that mean the data itself is bad: parse, type, range, size.
 _DATA_CODES = {6, 26, 27, 38, 41, 53, 69, 70, 72, 131, 321}
-# Server error codes worth retrying: timeouts, network, overload, too many parts.
-_RETRYABLE_CODES = {159, 160, 164, 202, 209, 210, 241, 252, 279, 319, 394, 425}
+# Server error codes worth retrying: timeouts, network, overload, too many parts; and in a
+# cluster: no ZooKeeper (225, 999), replica read-only (242), too few live replicas for the
+# quorum (285), previous quorum write unfinished (286), replica not in the quorum (289).
+_RETRYABLE_CODES = {
+    *(159, 160, 164, 202, 209, 210, 241, 252, 279, 319, 394, 425),
+    *(225, 242, 285, 286, 289, 999),
+}
 
 
 class Store(Protocol):
     """What the rest of TrainGuard needs from ClickHouse."""
 
     database: str
+    cluster: str  # the ClickHouse cluster the tables are spread over; "" = one server
 
     def version(self) -> tuple[int, ...]:
         """Return the server version as a tuple of ints."""
@@ -80,8 +86,26 @@ def parse_version(text: str) -> tuple[int, ...]:
     return tuple(int(p) for p in text.strip().strip('"').split(".") if p.isdigit())
 
 
+def cluster_settings(insert_quorum: int) -> dict[str, int]:
+    """Return the query settings of every statement a store sends to a cluster.
+
+    - `insert_distributed_sync`: an INSERT into a Distributed table returns only once every
+      shard has its rows (the default queues them on the receiving server and sends later, so
+      a watermark read right after would miss them, and a crash of that server loses them).
+    - `insert_quorum`: that many replicas of the shard hold the rows before the INSERT
+      returns; with every replica (2 of 2), no replica can come back without rows that were
+      acknowledged. While fewer replicas are alive an INSERT fails (retryable) instead.
+    - `select_sequential_consistency`: a read sees every quorum-acknowledged insert, or fails
+      (retryable) on a replica that lacks one.
+    """
+    settings = {"insert_distributed_sync": 1}
+    if insert_quorum > 0:
+        settings |= {"insert_quorum": insert_quorum, "select_sequential_consistency": 1}
+    return settings
+
+
 class ServerStore:
-    """A ClickHouse server over the native protocol."""
+    """A ClickHouse server over the native protocol (one server, or one entry to a cluster)."""
 
     def __init__(
         self,
@@ -92,9 +116,17 @@ class ServerStore:
         password: str = "",
         connect_timeout_s: float = 5.0,
         connections: int = 1,
+        cluster: str = "",
+        insert_quorum: int = 0,
     ) -> None:
-        """Connect lazily; `connections` > 1 lets that many queries run at once (the API)."""
+        """Connect lazily; `connections` > 1 lets that many queries run at once (the API).
+
+        With `cluster`, the tables are spread over that ClickHouse cluster (see
+        analytics/tables.py) and every statement carries `cluster_settings(insert_quorum)`.
+        """
         self.database = database
+        self.cluster = cluster
+        extra = cluster_settings(insert_quorum) if cluster else {}
         self._idle: queue.LifoQueue[Client] = queue.LifoQueue()
         self._all = [
             Client(
@@ -104,7 +136,7 @@ class ServerStore:
                 password=password,
                 connect_timeout=connect_timeout_s,
                 send_receive_timeout=120,
-                settings={"insert_block_size": 1_048_576},
+                settings={"insert_block_size": 1_048_576, **extra},
             )
             for _ in range(max(1, connections))
         ]
@@ -221,6 +253,7 @@ class EmbeddedStore:
         from chdb import session  # heavy shared library: load only when embedded mode is used
 
         self.database = database
+        self.cluster = ""  # chdb is one process: never a cluster
         self.path = path
         self._session = session.Session(path)
         self._lock = threading.Lock()

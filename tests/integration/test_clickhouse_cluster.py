@@ -1,0 +1,195 @@
+"""Cluster mode of the store on a real ClickHouse cluster: ZooKeeper and 2 shards x 2 replicas of
+ClickHouse 18.16 on loopback, started by deploy/clickhouse_cluster.sh for this module only.
+
+Migrations create Replicated + Distributed tables on every server, once; the writer stores every
+event exactly once through the Distributed tables across shards, re-sends and writer restarts;
+with a replica down, writes wait (quorum) while reads go on, and once it is back every replica
+holds every row.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from analytics.migrations import MIGRATIONS, migrate
+from analytics.store import ServerStore
+from analytics.tables import ALL_TABLES
+from analytics.writer import ClickHouseWriter
+from ingest.bus import Record
+from ingest.schema import Event
+from ingest.sink import WriterUnavailable
+from tests.builders import make_log
+from tests.integration.conftest import count
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "deploy" / "clickhouse_cluster.sh"
+SERVERS = ("s1r1", "s1r2", "s2r1", "s2r2")
+TOPIC = "it.cluster.logs"
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """A running local cluster: its name, native ports by server, and the script's env."""
+
+    name: str
+    ports: dict[str, int]
+    env: dict[str, str]
+
+    def script(self, *args: str) -> None:
+        """Run deploy/clickhouse_cluster.sh with this cluster's environment."""
+        done = subprocess.run(
+            ["bash", str(SCRIPT), *args], env=self.env, capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, f"clickhouse_cluster.sh {' '.join(args)}:\n{done.stderr}"
+
+    def server(self, name: str, database: str) -> ServerStore:
+        """Return a single-server view of one server (its local tables)."""
+        return ServerStore("127.0.0.1", self.ports[name], database)
+
+
+def _free(base: int) -> bool:
+    for port in range(base, base + 34):
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return False
+    return True
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """Start ZooKeeper + 4 ClickHouse servers in a directory of this module; stop them after."""
+    base = next(b for b in random.sample(range(21000, 29000, 40), 50) if _free(b))
+    env = {
+        **os.environ,
+        "TG_SERVICES_DIR": str(tmp_path_factory.mktemp("chcluster")),
+        "TG_CH_CLUSTER_BASE_PORT": str(base),
+    }
+    found = Cluster("tg", {}, env)
+    try:
+        found.script("start")
+        text = (Path(env["TG_SERVICES_DIR"]) / "chcluster" / "env").read_text()
+        written = dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+        assert written["TG_CLICKHOUSE_CLUSTER"] == found.name
+        ports = map(int, written["TG_CH_CLUSTER_PORTS"].split())
+        yield Cluster(found.name, dict(zip(SERVERS, ports, strict=True)), env)
+    finally:
+        found.script("stop")
+        pids = list(Path(env["TG_SERVICES_DIR"]).rglob("*.pid"))
+        assert not pids, f"processes left behind: {pids}"
+
+
+@pytest.fixture
+def store(cluster: Cluster) -> Iterator[ServerStore]:
+    """Return a migrated database of this test, entered through s2r1; dropped after."""
+    db = f"it_{uuid.uuid4().hex[:10]}"
+    entry = ServerStore(
+        "127.0.0.1", cluster.ports["s2r1"], db, cluster=cluster.name, insert_quorum=2
+    )
+    migrate(entry)
+    yield entry
+    entry.command(f"DROP DATABASE IF EXISTS `{db}` ON CLUSTER `{cluster.name}`")
+    entry.close()
+
+
+def _batch(start: int, n: int, partitions: int = 8) -> list[tuple[Record, Event]]:
+    """Return n log events spread over `partitions` partitions, offsets counting per partition."""
+    return [
+        (
+            Record(TOPIC, i % partitions, i // partitions, None, b"", 0),
+            make_log(node=f"n{i % partitions}", seq=i, seconds=i / 10),
+        )
+        for i in range(start, start + n)
+    ]
+
+
+def _local(cluster: Cluster, store: ServerStore, server: str) -> tuple[int, int]:
+    return count(cluster.server(server, store.database), "logs_local")
+
+
+def test_migrate_creates_every_table_on_every_server_once(cluster, store):
+    assert migrate(store) == []  # the fixture applied everything: the second run does nothing
+    applied = store.query_df(f"SELECT version FROM `{store.database}`.schema_migrations")
+    assert sorted(applied["version"]) == [m.version for m in MIGRATIONS]
+    names = {t.name for t in ALL_TABLES} | {"incidents", "action_state", "schema_migrations"}
+    for server in SERVERS:
+        one = cluster.server(server, store.database)
+        tables = one.query_df(
+            "SELECT name, engine, engine_full FROM system.tables WHERE database = %(db)s",
+            {"db": store.database},
+        )
+        engines = dict(zip(tables["name"], tables["engine"], strict=True))
+        for name in names:
+            assert engines[name] == "Distributed", (server, name)
+            assert engines[f"{name}_local"].startswith("Replicated"), (server, name)
+        full = dict(zip(tables["name"], tables["engine_full"], strict=True))
+        # a ReplacingMergeTree stays replacing, on the same version column
+        assert full["incidents_local"].startswith("ReplicatedReplacingMergeTree(")
+        assert "revision" in full["incidents_local"]
+        assert full["action_state_local"].startswith("ReplicatedMergeTree(")
+        # the migrations table is replicated too: every server sees the applied versions
+        assert len(one.query_df(f"SELECT version FROM `{store.database}`.schema_migrations")) == 7
+
+
+def test_each_event_is_stored_once_across_shards_resends_and_restarts(cluster, store):
+    writer = ClickHouseWriter(store)
+    batch = _batch(0, 400)
+    assert writer.write(batch, []) == 400
+    assert count(store, "logs") == (400, 400)
+    shards = [_local(cluster, store, s) for s in SERVERS]
+    assert shards[0] == shards[1] and shards[2] == shards[3]  # quorum: both replicas hold it
+    assert shards[0][0] > 0 and shards[2][0] > 0  # both shards got rows
+    assert shards[0][0] + shards[2][0] == 400
+
+    restarted = ClickHouseWriter(store)  # a new owner: watermarks read through the cluster
+    assert restarted.write(batch, []) == 0
+    # the same events re-sent by their producers, at new offsets of the same partitions
+    resent = [
+        (Record(TOPIC, r.partition, r.offset + 1000, None, b"", 0), e) for r, e in batch[:80]
+    ]
+    assert ClickHouseWriter(store).write(resent, []) == 0
+    assert count(store, "logs") == (400, 400)
+
+
+def test_a_stopped_replica_holds_writes_back_and_catches_up(cluster, store):
+    writer = ClickHouseWriter(store)
+    assert writer.write(_batch(0, 200), []) == 200
+    cluster.script("stop", "s1r2")
+    try:
+        more = _batch(200, 200)
+        # shard 1 has one replica left: fewer than the quorum, so the write is refused and
+        # retried later; shard 2 may have stored its part of the batch meanwhile
+        with pytest.raises(WriterUnavailable, match="quorum"):
+            writer.write(more, [])
+        assert count(store, "logs")[0] >= 200  # reads go on, from the live replica
+    finally:
+        cluster.script("start", "s1r2")
+    written = _retry(writer, more)
+    assert 0 < written <= 200  # rows shard 2 stored before are not written again
+    assert count(store, "logs") == (400, 400)
+    first, second = _local(cluster, store, "s1r1"), _local(cluster, store, "s1r2")
+    assert first == second and first[0] > 0
+    assert _local(cluster, store, "s2r1") == _local(cluster, store, "s2r2")
+
+
+def _retry(writer: ClickHouseWriter, batch: list[tuple[Record, Event]]) -> int:
+    """Write as the sink does: retry while the restarted replica rejoins (a few seconds)."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            return writer.write(batch, [])
+        except WriterUnavailable:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
