@@ -155,9 +155,7 @@ def test_each_event_is_stored_once_across_shards_resends_and_restarts(cluster, s
     restarted = ClickHouseWriter(store)  # a new owner: watermarks read through the cluster
     assert restarted.write(batch, []) == 0
     # the same events re-sent by their producers, at new offsets of the same partitions
-    resent = [
-        (Record(TOPIC, r.partition, r.offset + 1000, None, b"", 0), e) for r, e in batch[:80]
-    ]
+    resent = [(Record(TOPIC, r.partition, r.offset + 1000, None, b"", 0), e) for r, e in batch[:80]]
     assert ClickHouseWriter(store).write(resent, []) == 0
     assert count(store, "logs") == (400, 400)
 
