@@ -193,9 +193,30 @@ class ServerStore:
         )
 
     def running_inserts(self) -> set[str]:
+        """Return the INSERTs into this database running now, on every server of the cluster.
+
+        A writer in a cluster may enter through another server than the one a dead owner used,
+        so every server is asked (those down are skipped: they run nothing).
+        """
+        prefix = f"INSERT INTO `{self.database}`."
+        if not self.cluster:
+            rows = self._run(
+                "SELECT query_id FROM system.processes WHERE startsWith(query, %(prefix)s)",
+                params={"prefix": prefix},
+            )
+            return {str(r[0]) for r in rows}
+        hosts = self._run(
+            "SELECT host_address, port FROM system.clusters WHERE cluster = %(c)s",
+            params={"c": self.cluster},
+        )
+        if not hosts:
+            raise StoreError(f"cluster {self.cluster!r} is not in {self._where}'s config")
+        # every address a shard of its own: all servers asked, each down one skipped
         rows = self._run(
-            "SELECT query_id FROM system.processes WHERE startsWith(query, %(prefix)s)",
-            params={"prefix": f"INSERT INTO `{self.database}`."},
+            "SELECT query_id FROM remote(%(hosts)s, system, processes) "
+            "WHERE startsWith(query, %(prefix)s)",
+            params={"hosts": ",".join(f"{h}:{int(p)}" for h, p in hosts), "prefix": prefix},
+            settings={"skip_unavailable_shards": 1},
         )
         return {str(r[0]) for r in rows}
 

@@ -13,6 +13,7 @@ import os
 import random
 import socket
 import subprocess
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from clickhouse_driver import Client
 
 from analytics.migrations import MIGRATIONS, migrate
 from analytics.store import ServerStore
@@ -179,6 +181,42 @@ def test_a_stopped_replica_holds_writes_back_and_catches_up(cluster, store):
     first, second = _local(cluster, store, "s1r1"), _local(cluster, store, "s1r2")
     assert first == second and first[0] > 0
     assert _local(cluster, store, "s2r1") == _local(cluster, store, "s2r2")
+
+
+def test_a_new_owner_waits_for_an_insert_running_on_another_server(cluster, store):
+    """A slow INSERT sent to s1r1 stands for a killed sink's last block; the new owner enters
+    through s2r1, so only a cluster-wide look at running INSERTs sees it."""
+    writer = ClickHouseWriter(store)
+    assert writer.write(_batch(0, 10, partitions=1), []) == 10
+    other = Client(
+        "127.0.0.1",
+        port=cluster.ports["s1r1"],
+        settings={"insert_distributed_sync": 1, "insert_quorum": 2},
+    )
+    # sleepEachRow keeps the INSERT running for ~2 s; its rows carry offsets 10..19
+    slow = threading.Thread(
+        target=other.execute,
+        args=(
+            f"INSERT INTO `{store.database}`.logs (event_id, ts, node, source, seq, line, "
+            f"src_topic, src_partition, src_offset) "
+            f"SELECT concat('slow', toString(number)), toDateTime('2026-11-30 00:00:00'), "
+            f"'n0', 'kern', number, 'x', '{TOPIC}', 0, 10 + number + sleepEachRow(0.2) "
+            f"FROM system.numbers LIMIT 10",
+        ),
+    )
+    slow.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not store.running_inserts() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert store.running_inserts(), "the slow INSERT on s1r1 never showed up as running"
+        fresh = ClickHouseWriter(store)  # a new owner of partition 0 after a restart
+        written = fresh.write(_batch(10, 15, partitions=1), [])  # replays offsets 10..19
+    finally:
+        slow.join()
+        other.disconnect()
+    assert written == 5
+    assert count(store, "logs")[0] == 25
 
 
 def _retry(writer: ClickHouseWriter, batch: list[tuple[Record, Event]]) -> int:
