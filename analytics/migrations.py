@@ -92,10 +92,13 @@ def migrate(store: Store, retention_days: int | None = None) -> list[int]:
 
     Every statement is idempotent (IF NOT EXISTS), so a run that stopped half-way, or two
     runs at once, converge. In a cluster the statements run ON CLUSTER: every server must be
-    up, and each statement returns once all of them have run it.
+    up, and each statement returns once all of them have run it. When every migration is
+    recorded already, nothing but reads is sent (a sink starts with a server down).
     """
     db = store.database
     features = Features.for_version(store.version()).on_cluster(store.cluster)
+    if not _pending(store):
+        return []  # no DDL at all: in a cluster, DDL would need every server up
     store.command(f"CREATE DATABASE IF NOT EXISTS `{db}`{features.on}")
     if features.cluster:
         for sql in _MIGRATIONS.create(db, features):
@@ -126,6 +129,19 @@ def migrate(store: Store, retention_days: int | None = None) -> list[int]:
         log.info("applied migration %d (%s) to %s", migration.version, migration.name, db)
         applied.append(migration.version)
     return applied
+
+
+def _pending(store: Store) -> bool:
+    """Return whether any migration is not recorded yet (reads only; true if no table yet)."""
+    exists = store.query_df(
+        "SELECT name FROM system.tables WHERE database = %(db)s AND name = %(t)s",
+        {"db": store.database, "t": MIGRATIONS_TABLE},
+    )
+    if exists.empty:
+        return True
+    done = store.query_df(f"SELECT DISTINCT version FROM `{store.database}`.`{MIGRATIONS_TABLE}`")
+    recorded = set(done["version"].tolist()) if len(done) else set()
+    return bool({m.version for m in MIGRATIONS} - recorded)
 
 
 def drop_old_partitions(

@@ -17,7 +17,7 @@
 # Memory (the dev machine has 24 GiB and 2 cores): ZooKeeper -Xmx256m; each server caches
 # 64 MiB of marks and 64 MiB of uncompressed blocks, and a query may use 1 GiB.
 # `start` writes $TG_SERVICES_DIR/chcluster/env: TG_CLICKHOUSE_* for a TrainGuard process and
-# TG_CH_CLUSTER_PORTS (the four native ports, shard by shard).
+# TG_CH_CLUSTER_PORTS (the four native ports, shard by shard, comma-separated); `source`-able.
 set -euo pipefail
 
 TAG=chcluster
@@ -281,7 +281,7 @@ TG_CLICKHOUSE_MODE=server
 TG_CLICKHOUSE_HOST=127.0.0.1
 TG_CLICKHOUSE_PORT=$(tcp_port 0)
 TG_CLICKHOUSE_CLUSTER=$NAME
-TG_CH_CLUSTER_PORTS=${ports[*]}
+TG_CH_CLUSTER_PORTS=$(IFS=,; echo "${ports[*]}")
 TG_CH_CLUSTER_ZK_PORT=$ZK_PORT
 EOF
   mv "$ROOT/env.tmp" "$ROOT/env"
