@@ -93,15 +93,19 @@ def cluster_settings(insert_quorum: int) -> dict[str, int]:
       shard has its rows (the default queues them on the receiving server and sends later, so
       a watermark read right after would miss them, and a crash of that server loses them).
     - `insert_quorum`: that many replicas of the shard hold the rows before the INSERT
-      returns; with every replica (2 of 2), no replica can come back without rows that were
-      acknowledged. While fewer replicas are alive an INSERT fails (retryable) instead.
-    - `select_sequential_consistency`: a read sees every quorum-acknowledged insert, or fails
-      (retryable) on a replica that lacks one.
+      returns. With every replica (2 of 2), any replica a read goes to holds every
+      acknowledged row, and an INSERT whose outcome was unknown blocks the next one (code
+      286, retryable) until every replica has it. While fewer replicas are alive an INSERT
+      fails (code 285, retryable) instead.
+
+    `select_sequential_consistency` is not set: on 18.16 a DROP PARTITION (retention) that
+    drops the last quorum-written part leaves it recorded in ZooKeeper, and every such read
+    of the table then fails until the next insert into it.
     """
-    settings = {"insert_distributed_sync": 1}
-    if insert_quorum > 0:
-        settings |= {"insert_quorum": insert_quorum, "select_sequential_consistency": 1}
-    return settings
+    return {
+        "insert_distributed_sync": 1,
+        **({"insert_quorum": insert_quorum} if insert_quorum else {}),
+    }
 
 
 class ServerStore:

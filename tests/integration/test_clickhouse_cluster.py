@@ -18,12 +18,13 @@ import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from clickhouse_driver import Client
 
-from analytics.migrations import MIGRATIONS, migrate
+from analytics.migrations import MIGRATIONS, drop_old_partitions, migrate
 from analytics.store import ServerStore
 from analytics.tables import ALL_TABLES
 from analytics.writer import ClickHouseWriter
@@ -218,6 +219,30 @@ def test_a_new_owner_waits_for_an_insert_running_on_another_server(cluster, stor
         other.disconnect()
     assert written == 5
     assert count(store, "logs")[0] == 25
+
+
+def test_retention_drops_old_partitions_on_every_shard_and_replica(cluster, store):
+    now = datetime(2026, 11, 30, 12, tzinfo=UTC)
+    events = [
+        (
+            Record(TOPIC, p, age, None, b"", 0),
+            make_log(node=f"n{p}", seq=p).model_copy(
+                update={"ts": now - timedelta(days=40 if age == 0 else 1), "id": f"{p}{age}" * 16}
+            ),
+        )
+        for p in range(8)
+        for age in (0, 1)
+    ]
+    assert ClickHouseWriter(store).write(events, []) == 16
+    assert all(_local(cluster, store, s)[0] > 0 for s in SERVERS)
+    dropped = drop_old_partitions(store, older_than_days=30, now=now)
+    # one ALTER ... ON CLUSTER per old day, run by every server on its own shard's part
+    assert dropped == [f"logs:{(now - timedelta(days=40)):%Y%m%d}"]
+    assert count(store, "logs") == (8, 8)
+    kept = store.query_df(f"SELECT min(ts) AS t FROM `{store.database}`.logs").iloc[0, 0]
+    assert kept >= (now - timedelta(days=2)).replace(tzinfo=None)
+    assert _local(cluster, store, "s1r1") == _local(cluster, store, "s1r2")
+    assert _local(cluster, store, "s2r1") == _local(cluster, store, "s2r2")
 
 
 def _retry(writer: ClickHouseWriter, batch: list[tuple[Record, Event]]) -> int:

@@ -75,11 +75,7 @@ def test_tables_without_a_version_column_replicate_without_one():
 
 def test_cluster_settings_make_inserts_synchronous_and_quorum_acknowledged():
     assert cluster_settings(0) == {"insert_distributed_sync": 1}
-    assert cluster_settings(2) == {
-        "insert_distributed_sync": 1,
-        "insert_quorum": 2,
-        "select_sequential_consistency": 1,
-    }
+    assert cluster_settings(2) == {"insert_distributed_sync": 1, "insert_quorum": 2}
 
 
 def test_cluster_setting_is_a_plain_name(monkeypatch):
