@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import os
 import random
+import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -32,12 +34,13 @@ from ingest.bus import Record
 from ingest.schema import Event
 from ingest.sink import WriterUnavailable
 from tests.builders import make_log
-from tests.integration.conftest import count
+from tests.integration.conftest import REPO as ROOT
+from tests.integration.conftest import count, process_env, wait_for
+from tests.integration.test_sink_restart import _lag
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-REPO = Path(__file__).resolve().parents[2]
-SCRIPT = REPO / "deploy" / "clickhouse_cluster.sh"
+SCRIPT = ROOT / "deploy" / "clickhouse_cluster.sh"
 SERVERS = ("s1r1", "s1r2", "s2r1", "s2r2")
 TOPIC = "it.cluster.logs"
 
@@ -255,3 +258,74 @@ def _retry(writer: ClickHouseWriter, batch: list[tuple[Record, Event]]) -> int:
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.5)
+
+
+def _sink(services, topics, store, cluster: Cluster, log_path: Path) -> subprocess.Popen[bytes]:
+    """Start `trainguard sink` on this test's topics, into the cluster through s2r1."""
+    env = process_env(
+        services,
+        topics,
+        store,
+        TG_CLICKHOUSE_PORT=str(cluster.ports["s2r1"]),
+        TG_CLICKHOUSE_CLUSTER=cluster.name,
+        TG_CLICKHOUSE_INSERT_QUORUM="2",
+        TG_SINK_GROUP=f"cluster-{topics.prefix}",
+        TG_SINK_BATCH_RECORDS="500",
+        TG_SINK_BATCH_SECONDS="0.3",
+        TG_SINK_RETRY_MAX_S="2",
+    )
+    with log_path.open("ab") as log:
+        return subprocess.Popen(
+            [sys.executable, "-m", "trainguard", "sink"],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+
+
+def test_the_sink_process_stores_once_through_a_killed_sink_and_a_stopped_replica(
+    services, topics, kafka_bus, cluster, store, tmp_path
+):
+    logs = [make_log(node=f"n{i % 8}", seq=i, seconds=i / 10) for i in range(2000)]
+    producer = kafka_bus.producer()
+    for event in logs:
+        producer.send(event)
+    producer.flush()
+    log_path = tmp_path / "sink.log"
+    proc = _sink(services, topics, store, cluster, log_path)
+    try:
+        wait_for(lambda: count(store, "logs")[0] >= len(logs), 120, "the first sink's rows")
+    finally:
+        proc.send_signal(signal.SIGKILL)  # no goodbye: whatever was not committed is replayed
+        proc.wait()
+    # merges would hide duplicates (ReplacingMergeTree): keep every inserted part apart
+    for server in SERVERS:
+        cluster.server(server, store.database).command(
+            f"SYSTEM STOP MERGES `{store.database}`.`logs_local`"
+        )
+    cluster.script("stop", "s1r2")
+    # the producers re-send what they are unsure of (same ids, new offsets), then go on
+    fresh = [make_log(node=f"n{i % 8}", seq=10_000 + i, seconds=400 + i) for i in range(100)]
+    for event in [*logs[-1000:], *fresh]:
+        producer.send(event)
+    producer.close()
+    proc = _sink(services, topics, store, cluster, log_path)
+    try:
+        # the restarted sink meets a shard short of its quorum, and waits
+        wait_for(lambda: "quorum" in log_path.read_text(), 90, "a write held back by the quorum")
+        cluster.script("start", "s1r2")
+        wait_for(
+            lambda: _lag(services.kafka, f"cluster-{topics.prefix}", topics.telemetry()) == 0,
+            120,
+            "the restarted sink to commit everything",
+        )
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+    text = log_path.read_text()
+    assert proc.returncode == 0, text[-3000:]
+    total = len(logs) + len(fresh)
+    assert count(store, "logs") == (total, total), text[-3000:]
+    assert _local(cluster, store, "s1r1") == _local(cluster, store, "s1r2")
+    assert _local(cluster, store, "s2r1") == _local(cluster, store, "s2r2")
