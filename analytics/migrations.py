@@ -1,4 +1,9 @@
-"""Versioned, idempotent schema migrations and partition-drop retention."""
+"""Versioned, idempotent schema migrations and partition-drop retention.
+
+With a cluster (the store's `cluster`), every statement runs ON CLUSTER from the one process
+that migrates, the tables are Replicated + Distributed (see analytics/tables.py), and the
+migrations table itself is replicated, so a migration applied once is seen by every server.
+"""
 
 from __future__ import annotations
 
@@ -14,11 +19,19 @@ from analytics.prediction_tables import PREDICTION_TABLES
 from analytics.scheduler_tables import SCHEDULER_TABLES
 from analytics.silence_tables import SILENCE_TABLES
 from analytics.store import Store
-from analytics.tables import ALL_TABLES, Features, Table
+from analytics.tables import ALL_TABLES, Column, Features, Table
 
 log = logging.getLogger(__name__)
 
 MIGRATIONS_TABLE = "schema_migrations"
+# in a cluster: the same table, replicated (one shard holds each version's row)
+_MIGRATIONS = Table(
+    MIGRATIONS_TABLE,
+    (Column("version", "UInt32"), Column("name", "String"), Column("applied", "DateTime")),
+    order_by=("version",),
+    partition_by="",
+    time_column="applied",
+)
 
 
 @dataclass(frozen=True)
@@ -31,7 +44,13 @@ class Migration:
 
 
 def _create(tables: tuple[Table, ...]) -> Callable[[str, Features, int | None], list[str]]:
-    return lambda db, features, days: [t.ddl(db, features, days) for t in tables]
+    """Create tables with telemetry retention (TTL where the server has it)."""
+    return lambda db, features, days: [s for t in tables for s in t.create(db, features, days)]
+
+
+def _history(tables: tuple[Table, ...]) -> Callable[[str, Features, int | None], list[str]]:
+    """Create tables that outlive telemetry retention (no TTL)."""
+    return lambda db, features, _days: [s for t in tables for s in t.create(db, features)]
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -40,31 +59,31 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         2,
         "incidents and their status changes",
-        lambda db, features, _days: [t.ddl(db, features) for t in INCIDENT_TABLES],
+        _history(INCIDENT_TABLES),
     ),
     # the action engine's audit and state are history too: no telemetry retention
     Migration(
         3,
         "action engine state, audit, circuit breaker and remediation webhooks",
-        lambda db, features, _days: [t.ddl(db, features) for t in ACTION_TABLES],
+        _history(ACTION_TABLES),
     ),
     Migration(4, "gpu failure risk", _create(PREDICTION_TABLES)),
     Migration(
         5,
         "api tokens and audit",
-        lambda db, features, _days: [t.ddl(db, features) for t in API_TABLES],
+        _history(API_TABLES),
     ),
     # the scheduler's live state for the API and console; old snapshots are history
     Migration(
         6,
         "scheduler state snapshots",
-        lambda db, features, _days: [t.ddl(db, features) for t in SCHEDULER_TABLES],
+        _history(SCHEDULER_TABLES),
     ),
     # restart safety of streaming diagnosis: the correlator's open incidents come back
     Migration(
         7,
         "incident state for restarts",
-        lambda db, features, _days: [INCIDENT_STATE.ddl(db, features)],
+        _history((INCIDENT_STATE,)),
     ),
     # maintenance windows are operator decisions: kept like the audit, no retention
     Migration(
@@ -76,15 +95,27 @@ MIGRATIONS: tuple[Migration, ...] = (
 
 
 def migrate(store: Store, retention_days: int | None = None) -> list[int]:
-    """Create the database and apply pending migrations; return the versions applied."""
+    """Create the database and apply pending migrations; return the versions applied.
+
+    Every statement is idempotent (IF NOT EXISTS), so a run that stopped half-way, or two
+    runs at once, converge. In a cluster the statements run ON CLUSTER: every server must be
+    up, and each statement returns once all of them have run it. When every migration is
+    recorded already, nothing but reads is sent (a sink starts with a server down).
+    """
     db = store.database
-    features = Features.for_version(store.version())
-    store.command(f"CREATE DATABASE IF NOT EXISTS `{db}`")
-    store.command(
-        f"CREATE TABLE IF NOT EXISTS `{db}`.`{MIGRATIONS_TABLE}` "
-        "(version UInt32, name String, applied DateTime) "
-        "ENGINE = ReplacingMergeTree() ORDER BY version"
-    )
+    features = Features.for_version(store.version()).on_cluster(store.cluster)
+    if not _pending(store):
+        return []  # no DDL at all: in a cluster, DDL would need every server up
+    store.command(f"CREATE DATABASE IF NOT EXISTS `{db}`{features.on}")
+    if features.cluster:
+        for sql in _MIGRATIONS.create(db, features):
+            store.command(sql)
+    else:
+        store.command(
+            f"CREATE TABLE IF NOT EXISTS `{db}`.`{MIGRATIONS_TABLE}` "
+            "(version UInt32, name String, applied DateTime) "
+            "ENGINE = ReplacingMergeTree() ORDER BY version"
+        )
     versions = store.query_df(f"SELECT version FROM `{db}`.`{MIGRATIONS_TABLE}`")
     done = set(versions["version"].tolist()) if len(versions) else set()
     applied = []
@@ -107,21 +138,42 @@ def migrate(store: Store, retention_days: int | None = None) -> list[int]:
     return applied
 
 
+def _pending(store: Store) -> bool:
+    """Return whether any migration is not recorded yet (reads only; true if no table yet)."""
+    exists = store.query_df(
+        "SELECT name FROM system.tables WHERE database = %(db)s AND name = %(t)s",
+        {"db": store.database, "t": MIGRATIONS_TABLE},
+    )
+    if exists.empty:
+        return True
+    done = store.query_df(f"SELECT DISTINCT version FROM `{store.database}`.`{MIGRATIONS_TABLE}`")
+    recorded = set(done["version"].tolist()) if len(done) else set()
+    return bool({m.version for m in MIGRATIONS} - recorded)
+
+
 def drop_old_partitions(
     store: Store, older_than_days: int, now: datetime | None = None
 ) -> list[str]:
-    """Drop day partitions older than the cutoff from every telemetry table; return them."""
+    """Drop day partitions older than the cutoff from every telemetry table; return them.
+
+    In a cluster the parts of every shard are listed (one replica each) and the partitions
+    dropped from the local tables ON CLUSTER; replication drops them from the other replicas.
+    """
     cutoff = int(((now or datetime.now(UTC)) - timedelta(days=older_than_days)).strftime("%Y%m%d"))
-    names = [t.name for t in ALL_TABLES if t.partition_by]
+    features = Features().on_cluster(store.cluster)
+    local = {t.local_name(features): t.name for t in ALL_TABLES if t.partition_by}
+    source = f"cluster('{features.cluster}', system, parts)" if features.cluster else "system.parts"
     parts = store.query_df(
-        "SELECT DISTINCT table, partition FROM system.parts "
+        f"SELECT DISTINCT table, partition FROM {source} "
         "WHERE database = %(db)s AND active AND has(%(tables)s, table)",
-        {"db": store.database, "tables": names},
+        {"db": store.database, "tables": sorted(local)},
     )
     dropped = []
     for table, partition in parts.itertuples(index=False):
         text = str(partition)
         if text.strip("'").isdigit() and int(text.strip("'")) < cutoff:
-            store.command(f"ALTER TABLE `{store.database}`.`{table}` DROP PARTITION {text}")
-            dropped.append(f"{table}:{text}")
+            store.command(
+                f"ALTER TABLE `{store.database}`.`{table}`{features.on} DROP PARTITION {text}"
+            )
+            dropped.append(f"{local[str(table)]}:{text}")
     return dropped

@@ -32,14 +32,20 @@ class StoreUnavailable(StoreError):
 
 # Server error codes that mean the data itself is bad: parse, type, range, size.
 _DATA_CODES = {6, 26, 27, 38, 41, 53, 69, 70, 72, 131, 321}
-# Server error codes worth retrying: timeouts, network, overload, too many parts.
-_RETRYABLE_CODES = {159, 160, 164, 202, 209, 210, 241, 252, 279, 319, 394, 425}
+# Server error codes worth retrying: timeouts, network, overload, too many parts; and in a
+# cluster: no ZooKeeper (225, 999), replica read-only (242), too few live replicas for the
+# quorum (285), previous quorum write unfinished (286), replica not in the quorum (289).
+_RETRYABLE_CODES = {
+    *(159, 160, 164, 202, 209, 210, 241, 252, 279, 319, 394, 425),
+    *(225, 242, 285, 286, 289, 999),
+}
 
 
 class Store(Protocol):
     """What the rest of TrainGuard needs from ClickHouse."""
 
     database: str
+    cluster: str  # the ClickHouse cluster the tables are spread over; "" = one server
 
     def version(self) -> tuple[int, ...]:
         """Return the server version as a tuple of ints."""
@@ -80,8 +86,30 @@ def parse_version(text: str) -> tuple[int, ...]:
     return tuple(int(p) for p in text.strip().strip('"').split(".") if p.isdigit())
 
 
+def cluster_settings(insert_quorum: int) -> dict[str, int]:
+    """Return the query settings of every statement a store sends to a cluster.
+
+    - `insert_distributed_sync`: an INSERT into a Distributed table returns only once every
+      shard has its rows (the default queues them on the receiving server and sends later, so
+      a watermark read right after would miss them, and a crash of that server loses them).
+    - `insert_quorum`: that many replicas of the shard hold the rows before the INSERT
+      returns. With every replica (2 of 2), any replica a read goes to holds every
+      acknowledged row, and an INSERT whose outcome was unknown blocks the next one (code
+      286, retryable) until every replica has it. While fewer replicas are alive an INSERT
+      fails (code 285, retryable) instead.
+
+    `select_sequential_consistency` is not set: on 18.16 a DROP PARTITION (retention) that
+    drops the last quorum-written part leaves it recorded in ZooKeeper, and every such read
+    of the table then fails until the next insert into it.
+    """
+    return {
+        "insert_distributed_sync": 1,
+        **({"insert_quorum": insert_quorum} if insert_quorum else {}),
+    }
+
+
 class ServerStore:
-    """A ClickHouse server over the native protocol."""
+    """A ClickHouse server over the native protocol (one server, or one entry to a cluster)."""
 
     def __init__(
         self,
@@ -92,9 +120,17 @@ class ServerStore:
         password: str = "",
         connect_timeout_s: float = 5.0,
         connections: int = 1,
+        cluster: str = "",
+        insert_quorum: int = 0,
     ) -> None:
-        """Connect lazily; `connections` > 1 lets that many queries run at once (the API)."""
+        """Connect lazily; `connections` > 1 lets that many queries run at once (the API).
+
+        With `cluster`, the tables are spread over that ClickHouse cluster (see
+        analytics/tables.py) and every statement carries `cluster_settings(insert_quorum)`.
+        """
         self.database = database
+        self.cluster = cluster
+        extra = cluster_settings(insert_quorum) if cluster else {}
         self._idle: queue.LifoQueue[Client] = queue.LifoQueue()
         self._all = [
             Client(
@@ -104,7 +140,7 @@ class ServerStore:
                 password=password,
                 connect_timeout=connect_timeout_s,
                 send_receive_timeout=120,
-                settings={"insert_block_size": 1_048_576},
+                settings={"insert_block_size": 1_048_576, **extra},
             )
             for _ in range(max(1, connections))
         ]
@@ -161,9 +197,30 @@ class ServerStore:
         )
 
     def running_inserts(self) -> set[str]:
+        """Return the INSERTs into this database running now, on every server of the cluster.
+
+        A writer in a cluster may enter through another server than the one a dead owner used,
+        so every server is asked (those down are skipped: they run nothing).
+        """
+        prefix = f"INSERT INTO `{self.database}`."
+        if not self.cluster:
+            rows = self._run(
+                "SELECT query_id FROM system.processes WHERE startsWith(query, %(prefix)s)",
+                params={"prefix": prefix},
+            )
+            return {str(r[0]) for r in rows}
+        hosts = self._run(
+            "SELECT host_address, port FROM system.clusters WHERE cluster = %(c)s",
+            params={"c": self.cluster},
+        )
+        if not hosts:
+            raise StoreError(f"cluster {self.cluster!r} is not in {self._where}'s config")
+        # every address a shard of its own: all servers asked, each down one skipped
         rows = self._run(
-            "SELECT query_id FROM system.processes WHERE startsWith(query, %(prefix)s)",
-            params={"prefix": f"INSERT INTO `{self.database}`."},
+            "SELECT query_id FROM remote(%(hosts)s, system, processes) "
+            "WHERE startsWith(query, %(prefix)s)",
+            params={"hosts": ",".join(f"{h}:{int(p)}" for h, p in hosts), "prefix": prefix},
+            settings={"skip_unavailable_shards": 1},
         )
         return {str(r[0]) for r in rows}
 
@@ -221,6 +278,7 @@ class EmbeddedStore:
         from chdb import session  # heavy shared library: load only when embedded mode is used
 
         self.database = database
+        self.cluster = ""  # chdb is one process: never a cluster
         self.path = path
         self._session = session.Session(path)
         self._lock = threading.Lock()

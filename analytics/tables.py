@@ -2,11 +2,16 @@
 
 One definition renders to DDL for ClickHouse 18.16 (Debian's server: plain String, no TTL,
 no codecs) and for current engines (chdb: LowCardinality, codecs, TTL), picked by version.
+
+In cluster mode (`Features.cluster` set) a table is two: `<name>_local`, a Replicated*MergeTree
+on every server, and `<name>`, a Distributed table over it. Everything else reads and writes
+`<name>`, so no query changes; see docs/storage-cluster.md. Without a cluster the DDL is the
+single-server DDL, byte for byte.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ingest.schema import GPU_METRIC_FIELDS, GpuSample
 
@@ -18,12 +23,30 @@ class Features:
     low_cardinality: bool = False
     codecs: bool = False
     ttl: bool = False
+    cluster: str = ""  # the <remote_servers> cluster the tables are spread over; "" = one server
 
     @classmethod
     def for_version(cls, version: tuple[int, ...]) -> Features:
         """Return the features of a server version (LowCardinality, codecs, TTL from 20.3)."""
         modern = version >= (20, 3)
         return cls(low_cardinality=modern, codecs=modern, ttl=modern)
+
+    def on_cluster(self, cluster: str) -> Features:
+        """Return these features for tables spread over `cluster` ("" = one server)."""
+        return replace(self, cluster=cluster)
+
+    @property
+    def on(self) -> str:
+        """Return the ` ON CLUSTER` clause of DDL (empty on one server)."""
+        return f" ON CLUSTER `{self.cluster}`" if self.cluster else ""
+
+
+LOCAL_SUFFIX = "_local"
+
+
+def zookeeper_path(cluster: str, database: str, table: str) -> str:
+    """Return the ZooKeeper path of a replicated table; `{shard}` is the server's macro."""
+    return f"/clickhouse/{cluster}/tables/{{shard}}/{database}/{table}"
 
 
 @dataclass(frozen=True)
@@ -62,19 +85,66 @@ class Table:
         """Return column names in table order."""
         return [c.name for c in self.columns]
 
+    @property
+    def shard_by(self) -> tuple[str, ...]:
+        """Return the columns whose hash picks a row's shard in cluster mode.
+
+        Rows from Kafka go by their (topic, partition): one partition's rows of a table all
+        live on one shard, so the writer's per-partition watermark is read from one shard and a
+        block of them is applied there atomically. Other tables go by the first sort column
+        (an id), so every version of a ReplacingMergeTree key lands on the same shard and is
+        replaced there.
+        """
+        names = self.column_names
+        if "src_topic" in names and "src_partition" in names:
+            return ("src_topic", "src_partition")
+        return (self.order_by[0],)
+
+    def local_name(self, features: Features) -> str:
+        """Return the name of the table that stores the rows (`<name>_local` in a cluster)."""
+        return f"{self.name}{LOCAL_SUFFIX}" if features.cluster else self.name
+
     def ddl(self, database: str, features: Features, retention_days: int | None = None) -> str:
-        """Return CREATE TABLE IF NOT EXISTS for this table."""
+        """Return CREATE TABLE IF NOT EXISTS for the table that stores the rows.
+
+        On one server that is `<name>` itself; in a cluster it is `<name>_local`, created
+        ON CLUSTER as Replicated(Replacing)MergeTree with the same version column.
+        """
         version = f"`{self.version_column}`" if self.version_column else ""
         engine = f"ReplacingMergeTree({version})" if self.replacing else "MergeTree()"
+        if features.cluster:
+            path = zookeeper_path(features.cluster, database, self.name)
+            args = ", ".join(a for a in (f"'{path}'", "'{replica}'", version) if a)
+            engine = f"Replicated{'Replacing' if self.replacing else ''}MergeTree({args})"
         cols = ",\n  ".join(c.render(features) for c in self.columns)
         ttl = ""
         if retention_days and features.ttl and self.partition_by:
             ttl = f"\nTTL {self.time_column} + INTERVAL {int(retention_days)} DAY DELETE"
         partition = f"\nPARTITION BY {self.partition_by}" if self.partition_by else ""
         return (
-            f"CREATE TABLE IF NOT EXISTS `{database}`.`{self.name}` (\n  {cols}\n)\n"
+            f"CREATE TABLE IF NOT EXISTS `{database}`.`{self.local_name(features)}`"
+            f"{features.on} (\n  {cols}\n)\n"
             f"ENGINE = {engine}{partition}\nORDER BY ({', '.join(self.order_by)}){ttl}"
         )
+
+    def distributed_ddl(self, database: str, features: Features) -> str:
+        """Return CREATE TABLE IF NOT EXISTS for the Distributed table `<name>` of a cluster."""
+        if not features.cluster:
+            raise ValueError(f"{self.name}: a Distributed table needs a cluster")
+        key = ", ".join(f"`{c}`" for c in self.shard_by)
+        return (
+            f"CREATE TABLE IF NOT EXISTS `{database}`.`{self.name}`{features.on} "
+            f"AS `{database}`.`{self.local_name(features)}` "
+            f"ENGINE = Distributed(`{features.cluster}`, `{database}`, "
+            f"`{self.local_name(features)}`, cityHash64({key}))"
+        )
+
+    def create(
+        self, database: str, features: Features, retention_days: int | None = None
+    ) -> list[str]:
+        """Return the statements that create this table: one, or local + Distributed."""
+        first = self.ddl(database, features, retention_days)
+        return [first, self.distributed_ddl(database, features)] if features.cluster else [first]
 
 
 def _time() -> tuple[Column, ...]:

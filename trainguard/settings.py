@@ -31,6 +31,23 @@ class StoreSettings(BaseSettings):
     connections: int = Field(
         1, ge=1, le=64, description="Server connections (queries at once); the API uses more."
     )
+    cluster: str = Field(
+        "",
+        pattern=r"^([A-Za-z_][A-Za-z0-9_]*)?$",
+        description=(
+            "Server mode: the ClickHouse cluster (<remote_servers> name) the tables are spread "
+            "over, Replicated + Distributed; empty: one server (docs/storage-cluster.md)."
+        ),
+    )
+    insert_quorum: int = Field(
+        2,
+        ge=0,
+        le=16,
+        description=(
+            "Cluster mode: replicas of a shard that must hold an insert before it returns; "
+            "set it to the replicas per shard for exactly-once across replicas (0: one)."
+        ),
+    )
 
 
 class BusSettings(BaseSettings):
@@ -335,6 +352,12 @@ TOOLING_VARIABLES: dict[str, str] = {
     # deploy/clickhouse.sh
     "TG_CLICKHOUSE_HTTP_PORT": "HTTP port of the local ClickHouse server",
     "TG_CLICKHOUSE_START_TIMEOUT": "seconds deploy/clickhouse.sh waits for the server",
+    # deploy/clickhouse_cluster.sh
+    "TG_CH_CLUSTER_BASE_PORT": "first port of the local ClickHouse cluster",
+    "TG_CH_CLUSTER_NAME": "cluster name of the local ClickHouse cluster",
+    "TG_CH_CLUSTER_START_TIMEOUT": "seconds deploy/clickhouse_cluster.sh waits for each process",
+    "TG_CH_CLUSTER_PORTS": "native ports of the local ClickHouse cluster (written to its env)",
+    "TG_CH_CLUSTER_ZK_PORT": "ZooKeeper port of the local ClickHouse cluster (written to its env)",
     # deploy/kafka.sh
     "TG_KAFKA_PORT": "broker port of the local Kafka",
     "TG_KAFKA_CONTROLLER_PORT": "controller port of the local Kafka",

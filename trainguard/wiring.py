@@ -37,6 +37,8 @@ def build_store(settings: StoreSettings) -> Store:
         settings.user,
         settings.password.get_secret_value(),
         connections=settings.connections,
+        cluster=settings.cluster,
+        insert_quorum=settings.insert_quorum,
     )
 
 

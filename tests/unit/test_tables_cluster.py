@@ -1,0 +1,88 @@
+"""Cluster DDL (Replicated + Distributed, ON CLUSTER) and its settings; one-server DDL unchanged."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from analytics.action_tables import ACTION_STATE
+from analytics.incident_tables import INCIDENT_STATE, INCIDENTS
+from analytics.migrations import MIGRATIONS
+from analytics.store import cluster_settings
+from analytics.tables import ALL_TABLES, LOGS, Features
+from trainguard.settings import StoreSettings
+
+OLD = Features.for_version((18, 16, 1))
+CLUSTER = OLD.on_cluster("tg")
+
+
+def test_one_server_ddl_is_unchanged():
+    assert INCIDENT_STATE.create("db", OLD) == [
+        "CREATE TABLE IF NOT EXISTS `db`.`incident_state` (\n"
+        "  `id` String,\n  `revision` UInt32,\n  `last_seen` DateTime,\n  `state` String\n)\n"
+        "ENGINE = ReplacingMergeTree(`revision`)\nPARTITION BY toYYYYMM(last_seen)\nORDER BY (id)"
+    ]
+
+
+@pytest.mark.parametrize("migration", MIGRATIONS, ids=lambda m: m.name)
+def test_one_server_migrations_know_nothing_of_clusters(migration):
+    for sql in migration.statements("db", OLD, 30):
+        for word in ("ON CLUSTER", "Replicated", "Distributed", "_local`"):
+            assert word not in sql
+
+
+@pytest.mark.parametrize("migration", MIGRATIONS, ids=lambda m: m.name)
+def test_cluster_migrations_run_every_statement_on_the_cluster(migration):
+    statements = migration.statements("db", CLUSTER, 30)
+    assert statements and len(statements) % 2 == 0  # a local and a Distributed table each
+    for local, distributed in zip(statements[::2], statements[1::2], strict=True):
+        assert " ON CLUSTER `tg` " in local and "ENGINE = Replicated" in local
+        assert " ON CLUSTER `tg` " in distributed and "ENGINE = Distributed(`tg`" in distributed
+
+
+def test_a_replacing_table_stays_replacing_on_its_version_column():
+    local, distributed = INCIDENTS.create("db", CLUSTER)
+    assert local.startswith("CREATE TABLE IF NOT EXISTS `db`.`incidents_local` ON CLUSTER `tg` (")
+    assert (
+        "ENGINE = ReplicatedReplacingMergeTree("
+        "'/clickhouse/tg/tables/{shard}/db/incidents', '{replica}', `revision`)" in local
+    )
+    # every revision of an incident lands on the shard of its id, where it is replaced
+    assert distributed == (
+        "CREATE TABLE IF NOT EXISTS `db`.`incidents` ON CLUSTER `tg` AS `db`.`incidents_local` "
+        "ENGINE = Distributed(`tg`, `db`, `incidents_local`, cityHash64(`id`))"
+    )
+
+
+@pytest.mark.parametrize("table", ALL_TABLES, ids=lambda t: t.name)
+def test_rows_from_kafka_are_sharded_by_their_partition(table):
+    # one partition's rows on one shard: the writer's watermark of it is read from one shard
+    assert table.shard_by == ("src_topic", "src_partition")
+
+
+def test_tables_without_a_version_column_replicate_without_one():
+    logs = LOGS.create("db", CLUSTER)[0]  # replacing on the whole row, no version column
+    assert (
+        "ENGINE = ReplicatedReplacingMergeTree("
+        "'/clickhouse/tg/tables/{shard}/db/logs', '{replica}')\n" in logs
+    )
+    state = ACTION_STATE.create("db", CLUSTER)[0]  # append-only, read with argMax
+    assert (
+        "ENGINE = ReplicatedMergeTree("
+        "'/clickhouse/tg/tables/{shard}/db/action_state', '{replica}')\n" in state
+    )
+
+
+def test_cluster_settings_make_inserts_synchronous_and_quorum_acknowledged():
+    assert cluster_settings(0) == {"insert_distributed_sync": 1}
+    assert cluster_settings(2) == {"insert_distributed_sync": 1, "insert_quorum": 2}
+
+
+def test_cluster_setting_is_a_plain_name(monkeypatch):
+    monkeypatch.setenv("TG_CLICKHOUSE_CLUSTER", "tg_prod")
+    assert StoreSettings().cluster == "tg_prod"
+    monkeypatch.setenv("TG_CLICKHOUSE_CLUSTER", "tg`; DROP")
+    with pytest.raises(ValidationError):
+        StoreSettings()
+    monkeypatch.delenv("TG_CLICKHOUSE_CLUSTER")
+    assert StoreSettings().cluster == ""
