@@ -36,6 +36,7 @@ from actions.webhooks.signing import HEADER, sign
 from actions.webhooks.transport import Answer, Poster
 from analytics.action_tables import WEBHOOK_DELIVERIES, WEBHOOK_SUBSCRIPTIONS
 from analytics.store import Store, StoreError, query_scalar
+from analytics.tables import Features
 from diagnosis.incident_store import IncidentNotFound, load_incident
 from diagnosis.incidents import Incident
 
@@ -168,7 +169,11 @@ def reseal_subscriptions(store: Store, sealer: Sealer | None = None) -> int:
     resealed = [sub for sub in _latest(store, sealer) if sub.id in stale]
     for sub in resealed:
         _insert(store, sub, sealer)
-    store.command(f"ALTER TABLE {table} DELETE WHERE {plain}", {"p": PREFIX})
+    # a mutation goes to the table that stores the rows: in a cluster, <name>_local on
+    # every server (a Distributed table refuses mutations)
+    features = Features(cluster=store.cluster)
+    rows = f"`{store.database}`.`{WEBHOOK_SUBSCRIPTIONS.local_name(features)}`{features.on}"
+    store.command(f"ALTER TABLE {rows} DELETE WHERE {plain}", {"p": PREFIX})
     log.warning("sealed %d webhook subscription(s) stored in plaintext", len(resealed))
     return len(resealed)
 
