@@ -119,45 +119,41 @@ def by_worker_size(
     """
     if not items or exponent <= 0 or exponent > 1:
         return None
-    n = len(items)
-    k_max = max(i.max_extra for i in items)
-    work = np.array([i.work_left for i in items])
-    req = np.array([i.requested for i in items], dtype=float)
-    base = np.array([i.base for i in items], dtype=float)
-    step = np.array([i.step for i in items], dtype=np.int64)
-    count = np.array([i.max_extra for i in items])
-    ks = np.arange(k_max + 1)
-    gpus = base[:, None] + ks[None, :] * step[:, None]
-    left = work[:, None] / (req[:, None] * (gpus / req[:, None]) ** exponent)
-    saved = left[:, :-1] - left[:, 1:]  # saved[i, k]: what worker k + 1 of job i saves
-    valid = ks[None, 1:] <= count[:, None]
-    saved = np.where(valid & (saved > 0), saved, 0.0)
-    if np.any(saved[:, 1:] > saved[:, :-1]):
-        return None
-    sizes = sorted({int(s) for s in step})
-    tables, ranked = [], []
+    ranked: dict[int, list[tuple[float, int, int]]] = {}
+    for n, item in enumerate(items):
+        workers = ranked.setdefault(item.step, [])
+        before = remaining_time(item.work_left, item.base, item.requested, exponent)
+        last = math.inf
+        for k in range(1, item.max_extra + 1):
+            gpus = item.base + k * item.step
+            left = remaining_time(item.work_left, gpus, item.requested, exponent)
+            saved = max(before - left, 0.0)
+            if saved > last:
+                return None
+            if saved > 0:
+                workers.append((-saved, n, k))
+            before, last = left, saved
+    sizes = sorted(ranked)
+    tables = []
     for size in sizes:
-        rows = np.flatnonzero(step == size)
-        flat = saved[rows].ravel()
-        order = np.argsort(-flat, kind="stable")
-        order = order[flat[order] > 0]
-        values = flat[order]
-        ranked.append((rows, order, values))
-        table = np.zeros((len(order) + 1, 2))
-        table[:, 0] = np.arange(len(order) + 1) * size
-        table[1:, 1] = np.cumsum(values)
+        workers = ranked[size]
+        workers.sort()
+        table = np.zeros((len(workers) + 1, 2))
+        table[:, 0] = np.arange(len(workers) + 1) * size
+        table[1:, 1] = np.cumsum([-w[0] for w in workers])
         tables.append(table)
     if len(tables) == 1:
-        picked = [min(len(ranked[0][2]), capacity // sizes[0])]
+        picked = [min(len(ranked[sizes[0]]), capacity // sizes[0])]
     else:
         picked = mckp(tables, capacity)
-    workers = np.zeros(n, dtype=np.int64)
-    width = saved.shape[1]
-    for (rows, order, values), m in zip(ranked, picked, strict=True):
-        if 0 < m < len(order) and values[m - 1] == values[m]:
+    count = [0] * len(items)
+    for size, m in zip(sizes, picked, strict=True):
+        workers = ranked[size]
+        if 0 < m < len(workers) and workers[m - 1][0] == workers[m][0]:
             return None  # the m-th and the next worker save as much: a tie at the cut
-        np.add.at(workers, rows[order[:m] // width], 1)
-    return {item.job_id: int(item.step * k) for item, k in zip(items, workers, strict=True)}
+        for _, n, _ in workers[:m]:
+            count[n] += 1
+    return {item.job_id: item.step * k for item, k in zip(items, count, strict=True)}
 
 
 def sjf_key(submit_time: float, work_left: float) -> tuple[float, float]:

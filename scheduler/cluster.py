@@ -71,12 +71,16 @@ class Cluster:
         """The servers that may run training, by state, in server order."""
         self.levels: dict[ServerState, list[set[int]]] = {}
         """Per usable state, the ids of its servers with 0, 1, ... free GPUs."""
+        self._free: dict[ServerState, int] = {}
+        """Per usable state, the free GPUs over its servers (the levels' total)."""
         size = max((s.gpus for s in servers), default=0)
         for st in USABLE:
             self.pools[st] = [s for s in servers if s.state is st]
             self.levels[st] = [set() for _ in range(size + 1)]
+            self._free[st] = 0
             for server in self.pools[st]:
                 self.levels[st][server.free].add(server.server_id)
+                self._free[st] += server.free
 
     def _use(self, server: Server, gpus: int) -> None:
         """Change the GPUs jobs hold on a server by `gpus`, keeping the free-GPU levels."""
@@ -85,12 +89,13 @@ class Cluster:
             levels[server.free].discard(server.server_id)
             server.used += gpus
             levels[server.free].add(server.server_id)
+            self._free[server.state] -= gpus
         else:
             server.used += gpus
 
     def free_gpus(self, state: ServerState) -> int:
         """Return the free GPUs over the servers in a usable state."""
-        return sum(f * len(ids) for f, ids in enumerate(self.levels[state]))
+        return self._free[state]
 
     def top_free(self, state: ServerState) -> int:
         """Return the most free GPUs on one server in a usable state."""
@@ -219,10 +224,12 @@ class Cluster:
             self.epoch += 1
         if server.state in USABLE:
             self.levels[server.state][server.free].discard(server.server_id)
+            self._free[server.state] -= server.free
             self.pools[server.state].remove(server)
         server.state = state
         if state in USABLE:
             self.levels[state][server.free].add(server.server_id)
+            self._free[state] += server.free
             insort(self.pools[state], server, key=lambda s: s.server_id)
 
     def usable(self, pool: Pool | None = None) -> list[Server]:

@@ -369,6 +369,10 @@ def check_invariants(sim: Simulator) -> list[str]:
             bad.append(f"t={sim.now:.0f}: {s.name()} GPU ledger differs")
         if s.used > s.gpus:
             bad.append(f"t={sim.now:.0f}: {s.name()} holds {s.used} > {s.gpus} GPUs")
+    for state, levels in sim.cluster.levels.items():
+        counted = sum(free * len(ids) for free, ids in enumerate(levels))
+        if sim.cluster.free_gpus(state) != counted:
+            bad.append(f"t={sim.now:.0f}: free GPUs of {state} servers counted wrong")
     for jid in sim.cluster.running:
         run = sim.runs[jid]
         for sid, g in run.base.items():
