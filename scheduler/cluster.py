@@ -32,16 +32,20 @@ class Run:
     scaling_ops: int = 0
     gpu_seconds: float = 0.0
     lost_work: float = 0.0
+    base_total: int = 0
+    """The sum of `base`, kept by the cluster whenever it changes `base`."""
+    extra_total: int = 0
+    """The sum of `extra`, kept by the cluster whenever it changes `extra`."""
 
     @property
     def base_gpus(self) -> int:
         """Return the GPUs of the job's base workers."""
-        return sum(self.base.values())
+        return self.base_total
 
     @property
     def extra_gpus(self) -> int:
         """Return the GPUs of the job's elastic extra workers."""
-        return sum(self.extra.values())
+        return self.extra_total
 
     @property
     def running(self) -> bool:
@@ -142,6 +146,7 @@ class Cluster:
             server.base[run.job.job_id] = g
             self._use(server, g)
             run.base[sid] = g
+        run.base_total = sum(run.base.values())
         self.running.add(run.job.job_id)
         if run.first_start is None:
             run.first_start = t
@@ -174,6 +179,7 @@ class Cluster:
             assert server.free >= g, f"over-allocated {server.name()}"
             run.extra[sid] = server.extra[jid] = run.extra.get(sid, 0) + g
             self._use(server, g)
+        run.extra_total = sum(run.extra.values())
         run.scaling_ops += 1
         self._rerate(run, t)
 
@@ -193,6 +199,7 @@ class Cluster:
             run.lost_work += lost_work
         run.base.clear()
         run.extra.clear()
+        run.base_total = run.extra_total = 0
         self.running.discard(jid)
         self._rerate(run, t)
 

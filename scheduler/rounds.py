@@ -375,6 +375,8 @@ def check_invariants(sim: Simulator) -> list[str]:
             bad.append(f"t={sim.now:.0f}: free GPUs of {state} servers counted wrong")
     for jid in sim.cluster.running:
         run = sim.runs[jid]
+        if (run.base_gpus, run.extra_gpus) != (sum(run.base.values()), sum(run.extra.values())):
+            bad.append(f"t={sim.now:.0f}: job {jid} GPU totals differ from its workers")
         for sid, g in run.base.items():
             if sim.cluster.servers[sid].base.get(jid) != g:
                 bad.append(f"t={sim.now:.0f}: job {jid} base ledger differs on server {sid}")
