@@ -22,7 +22,7 @@ def remaining_time(work_left: float, gpus: int, requested: int, exponent: float)
     return work_left / (requested * speedup(gpus, requested, exponent))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ElasticItem:
     """An elastic job's knapsack item: its base GPUs, worker size and how many extras fit."""
 
@@ -89,13 +89,71 @@ def extra_targets(items: Sequence[ElasticItem], capacity: int, exponent: float) 
     """Return the extra GPUs per elastic job that maximise total JCT reduction.
 
     When every job's largest option fits the capacity together, that is the optimum (each
-    job's saving grows with its GPUs while it has work left): no table is needed.
+    job's saving grows with its GPUs while it has work left): no table is needed. Otherwise
+    the jobs are grouped by worker size (`by_worker_size`), which gives the table's answer
+    whenever that answer is unique; the full table (`mckp`) decides the rest.
     """
     if exponent > 0 and sum(i.max_extra * i.step for i in items) <= capacity:
         return {i.job_id: i.max_extra * i.step if i.work_left > 0 else 0 for i in items}
+    grouped = by_worker_size(items, capacity, exponent)
+    if grouped is not None:
+        return grouped
     options = [_option_table(item, exponent) for item in items]
     picked = mckp(options, capacity)
     return {item.job_id: int(item.step * k) for item, k in zip(items, picked, strict=True)}
+
+
+def by_worker_size(
+    items: Sequence[ElasticItem], capacity: int, exponent: float
+) -> dict[int, int] | None:
+    """Return `mckp`'s extra GPUs per job through one small table per worker size, or None.
+
+    With linear or sublinear scaling every job's saving is concave in its workers: each added
+    worker saves no more than the one before. Among the jobs whose workers have the same size,
+    the best use of m workers is then the m largest savings of single workers, wherever they
+    fall, so each worker size is one knapsack item (0..all its workers) and the knapsack has
+    as many items as there are worker sizes (at most four for 8-GPU servers) instead of one
+    per job. That is the same optimum as the table over jobs. Returns None (use the full
+    table) when scaling is superlinear, a saving is not concave, or two workers save exactly
+    as much at a cut (a tie the full table would break its own way).
+    """
+    if not items or exponent <= 0 or exponent > 1:
+        return None
+    ranked: dict[int, list[tuple[float, int, int]]] = {}
+    for n, item in enumerate(items):
+        workers = ranked.setdefault(item.step, [])
+        before = remaining_time(item.work_left, item.base, item.requested, exponent)
+        last = math.inf
+        for k in range(1, item.max_extra + 1):
+            gpus = item.base + k * item.step
+            left = remaining_time(item.work_left, gpus, item.requested, exponent)
+            saved = max(before - left, 0.0)
+            if saved > last:
+                return None
+            if saved > 0:
+                workers.append((-saved, n, k))
+            before, last = left, saved
+    sizes = sorted(ranked)
+    tables = []
+    for size in sizes:
+        workers = ranked[size]
+        workers.sort()
+        table = np.zeros((len(workers) + 1, 2))
+        table[:, 0] = np.arange(len(workers) + 1) * size
+        table[1:, 1] = np.cumsum([-w[0] for w in workers])
+        tables.append(table)
+    if len(tables) == 1:
+        picked = [min(len(ranked[sizes[0]]), capacity // sizes[0])]
+    else:
+        picked = mckp(tables, capacity)
+    count = [0] * len(items)
+    for size, m in zip(sizes, picked, strict=True):
+        workers = ranked[size]
+        if 0 < m < len(workers) and workers[m - 1][0] == workers[m][0]:
+            return None  # the m-th and the next worker save as much: a tie at the cut
+        for _, n, _ in workers[:m]:
+            count[n] += 1
+    return {item.job_id: item.step * k for item, k in zip(items, count, strict=True)}
 
 
 def sjf_key(submit_time: float, work_left: float) -> tuple[float, float]:

@@ -32,16 +32,20 @@ class Run:
     scaling_ops: int = 0
     gpu_seconds: float = 0.0
     lost_work: float = 0.0
+    base_total: int = 0
+    """The sum of `base`, kept by the cluster whenever it changes `base`."""
+    extra_total: int = 0
+    """The sum of `extra`, kept by the cluster whenever it changes `extra`."""
 
     @property
     def base_gpus(self) -> int:
         """Return the GPUs of the job's base workers."""
-        return sum(self.base.values())
+        return self.base_total
 
     @property
     def extra_gpus(self) -> int:
         """Return the GPUs of the job's elastic extra workers."""
-        return sum(self.extra.values())
+        return self.extra_total
 
     @property
     def running(self) -> bool:
@@ -71,12 +75,16 @@ class Cluster:
         """The servers that may run training, by state, in server order."""
         self.levels: dict[ServerState, list[set[int]]] = {}
         """Per usable state, the ids of its servers with 0, 1, ... free GPUs."""
+        self._free: dict[ServerState, int] = {}
+        """Per usable state, the free GPUs over its servers (the levels' total)."""
         size = max((s.gpus for s in servers), default=0)
         for st in USABLE:
             self.pools[st] = [s for s in servers if s.state is st]
             self.levels[st] = [set() for _ in range(size + 1)]
+            self._free[st] = 0
             for server in self.pools[st]:
                 self.levels[st][server.free].add(server.server_id)
+                self._free[st] += server.free
 
     def _use(self, server: Server, gpus: int) -> None:
         """Change the GPUs jobs hold on a server by `gpus`, keeping the free-GPU levels."""
@@ -85,12 +93,13 @@ class Cluster:
             levels[server.free].discard(server.server_id)
             server.used += gpus
             levels[server.free].add(server.server_id)
+            self._free[server.state] -= gpus
         else:
             server.used += gpus
 
     def free_gpus(self, state: ServerState) -> int:
         """Return the free GPUs over the servers in a usable state."""
-        return sum(f * len(ids) for f, ids in enumerate(self.levels[state]))
+        return self._free[state]
 
     def top_free(self, state: ServerState) -> int:
         """Return the most free GPUs on one server in a usable state."""
@@ -137,6 +146,7 @@ class Cluster:
             server.base[run.job.job_id] = g
             self._use(server, g)
             run.base[sid] = g
+        run.base_total = sum(run.base.values())
         self.running.add(run.job.job_id)
         if run.first_start is None:
             run.first_start = t
@@ -169,6 +179,7 @@ class Cluster:
             assert server.free >= g, f"over-allocated {server.name()}"
             run.extra[sid] = server.extra[jid] = run.extra.get(sid, 0) + g
             self._use(server, g)
+        run.extra_total = sum(run.extra.values())
         run.scaling_ops += 1
         self._rerate(run, t)
 
@@ -188,6 +199,7 @@ class Cluster:
             run.lost_work += lost_work
         run.base.clear()
         run.extra.clear()
+        run.base_total = run.extra_total = 0
         self.running.discard(jid)
         self._rerate(run, t)
 
@@ -219,10 +231,12 @@ class Cluster:
             self.epoch += 1
         if server.state in USABLE:
             self.levels[server.state][server.free].discard(server.server_id)
+            self._free[server.state] -= server.free
             self.pools[server.state].remove(server)
         server.state = state
         if state in USABLE:
             self.levels[state][server.free].add(server.server_id)
+            self._free[state] += server.free
             insort(self.pools[state], server, key=lambda s: s.server_id)
 
     def usable(self, pool: Pool | None = None) -> list[Server]:

@@ -249,42 +249,47 @@ class Rounds:
         free = sum(self._free()[:2])
         if free == 0:
             return
-        items = []
+        exponent = sim.config.scaling_exponent
+        jobs = []
+        extras = room = 0
         for jid in sorted(self.elastic):
             run = sim.runs[jid]
             step = run.job.step
-            left = run.work_left(t)
-            items.append(
-                ElasticItem(
-                    jid,
-                    left,
-                    run.job.num_gpus,
-                    run.base_gpus,
-                    step,
-                    (run.job.max_gpus - run.base_gpus) // step,
-                )
-            )
-        if not any(i.max_extra for i in items):
+            base, extra = run.base_gpus, run.extra_gpus
+            count = (run.job.max_gpus - base) // step
+            jobs.append((run, base, extra, step, count))
+            extras += extra
+            room += count * step
+        if not any(job[4] for job in jobs):
             self._saturated = (sim.cluster.changes, frozenset(sim.draining))
             return
-        extras = sum(sim.runs[i.job_id].extra_gpus for i in items)
-        exponent = sim.config.scaling_exponent
-        saturated = exponent > 0 and sum(i.max_extra * i.step for i in items) <= free + extras
-        targets = extra_targets(items, free + extras, exponent)
+        saturated = exponent > 0 and room <= free + extras
+        if saturated:  # every maximum fits: that is the optimum (`extra_targets`)
+            targets = {
+                run.job.job_id: count * step if run.work_left(t) > 0 else 0
+                for run, _, _, step, count in jobs
+            }
+        else:
+            items = [
+                ElasticItem(run.job.job_id, run.work_left(t), run.job.num_gpus, base, step, count)
+                for run, base, _, step, count in jobs
+            ]
+            targets = extra_targets(items, free + extras, exponent)
+        before = {run.job.job_id: extra for run, _, extra, _, _ in jobs}
         for jid, target in targets.items():
-            run = sim.runs[jid]
-            if target < run.extra_gpus:
-                sim.cluster.resize(run, {}, _shrink(run, run.extra_gpus - target), t)
+            if target < before[jid]:
+                run = sim.runs[jid]
+                sim.cluster.resize(run, {}, _shrink(run, before[jid] - target), t)
         for jid, target in targets.items():
-            run = sim.runs[jid]
-            if target > run.extra_gpus:
+            if target > before[jid]:
+                run = sim.runs[jid]
                 loan, train = ServerState.LOANED, ServerState.TRAINING
                 states = (loan, train) if sim.can_loan(run.job) else (train,)
                 add = _grow(
                     sim.cluster,
                     states,
                     run.job.step,
-                    (target - run.extra_gpus) // run.job.step,
+                    (target - before[jid]) // run.job.step,
                     sim.policy.fault_aware,
                     sim.draining,
                 )
@@ -364,8 +369,14 @@ def check_invariants(sim: Simulator) -> list[str]:
             bad.append(f"t={sim.now:.0f}: {s.name()} GPU ledger differs")
         if s.used > s.gpus:
             bad.append(f"t={sim.now:.0f}: {s.name()} holds {s.used} > {s.gpus} GPUs")
+    for state, levels in sim.cluster.levels.items():
+        counted = sum(free * len(ids) for free, ids in enumerate(levels))
+        if sim.cluster.free_gpus(state) != counted:
+            bad.append(f"t={sim.now:.0f}: free GPUs of {state} servers counted wrong")
     for jid in sim.cluster.running:
         run = sim.runs[jid]
+        if (run.base_gpus, run.extra_gpus) != (sum(run.base.values()), sum(run.extra.values())):
+            bad.append(f"t={sim.now:.0f}: job {jid} GPU totals differ from its workers")
         for sid, g in run.base.items():
             if sim.cluster.servers[sid].base.get(jid) != g:
                 bad.append(f"t={sim.now:.0f}: job {jid} base ledger differs on server {sid}")

@@ -93,6 +93,7 @@ class Simulator:
         self.load = (load or diurnal_load(span_days, seed=config.seed)).shifted(config.load_phase_s)
         servers, self.hazards = build_servers(config, self.rng)
         self.cluster = Cluster(config, servers)
+        self._inference_servers = [s for s in servers if s.pool is Pool.INFERENCE]
         self.runs = {j.job_id: Run(j, remaining=j.work) for j in self.jobs}
         self.pending = PendingQueue()
         self._order_key = fifo_key if policy.order == "fifo" else sjf_key
@@ -198,7 +199,7 @@ class Simulator:
         self.enqueue(run.job.job_id)
 
     def _inference(self, state: ServerState) -> list[Server]:
-        return [s for s in self.cluster.servers if s.pool is Pool.INFERENCE and s.state is state]
+        return [s for s in self._inference_servers if s.state is state]
 
     def _update_inference_rate(self, t: float) -> None:
         demand = self.load.at(t) * self.config.inference_servers

@@ -6,7 +6,7 @@ import itertools
 import math
 import random
 
-from scheduler.allocate import ElasticItem, choices, extra_targets, mckp
+from scheduler.allocate import ElasticItem, by_worker_size, choices, extra_targets, mckp
 from scheduler.model import Pool, Server, ServerState
 from scheduler.placement import best_fit
 from scheduler.reclaim import exact_reclaim, greedy_reclaim, job_totals, plan_for
@@ -134,3 +134,47 @@ def test_extra_targets_when_every_maximum_fits_match_the_table() -> None:
         picked = mckp(options, room)
         table = {i.job_id: options[n][picked[n]][0] for n, i in enumerate(items)}
         assert extra_targets(items, room, 1.0) == table
+
+
+def table_targets(items: list[ElasticItem], room: int, exponent: float) -> dict[int, int]:
+    """Return the full table's answer: one knapsack item per job (the reference)."""
+    options = [choices(i, exponent) for i in items]
+    picked = mckp(options, room)
+    return {i.job_id: options[n][picked[n]][0] for n, i in enumerate(items)}
+
+
+def random_elastic(rng: random.Random, count: int) -> list[ElasticItem]:
+    """Return elastic jobs of mixed worker sizes, some with no work left, none all at max."""
+    items = []
+    for j in range(count):
+        requested = rng.choice([1, 2, 4, 8, 16, 32, 64])
+        step = min(requested, 8)
+        base = requested if rng.random() < 0.8 else max(step, requested // 2)
+        work = 0.0 if rng.random() < 0.05 else rng.uniform(1, 1e7)
+        items.append(ElasticItem(j, work, requested, base, step, (2 * requested - base) // step))
+    return items
+
+
+def test_grouping_jobs_by_worker_size_gives_the_full_tables_answer() -> None:
+    rng = random.Random(11)
+    grouped = 0
+    for _ in range(400):
+        items = random_elastic(rng, rng.randint(1, 12))
+        exponent = rng.choice([1.0, 1.0, 0.8, 0.5])
+        room = rng.randint(0, sum(i.max_extra * i.step for i in items) + 8)
+        fast = by_worker_size(items, room, exponent)
+        want = table_targets(items, room, exponent)
+        if fast is not None:
+            grouped += 1
+            assert fast == want
+        assert extra_targets(items, room, exponent) == want
+    assert grouped > 350  # the grouped path, not the fallback, answered almost every case
+
+
+def test_grouping_leaves_ties_and_superlinear_scaling_to_the_full_table() -> None:
+    twins = [ElasticItem(j, 3600.0 * 8, 8, 8, 8, 1) for j in range(2)]
+    assert by_worker_size(twins, 8, 1.0) is None  # one worker for two equal jobs: a tie
+    assert extra_targets(twins, 8, 1.0) == table_targets(twins, 8, 1.0) == {0: 8, 1: 0}
+    assert by_worker_size(twins, 16, 1.0) == {0: 8, 1: 8}  # both fit: no cut inside the tie
+    items = random_elastic(random.Random(5), 6)
+    assert by_worker_size(items, 8, 1.2) is None
