@@ -41,7 +41,28 @@ class BusSettings(BaseSettings):
     mode: Literal["kafka", "embedded"] = Field("embedded", description="kafka or embedded.")
     bootstrap: str = Field("127.0.0.1:9092", description="Kafka bootstrap servers.")
     topic_prefix: str = Field("tg.", pattern=r"^[A-Za-z0-9._-]*$")
-    partitions: int = Field(4, ge=1, le=1024, description="Partitions of new topics.")
+    partitions: int = Field(
+        4, ge=1, le=1024, description="Partitions of every topic when topic_plan is flat."
+    )
+    topic_plan: Literal["flat", "sized"] = Field(
+        "flat",
+        description=(
+            "Topic sizes `trainguard topics create` uses: flat (every topic `partitions` "
+            "partitions, dev) or sized (the production sizing table, ingest/topics.py)."
+        ),
+    )
+    replication_factor: int = Field(
+        1, ge=1, le=16, description="Replication factor of the topics (3 on a cluster)."
+    )
+    min_insync_replicas: int = Field(
+        2,
+        ge=1,
+        le=16,
+        description="Topics' min.insync.replicas (capped at replication_factor: 1 on one broker).",
+    )
+    acks: Literal["all", "1", "0"] = Field(
+        "all", description="Producer acks; `all` also makes producers idempotent."
+    )
     max_message_bytes: int = Field(
         1_048_588,
         ge=1024,
