@@ -23,6 +23,7 @@
 #   TG_KAFKA_CLUSTER_ID       cluster id to format new storage with (default: a new one)
 #   TG_KAFKA_INTERNAL_RF      replication of the offsets/transaction topics (default 1)
 #   TG_KAFKA_NO_WAIT          1: `start` launches and returns (a quorum member waits for the others)
+#   TG_KAFKA_STOP_GRACE       seconds `stop` waits after TERM before KILL (default 60)
 set -euo pipefail
 
 TAG=kafka
@@ -44,6 +45,8 @@ VOTERS="${TG_KAFKA_QUORUM_VOTERS:-$NODE_ID@127.0.0.1:$CPORT}"
 CLUSTER_ID="${TG_KAFKA_CLUSTER_ID:-}"
 INTERNAL_RF="${TG_KAFKA_INTERNAL_RF:-1}"
 NO_WAIT="${TG_KAFKA_NO_WAIT:-0}"
+STOP_GRACE="${TG_KAFKA_STOP_GRACE:-60}"
+require_uint TG_KAFKA_STOP_GRACE "$STOP_GRACE"
 require_uint TG_KAFKA_NODE_ID "$NODE_ID"
 require_uint TG_KAFKA_INTERNAL_RF "$INTERNAL_RF"
 ((INTERNAL_RF >= 1)) || die "TG_KAFKA_INTERNAL_RF must be >= 1"
@@ -331,7 +334,7 @@ cmd_start() {
 
 cmd_stop() {
   rm -f "$READYFILE"
-  if stop_pid "$PIDFILE" "$MARKER" 60; then
+  if stop_pid "$PIDFILE" "$MARKER" "$STOP_GRACE"; then
     log "stopped"
   else
     log "not running"

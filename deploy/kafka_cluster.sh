@@ -110,10 +110,16 @@ cmd_start() {
   log "up: bootstrap $(bootstrap) in $(($(now_s) - t0)) s"
 }
 
+# All nodes get TERM at once. The last node to go has no quorum left for its controlled
+# shutdown and would wait for it: after 20 s it is killed (its logs are recovered on start).
 cmd_stop() {
-  local i rc=0
-  for ((i = NODES; i >= 1; i--)); do
-    node "$i" stop || rc=1
+  local i rc=0 pids=()
+  for ((i = 1; i <= NODES; i++)); do
+    TG_KAFKA_STOP_GRACE=20 node "$i" stop &
+    pids+=("$!")
+  done
+  for i in "${pids[@]}"; do
+    wait "$i" || rc=1
   done
   return "$rc"
 }
