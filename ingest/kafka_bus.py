@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -34,6 +35,7 @@ from ingest.bus import (
     BusError,
     DeliveryFailed,
     DeliveryFailure,
+    MissingTopics,
     RebalanceCallback,
     Record,
     RecordTooLarge,
@@ -291,6 +293,7 @@ class KafkaBusProducer:
         self._inner = inner
         self._require = require
         self._checked: set[str] = set()
+        self._missing: dict[str, tuple[float, MissingTopics]] = {}
         self._reopen = reopen
         self._topics = topics
         self.limits = limits or MessageLimits(DEFAULT_MAX_MESSAGE_BYTES)
@@ -315,9 +318,7 @@ class KafkaBusProducer:
         """
         self._raise_failures()
         if topic not in self._checked:
-            if self._require is not None:
-                self._require([topic])
-            self._checked.add(topic)
+            self._check_topic(topic)
         size, limit = record_size(key, value), self.limits.for_topic(topic)
         if size > limit:
             self.too_large += 1
@@ -332,6 +333,21 @@ class KafkaBusProducer:
             raise BusError(f"cannot queue record for {topic}: {exc}") from exc
         future.add_errback(self._failed, topic, key, size)
         self.sent += 1
+
+    _RECHECK_S = 5.0  # a missing topic is looked up again at most this often
+
+    def _check_topic(self, topic: str) -> None:
+        known = self._missing.get(topic)
+        if known is not None and time.monotonic() - known[0] < self._RECHECK_S:
+            raise known[1]
+        if self._require is not None:
+            try:
+                self._require([topic])
+            except MissingTopics as exc:
+                self._missing[topic] = (time.monotonic(), exc)
+                raise
+        self._missing.pop(topic, None)
+        self._checked.add(topic)
 
     def _failed(self, topic: str, key: bytes | None, size: int, exc: BaseException) -> None:
         failure = DeliveryFailure(topic, key, size, repr(exc))
