@@ -75,9 +75,11 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
     created, problems = create_topics(bus)
     print(f"kafka {bus.bootstrap}: created topics {', '.join(created) or 'none (all existed)'}")
+    # Existing topics are never altered: a difference (e.g. topics sized by
+    # deploy/production/create-topics.sh) is reported, and `trainguard topics verify` fails on it.
     for problem in problems:
-        print(f"  differs: {problem} (see `trainguard topics verify`)", file=sys.stderr)
-    return 1 if problems else 0
+        print(f"  warning: topic differs from the plan: {problem}", file=sys.stderr)
+    return 0
 
 
 def cmd_sink(args: argparse.Namespace) -> int:

@@ -66,7 +66,13 @@ def create_topics(settings: BusSettings) -> tuple[list[str], list[str]]:
                 f"{settings.bootstrap} has {brokers} live"
             )
         created = admin.create(specs)
-        return created, admin.verify(specs)
+        problems = admin.verify(specs)
+    if brokers >= 3 and settings.replication_factor < 3:
+        problems.append(
+            f"replication factor {settings.replication_factor} on a cluster of {brokers} "
+            "brokers: set TG_KAFKA_REPLICATION_FACTOR=3 so a broker can fail"
+        )
+    return created, problems
 
 
 def _plan(settings: BusSettings) -> list[TopicSpec]:
