@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# Single-node Apache Kafka 4.x (KRaft, broker+controller in one JVM) on loopback, for dev and CI.
+# One Apache Kafka 4.x node (KRaft, broker+controller in one JVM) on loopback, for dev and CI.
+# By default a single-node cluster; deploy/kafka_cluster.sh runs three of these as one cluster
+# through the TG_KAFKA_NODE_ID / QUORUM_VOTERS / CLUSTER_ID / DIR variables.
+# Topics are never auto-created (auto.create.topics.enable=false): `trainguard topics create`.
 #
 #   bash deploy/kafka.sh start|stop|restart|status|wait
 #
@@ -12,6 +15,15 @@
 #   TG_KAFKA_START_TIMEOUT    seconds to wait for readiness (default 120)
 #   TG_MAVEN_REPO_LOCAL       Maven local repository to use (default: Maven's, ~/.m2/repository)
 #   TG_PYTHON                 a python with kafka-python; if set, readiness also means a real metadata request
+# Cluster members (set by deploy/kafka_cluster.sh; the defaults make a single-node cluster):
+#   TG_KAFKA_DIR              this node's directory (default $TG_SERVICES_DIR/kafka)
+#   TG_KAFKA_LIBS_ROOT        where the resolved jars are cached (default: TG_KAFKA_DIR)
+#   TG_KAFKA_NODE_ID          node.id (default 1)
+#   TG_KAFKA_QUORUM_VOTERS    controller.quorum.voters (default 1@127.0.0.1:$TG_KAFKA_CONTROLLER_PORT)
+#   TG_KAFKA_CLUSTER_ID       cluster id to format new storage with (default: a new one)
+#   TG_KAFKA_INTERNAL_RF      replication of the offsets/transaction topics (default 1)
+#   TG_KAFKA_NO_WAIT          1: `start` launches and returns (a quorum member waits for the others)
+#   TG_KAFKA_STOP_GRACE       seconds `stop` waits after TERM before KILL (default 60)
 set -euo pipefail
 
 TAG=kafka
@@ -28,16 +40,35 @@ require_port TG_KAFKA_CONTROLLER_PORT "$CPORT"
 require_uint TG_KAFKA_HEAP_MB "$HEAP_MB"
 require_uint TG_KAFKA_START_TIMEOUT "$TIMEOUT"
 [[ "$PORT" != "$CPORT" ]] || die "TG_KAFKA_PORT and TG_KAFKA_CONTROLLER_PORT must differ"
+NODE_ID="${TG_KAFKA_NODE_ID:-1}"
+VOTERS="${TG_KAFKA_QUORUM_VOTERS:-$NODE_ID@127.0.0.1:$CPORT}"
+CLUSTER_ID="${TG_KAFKA_CLUSTER_ID:-}"
+INTERNAL_RF="${TG_KAFKA_INTERNAL_RF:-1}"
+NO_WAIT="${TG_KAFKA_NO_WAIT:-0}"
+STOP_GRACE="${TG_KAFKA_STOP_GRACE:-60}"
+require_uint TG_KAFKA_STOP_GRACE "$STOP_GRACE"
+require_uint TG_KAFKA_NODE_ID "$NODE_ID"
+require_uint TG_KAFKA_INTERNAL_RF "$INTERNAL_RF"
+((INTERNAL_RF >= 1)) || die "TG_KAFKA_INTERNAL_RF must be >= 1"
+[[ "$VOTERS" =~ ^[0-9]+@[0-9.]+:[0-9]+(,[0-9]+@[0-9.]+:[0-9]+)*$ ]] ||
+  die "TG_KAFKA_QUORUM_VOTERS must be id@host:port[,...], got '$VOTERS'"
+[[ -z "$CLUSTER_ID" || "$CLUSTER_ID" =~ ^[A-Za-z0-9_-]{22}$ ]] ||
+  die "TG_KAFKA_CLUSTER_ID must be 22 base64url characters"
+[[ "$NO_WAIT" == 0 || "$NO_WAIT" == 1 ]] || die "TG_KAFKA_NO_WAIT must be 0 or 1"
+INTERNAL_ISR=$((INTERNAL_RF > 1 ? 2 : 1))
 POM="$DEPLOY_DIR/kafka/pom.xml"
 if [[ -z "$VERSION" ]]; then
   VERSION="$(sed -n 's:.*<kafka.version>\([^<]*\)</kafka.version>.*:\1:p' "$POM" | head -n 1)"
 fi
 [[ "$VERSION" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "bad Kafka version '$VERSION'"
 
-KDIR="$SERVICES_DIR/kafka"
+KDIR="${TG_KAFKA_DIR:-$SERVICES_DIR/kafka}"
+[[ "$KDIR" =~ ^/[A-Za-z0-9._/+@-]*$ ]] || die "TG_KAFKA_DIR must be an absolute plain path"
+LIBS_ROOT="${TG_KAFKA_LIBS_ROOT:-$KDIR}"
+[[ "$LIBS_ROOT" =~ ^/[A-Za-z0-9._/+@-]*$ ]] || die "TG_KAFKA_LIBS_ROOT must be an absolute plain path"
 # jars are cached per Kafka version and per pom content: editing the pom re-resolves
 POM_HASH="$(sha256sum "$POM" | cut -c1-10)"
-LIBS="$KDIR/libs-$VERSION-$POM_HASH"
+LIBS="$LIBS_ROOT/libs-$VERSION-$POM_HASH"
 CONF="$KDIR/config"
 PROPS="$CONF/server.properties"
 LOG4J="$CONF/log4j2.xml"
@@ -69,7 +100,8 @@ resolve_jars() {
   log "resolving jars for kafka_2.13 $VERSION (Maven Central)..."
   local t0 tmp
   t0="$(now_s)"
-  tmp="$KDIR/resolving.tmp"
+  mkdir -p "$LIBS_ROOT"
+  tmp="$LIBS_ROOT/resolving.tmp.$$"
   rm -rf "$tmp"
   mkdir -p "$tmp"
   local mvn_args=(-B -q -f "$POM" "-Dkafka.version=$VERSION")
@@ -83,6 +115,8 @@ resolve_jars() {
   touch "$tmp/.complete"
   rm -rf "$LIBS"
   mv "$tmp" "$LIBS"
+  # a shared jar cache may serve other brokers: only a node's own cache is pruned
+  [[ "$LIBS_ROOT" == "$KDIR" ]] || return 0
   # drop jar sets of other versions/poms (no broker of ours runs now: start checked)
   local old
   for old in "$KDIR"/libs-*; do
@@ -96,8 +130,8 @@ write_config() {
   cat >"$PROPS.tmp" <<EOF
 # Written by deploy/kafka.sh; edits are overwritten on every start.
 process.roles=broker,controller
-node.id=1
-controller.quorum.voters=1@127.0.0.1:$CPORT
+node.id=$NODE_ID
+controller.quorum.voters=$VOTERS
 listeners=PLAINTEXT://127.0.0.1:$PORT,CONTROLLER://127.0.0.1:$CPORT
 advertised.listeners=PLAINTEXT://127.0.0.1:$PORT
 listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
@@ -107,18 +141,19 @@ log.dirs=$DATA
 metadata.log.dir=$DATA
 
 num.partitions=4
-default.replication.factor=1
-auto.create.topics.enable=true
+default.replication.factor=$INTERNAL_RF
+# topics come only from the admin step (trainguard topics create), never from a client
+auto.create.topics.enable=false
 delete.topic.enable=true
 min.insync.replicas=1
 
-offsets.topic.replication.factor=1
+offsets.topic.replication.factor=$INTERNAL_RF
 offsets.topic.num.partitions=8
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
+transaction.state.log.replication.factor=$INTERNAL_RF
+transaction.state.log.min.isr=$INTERNAL_ISR
 transaction.state.log.num.partitions=4
-share.coordinator.state.topic.replication.factor=1
-share.coordinator.state.topic.min.isr=1
+share.coordinator.state.topic.replication.factor=$INTERNAL_RF
+share.coordinator.state.topic.min.isr=$INTERNAL_ISR
 group.initial.rebalance.delay.ms=0
 
 # small machine: few threads, modest retention
@@ -169,8 +204,9 @@ format_storage() {
     return 0
   fi
   java_opts
-  local cid
-  cid="$(java "${JAVA_OPTS[@]}" kafka.tools.StorageTool random-uuid 2>>"$KDIR/format.log" | tail -n 1)"
+  local cid="$CLUSTER_ID"
+  [[ -n "$cid" ]] ||
+    cid="$(java "${JAVA_OPTS[@]}" kafka.tools.StorageTool random-uuid 2>>"$KDIR/format.log" | tail -n 1)"
   [[ "$cid" =~ ^[A-Za-z0-9_-]{22}$ ]] || {
     show_tail 30 "$KDIR/format.log"
     die "could not generate a cluster id (got '$cid')"
@@ -264,6 +300,7 @@ cmd_start() {
   check_python
   if pid="$(running_pid)"; then
     log "already running (pid $pid)"
+    ((NO_WAIT)) && return 0
     wait_ready "$t0"
     return 0
   fi
@@ -283,17 +320,21 @@ cmd_start() {
   local size=0
   [[ -f "$SERVER_LOG" ]] && size="$(stat -c %s "$SERVER_LOG")"
   printf '%s\n' "$size" >"$OFFSETFILE"
-  log "starting broker (heap ${HEAP_MB} MiB)..."
+  log "starting node $NODE_ID (heap ${HEAP_MB} MiB)..."
   # setsid: its own session, so it outlives this shell and its process group.
   # 9>&-: the server must not inherit the start/stop lock.
   setsid java "${JAVA_OPTS[@]}" kafka.Kafka "$PROPS" </dev/null >"$STDOUT_LOG" 2>&1 9>&- &
   printf '%s\n' "$!" >"$PIDFILE"
+  if ((NO_WAIT)); then
+    log "launched node $NODE_ID (pid $!); not waiting (TG_KAFKA_NO_WAIT=1)"
+    return 0
+  fi
   wait_ready "$t0"
 }
 
 cmd_stop() {
   rm -f "$READYFILE"
-  if stop_pid "$PIDFILE" "$MARKER" 60; then
+  if stop_pid "$PIDFILE" "$MARKER" "$STOP_GRACE"; then
     log "stopped"
   else
     log "not running"

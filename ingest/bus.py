@@ -29,6 +29,17 @@ class RecordTooLarge(BusError):
     """
 
 
+class MissingTopics(BusError):
+    """Topics a service needs do not exist: services never create topics themselves."""
+
+    def __init__(self, topics: Sequence[str], bootstrap: str, hint: str) -> None:
+        self.topics = list(topics)
+        super().__init__(
+            f"Kafka topic(s) missing on {bootstrap}: {', '.join(self.topics)}; "
+            f"services never create topics, {hint}"
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class DeliveryFailure:
     """A record the producer queued but the broker never acknowledged."""

@@ -4,20 +4,30 @@ The producer never sends a record the broker would refuse: its request size is t
 broker's limit (`max.message.bytes` of each topic, read through the admin client), and a
 larger record is refused alone at send time (RecordTooLarge), so it cannot fail a batch and,
 with the idempotent producer, the records queued after it on its partition.
+
+No client of this bus creates a topic: producers and consumers have auto-creation off, a
+consumer subscribing to a missing topic and a producer's first send to one raise MissingTopics
+(naming them and the admin command). Topics come from `ingest.topics` (`trainguard topics`).
+
+Producers are idempotent with `acks=all` by default: kafka-python 3.0 implements KIP-98
+idempotence (InitProducerId, sequence numbers) and it was run here against Kafka 4.4 with a
+broker killed mid-stream (tests/integration/test_kafka_cluster.py): no record lost or doubled.
+With `acks` 1 or 0 idempotence is off (Kafka requires acks=all for it).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 from kafka import TopicPartition as KafkaTopicPartition
-from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
+from kafka.admin import ConfigResource, ConfigResourceType
 from kafka.consumer.subscription_state import ConsumerRebalanceListener
-from kafka.errors import KafkaError, TopicAlreadyExistsError
+from kafka.errors import KafkaError
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.structs import OffsetAndMetadata
 
@@ -25,6 +35,7 @@ from ingest.bus import (
     BusError,
     DeliveryFailed,
     DeliveryFailure,
+    MissingTopics,
     RebalanceCallback,
     Record,
     RecordTooLarge,
@@ -32,11 +43,15 @@ from ingest.bus import (
     Topics,
 )
 from ingest.schema import EventBase, encode_event
+from ingest.topics import TopicAdmin, TopicSpec
 
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_MESSAGE_BYTES = 1_048_588
 """Kafka's default `message.max.bytes` (broker) and `max.message.bytes` (topic)."""
+
+ACKS = {"all": "all", "1": 1, "0": 0}
+"""The producer `acks` settings, as kafka-python takes them."""
 
 
 @dataclass(frozen=True)
@@ -78,8 +93,15 @@ class KafkaBus:
         linger_ms: int = 20,
         batch_bytes: int = 1 << 20,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        acks: str = "all",
     ) -> None:
-        """`max_message_bytes` is used only where the broker's limits cannot be read."""
+        """`max_message_bytes` is used only where the broker's limits cannot be read.
+
+        `acks` is "all" (idempotent producers; the default), "1" or "0" (not idempotent).
+        """
+        if acks not in ACKS:
+            raise ValueError(f"acks must be one of {sorted(ACKS)}, got {acks!r}")
+        self.acks = acks
         self.bootstrap = bootstrap
         self.topics = topics or Topics()
         self.client_id = client_id
@@ -88,24 +110,23 @@ class KafkaBus:
         self.batch_bytes = batch_bytes
         self.max_message_bytes = max_message_bytes
         self._limits: MessageLimits | None = None
+        self._existing: set[str] = set()
 
     def ensure_topics(self, names: Iterable[str], partitions: int = 4) -> None:
-        """Create the topics that do not exist yet (replication 1 on a single broker)."""
-        try:
-            admin = KafkaAdminClient(bootstrap_servers=self.bootstrap, client_id=self.client_id)
-        except KafkaError as exc:
-            raise BusError(f"Kafka at {self.bootstrap} unreachable: {exc}") from exc
-        try:
-            existing = set(admin.list_topics())
-            new = [NewTopic(n, partitions, 1) for n in names if n not in existing]
-            if new:
-                admin.create_topics(new)
-        except TopicAlreadyExistsError:
-            log.debug("topics created concurrently")
-        except KafkaError as exc:
-            raise BusError(f"cannot create topics on {self.bootstrap}: {exc}") from exc
-        finally:
-            admin.close()
+        """Explicitly create the topics that do not exist yet, with replication factor 1 and
+        the broker's default configs (tests, benchmarks); deployments use `trainguard topics`.
+        """
+        with TopicAdmin(self.bootstrap, self.client_id) as admin:
+            admin.create([TopicSpec(n, partitions, 1) for n in names])
+
+    def require_topics(self, names: Iterable[str]) -> None:
+        """Raise MissingTopics unless every one of `names` exists (BusError if unreachable)."""
+        names = list(names)
+        if set(names) <= self._existing:
+            return
+        with TopicAdmin(self.bootstrap, self.client_id) as admin:
+            admin.require(names)
+        self._existing.update(names)
 
     def message_limits(self) -> MessageLimits:
         """Read the broker's `message.max.bytes` and this bus's topics' `max.message.bytes`.
@@ -126,6 +147,7 @@ class KafkaBus:
         try:
             brokers = [b["broker_id"] for b in admin.describe_cluster()["brokers"]]
             existing = set(admin.list_topics())
+            self._existing.update(existing)
             names = [
                 n
                 for n in (*self.topics.telemetry(), self.topics.incidents, self.topics.actions)
@@ -172,7 +194,9 @@ class KafkaBus:
                 return KafkaProducer(
                     bootstrap_servers=self.bootstrap,
                     client_id=self.client_id,
-                    acks="all",
+                    acks=ACKS[self.acks],
+                    enable_idempotence=self.acks == "all",
+                    allow_auto_create_topics=False,
                     compression_type=self.compression,
                     linger_ms=self.linger_ms,
                     # Batches are sized before compression: leave room for a batch that does
@@ -184,7 +208,9 @@ class KafkaBus:
             except KafkaError as exc:
                 raise BusError(f"Kafka at {self.bootstrap} unreachable: {exc}") from exc
 
-        return KafkaBusProducer(make(), self.topics, limits, on_failure, reopen=make)
+        return KafkaBusProducer(
+            make(), self.topics, limits, on_failure, reopen=make, require=self.require_topics
+        )
 
     def consumer(
         self,
@@ -198,8 +224,11 @@ class KafkaBus:
         """Join `group` on `topics`; offsets are committed only by commit().
 
         With an `instance_id` (static membership) a restarted member takes its partitions back
-        at once instead of waiting for the session timeout and a rebalance.
+        at once instead of waiting for the session timeout and a rebalance. Raises
+        MissingTopics when one of `topics` does not exist.
         """
+        topics = list(topics)
+        self.require_topics(topics)
         try:
             inner = KafkaConsumer(
                 bootstrap_servers=self.bootstrap,
@@ -210,13 +239,14 @@ class KafkaBus:
                 fetch_max_bytes=32 << 20,
                 max_partition_fetch_bytes=8 << 20,
                 max_poll_interval_ms=600_000,
+                allow_auto_create_topics=False,
                 group_instance_id=instance_id,
                 session_timeout_ms=int(session_timeout_s * 1000),
                 heartbeat_interval_ms=max(1000, int(session_timeout_s * 1000) // 5),
             )
         except KafkaError as exc:
             raise BusError(f"Kafka at {self.bootstrap} unreachable: {exc}") from exc
-        inner.subscribe(list(topics), listener=_Listener(on_assign, on_revoke))
+        inner.subscribe(topics, listener=_Listener(on_assign, on_revoke))
         return KafkaBusConsumer(inner)
 
 
@@ -258,8 +288,12 @@ class KafkaBusProducer:
         limits: MessageLimits | None = None,
         on_failure: Callable[[DeliveryFailure], None] | None = None,
         reopen: Callable[[], KafkaProducer] | None = None,
+        require: Callable[[list[str]], None] | None = None,
     ) -> None:
         self._inner = inner
+        self._require = require
+        self._checked: set[str] = set()
+        self._missing: dict[str, tuple[float, MissingTopics]] = {}
         self._reopen = reopen
         self._topics = topics
         self.limits = limits or MessageLimits(DEFAULT_MAX_MESSAGE_BYTES)
@@ -277,8 +311,14 @@ class KafkaBusProducer:
         self.send_raw(self._topics.for_event(event), event.key.encode(), encode_event(event))
 
     def send_raw(self, topic: str, key: bytes | None, value: bytes) -> None:
-        """Queue raw bytes; raise (without queuing them) as the Producer protocol says."""
+        """Queue raw bytes; raise (without queuing them) as the Producer protocol says.
+
+        The first record for a topic checks that it exists: MissingTopics, not a wait for
+        metadata that never comes (auto-creation is off).
+        """
         self._raise_failures()
+        if topic not in self._checked:
+            self._check_topic(topic)
         size, limit = record_size(key, value), self.limits.for_topic(topic)
         if size > limit:
             self.too_large += 1
@@ -293,6 +333,21 @@ class KafkaBusProducer:
             raise BusError(f"cannot queue record for {topic}: {exc}") from exc
         future.add_errback(self._failed, topic, key, size)
         self.sent += 1
+
+    _RECHECK_S = 5.0  # a missing topic is looked up again at most this often
+
+    def _check_topic(self, topic: str) -> None:
+        known = self._missing.get(topic)
+        if known is not None and time.monotonic() - known[0] < self._RECHECK_S:
+            raise known[1]
+        if self._require is not None:
+            try:
+                self._require([topic])
+            except MissingTopics as exc:
+                self._missing[topic] = (time.monotonic(), exc)
+                raise
+        self._missing.pop(topic, None)
+        self._checked.add(topic)
 
     def _failed(self, topic: str, key: bytes | None, size: int, exc: BaseException) -> None:
         failure = DeliveryFailure(topic, key, size, repr(exc))

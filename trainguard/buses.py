@@ -11,12 +11,17 @@ from trainguard.settings import BusSettings
 
 
 def build_bus(settings: BusSettings) -> Bus:
-    """Return the configured bus; Kafka topics are created if missing."""
+    """Return the configured bus. Kafka topics are never created here: they come from
+    `trainguard topics create`; a consumer of a missing topic, or a producer's first record
+    for one, raises MissingTopics."""
     topics = Topics(settings.topic_prefix)
     if settings.mode == "embedded":
         return InProcessBus(topics, settings.partitions)
     from ingest.kafka_bus import KafkaBus  # kafka-python: the agent and server extras
 
-    bus = KafkaBus(settings.bootstrap, topics, max_message_bytes=settings.max_message_bytes)
-    bus.ensure_topics([*topics.telemetry(), topics.incidents, topics.actions], settings.partitions)
-    return bus
+    return KafkaBus(
+        settings.bootstrap,
+        topics,
+        max_message_bytes=settings.max_message_bytes,
+        acks=settings.acks,
+    )

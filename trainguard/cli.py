@@ -34,6 +34,7 @@ SUBCOMMAND_MODULES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("trainguard.scheduler_cli", "register", ("scheduler",)),
     ("trainguard.predict_cli", "add_parsers", ("predict",)),
     ("trainguard.console_cli", "add_parsers", ("console",)),
+    ("trainguard.topics_cli", "add_parsers", ("topics",)),
     (
         "trainguard.ingest_cli",
         "add_parsers",
@@ -58,15 +59,26 @@ def tune_gc_for_batches() -> None:
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
-    """Apply pending schema migrations."""
+    """Apply pending schema migrations; with TG_KAFKA_MODE=kafka, create the topics too."""
     from analytics.migrations import migrate
-    from trainguard.settings import StoreSettings
+    from trainguard.settings import BusSettings, StoreSettings
     from trainguard.wiring import build_store
 
     settings = StoreSettings()
     store = build_store(settings)
     applied = migrate(store, settings.retention_days)
     print(f"database {store.database}: applied {applied or 'nothing (up to date)'}")
+    bus = BusSettings()
+    if bus.mode != "kafka":
+        return 0
+    from trainguard.topics_cli import create_topics
+
+    created, problems = create_topics(bus)
+    print(f"kafka {bus.bootstrap}: created topics {', '.join(created) or 'none (all existed)'}")
+    # Existing topics are never altered: a difference (e.g. topics sized by
+    # deploy/production/create-topics.sh) is reported, and `trainguard topics verify` fails on it.
+    for problem in problems:
+        print(f"  warning: topic differs from the plan: {problem}", file=sys.stderr)
     return 0
 
 
@@ -173,7 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True)
     commands: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
-        "migrate": (cmd_migrate, "apply ClickHouse schema migrations"),
+        "migrate": (cmd_migrate, "apply ClickHouse schema migrations (and create Kafka topics)"),
         "sink": (cmd_sink, "consume Kafka telemetry into ClickHouse"),
         "agent": (cmd_agent, "sample GPUs, host, kernel and training logs on this node"),
         "demo": (cmd_demo, "a simulated faulty fleet through the pipeline, API and console"),

@@ -58,7 +58,28 @@ class BusSettings(BaseSettings):
     mode: Literal["kafka", "embedded"] = Field("embedded", description="kafka or embedded.")
     bootstrap: str = Field("127.0.0.1:9092", description="Kafka bootstrap servers.")
     topic_prefix: str = Field("tg.", pattern=r"^[A-Za-z0-9._-]*$")
-    partitions: int = Field(4, ge=1, le=1024, description="Partitions of new topics.")
+    partitions: int = Field(
+        4, ge=1, le=1024, description="Partitions of every topic when topic_plan is flat."
+    )
+    topic_plan: Literal["flat", "sized"] = Field(
+        "flat",
+        description=(
+            "Topic sizes `trainguard topics create` uses: flat (every topic `partitions` "
+            "partitions, dev) or sized (the production sizing table, ingest/topics.py)."
+        ),
+    )
+    replication_factor: int = Field(
+        1, ge=1, le=16, description="Replication factor of the topics (3 on a cluster)."
+    )
+    min_insync_replicas: int = Field(
+        2,
+        ge=1,
+        le=16,
+        description="Topics' min.insync.replicas (capped at replication_factor: 1 on one broker).",
+    )
+    acks: Literal["all", "1", "0"] = Field(
+        "all", description="Producer acks; `all` also makes producers idempotent."
+    )
     max_message_bytes: int = Field(
         1_048_588,
         ge=1024,
@@ -365,6 +386,19 @@ TOOLING_VARIABLES: dict[str, str] = {
     "TG_KAFKA_VERSION": "Kafka version deploy/kafka.sh builds",
     "TG_KAFKA_START_TIMEOUT": "seconds deploy/kafka.sh waits for the broker",
     "TG_MAVEN_REPO_LOCAL": "Maven repository deploy/kafka.sh fetches Kafka into",
+    "TG_KAFKA_DIR": "directory of one deploy/kafka.sh node",
+    "TG_KAFKA_LIBS_ROOT": "where deploy/kafka.sh caches the Kafka jars",
+    "TG_KAFKA_NODE_ID": "node.id of one deploy/kafka.sh node",
+    "TG_KAFKA_QUORUM_VOTERS": "controller.quorum.voters of one deploy/kafka.sh node",
+    "TG_KAFKA_CLUSTER_ID": "cluster id deploy/kafka.sh formats storage with",
+    "TG_KAFKA_INTERNAL_RF": "replication of Kafka's internal topics (deploy/kafka.sh)",
+    "TG_KAFKA_NO_WAIT": "1: deploy/kafka.sh start does not wait for readiness",
+    "TG_KAFKA_STOP_GRACE": "seconds deploy/kafka.sh stop waits before KILL",
+    # deploy/kafka_cluster.sh
+    "TG_KAFKA_CLUSTER_NODES": "nodes of the local Kafka cluster",
+    "TG_KAFKA_CLUSTER_PORT": "client port of node 1 of the local Kafka cluster",
+    "TG_KAFKA_CLUSTER_CONTROLLER_PORT": "controller port of node 1 of the local Kafka cluster",
+    "TG_KAFKA_CLUSTER_HEAP_MB": "heap of each node of the local Kafka cluster",
     # deploy/slurm.sh
     "TG_SLURM_CONF": "slurm.conf of the local Slurm cluster",
     "TG_SLURM_FAKE_NODES": "nodes of the local Slurm cluster",

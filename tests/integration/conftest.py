@@ -84,7 +84,10 @@ def topics(unique: str) -> Topics:
 
 @pytest.fixture
 def kafka_bus(services: Services, topics: Topics) -> KafkaBus:
-    """Return a Kafka bus whose telemetry topics exist (4 partitions each)."""
+    """Return a Kafka bus whose telemetry topics exist (4 partitions each).
+
+    Created explicitly through the admin code (ingest.topics): no client creates topics.
+    """
     bus = KafkaBus(services.kafka, topics, linger_ms=5)
     bus.ensure_topics(topics.telemetry(), partitions=4)
     return bus
