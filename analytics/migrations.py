@@ -13,7 +13,7 @@ from analytics.incident_tables import INCIDENT_STATE, INCIDENT_TABLES
 from analytics.prediction_tables import PREDICTION_TABLES
 from analytics.scheduler_tables import SCHEDULER_TABLES
 from analytics.store import Store
-from analytics.tables import ALL_TABLES, Features, Table
+from analytics.tables import ALL_TABLES, CLUSTER_MIGRATION, TELEMETRY_TABLES, Features, Table
 
 log = logging.getLogger(__name__)
 
@@ -29,41 +29,48 @@ class Migration:
     statements: Callable[[str, Features, int | None], list[str]]
 
 
-def _create(tables: tuple[Table, ...]) -> Callable[[str, Features, int | None], list[str]]:
-    return lambda db, features, days: [t.ddl(db, features, days) for t in tables]
+def _create(
+    tables: tuple[Table, ...], version: int
+) -> Callable[[str, Features, int | None], list[str]]:
+    return lambda db, features, days: [t.ddl(db, features, days, as_of=version) for t in tables]
+
+
+def _history(
+    tables: tuple[Table, ...], version: int
+) -> Callable[[str, Features, int | None], list[str]]:
+    """Tables kept beyond telemetry retention (no TTL)."""
+    return lambda db, features, _days: [t.ddl(db, features, as_of=version) for t in tables]
+
+
+def _add_columns(
+    tables: tuple[Table, ...], version: int
+) -> Callable[[str, Features, int | None], list[str]]:
+    return lambda db, features, _days: [
+        sql for t in tables for sql in t.add_columns(db, features, version)
+    ]
 
 
 MIGRATIONS: tuple[Migration, ...] = (
-    Migration(1, "telemetry tables and dead letters", _create(ALL_TABLES)),
+    Migration(1, "telemetry tables and dead letters", _create(ALL_TABLES, 1)),
     # incidents outlive telemetry retention: they are the fleet's history
-    Migration(
-        2,
-        "incidents and their status changes",
-        lambda db, features, _days: [t.ddl(db, features) for t in INCIDENT_TABLES],
-    ),
+    Migration(2, "incidents and their status changes", _history(INCIDENT_TABLES, 2)),
     # the action engine's audit and state are history too: no telemetry retention
     Migration(
         3,
         "action engine state, audit, circuit breaker and remediation webhooks",
-        lambda db, features, _days: [t.ddl(db, features) for t in ACTION_TABLES],
+        _history(ACTION_TABLES, 3),
     ),
-    Migration(4, "gpu failure risk", _create(PREDICTION_TABLES)),
-    Migration(
-        5,
-        "api tokens and audit",
-        lambda db, features, _days: [t.ddl(db, features) for t in API_TABLES],
-    ),
+    Migration(4, "gpu failure risk", _create(PREDICTION_TABLES, 4)),
+    Migration(5, "api tokens and audit", _history(API_TABLES, 5)),
     # the scheduler's live state for the API and console; old snapshots are history
-    Migration(
-        6,
-        "scheduler state snapshots",
-        lambda db, features, _days: [t.ddl(db, features) for t in SCHEDULER_TABLES],
-    ),
+    Migration(6, "scheduler state snapshots", _history(SCHEDULER_TABLES, 6)),
     # restart safety of streaming diagnosis: the correlator's open incidents come back
+    Migration(7, "incident state for restarts", _history((INCIDENT_STATE,), 7)),
+    # one installation, several clusters: node and job names are unique only within one
     Migration(
-        7,
-        "incident state for restarts",
-        lambda db, features, _days: [INCIDENT_STATE.ddl(db, features)],
+        CLUSTER_MIGRATION,
+        "cluster column on telemetry and incidents",
+        _add_columns((*TELEMETRY_TABLES, *INCIDENT_TABLES), CLUSTER_MIGRATION),
     ),
 )
 

@@ -8,7 +8,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ingest.schema import GPU_METRIC_FIELDS, GpuSample
+from ingest.schema import DEFAULT_CLUSTER, GPU_METRIC_FIELDS, GpuSample
+
+CLUSTER_MIGRATION = 8
+"""The migration that added the `cluster` column (analytics/migrations.py)."""
+
+
+def stored_cluster(cluster: str) -> str:
+    """Return how a cluster is stored: '' for the default one (rows from before clusters)."""
+    return "" if cluster == DEFAULT_CLUSTER else cluster
+
+
+def cluster_name(stored: object) -> str:
+    """Return the cluster a stored value names (the inverse of `stored_cluster`)."""
+    return str(stored or "") or DEFAULT_CLUSTER
+
+
+def cluster_filter(cluster: str | None) -> tuple[str, dict[str, str]]:
+    """Return a WHERE condition on the `cluster` column and its parameters (None: all)."""
+    if cluster is None:
+        return "1", {}
+    return "cluster = %(cluster)s", {"cluster": stored_cluster(cluster)}
 
 
 @dataclass(frozen=True)
@@ -34,6 +54,7 @@ class Column:
     type: str
     low_cardinality: bool = False
     codec: str | None = None
+    since: int = 1  # the migration that added it (earlier ones create the table without it)
 
     def render(self, features: Features) -> str:
         """Return the column's DDL."""
@@ -62,19 +83,44 @@ class Table:
         """Return column names in table order."""
         return [c.name for c in self.columns]
 
-    def ddl(self, database: str, features: Features, retention_days: int | None = None) -> str:
-        """Return CREATE TABLE IF NOT EXISTS for this table."""
+    def ddl(
+        self,
+        database: str,
+        features: Features,
+        retention_days: int | None = None,
+        as_of: int | None = None,
+    ) -> str:
+        """Return CREATE TABLE IF NOT EXISTS for this table (as migration `as_of` created it)."""
         version = f"`{self.version_column}`" if self.version_column else ""
         engine = f"ReplacingMergeTree({version})" if self.replacing else "MergeTree()"
-        cols = ",\n  ".join(c.render(features) for c in self.columns)
+        columns = [c for c in self.columns if as_of is None or c.since <= as_of]
+        cols = ",\n  ".join(c.render(features) for c in columns)
         ttl = ""
         if retention_days and features.ttl and self.partition_by:
             ttl = f"\nTTL {self.time_column} + INTERVAL {int(retention_days)} DAY DELETE"
         partition = f"\nPARTITION BY {self.partition_by}" if self.partition_by else ""
         return (
             f"CREATE TABLE IF NOT EXISTS `{database}`.`{self.name}` (\n  {cols}\n)\n"
-            f"ENGINE = {engine}{partition}\nORDER BY ({', '.join(self.order_by)}){ttl}"
+            f"ENGINE = {engine}{partition}\nORDER BY ({', '.join(self._key(as_of))}){ttl}"
         )
+
+    def add_columns(self, database: str, features: Features, since: int) -> list[str]:
+        """Return the ALTER that adds the columns of migration `since` (and extends the key).
+
+        A new sort-key column is added without a default expression (ClickHouse forbids one
+        in a key it extends), so rows from before it read as the type's empty value.
+        """
+        new = [c for c in self.columns if c.since == since]
+        if not new:
+            return []
+        parts = [f"ADD COLUMN {c.render(features)}" for c in new]
+        if any(c.name in self.order_by for c in new):
+            parts.append(f"MODIFY ORDER BY ({', '.join(self._key(since))})")
+        return [f"ALTER TABLE `{database}`.`{self.name}` {', '.join(parts)}"]
+
+    def _key(self, as_of: int | None) -> list[str]:
+        since = {c.name: c.since for c in self.columns}
+        return [k for k in self.order_by if as_of is None or since.get(k, 1) <= as_of]
 
 
 def _time() -> tuple[Column, ...]:
@@ -89,6 +135,12 @@ def _lineage() -> tuple[Column, ...]:
         Column("src_partition", "UInt16"),
         Column("src_offset", "UInt64", codec="Delta, LZ4"),
     )
+
+
+def _cluster() -> Column:
+    """The cluster of the row ('' for the default cluster): node and job names repeat across
+    clusters, so it ends every telemetry table's sort key (rows never merge across them)."""
+    return Column("cluster", "String", low_cardinality=True, since=CLUSTER_MIGRATION)
 
 
 def _s(name: str) -> Column:
@@ -116,8 +168,9 @@ GPU_METRICS = Table(
         _s("nvml_error"),
         *_gpu_metric_columns(),
         *_lineage(),
+        _cluster(),
     ),
-    order_by=("node", "gpu", "ts", "ts_us"),
+    order_by=("node", "gpu", "ts", "ts_us", "cluster"),
 )
 
 HOST_METRICS = Table(
@@ -131,8 +184,9 @@ HOST_METRICS = Table(
         Column("mem_total_bytes", "Nullable(UInt64)"),
         Column("swap_used_bytes", "Nullable(UInt64)"),
         *_lineage(),
+        _cluster(),
     ),
-    order_by=("node", "ts", "ts_us"),
+    order_by=("node", "ts", "ts_us", "cluster"),
 )
 
 NIC_COUNTERS = (
@@ -157,8 +211,9 @@ NIC_METRICS = Table(
         Column("rate_gbps", "Nullable(Float64)"),
         *(Column(c, "Nullable(UInt64)") for c in NIC_COUNTERS),
         *_lineage(),
+        _cluster(),
     ),
-    order_by=("node", "nic", "port", "ts", "ts_us"),
+    order_by=("node", "nic", "port", "ts", "ts_us", "cluster"),
 )
 
 DISK_METRICS = Table(
@@ -170,8 +225,9 @@ DISK_METRICS = Table(
         Column("used_bytes", "UInt64"),
         Column("total_bytes", "UInt64"),
         *_lineage(),
+        _cluster(),
     ),
-    order_by=("node", "mount", "ts", "ts_us"),
+    order_by=("node", "mount", "ts", "ts_us", "cluster"),
 )
 
 LOGS = Table(
@@ -186,8 +242,9 @@ LOGS = Table(
         Column("rank", "Nullable(UInt32)"),
         Column("line", "String", codec="ZSTD(3)"),
         *_lineage(),
+        _cluster(),
     ),
-    order_by=("node", "ts", "ts_us", "event_id"),
+    order_by=("node", "ts", "ts_us", "event_id", "cluster"),
 )
 
 TRAIN_STEPS = Table(
@@ -204,8 +261,9 @@ TRAIN_STEPS = Table(
         ),
         Column("skipped", "UInt8"),
         *_lineage(),
+        _cluster(),
     ),
-    order_by=("job_id", "step", "rank", "ts", "ts_us"),
+    order_by=("job_id", "step", "rank", "ts", "ts_us", "cluster"),
 )
 
 COLLECTIVES = Table(
@@ -230,8 +288,9 @@ COLLECTIVES = Table(
         Column("timeout_ms", "Nullable(Float64)"),
         _s("reporter"),
         *_lineage(),
+        _cluster(),
     ),
-    order_by=("job_id", "comm", "seq", "rank", "state", "event_id"),
+    order_by=("job_id", "comm", "seq", "rank", "state", "event_id", "cluster"),
 )
 
 JOB_TOPOLOGY = Table(
@@ -246,8 +305,9 @@ JOB_TOPOLOGY = Table(
         Column("nodes", "Array(String)"),
         Column("payload", "String", codec="ZSTD(3)"),
         *_lineage(),
+        _cluster(),
     ),
-    order_by=("job_id", "ts", "ts_us"),
+    order_by=("job_id", "ts", "ts_us", "cluster"),
 )
 
 DEAD_LETTER = Table(

@@ -12,7 +12,16 @@ from api.auth import Role
 from api.context import ApiContext
 from api.hot import HotPath
 from api.limits import RequestLimits
-from api.routers import actions, fleet, incidents, jobs, scheduler, system, webhooks
+from api.routers import (
+    actions,
+    fleet,
+    fleet_view,
+    incidents,
+    jobs,
+    scheduler,
+    system,
+    webhooks,
+)
 
 API_VERSION = "1.0.0"
 # the lists answered from their rendered bytes when asked again (api/hot.py), with their role
@@ -42,7 +51,7 @@ def create_app(context: ApiContext) -> FastAPI:
     )
     app.state.context = context
     problems.install(app)
-    for module in (system, incidents, jobs, fleet, actions, webhooks, scheduler):
+    for module in (system, incidents, jobs, fleet, fleet_view, actions, webhooks, scheduler):
         app.include_router(module.router)
     app.add_middleware(HotPath, context=context, routes=HOT_ROUTES)
     app.add_middleware(RequestLimits, context=context)  # added last: runs first (api/limits.py)
