@@ -75,7 +75,10 @@ def group_rows(summary: FleetSummary) -> list[dict[str, Any]]:
 
 
 def group_bars(summary: FleetSummary) -> list[dict[str, Any]]:
-    """Return (job, state, GPUs) rows for a stacked bar per group, states in map order."""
+    """Return (job, state, GPUs) rows of the GPUs needing attention, for a bar per group.
+
+    Healthy GPUs are left out: next to a thousand healthy ones, a lost GPU would not show.
+    """
     multi = len({g.cluster for g in summary.groups}) > 1
     return [
         {
@@ -86,7 +89,7 @@ def group_bars(summary: FleetSummary) -> list[dict[str, Any]]:
         }
         for g in summary.groups
         for order, state in enumerate(STATE_COLOURS)
-        if g.states.get(state, 0)
+        if state != "healthy" and g.states.get(state, 0)
     ]
 
 
@@ -104,6 +107,22 @@ def worst_nodes_first(nodes: Iterable[NodeHealth]) -> list[dict[str, Any]]:
         }
         for n in ordered
     ]
+
+
+STATE_MARKS = {
+    "healthy": "green",
+    "suspect": "orange",
+    "lost": "red",
+    "isolated": "violet",
+    "inspection": "blue",
+}
+
+
+def state_line(states: dict[str, int]) -> str:
+    """Return the GPU counts per state as one Markdown line (fits six-digit counts)."""
+    return " · ".join(
+        f":{STATE_MARKS.get(s, 'gray')}[**{n:,}**] {s}" for s, n in state_totals(states).items()
+    )
 
 
 def state_totals(states: dict[str, int]) -> dict[str, int]:

@@ -55,13 +55,15 @@ def render(client: ApiClient, summary: FleetSummary, cluster: str | None) -> Non
 def _bars(summary: FleetSummary) -> None:
     frame = pd.DataFrame(group_bars(summary))
     if frame.empty:
+        st.success("Every GPU is healthy.")
         return
+    st.caption("GPUs needing attention, per job:")
     chart = (
         alt.Chart(frame)
         .mark_bar()
         .encode(
             x=alt.X("sum(gpus):Q", title="GPUs"),
-            y=alt.Y("job:N", title=None, sort="-x"),
+            y=alt.Y("job:N", title=None, sort="-x", axis=alt.Axis(labelOverlap=False)),
             color=alt.Color(
                 "state:N",
                 scale=alt.Scale(domain=list(STATE_COLOURS), range=list(STATE_COLOURS.values())),
@@ -70,6 +72,6 @@ def _bars(summary: FleetSummary) -> None:
             order=alt.Order("order:Q"),
             tooltip=["job", "state", "gpus"],
         )
-        .properties(height=alt.Step(18))
+        .properties(height=alt.Step(22))
     )
     st.altair_chart(chart, width="stretch")

@@ -19,7 +19,7 @@ from ui.viewmodel import (
     fleet_cells,
     incident_label,
     severity_counts,
-    state_totals,
+    state_line,
 )
 from ui.views import fleet_groups
 
@@ -43,10 +43,7 @@ def _fleet(client: ApiClient) -> None:
     cluster = current_cluster()
     summary = client.fleet_groups(cluster)
     st.subheader("Fleet map")
-    counts = state_totals(summary.states)
-    cols = st.columns(len(counts))
-    for col, (state, n) in zip(cols, counts.items(), strict=True):
-        col.metric(state, f"{n:,}")
+    st.markdown(state_line(summary.states))
     if not summary.gpus:
         st.info("No GPU has reported in the last 10 minutes of telemetry.")
         return
