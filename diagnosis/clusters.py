@@ -33,8 +33,17 @@ class ClusterReplays:
         return replay
 
     def feed(self, event: EventBase, clock: datetime | None = None) -> None:
-        """Feed one event to its cluster's diagnosis."""
-        self.get(event.cluster).feed(event, clock)
+        """Feed one event to its cluster's diagnosis; move the others' clocks with it.
+
+        Diagnosis time is shared: a cluster gone silent (every rank hung) still has its
+        detectors checked while another cluster's telemetry flows.
+        """
+        target = self.get(event.cluster)
+        target.feed(event, clock)
+        now = event.ts if clock is None else clock
+        for replay in self.by_cluster.values():
+            if replay is not target:
+                replay.advance(now)
 
     def advance(self, now: datetime) -> None:
         """Let diagnosis time pass in every cluster."""
