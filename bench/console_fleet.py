@@ -18,6 +18,7 @@ from diagnosis.incident_store import save_incidents
 from diagnosis.incidents import Incident
 from diagnosis.model import Action, Blame, Category, ComponentKind, Severity, Suspect
 from ingest.schema import (
+    DEFAULT_CLUSTER,
     CommKind,
     Communicator,
     EventBase,
@@ -66,8 +67,10 @@ class Fleet:
         return list(range(1, 1 + self.incidents))
 
 
-def fill(store: Store, fleet: Fleet, now: datetime | None = None) -> None:
-    """Write the fleet's telemetry, topologies and incidents to a migrated store."""
+def fill(
+    store: Store, fleet: Fleet, now: datetime | None = None, cluster: str = DEFAULT_CLUSTER
+) -> None:
+    """Write the fleet's telemetry, topologies and incidents, in `cluster`, to a store."""
     end = (now or datetime.now(UTC)).replace(microsecond=0)
     batch = ColumnBatch()
     offset = 0
@@ -86,15 +89,16 @@ def fill(store: Store, fleet: Fleet, now: datetime | None = None) -> None:
                 for gpu in range(fleet.gpus_per_node)
             ]
             offset += 1
-            _add(batch, GpuMetrics(node=fleet.node(index), ts=ts, gpus=samples), offset)
+            scrape = GpuMetrics(node=fleet.node(index), ts=ts, gpus=samples)
+            _add(batch, scrape.in_cluster(cluster), offset)
     for job in range(fleet.jobs):
         offset += 1
-        _add(batch, _topology(fleet, job, end - timedelta(hours=1)), offset)
+        _add(batch, _topology(fleet, job, end - timedelta(hours=1)).in_cluster(cluster), offset)
     for table in ALL_TABLES:
         columns = batch.columns(table)
         if columns:
             store.insert(table.name, columns, {c.name: c.type for c in table.columns})
-    save_incidents(store, _incidents(fleet, end))
+    save_incidents(store, _incidents(fleet, end, cluster))
 
 
 def _add(batch: ColumnBatch, event: EventBase, offset: int) -> None:
@@ -121,10 +125,12 @@ def _topology(fleet: Fleet, job: int, ts: datetime) -> JobTopology:
     )
 
 
-def _incidents(fleet: Fleet, end: datetime) -> list[Incident]:
+def _incidents(fleet: Fleet, end: datetime, cluster: str) -> list[Incident]:
+    prefix = "" if cluster == DEFAULT_CLUSTER else f"{cluster}-"
     return [
         Incident(
-            id=f"inc-fleet{index:06d}",
+            id=f"inc-{prefix}fleet{index:06d}",
+            cluster=cluster,
             category=Category.GPU_HARDWARE,
             blame=Blame.INFRASTRUCTURE,
             job=fleet.job_of(index),
