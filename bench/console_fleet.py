@@ -89,8 +89,8 @@ def fill(
                 for gpu in range(fleet.gpus_per_node)
             ]
             offset += 1
-            scrape = GpuMetrics(node=fleet.node(index), ts=ts, gpus=samples)
-            _add(batch, scrape.in_cluster(cluster), offset)
+            event = GpuMetrics(node=fleet.node(index), ts=ts, gpus=samples)
+            _add(batch, event.in_cluster(cluster), offset)
     for job in range(fleet.jobs):
         offset += 1
         _add(batch, _topology(fleet, job, end - timedelta(hours=1)).in_cluster(cluster), offset)
