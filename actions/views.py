@@ -9,7 +9,9 @@ from typing import Any
 
 from actions.model import ActionPlan, ActionResult, State
 from analytics.action_tables import ACTION_AUDIT, ACTION_STATE
+from analytics.incident_tables import INCIDENTS
 from analytics.store import Store
+from analytics.tables import stored_cluster
 
 
 @dataclass(frozen=True)
@@ -30,13 +32,23 @@ def action_page(
     after: int | None = None,
     limit: int = 50,
     action_ids: Sequence[str] | None = None,
+    cluster: str | None = None,
 ) -> tuple[list[ActionRow], int | None]:
-    """Return actions, most recently changed first, and the position after the page."""
+    """Return actions, most recently changed first, and the position after the page.
+
+    `cluster` keeps the actions on incidents of that cluster (an action names no cluster).
+    """
     outer, params = ["1"], {"limit": int(limit) + 1}  # type: tuple[list[str], dict[str, Any]]
     inner = ["1"]
     if incident_id is not None:
         inner.append("incident_id = %(inc)s")
         params["inc"] = incident_id
+    if cluster is not None:
+        inner.append(
+            f"incident_id IN (SELECT id FROM `{store.database}`.`{INCIDENTS.name}` "
+            "WHERE cluster = %(cluster)s)"
+        )
+        params["cluster"] = stored_cluster(cluster)
     if action_ids is not None:
         inner.append("action_id IN %(ids)s")
         params["ids"] = tuple(action_ids) or ("",)

@@ -25,6 +25,7 @@ from analytics.tables import (
     NIC_METRICS,
     TRAIN_STEPS,
     Table,
+    stored_cluster,
 )
 from ingest.schema import (
     GPU_METRIC_FIELDS,
@@ -66,7 +67,7 @@ def _us(ts: datetime | None) -> int | None:
 
 
 class ColumnBatch:
-    """Rows per table for one batch; each row ends with its event id and Kafka position."""
+    """Rows per table for one batch; each row ends with its event id, Kafka position, cluster."""
 
     def __init__(self) -> None:
         self.rows: dict[str, list[Row]] = defaultdict(list)
@@ -110,7 +111,7 @@ def _plain_strings(table: Table) -> tuple[str, ...]:
 
 def _gpu(rows: dict[str, list[Row]], ev: GpuMetrics, pos: Position) -> None:
     head = (*split_time(ev.ts), ev.node)
-    tail = (ev.id, *pos)
+    tail = (ev.id, *pos, stored_cluster(ev.cluster))
     out = rows[GPU_METRICS.name]
     for g in ev.gpus:
         out.append(head + _gpu_values(g) + tail)
@@ -118,7 +119,7 @@ def _gpu(rows: dict[str, list[Row]], ev: GpuMetrics, pos: Position) -> None:
 
 def _host(rows: dict[str, list[Row]], ev: HostMetrics, pos: Position) -> None:
     head = (*split_time(ev.ts), ev.node)
-    tail = (ev.id, *pos)
+    tail = (ev.id, *pos, stored_cluster(ev.cluster))
     rows[HOST_METRICS.name].append((*head, *_host_values(ev), *tail))
     for nic in ev.nics:
         rows[NIC_METRICS.name].append(head + _nic_values(nic) + tail)
@@ -141,6 +142,7 @@ def _log(rows: dict[str, list[Row]], ev: LogLine, pos: Position) -> None:
             ev.line,
             ev.id,
             *pos,
+            stored_cluster(ev.cluster),
         )
     )
 
@@ -157,6 +159,7 @@ def _step(rows: dict[str, list[Row]], ev: TrainStep, pos: Position) -> None:
             int(ev.skipped),
             ev.id,
             *pos,
+            stored_cluster(ev.cluster),
         )
     )
 
@@ -184,6 +187,7 @@ def _collective(rows: dict[str, list[Row]], ev: CollectiveProgress, pos: Positio
             ev.reporter,
             ev.id,
             *pos,
+            stored_cluster(ev.cluster),
         )
     )
 
@@ -207,6 +211,7 @@ def _topology(rows: dict[str, list[Row]], ev: JobTopology, pos: Position) -> Non
             payload,
             ev.id,
             *pos,
+            stored_cluster(ev.cluster),
         )
     )
 

@@ -7,7 +7,7 @@ engine to a separate append-only table, so neither side overwrites the other.
 
 from __future__ import annotations
 
-from analytics.tables import Column, Table
+from analytics.tables import CLUSTER_MIGRATION, Column, Table
 
 INCIDENTS = Table(
     "incidents",
@@ -26,6 +26,8 @@ INCIDENTS = Table(
         Column("action", "String", low_cardinality=True),
         Column("summary", "String"),
         Column("payload", "String", codec="ZSTD(3)"),
+        # '' for the default cluster; the id already tells clusters apart (diagnosis/incidents.py)
+        Column("cluster", "String", low_cardinality=True, since=CLUSTER_MIGRATION),
     ),
     order_by=("id",),
     partition_by="toYYYYMM(detected_at)",

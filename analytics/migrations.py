@@ -19,7 +19,14 @@ from analytics.prediction_tables import PREDICTION_TABLES
 from analytics.scheduler_tables import SCHEDULER_TABLES
 from analytics.silence_tables import SILENCE_TABLES
 from analytics.store import Store
-from analytics.tables import ALL_TABLES, Column, Features, Table
+from analytics.tables import (
+    ALL_TABLES,
+    CLUSTER_MIGRATION,
+    TELEMETRY_TABLES,
+    Column,
+    Features,
+    Table,
+)
 
 log = logging.getLogger(__name__)
 
@@ -43,53 +50,58 @@ class Migration:
     statements: Callable[[str, Features, int | None], list[str]]
 
 
-def _create(tables: tuple[Table, ...]) -> Callable[[str, Features, int | None], list[str]]:
-    """Create tables with telemetry retention (TTL where the server has it)."""
-    return lambda db, features, days: [s for t in tables for s in t.create(db, features, days)]
+def _create(
+    tables: tuple[Table, ...], version: int
+) -> Callable[[str, Features, int | None], list[str]]:
+    """Create tables, as migration `version` did, with telemetry retention (TTL if any)."""
+    return lambda db, features, days: [
+        sql for t in tables for sql in t.create(db, features, days, as_of=version)
+    ]
 
 
-def _history(tables: tuple[Table, ...]) -> Callable[[str, Features, int | None], list[str]]:
-    """Create tables that outlive telemetry retention (no TTL)."""
-    return lambda db, features, _days: [s for t in tables for s in t.create(db, features)]
+def _history(
+    tables: tuple[Table, ...], version: int
+) -> Callable[[str, Features, int | None], list[str]]:
+    """Create tables, as migration `version` did, that outlive telemetry retention."""
+    return lambda db, features, _days: [
+        sql for t in tables for sql in t.create(db, features, as_of=version)
+    ]
+
+
+def _add_columns(
+    tables: tuple[Table, ...], version: int
+) -> Callable[[str, Features, int | None], list[str]]:
+    """Add the columns migration `version` introduced (local and Distributed in a cluster)."""
+    return lambda db, features, _days: [
+        sql for t in tables for sql in t.add_columns(db, features, version)
+    ]
 
 
 MIGRATIONS: tuple[Migration, ...] = (
-    Migration(1, "telemetry tables and dead letters", _create(ALL_TABLES)),
+    Migration(1, "telemetry tables and dead letters", _create(ALL_TABLES, 1)),
     # incidents outlive telemetry retention: they are the fleet's history
-    Migration(
-        2,
-        "incidents and their status changes",
-        _history(INCIDENT_TABLES),
-    ),
+    Migration(2, "incidents and their status changes", _history(INCIDENT_TABLES, 2)),
     # the action engine's audit and state are history too: no telemetry retention
     Migration(
         3,
         "action engine state, audit, circuit breaker and remediation webhooks",
-        _history(ACTION_TABLES),
+        _history(ACTION_TABLES, 3),
     ),
-    Migration(4, "gpu failure risk", _create(PREDICTION_TABLES)),
-    Migration(
-        5,
-        "api tokens and audit",
-        _history(API_TABLES),
-    ),
+    Migration(4, "gpu failure risk", _create(PREDICTION_TABLES, 4)),
+    Migration(5, "api tokens and audit", _history(API_TABLES, 5)),
     # the scheduler's live state for the API and console; old snapshots are history
-    Migration(
-        6,
-        "scheduler state snapshots",
-        _history(SCHEDULER_TABLES),
-    ),
+    Migration(6, "scheduler state snapshots", _history(SCHEDULER_TABLES, 6)),
     # restart safety of streaming diagnosis: the correlator's open incidents come back
-    Migration(
-        7,
-        "incident state for restarts",
-        _history((INCIDENT_STATE,)),
-    ),
+    Migration(7, "incident state for restarts", _history((INCIDENT_STATE,), 7)),
     # maintenance windows are operator decisions: kept like the audit, no retention
     Migration(
-        8,
-        "maintenance windows (silences) of the action engine",
-        lambda db, features, _days: [t.ddl(db, features) for t in SILENCE_TABLES],
+        8, "maintenance windows (silences) of the action engine", _history(SILENCE_TABLES, 8)
+    ),
+    # one installation, several clusters: node and job names are unique only within one
+    Migration(
+        CLUSTER_MIGRATION,
+        "cluster column on telemetry and incidents",
+        _add_columns((*TELEMETRY_TABLES, *INCIDENT_TABLES), CLUSTER_MIGRATION),
     ),
 )
 

@@ -8,7 +8,7 @@ import orjson
 import pandas as pd
 
 from analytics.store import Store, query_scalar
-from analytics.tables import ALL_TABLES, GPU_METRICS, TABLES_BY_NAME, Table
+from analytics.tables import ALL_TABLES, GPU_METRICS, TABLES_BY_NAME, Table, cluster_filter
 from ingest.schema import JobTopology
 
 _TIME = "toUInt32(ts) AS ts_s, ts_us"
@@ -90,13 +90,14 @@ def job_collectives(
     return _with_time(store.query_df(sql, {"job": job_id, "seq": min_seq, "comm": comm or ""}))
 
 
-def latest_topology(store: Store, job_id: str) -> JobTopology | None:
-    """Return the most recent topology a job reported, or None."""
+def latest_topology(store: Store, job_id: str, cluster: str | None = None) -> JobTopology | None:
+    """Return the most recent topology a job reported (in `cluster`; None: any), or None."""
+    where, params = cluster_filter(cluster)
     payload = query_scalar(
         store,
         f"SELECT payload FROM `{store.database}`.job_topology WHERE job_id = %(job)s "
-        "ORDER BY ts DESC, ts_us DESC LIMIT 1",
-        {"job": job_id},
+        f"AND {where} ORDER BY ts DESC, ts_us DESC LIMIT 1",
+        {"job": job_id, **params},
     )
     return None if payload is None else JobTopology.model_validate(orjson.loads(payload))
 
@@ -108,24 +109,27 @@ def recent_topologies(store: Store, horizon_s: float) -> list[JobTopology]:
     the newest such time, not the wall clock, so an old recording's jobs come back too.
     """
     db = store.database
+    # a job is named by its id within its cluster
     topo = store.query_df(
-        f"SELECT job_id, argMax(payload, (ts, ts_us)) AS payload, toUInt32(max(ts)) AS t "
-        f"FROM `{db}`.job_topology GROUP BY job_id"
+        f"SELECT job_id, cluster, argMax(payload, (ts, ts_us)) AS payload, "
+        f"toUInt32(max(ts)) AS t FROM `{db}`.job_topology GROUP BY job_id, cluster"
     )
     if topo.empty:
         return []
     steps = store.query_df(
-        f"SELECT job_id, toUInt32(max(ts)) AS t FROM `{db}`.train_steps GROUP BY job_id"
+        f"SELECT job_id, cluster, toUInt32(max(ts)) AS t FROM `{db}`.train_steps "
+        f"GROUP BY job_id, cluster"
     )
-    heard = {str(j): int(t) for j, _p, t in topo.itertuples(index=False)}
-    for job, t in steps.itertuples(index=False):
-        if str(job) in heard:
-            heard[str(job)] = max(heard[str(job)], int(t))
+    heard = {(str(j), str(c)): int(t) for j, c, _p, t in topo.itertuples(index=False)}
+    for job, cluster, t in steps.itertuples(index=False):
+        key = (str(job), str(cluster))
+        if key in heard:
+            heard[key] = max(heard[key], int(t))
     newest = max(heard.values())
     return [
         JobTopology.model_validate(orjson.loads(payload))
-        for job, payload, _t in topo.itertuples(index=False)
-        if heard[str(job)] >= newest - horizon_s
+        for job, cluster, payload, _t in topo.itertuples(index=False)
+        if heard[(str(job), str(cluster))] >= newest - horizon_s
     ]
 
 

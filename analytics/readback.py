@@ -19,8 +19,11 @@ from analytics.tables import (
     NIC_METRICS,
     TRAIN_STEPS,
     Table,
+    cluster_name,
+    stored_cluster,
 )
 from ingest.schema import (
+    DEFAULT_CLUSTER,
     GPU_METRIC_FIELDS,
     CollectiveProgress,
     EventBase,
@@ -84,6 +87,7 @@ def gpu_events(store: Store) -> list[GpuMetrics]:
                 id=event_id,
                 node=rows[0]["node"],
                 ts=rows[0]["ts"],
+                cluster=cluster_name(rows[0].get("cluster")),
                 gpus=sorted(gpus, key=lambda g: g.gpu),
             )
         )
@@ -124,28 +128,42 @@ _BEFORE = "(toUInt64(toUInt32(ts)) * 1000000 + ts_us) < %(before)s"
 
 
 def recent_job_steps(
-    store: Store, job_id: str, count: int, before: datetime | None = None
+    store: Store,
+    job_id: str,
+    count: int,
+    before: datetime | None = None,
+    cluster: str = DEFAULT_CLUSTER,
 ) -> list[TrainStep]:
     """Return a job's newest `count` job-level steps (before `before`), oldest first."""
     rows = _rows(
         store,
         TRAIN_STEPS,
-        f"job_id = %(job)s AND rank = -1 AND {_BEFORE}",
-        {"job": job_id, "before": _micros(before)},
+        f"job_id = %(job)s AND cluster = %(cluster)s AND rank = -1 AND {_BEFORE}",
+        {"job": job_id, "before": _micros(before), "cluster": stored_cluster(cluster)},
         f"ts DESC, ts_us DESC LIMIT {int(count)}",
     )
     return [_step(r) for r in reversed(rows)]
 
 
 def recent_collectives(
-    store: Store, job_id: str, since: datetime, limit: int, before: datetime | None = None
+    store: Store,
+    job_id: str,
+    since: datetime,
+    limit: int,
+    before: datetime | None = None,
+    cluster: str = DEFAULT_CLUSTER,
 ) -> list[CollectiveProgress]:
     """Return a job's collective records from `since` to `before` (the newest `limit`)."""
     rows = _rows(
         store,
         COLLECTIVES,
-        f"job_id = %(job)s AND ts >= toDateTime(%(since)s) AND {_BEFORE}",
-        {"job": job_id, "since": int(since.timestamp()), "before": _micros(before)},
+        f"job_id = %(job)s AND cluster = %(cluster)s AND ts >= toDateTime(%(since)s) AND {_BEFORE}",
+        {
+            "job": job_id,
+            "since": int(since.timestamp()),
+            "before": _micros(before),
+            "cluster": stored_cluster(cluster),
+        },
         f"ts DESC, ts_us DESC LIMIT {int(limit)}",
     )
     return [_collective(r) for r in reversed(rows)]

@@ -13,7 +13,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from ingest.schema import GPU_METRIC_FIELDS, GpuSample
+from ingest.schema import DEFAULT_CLUSTER, GPU_METRIC_FIELDS, GpuSample
+
+CLUSTER_MIGRATION = 9
+"""The migration that added the `cluster` column (analytics/migrations.py)."""
+
+
+def stored_cluster(cluster: str) -> str:
+    """Return how a cluster is stored: '' for the default one (rows from before clusters)."""
+    return "" if cluster == DEFAULT_CLUSTER else cluster
+
+
+def cluster_name(stored: object) -> str:
+    """Return the cluster a stored value names (the inverse of `stored_cluster`)."""
+    return str(stored or "") or DEFAULT_CLUSTER
+
+
+def cluster_filter(cluster: str | None) -> tuple[str, dict[str, str]]:
+    """Return a WHERE condition on the `cluster` column and its parameters (None: all)."""
+    if cluster is None:
+        return "1", {}
+    return "cluster = %(cluster)s", {"cluster": stored_cluster(cluster)}
 
 
 @dataclass(frozen=True)
@@ -57,6 +77,7 @@ class Column:
     type: str
     low_cardinality: bool = False
     codec: str | None = None
+    since: int = 1  # the migration that added it (earlier ones create the table without it)
 
     def render(self, features: Features) -> str:
         """Return the column's DDL."""
@@ -104,11 +125,18 @@ class Table:
         """Return the name of the table that stores the rows (`<name>_local` in a cluster)."""
         return f"{self.name}{LOCAL_SUFFIX}" if features.cluster else self.name
 
-    def ddl(self, database: str, features: Features, retention_days: int | None = None) -> str:
+    def ddl(
+        self,
+        database: str,
+        features: Features,
+        retention_days: int | None = None,
+        as_of: int | None = None,
+    ) -> str:
         """Return CREATE TABLE IF NOT EXISTS for the table that stores the rows.
 
         On one server that is `<name>` itself; in a cluster it is `<name>_local`, created
-        ON CLUSTER as Replicated(Replacing)MergeTree with the same version column.
+        ON CLUSTER as Replicated(Replacing)MergeTree with the same version column. With
+        `as_of`, the table as migration `as_of` created it (columns added later left out).
         """
         version = f"`{self.version_column}`" if self.version_column else ""
         engine = f"ReplacingMergeTree({version})" if self.replacing else "MergeTree()"
@@ -116,7 +144,8 @@ class Table:
             path = zookeeper_path(features.cluster, database, self.name)
             args = ", ".join(a for a in (f"'{path}'", "'{replica}'", version) if a)
             engine = f"Replicated{'Replacing' if self.replacing else ''}MergeTree({args})"
-        cols = ",\n  ".join(c.render(features) for c in self.columns)
+        columns = [c for c in self.columns if as_of is None or c.since <= as_of]
+        cols = ",\n  ".join(c.render(features) for c in columns)
         ttl = ""
         if retention_days and features.ttl and self.partition_by:
             ttl = f"\nTTL {self.time_column} + INTERVAL {int(retention_days)} DAY DELETE"
@@ -124,7 +153,7 @@ class Table:
         return (
             f"CREATE TABLE IF NOT EXISTS `{database}`.`{self.local_name(features)}`"
             f"{features.on} (\n  {cols}\n)\n"
-            f"ENGINE = {engine}{partition}\nORDER BY ({', '.join(self.order_by)}){ttl}"
+            f"ENGINE = {engine}{partition}\nORDER BY ({', '.join(self._key(as_of))}){ttl}"
         )
 
     def distributed_ddl(self, database: str, features: Features) -> str:
@@ -140,11 +169,42 @@ class Table:
         )
 
     def create(
-        self, database: str, features: Features, retention_days: int | None = None
+        self,
+        database: str,
+        features: Features,
+        retention_days: int | None = None,
+        as_of: int | None = None,
     ) -> list[str]:
         """Return the statements that create this table: one, or local + Distributed."""
-        first = self.ddl(database, features, retention_days)
+        first = self.ddl(database, features, retention_days, as_of)
         return [first, self.distributed_ddl(database, features)] if features.cluster else [first]
+
+    def add_columns(self, database: str, features: Features, since: int) -> list[str]:
+        """Return the ALTERs that add the columns of migration `since` (and extend the key).
+
+        A new sort-key column is added without a default expression (ClickHouse forbids one
+        in a key it extends), so rows from before it read as the type's empty value. In a
+        cluster the columns go to `<name>_local` and to the Distributed `<name>` over it, both
+        ON CLUSTER (the key only on the local table: a Distributed table has none).
+        """
+        new = [c for c in self.columns if c.since == since]
+        if not new:
+            return []
+        adds = [f"ADD COLUMN {c.render(features)}" for c in new]
+        parts = list(adds)
+        if any(c.name in self.order_by for c in new):
+            parts.append(f"MODIFY ORDER BY ({', '.join(self._key(since))})")
+        local = f"`{database}`.`{self.local_name(features)}`{features.on}"
+        statements = [f"ALTER TABLE {local} {', '.join(parts)}"]
+        if features.cluster:
+            statements.append(
+                f"ALTER TABLE `{database}`.`{self.name}`{features.on} {', '.join(adds)}"
+            )
+        return statements
+
+    def _key(self, as_of: int | None) -> list[str]:
+        since = {c.name: c.since for c in self.columns}
+        return [k for k in self.order_by if as_of is None or since.get(k, 1) <= as_of]
 
 
 def _time() -> tuple[Column, ...]:
@@ -159,6 +219,12 @@ def _lineage() -> tuple[Column, ...]:
         Column("src_partition", "UInt16"),
         Column("src_offset", "UInt64", codec="Delta, LZ4"),
     )
+
+
+def _cluster() -> Column:
+    """The cluster of the row ('' for the default cluster): node and job names repeat across
+    clusters, so it ends every telemetry table's sort key (rows never merge across them)."""
+    return Column("cluster", "String", low_cardinality=True, since=CLUSTER_MIGRATION)
 
 
 def _s(name: str) -> Column:
@@ -186,8 +252,9 @@ GPU_METRICS = Table(
         _s("nvml_error"),
         *_gpu_metric_columns(),
         *_lineage(),
+        _cluster(),
     ),
-    order_by=("node", "gpu", "ts", "ts_us"),
+    order_by=("node", "gpu", "ts", "ts_us", "cluster"),
 )
 
 HOST_METRICS = Table(
@@ -201,8 +268,9 @@ HOST_METRICS = Table(
         Column("mem_total_bytes", "Nullable(UInt64)"),
         Column("swap_used_bytes", "Nullable(UInt64)"),
         *_lineage(),
+        _cluster(),
     ),
-    order_by=("node", "ts", "ts_us"),
+    order_by=("node", "ts", "ts_us", "cluster"),
 )
 
 NIC_COUNTERS = (
@@ -227,8 +295,9 @@ NIC_METRICS = Table(
         Column("rate_gbps", "Nullable(Float64)"),
         *(Column(c, "Nullable(UInt64)") for c in NIC_COUNTERS),
         *_lineage(),
+        _cluster(),
     ),
-    order_by=("node", "nic", "port", "ts", "ts_us"),
+    order_by=("node", "nic", "port", "ts", "ts_us", "cluster"),
 )
 
 DISK_METRICS = Table(
@@ -240,8 +309,9 @@ DISK_METRICS = Table(
         Column("used_bytes", "UInt64"),
         Column("total_bytes", "UInt64"),
         *_lineage(),
+        _cluster(),
     ),
-    order_by=("node", "mount", "ts", "ts_us"),
+    order_by=("node", "mount", "ts", "ts_us", "cluster"),
 )
 
 LOGS = Table(
@@ -256,8 +326,9 @@ LOGS = Table(
         Column("rank", "Nullable(UInt32)"),
         Column("line", "String", codec="ZSTD(3)"),
         *_lineage(),
+        _cluster(),
     ),
-    order_by=("node", "ts", "ts_us", "event_id"),
+    order_by=("node", "ts", "ts_us", "event_id", "cluster"),
 )
 
 TRAIN_STEPS = Table(
@@ -274,8 +345,9 @@ TRAIN_STEPS = Table(
         ),
         Column("skipped", "UInt8"),
         *_lineage(),
+        _cluster(),
     ),
-    order_by=("job_id", "step", "rank", "ts", "ts_us"),
+    order_by=("job_id", "step", "rank", "ts", "ts_us", "cluster"),
 )
 
 COLLECTIVES = Table(
@@ -300,8 +372,9 @@ COLLECTIVES = Table(
         Column("timeout_ms", "Nullable(Float64)"),
         _s("reporter"),
         *_lineage(),
+        _cluster(),
     ),
-    order_by=("job_id", "comm", "seq", "rank", "state", "event_id"),
+    order_by=("job_id", "comm", "seq", "rank", "state", "event_id", "cluster"),
 )
 
 JOB_TOPOLOGY = Table(
@@ -316,8 +389,9 @@ JOB_TOPOLOGY = Table(
         Column("nodes", "Array(String)"),
         Column("payload", "String", codec="ZSTD(3)"),
         *_lineage(),
+        _cluster(),
     ),
-    order_by=("job_id", "ts", "ts_us"),
+    order_by=("job_id", "ts", "ts_us", "cluster"),
 )
 
 DEAD_LETTER = Table(

@@ -12,7 +12,17 @@ from api.auth import Role
 from api.context import ApiContext
 from api.hot import HotPath
 from api.limits import RequestLimits
-from api.routers import actions, fleet, incidents, jobs, scheduler, silences, system, webhooks
+from api.routers import (
+    actions,
+    fleet,
+    fleet_view,
+    incidents,
+    jobs,
+    scheduler,
+    silences,
+    system,
+    webhooks,
+)
 from api.timing import RequestObserver, RequestTiming
 
 API_VERSION = "1.0.0"
@@ -43,7 +53,17 @@ def create_app(context: ApiContext, observe: RequestObserver | None = None) -> F
     )
     app.state.context = context
     problems.install(app)
-    for module in (system, incidents, jobs, fleet, actions, webhooks, scheduler, silences):
+    for module in (
+        system,
+        incidents,
+        jobs,
+        fleet,
+        fleet_view,
+        actions,
+        webhooks,
+        scheduler,
+        silences,
+    ):
         app.include_router(module.router)
     app.add_middleware(HotPath, context=context, routes=HOT_ROUTES)
     app.add_middleware(RequestLimits, context=context)  # runs before those above (api/limits.py)

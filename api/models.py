@@ -8,6 +8,7 @@ from typing import Generic, TypeVar
 from pydantic import BaseModel, Field
 
 from diagnosis.incidents import Incident
+from ingest.schema import DEFAULT_CLUSTER
 
 T = TypeVar("T")
 
@@ -78,6 +79,7 @@ class JobSummary(BaseModel):
     """A training job as the fleet sees it."""
 
     job_id: str
+    cluster: str = Field(DEFAULT_CLUSTER, description="Cluster the job belongs to.")
     world_size: int
     tp: int
     pp: int
@@ -119,6 +121,7 @@ class GpuHealth(BaseModel):
     """One GPU's state and latest telemetry."""
 
     node: str
+    cluster: str = Field(DEFAULT_CLUSTER, description="Cluster the GPU belongs to.")
     gpu: int
     state: str = Field(description="healthy, suspect, isolated, inspection, or lost.")
     last_seen: datetime
@@ -136,6 +139,7 @@ class NodeHealth(BaseModel):
     """One node's state, summarised over its GPUs."""
 
     node: str
+    cluster: str = Field(DEFAULT_CLUSTER, description="Cluster the node belongs to.")
     state: str
     gpus: int
     gpus_unhealthy: int
@@ -149,3 +153,35 @@ class NodeDetail(BaseModel):
     gpus: list[GpuHealth]
     metrics: list[dict[str, object]] = Field(description="GPU samples of the window.")
     xids: list[dict[str, object]] = Field(description="Kernel Xid lines, newest first.")
+
+
+class ClusterSummary(BaseModel):
+    """One cluster this installation hears from."""
+
+    cluster: str = Field(description="Cluster name (TG_CLUSTER of its agents, or 'default').")
+    nodes: int = Field(description="Nodes with GPU telemetry in the fleet window.")
+    gpus: int = Field(description="GPUs with telemetry in the fleet window.")
+    open_incidents: int = Field(description="Open and mitigating incidents.")
+
+
+class FleetGroup(BaseModel):
+    """GPUs of one rack or job, counted by state (the fleet view's unit at scale)."""
+
+    cluster: str = Field(DEFAULT_CLUSTER, description="Cluster of the group.")
+    group: str = Field(description="Rack or job name; '(none)' for nodes outside any.")
+    nodes: int = Field(description="Nodes in the group.")
+    gpus: int = Field(description="GPUs in the group.")
+    states: dict[str, int] = Field(
+        description="GPUs per state: healthy, suspect, lost, isolated, inspection."
+    )
+    temp_max_c: float | None = Field(None, description="Hottest GPU's latest temperature, C.")
+
+
+class FleetSummary(BaseModel):
+    """The fleet aggregated by rack or job, with the totals per state."""
+
+    by: str = Field(description="What GPUs are grouped by: rack or job.")
+    groups: list[FleetGroup]
+    states: dict[str, int] = Field(description="GPUs per state over the whole (filtered) fleet.")
+    nodes: int
+    gpus: int

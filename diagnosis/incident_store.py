@@ -13,6 +13,7 @@ from typing import Any
 
 from analytics.incident_tables import INCIDENT_STATE, INCIDENT_TRANSITIONS, INCIDENTS
 from analytics.store import Store
+from analytics.tables import stored_cluster
 from diagnosis.incidents import Incident, OpenState
 from diagnosis.lifecycle import Transition, check_transition
 from diagnosis.model import IncidentStatus
@@ -46,6 +47,7 @@ def save_incidents(store: Store, incidents: Sequence[Incident]) -> None:
         "action": [i.action.value for i in incidents],
         "summary": [i.summary for i in incidents],
         "payload": [i.model_dump_json(exclude={"status", "status_reason"}) for i in incidents],
+        "cluster": [stored_cluster(i.cluster) for i in incidents],
     }
     store.insert(INCIDENTS.name, columns, _INCIDENT_TYPES)
 
@@ -180,6 +182,7 @@ class IncidentFilter:
     category: str | None = None
     job: str | None = None
     node: str | None = None
+    cluster: str | None = None
     since: datetime | None = None
     until: datetime | None = None
 
@@ -211,6 +214,9 @@ def query_incidents(
         if value is not None:
             outer.append(f"{name} = %({name})s")
             params[name] = value
+    if where.cluster is not None:
+        inner.append("cluster = %(cluster)s")  # every revision of an incident has its cluster
+        params["cluster"] = stored_cluster(where.cluster)
     if where.since is not None:
         inner.append("detected_at >= toDateTime(%(since)s)")
         params["since"] = _datetime_range(where.since)

@@ -28,6 +28,7 @@ from diagnosis.model import (
     Severity,
     Suspect,
 )
+from ingest.schema import DEFAULT_CLUSTER
 
 WINDOW = timedelta(minutes=5)
 MAX_EVIDENCE = 50
@@ -67,6 +68,9 @@ class Incident(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     id: str = Field(description="Deterministic id from the root-cause key and when it began.")
+    cluster: str = Field(
+        DEFAULT_CLUSTER, description="Cluster of the affected nodes and job (names repeat across)."
+    )
     category: Category
     blame: Blame
     job: str | None = Field(None, description="Training job affected, where known.")
@@ -90,6 +94,7 @@ class _Open:
     key: Key
     id: str
     root: Finding
+    cluster: str
     job: str | None
     detected_at: datetime
     last_seen: datetime
@@ -119,6 +124,7 @@ class OpenState(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     id: str
+    cluster: str = DEFAULT_CLUSTER
     key: list[str]
     root: Finding
     job: str | None
@@ -155,8 +161,9 @@ def root_key(finding: Finding, job: str | None) -> Key:
 class Correlator:
     """Turn a time-ordered stream of findings into incidents, one per root cause."""
 
-    def __init__(self, window: timedelta = WINDOW) -> None:
+    def __init__(self, window: timedelta = WINDOW, cluster: str = DEFAULT_CLUSTER) -> None:
         self.window = window
+        self.cluster = cluster  # every key is within it: its incidents' ids include it
         self._all: list[_Open] = []
         self._by_key: dict[Key, _Open] = {}
         self._watch: dict[Key, list[datetime]] = {}
@@ -196,8 +203,9 @@ class Correlator:
             return key
         opened = _Open(
             key=key,
-            id=incident_id(key, at),
+            id=incident_id(key, at, self.cluster),
             root=finding,
+            cluster=self.cluster,
             job=job,
             detected_at=at,
             last_seen=at,
@@ -284,6 +292,7 @@ class Correlator:
                 key=tuple(st.key),
                 id=st.id,
                 root=st.root,
+                cluster=st.cluster,
                 job=st.job,
                 detected_at=st.detected_at,
                 last_seen=st.last_seen,
@@ -370,20 +379,24 @@ def _own_suspects(finding: Finding, key: Key) -> list[Suspect]:
     ]
 
 
-def incident_id(key: Key, detected_at: datetime) -> str:
+def incident_id(key: Key, detected_at: datetime, cluster: str = DEFAULT_CLUSTER) -> str:
     """Return the id of the incident with this root-cause key opened at `detected_at`.
 
     The episode's start is part of the id, so a recurrence of the same fault gets a new id
     even from a worker that restarted and knows nothing of the earlier one, while the same
     telemetry diagnosed again (a replay, a re-read after a restart) gives the same ids.
+    The cluster is part of it too (but for the default cluster, whose ids are those from
+    before clusters existed): the same node name in two clusters is two root causes.
     """
-    text = "\x1f".join((*key, detected_at.astimezone(UTC).isoformat()))
+    scope = () if cluster == DEFAULT_CLUSTER else ("cluster", cluster)
+    text = "\x1f".join((*scope, *key, detected_at.astimezone(UTC).isoformat()))
     return "inc-" + hashlib.sha1(text.encode()).hexdigest()[:12]
 
 
 def _state(o: _Open) -> OpenState:
     return OpenState(
         id=o.id,
+        cluster=o.cluster,
         key=list(o.key),
         root=o.root,
         job=o.job,
@@ -420,6 +433,7 @@ def _incident(o: _Open) -> Incident:
     summary = f"{r.category.value} on {_where(o)} ({r.rule}): {r.line[:160]}{more}"
     return Incident(
         id=o.id,
+        cluster=o.cluster,
         category=r.category,
         blame=r.blame,
         job=o.job,

@@ -31,6 +31,7 @@ from diagnosis.incidents import Correlator, Incident, Key
 from diagnosis.localize import localize_hang, localize_network, localize_straggler
 from diagnosis.model import Category, ComponentKind, Finding, Suspect
 from ingest.schema import (
+    DEFAULT_CLUSTER,
     CollectiveProgress,
     CollectiveState,
     EventBase,
@@ -128,9 +129,10 @@ def _order(p: CollectiveProgress) -> int:
 class Replay:
     """Streaming diagnosis of one merged telemetry stream."""
 
-    def __init__(self, fabric: Fabric | None = None) -> None:
+    def __init__(self, fabric: Fabric | None = None, cluster: str = DEFAULT_CLUSTER) -> None:
         self.fabric = fabric
-        self.correlator = Correlator()
+        self.cluster = cluster  # node and job names below are this cluster's
+        self.correlator = Correlator(cluster=cluster)
         self.jobs: dict[str, _Job] = {}
         self.gpu_job: dict[tuple[str, int], tuple[str, int]] = {}  # (node, gpu) -> (job, rank)
         self.node_jobs: dict[str, str] = {}

@@ -40,6 +40,7 @@ from analytics.queries import recent_topologies
 from analytics.readback import recent_collectives, recent_job_steps
 from analytics.store import Store, StoreError
 from diagnosis.clock import SourceClock
+from diagnosis.clusters import ClusterReplays
 from diagnosis.fabric import Fabric
 from diagnosis.incident_store import latest_statuses, load_states, save_incidents, save_states
 from diagnosis.incidents import Incident
@@ -48,7 +49,7 @@ from diagnosis.model import IncidentStatus
 from diagnosis.replay import Replay
 from ingest.bus import BusError, Consumer, Producer, Record, TopicPartition, Topics
 from ingest.event_time import EventTimePolicy
-from ingest.schema import EventBase, SchemaError, decode_event
+from ingest.schema import DEFAULT_CLUSTER, EventBase, SchemaError, decode_event
 from ingest.sink import RecentIds
 
 log = logging.getLogger(__name__)
@@ -73,6 +74,7 @@ class WorkerSettings:
     restore_incidents_s: float = 3_600.0  # incidents with evidence this recent come back
     restore_timeout_s: float = 30.0  # how long a start waits for the store before going on
     dedup_window: int = 500_000  # event ids remembered: a re-sent event is fed once
+    cluster: str = DEFAULT_CLUSTER  # of events that name none (TG_CLUSTER)
 
 
 @dataclass
@@ -127,7 +129,7 @@ class DiagnosisWorker:
         self.stats = WorkerStats()
         self.observe_stage: Callable[[str, float], None] | None = None
         """Called with ("tick" | "detect" | "publish", seconds) as each finishes (metrics)."""
-        self.replay = Replay(fabric)
+        self.replays = ClusterReplays(self.settings.cluster, fabric)
         self._monotonic = monotonic
         self._wall = wall
         self._heap: list[_Buffered] = []
@@ -150,6 +152,11 @@ class DiagnosisWorker:
         self._published: dict[str, tuple[float, int]] = {}  # id -> (when, revision)
         self._unpublished: dict[str, Incident] = {}
         self._status: dict[str, IncidentStatus] = {}
+
+    @property
+    def replay(self) -> Replay:
+        """Return the diagnosis of this worker's own cluster (TG_CLUSTER)."""
+        return self.replays.get(self.settings.cluster)
 
     def run(self, stop: threading.Event) -> None:
         """Diagnose until stop is set, then publish what is pending and commit."""
@@ -238,10 +245,9 @@ class DiagnosisWorker:
                 log.info("store not readable yet, retrying the restore: %s", exc)
                 time.sleep(1.0)
         for topology in topologies:
-            self.replay.restore(topology)
-            self._warm(topology.job_id, resume)
+            self._warm(self.replays.restore_topology(topology), topology.job_id, resume)
         closed = {i for i, (status, _reason) in statuses.items() if is_final(status)}
-        self.replay.correlator.restore(states, closed)
+        self.replays.restore_states(states, closed)
         for st in states:
             self._published[st.id] = (self._monotonic(), st.revision)
             self._status[st.id] = statuses.get(st.id, (_OPEN, ""))[0]
@@ -255,14 +261,17 @@ class DiagnosisWorker:
                 len(closed),
             )
 
-    def _warm(self, job_id: str, resume: datetime | None) -> None:
+    def _warm(self, replay: Replay, job_id: str, resume: datetime | None) -> None:
         """Give a restored job's detectors its recent steps and collectives from the store."""
+        cluster = replay.cluster
         try:
-            steps = recent_job_steps(self.store, job_id, WARM_STEPS, before=resume)
+            steps = recent_job_steps(self.store, job_id, WARM_STEPS, resume, cluster)
             since = steps[-1].ts - WARM_COLLECTIVES if steps else None
-            job = self.replay.jobs[job_id]
+            job = replay.jobs[job_id]
             collectives = (
-                recent_collectives(self.store, job_id, since, job.recent.maxlen or 0, before=resume)
+                recent_collectives(
+                    self.store, job_id, since, job.recent.maxlen or 0, resume, cluster
+                )
                 if since is not None
                 else []
             )
@@ -270,7 +279,7 @@ class DiagnosisWorker:
             self.stats.store_errors += 1
             log.warning("job %s restored without its recent steps: %s", job_id, exc)
             return
-        self.replay.warm(job_id, [*steps, *collectives])
+        replay.warm(job_id, [*steps, *collectives])
         if steps:
             log.info(
                 "job %s: detectors shown its last %d steps (up to step %d) and %d collectives",
@@ -295,7 +304,7 @@ class DiagnosisWorker:
             self._part_seen[record.tp] = flow
             self._unconfirmed.discard(record.tp)
             try:
-                event = decode_event(record.value)
+                event = decode_event(record.value).in_cluster(self.settings.cluster)
             except SchemaError:
                 # the sink dead-letters it with the raw bytes; here it is only skipped
                 self.stats.undecodable += 1
@@ -398,7 +407,7 @@ class DiagnosisWorker:
         agreed = self._agreed
         clock = item.ts if agreed is None else min(item.ts, agreed)
         try:
-            self.replay.feed(item.event, clock)
+            self.replays.feed(item.event, clock)
         except Exception:  # noqa: BLE001 - one indigestible event must not stop diagnosis
             self.stats.poison += 1
             log.exception(
@@ -423,12 +432,12 @@ class DiagnosisWorker:
             return
         wall = self._wall()
         if abs((wall - agreed).total_seconds()) <= self.settings.live_skew_s:
-            self.replay.advance(wall - timedelta(seconds=self.settings.lateness_s))
+            self.replays.advance(wall - timedelta(seconds=self.settings.lateness_s))
 
     # ------------------------------------------------------------------ output
     def publish(self, force: bool = False) -> None:
         """Store and publish new incidents now, updated ones when their interval has passed."""
-        for incident in self.replay.correlator.drain_updates():
+        for incident in self.replays.drain_updates():
             if incident.id not in self._published:
                 self.stats.incidents += 1
             self._unpublished[incident.id] = incident
@@ -447,7 +456,7 @@ class DiagnosisWorker:
         due = [i.model_copy(update={"status": self._status.get(i.id, i.status)}) for i in due]
         started = time.perf_counter()
         try:
-            save_states(self.store, self.replay.correlator.states(i.id for i in due))
+            save_states(self.store, self.replays.states(i.id for i in due))
             save_incidents(self.store, due)
         except StoreError as exc:
             self.stats.store_errors += 1
@@ -485,7 +494,7 @@ class DiagnosisWorker:
         for incident_id, (status, _reason) in statuses.items():
             self._status[incident_id] = status
             if is_final(status):
-                self.replay.correlator.close(incident_id)
+                self.replays.close(incident_id)
 
     def _commit(self) -> None:
         self._last_commit = self._monotonic()

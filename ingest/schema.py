@@ -11,7 +11,7 @@ import hashlib
 from abc import abstractmethod
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
     AwareDatetime,
@@ -26,6 +26,11 @@ from pydantic import (
 
 SCHEMA_VERSION = 1
 """Highest schema version this build reads; additive fields do not bump it."""
+
+DEFAULT_CLUSTER = "default"
+"""The cluster of an event that names none (events from before the field existed)."""
+CLUSTER_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$"
+"""A cluster name: letters, digits, '.', '_', '-'; at most 63 characters."""
 
 U64 = 2**64 - 1
 U32 = 2**32 - 1
@@ -58,6 +63,12 @@ class EventBase(_Model):
     schema_version: int = Field(SCHEMA_VERSION, ge=1, description="Wire schema version.")
     id: str = Field("", description="Deterministic event id (hex); filled in when absent.")
     ts: AwareDatetime = Field(description="Event time, UTC.")
+    cluster: str = Field(
+        DEFAULT_CLUSTER,
+        pattern=CLUSTER_PATTERN,
+        description="Cluster the event comes from; node and job names are unique only within "
+        "it. Absent: the receiving process's TG_CLUSTER (by default 'default').",
+    )
 
     @field_validator("ts")
     @classmethod
@@ -74,8 +85,30 @@ class EventBase(_Model):
     @model_validator(mode="after")
     def _fill_id(self) -> EventBase:
         if not self.id:
-            object.__setattr__(self, "id", event_id(self.kind, *self.identity()))
+            object.__setattr__(self, "id", self.derived_id())
         return self
+
+    def derived_id(self) -> str:
+        """Return the id this event's identity gives (the cluster is part of it, but for the
+        default cluster, whose ids are those of events from before clusters existed)."""
+        if self.cluster == DEFAULT_CLUSTER:
+            return event_id(self.kind, *self.identity())
+        return event_id(self.kind, self.cluster, *self.identity())
+
+    def in_cluster(self, cluster: str) -> Self:
+        """Return this event placed in `cluster` when it names none; else the event itself.
+
+        An id derived from the identity is derived again, so the same telemetry from two
+        clusters never shares an id; an id set by the sender is kept.
+        """
+        if "cluster" in self.model_fields_set or cluster == self.cluster:
+            return self
+        update: dict[str, object] = {"cluster": cluster}
+        if self.id == self.derived_id():
+            update["id"] = event_id(self.kind, cluster, *self.identity())
+        placed = self.model_copy(update=update)
+        placed.model_fields_set.add("cluster")
+        return placed
 
     @abstractmethod
     def identity(self) -> tuple[object, ...]:
@@ -445,10 +478,15 @@ EventAdapter: TypeAdapter[Event] = TypeAdapter(Event)
 def encode_event(event: EventBase) -> bytes:
     """Return the JSON bytes of an event (DCGM names as keys; nulls dropped; NaN kept).
 
+    An event of the default cluster is encoded without `cluster` and decodes as it was
+    (a receiver with its own TG_CLUSTER places it there).
+
     pydantic's serializer is used rather than orjson: orjson writes NaN as null, which would
     turn a NaN loss into "no loss reported" (and it is slower on these models).
     """
-    return event.model_dump_json(by_alias=True, exclude_none=True).encode()
+    # the default cluster is left out: the bytes are those of events from before clusters
+    exclude = {"cluster"} if event.cluster == DEFAULT_CLUSTER else None
+    return event.model_dump_json(by_alias=True, exclude_none=True, exclude=exclude).encode()
 
 
 def validation_reason(exc: ValidationError) -> str:

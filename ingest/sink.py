@@ -19,7 +19,7 @@ from typing import Protocol, runtime_checkable
 
 from ingest.bus import BusError, Consumer, Record, TopicPartition
 from ingest.event_time import EventTimePolicy
-from ingest.schema import Event, SchemaError, decode_event
+from ingest.schema import DEFAULT_CLUSTER, Event, SchemaError, decode_event
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +78,7 @@ class SinkSettings:
     probe_interval_s: float = 0.5  # while the store is down: how often to ask if it is back
     dedup_window: int = 500_000
     event_time: EventTimePolicy = field(default_factory=EventTimePolicy)  # what is dead-lettered
+    cluster: str = DEFAULT_CLUSTER  # of events that name none (TG_CLUSTER)
 
 
 @dataclass
@@ -279,7 +280,7 @@ class Sink:
         now = datetime.now(UTC)
         for record in records:
             try:
-                event = decode_event(record.value)
+                event = decode_event(record.value).in_cluster(self.settings.cluster)
             except SchemaError as exc:
                 dead.append(DeadLetter(record, str(exc), now))
                 continue

@@ -13,6 +13,7 @@ from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from ingest.event_time import DEFAULT_MAX_AGE_S, DEFAULT_MAX_LEAD_S, EventTimePolicy
+from ingest.schema import CLUSTER_PATTERN, DEFAULT_CLUSTER
 
 
 class StoreSettings(BaseSettings):
@@ -137,6 +138,19 @@ class EventTimeSettings(BaseSettings):
     def policy(self) -> EventTimePolicy:
         """Return the admission policy these settings describe."""
         return EventTimePolicy(max_lead_s=self.max_lead_s or None, max_age_s=self.max_age_s or None)
+
+
+class ClusterSettings(BaseSettings):
+    """Which cluster a sink or diagnosis worker serves (for events that name none)."""
+
+    model_config = SettingsConfigDict(env_prefix="TG_", extra="ignore")
+
+    cluster: str = Field(
+        DEFAULT_CLUSTER,
+        pattern=CLUSTER_PATTERN,
+        description="Cluster of events without a `cluster` field (TG_CLUSTER); one installation "
+        "serves several clusters when each agent sets its own.",
+    )
 
 
 class DiagnoseSettings(BaseSettings):
@@ -426,6 +440,7 @@ def settings_classes() -> tuple[type[BaseSettings], ...]:
         BusSettings,
         SinkProcessSettings,
         EventTimeSettings,
+        ClusterSettings,
         DiagnoseSettings,
         ApiSettings,
         WebhookSettings,

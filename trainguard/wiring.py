@@ -16,6 +16,7 @@ from ingest.kafka_bus import KafkaBus
 from ingest.sink import Sink, SinkSettings
 from trainguard.buses import build_bus as build_bus  # re-exported: the one composition root
 from trainguard.settings import (
+    ClusterSettings,
     DiagnoseSettings,
     EventTimeSettings,
     SinkProcessSettings,
@@ -60,6 +61,7 @@ def build_sink(
         batch_seconds=settings.batch_seconds,
         retry_max_s=settings.retry_max_s,
         event_time=event_time or EventTimeSettings().policy(),
+        cluster=ClusterSettings().cluster,
     )
     holder: list[Sink] = []
 
@@ -113,6 +115,7 @@ def build_diagnosis(
         lateness_s=settings.lateness_s,
         publish_interval_s=settings.publish_interval_s,
         event_time=event_time or EventTimeSettings().policy(),
+        cluster=ClusterSettings().cluster,
     )
     return DiagnosisWorker(
         consumer, bus.producer(), store, bus.topics, fabric=fabric, settings=worker_settings

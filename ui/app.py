@@ -44,6 +44,8 @@ def main() -> None:
     st.sidebar.caption(f"API: {client.base_url}")
     session.show_flash()
     with session.page_guard():
+        with session.section("Clusters"):
+            session.cluster_selector(client)
         RENDER[page](client)
     session.auto_refresh(seconds)
 

@@ -19,7 +19,9 @@ from ui.models import (
     AuditEntry,
     Breaker,
     Caller,
+    ClusterSummary,
     Delivery,
+    FleetSummary,
     GpuHealth,
     Incident,
     IncidentDetail,
@@ -104,10 +106,17 @@ class ApiClient:
         node: str | None = None,
         limit: int = 50,
         cursor: str | None = None,
+        cluster: str | None = None,
     ) -> Page[Incident]:
         """Return one page of incidents, newest first."""
         params = _params(
-            status=status, severity=severity, job=job, node=node, limit=limit, cursor=cursor
+            status=status,
+            severity=severity,
+            job=job,
+            node=node,
+            limit=limit,
+            cursor=cursor,
+            cluster=cluster,
         )
         return self._get(Page[Incident], "/v1/incidents", params)
 
@@ -131,25 +140,42 @@ class ApiClient:
         return self._post(Incident, path, {"reason": reason})
 
     # jobs and fleet
-    def jobs(self) -> list[JobSummary]:
+    def jobs(self, cluster: str | None = None) -> list[JobSummary]:
         """Return every job with its progress and ETTR."""
-        return self._get(Page[JobSummary], "/v1/jobs").items
+        return self._get(Page[JobSummary], "/v1/jobs", _params(cluster=cluster)).items
 
-    def job(self, job_id: str) -> JobDetail:
+    def job(self, job_id: str, cluster: str | None = None) -> JobDetail:
         """Return one job's topology, steps and incidents."""
-        return self._get(JobDetail, f"/v1/jobs/{_seg(job_id)}")
+        return self._get(JobDetail, f"/v1/jobs/{_seg(job_id)}", _params(cluster=cluster))
 
-    def gpus(self, state: str | None = None, node: str | None = None) -> list[GpuHealth]:
+    def gpus(
+        self, state: str | None = None, node: str | None = None, cluster: str | None = None
+    ) -> list[GpuHealth]:
         """Return every GPU (all pages)."""
-        return self._all(GpuHealth, "/v1/gpus", _params(state=state, node=node, limit=5000))
+        params = _params(state=state, node=node, cluster=cluster, limit=5000)
+        return self._all(GpuHealth, "/v1/gpus", params)
 
-    def nodes(self) -> list[NodeHealth]:
+    def nodes(self, cluster: str | None = None) -> list[NodeHealth]:
         """Return every node (all pages)."""
-        return self._all(NodeHealth, "/v1/nodes", {"limit": 5000})
+        return self._all(NodeHealth, "/v1/nodes", _params(cluster=cluster, limit=5000))
 
-    def node(self, node: str, minutes: int = 15) -> NodeDetail:
+    def node(self, node: str, minutes: int = 15, cluster: str | None = None) -> NodeDetail:
         """Return a node's GPUs, recent samples and Xids."""
-        return self._get(NodeDetail, f"/v1/nodes/{_seg(node)}", {"minutes": minutes})
+        params = _params(minutes=minutes, cluster=cluster)
+        return self._get(NodeDetail, f"/v1/nodes/{_seg(node)}", params)
+
+    def clusters(self) -> list[ClusterSummary]:
+        """Return the clusters the installation hears from."""
+        return self._get(Page[ClusterSummary], "/v1/clusters").items
+
+    def fleet_groups(self, cluster: str | None = None) -> FleetSummary:
+        """Return GPUs counted by state per job (aggregated by the API's store)."""
+        return self._get(FleetSummary, "/v1/fleet/groups", _params(by="job", cluster=cluster))
+
+    def fleet_group_nodes(self, group: str, cluster: str | None = None) -> list[NodeHealth]:
+        """Return one group's nodes with their state."""
+        path = f"/v1/fleet/groups/{_seg(group)}/nodes"
+        return self._get(Page[NodeHealth], path, _params(cluster=cluster)).items
 
     # actions (the action engine's routes)
     def actions(
@@ -158,9 +184,12 @@ class ApiClient:
         incident: str | None = None,
         limit: int = 100,
         cursor: str | None = None,
+        cluster: str | None = None,
     ) -> Page[ActionItem]:
         """Return one page of actions."""
-        params = _params(status=status, incident=incident, limit=limit, cursor=cursor)
+        params = _params(
+            status=status, incident=incident, limit=limit, cursor=cursor, cluster=cluster
+        )
         return self._get(Page[ActionItem], "/v1/actions", params)
 
     def approve(self, action_id: str, reason: str) -> ActionItem:

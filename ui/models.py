@@ -49,6 +49,7 @@ class Incident(_Lenient):
     """One root cause with its suspects and evidence."""
 
     id: str
+    cluster: str = "default"
     category: str
     blame: str = "unknown"
     job: str | None = None
@@ -87,6 +88,7 @@ class JobSummary(_Lenient):
     """A training job as the fleet sees it."""
 
     job_id: str
+    cluster: str = "default"
     world_size: int
     tp: int = 1
     pp: int = 1
@@ -128,6 +130,7 @@ class GpuHealth(_Lenient):
     """One GPU's state and latest telemetry."""
 
     node: str
+    cluster: str = "default"
     gpu: int
     state: str
     last_seen: datetime
@@ -145,6 +148,7 @@ class NodeHealth(_Lenient):
     """One node's state."""
 
     node: str
+    cluster: str = "default"
     state: str
     gpus: int
     gpus_unhealthy: int = 0
@@ -239,3 +243,33 @@ class SchedulerState(_Lenient):
     loans: list[Any] = Field(default_factory=list, description="Node names (or records).")
     standbys: list[Any] = Field(default_factory=list, description="Node names (or records).")
     queue: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class ClusterSummary(_Lenient):
+    """One cluster the installation hears from."""
+
+    cluster: str
+    nodes: int = 0
+    gpus: int = 0
+    open_incidents: int = 0
+
+
+class FleetGroup(_Lenient):
+    """GPUs of one job (or of no job), counted by state."""
+
+    cluster: str = "default"
+    group: str
+    nodes: int
+    gpus: int
+    states: dict[str, int] = Field(default_factory=dict)
+    temp_max_c: float | None = None
+
+
+class FleetSummary(_Lenient):
+    """The fleet aggregated by job, with totals per state."""
+
+    by: str = "job"
+    groups: list[FleetGroup] = Field(default_factory=list)
+    states: dict[str, int] = Field(default_factory=dict)
+    nodes: int = 0
+    gpus: int = 0

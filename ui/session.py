@@ -24,6 +24,9 @@ PAGES = {
 }
 
 
+ALL_CLUSTERS = "All clusters"
+
+
 class ConnectionProblem(Exception):
     """The API is unreachable or rejects the token: the page cannot show anything."""
 
@@ -125,10 +128,44 @@ def current_page() -> str:
 
 
 def go(page: str, **params: str) -> None:
-    """Navigate: put the page and its parameters in the URL (shareable) and rerun."""
-    st.query_params.from_dict({"page": page, **params})
+    """Navigate: put the page and its parameters in the URL (shareable) and rerun.
+
+    The chosen cluster stays in the URL across pages.
+    """
+    cluster = current_cluster()
+    kept = {"cluster": cluster} if cluster else {}
+    st.query_params.from_dict({"page": page, **kept, **params})
     st.session_state["nav_nonce"] = st.session_state.get("nav_nonce", 0) + 1
     st.rerun()
+
+
+def current_cluster() -> str | None:
+    """Return the cluster the URL narrows the console to (None: every cluster)."""
+    return st.query_params.get("cluster") or None
+
+
+def cluster_selector(client: ApiClient) -> str | None:
+    """Offer the clusters in the sidebar when there is more than one; return the chosen one.
+
+    With one cluster (or an API without /v1/clusters) nothing is shown and nothing filtered.
+    """
+    try:
+        names = [c.cluster for c in client.clusters()]
+    except RouteMissing:
+        return None
+    current = current_cluster()
+    if len(names) <= 1:
+        return None
+    options = [ALL_CLUSTERS, *names]
+    chosen = st.sidebar.selectbox(
+        "Cluster", options, index=options.index(current) if current in names else 0
+    )
+    picked = None if chosen == ALL_CLUSTERS else str(chosen)
+    if picked != current:
+        params = {k: v for k, v in st.query_params.to_dict().items() if k != "cluster"}
+        st.query_params.from_dict({**params, **({"cluster": picked} if picked else {})})
+        st.rerun()
+    return picked
 
 
 def nonce() -> int:

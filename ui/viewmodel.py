@@ -8,7 +8,15 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ui.models import ActionItem, GpuHealth, Incident, JobSummary, TimelineEntry
+from ui.models import (
+    ActionItem,
+    FleetSummary,
+    GpuHealth,
+    Incident,
+    JobSummary,
+    NodeHealth,
+    TimelineEntry,
+)
 
 STATE_COLOURS = {
     "healthy": "#2e7d32",
@@ -42,6 +50,85 @@ def fleet_cells(gpus: Iterable[GpuHealth]) -> list[dict[str, Any]]:
         }
         for g in sorted(gpus, key=lambda g: (g.node, g.gpu))
     ]
+
+
+MAP_GPUS = 512  # up to this many GPUs the overview draws one cell per GPU; beyond, job groups
+
+
+def group_rows(summary: FleetSummary) -> list[dict[str, Any]]:
+    """Return one row per job group: size, GPUs per state, unhealthy share; worst first."""
+    rows = []
+    for g in summary.groups:
+        unhealthy = g.gpus - g.states.get("healthy", 0)
+        rows.append(
+            {
+                "job": g.group,
+                "cluster": g.cluster,
+                "nodes": g.nodes,
+                "gpus": g.gpus,
+                **{state: g.states.get(state, 0) for state in STATE_COLOURS},
+                "unhealthy_pct": round(100 * unhealthy / g.gpus, 1) if g.gpus else 0.0,
+                "temp_max_c": g.temp_max_c,
+            }
+        )
+    return sorted(rows, key=lambda r: (-r["unhealthy_pct"], r["job"], r["cluster"]))
+
+
+def group_bars(summary: FleetSummary) -> list[dict[str, Any]]:
+    """Return (job, state, GPUs) rows of the GPUs needing attention, for a bar per group.
+
+    Healthy GPUs are left out: next to a thousand healthy ones, a lost GPU would not show.
+    """
+    multi = len({g.cluster for g in summary.groups}) > 1
+    return [
+        {
+            "job": f"{g.group} · {g.cluster}" if multi else g.group,
+            "state": state,
+            "order": order,
+            "gpus": g.states.get(state, 0),
+        }
+        for g in summary.groups
+        for order, state in enumerate(STATE_COLOURS)
+        if state != "healthy" and g.states.get(state, 0)
+    ]
+
+
+def worst_nodes_first(nodes: Iterable[NodeHealth]) -> list[dict[str, Any]]:
+    """Return a group's nodes as rows, unhealthy ones first (then by name)."""
+    rank = {s: n for n, s in enumerate(reversed(STATE_COLOURS))}
+    ordered = sorted(nodes, key=lambda n: (rank.get(n.state, 0), -n.gpus_unhealthy, n.node))
+    return [
+        {
+            "node": n.node,
+            "cluster": n.cluster,
+            "state": n.state,
+            "gpus": n.gpus,
+            "gpus_unhealthy": n.gpus_unhealthy,
+        }
+        for n in ordered
+    ]
+
+
+STATE_MARKS = {
+    "healthy": "green",
+    "suspect": "orange",
+    "lost": "red",
+    "isolated": "violet",
+    "inspection": "blue",
+}
+
+
+def state_line(states: dict[str, int]) -> str:
+    """Return the GPU counts per state as one Markdown line (fits six-digit counts)."""
+    return " · ".join(
+        f":{STATE_MARKS.get(s, 'gray')}[**{n:,}**] {s}" for s, n in state_totals(states).items()
+    )
+
+
+def state_totals(states: dict[str, int]) -> dict[str, int]:
+    """Return GPU counts per state, known states first (from an aggregated summary)."""
+    known = {s: int(states.get(s, 0)) for s in STATE_COLOURS}
+    return {**known, **{s: n for s, n in sorted(states.items()) if s not in known}}
 
 
 def state_counts(gpus: Iterable[GpuHealth]) -> dict[str, int]:

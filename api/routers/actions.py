@@ -19,6 +19,7 @@ from api.models import ERRORS, Page, Reason
 from api.pagination import decode_seq_cursor, encode_cursor
 from api.problems import NotFound
 from diagnosis.incident_store import load_incident
+from ingest.schema import CLUSTER_PATTERN
 
 router = APIRouter(responses=ERRORS, prefix="/v1", tags=["actions"])
 PENDING = "pending"  # the console's word for awaiting_approval
@@ -81,13 +82,16 @@ def list_actions(
     _who: Viewer,
     status: str | None = Query(None, pattern="^[a-z_]{1,32}$"),
     incident: str | None = Query(None, max_length=200),
+    cluster: str | None = Query(
+        None, pattern=CLUSTER_PATTERN, description="Only actions on this cluster's incidents."
+    ),
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     cursor: str | None = Query(None, max_length=200),
 ) -> Page[ActionView]:
     """List actions, most recently changed first."""
     states = None if status is None else [_state(status)]
     after = decode_seq_cursor(cursor)
-    rows, last = action_page(ctx.store, states, incident, after, limit)
+    rows, last = action_page(ctx.store, states, incident, after, limit, cluster=cluster)
     mode = ctx.engine.config.mode.value if ctx.engine else ""
     return Page[ActionView](
         items=[_view(r, mode) for r in rows],

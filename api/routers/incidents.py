@@ -23,6 +23,7 @@ from diagnosis.incident_store import (
 from diagnosis.incidents import Incident
 from diagnosis.lifecycle import Transition
 from diagnosis.model import IncidentStatus, Severity
+from ingest.schema import CLUSTER_PATTERN
 
 router = APIRouter(responses=ERRORS, prefix="/v1/incidents", tags=["incidents"])
 
@@ -36,12 +37,15 @@ def list_incidents(
     category: str | None = Query(None, max_length=64),
     job: str | None = Query(None, max_length=200),
     node: str | None = Query(None, max_length=200),
+    cluster: str | None = Query(
+        None, pattern=CLUSTER_PATTERN, description="Only this cluster (default: every cluster)."
+    ),
     since: datetime | None = None,
     until: datetime | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     cursor: str | None = Query(None, max_length=500),
 ) -> Response:
-    """List incidents, newest first, filtered by status, severity, category, job, node, time."""
+    """List incidents, newest first, by status, severity, category, job, node, cluster, time."""
     after = decode_cursor(cursor, (int, int, str))
     where = IncidentFilter(
         status=status,
@@ -49,6 +53,7 @@ def list_incidents(
         category=category,
         job=job,
         node=node,
+        cluster=cluster,
         since=_utc(since),
         until=_utc(until),
     )
@@ -141,7 +146,7 @@ def _neighbourhood(ctx: Ctx, inc: Incident) -> dict[str, object] | None:
     if inc.job is None:
         return None
     top = inc.suspects[0] if inc.suspects else None
-    topology = latest_topology(ctx.store, inc.job)
+    topology = latest_topology(ctx.store, inc.job, inc.cluster)
     if topology is None or top is None:
         return None
     graph = build_comm_graph(topology)

@@ -181,7 +181,7 @@ class Agent:
     def _publish(self, name: str, event: EventBase) -> None:
         try:
             with self._send_lock:
-                self.producer.send(event)
+                self.producer.send(event.in_cluster(self.settings.cluster))
         except BusError as exc:
             dropped = self._count(name, "dropped")
             if dropped == 1 or dropped % 1000 == 0:

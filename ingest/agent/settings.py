@@ -10,6 +10,8 @@ from typing import Annotated
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from ingest.schema import CLUSTER_PATTERN, DEFAULT_CLUSTER
+
 KERNEL_LOG_MODES: tuple[str, ...] = ("auto", "dmesg", "journal", "off")
 """Named kernel-log sources; any other value of `kernel_log` is a file path."""
 
@@ -37,6 +39,12 @@ class AgentSettings(BaseSettings):
 
     node: str = Field(
         default_factory=socket.gethostname, min_length=1, description="Node name on every event."
+    )
+    cluster: str = Field(
+        DEFAULT_CLUSTER,
+        validation_alias="TG_CLUSTER",
+        pattern=CLUSTER_PATTERN,
+        description="Cluster on every event (TG_CLUSTER; node names are unique within it).",
     )
     interval_s: float = Field(1.0, gt=0, le=3600, description="GPU and host scrape interval, s.")
     kernel_log: str = Field(

@@ -7,7 +7,7 @@ import streamlit as st
 
 from ui.client import ApiClient
 from ui.models import ActionItem
-from ui.session import allowed, flash, go, needs, section
+from ui.session import allowed, current_cluster, flash, go, needs, section
 from ui.viewmodel import action_decidable
 
 STATUSES = (
@@ -33,7 +33,7 @@ def render(client: ApiClient) -> None:
 
 def _actions(client: ApiClient) -> None:
     status = st.selectbox("Status", STATUSES, index=0, key="actions-status")
-    actions = client.actions(status=status).items
+    actions = client.actions(status=status, cluster=current_cluster()).items
     st.subheader(f"{status} ({len(actions)})")
     if not actions:
         st.caption("None.")

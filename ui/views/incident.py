@@ -11,7 +11,7 @@ import streamlit as st
 
 from ui.client import ApiClient
 from ui.models import IncidentDetail
-from ui.session import allowed, flash, go, needs, section
+from ui.session import allowed, current_cluster, flash, go, needs, section
 from ui.viewmodel import (
     SEVERITY_ICONS,
     lifecycle_buttons,
@@ -60,7 +60,7 @@ def render(client: ApiClient) -> None:
 def _choose(client: ApiClient) -> None:
     st.title("Incident")
     with section("Incidents"):
-        items = client.incidents(limit=100).items
+        items = client.incidents(limit=100, cluster=current_cluster()).items
         if not items:
             st.info("No incidents yet.")
             return
@@ -173,13 +173,14 @@ def _metrics(client: ApiClient, detail: IncidentDetail) -> None:
         st.info("No suspect node to chart.")
         return
     node = top.node
-    gpus = client.gpus(node=node)
+    gpus = client.gpus(node=node, cluster=inc.cluster)
     if not gpus:
         st.info(f"{node} has no telemetry in the last 10 minutes of data.")
         return
     newest = max(g.last_seen for g in gpus)
     minutes = math.ceil((newest - inc.detected_at + _BEFORE).total_seconds() / 60) + 1
-    samples = client.node(node, minutes=min(max(minutes, 1), 1440)).metrics
+    window = min(max(minutes, 1), 1440)
+    samples = client.node(node, minutes=window, cluster=inc.cluster).metrics
     rows = onset_window(samples, inc.detected_at, _BEFORE, _AFTER)
     st.caption(f"GPU samples of {node} from 3 min before to 2 min after the onset (dashed).")
     if not rows:

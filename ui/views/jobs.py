@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from ui.client import ApiClient
-from ui.session import go, section
+from ui.session import current_cluster, go, section
 from ui.viewmodel import ettr_rows, incident_label
 
 
@@ -15,7 +15,7 @@ def render(client: ApiClient) -> None:
     """Draw the job list and the job the URL names."""
     st.title("Jobs")
     with section("Jobs"):
-        jobs = client.jobs()
+        jobs = client.jobs(current_cluster())
         if not jobs:
             st.info("No job has reported a topology.")
             return
@@ -34,7 +34,7 @@ def render(client: ApiClient) -> None:
 
 
 def _job(client: ApiClient, job_id: str) -> None:
-    detail = client.job(job_id)
+    detail = client.job(job_id, current_cluster())
     job = detail.job
     cols = st.columns(5)
     cols[0].metric("World size", job.world_size)

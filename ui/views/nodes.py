@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from ui.client import ApiClient
-from ui.session import go, section
+from ui.session import current_cluster, go, section
 from ui.views.charts import gpu_charts
 
 _XIDS_SHOWN = 50
@@ -19,16 +19,19 @@ def render(client: ApiClient) -> None:
     st.title("Nodes / GPUs")
     current = st.query_params.get("node")
     with section("Nodes"):
-        nodes = client.nodes()
+        nodes = client.nodes(current_cluster())
         if not nodes:
             st.info("No node has reported GPU telemetry in the last 10 minutes of data.")
             return
-        names = [n.node for n in nodes]
-        chosen = st.selectbox(
-            "Node", names, index=names.index(current) if current in names else None
-        )
-        if chosen and chosen != current:
-            go("nodes", node=chosen)
+        where = {n.cluster for n in nodes}
+        # a node name repeats across clusters: with several listed, a choice names its cluster
+        names = [f"{n.node} · {n.cluster}" if len(where) > 1 else n.node for n in nodes]
+        by_name = dict(zip(names, nodes, strict=True))
+        shown = next((k for k, n in by_name.items() if n.node == current), None)
+        chosen = st.selectbox("Node", names, index=names.index(shown) if shown else None)
+        if chosen and by_name[chosen].node != current:
+            picked = by_name[chosen]
+            go("nodes", node=picked.node, **({"cluster": picked.cluster} if len(where) > 1 else {}))
         if not current:
             st.dataframe(
                 pd.DataFrame([n.model_dump() for n in nodes]), hide_index=True, width="stretch"
@@ -40,7 +43,7 @@ def render(client: ApiClient) -> None:
 
 def _node(client: ApiClient, node: str) -> None:
     minutes = st.slider("Window (minutes of telemetry)", 5, 240, 15, key="node-minutes")
-    detail = client.node(node, minutes=minutes)
+    detail = client.node(node, minutes=minutes, cluster=current_cluster())
     cols = st.columns(3)
     cols[0].metric("State", detail.node.state)
     cols[1].metric("GPUs", detail.node.gpus)

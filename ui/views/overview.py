@@ -7,10 +7,11 @@ import pandas as pd
 import streamlit as st
 
 from ui.client import ApiClient
-from ui.models import Incident
-from ui.session import allowed, flash, go, needs, nonce, section
+from ui.models import GpuHealth, Incident
+from ui.session import allowed, current_cluster, flash, go, needs, nonce, section
 from ui.viewmodel import (
     LIVE,
+    MAP_GPUS,
     SEVERITIES,
     SEVERITY_ICONS,
     STATE_COLOURS,
@@ -18,8 +19,9 @@ from ui.viewmodel import (
     fleet_cells,
     incident_label,
     severity_counts,
-    state_counts,
+    state_line,
 )
+from ui.views import fleet_groups
 
 
 def render(client: ApiClient) -> None:
@@ -38,15 +40,20 @@ def render(client: ApiClient) -> None:
 
 
 def _fleet(client: ApiClient) -> None:
-    gpus = client.gpus()
+    cluster = current_cluster()
+    summary = client.fleet_groups(cluster)
     st.subheader("Fleet map")
-    counts = state_counts(gpus)
-    cols = st.columns(len(counts))
-    for col, (state, n) in zip(cols, counts.items(), strict=True):
-        col.metric(state, n)
-    if not gpus:
+    st.markdown(state_line(summary.states))
+    if not summary.gpus:
         st.info("No GPU has reported in the last 10 minutes of telemetry.")
         return
+    if summary.gpus > MAP_GPUS:
+        fleet_groups.render(client, summary, cluster)  # one cell per GPU would be unreadable
+        return
+    _gpu_map(client.gpus(cluster=cluster))
+
+
+def _gpu_map(gpus: list[GpuHealth]) -> None:
     frame = pd.DataFrame(fleet_cells(gpus))
     pick = alt.selection_point(fields=["node"], name="pick", on="click")
     chart = (
@@ -90,7 +97,7 @@ def _incidents(client: ApiClient) -> None:
     st.subheader("Live incidents")
     live: list[Incident] = []
     for status in LIVE:
-        live += client.incidents(status=status, limit=200).items
+        live += client.incidents(status=status, limit=200, cluster=current_cluster()).items
     counts = severity_counts(live)
     cols = st.columns(len(SEVERITIES))
     for col, sev in zip(cols, SEVERITIES, strict=True):
@@ -127,7 +134,7 @@ def _breaker(client: ApiClient) -> None:
 
 def _ettr(client: ApiClient) -> None:
     st.subheader("ETTR per job")
-    rows = ettr_rows(client.jobs())
+    rows = ettr_rows(client.jobs(current_cluster()))
     if not rows:
         st.info("No job has reported a topology.")
         return
