@@ -16,6 +16,8 @@ from dataclasses import dataclass, field, replace
 from ingest.schema import DEFAULT_CLUSTER, GPU_METRIC_FIELDS, GpuSample
 
 CLUSTER_MIGRATION = 9
+# the schema version cluster mode (Replicated + Distributed tables) first shipped with
+CLUSTER_MODE_SINCE = CLUSTER_MIGRATION
 """The migration that added the `cluster` column (analytics/migrations.py)."""
 
 
@@ -176,6 +178,8 @@ class Table:
         as_of: int | None = None,
     ) -> list[str]:
         """Return the statements that create this table: one, or local + Distributed."""
+        if features.cluster and as_of is not None:
+            as_of = max(as_of, CLUSTER_MODE_SINCE)  # see add_columns
         first = self.ddl(database, features, retention_days, as_of)
         return [first, self.distributed_ddl(database, features)] if features.cluster else [first]
 
@@ -183,24 +187,33 @@ class Table:
         """Return the ALTERs that add the columns of migration `since` (and extend the key).
 
         A new sort-key column is added without a default expression (ClickHouse forbids one
-        in a key it extends), so rows from before it read as the type's empty value. In a
-        cluster the columns go to `<name>_local` and to the Distributed `<name>` over it, both
-        ON CLUSTER (the key only on the local table: a Distributed table has none).
+        in a key it extends), so rows from before it read as the type's empty value.
+
+        In a cluster, tables are created at least at the schema of `CLUSTER_MODE_SINCE` (no
+        cluster-mode database predates it), so its columns need no ALTER. A later column goes
+        to `<name>_local` ON CLUSTER, and the Distributed `<name>` is created again over it
+        (18.16 refuses an ALTER ON CLUSTER of a table that is not replicated, and MODIFY ORDER
+        BY in an ALTER ON CLUSTER: a later key change in a cluster is refused here).
         """
         new = [c for c in self.columns if c.since == since]
-        if not new:
+        if not new or (features.cluster and since <= CLUSTER_MODE_SINCE):
             return []
         adds = [f"ADD COLUMN {c.render(features)}" for c in new]
-        parts = list(adds)
-        if any(c.name in self.order_by for c in new):
-            parts.append(f"MODIFY ORDER BY ({', '.join(self._key(since))})")
-        local = f"`{database}`.`{self.local_name(features)}`{features.on}"
-        statements = [f"ALTER TABLE {local} {', '.join(parts)}"]
-        if features.cluster:
-            statements.append(
-                f"ALTER TABLE `{database}`.`{self.name}`{features.on} {', '.join(adds)}"
+        extends_key = any(c.name in self.order_by for c in new)
+        if not features.cluster:
+            key = [f"MODIFY ORDER BY ({', '.join(self._key(since))})"] if extends_key else []
+            return [f"ALTER TABLE `{database}`.`{self.name}` {', '.join(adds + key)}"]
+        if extends_key:
+            raise ValueError(
+                f"{self.name}: migration {since} extends the sort key, which ClickHouse 18.16 "
+                "cannot do ON CLUSTER; run it on one replica of each shard"
             )
-        return statements
+        local = f"`{database}`.`{self.local_name(features)}`{features.on}"
+        return [
+            f"ALTER TABLE {local} {', '.join(adds)}",
+            f"DROP TABLE IF EXISTS `{database}`.`{self.name}`{features.on}",
+            self.distributed_ddl(database, features),
+        ]
 
     def _key(self, as_of: int | None) -> list[str]:
         since = {c.name: c.since for c in self.columns}

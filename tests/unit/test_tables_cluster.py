@@ -9,7 +9,7 @@ from analytics.action_tables import ACTION_STATE
 from analytics.incident_tables import INCIDENT_STATE, INCIDENTS
 from analytics.migrations import MIGRATIONS
 from analytics.store import cluster_settings
-from analytics.tables import ALL_TABLES, LOGS, Features
+from analytics.tables import ALL_TABLES, CLUSTER_MODE_SINCE, LOGS, Column, Features, Table
 from trainguard.settings import StoreSettings
 
 OLD = Features.for_version((18, 16, 1))
@@ -34,6 +34,8 @@ def test_one_server_migrations_know_nothing_of_clusters(migration):
 @pytest.mark.parametrize("migration", MIGRATIONS, ids=lambda m: m.name)
 def test_cluster_migrations_run_every_statement_on_the_cluster(migration):
     statements = migration.statements("db", CLUSTER, 30)
+    if migration.version <= CLUSTER_MODE_SINCE and not statements:
+        return  # columns cluster mode creates its tables with (see Table.add_columns)
     assert statements and len(statements) % 2 == 0  # a local and a Distributed table each
     for local, distributed in zip(statements[::2], statements[1::2], strict=True):
         assert " ON CLUSTER `tg` " in local and "ENGINE = Replicated" in local
@@ -86,3 +88,31 @@ def test_cluster_setting_is_a_plain_name(monkeypatch):
         StoreSettings()
     monkeypatch.delenv("TG_CLICKHOUSE_CLUSTER")
     assert StoreSettings().cluster == ""
+
+
+def test_a_later_column_in_a_cluster_goes_to_the_local_table_and_renews_the_distributed_one():
+    later = CLUSTER_MODE_SINCE + 1
+    table = Table(
+        "t",
+        (Column("id", "String"), Column("ts", "DateTime"), Column("extra", "String", since=later)),
+        order_by=("id",),
+    )
+    add, drop, create = table.add_columns("db", CLUSTER, later)
+    assert add == "ALTER TABLE `db`.`t_local` ON CLUSTER `tg` ADD COLUMN `extra` String"
+    assert drop == "DROP TABLE IF EXISTS `db`.`t` ON CLUSTER `tg`"
+    assert create.startswith(
+        "CREATE TABLE IF NOT EXISTS `db`.`t` ON CLUSTER `tg` AS `db`.`t_local`"
+    )
+    # the columns cluster mode starts with need no ALTER at all
+    assert table.add_columns("db", CLUSTER, CLUSTER_MODE_SINCE) == []
+
+
+def test_a_later_key_column_in_a_cluster_is_refused_with_the_reason():
+    later = CLUSTER_MODE_SINCE + 1
+    table = Table(
+        "t",
+        (Column("id", "String"), Column("ts", "DateTime"), Column("k", "String", since=later)),
+        order_by=("id", "k"),
+    )
+    with pytest.raises(ValueError, match="cannot do ON CLUSTER"):
+        table.add_columns("db", CLUSTER, later)
