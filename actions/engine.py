@@ -197,13 +197,13 @@ class ActionEngine:
         later revisions) walk the stored ladder, so an incident never gets two ladders.
         """
         known = {a.plan.action_id for a in db.load_actions(self.store, incident_id=incident.id)}
-        if self.claims is not None and not self._claim(f"ladder:{incident.id}"):
-            return bool(known)  # planned (or being planned) by the claim's holder
         try:
             plans = self._plans(incident, sel)
         except ValueError as exc:
             self.out.audit("plan_failed", incident_id=incident.id, detail={"error": str(exc)})
             return False
+        if self.claims is not None and not self._claim(f"ladder:{incident.id}"):
+            return bool(known)  # planned (or being planned) by the claim's holder
         for plan in plans:
             if plan.action_id not in known:
                 db.save_state(self.store, plan, State.PLANNED, self.clock())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -9,8 +10,6 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from tests.integration.conftest import REPO
 
@@ -53,15 +52,13 @@ class Replicas:
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=30)
-            try:  # children of an exited leader (uvicorn workers) go too
+            with contextlib.suppress(ProcessLookupError):  # children of an exited leader
                 os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
 
-@pytest.fixture
-def replicas() -> Iterator[Replicas]:
-    """Processes started by a test, stopped whatever happens."""
+@contextlib.contextmanager
+def running() -> Iterator[Replicas]:
+    """Processes started inside the block, stopped whatever happens (a fixture's body)."""
     started = Replicas()
     try:
         yield started

@@ -7,7 +7,9 @@ Real Kafka, ClickHouse, Slurm and processes. The replicas sweep every unfinished
 
 from __future__ import annotations
 
+import functools
 import threading
+from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
@@ -22,11 +24,20 @@ from ingest.schema import TrainStep
 from tests.actions_builders import make_incident
 from tests.integration.actions_helpers import cleanup_nodes
 from tests.integration.conftest import process_env, wait_for
-from tests.integration.replica_helpers import Replicas, replicas  # noqa: F401
+from tests.integration.replica_helpers import Replicas, running
 from trainguard.act_cli import build_engine
 from trainguard.settings import ActSettings
 
 pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def replicas() -> Iterator[Replicas]:
+    """The `trainguard` processes a test starts, stopped (children too) whatever happens."""
+    with running() as started:
+        yield started
+
+
 LEASE_S = 4.0
 
 
@@ -60,6 +71,10 @@ def _state(store, incident_id: str, kind: ActionKind) -> State | None:
     return found[0].state if found else None
 
 
+def _failed(store, incident_id: str, kind: ActionKind) -> bool:
+    return _state(store, incident_id, kind) == State.FAILED
+
+
 def _executing_rows(store, incident_id: str) -> dict[str, int]:
     """Stored `executing` transitions per step kind (one per execution)."""
     frame = store.query_df(
@@ -85,7 +100,13 @@ def _contended_keys(store) -> int:
 
 
 def test_three_replicas_run_every_step_of_a_storm_once(
-    services, topics, kafka_bus, server_store, slurm, tmp_path, replicas: Replicas  # noqa: F811
+    services,
+    topics,
+    kafka_bus,
+    server_store,
+    slurm,
+    tmp_path,
+    replicas: Replicas,
 ):
     nodes = [f"node-017{i}" for i in range(1, 5)]
     cleanup_nodes(slurm, nodes)
@@ -101,9 +122,7 @@ def test_three_replicas_run_every_step_of_a_storm_once(
     try:
         for incident in incidents:
             wait_for(
-                lambda i=incident: (
-                    _state(server_store, i.id, ActionKind.RESTART_JOB) == State.FAILED
-                ),
+                functools.partial(_failed, server_store, incident.id, ActionKind.RESTART_JOB),
                 120,
                 f"the ladder of {incident.id} to end (restart of an unknown job fails)",
             )
@@ -130,7 +149,14 @@ def _sleep_job(slurm, name: str) -> str:
 
 
 def test_a_replica_killed_mid_ladder_is_taken_over_without_repeating_a_step(
-    services, topics, kafka_bus, server_store, slurm, unique, tmp_path, replicas: Replicas  # noqa: F811
+    services,
+    topics,
+    kafka_bus,
+    server_store,
+    slurm,
+    unique,
+    tmp_path,
+    replicas: Replicas,
 ):
     node = "node-0176"
     cleanup_nodes(slurm, [node])
@@ -144,8 +170,9 @@ def test_a_replica_killed_mid_ladder_is_taken_over_without_repeating_a_step(
         env = _env(services, topics, server_store, slurm)
         procs = [replicas.start(["act"], env, tmp_path / f"act-{i}.log") for i in range(2)]
         wait_for(
-            lambda: _state(server_store, incident.id, ActionKind.VERIFY_PROGRESS)
-            == State.EXECUTING,
+            lambda: (
+                _state(server_store, incident.id, ActionKind.VERIFY_PROGRESS) == State.EXECUTING
+            ),
             120,
             "the ladder waiting on training progress",
         )
@@ -170,8 +197,10 @@ def test_a_replica_killed_mid_ladder_is_taken_over_without_repeating_a_step(
         ]
         writer.write([(Record("it.train", 0, i, None, b"", 0), e) for i, e in enumerate(steps)], [])
         wait_for(
-            lambda: _state(server_store, incident.id, ActionKind.REBOOT_NODE)
-            in (State.DONE, State.FAILED, State.SKIPPED),
+            lambda: (
+                _state(server_store, incident.id, ActionKind.REBOOT_NODE)
+                in (State.DONE, State.FAILED, State.SKIPPED)
+            ),
             120,
             "the survivor to finish the ladder",
         )
@@ -188,7 +217,14 @@ def test_a_replica_killed_mid_ladder_is_taken_over_without_repeating_a_step(
 
 
 def test_approvals_racing_the_replicas_execute_once(
-    services, topics, kafka_bus, server_store, slurm, tmp_path, replicas: Replicas, monkeypatch  # noqa: F811
+    services,
+    topics,
+    kafka_bus,
+    server_store,
+    slurm,
+    tmp_path,
+    replicas: Replicas,
+    monkeypatch,
 ):
     node = "node-0177"
     cleanup_nodes(slurm, [node])
@@ -205,8 +241,10 @@ def test_approvals_racing_the_replicas_execute_once(
     outcomes: list[str] = []
     try:
         wait_for(
-            lambda: _state(server_store, incident.id, ActionKind.ISOLATE_NODE)
-            == State.AWAITING_APPROVAL,
+            lambda: (
+                _state(server_store, incident.id, ActionKind.ISOLATE_NODE)
+                == State.AWAITING_APPROVAL
+            ),
             90,
             "the drain to wait for approval",
         )

@@ -4,10 +4,12 @@ with the stored count turned off shows that the lists are cached at all."""
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
@@ -16,9 +18,18 @@ from api.auth import Role, TokenBook
 from diagnosis.incident_store import save_incidents
 from tests.actions_builders import make_incident
 from tests.integration.conftest import process_env, wait_for
-from tests.integration.replica_helpers import Replicas, free_port, replicas  # noqa: F401
+from tests.integration.replica_helpers import Replicas, free_port, running
 
 pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def replicas() -> Iterator[Replicas]:
+    """The `trainguard` processes a test starts, stopped (children too) whatever happens."""
+    with running() as started:
+        yield started
+
+
 BOUND_MS = 400  # the stated bound the second instance is started with
 
 
@@ -48,7 +59,11 @@ def _up(port: int) -> bool:
 
 
 def test_write_through_one_api_is_seen_by_the_other_within_the_bound(
-    services, topics, server_store, tmp_path, replicas: Replicas  # noqa: F811
+    services,
+    topics,
+    server_store,
+    tmp_path,
+    replicas: Replicas,
 ):
     token = TokenBook(server_store).create(f"replicas-{topics.prefix}", Role.OPERATOR)
     incidents = [make_incident(n, node=f"node-00{n:02d}", at=datetime.now(UTC)) for n in (1, 2)]
@@ -66,7 +81,7 @@ def test_write_through_one_api_is_seen_by_the_other_within_the_bound(
         )
         replicas.start(["api"], env, tmp_path / f"api-{i}.log")
     for port in ports:
-        wait_for(lambda p=port: _up(p), 90, f"the API on port {port}")
+        wait_for(functools.partial(_up, port), 90, f"the API on port {port}")
     writer, reader, control = ports  # the control follows no other instance (bound 0)
     wanted = {i.id for i in incidents}
     for port in (reader, control):
