@@ -28,6 +28,7 @@ import socket
 import threading
 import time
 import uuid
+import weakref
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -157,18 +158,33 @@ class Claims:
             if self._thread is not None:
                 return
             self.beat()
-            self._thread = threading.Thread(target=self._run, name="tg-heartbeat", daemon=True)
+            self._thread = threading.Thread(
+                target=_beat_while_used,
+                args=(weakref.ref(self), self._stop, self.heartbeat_s),
+                name="tg-heartbeat",
+                daemon=True,
+            )
             self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.heartbeat_s):
-            try:
-                self.beat()
-            except StoreError as exc:  # the lease lapses; claims are refused until it is back
-                log.warning("claims: heartbeat not stored: %s", exc)
 
     def stop(self) -> None:
         """Stop the heartbeat (the others take this replica's claims over after the lease)."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=10)
+
+
+def _beat_while_used(ref: weakref.ref[Claims], stop: threading.Event, every_s: float) -> None:
+    """Beat until stopped or until the claims object is gone (an engine dropped)."""
+    failing = False
+    while not stop.wait(every_s):
+        claims = ref()
+        if claims is None:
+            return
+        try:
+            claims.beat()
+            failing = False
+        except StoreError as exc:  # the lease lapses; claims are refused until it is back
+            if not failing:
+                log.warning("claims: heartbeat not stored (retrying quietly): %s", exc)
+            failing = True
+        del claims
