@@ -204,11 +204,12 @@ class ActionEngine:
             return False
         if self.claims is not None and not self._claim(f"ladder:{incident.id}"):
             return bool(known)  # planned (or being planned) by the claim's holder
-        for plan in plans:
-            if plan.action_id not in known:
-                db.save_state(self.store, plan, State.PLANNED, self.clock())
-                self.out.audit("planned", plan, detail={"what": plan.what, "why": plan.why})
-                self.out.publish(EventType.ACTION_PLANNED, plan, State.PLANNED)
+        new = [plan for plan in plans if plan.action_id not in known]
+        # one INSERT: another replica never walks half a ladder (and closes it as complete)
+        db.save_states(self.store, new, State.PLANNED, self.clock())
+        for plan in new:
+            self.out.audit("planned", plan, detail={"what": plan.what, "why": plan.why})
+            self.out.publish(EventType.ACTION_PLANNED, plan, State.PLANNED)
         return True
 
     @staticmethod
