@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from actions import store as db
+from actions.claims import Claims
 from actions.holds import Hold, Holds
 from actions.model import (
     FINAL_STATES,
@@ -88,10 +89,13 @@ class ActionEngine:
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         crash_hook: CrashHook | None = None,
         holds: Holds | None = None,
+        claims: Claims | None = None,
     ) -> None:
         self.store, self.registry, self.policy, self.config = store, registry, policy, config
         self.holds = holds or Holds(store)  # maintenance windows always; opt-out if given
         self.dispatcher, self.clock, self.crash_hook = dispatcher, clock, crash_hook
+        self.claims = claims
+        """With claims, several replicas share the store: each move of a step is claimed."""
         self.out = Outbox(
             store, config.actor, config.mode, clock, producer, actions_topic, dispatcher
         )
@@ -182,19 +186,30 @@ class ActionEngine:
                 raise ValueError(f"step {step} ({rung.kind.value}): {exc}") from exc
         return plans
 
+    def _claim(self, key: str) -> bool:
+        """Say whether this engine may make the move `key` (always, without replicas)."""
+        return self.claims is None or self.claims.acquire(key)
+
     def _plan_ladder(self, incident: Incident, sel: Selection) -> bool:
-        """Plan every step and store the new ones; return False if a step cannot be planned."""
+        """Plan every step and store the new ones; return False if a step cannot be planned.
+
+        With replicas, the first to claim an incident's ladder plans it; the others (and
+        later revisions) walk the stored ladder, so an incident never gets two ladders.
+        """
         known = {a.plan.action_id for a in db.load_actions(self.store, incident_id=incident.id)}
         try:
             plans = self._plans(incident, sel)
         except ValueError as exc:
             self.out.audit("plan_failed", incident_id=incident.id, detail={"error": str(exc)})
             return False
-        for plan in plans:
-            if plan.action_id not in known:
-                db.save_state(self.store, plan, State.PLANNED, self.clock())
-                self.out.audit("planned", plan, detail={"what": plan.what, "why": plan.why})
-                self.out.publish(EventType.ACTION_PLANNED, plan, State.PLANNED)
+        if self.claims is not None and not self._claim(f"ladder:{incident.id}"):
+            return bool(known)  # planned (or being planned) by the claim's holder
+        new = [plan for plan in plans if plan.action_id not in known]
+        # one INSERT: another replica never walks half a ladder (and closes it as complete)
+        db.save_states(self.store, new, State.PLANNED, self.clock())
+        for plan in new:
+            self.out.audit("planned", plan, detail={"what": plan.what, "why": plan.why})
+            self.out.publish(EventType.ACTION_PLANNED, plan, State.PLANNED)
         return True
 
     @staticmethod
@@ -224,10 +239,12 @@ class ActionEngine:
     def _advance(self, action: db.StoredAction) -> bool:
         """Take one step through the gates and run it; return whether the ladder goes on."""
         plan = action.plan
-        if action.state == State.EXECUTING:
-            return self._reconcile(plan)
         if action.state == State.WAITING:
-            return self._check_again(plan)
+            return self._check_again(plan)  # a read of the world: no claim needed
+        if not self._claim(f"{plan.action_id}:{action.state.value}"):
+            return False  # another replica moves this step (and walks on after it)
+        if action.state == State.EXECUTING:
+            return self._reconcile(plan)  # its executor died: check the world first
         gate = self._gate(plan, action.state)
         if gate is not None:
             return gate
@@ -291,7 +308,9 @@ class ActionEngine:
             )
         return over_budget(plan.kind, node_n, job_n, cfg.budgets)
 
-    def _execute(self, plan: ActionPlan) -> bool:
+    def _execute(self, plan: ActionPlan, claimed: bool = False) -> bool:
+        if not claimed and not self._claim(f"{plan.action_id}:{State.EXECUTING.value}"):
+            return False  # held before the state is written: a dead holder is reconciled
         db.save_state(self.store, plan, State.EXECUTING, self.clock())
         self.out.audit("executing", plan, detail={"phase": PHASES.get(plan.kind, plan.kind)})
         self._mitigating(plan)
@@ -309,7 +328,7 @@ class ActionEngine:
         result = self.registry.get(plan.kind).reconcile(plan)
         self.out.audit("reconciled", plan, detail={"found": result.status if result else "absent"})
         if result is None:
-            return self._execute(plan)
+            return self._execute(plan, claimed=True)
         return self._record(plan, result, 0.0)
 
     def _check_again(self, plan: ActionPlan) -> bool:
@@ -444,6 +463,8 @@ class ActionEngine:
         if not found or found[0].state != State.AWAITING_APPROVAL:
             raise LookupError(f"no action {action_id!r} awaiting approval")
         plan = found[0].plan
+        if not self._claim(f"{action_id}:{State.AWAITING_APPROVAL.value}"):
+            raise LookupError(f"action {action_id!r} was decided by another replica")
         state = State.APPROVED if approve else State.REJECTED
         db.save_state(self.store, plan, state, self.clock())
         db.write_audit(self.store, state.value, self.clock(), actor, self.config.mode, plan)

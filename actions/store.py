@@ -53,6 +53,25 @@ def save_state(
     result: ActionResult | None = None,
 ) -> None:
     """Persist an action's new state (the latest `seq` wins when read back)."""
+    save_states(store, [plan], state, now, result)
+
+
+def save_states(
+    store: Store,
+    plans: Sequence[ActionPlan],
+    state: State,
+    now: datetime,
+    result: ActionResult | None = None,
+) -> None:
+    """Persist several actions' new state in one INSERT: readers see all of them or none."""
+    rows = [_state_row(plan, state, now, result) for plan in plans]
+    if rows:
+        store.insert(ACTION_STATE.name, {k: [r[k] for r in rows] for k in rows[0]}, _STATE_TYPES)
+
+
+def _state_row(
+    plan: ActionPlan, state: State, now: datetime, result: ActionResult | None
+) -> dict[str, Any]:
     at, us = _at(now)
     row: dict[str, Any] = {
         "action_id": plan.action_id,
@@ -70,7 +89,7 @@ def save_state(
         "plan": plan.model_dump_json(),
         "result": result.model_dump_json() if result else "",
     }
-    store.insert(ACTION_STATE.name, {k: [v] for k, v in row.items()}, _STATE_TYPES)
+    return row
 
 
 def load_actions(

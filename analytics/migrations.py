@@ -40,6 +40,28 @@ _MIGRATIONS = Table(
     time_column="applied",
 )
 
+CLAIMS_TABLE = "action_claims"
+HEARTBEATS_TABLE = "replica_heartbeats"
+API_WRITES_TABLE = "api_writes"
+
+
+def replica_tables_ddl(db: str) -> list[str]:
+    """Return the DDL of the tables replicas coordinate through (portable to 18.16).
+
+    `action_claims` is a `Log` table on purpose: an append-only log read by one thread
+    returns rows in the order the server accepted them, which first-writer-wins claims need
+    (actions/claims.py). Heartbeats and API write counts are plain versioned rows.
+    """
+    return [
+        f"CREATE TABLE IF NOT EXISTS `{db}`.`{CLAIMS_TABLE}` "
+        "(key String, token String, replica String, at DateTime, at_us UInt32) ENGINE = Log",
+        f"CREATE TABLE IF NOT EXISTS `{db}`.`{HEARTBEATS_TABLE}` "
+        "(replica String, seq UInt64, at DateTime, at_us UInt32) "
+        "ENGINE = MergeTree ORDER BY (replica, seq)",
+        f"CREATE TABLE IF NOT EXISTS `{db}`.`{API_WRITES_TABLE}` "
+        "(seq UInt64, writer String, at DateTime) ENGINE = MergeTree ORDER BY seq",
+    ]
+
 
 @dataclass(frozen=True)
 class Migration:
@@ -102,6 +124,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         CLUSTER_MIGRATION,
         "cluster column on telemetry and incidents",
         _add_columns((*TELEMETRY_TABLES, *INCIDENT_TABLES), CLUSTER_MIGRATION),
+    ),
+    # several act and API replicas: step claims, replica heartbeats, API write counts
+    Migration(
+        10,
+        "replica claims, heartbeats and api write generations",
+        lambda db, _features, _days: replica_tables_ddl(db),
     ),
 )
 

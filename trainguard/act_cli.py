@@ -10,6 +10,7 @@ import time
 from pydantic import SecretStr, ValidationError
 
 from actions.checkpoint import AwaitCheckpoint, LogCheckpoints
+from actions.claims import Claims, replica_name
 from actions.engine import ActionEngine, EngineConfig
 from actions.executors.scheduler import CapacityProvider, Replacement, SchedulerCapacity
 from actions.executors.webhook import NoEndpoint, OperatorWebhook
@@ -105,8 +106,13 @@ def build_engine(
     store: Store,
     bus: Bus | None,
     capacity: CapacityProvider | None = None,
+    replica: str = "act",
 ) -> ActionEngine:
-    """Wire the registry, policy, webhooks and limits from settings."""
+    """Wire the registry, policy, webhooks and limits from settings.
+
+    Every engine claims its moves (actions/claims.py) under a name unique to this process
+    (`replica` is its prefix), so act replicas and API instances can share one store.
+    """
     registry = ActionRegistry(
         [
             SchedulerCapacity(capacity or BatchSchedulerCapacity()),
@@ -146,6 +152,7 @@ def build_engine(
         actions_topic=bus.topics.actions if bus else "tg.actions",
         dispatcher=Dispatcher(deliverer),
         holds=Holds(store, optout),
+        claims=Claims(store, replica_name(replica), settings.lease_s, settings.heartbeat_s),
     )
 
 
@@ -159,7 +166,9 @@ def consume(
     """Handle incidents until stopped; commit offsets after each batch is acted on.
 
     Every `recheck_s` the steps waiting on the world (a job's next checkpoint) are checked
-    again, between batches, so a long wait never holds up new incidents.
+    again, between batches, so a long wait never holds up new incidents. With replicas
+    (claims), every unfinished ladder is swept then, so a ladder whose replica died (or an
+    approval given through the API) moves on here; the claims keep each move single.
     """
     handled = 0
     last_check = time.monotonic()
@@ -167,7 +176,7 @@ def consume(
         if time.monotonic() - last_check >= recheck_s:
             last_check = time.monotonic()
             try:
-                engine.poll_waiting()
+                engine.recover() if engine.claims is not None else engine.poll_waiting()
             except StoreError as exc:  # ClickHouse away: the waits are stored, check next time
                 log.warning("act: waiting steps not checked: %s", exc)
         records = consumer.poll(100, poll_s)

@@ -65,7 +65,7 @@ def build_context(
         max_body_bytes=settings.max_body_bytes,
         max_url_bytes=settings.max_url_bytes,
         risk_horizon_h=settings.risk_horizon_h,
-        generation=Generation(settings.generation_file),
+        generation=Generation(settings.generation_file, store, settings.store_generation_ms),
         engine=engine,
         deliverer=engine.dispatcher.deliverer if engine and engine.dispatcher else None,
         scheduler=scheduler,
@@ -116,7 +116,7 @@ def app_from_settings() -> FastAPI:
 
     store = _store(connections=ApiSettings().store_connections)
     # approvals continue a ladder here, with the same executors and limits as `trainguard act`
-    engine = build_engine(ActSettings(), store, None)
+    engine = build_engine(ActSettings(), store, None, replica="api")
     observe = None
     if ApiSettings().metrics_port:  # the launcher serves them: PROMETHEUS_MULTIPROC_DIR is set
         from trainguard.metrics.api import request_observer

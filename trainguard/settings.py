@@ -224,6 +224,16 @@ class ApiSettings(BaseSettings):
             "cached lists of all (`trainguard api` picks one for its workers)."
         ),
     )
+    store_generation_ms: int = Field(
+        500,
+        ge=0,
+        le=60_000,
+        description=(
+            "How often (ms) an API instance reads the write count the other instances store "
+            "in ClickHouse; a write through any instance is seen by all within this bound "
+            "(0: instances on other hosts are not followed, only this host's workers)."
+        ),
+    )
     metrics_port: int | None = Field(
         None,
         ge=1,
@@ -304,6 +314,15 @@ class ActSettings(BaseSettings):
     operator_secret: SecretStr = Field(SecretStr(""), description="HMAC key. Never logged.")
     webhook_hosts: list[str] = Field(default_factory=list, description="Webhook allowlist.")
     poll_s: float = Field(1.0, gt=0, le=60)
+    lease_s: float = Field(
+        15.0,
+        gt=0.5,
+        le=600,
+        description="A replica whose heartbeat is older than this is dead; its steps move on.",
+    )
+    heartbeat_s: float = Field(
+        2.0, gt=0.05, le=120, description="How often a replica stores its heartbeat."
+    )
     recheck_s: float = Field(
         10.0, gt=0, le=3600, description="How often waiting steps (a job's checkpoint) are checked."
     )
