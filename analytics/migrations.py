@@ -40,6 +40,8 @@ _MIGRATIONS = Table(
     time_column="applied",
 )
 
+# the replicas' coordination tables stay on one server even in a cluster (docs/actions.md)
+REPLICA_TABLES_MIGRATION = 10
 CLAIMS_TABLE = "action_claims"
 HEARTBEATS_TABLE = "replica_heartbeats"
 API_WRITES_TABLE = "api_writes"
@@ -127,7 +129,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     # several act and API replicas: step claims, replica heartbeats, API write counts
     Migration(
-        10,
+        REPLICA_TABLES_MIGRATION,
         "replica claims, heartbeats and api write generations",
         lambda db, _features, _days: replica_tables_ddl(db),
     ),
