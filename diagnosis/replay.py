@@ -157,6 +157,8 @@ class Replay:
             job = self.jobs.get(event.job_id)
             if job is not None:
                 job.observe(event)
+            if isinstance(event, TrainStep) and event.rank is None:
+                self.correlator.progress(event.job_id, event.ts)
         elif isinstance(event, LogLine):
             self._log(event)
         elif isinstance(event, GpuMetrics):
