@@ -7,7 +7,8 @@ names one scenario for good. Two families:
 - `random_fault_scenario`: one job of 256-4,096 GPUs (a power of two) with a drawn
   TP x PP x DP (x EP) layout, placed at a drawn offset in a slightly larger cluster, one
   fault of a drawn (or given) kind at a drawn GPU, NIC, rack, rank or node, at a drawn time
-  after the detectors' warm-up, and an NCCL watchdog timeout of 5-30 minutes. Faults that
+  after the detectors' warm-up, an NCCL watchdog timeout of 5-30 minutes, step-to-step
+  jitter of 0.2-1.5% and benign heat and throttling (`NOISY_WEAR`). Faults that
   stall the job run until two minutes after the watchdog fires, so its late consequences
   (timeouts on every rank, the crash) are in the telemetry.
 - `failslow_scenario`: one GPU slows by a drawn factor under a given TP size; the run lasts
@@ -21,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from sim.scenario import FAULT_KINDS
+from sim.wear import BENIGN_HEAT
 
 SIZES = (256, 512, 1024, 2048, 4096)
 # Faults that stop the job's progress: their runs go on until after the watchdog fires.
@@ -28,6 +30,9 @@ STALLING = frozenset({"hang", "xid79", "ecc_dbe", "gsp_timeout", "nic_down", "sw
 WATCHDOG_S = (300.0, 1800.0)  # the NCCL watchdog timeout is drawn in this range
 FAILSLOW_AFTER_S = 600.0  # a fail-slow run lasts this long after the onset
 GPUS_PER_NODE = 8
+# Benign noise on: hot aisles, degrading fans, HBM-bound and power-brake throttling, each
+# throttled GPU 5% slower while it throttles (and step-to-step jitter drawn per job).
+NOISY_WEAR = {**BENIGN_HEAT.model_dump(), "throttle_slowdown": 0.05}
 
 
 def _layout(rng: np.random.Generator, world: int, tp: int | None = None) -> dict[str, int]:
@@ -61,8 +66,10 @@ def _base(rng: np.random.Generator, seed: int, tp: int | None = None) -> dict[st
                 "step_time_s": step,
                 **layout,
                 "first_node": int(rng.integers(0, spare + 1)),
+                "step_jitter": float(np.round(rng.uniform(0.002, 0.015), 4)),
             }
         ],
+        "wear": NOISY_WEAR,
         "metrics_interval_s": 1.0 if world <= 512 else 10.0,
         "host_interval_s": 10.0 if world <= 512 else 30.0,
         "watchdog_timeout_s": float(np.round(rng.uniform(*WATCHDOG_S))),
