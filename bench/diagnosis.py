@@ -155,8 +155,8 @@ def failslow_scenarios(count: int, seed_base: int) -> list[tuple[str, dict[str, 
     """Return `count` drawn fail-slow runs for each TP size, one per seed from seed_base on."""
     return [
         (f"failslow/tp{tp}/{s}", failslow_scenario(s, tp))
-        for tp in FAILSLOW_TP
         for s in range(seed_base, seed_base + count)
+        for tp in FAILSLOW_TP  # interleaved: an interrupted run still covers every TP size
     ]
 
 
@@ -462,6 +462,7 @@ def main() -> None:
     parser.add_argument("--random", type=int, default=0, help="drawn fault scenarios")
     parser.add_argument("--failslow", type=int, default=0, help="fail-slow runs per TP size")
     parser.add_argument("--seed-base", type=int, default=TUNING_SEEDS_BELOW)
+    parser.add_argument("--only", nargs="+", help="run only scenarios whose names start so")
     parser.add_argument("--measured", help="date to record (default: today, UTC)")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument(
@@ -483,6 +484,8 @@ def main() -> None:
         plan += segments
     plan += random_scenarios(args.random, args.seed_base)
     plan += failslow_scenarios(args.failslow, args.seed_base)
+    if args.only:
+        plan = [(name, spec) for name, spec in plan if name.startswith(tuple(args.only))]
     files = [json.loads(path.read_text()) for path in args.keep]
     rerun = {name for name, _ in plan}
     runs: list[dict[str, Any]] = []

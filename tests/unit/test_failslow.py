@@ -8,12 +8,11 @@ import numpy as np
 import pytest
 
 from diagnosis.detectors import FailSlowDetector
-from diagnosis.detectors.failslow import RULE
 from diagnosis.incidents import Incident
 from diagnosis.model import Category
 from diagnosis.replay import Replay
 from ingest.schema import EventBase, TrainStep
-from sim.generate import failslow_scenario
+from sim.generate import NOISY_WEAR
 from sim.scenario import parse_scenario
 from sim.twin import DEFAULT_START, Twin
 
@@ -84,24 +83,32 @@ def replay(spec: dict) -> tuple[list[Incident], list[dict]]:
     return r.finish(), truth
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("tp", [2, 4, 8])
-def test_a_slow_gpu_under_each_tp_size_is_found_and_named(tp):
-    spec = failslow_scenario(7, tp, slowdown=1.3)
-    job = spec["jobs"][0]
-    job["dp"] = 64 // (job["tp"] * job["pp"]) or 1  # a 64-GPU copy of the drawn layout
-    job["pp"] = min(job["pp"], 64 // (job["tp"] * job["dp"]))
-    job["ep"] = 1
-    job["first_node"] = 0
-    world = job["tp"] * job["pp"] * job["dp"]
-    spec["cluster"]["nodes"] = world // 8
-    spec["faults"][0]["node"] = world // 8 - 1
-    spec["metrics_interval_s"] = 10.0
+def test_a_slow_gpu_under_each_tp_size_is_found_and_named_with_benign_noise_on(tp):
+    spec = {
+        "seed": 11,
+        "cluster": {"nodes": 8, "nodes_per_rack": 4},
+        "jobs": [
+            {"id": "j", "tp": tp, "pp": 2, "dp": 32 // tp, "step_time_s": 2.0, "step_jitter": 0.01}
+        ],
+        "wear": NOISY_WEAR,
+        "metrics_interval_s": 5.0,
+        "duration_s": 400,
+        "faults": [
+            {
+                "kind": "straggler",
+                "node": 5,
+                "gpu": 3,
+                "at_s": 150,
+                "slowdown": 1.15,
+                "cause": "pcie",
+            }
+        ],
+    }
     incidents, truth = replay(spec)
     (incident,) = incidents
     assert incident.category == Category.STRAGGLER
     top = incident.suspects[0]
     comp = truth[0]["component"]
     assert (top.node, top.gpu) == (comp["node"], comp["gpu"])
-    assert incident.detected_at - DEFAULT_START <= timedelta(seconds=truth[0]["onset_s"] + 600)
-    assert RULE in {incident.summary.split("(")[1].split(")")[0]} or incident.findings >= 1
+    assert incident.detected_at - DEFAULT_START <= timedelta(seconds=150 + 600)
