@@ -496,7 +496,9 @@ def main() -> None:
     measured = args.measured or datetime.now(UTC).strftime("%Y-%m-%d")
     for name, spec in plan:
         print(f"[bench] {name}", file=sys.stderr, flush=True)
-        runs.append(score(name, spec))
+        runs.append({**score(name, spec), "measured": measured})
+        _write(args.out, runs, suites, measured)
+    if not plan:  # only joining kept files
         _write(args.out, runs, suites, measured)
     result = json.loads(args.out.read_text())
     print(json.dumps({k: v for k, v in result.items() if k != "runs"}, indent=2))
