@@ -138,10 +138,10 @@ def scenarios(large: bool) -> list[tuple[str, dict[str, Any]]]:
 
 
 TUNING_SEEDS_BELOW = 1000  # seeds used while tuning the detectors and the merge rule
-TUNING_SEEDS_USED = {
-    "random_fault_scenario": [1, 2, 3, 4, 5, 6, 7, 8],
-    "failslow_scenario": {"2": [1, 2, 3], "4": [1, 2, 3], "8": [1, 2, 3]},
-    "healthy_noise": [7, 8],
+TUNING_SEEDS_USED = {  # the seeds actually run while tuning
+    "random_fault_scenario": {"hang": [1, 2, 3]},
+    "failslow_scenario": {"4": [1, 2, 3]},
+    "healthy_noise": [7],
 }
 FAILSLOW_TP = (2, 4, 8)
 
