@@ -13,10 +13,17 @@ coarse telemetry (30 s GPU and host scrapes, 240 simulated seconds, no per-rank 
 so they fit one core; --healthy-hours H runs a healthy 1,024-GPU job (tp8 pp4 dp32, 8 s
 steps, 30 s GPU / 60 s host scrapes, benign noise only) for H simulated hours in segments of
 --segment-hours, counting false incidents, and writes the result after every segment so an
-interrupted run still reports the hours it did simulate. Prints JSON and writes
-bench/results/diagnosis.json (--out).
+interrupted run still reports the hours it did simulate; its job has step-to-step jitter
+and benign heat and throttling on (sim.generate.NOISY_WEAR). --random N draws N scenarios
+(sim.generate.random_fault_scenario: layout, 256-4,096 GPUs, kind, place, time, watchdog
+5-30 min) from seeds --seed-base, --seed-base + 1, ...; --failslow N draws N fail-slow runs
+per TP size 2/4/8 (one GPU 1.03-1.45x slower, ten minutes after onset) and reports detection
+and latency against the job-level slowdown measured from the run's own step times. Seeds
+below TUNING_SEEDS_BELOW were used while tuning; the defaults evaluate on seeds above.
+Prints JSON and writes bench/results/diagnosis.json (--out).
 
     python -m bench.diagnosis [--large] [--huge] [--healthy-hours 24] [--no-suite]
+        [--random 24] [--failslow 6] [--seed-base 1000]
 """
 
 from __future__ import annotations
@@ -34,16 +41,22 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 import diagnosis.replay as replay_module
 from bench.scoring import (
     healthy_nodes_blamed,
     matches,
     summarise_blame,
     summarise_cpu,
+    summarise_failslow,
     summarise_kinds,
+    summarise_random,
 )
 from diagnosis.model import Suspect
-from diagnosis.replay import diagnose_dir
+from diagnosis.replay import diagnose_dir, iter_family
+from ingest.schema import TrainStep
+from sim.generate import NOISY_WEAR, failslow_scenario, random_fault_scenario
 from sim.output import FileSink
 from sim.scenario import parse_scenario
 from sim.twin import DEFAULT_START, Twin
@@ -124,10 +137,34 @@ def scenarios(large: bool) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
+TUNING_SEEDS_BELOW = 1000  # seeds used while tuning the detectors and the merge rule
+TUNING_SEEDS_USED = {  # the seeds actually run while tuning
+    "random_fault_scenario": {"hang": [1, 2, 3]},
+    "failslow_scenario": {"4": [1, 2, 3]},
+    "healthy_noise": [7],
+}
+FAILSLOW_TP = (2, 4, 8)
+
+
+def random_scenarios(count: int, seed_base: int) -> list[tuple[str, dict[str, Any]]]:
+    """Return `count` drawn scenarios, one per seed from seed_base on."""
+    return [(f"random/{s}", random_fault_scenario(s)) for s in range(seed_base, seed_base + count)]
+
+
+def failslow_scenarios(count: int, seed_base: int) -> list[tuple[str, dict[str, Any]]]:
+    """Return `count` drawn fail-slow runs for each TP size, one per seed from seed_base on."""
+    return [
+        (f"failslow/tp{tp}/{s}", failslow_scenario(s, tp))
+        for s in range(seed_base, seed_base + count)
+        for tp in FAILSLOW_TP  # interleaved: an interrupted run still covers every TP size
+    ]
+
+
 HUGE_KINDS = ("xid79", "hang", "straggler", "nic_down", "switch_down")
 HUGE_TELEMETRY = {"metrics_interval_s": 30.0, "host_interval_s": 30.0}
 HEALTHY_TELEMETRY = {"metrics_interval_s": 30.0, "host_interval_s": 60.0}
-LOCALIZERS = ("localize_hang", "localize_network", "localize_straggler")
+HEALTHY_STEP_JITTER = 0.01
+LOCALIZERS = ("localize_change", "localize_hang", "localize_network", "localize_straggler")
 
 
 def huge_scenarios() -> list[tuple[str, dict[str, Any]]]:
@@ -164,9 +201,19 @@ def healthy_segments(hours: float, segment_hours: float) -> list[tuple[str, dict
                 {
                     "seed": 500 + i,
                     "cluster": {"nodes": 128, "nodes_per_rack": 16},
-                    "jobs": [{"id": "job", "step_time_s": 8.0, "tp": 8, "pp": 4, "dp": 32}],
+                    "jobs": [
+                        {
+                            "id": "job",
+                            "step_time_s": 8.0,
+                            "tp": 8,
+                            "pp": 4,
+                            "dp": 32,
+                            "step_jitter": HEALTHY_STEP_JITTER,
+                        }
+                    ],
                     "duration_s": length * 3600,
                     **HEALTHY_TELEMETRY,
+                    "wear": NOISY_WEAR,
                     "faults": [],
                 },
             )
@@ -207,7 +254,10 @@ def _params(spec: dict[str, Any]) -> dict[str, Any]:
     job = spec["jobs"][0]
     return {
         "cluster": scenario.cluster.model_dump(include={"nodes", "nodes_per_rack"}),
-        "layout": {k: job[k] for k in ("tp", "pp", "dp")},
+        "layout": {k: job.get(k, 1) for k in ("tp", "pp", "dp", "ep")},
+        "step_jitter": job.get("step_jitter", 0.0),
+        "benign_noise": bool(spec.get("wear", {}).get("throttle_slowdown")),
+        "watchdog_timeout_s": scenario.watchdog_timeout_s,
         "step_time_s": job["step_time_s"],
         "per_rank_grad_norm": bool(job.get("per_rank_grad_norm", False)),
         "duration_s": scenario.duration_s,
@@ -242,6 +292,9 @@ def score(name: str, spec: dict[str, Any]) -> dict[str, Any]:
         with timed_localizers() as calls:
             incidents = diagnose_dir(out)
         cpu, wall = time.process_time() - began, time.monotonic() - wall
+        slowdown = (
+            _job_slowdown(out, truth[0]) if truth and truth[0]["kind"] == "straggler" else None
+        )
     gpus = scenario.cluster.nodes * scenario.cluster.gpus_per_node
     result: dict[str, Any] = {
         "scenario": name,
@@ -262,6 +315,11 @@ def score(name: str, spec: dict[str, Any]) -> dict[str, Any]:
         return result
     fault = truth[0]
     onset = DEFAULT_START.timestamp() + fault["onset_s"]
+    crash = [e["at_s"] for e in fault["effects"] if e["effect"] == "crash"]
+    result["crash_after_onset_s"] = round(float(crash[0]) - fault["onset_s"], 1) if crash else None
+    if slowdown is not None:
+        result["job_slowdown"] = slowdown
+        result["gpu_slowdown"] = fault.get("slowdown")
     hit = next((i for i in incidents if matches(i, fault)), None)
     result.update(
         kind=fault["kind"],
@@ -278,17 +336,40 @@ def score(name: str, spec: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
+def _job_slowdown(out: Path, fault: dict[str, Any]) -> float | None:
+    """Return the job's median step time after a slowdown's onset over the one before it.
+
+    Read from the run's own step records (what the trainer logged), skipping warm-up and the
+    step in flight at the onset; the scorer's measure of how much the fault cost the job.
+    """
+    onset = DEFAULT_START.timestamp() + fault["onset_s"]
+    before: list[float] = []
+    after: list[float] = []
+    for step in iter_family(out / "train_steps.jsonl.gz"):
+        if not isinstance(step, TrainStep) or step.rank is not None or not step.step_time_s:
+            continue
+        ts = step.ts.timestamp()
+        if step.step >= 5 and ts < onset:
+            before.append(step.step_time_s)
+        elif ts > onset + 2 * step.step_time_s:
+            after.append(step.step_time_s)
+    if not before or not after:
+        return None
+    return round(float(np.median(after) / np.median(before)), 4)
+
+
 def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """Per kind recall, top-1 precision and latency; false incidents on healthy runs."""
     healthy = [r for r in runs if "false_incidents" in r]
     hours = sum(r["gpu_hours"] for r in healthy)
     false = sum(r["false_incidents"] for r in healthy)
+    fixed = [r for r in runs if not r["scenario"].startswith(("random/", "failslow/"))]
     return {
-        "kinds": summarise_kinds(runs),
+        "kinds": summarise_kinds(fixed),
         "healthy_gpu_hours": round(hours, 1),
         "false_incidents": false,
         "false_incidents_per_1000_gpu_hours": round(1000 * false / hours, 2) if hours else None,
-        "blame": summarise_blame(runs),
+        "blame": summarise_blame(fixed),
         "cpu": summarise_cpu(runs),
     }
 
@@ -302,6 +383,8 @@ def _healthy_hours(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "gpus": segs[0]["gpus"] if segs else None,
         "segments": len(segs),
+        "benign_noise": all(r["params"].get("benign_noise") for r in segs),
+        "step_jitter": sorted({r["params"].get("step_jitter", 0.0) for r in segs}),
         "simulated_hours": round(hours, 2),
         "gpu_hours": round(gpu_hours, 1),
         "false_incidents": false,
@@ -315,16 +398,20 @@ def _healthy_hours(runs: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _suites(args: argparse.Namespace, kept: dict[str, Any]) -> dict[str, Any]:
-    """Return which suites the result holds: this invocation's and the kept file's."""
+def _suites(args: argparse.Namespace, files: list[dict[str, Any]]) -> dict[str, Any]:
+    """Return which suites the result holds: this invocation's and the kept files'."""
     ran = {
         "default": not args.no_suite,
         "large": args.large,
         "huge": args.huge,
         "healthy_hours": args.healthy_hours,
+        "random": args.random,
+        "failslow": args.failslow,
     }
-    before = kept.get("suites", {})
-    return {k: max(v, before.get(k, v)) for k, v in ran.items()}
+    for kept in files:
+        before = kept.get("suites", {})
+        ran = {k: max(v, before.get(k, v)) for k, v in ran.items()}
+    return ran
 
 
 def _write(out: Path, runs: list[dict[str, Any]], suites: dict[str, Any], measured: str) -> None:
@@ -336,9 +423,28 @@ def _write(out: Path, runs: list[dict[str, Any]], suites: dict[str, Any], measur
     }
     if any(r["scenario"].startswith("healthy-hours/") for r in runs):
         result["healthy_hours"] = _healthy_hours(runs)
+    drawn = [r for r in runs if r["scenario"].startswith("random/")]
+    if drawn:
+        result["random"] = summarise_random(drawn)
+    slow = [r for r in runs if r["scenario"].startswith("failslow/")]
+    if slow:
+        result["failslow"] = summarise_failslow(slow)
+    result["seeds"] = _seeds(runs)
     result["runs"] = runs
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
+
+
+def _seeds(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Return which seeds were used while tuning and which ones these results come from."""
+    drawn = [r for r in runs if r["scenario"].startswith(("random/", "failslow/"))]
+    evaluated = sorted({r["params"]["seed"] for r in drawn})
+    return {
+        "tuning_seeds_below": TUNING_SEEDS_BELOW,
+        "tuning_seeds_used": TUNING_SEEDS_USED,
+        "evaluation_seeds": evaluated,
+        "evaluation_untuned": all(s >= TUNING_SEEDS_BELOW for s in evaluated),
+    }
 
 
 def main() -> None:
@@ -348,26 +454,51 @@ def main() -> None:
     parser.add_argument("--huge", action="store_true", help="add 16,384-GPU runs")
     parser.add_argument("--healthy-hours", type=float, default=0.0, help="healthy 1,024-GPU hours")
     parser.add_argument("--segment-hours", type=float, default=4.0)
+    parser.add_argument(
+        "--segments",
+        help="run only healthy segments FIRST:END (e.g. 0:2; parallel runs, joined by --keep)",
+    )
     parser.add_argument("--no-suite", action="store_true", help="skip the default suite")
+    parser.add_argument("--random", type=int, default=0, help="drawn fault scenarios")
+    parser.add_argument("--failslow", type=int, default=0, help="fail-slow runs per TP size")
+    parser.add_argument("--seed-base", type=int, default=TUNING_SEEDS_BELOW)
+    parser.add_argument("--only", nargs="+", help="run only scenarios whose names start so")
     parser.add_argument("--measured", help="date to record (default: today, UTC)")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument(
-        "--keep", type=Path, help="keep an earlier result file's runs that are not rerun now"
+        "--keep",
+        type=Path,
+        nargs="+",
+        default=[],
+        help="keep earlier result files' runs that are not rerun now",
     )
     args = parser.parse_args()
     plan = [] if args.no_suite else scenarios(args.large)
     if args.huge:
         plan += huge_scenarios()
     if args.healthy_hours:
-        plan += healthy_segments(args.healthy_hours, args.segment_hours)
-    kept = json.loads(args.keep.read_text()) if args.keep else {}
+        segments = healthy_segments(args.healthy_hours, args.segment_hours)
+        if args.segments:
+            first, end = (int(x) for x in args.segments.split(":"))
+            segments = segments[first:end]
+        plan += segments
+    plan += random_scenarios(args.random, args.seed_base)
+    plan += failslow_scenarios(args.failslow, args.seed_base)
+    if args.only:
+        plan = [(name, spec) for name, spec in plan if name.startswith(tuple(args.only))]
+    files = [json.loads(path.read_text()) for path in args.keep]
     rerun = {name for name, _ in plan}
-    runs = [r for r in kept.get("runs", []) if r["scenario"] not in rerun]
-    suites = _suites(args, kept)
+    runs: list[dict[str, Any]] = []
+    for kept in files:
+        known = {r["scenario"] for r in runs}
+        runs += [r for r in kept.get("runs", []) if r["scenario"] not in rerun | known]
+    suites = _suites(args, files)
     measured = args.measured or datetime.now(UTC).strftime("%Y-%m-%d")
     for name, spec in plan:
         print(f"[bench] {name}", file=sys.stderr, flush=True)
-        runs.append(score(name, spec))
+        runs.append({**score(name, spec), "measured": measured})
+        _write(args.out, runs, suites, measured)
+    if not plan:  # only joining kept files
         _write(args.out, runs, suites, measured)
     result = json.loads(args.out.read_text())
     print(json.dumps({k: v for k, v in result.items() if k != "runs"}, indent=2))

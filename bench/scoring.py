@@ -129,3 +129,89 @@ def summarise_cpu(runs: list[dict[str, Any]]) -> dict[str, Any]:
             "localization_cpu_s_max": max(calls) if calls else None,
         }
     return out
+
+
+def summarise_random(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Return the drawn scenarios' results: per kind, and one incident per fault over any window.
+
+    A run is "one incident" when its fault was localized and nothing else was opened; late
+    runs are those whose job crashed more than five minutes (the correlator's window) after
+    the onset, e.g. the NCCL watchdog firing 5-30 minutes after a hang.
+    """
+    late = [r for r in runs if (r.get("crash_after_onset_s") or 0) > 300]
+    one = [r for r in late if r["localized"] and r["extra_incidents"] == 0]
+    lat = [r["latency_s"] for r in runs if r["latency_s"] is not None]
+    return {
+        "runs": len(runs),
+        "gpus": sorted({r["gpus"] for r in runs}),
+        "recall": round(sum(r["detected"] for r in runs) / len(runs), 3),
+        "top1_precision": round(sum(r["localized"] for r in runs) / len(runs), 3),
+        "extra_incidents": sum(r["extra_incidents"] for r in runs),
+        "latency_p50_s": percentile(lat, 50),
+        "latency_max_s": max(lat) if lat else None,
+        "late_consequence_runs": len(late),
+        "late_consequence_one_incident": len(one),
+        "late_crash_after_onset_s": sorted(r["crash_after_onset_s"] for r in late),
+        "kinds": summarise_kinds(runs),
+        "misses": [
+            {"scenario": r["scenario"], "kind": r["kind"], "incidents": r["incidents"]}
+            for r in runs
+            if not r["localized"] or r["extra_incidents"]
+        ],
+    }
+
+
+SLOWDOWN_BINS = ((1.0, 1.03), (1.03, 1.05), (1.05, 1.1), (1.1, 1.2), (1.2, 1.3), (1.3, 9.0))
+FAILSLOW_DEADLINE_S = 600.0  # detected and localized within ten minutes of the onset
+
+
+def _failslow_row(rs: list[dict[str, Any]]) -> dict[str, Any]:
+    found = [
+        r
+        for r in rs
+        if r["localized"] and r["latency_s"] is not None and r["latency_s"] <= FAILSLOW_DEADLINE_S
+    ]
+    lat = [r["latency_s"] for r in found]
+    return {
+        "runs": len(rs),
+        "detected": round(sum(r["detected"] for r in rs) / len(rs), 3) if rs else None,
+        "localized_within_10_min": round(len(found) / len(rs), 3) if rs else None,
+        "latency_p50_s": percentile(lat, 50),
+        "latency_max_s": max(lat) if lat else None,
+        "extra_incidents": sum(r["extra_incidents"] for r in rs),
+    }
+
+
+def summarise_failslow(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Return fail-slow detection and latency by job-level slowdown and by TP size.
+
+    The job-level slowdown is measured from each run's step times (median after the onset
+    over median before); the GPU's own slowdown is what the fault injected.
+    """
+    measured = [r for r in runs if r.get("job_slowdown") is not None]
+    by_bin = {}
+    for low, high in SLOWDOWN_BINS:
+        rs = [r for r in measured if low <= r["job_slowdown"] < high]
+        by_bin[f"{low:.2f}-{high:.2f}"] = _failslow_row(rs)
+    by_tp: dict[str, Any] = {}
+    for tp in sorted({r["params"]["layout"]["tp"] for r in runs}):
+        rs = [r for r in measured if r["params"]["layout"]["tp"] == tp]
+        by_tp[str(tp)] = {
+            "all": _failslow_row(rs),
+            "job_slowdown_at_least_5pct": _failslow_row(
+                [r for r in rs if r["job_slowdown"] >= 1.05]
+            ),
+            "gpu_slowdowns": sorted(r["gpu_slowdown"] for r in rs),
+        }
+    return {
+        "deadline_s": FAILSLOW_DEADLINE_S,
+        "by_job_slowdown": by_bin,
+        "job_slowdown_at_least_5pct": _failslow_row(
+            [r for r in measured if r["job_slowdown"] >= 1.05]
+        ),
+        "by_tp": by_tp,
+        "runs_by_job_slowdown": sorted(
+            (r["job_slowdown"], r["params"]["layout"]["tp"], r["localized"], r["latency_s"])
+            for r in measured
+        ),
+    }

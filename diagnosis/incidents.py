@@ -58,6 +58,15 @@ _SYMPATHETIC_RULES = frozenset(
         "host.killed",
     }
 )
+# Merge rule for late consequences (docs/diagnosis.md): a consequence finding of a job (a
+# sympathetic rule above, any elastic.* launcher report, or a hang-category finding such as
+# the watchdog's timeout) joins the job's latest open incident whose root stops progress (a
+# hang, a network or a hardware fault) when it comes within CONSEQUENCE_BOUND of that
+# incident's detection and the job has reported no training step since: the watchdog fires
+# 10-60 min after a stall, far past WINDOW, and nothing new can have broken a job that is
+# still stuck on the first fault. A step in between ends the causal chain.
+CONSEQUENCE_BOUND = timedelta(hours=2)
+_STALLING_ROOTS = _HARDWARE | {Category.HANG, Category.NETWORK}
 _IGNORED = frozenset({Category.BENIGN})
 Key = tuple[str, ...]
 
@@ -170,6 +179,7 @@ class Correlator:
         self._dirty: dict[int, _Open] = {}
         self._closed: set[str] = set()
         self._by_id: dict[str, _Open] = {}
+        self._progress: dict[str, datetime] = {}  # job -> its latest training step
 
     def add(
         self,
@@ -250,6 +260,12 @@ class Correlator:
         seen = [t for t in self._watch.get(key, []) if at - t <= self.window] + [at]
         self._watch[key] = seen
         return len(seen) < DEGRADED_REPEATS
+
+    def progress(self, job: str, at: datetime) -> None:
+        """Note a training step of `job` at `at`: later findings are no longer late consequences
+        of what stalled it before (see CONSEQUENCE_BOUND)."""
+        if job not in self._progress or at > self._progress[job]:
+            self._progress[job] = at
 
     def set_suspects(self, key: Key, suspects: list[Suspect]) -> None:
         """Replace the suspects of the latest incident with this key (a later localization)."""
@@ -340,16 +356,40 @@ class Correlator:
             for o in recent:
                 if o.job == job and o.root.category in _HARDWARE:
                     return o  # a job's errors after its hardware broke are the hardware's
-        if finding.rule in _SYMPATHETIC_RULES or finding.category == Category.HANG:
-            for o in recent:
-                if job is not None and o.job == job and o.root.category != Category.STRAGGLER:
-                    return o
+        if not _is_consequence(finding):
+            return None
+        for o in recent:
+            if job is not None and o.job == job and o.root.category != Category.STRAGGLER:
+                return o
+        return self._stalled_by(job, at)
+
+    def _stalled_by(self, job: str | None, at: datetime) -> _Open | None:
+        """Return the open incident that has kept `job` from stepping since it was detected."""
+        if job is None:
+            return None
+        last_step = self._progress.get(job)
+        for o in reversed(self._all):
+            if at - o.detected_at > CONSEQUENCE_BOUND:
+                break  # _all is in detection order
+            if o.job != job or o.root.category not in _STALLING_ROOTS:
+                continue
+            if last_step is None or last_step <= o.detected_at:
+                return o
         return None
 
     def _promote(self, known: _Open, finding: Finding) -> None:  # caller touched `known`
         """Keep the most specific finding as the root (an Xid beats an NVML error)."""
         if finding.xid is not None and known.root.xid is None and known.key[0] == "gpu":
             known.root = finding
+
+
+def _is_consequence(finding: Finding) -> bool:
+    """Whether a finding is what a job's ranks or launcher report after something else broke."""
+    return (
+        finding.rule in _SYMPATHETIC_RULES
+        or finding.rule.startswith("elastic.")
+        or finding.category == Category.HANG
+    )
 
 
 def _own_suspects(finding: Finding, key: Key) -> list[Suspect]:

@@ -18,17 +18,24 @@ from pathlib import Path
 
 from diagnosis.detectors import (
     Detector,
+    FailSlowDetector,
     HangDetector,
     MfuDetector,
     NumericalDetector,
     StragglerDetector,
     explicit,
 )
+from diagnosis.detectors.failslow import RULE as FAILSLOW_RULE
 from diagnosis.explain import explain
 from diagnosis.fabric import Fabric
 from diagnosis.graph import CommGraph, build_comm_graph
 from diagnosis.incidents import Correlator, Incident, Key
-from diagnosis.localize import localize_hang, localize_network, localize_straggler
+from diagnosis.localize import (
+    localize_change,
+    localize_hang,
+    localize_network,
+    localize_straggler,
+)
 from diagnosis.model import Category, ComponentKind, Finding, Suspect
 from ingest.schema import (
     DEFAULT_CLUSTER,
@@ -47,6 +54,8 @@ FAMILIES = ("gpu_metrics", "host_metrics", "logs", "train_steps", "collectives",
 STRAGGLER_WINDOW = 50_000  # completed collective records kept per job for straggler localization
 STRAGGLER_STEPS = 4  # ... and at least this many steps of every communicator member's records
 STRAGGLER_LOOKBACK = timedelta(seconds=20)  # older records dilute a fresh slowdown
+SNAPSHOT_EVERY = 10  # steps between samples of a quiet job's records (fail-slow's "before")
+SNAPSHOTS = 3
 HANG_STALL = timedelta(seconds=10)
 HANG_RETRY = timedelta(seconds=60)
 FINE_CHECKS = 300  # a gap in event time is checked second by second for this long,
@@ -85,8 +94,10 @@ class _Job:
         self.topology_id = topology.id
         self.graph: CommGraph = build_comm_graph(topology, fabric)
         self.hang = HangDetector(self.id)
+        self.failslow = FailSlowDetector(self.id)
         self.detectors: list[Detector] = [
             self.hang,
+            self.failslow,
             StragglerDetector(self.id),
             MfuDetector(self.id),
             NumericalDetector(self.id),
@@ -97,18 +108,39 @@ class _Job:
         self.hang_key: Key | None = None
         self.placement = {p.rank: (p.node, p.gpu) for p in topology.ranks}
         self.hang_retry_until: datetime | None = None
+        self.steps = 0
+        # Sampled records of recent steps while the job was quiet: (taken at, records).
+        self.snapshots: deque[tuple[datetime, list[CollectiveProgress]]] = deque(maxlen=SNAPSHOTS)
 
     def observe(self, event: EventBase) -> None:
         """Feed one step or collective record to the detectors and the progress state."""
         for d in self.detectors:
             d.observe(event)
-        if isinstance(event, CollectiveProgress):
+        if isinstance(event, TrainStep) and event.rank is None and event.job_id == self.id:
+            self._sample(event)
+        elif isinstance(event, CollectiveProgress):
             key = (event.rank, event.comm)
             cur = self.latest.get(key)
             if cur is None or (event.seq, _order(event)) >= (cur.seq, _order(cur)):
                 self.latest[key] = event
             if event.state == CollectiveState.COMPLETED:
                 self.recent.append(event)
+
+    def _sample(self, step: TrainStep) -> None:
+        """Keep the records of the last few steps, every SNAPSHOT_EVERY steps of a quiet job."""
+        self.steps += 1
+        if self.steps % SNAPSHOT_EVERY or not self.failslow.quiet or not step.step_time_s:
+            return
+        since = step.ts - STRAGGLER_STEPS * timedelta(seconds=step.step_time_s)
+        self.snapshots.append((step.ts, [p for p in self.recent if p.ts >= since]))
+
+    def before_change(self) -> list[CollectiveProgress]:
+        """Return the latest sampled records taken before the fail-slow change point."""
+        change_at = self.failslow.change_at
+        if change_at is None:
+            return []
+        taken = [records for at, records in self.snapshots if at <= change_at]
+        return taken[-1] if taken else []
 
 
 def straggler_window(graph: CommGraph) -> int:
@@ -159,6 +191,8 @@ class Replay:
             job = self.jobs.get(event.job_id)
             if job is not None:
                 job.observe(event)
+            if isinstance(event, TrainStep) and event.rank is None:
+                self.correlator.progress(event.job_id, event.ts)
         elif isinstance(event, LogLine):
             self._log(event)
         elif isinstance(event, GpuMetrics):
@@ -235,7 +269,13 @@ class Replay:
         suspects: list[Suspect] = []
         if finding.category == Category.HANG:
             suspects = localize_hang(job.graph, job.latest.values(), now, HANG_STALL)
-        elif finding.category == Category.STRAGGLER:
+        if finding.rule == FAILSLOW_RULE and job.failslow.change_at is not None:
+            change_at = job.failslow.change_at
+            before = job.before_change()
+            if before:
+                after = [p for p in job.recent if p.ts > change_at]
+                suspects = localize_change(job.graph, before, after)
+        if finding.category == Category.STRAGGLER and not suspects:
             since = now - STRAGGLER_LOOKBACK
             suspects = localize_straggler(job.graph, [p for p in job.recent if p.ts >= since])
         key = self.correlator.add(finding, now, job=job.id, suspects=suspects or None)

@@ -62,6 +62,8 @@ class JobRun:
         warm = 1.0 + (1.5 / (self.step + 1) if self.step < j.warmup_steps else 0.0)
         mult = self.compute_mult(gpu_slow) * warm
         mult = mult * np.exp(self.rng.normal(0, 0.004, mult.shape))  # per-step kernel jitter
+        if j.step_jitter:  # the whole step: input pipeline, host work, network contention
+            base_s = base_s * float(np.exp(self.rng.normal(0, j.step_jitter)))
         return run_step(base_s, mult, self.comm_slow, self.absent, ep=j.ep)
 
     def step_record(self, result: StepResult, end: datetime) -> TrainStep:

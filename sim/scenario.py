@@ -44,6 +44,9 @@ class JobSpec(_Strict):
     mfu: float = Field(0.42, gt=0, le=1, description="MFU at the healthy step time.")
     per_rank_grad_norm: bool = Field(False, description="Log each rank's grad norm.")
     warmup_steps: int = Field(3, ge=0, description="Slow first steps (benign).")
+    step_jitter: float = Field(
+        0.0, ge=0, le=0.2, description="Step-to-step noise of the whole step (lognormal sd)."
+    )
     save_interval: int = Field(
         0, ge=0, description="Steps between checkpoint saves (Megatron's --save-interval; 0: none)."
     )

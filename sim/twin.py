@@ -164,7 +164,12 @@ class Twin:
 
     def gpu_slow(self) -> np.ndarray:
         """Return every GPU's compute-time multiplier now."""
-        return self.fault_slow / self.speed
+        slow = self.fault_slow / self.speed
+        if self.scenario.wear.throttle_slowdown:  # healthy GPUs throttling right now
+            slow = slow * np.where(
+                self.state.benign_throttle != 0, 1 + self.scenario.wear.throttle_slowdown, 1.0
+            )
+        return slow
 
     def _advance_job(self, job: JobRun, t: float) -> None:
         spec = job.layout.job

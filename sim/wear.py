@@ -53,6 +53,9 @@ class WearSpec(BaseModel):
     power_brake_per_node_day: float = Field(
         0.0, ge=0, description="Power-brake events (HW slowdown on a busy node's GPUs)."
     )
+    throttle_slowdown: float = Field(
+        0.0, ge=0, le=1, description="Extra compute time of a GPU while it throttles (0.05: 5%)."
+    )
     slowdown_c: float = Field(
         84.0, description="Core temperature around which SW thermal slowdown engages."
     )

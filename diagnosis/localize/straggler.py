@@ -211,3 +211,35 @@ def _why(
         f" {margin_ms:.0f} ms after the next member, taking {slower:+.0%} longer than its peers"
         " between collectives on it"
     )
+
+
+def busy_profile(graph: CommGraph, progress: Iterable[CollectiveProgress]) -> dict[int, float]:
+    """Return each rank's busy time relative to its communicator peers' (log ratio, averaged).
+
+    Per (communicator, seq) a member's busy time is divided by the mean of the other members'
+    and the log of that ratio (clipped to +-0.5, so one odd record cannot dominate) is averaged
+    per rank over every record. A rank whose own work got slower shows a larger value than it
+    had before; its peers, who only wait longer inside the collectives, do not.
+    """
+    rec = _records(graph, progress)
+    if rec.rank.size < 2:
+        return {}
+    _, busy = _busy(rec)
+    order = np.lexsort((rec.seq, rec.comm))
+    c, s, b = rec.comm[order], rec.seq[order], busy[order]
+    new = np.ones(order.size, bool)
+    new[1:] = (c[1:] != c[:-1]) | (s[1:] != s[:-1])
+    first = np.flatnonzero(new)
+    group = np.cumsum(new) - 1
+    known = ~np.isnan(b)
+    total = np.add.reduceat(np.where(known, b, 0.0), first)[group]
+    count = np.add.reduceat(known.astype(np.int64), first)[group]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        peers = (total - np.where(known, b, 0.0)) / (count - 1)
+        ratio = np.log(b / peers)
+    good = known & (count > 1) & np.isfinite(ratio) & (peers > 0)
+    ranks = rec.rank[order][good]
+    clipped = np.clip(ratio[good], -0.5, 0.5)
+    sums = np.bincount(ranks, weights=clipped)
+    counts = np.bincount(ranks)
+    return {int(r): float(sums[r] / counts[r]) for r in np.flatnonzero(counts)}

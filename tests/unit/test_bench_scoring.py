@@ -7,7 +7,9 @@ from bench.scoring import (
     matches,
     percentile,
     summarise_blame,
+    summarise_failslow,
     summarise_kinds,
+    summarise_random,
 )
 from diagnosis.incidents import Incident
 from diagnosis.model import Action, Blame, Category, ComponentKind, Suspect
@@ -94,3 +96,70 @@ def test_summaries_average_blame_over_matched_incidents_only() -> None:
     assert kind["healthy_nodes_blamed_per_incident"] == 1.5
     overall = summarise_blame(runs)
     assert overall["matched_incidents"] == 2 and overall["healthy_nodes_blamed_max"] == 3
+
+
+def slow_run(tp: int, job: float, localized: bool, latency: float | None) -> dict[str, Any]:
+    return {
+        "scenario": f"failslow/tp{tp}/1",
+        "kind": "straggler",
+        "gpus": 256,
+        "detected": latency is not None,
+        "localized": localized,
+        "latency_s": latency,
+        "extra_incidents": 0,
+        "job_slowdown": job,
+        "gpu_slowdown": job + 0.1,
+        "params": {"layout": {"tp": tp}},
+    }
+
+
+def test_failslow_is_counted_by_job_slowdown_and_tp_within_ten_minutes():
+    runs = [
+        slow_run(2, 1.01, False, None),
+        slow_run(2, 1.07, True, 120.0),
+        slow_run(4, 1.08, True, 700.0),  # found, but after the ten minutes
+        slow_run(8, 1.25, True, 30.0),
+    ]
+    out = summarise_failslow(runs)
+    assert out["by_job_slowdown"]["1.00-1.03"]["localized_within_10_min"] == 0.0
+    assert out["by_job_slowdown"]["1.05-1.10"] == {
+        "runs": 2,
+        "detected": 1.0,
+        "localized_within_10_min": 0.5,
+        "latency_p50_s": 120.0,
+        "latency_max_s": 120.0,
+        "extra_incidents": 0,
+    }
+    assert out["job_slowdown_at_least_5pct"]["localized_within_10_min"] == round(2 / 3, 3)
+    assert out["by_tp"]["2"]["job_slowdown_at_least_5pct"]["runs"] == 1
+    assert out["by_tp"]["8"]["all"]["latency_p50_s"] == 30.0
+
+
+def test_random_runs_count_late_consequences_as_one_incident_or_not():
+    base = {"kind": "hang", "gpus": 2048, "detected": True, "latency_s": 20.0, "incidents": 1}
+    runs = [
+        {
+            **base,
+            "scenario": "random/1",
+            "localized": True,
+            "extra_incidents": 0,
+            "crash_after_onset_s": 900.0,
+        },
+        {
+            **base,
+            "scenario": "random/2",
+            "localized": True,
+            "extra_incidents": 1,
+            "crash_after_onset_s": 1500.0,
+        },
+        {
+            **base,
+            "scenario": "random/3",
+            "localized": True,
+            "extra_incidents": 0,
+            "crash_after_onset_s": 60.0,
+        },
+    ]
+    out = summarise_random(runs)
+    assert (out["late_consequence_runs"], out["late_consequence_one_incident"]) == (2, 1)
+    assert [m["scenario"] for m in out["misses"]] == ["random/2"]

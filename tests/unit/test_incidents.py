@@ -176,3 +176,62 @@ def test_the_lifecycle_allows_only_forward_moves():
                 check_transition(final, to)
     with pytest.raises(LifecycleError, match="allowed: false_alarm, mitigating, resolved"):
         check_transition(S.OPEN, S.OPEN)
+
+
+def make_hang(rule: str = "implicit.hang") -> Finding:
+    return Finding(
+        category=Category.HANG,
+        blame=Blame.UNKNOWN,
+        component=ComponentKind.JOB,
+        severity=Severity.CRITICAL,
+        action=Action.CAPTURE_DIAGNOSTICS,
+        line=f"{rule}: no step for 25s",
+        confidence=0.9,
+        rule=rule,
+    )
+
+
+def test_late_watchdog_timeouts_and_the_crash_join_the_open_hang_incident():
+    c = Correlator()
+    c.progress("j", at(0))
+    c.add(make_hang(), at(25), job="j")
+    for minutes in (5, 17, 29):  # watchdog timeouts far past the 5-minute window
+        late = at(25 + minutes * 60)
+        for rank in range(4):
+            c.add(make_log("hang.watchdog_timeout", Category.HANG, rank=rank), late, job="j")
+        c.add(make_log("nccl.connection_closed", Category.NETWORK, rank=7), late, job="j")
+        c.add(make_log("elastic.child_failed", Category.APPLICATION, rank=0), late, job="j")
+    (incident,) = c.incidents()
+    assert incident.category == Category.HANG and incident.findings == 1 + 3 * 6
+
+
+def test_a_step_after_the_stall_ends_the_causal_chain():
+    c = Correlator()
+    c.add(make_hang(), at(25), job="j")
+    c.progress("j", at(60))  # the job stepped again: the stall is over
+    c.add(make_log("hang.watchdog_timeout", Category.HANG), at(25 + 20 * 60), job="j")
+    assert len(c.incidents()) == 2
+
+
+def test_late_consequences_stay_with_their_own_job_and_within_the_bound():
+    c = Correlator()
+    c.add(make_xid(), at(0), job="j")
+    c.add(make_log("hang.watchdog_timeout", Category.HANG), at(20 * 60), job="other")
+    c.add(make_log("hang.watchdog_timeout", Category.HANG), at(3 * 3600), job="j")
+    c.add(make_log("nccl.ib_completion_error", Category.NETWORK), at(20 * 60), job="j")
+    assert [i.category for i in c.incidents()] == [
+        Category.GPU_HARDWARE,
+        Category.HANG,
+        Category.HANG,
+        Category.NETWORK,
+    ]
+
+
+def test_a_slow_job_does_not_absorb_a_later_crash():
+    c = Correlator()
+    slow = make_hang("implicit.straggler.step_time").model_copy(
+        update={"category": Category.STRAGGLER}
+    )
+    c.add(slow, at(0), job="j")
+    c.add(make_log("hang.watchdog_timeout", Category.HANG), at(20 * 60), job="j")
+    assert [i.category for i in c.incidents()] == [Category.STRAGGLER, Category.HANG]
