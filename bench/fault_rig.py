@@ -124,9 +124,10 @@ def expected_rows(events: Sequence[EventBase]) -> dict[str, Counter[str]]:
     for event in events:
         batch.add_event(event, ("", 0, 0))
     out: dict[str, Counter[str]] = {}
+    columns = {t.name: t.column_names for t in TELEMETRY_TABLES}
     for table, rows in batch.rows.items():
-        # every row ends with (event_id, topic, partition, offset)
-        out[table] = Counter(str(r[-4]) for r in rows)
+        at = columns[table].index("event_id")  # rows are in the table's column order
+        out[table] = Counter(str(r[at]) for r in rows)
     return out
 
 
