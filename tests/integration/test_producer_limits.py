@@ -8,13 +8,13 @@ import threading
 import uuid
 
 import pytest
-from kafka import KafkaAdminClient, KafkaConsumer
+from kafka import KafkaConsumer
 from kafka import TopicPartition as KafkaTopicPartition
-from kafka.admin import NewTopic
 
 from ingest.bus import DeliveryFailed, DeliveryFailure, RecordTooLarge, Topics
 from ingest.kafka_bus import DEFAULT_MAX_MESSAGE_BYTES, KafkaBus
 from ingest.schema import decode_event
+from ingest.topics import TopicAdmin, TopicSpec
 from tests.builders import make_log
 
 pytestmark = pytest.mark.integration
@@ -39,12 +39,9 @@ def _read_all(bootstrap: str, topic: str, expected: int, timeout_s: float = 30) 
 
 
 def _create(bootstrap: str, name: str, max_message_bytes: int) -> None:
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
-    try:
-        config = {"max.message.bytes": str(max_message_bytes)}
-        admin.create_topics([NewTopic(name, 1, 1, topic_configs=config)])
-    finally:
-        admin.close()
+    config = {"max.message.bytes": str(max_message_bytes)}
+    with TopicAdmin(bootstrap) as admin:  # returns once the topic has its leader
+        assert admin.create([TopicSpec(name, 1, 1, config)]) == [name]
 
 
 def test_an_oversized_event_is_refused_alone_and_its_batch_neighbours_arrive(kafka_bus):
