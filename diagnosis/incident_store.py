@@ -206,9 +206,12 @@ def query_incidents(
     outer: list[str] = ["1"]
     params: dict[str, object] = {"limit": int(limit) + 1}
     inner = ["1"]
-    if where.status is not None:
+    if where.status == IncidentStatus.OPEN:  # never moved, or moved back to open
+        outer.append("status IN ('', %(status)s)")
+        params["status"] = IncidentStatus.OPEN.value
+    elif where.status is not None:
         outer.append("status = %(status)s")
-        params["status"] = "" if where.status == IncidentStatus.OPEN else where.status.value
+        params["status"] = where.status.value
     for name in ("severity", "category", "job", "node"):
         value = getattr(where, name)
         if value is not None:

@@ -93,6 +93,31 @@ def test_lifecycle_is_enforced_and_audited(store_kind, request):
     assert load_incident(store, inc.id).status_reason == "to resolved"
 
 
+@pytest.mark.parametrize("store_kind", ["server_store", "embedded_store"])
+def test_an_incident_moved_back_to_open_is_listed_as_open(store_kind, request):
+    from diagnosis.incident_store import IncidentFilter, query_incidents
+
+    store = request.getfixturevalue(store_kind)
+    back, never, moved = _incident(1), _incident(2), _incident(3)
+    save_incidents(store, [back, never, moved])
+    for inc, statuses in ((back, ("mitigating", "open")), (moved, ("mitigating",))):
+        for i, status in enumerate(statuses):
+            record_transition(
+                store,
+                Transition(
+                    incident_id=inc.id,
+                    status=IncidentStatus(status),
+                    reason="escalated" if status == "open" else "ladder started",
+                    actor="action-engine",
+                    at=T0 + timedelta(seconds=10 + i),
+                ),
+            )
+    page, _ = query_incidents(store, IncidentFilter(status=IncidentStatus.OPEN), limit=10)
+    assert sorted(i.id for i in page) == sorted([back.id, never.id])
+    page, _ = query_incidents(store, IncidentFilter(status=IncidentStatus.MITIGATING), limit=10)
+    assert [i.id for i in page] == [moved.id]
+
+
 def test_unknown_incident_is_a_clear_error(server_store):
     with pytest.raises(IncidentNotFound, match="no incident 'inc-nope'"):
         load_incident(server_store, "inc-nope")
