@@ -300,11 +300,17 @@ class ActionEngine:
         node_n = job_n = 0
         if node:
             since = now - timedelta(seconds=cfg.budgets.node_window_s)
-            node_n = db.executions_since(self.store, since, node=node, kinds=sorted(ISOLATING))
+            node_n = db.executions_since(
+                self.store, since, node=node, kinds=sorted(ISOLATING), cluster=plan.cluster
+            )
         if plan.kind == ActionKind.RESTART_JOB and plan.target.job:
             since = now - timedelta(seconds=cfg.budgets.job_window_s)
             job_n = db.executions_since(
-                self.store, since, job=plan.target.job, kinds=[ActionKind.RESTART_JOB]
+                self.store,
+                since,
+                job=plan.target.job,
+                kinds=[ActionKind.RESTART_JOB],
+                cluster=plan.cluster,
             )
         return over_budget(plan.kind, node_n, job_n, cfg.budgets)
 

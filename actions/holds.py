@@ -64,13 +64,13 @@ class Holds:
         windows = list_windows(self.store, active_at=now)
         if not windows:
             return None
-        category = cluster = ""
+        category, cluster = "", plan.cluster
         try:
             incident = load_incident(self.store, plan.incident_id)
             category = incident.category.value
-            cluster = str(getattr(incident, "cluster", "") or "")  # once incidents carry it
+            cluster = incident.cluster  # also right for plans stored before they carried it
         except IncidentNotFound:
-            pass  # matched on node and job only
+            pass  # matched on node, job and the plan's cluster only
         subject = Subject(plan_nodes(plan), plan.target.job or "", cluster, category)
         window = first_match(windows, subject, now)
         if window is None:
@@ -95,7 +95,7 @@ class Holds:
             if why:
                 return Hold(
                     "opted_out",
-                    f"node {node} opted out of remediation ({why})",
-                    {"node": node, "opt_out": why},
+                    f"node {node} of cluster {plan.cluster} opted out of remediation ({why})",
+                    {"node": node, "cluster": plan.cluster, "opt_out": why},
                 )
         return None

@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
+from ingest.schema import CLUSTER_PATTERN, DEFAULT_CLUSTER
+
 
 class ActionKind(StrEnum):
     """What a ladder step does; each kind has one registry entry (the executor that does it)."""
@@ -106,12 +108,21 @@ def action_id(incident_id: str, kind: ActionKind, target: Target) -> str:
 
 
 class ActionPlan(BaseModel):
-    """What an action would do, to what and why; computed with no side effects."""
+    """What an action would do, to what and why; computed with no side effects.
+
+    `cluster` is the incident's cluster: the target's node and job names are unique only
+    within it. A plan stored before plans carried it reads as the default cluster.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     action_id: str
     incident_id: str
+    cluster: str = Field(
+        DEFAULT_CLUSTER,
+        pattern=CLUSTER_PATTERN,
+        description="Cluster of the incident, and so of the target's node and job.",
+    )
     kind: ActionKind
     target: Target
     risk: Risk

@@ -63,6 +63,7 @@ class Outbox:
         if self.producer is not None:
             value = {
                 "event": kind.value,
+                "cluster": plan.cluster,  # also in the plan; here for consumers that filter
                 "state": state.value,
                 "plan": plan.model_dump(mode="json"),
                 "result": result.model_dump() if result else None,
@@ -79,6 +80,7 @@ class Outbox:
         data = {
             "action_id": plan.action_id,
             "kind": plan.kind.value,
+            "cluster": plan.cluster,
             "target": plan.target.key(),
             "what": plan.what,
             "state": state.value,

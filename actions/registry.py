@@ -57,6 +57,7 @@ def make_plan(executor: Executor, request: ActionRequest, what: str, **params: A
     return ActionPlan(
         action_id=action_id(incident.id, request.kind, request.target),
         incident_id=incident.id,
+        cluster=incident.cluster,
         kind=request.kind,
         target=request.target,
         risk=executor.risk,

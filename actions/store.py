@@ -16,6 +16,7 @@ from actions.model import ISOLATING, ActionKind, ActionPlan, ActionResult, State
 from actions.policy import HistoryView
 from analytics.action_tables import ACTION_AUDIT, ACTION_STATE, BREAKER_STATE
 from analytics.store import Store
+from analytics.tables import stored_cluster
 
 _STATE_TYPES = {c.name: c.type for c in ACTION_STATE.columns}
 _AUDIT_TYPES = {c.name: c.type for c in ACTION_AUDIT.columns}
@@ -88,6 +89,7 @@ def _state_row(
         "state": state.value,
         "plan": plan.model_dump_json(),
         "result": result.model_dump_json() if result else "",
+        "cluster": stored_cluster(plan.cluster),
     }
     return row
 
@@ -179,12 +181,16 @@ def _count(store: Store, sql: str, params: dict[str, Any]) -> int:
 
 
 def isolated_since(store: Store, since: datetime) -> int:
-    """Return distinct nodes whose isolation is executing or done and started since a time."""
+    """Return distinct nodes whose isolation is executing or done and started since a time.
+
+    A node is a (cluster, node) pair: `n1` isolated in two clusters is two nodes, and the
+    same `n1` isolated twice in one cluster is one.
+    """
     return _count(
         store,
-        f"SELECT uniqExact(one) FROM (SELECT action_id, any(node) AS n, argMax(state, seq) AS s, "
-        f"max(at) AS t FROM `{store.database}`.`{ACTION_STATE.name}` WHERE kind IN %(kinds)s "
-        f"GROUP BY action_id) ARRAY JOIN splitByChar(',', n) AS one "
+        f"SELECT uniqExact(c, one) FROM (SELECT action_id, any(node) AS n, any(cluster) AS c, "
+        f"argMax(state, seq) AS s, max(at) AS t FROM `{store.database}`.`{ACTION_STATE.name}` "
+        f"WHERE kind IN %(kinds)s GROUP BY action_id) ARRAY JOIN splitByChar(',', n) AS one "
         f"WHERE s IN ('executing', 'done') AND t >= %(since)s AND one != ''",
         {"kinds": tuple(k.value for k in ISOLATING), "since": _at(since)[0]},
     )
@@ -196,10 +202,18 @@ def executions_since(
     node: str | None = None,
     job: str | None = None,
     kinds: Sequence[ActionKind] | None = None,
+    cluster: str | None = None,
 ) -> int:
-    """Return distinct actions that started executing since a time, on a node or job."""
+    """Return distinct actions that started executing since a time, on a node or job.
+
+    With `cluster`, only actions on that cluster's incidents (node and job names repeat
+    across clusters).
+    """
     where = ["state = 'executing'", "at >= %(since)s"]
     params: dict[str, Any] = {"since": _at(since)[0]}
+    if cluster is not None:
+        where.append("cluster = %(cluster)s")
+        params["cluster"] = stored_cluster(cluster)
     if node is not None:
         where.append("node = %(node)s")
         params["node"] = node

@@ -11,7 +11,7 @@ from actions.model import ActionPlan, ActionResult, State
 from analytics.action_tables import ACTION_AUDIT, ACTION_STATE
 from analytics.incident_tables import INCIDENTS
 from analytics.store import Store
-from analytics.tables import stored_cluster
+from analytics.tables import cluster_name, stored_cluster
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,8 @@ def action_page(
 ) -> tuple[list[ActionRow], int | None]:
     """Return actions, most recently changed first, and the position after the page.
 
-    `cluster` keeps the actions on incidents of that cluster (an action names no cluster).
+    `cluster` keeps the actions on incidents of that cluster (by the incident, not the
+    action's own `cluster`, so actions stored before actions carried it are found too).
     """
     outer, params = ["1"], {"limit": int(limit) + 1}  # type: tuple[list[str], dict[str, Any]]
     inner = ["1"]
@@ -121,23 +122,42 @@ def audit_page(
     return rows, (int(rows[-1]["seq"]) if more and rows else None)
 
 
-def isolated_nodes(store: Store) -> dict[str, str]:
-    """Return nodes TrainGuard isolated and has not resumed since: node -> action kind.
+def isolations(store: Store) -> dict[tuple[str, str], str]:
+    """Return nodes TrainGuard isolated and has not resumed since: (cluster, node) -> kind.
 
-    A node whose hardware-inspection action is done is reported as "hardware_inspection".
+    A node is isolated in its action's cluster only (an action stored before actions
+    carried a cluster is in the default one); a resume in one cluster resumes that
+    cluster's node. A node whose hardware-inspection action is done is reported as
+    "hardware_inspection".
     """
     frame = store.query_df(
-        f"SELECT one, k, toUInt32(t) AS t FROM (SELECT action_id, any(node) AS n, "
-        f"any(kind) AS k, argMax(state, seq) AS s, max(at) AS t "
+        f"SELECT c, one, k, toUInt32(t) AS t FROM (SELECT action_id, any(node) AS n, "
+        f"any(cluster) AS c, any(kind) AS k, argMax(state, seq) AS s, max(at) AS t "
         f"FROM `{store.database}`.`{ACTION_STATE.name}` WHERE node != '' AND kind IN "
         f"('isolate_node', 'isolate_gpu', 'isolate_switch', 'resume_node', "
         f"'hardware_inspection') GROUP BY action_id) ARRAY JOIN splitByChar(',', n) AS one "
         f"WHERE s = 'done' ORDER BY t"
     )
-    state: dict[str, str] = {}
-    for node, kind, _t in frame.itertuples(index=False):
+    state: dict[tuple[str, str], str] = {}
+    for stored, node, kind, _t in frame.itertuples(index=False):
+        key = (cluster_name(stored), str(node))
         if kind == "resume_node":
-            state.pop(str(node), None)
-        elif kind == "hardware_inspection" or str(node) not in state:
-            state[str(node)] = str(kind)
+            state.pop(key, None)
+        elif kind == "hardware_inspection" or key not in state:
+            state[key] = str(kind)
     return state
+
+
+def isolated_nodes(store: Store, cluster: str | None = None) -> dict[str, str]:
+    """Return isolated nodes by name: node -> action kind (see `isolations`).
+
+    With `cluster`, that cluster's nodes only. Without it, every cluster's, by name: a name
+    isolated in several clusters is reported once ("hardware_inspection" wins).
+    """
+    found: dict[str, str] = {}
+    for (where, node), kind in isolations(store).items():
+        if cluster is not None and where != cluster:
+            continue
+        if kind == "hardware_inspection" or node not in found:
+            found[node] = kind
+    return found

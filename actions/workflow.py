@@ -154,7 +154,8 @@ WAITING_KINDS = frozenset({ActionKind.AWAIT_CHECKPOINT})  # ladders that may run
 def superseded_ladders(store: Store, plan: ActionPlan) -> list[tuple[str, str]]:
     """Return (incident, node) of the long ladders an isolation just made pointless.
 
-    A node just isolated: long ladders of other incidents on it that have not isolated it
+    A node just isolated (in the isolation's cluster: `n1` of another cluster is another
+    node): long ladders of other incidents on it that have not isolated it
     yet stand down (a ladder with a waiting kind, still waiting or already past its wait but
     held for approval). E.g. a GPU predicted to fail that fails before its job checkpoints:
     the hardware incident's ladder drains the node and restarts the job, so the prediction's
@@ -168,7 +169,9 @@ def superseded_ladders(store: Store, plan: ActionPlan) -> list[tuple[str, str]]:
     candidates = {
         (a.plan.incident_id, str(a.plan.target.node))
         for a in pending
-        if a.plan.target.node in nodes and a.plan.incident_id != plan.incident_id
+        if a.plan.target.node in nodes
+        and a.plan.cluster == plan.cluster
+        and a.plan.incident_id != plan.incident_id
     }
     moving = {*PASSED_STATES, State.EXECUTING}
     found = []

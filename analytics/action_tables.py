@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from analytics.tables import Column, Table
 
+ACTION_CLUSTER_MIGRATION = 11
+"""The migration that added `action_state.cluster` (analytics/migrations.py)."""
+
 
 def _at() -> tuple[Column, ...]:
     return (Column("at", "DateTime"), Column("at_us", "UInt32"))
@@ -29,6 +32,9 @@ ACTION_STATE = Table(
         Column("state", "String", low_cardinality=True),
         Column("plan", "String", codec="ZSTD(3)"),
         Column("result", "String", codec="ZSTD(3)"),
+        # the incident's cluster, stored as '' for the default one (rows from before it read
+        # '' too): isolations are per (cluster, node); not in the key, so no key change
+        Column("cluster", "String", low_cardinality=True, since=ACTION_CLUSTER_MIGRATION),
     ),
     order_by=("action_id", "seq"),
     partition_by="",

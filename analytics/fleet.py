@@ -44,8 +44,8 @@ class Marks:
     """What makes a GPU's state besides its telemetry: incidents and actions (a few dozen).
 
     Node keys are `cluster/node`, GPU keys `cluster/node/gpu`, with the stored cluster ('' for
-    the default one); a cluster name has no '/', so no two keys collide. Isolations are by
-    node name alone: the action engine's records name no cluster.
+    the default one); a cluster name has no '/', so no two keys collide. Isolations are node
+    keys too: the action engine records the cluster of every action.
     """
 
     inspection: tuple[str, ...] = ()
@@ -65,7 +65,8 @@ def _gpu_states(db: str, where: str) -> str:
     """Each GPU's latest state, as gpu_state() in diagnosis/health.py decides it."""
     return (
         "SELECT cluster, node, gpu, temp, multiIf("
-        "has(%(inspection)s, node), 'inspection', has(%(isolated)s, node), 'isolated', "
+        "has(%(inspection)s, concat(cluster, '/', node)), 'inspection', "
+        "has(%(isolated)s, concat(cluster, '/', node)), 'isolated', "
         "err != '', 'lost', has(%(suspect_gpus)s, concat(cluster, '/', node, '/', toString(gpu))) "
         "OR has(%(suspect_nodes)s, concat(cluster, '/', node)), 'suspect', 'healthy') AS state "
         "FROM (SELECT cluster, node, gpu, argMax(nvml_error, ts) AS err, "

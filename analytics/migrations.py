@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from analytics.action_tables import ACTION_TABLES
+from analytics.action_tables import ACTION_CLUSTER_MIGRATION, ACTION_STATE, ACTION_TABLES
 from analytics.api_tables import API_TABLES
 from analytics.incident_tables import INCIDENT_STATE, INCIDENT_TABLES
 from analytics.prediction_tables import PREDICTION_TABLES
@@ -132,6 +132,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         REPLICA_TABLES_MIGRATION,
         "replica claims, heartbeats and api write generations",
         lambda db, _features, _days: replica_tables_ddl(db),
+    ),
+    # isolations name the cluster of their node: an `n1` isolated in one cluster only
+    Migration(
+        ACTION_CLUSTER_MIGRATION,
+        "cluster column on action state",
+        _add_columns((ACTION_STATE,), ACTION_CLUSTER_MIGRATION),
     ),
 )
 

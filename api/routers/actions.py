@@ -19,7 +19,7 @@ from api.models import ERRORS, Page, Reason
 from api.pagination import decode_seq_cursor, encode_cursor
 from api.problems import NotFound
 from diagnosis.incident_store import load_incident
-from ingest.schema import CLUSTER_PATTERN
+from ingest.schema import CLUSTER_PATTERN, DEFAULT_CLUSTER
 
 router = APIRouter(responses=ERRORS, prefix="/v1", tags=["actions"])
 PENDING = "pending"  # the console's word for awaiting_approval
@@ -30,6 +30,7 @@ class ActionView(BaseModel):
 
     id: str
     incident_id: str
+    cluster: str = Field(DEFAULT_CLUSTER, description="Cluster of the incident and target.")
     kind: str
     target: dict[str, Any]
     risk: str
@@ -210,6 +211,7 @@ def _view(row: ActionRow, mode: str) -> ActionView:
     return ActionView(
         id=plan.action_id,
         incident_id=plan.incident_id,
+        cluster=plan.cluster,
         kind=plan.kind.value,
         target=plan.target.model_dump(exclude_none=True),
         risk=plan.risk.value,

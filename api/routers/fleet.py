@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, Response
 
-from actions.views import isolated_nodes
+from actions.views import isolations
 from analytics.ops import gpu_latest, gpu_series, latest_data_time, xid_history
 from analytics.prediction.risk import gpu_risk
 from analytics.tables import cluster_name
@@ -138,7 +138,7 @@ def _compute_fleet(ctx: ApiContext) -> list[GpuHealth]:
         cluster: suspects_by_component(incidents)
         for cluster, incidents in by_cluster(ctx.live_incidents()).items()
     }
-    isolated = isolated_nodes(ctx.store)  # by node name: actions name no cluster
+    isolated = isolations(ctx.store)  # by (cluster, node): n1 of one cluster only
     risk = {
         (str(r["node"]), int(r["gpu"])): float(r["risk"])
         for r in gpu_risk(ctx.store, horizon_h=ctx.risk_horizon_h, limit=1_000_000).to_dict(
@@ -173,7 +173,9 @@ def _compute_fleet(ctx: ApiContext) -> list[GpuHealth]:
                 node=key[0],
                 cluster=cluster,
                 gpu=key[1],
-                state=gpu_state(error, bool(named), bool(node_named), isolated.get(key[0])),
+                state=gpu_state(
+                    error, bool(named), bool(node_named), isolated.get((cluster, key[0]))
+                ),
                 last_seen=datetime.fromtimestamp(int(last_ts), UTC),
                 temp_c=finite(temp_c),
                 power_w=finite(power_w),

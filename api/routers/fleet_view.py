@@ -13,7 +13,7 @@ from typing import Literal
 
 from fastapi import APIRouter, Path, Query, Response
 
-from actions.views import isolated_nodes
+from actions.views import isolations
 from analytics.fleet import NO_GROUP, STATES, Marks, clusters_seen, fleet_by_job, job_group_nodes
 from analytics.ops import latest_data_time
 from analytics.tables import cluster_name, stored_cluster
@@ -138,7 +138,10 @@ def _marks(ctx: ApiContext) -> Marks:
             stored = stored_cluster(cluster)
             gpus |= {f"{stored}/{node}/{gpu}" for node, gpu in by_gpu}
             nodes |= {f"{stored}/{node}" for node in by_node}
-        isolated = isolated_nodes(ctx.store)
+        isolated = {
+            f"{stored_cluster(cluster)}/{node}": kind
+            for (cluster, node), kind in isolations(ctx.store).items()
+        }
         return Marks(
             inspection=tuple(sorted(n for n, k in isolated.items() if k == "hardware_inspection")),
             isolated=tuple(sorted(n for n, k in isolated.items() if k != "hardware_inspection")),

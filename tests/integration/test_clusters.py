@@ -8,11 +8,20 @@ time: two incidents, and every list of the API filters by cluster.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
+from actions import store as action_store
+from actions.engine import ActionEngine, EngineConfig
+from actions.executors.local import LocalCluster, local_executors
+from actions.model import ActionKind, Mode, State
+from actions.policy import Match, Policy, Rule, Step
+from actions.registry import ActionRegistry
+from actions.views import isolations
 from analytics.columns import ColumnBatch
 from analytics.migrations import MIGRATIONS, migrate
 from analytics.store import EmbeddedStore, ServerStore, Store
@@ -21,6 +30,8 @@ from analytics.writer import ClickHouseWriter
 from api.app import create_app
 from api.auth import Role, TokenBook
 from api.context import ApiContext
+from diagnosis.incident_store import load_incident
+from diagnosis.incidents import Incident
 from diagnosis.model import Category
 from diagnosis.worker import DiagnosisWorker, WorkerSettings
 from ingest.kafka_bus import KafkaBus
@@ -171,3 +182,74 @@ def test_the_cluster_migration_keeps_old_rows_in_the_default_cluster(
     finally:
         store.command(f"DROP DATABASE IF EXISTS `{store.database}`")
         store.close()
+
+
+def _isolating_engine(store: Store, incident: Incident) -> ActionEngine:
+    """An engine that isolates a GPU incident's node on the demo backend, at incident time."""
+    policy = Policy(
+        version=1,
+        rules=[
+            Rule(
+                name="isolate",
+                match=Match(categories=[Category.GPU_HARDWARE]),
+                ladder=[Step(kind=ActionKind.ISOLATE_NODE)],
+            )
+        ],
+    )
+    return ActionEngine(
+        store,
+        ActionRegistry(local_executors(LocalCluster())),
+        policy,
+        EngineConfig(mode=Mode.AUTO),
+        clock=lambda: incident.updated_at or incident.detected_at,
+    )
+
+
+def test_an_isolation_is_in_its_incidents_cluster_only(api, server_store):
+    client, auth = api
+
+    def get(path: str) -> Any:
+        response = client.get(path, headers=auth)
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    def incident_of(cluster: str) -> Incident:
+        (found,) = [
+            i
+            for i in get(f"/v1/incidents?cluster={cluster}")["items"]
+            if i["category"] == Category.GPU_HARDWARE.value
+        ]
+        return load_incident(server_store, found["id"])
+
+    west = incident_of(WEST)
+    (action,) = _isolating_engine(server_store, west).handle(west)
+    assert (action.state, action.plan.target.node, action.plan.cluster) == (State.DONE, "n1", WEST)
+
+    gpus = get(f"/v1/gpus?cluster={WEST}")["items"]
+    assert {(g["node"], g["gpu"]) for g in gpus if g["state"] == "isolated"} == {
+        ("n1", gpu) for gpu in range(8)
+    }
+    default = get(f"/v1/gpus?cluster={DEFAULT_CLUSTER}")["items"]
+    assert len(default) == 16 and not [g for g in default if g["state"] == "isolated"]
+    assert {g["state"] for g in default if g["node"] == "n1"} >= {"suspect"}
+    nodes = {n["node"]: n["state"] for n in get(f"/v1/nodes?cluster={WEST}")["items"]}
+    assert nodes["n1"] == "isolated" and nodes["n2"] != "isolated"
+    nodes = {n["node"]: n["state"] for n in get(f"/v1/nodes?cluster={DEFAULT_CLUSTER}")["items"]}
+    assert "isolated" not in nodes.values()
+    (group,) = get(f"/v1/fleet/groups?cluster={WEST}")["groups"]
+    assert group["states"]["isolated"] == 8
+    (group,) = get(f"/v1/fleet/groups?cluster={DEFAULT_CLUSTER}")["groups"]
+    assert group["states"]["isolated"] == 0
+    (listed,) = get(f"/v1/actions?cluster={WEST}")["items"]
+    assert listed["cluster"] == WEST and listed["status"] == "done"
+    assert get(f"/v1/actions?cluster={DEFAULT_CLUSTER}")["items"] == []
+    assert isolations(server_store) == {(WEST, "n1"): ActionKind.ISOLATE_NODE.value}
+
+    # the same node name isolated in the default cluster too: two nodes for the breaker
+    default_incident = incident_of(DEFAULT_CLUSTER)
+    since = west.detected_at - timedelta(hours=1)
+    assert action_store.isolated_since(server_store, since) == 1
+    (other,) = _isolating_engine(server_store, default_incident).handle(default_incident)
+    assert (other.state, other.plan.cluster) == (State.DONE, DEFAULT_CLUSTER)
+    assert action_store.isolated_since(server_store, since) == 2
+    assert set(isolations(server_store)) == {(WEST, "n1"), (DEFAULT_CLUSTER, "n1")}
