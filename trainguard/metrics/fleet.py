@@ -26,11 +26,12 @@ from prometheus_client.registry import Collector
 from actions.model import FINAL_STATES, ActionKind, State
 from actions.safety import BREAKER, BreakerLimits
 from actions.store import breaker_state, isolated_since
-from actions.views import isolated_nodes
+from actions.views import isolations
 from analytics.action_tables import ACTION_STATE
 from analytics.incident_tables import INCIDENT_TRANSITIONS, INCIDENTS
 from analytics.ops import gpu_latest, job_progress, latest_data_time
 from analytics.store import Store, StoreError
+from analytics.tables import cluster_name
 from diagnosis.health import (
     HEALTHY,
     INSPECTION,
@@ -41,6 +42,7 @@ from diagnosis.health import (
     suspects_by_component,
 )
 from diagnosis.incident_store import IncidentFilter, all_incidents
+from diagnosis.incidents import Incident
 from diagnosis.model import IncidentStatus
 
 log = logging.getLogger(__name__)
@@ -66,15 +68,24 @@ def gpu_states(store: Store) -> list[Metric]:
             *all_incidents(store, IncidentFilter(status=IncidentStatus.OPEN)),
             *all_incidents(store, IncidentFilter(status=IncidentStatus.MITIGATING)),
         ]
-        by_gpu, by_node = suspects_by_component(live)
-        isolated = isolated_nodes(store)
-        for node, gpu, error in zip(
-            frame["node"].tolist(), frame["gpu"].tolist(), frame["nvml_error"].tolist(), strict=True
+        # node names are unique within one cluster only: suspects and isolations per cluster
+        live_by_cluster: dict[str, list[Incident]] = {}
+        for inc in live:
+            live_by_cluster.setdefault(inc.cluster, []).append(inc)
+        suspects = {c: suspects_by_component(incs) for c, incs in live_by_cluster.items()}
+        isolated = isolations(store)
+        for stored, node, gpu, error in zip(
+            frame["cluster"].tolist(),
+            frame["node"].tolist(),
+            frame["gpu"].tolist(),
+            frame["nvml_error"].tolist(),
+            strict=True,
         ):
+            cluster = cluster_name(stored)
+            by_gpu, by_node = suspects.get(cluster, ({}, {}))
             key = (str(node), int(gpu))
-            counts[
-                gpu_state(str(error or ""), key in by_gpu, key[0] in by_node, isolated.get(key[0]))
-            ] += 1
+            isolation = isolated.get((cluster, key[0]))
+            counts[gpu_state(str(error or ""), key in by_gpu, key[0] in by_node, isolation)] += 1
     family = GaugeMetricFamily(
         "trainguard_gpus",
         "GPUs seen in the last 10 minutes of telemetry, by health state "
