@@ -70,6 +70,9 @@ class EngineConfig(BaseModel):
     mode: Mode = Mode.DRY_RUN
     actor: str = Field("trainguard-act", min_length=1, max_length=200)
     incident_ttl_s: float = Field(3600.0, gt=0, description="Older incidents never act.")
+    cluster: str | None = Field(
+        None, description="Act on this cluster's incidents only (None: every cluster's)."
+    )
     breaker: BreakerLimits = BreakerLimits(fleet_nodes=1000)
     budgets: Budgets = Budgets()
 
@@ -122,6 +125,8 @@ class ActionEngine:
         return self.run(incident.id)
 
     def _actionable(self, incident: Incident) -> bool:
+        if self.config.cluster is not None and incident.cluster != self.config.cluster:
+            return False  # another cluster's act process owns it: nothing to audit here
         age = (self.clock() - (incident.updated_at or incident.detected_at)).total_seconds()
         if age > self.config.incident_ttl_s:
             self.out.audit("stale", incident_id=incident.id, detail={"age_s": round(age)})

@@ -140,7 +140,10 @@ def build_engine(
         window_s=settings.breaker_window_s,
     )
     config = EngineConfig(
-        mode=Mode(settings.mode), breaker=limits, incident_ttl_s=settings.incident_ttl_s
+        mode=Mode(settings.mode),
+        breaker=limits,
+        incident_ttl_s=settings.incident_ttl_s,
+        cluster=settings.cluster,
     )
     producer = bus.producer() if bus is not None else None
     return ActionEngine(

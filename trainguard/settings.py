@@ -278,6 +278,12 @@ class ActSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="TG_ACT_", extra="ignore")
 
     mode: Literal["dry_run", "approve", "auto"] = Field("dry_run", description="Start safe.")
+    cluster: str | None = Field(
+        None,
+        pattern=CLUSTER_PATTERN,
+        description="The one cluster whose incidents this process acts on (TG_ACT_CLUSTER): "
+        "its executors reach that cluster's Slurm or Kubernetes; unset: every cluster's.",
+    )
     group: str = Field("trainguard-act", min_length=1, description="Kafka consumer group.")
     policy: Path | None = Field(None, description="Policy YAML (default: the shipped one).")
     executor: Literal["slurm", "kubernetes", "local"] = Field(

@@ -148,3 +148,16 @@ def test_windows_round_trip_on_the_server_and_chdb(store_kind, request):
     assert {w.id for w in list_windows(store)} == {first.id, later.id}
     back = next(w for w in list_windows(store) if w.id == first.id)
     assert back.model_dump(exclude={"created_at"}) == first.model_dump(exclude={"created_at"})
+
+
+def test_an_act_process_of_one_cluster_leaves_other_clusters_incidents_alone(server_store, kube):
+    engine, _ = _engine(server_store, kube)
+    engine.config = engine.config.model_copy(update={"cluster": "west"})
+    elsewhere = make_incident(1, node="gpu-1").model_copy(update={"cluster": "east"})
+    assert engine.handle(elsewhere) == []
+    assert not kube.nodes["gpu-1"]["spec"].get("unschedulable") and not kube.events
+    assert _events(server_store, elsewhere.id) == []  # east's act process audits it, not this
+    own = make_incident(2, node="gpu-1").model_copy(update={"cluster": "west"})
+    actions = engine.handle(own)
+    assert actions[0].state == State.DONE and actions[0].plan.cluster == "west"
+    assert kube.nodes["gpu-1"]["spec"]["unschedulable"] is True
