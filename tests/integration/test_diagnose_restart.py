@@ -275,7 +275,8 @@ def test_events_dated_year_1_and_2200_are_refused_and_diagnosis_goes_on(
     (incident,) = load_incidents(server_store)
     assert incident.category == Category.GPU_HARDWARE and incident.detected_at == at(30)
 
-    _stored(sink, len(poison) + 1)
+    _stored(sink, len(poison) + 1)  # consumed; its batch's dead letters are written after
+    wait_for(lambda: len(dead_letters(server_store)) >= 4, 60, "the sink's 4 dead letters")
     letters = dead_letters(server_store)
     reasons = " | ".join(sorted(letters["reason"]))
     assert len(letters) == 4, reasons
