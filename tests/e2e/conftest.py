@@ -26,6 +26,7 @@ from analytics.migrations import migrate
 from analytics.store import ServerStore
 from api.app import create_app
 from api.auth import Role
+from api.context import ApiContext
 from tests.api_fixtures import api_context, populate
 from tests.integration.conftest import REPO, Services, services  # noqa: F401 (fixture)
 
@@ -62,22 +63,30 @@ def live_api(services: Services) -> Iterator[LiveApi]:  # noqa: F811
     )
     migrate(store)
     populate(store)
-    context = api_context(store)  # with the action engine in approve mode: steps wait
+    # with the action engine in approve mode: steps wait
+    yield from serve_api(api_context(store))
+
+
+def serve_api(context: ApiContext) -> Iterator[LiveApi]:
+    """Serve `context` with uvicorn in a thread, a token per role; drop its database after."""
+    store = context.store
     tokens = {r.value: context.tokens.create(f"{r.value}-user", r) for r in Role}
-    app = create_app(context)
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    config = uvicorn.Config(create_app(context), host="127.0.0.1", port=port, log_level="warning")
+    server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
     while not server.started and time.monotonic() < deadline:
         time.sleep(0.05)
     assert server.started, "uvicorn did not start"
-    yield LiveApi(f"http://127.0.0.1:{port}", tokens, store)
-    server.should_exit = True
-    thread.join(timeout=10)
-    store.command(f"DROP DATABASE IF EXISTS `{store.database}`")
-    store.close()
+    try:
+        yield LiveApi(f"http://127.0.0.1:{port}", tokens, store)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        store.command(f"DROP DATABASE IF EXISTS `{store.database}`")
+        store.close()
 
 
 @pytest.fixture(scope="module")

@@ -9,24 +9,20 @@ keeps the per-GPU map. Timing is measured by bench/console.py.
 
 from __future__ import annotations
 
-import threading
-import time
 import uuid
 from collections.abc import Iterator
 
 import pytest
-import uvicorn
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webdriver import WebDriver
 
 from analytics.migrations import migrate
 from analytics.store import ServerStore
-from api.app import create_app
-from api.auth import Role, TokenBook
+from api.auth import TokenBook
 from api.context import ApiContext
 from bench.console_fleet import Fleet, fill
-from tests.e2e.conftest import LiveApi, free_port
+from tests.e2e.conftest import LiveApi, serve_api
 from tests.e2e.test_console import Console
 from tests.integration.conftest import Services
 
@@ -45,21 +41,7 @@ def live_api(services: Services) -> Iterator[LiveApi]:
     fill(store, FLEET)
     fill(store, WEST, cluster="west")
     context = ApiContext(store=store, tokens=TokenBook(store), checks={"clickhouse": lambda: None})
-    tokens = {r.value: context.tokens.create(f"{r.value}-user", r) for r in Role}
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(context), host="127.0.0.1", port=free_port(), log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert server.started, "uvicorn did not start"
-    yield LiveApi(f"http://127.0.0.1:{server.config.port}", tokens, store)
-    server.should_exit = True
-    thread.join(timeout=10)
-    store.command(f"DROP DATABASE IF EXISTS `{store.database}`")
-    store.close()
+    yield from serve_api(context)
 
 
 def _choose(page: Console, label: str, value: str) -> None:

@@ -18,11 +18,8 @@ from actions import store as db
 from actions.claims import Claims
 from actions.model import ActionKind, State
 from analytics.migrations import CLAIMS_TABLE
-from analytics.writer import ClickHouseWriter
-from ingest.bus import Record
-from ingest.schema import TrainStep
 from tests.actions_builders import make_incident
-from tests.integration.actions_helpers import cleanup_nodes
+from tests.integration.actions_helpers import cleanup_nodes, log_training_steps
 from tests.integration.conftest import process_env, wait_for
 from tests.integration.replica_helpers import Replicas, running
 from trainguard.act_cli import build_engine
@@ -191,11 +188,7 @@ def test_a_replica_killed_mid_ladder_is_taken_over_without_repeating_a_step(
             "the surviving replica to take the step over after the lease",
         )
         assert _audited(server_store, incident.id, "reconciled") == ["verify_progress"]
-        writer = ClickHouseWriter(server_store)
-        steps = [
-            TrainStep(job_id=name, step=s, rank=0, node="vm", ts=datetime.now(UTC)) for s in (1, 2)
-        ]
-        writer.write([(Record("it.train", 0, i, None, b"", 0), e) for i, e in enumerate(steps)], [])
+        log_training_steps(server_store, name)
         wait_for(
             lambda: (
                 _state(server_store, incident.id, ActionKind.REBOOT_NODE)

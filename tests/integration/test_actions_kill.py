@@ -12,11 +12,8 @@ import pytest
 
 from actions import store as db
 from actions.model import ActionKind, State
-from analytics.writer import ClickHouseWriter
-from ingest.bus import Record
-from ingest.schema import TrainStep
 from tests.actions_builders import make_incident
-from tests.integration.actions_helpers import cleanup_nodes
+from tests.integration.actions_helpers import cleanup_nodes, log_training_steps
 from tests.integration.conftest import REPO, process_env, wait_for
 
 pytestmark = pytest.mark.integration
@@ -107,11 +104,7 @@ def test_sigkill_mid_ladder_then_restart_does_every_side_effect_once(
             "the restarted engine to wait on progress again",
         )
         # the restarted job trains again: two steps land in train_steps
-        writer = ClickHouseWriter(server_store)
-        steps = [
-            TrainStep(job_id=name, step=s, rank=0, node="vm", ts=datetime.now(UTC)) for s in (1, 2)
-        ]
-        writer.write([(Record("it.train", 0, i, None, b"", 0), e) for i, e in enumerate(steps)], [])
+        log_training_steps(server_store, name)
         wait_for(
             lambda: (
                 _state(server_store, incident.id, ActionKind.REBOOT_NODE)
