@@ -7,13 +7,20 @@ import os
 import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from ingest.event_time import DEFAULT_MAX_AGE_S, DEFAULT_MAX_LEAD_S, EventTimePolicy
 from ingest.schema import CLUSTER_PATTERN, DEFAULT_CLUSTER
+
+# where a process serves /metrics: off unless a port is set, loopback unless told otherwise
+LOOPBACK = "127.0.0.1"
+MetricsPort = Annotated[int | None, Field(ge=1, le=65535, description="Serve /metrics here.")]
+MetricsHost = Annotated[
+    str, Field(description="Listen address of /metrics (0.0.0.0: every interface).")
+]
 
 
 class StoreSettings(BaseSettings):
@@ -113,10 +120,8 @@ class SinkProcessSettings(BaseSettings):
     batch_records: int = Field(20_000, ge=1, le=500_000)
     batch_seconds: float = Field(1.0, gt=0, le=60)
     retry_max_s: float = Field(30.0, gt=0)
-    metrics_port: int | None = Field(None, ge=1, le=65535, description="Serve /metrics here.")
-    metrics_host: str = Field(
-        "127.0.0.1", description="Listen address of /metrics (0.0.0.0: every interface)."
-    )
+    metrics_port: MetricsPort = None
+    metrics_host: MetricsHost = LOOPBACK
 
 
 class EventTimeSettings(BaseSettings):
@@ -167,10 +172,8 @@ class DiagnoseSettings(BaseSettings):
     publish_interval_s: float = Field(
         5.0, ge=0, le=600, description="Least wall time between revisions of one incident."
     )
-    metrics_port: int | None = Field(None, ge=1, le=65535, description="Serve /metrics here.")
-    metrics_host: str = Field(
-        "127.0.0.1", description="Listen address of /metrics (0.0.0.0: every interface)."
-    )
+    metrics_port: MetricsPort = None
+    metrics_host: MetricsHost = LOOPBACK
     metrics_cache_s: float = Field(
         15.0,
         ge=0,
@@ -345,10 +348,8 @@ class ActSettings(BaseSettings):
         pattern=r"^https?://[^\s]+$",
         description="The console's external URL: webhooks, pages and alerts link back to it.",
     )
-    metrics_port: int | None = Field(None, ge=1, le=65535, description="Serve /metrics here.")
-    metrics_host: str = Field(
-        "127.0.0.1", description="Listen address of /metrics (0.0.0.0: every interface)."
-    )
+    metrics_port: MetricsPort = None
+    metrics_host: MetricsHost = LOOPBACK
     metrics_cache_s: float = Field(
         15.0,
         ge=0,
