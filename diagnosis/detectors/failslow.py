@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from statistics import median
 
-from diagnosis.model import Action, Blame, Category, ComponentKind, Finding, Severity
+from diagnosis.detectors.trend import job_slowdown
+from diagnosis.model import Finding
 from ingest.schema import EventBase, TrainStep
 
 RULE = "implicit.failslow.step_time"
@@ -114,15 +115,4 @@ class FailSlowDetector:
             f"(median {current:.4g} s vs {baseline:.4g} s, change-point test over its own "
             f"jitter, at step {self._last.step})"
         )
-        return [
-            Finding(
-                category=Category.STRAGGLER,
-                blame=Blame.UNKNOWN,
-                component=ComponentKind.JOB,
-                severity=Severity.WARNING,
-                action=Action.CAPTURE_DIAGNOSTICS,
-                line=line,
-                confidence=min(0.9, 0.5 + 2 * (ratio - 1.0)),
-                rule=RULE,
-            )
-        ]
+        return [job_slowdown(line, min(0.9, 0.5 + 2 * (ratio - 1.0)), RULE)]

@@ -110,18 +110,21 @@ class _TrendDetector:
             f"(median {t.current:.4g} vs {t.baseline:.4g}, last {self.config.window} steps, "
             f"at step {self._last_step})"
         )
-        return [
-            Finding(
-                category=Category.STRAGGLER,
-                blame=Blame.UNKNOWN,
-                component=ComponentKind.JOB,
-                severity=Severity.WARNING,
-                action=Action.CAPTURE_DIAGNOSTICS,
-                line=line,
-                confidence=min(0.95, 0.5 + (ratio - 1.0)),
-                rule=self.rule,
-            )
-        ]
+        return [job_slowdown(line, min(0.95, 0.5 + (ratio - 1.0)), self.rule)]
+
+
+def job_slowdown(line: str, confidence: float, rule: str) -> Finding:
+    """Return the finding of a job whose steps slowed (the blame is localization's to find)."""
+    return Finding(
+        category=Category.STRAGGLER,
+        blame=Blame.UNKNOWN,
+        component=ComponentKind.JOB,
+        severity=Severity.WARNING,
+        action=Action.CAPTURE_DIAGNOSTICS,
+        line=line,
+        confidence=confidence,
+        rule=rule,
+    )
 
 
 class StragglerDetector(_TrendDetector):
