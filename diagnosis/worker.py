@@ -147,6 +147,7 @@ class DiagnosisWorker:
         self._paused_s = 0.0  # input pauses longer than the lateness allowance, summed
         self._unconfirmed: set[TopicPartition] = set()  # silent since the last pause
         self._resumed = 0.0  # flowing time when input resumed after the last pause
+        self._resumed_at = 0.0  # monotonic time of the same
         self._last_commit = monotonic()
         self._last_status = monotonic()
         self._published: dict[str, tuple[float, int]] = {}  # id -> (when, revision)
@@ -182,13 +183,15 @@ class DiagnosisWorker:
             # a pause in all input (a broker outage, a quiet cluster) is not a partition's
             # silence: partitions are judged idle in the time records were flowing
             paused = now - self._last_record - self.settings.lateness_s
+            self._last_record = now
             if paused > 0:
                 # what the consumer knew of each partition's end predates the pause: until a
-                # partition delivers again, it is not known to be caught up
+                # partition delivers again, or the consumer has fetched them all since, it is
+                # not known to be caught up
                 self._paused_s += paused
                 self._unconfirmed = set(self.consumer.assignment())
                 self._resumed = self._flow()
-            self._last_record = now
+                self._resumed_at = now
             self._buffer(records)
         if not self._restored and (self._heap or self._nothing_to_read(now)):
             # before anything is fed: what was read first is where this worker resumes
@@ -365,6 +368,15 @@ class DiagnosisWorker:
         owned = self.consumer.assignment()
         if not owned:
             return None  # between assignments (a rebalance): the partitions come back
+        if (
+            self._unconfirmed
+            and self._monotonic() - self._resumed_at >= self.settings.idle_partition_s
+        ):
+            # the consumer has fetched every partition since input resumed, so what it says
+            # of their ends is current again (in flowing time this never comes if the input
+            # stops for good right after the burst: a partition that had nothing to deliver
+            # would hold every buffered event back forever)
+            self._unconfirmed.clear()
         holding: list[datetime] = []
         behind = owned - self.consumer.caught_up()
         for tp in behind | (owned & self._unconfirmed):

@@ -152,3 +152,48 @@ def test_a_resolved_incident_takes_no_evidence_but_explains_consequences(embedde
     # the ranks' CUDA errors that follow are still the resolved GPU's consequences: they are
     # absorbed, not turned into an application incident; the other job's hang is its own
     assert sorted(i.category for i in after.values()) == [Category.GPU_HARDWARE, Category.HANG]
+
+
+class _Clock:
+    """Monotonic time the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.t = 1_000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+@pytest.mark.parametrize("silence_s", [3, 10])
+def test_a_burst_after_silence_is_fed_without_draining(embedded_store, tmp_path, silence_s):
+    """A worker that waited in silence, then read a whole run at once, feeds it all.
+
+    Some partitions stay empty (the twin's keys hash to a few), and the input stops for good
+    after the burst: those partitions must not hold the buffered events back forever (the
+    worker of `trainguard diagnose` never drains; only the end of a test did).
+    """
+    bus = InProcessBus(Topics("burst."), partitions=8)
+    clock = _Clock()
+    worker = DiagnosisWorker(
+        bus.consumer("burst.diagnose", bus.topics.telemetry()),
+        bus.producer(),
+        embedded_store,
+        bus.topics,
+        settings=WorkerSettings(publish_interval_s=0, poll_timeout_s=0.01, batch_records=1_000_000),
+        monotonic=clock,
+    )
+    for _ in range(silence_s):  # the worker starts and waits: no telemetry yet
+        worker.step()
+        clock.t += 1.0
+    _truth, sent = _twin(bus, tmp_path / "rec")
+    ends = {tp: n for t in bus.topics.telemetry() for tp, n in bus.end_offsets(t).items()}
+    assert 0 in ends.values(), "every partition got records: the case is not exercised"
+    for _ in range(120):  # two minutes of silence after the burst, one poll a second
+        worker.step()
+        clock.t += 1.0
+    assert worker.stats.consumed == sent
+    assert worker.stats.fed == sent - worker.stats.refused_time
+    assert {i.category for i in load_incidents(embedded_store)} >= {
+        Category.GPU_HARDWARE,
+        Category.HANG,
+    }
