@@ -6,7 +6,9 @@
 - Findings that differ only in their evidence line collapse into one, which keeps the first
   line and the highest confidence: 800,000 identical Xid 95 lines give one finding. Finding
   has no count field, so how many lines collapsed is not reported.
-- Consecutive Megatron iteration lines of one stream feed the spike and slowdown checks.
+- Consecutive Megatron iteration lines of one stream feed the spike and slowdown checks;
+  consecutive generic step-time lines (``Iteration took N s``) feed a coarser slowdown check;
+  per-device rate lines of one shape feed the slow-peer check (diagnosis/explain/peers.py).
 - A rank's death by a signal is read from the signal alone with low confidence; an OOM-killer
   line (SIGKILL) or a shared-memory error (SIGBUS) in the same input raises it to 0.85.
 - `node` names the machine the text came from and always wins; without it the host a line's
@@ -20,11 +22,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from diagnosis.catalog import Verdict
+from diagnosis.explain.peers import rate_of, slow_peer
 from diagnosis.explain.records import Record, records
 from diagnosis.explain.rules import Hit, normalize_pci, rule_set
 from diagnosis.explain.rules_process import CONFIRMED_CONFIDENCE, EVIDENCE
-from diagnosis.explain.training import Iteration, parse_iteration, sequence_findings
-from diagnosis.model import Finding, Severity
+from diagnosis.explain.training import (
+    SLOWDOWN,
+    Iteration,
+    parse_iteration,
+    parse_step_seconds,
+    sequence_findings,
+    step_time_slowdown,
+)
+from diagnosis.model import Action, Blame, Category, ComponentKind, Finding, Severity
 
 MAX_EVIDENCE = 1000
 """Characters of an evidence line kept in a finding."""
@@ -34,6 +44,15 @@ _SEVERITY_ORDER = {Severity.CRITICAL: 0, Severity.ERROR: 1, Severity.WARNING: 2,
 _TB_HEADER = re.compile(r"^\s*Traceback \(most recent call last\):")
 _FRAME = re.compile(r'^\s*(?:File "[^"]*", line \d+|line \d+, in \S+|frame #\d+: )')
 _SMI_GPU = re.compile(r"^GPU (?P<pci>[0-9A-Fa-f]{8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\s*$")
+SLOW_DEVICE = Verdict(
+    Category.STRAGGLER,
+    Blame.INFRASTRUCTURE,
+    ComponentKind.GPU,
+    Severity.WARNING,
+    Action.HARDWARE_INSPECTION,
+    0.5,
+)
+"""One device's rate far below its peers' in a per-device report (diagnosis/explain/peers.py)."""
 _SMI_RULES = frozenset({"gpu.remap_failure", "gpu.remap_pending", "gpu.ecc_counter"})
 
 Key = tuple[str, Verdict, str | None, int | None, str | None, int | None, int | None]
@@ -57,6 +76,10 @@ class _State:
     streams: dict[tuple[str | None, int | None, int | None], list[tuple[Iteration, Record]]] = (
         field(default_factory=dict)
     )
+    step_times: dict[tuple[str | None, int | None, int | None], list[tuple[float, Record]]] = field(
+        default_factory=dict
+    )
+    peers: dict[str, list[tuple[str, float, Record]]] = field(default_factory=dict)
     memo: dict[tuple[str, bool], tuple[Hit, float] | None] = field(default_factory=dict)
     in_traceback: set[tuple[str | None, int | None, int | None]] = field(default_factory=set)
     smi_pci: str | None = None
@@ -122,6 +145,10 @@ def _visit(state: _State, rec: Record) -> None:
         return
     result = _classify(state, rec.body, exception_line)
     if result is None:
+        peer = rate_of(rec.body)
+        if peer is not None:
+            shape, device, rate = peer
+            state.peers.setdefault(shape, []).append((device, rate, rec))
         return
     hit, confidence = result
     state.add(hit.rule, hit.verdict, hit, rec, confidence)
@@ -130,15 +157,29 @@ def _visit(state: _State, rec: Record) -> None:
         if it is not None:
             stream = (state.node or rec.host, rec.rank, rec.local_rank)
             state.streams.setdefault(stream, []).append((it, rec))
+    elif hit.rule == "training.step_time":
+        seconds = parse_step_seconds(rec.body)
+        if seconds is not None:
+            stream = (state.node or rec.host, rec.rank, rec.local_rank)
+            state.step_times.setdefault(stream, []).append((seconds, rec))
 
 
 def _sequences(state: _State) -> None:
-    """Add the spike and slowdown findings of every iteration stream."""
+    """Add the spike and slowdown findings of every iteration stream, generic step-time stream
+    and per-device rate group."""
     for stream in state.streams.values():
         iterations = [it for it, _ in stream]
         for position, verdict, rule_id in sequence_findings(iterations):
             rec = stream[position][1]
             state.add(rule_id, verdict, None, rec, verdict.confidence)
+    for group in state.peers.values():
+        slowest = slow_peer([(device, rate) for device, rate, _ in group])
+        if slowest is not None:
+            state.add("peers.slow_device", SLOW_DEVICE, None, group[slowest][2], 0.5)
+    for steps in state.step_times.values():
+        slow = step_time_slowdown([seconds for seconds, _ in steps])
+        if slow is not None:
+            state.add("training.step_slowdown", SLOWDOWN, None, steps[slow][1], 0.3)
 
 
 def _confirm(state: _State) -> None:

@@ -80,10 +80,15 @@ RULES: tuple[Rule, ...] = (
     rule(
         "nvlink.links_down",
         r"Unable to retrieve NVLink information as all links are inActive"
-        r"|NVRM: \w*knvlink\w*: .*\bfailed\b|^\s*D(?: D){7,}\s*$",
-        ("nvlink information", "knvlink", "d d d d"),
-        "NVLink failed without an Xid: every link inactive (nvidia-smi), a failed link discovery "
-        "(knvlink...), or dcgmi showing every link Down. Collectives over NVLink hang; reboot.",
+        r"|NVRM: \w*knvlink\w*: .*\bfailed\b|^\s*D(?: D){7,}\s*$"
+        r"|^\s*Link \d+: <inactive>\s*$"
+        r"|P2P is disabled between NVLINK connected GPUs \d+ and \d+",
+        ("nvlink information", "knvlink", "d d d d", "<inactive>", "nvlink connected gpus"),
+        "NVLink failed without an Xid: every link inactive (nvidia-smi), a link shown "
+        "'<inactive>' by nvidia-smi nvlink -s, a failed link discovery (knvlink...), dcgmi "
+        "showing every link Down, or NCCL's topology check finding P2P disabled between "
+        "NVLink-connected GPUs (src/graph/paths.cc: 'probably due to a hardware issue'). "
+        "Collectives over NVLink hang or fall back; reboot, then inspect.",
         _hw(S.ERROR, A.REBOOT_NODE, 0.7),
         flags=re.IGNORECASE,
     ),

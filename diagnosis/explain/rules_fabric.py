@@ -95,10 +95,19 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "fabric.peermem_missing",
-        r"(?:Failed to load|could not insert|ERROR: Module) '?(?:nv_peer_mem|nvidia[-_]peermem)\b",
-        ("failed to load", "could not insert", "error: module"),
+        r"(?:Failed to load|could not insert(?: module)?|ERROR: Module) '?(?:nv_peer_mem"
+        r"|nvidia[-_]peermem)\b|\b(?:nv_peer_mem|nvidia[-_]peermem): (?:disagrees about version "
+        r"of symbol|Unknown symbol) \w+",
+        (
+            "failed to load",
+            "could not insert",
+            "error: module",
+            "disagrees about version",
+            "unknown symbol",
+        ),
         "The GPUDirect RDMA peer-memory module (nvidia-peermem / nv_peer_mem) is missing or "
-        "does not load (built for another driver or IB stack): NCCL falls back to staging "
+        "does not load (built for another driver or IB stack; the module loader's 'disagrees "
+        "about version of symbol' / 'Unknown symbol' lines): NCCL falls back to staging "
         "through host memory or fails to register GPU buffers.",
         verdict(C.NETWORK, INFRA, K.NIC, S.ERROR, A.CHECK_NETWORK, 0.6),
     ),

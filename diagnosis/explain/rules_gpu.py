@@ -159,10 +159,23 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "gpu.thermal_violation",
-        r"GPU (?P<gpu>\d+) Thermal violations",
-        ("thermal violations",),
-        "dcgmi diag thermal-violation warning: the GPU throttles (cooling).",
+        r"GPU (?P<gpu>\d+) Thermal violations|Detected clock(?:s event| throttling) due to "
+        r"thermal violation in GPU (?P<gpu2>\d+)",
+        ("thermal violations", "thermal violation in gpu"),
+        "DCGM's thermal messages (dcgm_errors.h: diag 'Thermal violations totaling ...', health "
+        "watch 'Detected clocks event / clock throttling due to thermal violation in GPU N'): "
+        "the GPU throttles its clocks for heat (cooling, fan, thermal interface).",
         verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.HARDWARE_INSPECTION, 0.6),
+    ),
+    rule(
+        "gpu.below_performance",
+        r"Detected [\d.]+ \S+ for GPU (?P<gpu>\d+) which is below the threshold [\d.]+"
+        r"|did not reach desired stress level of [\d.]+ for GPU (?P<gpu2>\d+)",
+        ("which is below the threshold", "did not reach desired stress level"),
+        "DCGM measured a GPU below its expected performance (dcgm_errors.h "
+        "DCGM_FR_PERF_THRESHOLD 'Detected N <unit> for GPU N which is below the threshold N', "
+        "DCGM_FR_STRESS_LEVEL): a fail-slow GPU that slows every collective it is in.",
+        verdict(C.STRAGGLER, INFRA, K.GPU, S.WARNING, A.HARDWARE_INSPECTION, 0.6),
     ),
 )
 

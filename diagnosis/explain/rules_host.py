@@ -37,7 +37,9 @@ KERNEL_RULES: tuple[Rule, ...] = (
         r"|oom_reaper: reaped process|Memory cgroup out of memory|invoked oom-killer"
         r"|\boom_kill_process\b|\bout_of_memory(?:\.part\.\d+)?\+0x|mem_cgroup_out_of_memory"
         r"|\[ pid \]\s+uid\s+tgid\s+total_vm\s+rss|Tasks state \(memory values in pages\)"
-        r"|^Killed process \d+ \(.*\) total-vm:|Memory cgroup stats for /",
+        r"|^Killed process \d+ \(.*\) total-vm:|Memory cgroup stats for /"
+        r"|\bkilled as a result of limit of /"
+        r"|\bmemory(?:\+swap)?: usage \d+kB, limit \d+kB, failcnt \d+",
         (
             "out of memory",
             "oom-kill",
@@ -49,10 +51,15 @@ KERNEL_RULES: tuple[Rule, ...] = (
             "tasks state",
             "killed process",
             "memory cgroup stats",
+            "killed as a result of limit",
+            "memory: usage",
+            "memory+swap: usage",
         ),
         "The kernel OOM killer ended a process, in every phrasing the kernel has used (Killed "
         "/ Kill process ... or sacrifice child, cgroup, oom-kill constraint, oom_reaper, the "
-        "stack frames and the task dump header). Blame application: the victim is the largest "
+        "stack frames, the task dump header, and the cgroup v1 report lines of "
+        "mm/memcontrol.c: 'Task in ... killed as a result of limit of ...', 'memory: usage "
+        "NkB, limit NkB, failcnt N'). Blame application: the victim is the largest "
         "consumer, in practice the job (data loaders, pinned buffers); debatable.",
         _MEMORY,
     ),
@@ -73,17 +80,29 @@ KERNEL_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "host.pcie_fatal",
-        r"AER: Uncorrected \(Fatal\) error received|severity=Uncorrected \(Fatal\)",
-        ("uncorrected (fatal)",),
+        r"AER: (?:Multiple )?Uncorrect(?:ed|able) \(Fatal\) error (?:message )?received"
+        r"|severity=Uncorrect(?:ed|able) \(Fatal\)",
+        ("uncorrected (fatal)", "uncorrectable (fatal)"),
         "A fatal PCIe error (AER) on a host port: the devices behind it are unreliable.",
         _hardware(S.ERROR, A.REBOOT_NODE, 0.75),
     ),
     rule(
+        "host.pcie_recovery_failed",
+        r"AER: can't recover \(no error_detected callback\)|AER: device recovery failed",
+        ("can't recover", "device recovery failed"),
+        "PCIe error recovery failed (drivers/pci/pcie/err.c): the device's driver cannot recover "
+        "from the AER error, or the link reset did not bring it back; the device is unusable "
+        "until the node reboots.",
+        _hardware(S.ERROR, A.REBOOT_NODE, 0.7),
+    ),
+    rule(
         "host.pcie_error",
-        r"AER: (?:Multiple )?(?:Corrected|Uncorrected \(Non-Fatal\)) error (?:message )?"
-        r"received|PCIe Bus Error: severity=",
+        r"AER: (?:Multiple )?(?:Correct(?:ed|able)|Uncorrect(?:ed|able) \(Non-Fatal\)) error "
+        r"(?:message )?received|PCIe Bus Error: severity=",
         ("aer:", "pcie bus error"),
-        "A corrected or non-fatal PCIe error (AER): watch the link, it may degrade.",
+        "A corrected or non-fatal PCIe error (AER), in both spellings of drivers/pci/pcie/aer.c "
+        "('Corrected'/'Uncorrected' before Linux 6.x, 'Correctable'/'Uncorrectable' after): "
+        "watch the link, it may degrade.",
         _hardware(S.WARNING, A.MONITOR, 0.6),
     ),
     rule(

@@ -120,6 +120,15 @@ RULES: tuple[Rule, ...] = (
         _nic(S.ERROR, A.REBOOT_NODE, 0.75),
     ),
     rule(
+        "nic.efa_libfabric",
+        r"\bprov/efa/src/\S+:\d+|\blibfabric:\d+:\d+:efa:\w+:\S+:\d+:<warn>",
+        ("prov/efa", "libfabric:"),
+        "An error from libfabric's EFA provider (its messages carry the provider's source path, "
+        "prov/efa/src/..., or the libfabric log prefix with the efa provider): the job's EFA "
+        "transport failed; check the EFA device and driver before the job.",
+        _nic(S.ERROR, A.CHECK_NETWORK, 0.6),
+    ),
+    rule(
         "nic.efa_command_failed",
         r"infiniband (?:rdmap\w+|efa_\d+): Failed to (?:process|submit) command",
         ("failed to process command", "failed to submit command"),
@@ -130,9 +139,20 @@ RULES: tuple[Rule, ...] = (
         "rdma.port_down",
         r"==> \S+ \(Down\)|state:\s+PORT_DOWN|^\s*State: Down\s*$|Physical state: Polling"
         r"|ibpanic: .*failed|^\s*(?:Phys)?LinkState:\.+(?:Down|Polling|Disabled)\s*$"
-        r"|sys files not found \(/sys/class/infiniband",
-        ("(down)", "port_down", "state: down", "polling", "ibpanic", "linkstate:", "infiniband"),
-        "An InfiniBand/RoCE port is down (ibdev2netdev, ibv_devinfo, ibstat) or the IB tools "
+        r"|sys files not found \(/sys/class/infiniband"
+        r"|(?:^|\s)state:\s+1: DOWN\b|(?:^|\s)phys state:\s+(?:2: Polling|3: Disabled)\b",
+        (
+            "(down)",
+            "port_down",
+            "state: down",
+            "polling",
+            "ibpanic",
+            "linkstate:",
+            "infiniband",
+            "state:",
+        ),
+        "An InfiniBand/RoCE port is down (ibdev2netdev, ibv_devinfo, ibstat, ibstatus's "
+        "'state: 1: DOWN' / 'phys state: 3: Disabled') or the IB tools "
         "cannot read it: collectives over that rail fail or fall back.",
         _nic(S.WARNING, A.CHECK_NETWORK, 0.65),
     ),
@@ -148,10 +168,20 @@ RULES: tuple[Rule, ...] = (
         "rdma.verbs_failed",
         r"\bCall to ibv_\w+ failed|\bibv_\w+: (?:Invalid argument|Cannot allocate memory)"
         r"|failed on ibv_cmd_\w+|\bumem get failed|Failed to register memory \S+: Bad address"
-        r"|nvidia_p2p_get_pages\([^)]*\) failed",
-        ("ibv_", "umem get failed", "failed to register memory", "nvidia_p2p_get_pages"),
+        r"|nvidia_p2p_get_pages\([^)]*\) failed|\bibv_reg_\w*mr\w* failed"
+        r"|Couldn't (?:register (?:GPU )?MR|allocate PD|create (?:CQ|QP)\b)",
+        (
+            "ibv_",
+            "umem get failed",
+            "failed to register memory",
+            "nvidia_p2p_get_pages",
+            "couldn't register",
+            "couldn't allocate pd",
+            "couldn't create",
+        ),
         "An RDMA verbs call failed (create/modify a queue pair or CQ, register memory, pin GPU "
-        "pages for GPUDirect): the NIC, its driver or the peer-memory module, not the job.",
+        "pages for GPUDirect; perftest's 'Couldn't register MR' / 'Couldn't create QP'): the "
+        "NIC, its driver or the peer-memory module, not the job.",
         _nic(S.ERROR, A.CHECK_NETWORK, 0.55),
     ),
 )

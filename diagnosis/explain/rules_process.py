@@ -10,7 +10,8 @@ SIGSEGV)``. The signal alone gives the most likely cause, with honest (low) conf
 - SIGBUS: a DataLoader/shared-memory mapping that /dev/shm could not back -> host.memory, 0.55;
 - SIGSEGV: a crash in native code the job loaded -> application, 0.5;
 - SIGABRT: an abort whose reason is printed elsewhere (C++ exception, assertion, the NCCL
-  watchdog tearing the process down) -> unknown, 0.3.
+  watchdog tearing the process down) -> unknown, 0.3;
+- SIGTERM: stopped from outside (scancel, preemption, the elastic agent) -> unknown, 0.3.
 
 Evidence elsewhere in the same input decides (diagnosis/explain/engine.py): an OOM-killer line
 raises a SIGKILL finding to 0.85, a shared-memory error raises a SIGBUS finding to 0.85.
@@ -27,8 +28,15 @@ from diagnosis.model import Category as C
 from diagnosis.model import ComponentKind as K
 from diagnosis.model import Severity as S
 
-_STRSIGNAL = {6: "Aborted", 7: "Bus error", 9: "Killed", 11: "Segmentation fault"}
-"""strsignal() names, as the DataLoader prints them ('is killed by signal: Aborted')."""
+_STRSIGNAL = {
+    6: "Aborted",
+    7: "Bus error",
+    9: "Killed",
+    11: "Segmentation fault",
+    15: "Terminated",
+}
+"""strsignal() names, as the DataLoader ('is killed by signal: Aborted') and Open MPI/PRRTE
+('exited on signal 11 (Segmentation fault)') print them."""
 
 
 def _signal(number: int, name: str) -> str:
@@ -38,6 +46,7 @@ def _signal(number: int, name: str) -> str:
         rf"|terminated with signal {name}\b|<Signals\.{name}: {number}>"
         rf"|interrupted by signal \d+: {name}\b|\*\*\* {name} received"
         rf"|is killed by signal: {_STRSIGNAL[number]}\b"
+        rf"|exited on signal {number} \({_STRSIGNAL[number]}\)"
     )
 
 
@@ -89,6 +98,15 @@ RULES: tuple[Rule, ...] = (
         (*_NEEDLES, "sigabrt"),
         "A rank aborted (SIGABRT): the reason is printed before it (a C++ exception, an "
         "assertion, the NCCL watchdog taking the process down). Unknown on its own.",
+        verdict(C.UNKNOWN, B.UNKNOWN, K.JOB, S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.3),
+    ),
+    rule(
+        "process.sigterm",
+        _signal(15, "SIGTERM"),
+        (*_NEEDLES, "sigterm"),
+        "A rank or worker was terminated (SIGTERM): something outside it stopped it (scancel, "
+        "a preemption, the elastic agent tearing down the group after another rank failed). "
+        "Unknown on its own: the cause is elsewhere.",
         verdict(C.UNKNOWN, B.UNKNOWN, K.JOB, S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.3),
     ),
 )

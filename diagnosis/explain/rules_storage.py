@@ -37,9 +37,21 @@ RULES: tuple[Rule, ...] = (
         r"|md/raid\d*:md\d+: Disk failure|\[\d+/\d+\] \[U*_[U_]*\]|\b\w+\[\d+\]\(F\)"
         r"|State : [\w, ]*degraded|\bfaulty\s+/dev/|\|\s*Degraded\s*\|"
         r"|\bmd: super_written gets error=|md/raid\d*:md\d+: (?:Cannot continue operation"
-        r"|read error not correctable)",
-        ("event", "md/raid", "[_", "_]", "(f)", "degraded", "faulty", "super_written"),
-        "A RAID array lost a member (mdadm event, /proc/mdstat, mdadm --detail, controller): "
+        r"|read error not correctable)|^\s*-\s+0\s+0\s+\d+\s+removed\s*$",
+        (
+            "event",
+            "md/raid",
+            "[_",
+            "_]",
+            "] [u",
+            "(f)",
+            "degraded",
+            "faulty",
+            "super_written",
+            "removed",
+        ),
+        "A RAID array lost a member (mdadm event, /proc/mdstat, mdadm --detail and its member "
+        "table's 'removed' slot, controller): "
         "still running without redundancy; replace the disk.",
         _disk(S.ERROR, A.HARDWARE_INSPECTION, 0.75),
     ),
@@ -85,13 +97,24 @@ RULES: tuple[Rule, ...] = (
         "storage.nvme",
         r"\bnvme\d+: (?:I/O \d+ (?:\(\S+\) )?QID \d+ timeout|Device not ready; aborting reset"
         r"|Removing after probe failure|controller is down|Disabling device after reset failure"
-        r"|Abort status: 0x[0-9a-f]+|resetting controller due to)"
+        r"|Abort status: 0x[0-9a-f]+|resetting controller due to"
+        r"|Does your device have a faulty power saving mode enabled)"
         r"|nvme\d+n\d+: detected capacity change from \d+ to 0\b"
         r"|\bnvme_\w+\.c:\s*\d+:\w+: \*ERROR\*",
         ("nvme",),
         "An NVMe drive timed out I/O, failed its reset or vanished (capacity 0): local "
         "checkpoints, caches and datasets on it fail.",
         _disk(S.ERROR, A.HARDWARE_INSPECTION, 0.75),
+    ),
+    rule(
+        "storage.scsi_reset",
+        r"\bsd \d+:\d+:\d+:\d+: (?:\[\w+\] )?(?:Power-on or device reset occurred"
+        r"|Device offlined - not ready after error recovery)",
+        ("power-on or device reset", "device offlined"),
+        "A SCSI disk was reset (sense 'Power-on or device reset occurred', a UNIT ATTENTION after "
+        "an error-handler reset or a dropped link) or offlined by the error handler: the disk "
+        "or its link is flapping.",
+        _disk(S.WARNING, A.HARDWARE_INSPECTION, 0.55),
     ),
     rule(
         "storage.multipath",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from diagnosis.explain.rules import Rule, rule, verdict
-from diagnosis.explain.training import judge_iteration
+from diagnosis.explain.training import STEP_TIME, judge_iteration, judge_step_time
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
 from diagnosis.model import Category as C
@@ -87,6 +87,20 @@ NUMERICAL_RULES: tuple[Rule, ...] = (
         ("loss", "nan values"),
         "A loss reported as NaN/inf outside a Megatron iteration line.",
         verdict(C.NUMERICAL, APP, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.7),
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "training.step_time",
+        STEP_TIME.pattern,
+        tuple(
+            f"{word}{sep}{verb}"
+            for word in ("iteration", "iter", "step", "batch")
+            for sep in (" ", "_")
+            for verb in ("took", "time")
+        ),
+        "A line that reports one step's duration (any framework): healthy on its own; "
+        "consecutive lines feed the generic step-slowdown (straggler) check.",
+        judge=judge_step_time,
         flags=re.IGNORECASE,
     ),
 )

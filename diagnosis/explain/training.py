@@ -11,6 +11,11 @@ sequence checks compare each iteration with the recent past of the same stream (
   not a slowdown signal (real_logs nan-loss: the NaN step took 19% longer).
 
 Both are heuristics with low confidence; the straggler detector over step telemetry decides.
+
+Other frameworks print only a duration per step (``Iteration took 32.5 s.``, ``step time:
+1.2s``, ``batch_time=0.41``). Those lines feed a coarser check, since they carry no throughput
+and their jitter is unknown: a slowdown is two consecutive steps at least
+``GENERIC_SLOW_RATIO`` times the median of the (at least ``GENERIC_MIN_HISTORY``) steps before.
 """
 
 from __future__ import annotations
@@ -38,6 +43,14 @@ _NAN_ITERS = re.compile(r"number of nan\s+iterations:\s*(\d+)")
 _SKIPPED = re.compile(r"number of skipped\s+iterations:\s*(\d+)")
 _TFLOPS = re.compile(r"TFLOPs:\s*([\d.]+)|TFLOP/s/GPU\):\s*([\d.]+)")
 _SCALE = re.compile(r"loss scale:\s*" + _NUM, re.IGNORECASE)
+STEP_TIME = re.compile(
+    r"\b(?:iteration|iter|step|batch)[ _](?:took|time)\s*(?:\((?:ms|s)\))?\s*[:=]?\s*"
+    r"(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>ms|s|sec|secs|seconds)?\b",
+    re.IGNORECASE,
+)
+"""A line that reports one step's duration in any framework's words (seconds unless 'ms')."""
+GENERIC_SLOW_RATIO = 1.5
+GENERIC_MIN_HISTORY = 3
 
 NUMERICAL = verdict(
     Category.NUMERICAL, Blame.APPLICATION, ComponentKind.JOB, Severity.ERROR, Action.MONITOR, 0.8
@@ -184,3 +197,32 @@ def sequence_findings(stream: Sequence[Iteration]) -> list[tuple[int, Verdict, s
             found.append((i, SLOWDOWN, "training.step_slowdown"))
             seen.add("training.step_slowdown")
     return found
+
+
+def parse_step_seconds(body: str) -> float | None:
+    """Return the step duration in seconds of a generic step-time line, or None."""
+    m = STEP_TIME.search(body)
+    if m is None:
+        return None
+    value = float(m["value"])
+    return value / 1000 if (m["unit"] or "").lower() == "ms" else value
+
+
+def step_time_slowdown(seconds: Sequence[float]) -> int | None:
+    """Return the position of the first of two consecutive slow steps in `seconds`, or None.
+
+    A step is slow when it takes ``GENERIC_SLOW_RATIO`` times the median of the (up to
+    ``WINDOW``) steps before it, given at least ``GENERIC_MIN_HISTORY`` of them.
+    """
+    for i in range(GENERIC_MIN_HISTORY, len(seconds) - 1):
+        window = sorted(seconds[max(0, i - WINDOW) : i])
+        median = window[len(window) // 2]
+        if median > 0 and all(t >= GENERIC_SLOW_RATIO * median for t in seconds[i : i + 2]):
+            return i
+    return None
+
+
+def judge_step_time(m: re.Match[str]) -> Verdict | None:
+    """Return the verdict of one generic step-time line on its own: healthy (the sequence
+    check decides whether the steps slowed down)."""
+    return HEALTHY if parse_step_seconds(m.string) is not None else None
