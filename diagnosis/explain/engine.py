@@ -9,6 +9,8 @@
 - Consecutive Megatron iteration lines of one stream feed the spike and slowdown checks;
   consecutive generic step-time lines (``Iteration took N s``) feed a coarser slowdown check;
   per-device rate lines of one shape feed the slow-peer check (diagnosis/explain/peers.py).
+- DCGM's diagnostic JSON: a GPU's measured rate (``calculated at approximately N gigaflops``)
+  and a ``"status" : "Fail"`` in the same input make a slow-GPU (straggler) finding.
 - A rank's death by a signal is read from the signal alone with low confidence; an OOM-killer
   line (SIGKILL) or a shared-memory error (SIGBUS) in the same input raises it to 0.85.
 - `node` names the machine the text came from and always wins; without it the host a line's
@@ -53,6 +55,7 @@ SLOW_DEVICE = Verdict(
     0.5,
 )
 """One device's rate far below its peers' in a per-device report (diagnosis/explain/peers.py)."""
+_DIAG_FAIL = re.compile(r'"status"\s*:\s*"Fail"')
 _SMI_RULES = frozenset({"gpu.remap_failure", "gpu.remap_pending", "gpu.ecc_counter"})
 
 Key = tuple[str, Verdict, str | None, int | None, str | None, int | None, int | None]
@@ -83,6 +86,8 @@ class _State:
     memo: dict[tuple[str, bool], tuple[Hit, float] | None] = field(default_factory=dict)
     in_traceback: set[tuple[str | None, int | None, int | None]] = field(default_factory=set)
     smi_pci: str | None = None
+    diag_rate: tuple[Hit, Record] | None = None
+    diag_fail: bool = False
 
     def add(
         self, rule_id: str, verdict: Verdict, hit: Hit | None, rec: Record, conf: float
@@ -145,6 +150,7 @@ def _visit(state: _State, rec: Record) -> None:
         return
     result = _classify(state, rec.body, exception_line)
     if result is None:
+        state.diag_fail = state.diag_fail or _DIAG_FAIL.search(rec.body) is not None
         peer = rate_of(rec.body)
         if peer is not None:
             shape, device, rate = peer
@@ -152,7 +158,9 @@ def _visit(state: _State, rec: Record) -> None:
         return
     hit, confidence = result
     state.add(hit.rule, hit.verdict, hit, rec, confidence)
-    if hit.rule == "training.iteration":
+    if hit.rule == "gpu.diag_gflops" and state.diag_rate is None:
+        state.diag_rate = (hit, rec)
+    elif hit.rule == "training.iteration":
         it = parse_iteration(rec.body)
         if it is not None:
             stream = (state.node or rec.host, rec.rank, rec.local_rank)
@@ -176,6 +184,9 @@ def _sequences(state: _State) -> None:
         slowest = slow_peer([(device, rate) for device, rate, _ in group])
         if slowest is not None:
             state.add("peers.slow_device", SLOW_DEVICE, None, group[slowest][2], 0.5)
+    if state.diag_rate is not None and state.diag_fail:
+        hit, rec = state.diag_rate
+        state.add("gpu.diag_slow", SLOW_DEVICE, hit, rec, 0.6)
     for steps in state.step_times.values():
         slow = step_time_slowdown([seconds for seconds, _ in steps])
         if slow is not None:

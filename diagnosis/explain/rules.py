@@ -191,6 +191,7 @@ def all_rules() -> tuple[Rule, ...]:
         rules_nic,
         rules_process,
         rules_storage,
+        rules_straggler,
         rules_train,
     )
 
@@ -202,6 +203,7 @@ def all_rules() -> tuple[Rule, ...]:
         *rules_kernel.RULES,
         *rules_host.KERNEL_RULES,
         *rules_storage.RULES,
+        *rules_straggler.RULES,
         *rules_train.NUMERICAL_RULES,
         *rules_gpu.CUDA_RULES,
         *rules_host.PROCESS_RULES,

@@ -66,6 +66,28 @@ def _ecc_counter_verdict(m: re.Match[str]) -> Verdict:
     return verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.MONITOR, 0.5)
 
 
+SBE_MANY = 1000
+"""Correctable (single-bit) ECC errors on one GPU from which the count alone is degradation: a
+healthy GPU corrects a handful; Xid 92 ('high single-bit ECC error rate') names the same state."""
+_SLOWDOWN = "HW Slowdown|HW Thermal Slowdown|HW Power Brake Slowdown|SW Thermal Slowdown"
+_SLOWDOWN_XML = "hw_slowdown|hw_thermal_slowdown|hw_power_brake_slowdown|sw_thermal_slowdown"
+
+
+def _dcgm_memory_field(m: re.Match[str]) -> Verdict | None:
+    """Return the verdict of a DCGM memory field with a value (None when it is healthy)."""
+    value = float(m["value"].replace(",", ""))
+    if value <= 0:
+        return None
+    field = m["field"]
+    if field == "ROW_REMAP_FAILURE":
+        return _hw(S.CRITICAL, A.ISOLATE_GPU, 0.8)
+    if field == "ROW_REMAP_PENDING":
+        return verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.RESET_GPU, 0.6)
+    if field.startswith("ECC_SBE") and not m["rate"] and value < SBE_MANY:
+        return None
+    return verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.MONITOR, 0.5)
+
+
 RULES: tuple[Rule, ...] = (
     rule(
         "gpu.xid",
@@ -159,13 +181,54 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "gpu.thermal_violation",
-        r"GPU (?P<gpu>\d+) Thermal violations|Detected clock(?:s event| throttling) due to "
-        r"thermal violation in GPU (?P<gpu2>\d+)",
+        r"GPU (?P<gpu>\d+) Thermal violations|Thermal violations totaling [\d.]+ seconds"
+        r"|Detected clock(?:s event| throttling) due to thermal violation in GPU (?P<gpu2>\d+)",
         ("thermal violations", "thermal violation in gpu"),
         "DCGM's thermal messages (dcgm_errors.h: diag 'Thermal violations totaling ...', health "
         "watch 'Detected clocks event / clock throttling due to thermal violation in GPU N'): "
         "the GPU throttles its clocks for heat (cooling, fan, thermal interface).",
         verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.HARDWARE_INSPECTION, 0.6),
+    ),
+    rule(
+        "gpu.clocks_slowdown",
+        rf"^\s*(?:{_SLOWDOWN})\s*:\s*Active\b"
+        rf"|<clocks_(?:throttle|event)_reason_(?:{_SLOWDOWN_XML})>\s*Active\s*<",
+        ("slowdown",),
+        "nvidia-smi -q 'Clocks Throttle Reasons' / 'Clocks Event Reasons' (and its -x XML): a "
+        "hardware slowdown (thermal, power brake) or the driver's thermal slowdown is active. "
+        "NVML documents HW Slowdown as clocks cut by half or more for heat, an external power "
+        "brake (PSU, BMC) or a power spike. 'SW Power Cap' and 'Idle' are normal and are not "
+        "matched; 'Not Active', 'N/A' and the event counters (a duration, not 'Active') are not.",
+        verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.HARDWARE_INSPECTION, 0.6),
+    ),
+    rule(
+        "gpu.throttled_below_threshold",
+        r"GPU throttled below threshold \([\d.]+ ?MHz / [\d.]+ ?MHz\)",
+        ("throttled below threshold",),
+        "NVBench's throttle check (its 'GPU throttled below threshold (cur MHz / default MHz) "
+        "(p% < t%)' warning): the SM clock fell below the configured share of its default.",
+        verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.HARDWARE_INSPECTION, 0.5),
+    ),
+    rule(
+        "gpu.dcgm_memory_field",
+        r"\b(?:DCGM_FI_DEV_)?(?P<field>ECC_SBE_(?:VOL|AGG)_TOTAL|ROW_REMAP_PENDING"
+        r"|ROW_REMAP_FAILURE|UNCORRECTABLE_REMAPPED_ROWS)\b`?(?:\{[^}]*\})?[`\s|:=,]*"
+        r"(?:rate[\s|:=]*)?(?P<value>\d[\d,]*(?:\.\d+)?(?:[eE]\+?\d+)?)(?P<rate>/s)?",
+        ("ecc_sbe_", "row_remap_", "uncorrectable_remapped_rows"),
+        "A DCGM memory-health field with its value (dcgmi/dcgm-exporter 'DCGM_FI_DEV_<field>', "
+        "Prometheus '<field>{...} N', or a table row): a pending row remap is as 'Pending: Yes', "
+        "a remap failure as 'Remapping Failure Occurred: Yes', uncorrectable remapped rows as "
+        "the nvidia-smi counter; correctable (single-bit) errors count only as a rate or in the "
+        f"thousands (>= {SBE_MANY}), far beyond what a healthy GPU corrects.",
+        judge=_dcgm_memory_field,
+    ),
+    rule(
+        "gpu.diag_gflops",
+        r"GPU (?P<gpu>\d+) calculated at approximately [\d.]+ gigaflops during this test",
+        ("gigaflops during this test",),
+        "DCGM's diagnostic reports the rate a GPU reached: information on its own; with the "
+        "test's 'status': 'Fail' in the same JSON result the engine reports a slow GPU.",
+        verdict(C.BENIGN, B.UNKNOWN, K.GPU, S.INFO, A.NONE, 0.5),
     ),
     rule(
         "gpu.below_performance",
