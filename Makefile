@@ -21,10 +21,11 @@ lint: venv-ready
 typecheck: venv-ready
 	$(BIN)/mypy
 
-# tests/unit: no I/O, no Kafka, ClickHouse, Slurm or PyTorch; tests marked slow are left
-# out here (CI still runs them, with everything else, in `make test`).
+# tests/unit: no I/O, no Kafka, ClickHouse, Slurm or PyTorch. Tests marked slow, and the
+# heavy ones tests/unit/conftest.py lists (the twin over whole jobs, model fits, subprocesses),
+# are left out here; `make test` (CI) runs them with everything else.
 unit: venv-ready
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow" tests/unit
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow and not heavy" tests/unit
 
 check: lint typecheck unit
 
