@@ -171,8 +171,8 @@ def test_shell_values_resolve_through_variables_and_defaults():
     assert groups_along([("a", 2), ("b", 3)], "b") == [[0, 2, 4], [1, 3, 5]]
 
 
-def test_the_readme_batch_script_is_what_discovery_reads():
-    section = (REPO / "README.md").read_text().split("## Connect your training job")[1]
+def test_the_documented_batch_script_is_what_discovery_reads():
+    section = (REPO / "docs" / "connect.md").read_text().split("# Connect your training job")[1]
     script = section.split("```sh\n")[1].split("```")[0]
     launch = read_launch(script, {"SLURM_NNODES": "4"})
     assert (launch.framework, launch.sizes, launch.nproc_per_node) == (
