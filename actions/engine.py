@@ -32,18 +32,13 @@ from actions.model import (
     waiting,
 )
 from actions.outbox import Outbox
+from actions.phases import PHASES, STOPPING, WAITING_KINDS, run_with_timeout
 from actions.policy import HistoryView, Policy, Selection, component_key, select
 from actions.registry import ActionRegistry, ActionRequest
 from actions.safety import BREAKER, BreakerLimits, Budgets, breaker_trips, over_budget
+from actions.supersede import superseded_ladders
 from actions.webhooks.delivery import Dispatcher
 from actions.webhooks.formats import EventType
-from actions.workflow import (
-    PHASES,
-    STOPPING,
-    WAITING_KINDS,
-    run_with_timeout,
-    superseded_ladders,
-)
 from analytics.store import Store
 from diagnosis.incident_store import (
     IncidentNotFound,
@@ -367,7 +362,7 @@ class ActionEngine:
         return result
 
     def _supersede(self, plan: ActionPlan) -> None:
-        """Stand down the long ladders this isolation made pointless (workflow.py says which)."""
+        """Stand down the long ladders this isolation made pointless (supersede.py says which)."""
         for incident_id, node in superseded_ladders(self.store, plan):
             why = f"superseded: {plan.incident_id} isolated {node} ({plan.kind.value})"
             ladder = db.load_actions(self.store, incident_id=incident_id)
