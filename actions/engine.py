@@ -22,6 +22,7 @@ from actions.holds import Hold, Holds
 from actions.model import (
     FINAL_STATES,
     ISOLATING,
+    Action,
     ActionKind,
     ActionPlan,
     ActionResult,
@@ -102,7 +103,7 @@ class ActionEngine:
 
     # ------------------------------------------------------------------ incidents in
 
-    def handle(self, incident: Incident) -> list[db.StoredAction]:
+    def handle(self, incident: Incident) -> list[Action]:
         """Plan and run the ladder for one incident revision (idempotent on redelivery)."""
         if not self._actionable(incident):
             return []
@@ -218,7 +219,7 @@ class ActionEngine:
 
     # ------------------------------------------------------------------ the ladder
 
-    def run(self, incident_id: str) -> list[db.StoredAction]:
+    def run(self, incident_id: str) -> list[Action]:
         """Walk an incident's ladder from its first unfinished step; return the final states."""
         for action in db.load_actions(self.store, incident_id=incident_id):
             state = action.state
@@ -236,7 +237,7 @@ class ActionEngine:
             self._maybe_close(incident_id)
         return db.load_actions(self.store, incident_id=incident_id)
 
-    def _advance(self, action: db.StoredAction) -> bool:
+    def _advance(self, action: Action) -> bool:
         """Take one step through the gates and run it; return whether the ladder goes on."""
         plan = action.plan
         if action.state == State.WAITING:
@@ -446,8 +447,8 @@ class ActionEngine:
         self.out.notify(EventType.INCIDENT_RESOLVED, incident_id, reason, {})
 
     def _expire(
-        self, ladder: list[db.StoredAction], event: str, detail: dict[str, Any] | None = None
-    ) -> list[db.StoredAction]:
+        self, ladder: list[Action], event: str, detail: dict[str, Any] | None = None
+    ) -> list[Action]:
         """Expire a ladder's unfinished steps; return them."""
         unfinished = [a for a in ladder if a.state not in FINAL_STATES]
         for a in unfinished:
@@ -456,15 +457,15 @@ class ActionEngine:
 
     # ------------------------------------------------------------------ operators
 
-    def approve(self, action_id: str, actor: str) -> list[db.StoredAction]:
+    def approve(self, action_id: str, actor: str) -> list[Action]:
         """Approve an action awaiting approval and continue its ladder."""
         return self._decide(action_id, actor, approve=True)
 
-    def reject(self, action_id: str, actor: str) -> list[db.StoredAction]:
+    def reject(self, action_id: str, actor: str) -> list[Action]:
         """Reject an action awaiting approval; its ladder stops and the incident reopens."""
         return self._decide(action_id, actor, approve=False)
 
-    def _decide(self, action_id: str, actor: str, approve: bool) -> list[db.StoredAction]:
+    def _decide(self, action_id: str, actor: str, approve: bool) -> list[Action]:
         found = db.load_actions(self.store, action_ids=[action_id])
         if not found or found[0].state != State.AWAITING_APPROVAL:
             raise LookupError(f"no action {action_id!r} awaiting approval")
@@ -504,7 +505,7 @@ class ActionEngine:
         """
         return self._resume(db.load_actions(self.store, states=[State.WAITING]))
 
-    def _resume(self, pending: list[db.StoredAction]) -> list[str]:
+    def _resume(self, pending: list[Action]) -> list[str]:
         incidents = sorted({a.plan.incident_id for a in pending})
         for incident_id in incidents:
             ladder = db.load_actions(self.store, incident_id=incident_id)

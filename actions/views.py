@@ -3,26 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from actions.model import ActionPlan, ActionResult, State
+from actions.model import Action, State
+from actions.store import stored_action
 from analytics.action_tables import ACTION_AUDIT, ACTION_STATE
 from analytics.incident_tables import INCIDENTS
 from analytics.store import Store
 from analytics.tables import cluster_name, stored_cluster
-
-
-@dataclass(frozen=True)
-class ActionRow:
-    """An action at its latest state, with when it entered that state."""
-
-    plan: ActionPlan
-    state: State
-    result: ActionResult | None
-    updated_at: datetime
-    seq: int
 
 
 def action_page(
@@ -33,7 +22,7 @@ def action_page(
     limit: int = 50,
     action_ids: Sequence[str] | None = None,
     cluster: str | None = None,
-) -> tuple[list[ActionRow], int | None]:
+) -> tuple[list[Action], int | None]:
     """Return actions, most recently changed first, and the position after the page.
 
     `cluster` keeps the actions on incidents of that cluster (by the incident, not the
@@ -69,14 +58,7 @@ def action_page(
         params,
     )
     rows = [
-        ActionRow(
-            plan=ActionPlan.model_validate_json(p),
-            state=State(str(s)),
-            result=ActionResult.model_validate_json(r) if r else None,
-            updated_at=datetime.fromtimestamp(int(t), UTC).replace(microsecond=int(tu)),
-            seq=int(q),
-        )
-        for _a, s, p, r, t, tu, q in frame.itertuples(index=False)
+        stored_action(p, s, r, t, tu, q) for _a, s, p, r, t, tu, q in frame.itertuples(index=False)
     ]
     more = len(rows) > limit
     rows = rows[:limit]

@@ -10,9 +10,9 @@ from pydantic import BaseModel, Field
 
 from actions import store as action_store
 from actions.engine import ActionEngine
-from actions.model import ActionPlan, ActionResult, State
+from actions.model import Action, ActionPlan, ActionResult, State
 from actions.safety import BREAKER
-from actions.views import ActionRow, action_page, audit_page
+from actions.views import action_page, audit_page
 from api.auth import Principal
 from api.context import Admin, ApiContext, Ctx, Operator, Viewer
 from api.models import ERRORS, Page, Reason
@@ -205,7 +205,7 @@ def _state(status: str) -> State:
         raise HTTPException(422, f"status must be one of: {names}") from exc
 
 
-def _view(row: ActionRow, mode: str) -> ActionView:
+def _view(row: Action, mode: str) -> ActionView:
     plan = row.plan
     status = PENDING if row.state == State.AWAITING_APPROVAL else row.state.value
     return ActionView(
