@@ -6,13 +6,14 @@ import json
 import threading
 import time
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pandas as pd
 
 from actions.model import ISOLATING, Action, ActionKind, ActionPlan, ActionResult, State
 from actions.policy import HistoryView
+from actions.safety import BREAKER, BreakerLimits, Budgets, LimitCounts, reads_limits
 from analytics.action_tables import ACTION_AUDIT, ACTION_STATE, BREAKER_STATE
 from analytics.store import Store
 from analytics.tables import stored_cluster
@@ -279,3 +280,33 @@ def set_breaker(
         },
         _BREAKER_TYPES,
     )
+
+
+def limit_counts(
+    store: Store, plan: ActionPlan, now: datetime, breaker: BreakerLimits, budgets: Budgets
+) -> LimitCounts:
+    """Return the counts a step's safety limits are judged on (only those it needs)."""
+    isolating, node, job = reads_limits(plan)
+    tripped, reason, isolated = False, "", 0
+    if isolating:
+        tripped, reason = breaker_state(store, BREAKER)
+        if not tripped:  # an open breaker blocks whatever the count
+            isolated = isolated_since(store, now - timedelta(seconds=breaker.window_s))
+    node_n = job_n = 0
+    if node:
+        node_n = executions_since(
+            store,
+            now - timedelta(seconds=budgets.node_window_s),
+            node=plan.target.node,
+            kinds=sorted(ISOLATING),
+            cluster=plan.cluster,
+        )
+    if job:
+        job_n = executions_since(
+            store,
+            now - timedelta(seconds=budgets.job_window_s),
+            job=plan.target.job,
+            kinds=[ActionKind.RESTART_JOB],
+            cluster=plan.cluster,
+        )
+    return LimitCounts(tripped, reason, isolated, node_n, job_n)
