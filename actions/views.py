@@ -1,13 +1,15 @@
-"""Read models of the action engine for the API: action pages and the audit trail."""
+"""Read models of the action engine for the API: action pages, the audit trail, the breaker."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from actions.model import Action, State
-from actions.store import stored_action
+from actions.safety import BREAKER
+from actions.store import breaker_state, isolated_since, stored_action
 from analytics.action_tables import ACTION_AUDIT, ACTION_STATE
 from analytics.incident_tables import INCIDENTS
 from analytics.store import Store
@@ -143,3 +145,19 @@ def isolated_nodes(store: Store, cluster: str | None = None) -> dict[str, str]:
         if kind == "hardware_inspection" or node not in found:
             found[node] = kind
     return found
+
+
+@dataclass(frozen=True)
+class BreakerStatus:
+    """The isolation circuit breaker as stored, and how many nodes its window holds."""
+
+    tripped: bool
+    reason: str
+    isolated_in_window: int
+
+
+def breaker_status(store: Store, window_s: float, now: datetime | None = None) -> BreakerStatus:
+    """Return the isolation breaker's state and the nodes isolated in its window."""
+    tripped, reason = breaker_state(store, BREAKER)
+    since = (now or datetime.now(UTC)) - timedelta(seconds=window_s)
+    return BreakerStatus(tripped, reason, isolated_since(store, since))
