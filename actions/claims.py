@@ -29,8 +29,10 @@ import threading
 import time
 import uuid
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from enum import StrEnum
 
 from analytics.migrations import CLAIMS_TABLE, HEARTBEATS_TABLE
 from analytics.store import Store, StoreError
@@ -50,6 +52,40 @@ class Holder:
 
     token: str
     replica: str
+
+
+class ClaimMove(StrEnum):
+    """What a claimant does after reading back the first row of a key."""
+
+    WON = "won"  # the first row is its own
+    LOST = "lost"  # held by itself under another token, or by a live replica
+    TAKE_OVER = "take_over"  # held by a dead replica: claim the successor key
+
+
+def after_claim(
+    holder: Holder, token: str, replica: str, alive: Callable[[str], bool]
+) -> ClaimMove:
+    """Decide a claim from the key's first row (`alive` is asked only about another holder)."""
+    if holder.token == token:
+        return ClaimMove.WON
+    if holder.replica == replica or alive(holder.replica):
+        return ClaimMove.LOST
+    return ClaimMove.TAKE_OVER
+
+
+def successor_key(key: str, dead_holder: str) -> str:
+    """Return the key that takes over `key` from its dead holder (first-writer-wins again)."""
+    return f"{key}>{dead_holder}"
+
+
+def may_claim(now_s: float, last_beat_s: float, lease_s: float) -> bool:
+    """Say whether a replica may claim: its own heartbeat is within half the lease."""
+    return not now_s - last_beat_s > lease_s / 2
+
+
+def within_lease(last_beat_us: float, now_us: float, lease_s: float) -> bool:
+    """Say whether a heartbeat at `last_beat_us` still holds at `now_us` (microseconds)."""
+    return now_us - last_beat_us <= lease_s * 1e6
 
 
 class Claims:
@@ -76,18 +112,17 @@ class Claims:
     def acquire(self, key: str) -> bool:
         """Claim `key`, or its successor if its holder is dead; return whether this won."""
         self._ensure_beating()
-        if time.monotonic() - self._last_beat > self.lease_s / 2:
+        if not may_claim(time.monotonic(), self._last_beat, self.lease_s):
             log.warning("claims: own heartbeat is stale, not claiming %s", key)
             return False
         for _ in range(MAX_TAKEOVERS):
             token = uuid.uuid4().hex
             holder = self._insert_and_read(key, token)
-            if holder.token == token:
-                return True
-            if holder.replica == self.replica or self.alive(holder.replica):
-                return False
+            move = after_claim(holder, token, self.replica, self.alive)
+            if move != ClaimMove.TAKE_OVER:
+                return move == ClaimMove.WON
             log.warning("claims: %s holds %s but is dead; taking over", holder.replica, key)
-            key = f"{key}>{holder.replica}"
+            key = successor_key(key, holder.replica)
         return False
 
     def holder(self, key: str) -> Holder | None:
@@ -135,7 +170,7 @@ class Claims:
             {"r": replica},
         )
         last_us = 0 if frame.empty else int(str(frame.iloc[0, 0]))
-        return time.time() * 1e6 - last_us <= self.lease_s * 1e6
+        return within_lease(last_us, time.time() * 1e6, self.lease_s)
 
     def beat(self) -> None:
         """Store one heartbeat of this replica."""

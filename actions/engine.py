@@ -18,42 +18,44 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from actions import store as db
 from actions.claims import Claims
-from actions.holds import Hold, Holds
+from actions.decisions import (
+    Outcome,
+    StepMove,
+    actionable,
+    claim_key,
+    closes,
+    hold_outcome,
+    needs_approval,
+    outcome,
+    step_move,
+    still_current,
+    waits_long,
+)
+from actions.escalation import IncidentUpdates
+from actions.holds import Holds
 from actions.model import (
     FINAL_STATES,
     ISOLATING,
+    Action,
     ActionKind,
     ActionPlan,
     ActionResult,
     Mode,
-    Risk,
     State,
-    skipped,
     waiting,
 )
 from actions.outbox import Outbox
+from actions.phases import PHASES, WAITING_KINDS, run_with_timeout
+from actions.planning import plan_steps
 from actions.policy import HistoryView, Policy, Selection, component_key, select
-from actions.registry import ActionRegistry, ActionRequest
-from actions.safety import BREAKER, BreakerLimits, Budgets, breaker_trips, over_budget
+from actions.registry import ActionRegistry
+from actions.safety import BREAKER, BreakerLimits, Budgets, judge_limits
+from actions.supersede import superseded_ladders
 from actions.webhooks.delivery import Dispatcher
 from actions.webhooks.formats import EventType
-from actions.workflow import (
-    PHASES,
-    STOPPING,
-    WAITING_KINDS,
-    run_with_timeout,
-    superseded_ladders,
-)
 from analytics.store import Store
-from diagnosis.incident_store import (
-    IncidentNotFound,
-    load_incident,
-    record_transition,
-    save_incidents,
-)
+from diagnosis.incident_store import IncidentNotFound, load_incident, save_incidents
 from diagnosis.incidents import Incident
-from diagnosis.lifecycle import Transition, is_final
-from diagnosis.model import IncidentStatus
 from ingest.bus import Producer
 
 log = logging.getLogger(__name__)
@@ -102,12 +104,13 @@ class ActionEngine:
         self.out = Outbox(
             store, config.actor, config.mode, clock, producer, actions_topic, dispatcher
         )
+        self.incidents = IncidentUpdates(store, self.out, config.actor, clock)
         self.observe_step: Callable[[ActionKind, str, float], None] | None = None
         """Called with (kind, outcome, seconds) after each executed step (metrics)."""
 
     # ------------------------------------------------------------------ incidents in
 
-    def handle(self, incident: Incident) -> list[db.StoredAction]:
+    def handle(self, incident: Incident) -> list[Action]:
         """Plan and run the ladder for one incident revision (idempotent on redelivery)."""
         if not self._actionable(incident):
             return []
@@ -125,16 +128,11 @@ class ActionEngine:
         return self.run(incident.id)
 
     def _actionable(self, incident: Incident) -> bool:
-        if self.config.cluster is not None and incident.cluster != self.config.cluster:
-            return False  # another cluster's act process owns it: nothing to audit here
-        age = (self.clock() - (incident.updated_at or incident.detected_at)).total_seconds()
-        if age > self.config.incident_ttl_s:
-            self.out.audit("stale", incident_id=incident.id, detail={"age_s": round(age)})
-            return False
-        if is_final(incident.status):
-            self.out.audit("ignored", incident_id=incident.id, detail={"status": incident.status})
-            return False
-        return True
+        cfg = self.config
+        verdict = actionable(incident, self.clock(), cfg.incident_ttl_s, cfg.cluster)
+        if verdict.event:
+            self.out.audit(verdict.event, incident_id=incident.id, detail=verdict.detail)
+        return verdict.acts
 
     def _seen(self, incident: Incident) -> bool:
         """Record the sighting (repetition history); return whether it is the first."""
@@ -166,30 +164,7 @@ class ActionEngine:
         selection = select(self.policy, incident, self._history)
         if selection is None:
             return None, []
-        return selection.rule.name, self._plans(incident, selection)
-
-    def _plans(self, incident: Incident, sel: Selection) -> list[ActionPlan]:
-        isolated = [sel.target.node] if sel.target.node else []
-        plans = []
-        for step, rung in enumerate(sel.rule.ladder):
-            params: dict[str, Any] = {**rung.params, "timeout_s": rung.timeout_s}
-            params["optional"] = rung.optional
-            if rung.kind == ActionKind.RESTART_JOB:
-                params.setdefault("exclude", isolated if self._isolates(sel) else [])
-            request = ActionRequest(
-                incident=incident,
-                kind=rung.kind,
-                target=sel.target,
-                step=step,
-                rule=sel.rule.name,
-                component_key=sel.component_key,
-                params=params,
-            )
-            try:
-                plans.append(self.registry.get(rung.kind).plan(request))
-            except (LookupError, ValueError, RuntimeError) as exc:
-                raise ValueError(f"step {step} ({rung.kind.value}): {exc}") from exc
-        return plans
+        return selection.rule.name, plan_steps(self.registry, incident, selection)
 
     def _claim(self, key: str) -> bool:
         """Say whether this engine may make the move `key` (always, without replicas)."""
@@ -203,7 +178,7 @@ class ActionEngine:
         """
         known = {a.plan.action_id for a in db.load_actions(self.store, incident_id=incident.id)}
         try:
-            plans = self._plans(incident, sel)
+            plans = plan_steps(self.registry, incident, sel)
         except ValueError as exc:
             self.out.audit("plan_failed", incident_id=incident.id, detail={"error": str(exc)})
             return False
@@ -217,23 +192,19 @@ class ActionEngine:
             self.out.publish(EventType.ACTION_PLANNED, plan, State.PLANNED)
         return True
 
-    @staticmethod
-    def _isolates(sel: Selection) -> bool:
-        return any(r.kind in ISOLATING for r in sel.rule.ladder)
-
     # ------------------------------------------------------------------ the ladder
 
-    def run(self, incident_id: str) -> list[db.StoredAction]:
-        """Walk an incident's ladder from its first unfinished step; return the final states."""
+    def run(self, incident_id: str) -> list[Action]:
+        """Walk an incident's ladder from its first unfinished step; return the final states.
+
+        The ladder is read once; each step's move is decided from its stored state
+        (`decisions.step_move`) and every transition is stored before the next step.
+        """
         for action in db.load_actions(self.store, incident_id=incident_id):
-            state = action.state
-            if state in STOPPING:
+            move = step_move(action)
+            if move == StepMove.STOP:
                 break
-            if state == State.FAILED:
-                if action.plan.params.get("optional"):
-                    continue
-                break
-            if state in (State.DONE, State.SKIPPED, State.DRY_RUN):
+            if move == StepMove.PASS:
                 continue
             if not self._advance(action):
                 break
@@ -241,12 +212,12 @@ class ActionEngine:
             self._maybe_close(incident_id)
         return db.load_actions(self.store, incident_id=incident_id)
 
-    def _advance(self, action: db.StoredAction) -> bool:
+    def _advance(self, action: Action) -> bool:
         """Take one step through the gates and run it; return whether the ladder goes on."""
-        plan = action.plan
-        if action.state == State.WAITING:
+        plan, key = action.plan, claim_key(action)
+        if key is None:
             return self._check_again(plan)  # a read of the world: no claim needed
-        if not self._claim(f"{plan.action_id}:{action.state.value}"):
+        if not self._claim(key):
             return False  # another replica moves this step (and walks on after it)
         if action.state == State.EXECUTING:
             return self._reconcile(plan)  # its executor died: check the world first
@@ -259,72 +230,50 @@ class ActionEngine:
 
     def _gate(self, plan: ActionPlan, state: State) -> bool | None:
         """Return None to execute, or whether the ladder continues without executing."""
+        cfg = self.config
         held = self.holds.check(plan, self.clock())
         if held is not None:
-            return self._hold(plan, held)
-        if self.config.mode == Mode.DRY_RUN:
-            self._finish(plan, State.DRY_RUN, None, "dry_run")
-            return True
-        blocked = self._blocked(plan)
-        if blocked:
-            self._finish(plan, State.BLOCKED, None, "blocked", {"reason": blocked})
-            self._escalate(plan, f"blocked: {blocked}")
-            return False
-        if self.config.mode == Mode.APPROVE and plan.risk == Risk.HIGH and state != State.APPROVED:
+            return self._apply(plan, hold_outcome(held))
+        if cfg.mode == Mode.DRY_RUN:
+            return self._apply(plan, Outcome(State.DRY_RUN, "dry_run", True))
+        counts = db.limit_counts(self.store, plan, self.clock(), cfg.breaker, cfg.budgets)
+        verdict = judge_limits(plan, counts, cfg.breaker, cfg.budgets)
+        if verdict.trip is not None:
+            db.set_breaker(self.store, BREAKER, True, verdict.trip, cfg.actor, self.clock())
+            self.out.audit("breaker_tripped", plan, detail={"reason": verdict.trip})
+        if verdict.blocked:
+            blocked = Outcome(
+                State.BLOCKED,
+                "blocked",
+                False,
+                escalate=f"blocked: {verdict.blocked}",
+                detail={"reason": verdict.blocked},
+            )
+            return self._apply(plan, blocked)
+        if needs_approval(cfg.mode, plan, state):
             db.save_state(self.store, plan, State.AWAITING_APPROVAL, self.clock())
             self.out.audit("approval_requested", plan, detail={"what": plan.what})
             return False
         return None
 
-    def _hold(self, plan: ActionPlan, held: Hold) -> bool:
-        """A silenced step is skipped (the next is checked too); an opted-out node stops it."""
-        detail = {"reason": held.reason, **held.detail}
-        if held.kind == "silenced":
-            self._finish(plan, State.SKIPPED, skipped(held.reason), "silenced", detail)
-            return True
-        self._finish(plan, State.BLOCKED, None, "opted_out", detail)
-        self._escalate(plan, held.reason)
-        return False
-
-    def _blocked(self, plan: ActionPlan) -> str | None:
-        now, cfg = self.clock(), self.config
-        if plan.kind in ISOLATING:
-            tripped, reason = db.breaker_state(self.store, BREAKER)
-            if tripped:
-                return f"circuit breaker open ({reason}); an operator must reset it"
-            since = now - timedelta(seconds=cfg.breaker.window_s)
-            # a multi-node isolation counts every node it would take out
-            count = db.isolated_since(self.store, since) + len(plan.params.get("nodes", [1])) - 1
-            if breaker_trips(count, cfg.breaker):
-                why = f"{count} node(s) isolated in {cfg.breaker.window_s:.0f} s, limit "
-                why += f"{cfg.breaker.limit()} of {cfg.breaker.fleet_nodes}"
-                db.set_breaker(self.store, BREAKER, True, why, cfg.actor, now)
-                self.out.audit("breaker_tripped", plan, detail={"reason": why})
-                return f"circuit breaker tripped: {why}"
-        node = plan.target.node
-        node_n = job_n = 0
-        if node:
-            since = now - timedelta(seconds=cfg.budgets.node_window_s)
-            node_n = db.executions_since(
-                self.store, since, node=node, kinds=sorted(ISOLATING), cluster=plan.cluster
-            )
-        if plan.kind == ActionKind.RESTART_JOB and plan.target.job:
-            since = now - timedelta(seconds=cfg.budgets.job_window_s)
-            job_n = db.executions_since(
-                self.store,
-                since,
-                job=plan.target.job,
-                kinds=[ActionKind.RESTART_JOB],
-                cluster=plan.cluster,
-            )
-        return over_budget(plan.kind, node_n, job_n, cfg.budgets)
+    def _apply(
+        self, plan: ActionPlan, decided: Outcome, extra: dict[str, Any] | None = None
+    ) -> bool:
+        """Store a decided outcome, escalate if it says so; return whether the ladder goes on."""
+        detail = {**(extra or {}), **(decided.detail or {})} or None
+        self._finish(plan, decided.state, decided.result, decided.event, detail)
+        if decided.state == State.DONE and plan.kind in ISOLATING:
+            self._supersede(plan)
+        if decided.escalate is not None:
+            self.incidents.escalate(plan, decided.escalate)
+        return decided.goes_on
 
     def _execute(self, plan: ActionPlan, claimed: bool = False) -> bool:
         if not claimed and not self._claim(f"{plan.action_id}:{State.EXECUTING.value}"):
             return False  # held before the state is written: a dead holder is reconciled
         db.save_state(self.store, plan, State.EXECUTING, self.clock())
         self.out.audit("executing", plan, detail={"phase": PHASES.get(plan.kind, plan.kind)})
-        self._mitigating(plan)
+        self.incidents.mitigating(plan)
         if self.crash_hook:
             self.crash_hook("after_executing", plan)
         t0 = time.monotonic()
@@ -367,29 +316,21 @@ class ActionEngine:
         return result
 
     def _supersede(self, plan: ActionPlan) -> None:
-        """Stand down the long ladders this isolation made pointless (workflow.py says which)."""
+        """Stand down the long ladders this isolation made pointless (supersede.py says which)."""
         for incident_id, node in superseded_ladders(self.store, plan):
             why = f"superseded: {plan.incident_id} isolated {node} ({plan.kind.value})"
             ladder = db.load_actions(self.store, incident_id=incident_id)
             self._expire(ladder, "superseded", {"reason": why})
-            self._close(incident_id, why)
+            self.incidents.close(incident_id, why)
 
     def _record(self, plan: ActionPlan, result: ActionResult, took_s: float) -> bool:
-        if result.status == "waiting":
+        decided = outcome(plan, result)
+        if decided is None:  # still waiting on the world: checked again later
             db.save_state(self.store, plan, State.WAITING, self.clock(), result)
             self.out.audit("waiting", plan, detail={"detail": result.detail})
             return False
-        state = {"done": State.DONE, "skipped": State.SKIPPED}.get(result.status, State.FAILED)
         detail = {"phase": PHASES.get(plan.kind, plan.kind), "duration_s": round(took_s, 4)}
-        self._finish(plan, state, result, state.value, {**detail, **result.model_dump()})
-        if state == State.DONE and plan.kind in ISOLATING:
-            self._supersede(plan)
-        if state != State.FAILED:
-            return True
-        if plan.params.get("optional"):
-            return True
-        self._escalate(plan, f"{plan.kind.value} failed: {result.error}")
-        return False
+        return self._apply(plan, decided, {**detail, **result.model_dump()})
 
     def _finish(
         self,
@@ -409,50 +350,13 @@ class ActionEngine:
 
     # ------------------------------------------------------------------ lifecycle
 
-    def _transition(self, incident_id: str, to: IncidentStatus, reason: str) -> None:
-        try:
-            current = load_incident(self.store, incident_id)
-        except IncidentNotFound:
-            return
-        if current.status == to or is_final(current.status):
-            return
-        record_transition(
-            self.store,
-            Transition(
-                incident_id=incident_id,
-                status=to,
-                reason=reason[:2000],
-                actor=self.config.actor,
-                at=self.clock(),
-            ),
-        )
-
-    def _mitigating(self, plan: ActionPlan) -> None:
-        self._transition(
-            plan.incident_id, IncidentStatus.MITIGATING, f"{plan.kind.value}: {plan.what}"
-        )
-
-    def _escalate(self, plan: ActionPlan, reason: str) -> None:
-        log.warning("incident %s escalated: %s", plan.incident_id, reason)
-        self.out.audit("escalated", plan, detail={"reason": reason})
-        self._transition(plan.incident_id, IncidentStatus.OPEN, f"escalated: {reason}")
-
     def _maybe_close(self, incident_id: str) -> None:
-        actions = db.load_actions(self.store, incident_id=incident_id)
-        if not actions or self.config.mode == Mode.DRY_RUN:
-            return
-        if not any(a.state == State.DONE for a in actions):
-            return  # nothing was done (all skipped): leave the incident to a person
-        self._close(incident_id, "remediation ladder complete")
-
-    def _close(self, incident_id: str, reason: str) -> None:
-        self._transition(incident_id, IncidentStatus.RESOLVED, reason)
-        self.out.audit("closed", incident_id=incident_id, detail={"reason": reason})
-        self.out.notify(EventType.INCIDENT_RESOLVED, incident_id, reason, {})
+        if closes(db.load_actions(self.store, incident_id=incident_id), self.config.mode):
+            self.incidents.close(incident_id, "remediation ladder complete")
 
     def _expire(
-        self, ladder: list[db.StoredAction], event: str, detail: dict[str, Any] | None = None
-    ) -> list[db.StoredAction]:
+        self, ladder: list[Action], event: str, detail: dict[str, Any] | None = None
+    ) -> list[Action]:
         """Expire a ladder's unfinished steps; return them."""
         unfinished = [a for a in ladder if a.state not in FINAL_STATES]
         for a in unfinished:
@@ -461,15 +365,15 @@ class ActionEngine:
 
     # ------------------------------------------------------------------ operators
 
-    def approve(self, action_id: str, actor: str) -> list[db.StoredAction]:
+    def approve(self, action_id: str, actor: str) -> list[Action]:
         """Approve an action awaiting approval and continue its ladder."""
         return self._decide(action_id, actor, approve=True)
 
-    def reject(self, action_id: str, actor: str) -> list[db.StoredAction]:
+    def reject(self, action_id: str, actor: str) -> list[Action]:
         """Reject an action awaiting approval; its ladder stops and the incident reopens."""
         return self._decide(action_id, actor, approve=False)
 
-    def _decide(self, action_id: str, actor: str, approve: bool) -> list[db.StoredAction]:
+    def _decide(self, action_id: str, actor: str, approve: bool) -> list[Action]:
         found = db.load_actions(self.store, action_ids=[action_id])
         if not found or found[0].state != State.AWAITING_APPROVAL:
             raise LookupError(f"no action {action_id!r} awaiting approval")
@@ -480,7 +384,7 @@ class ActionEngine:
         db.save_state(self.store, plan, state, self.clock())
         db.write_audit(self.store, state.value, self.clock(), actor, self.config.mode, plan)
         if not approve:
-            self._escalate(plan, f"rejected by {actor}")
+            self.incidents.escalate(plan, f"rejected by {actor}")
         return self.run(plan.incident_id)
 
     def reset_breaker(self, actor: str, reason: str = "reset by operator") -> None:
@@ -509,19 +413,18 @@ class ActionEngine:
         """
         return self._resume(db.load_actions(self.store, states=[State.WAITING]))
 
-    def _resume(self, pending: list[db.StoredAction]) -> list[str]:
+    def _resume(self, pending: list[Action]) -> list[str]:
         incidents = sorted({a.plan.incident_id for a in pending})
         for incident_id in incidents:
             ladder = db.load_actions(self.store, incident_id=incident_id)
             # a ladder that waits on its job may run hours past the incident's last update
-            long = any(a.plan.kind in WAITING_KINDS for a in ladder)
-            if self._still_current(incident_id, ttl=not long):
+            if self._still_current(incident_id, ttl=not waits_long(ladder)):
                 self.run(incident_id)
                 continue
             unfinished = self._expire(ladder, "expired")
             if unfinished and any(a.state == State.DONE for a in ladder):
                 # half a ladder ran (a node may be drained): a person takes it from here
-                self._escalate(unfinished[0].plan, "expired after a restart, half done")
+                self.incidents.escalate(unfinished[0].plan, "expired after a restart, half done")
         return incidents
 
     def _still_current(self, incident_id: str, ttl: bool = True) -> bool:
@@ -529,7 +432,4 @@ class ActionEngine:
             incident = load_incident(self.store, incident_id)
         except IncidentNotFound:
             return False
-        if is_final(incident.status):
-            return False
-        age = (self.clock() - (incident.updated_at or incident.detected_at)).total_seconds()
-        return not ttl or age <= self.config.incident_ttl_s
+        return still_current(incident, self.clock(), self.config.incident_ttl_s, ttl)

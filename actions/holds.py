@@ -15,12 +15,13 @@ The engine asks `Holds.check(plan)` before an action runs (after it is planned a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, Protocol
 
 from actions.model import ISOLATING, ActionKind, ActionPlan
-from actions.silences import Subject, first_match, list_windows
+from actions.silences import MaintenanceWindow, Subject, first_match, list_windows
 from analytics.store import Store
 from diagnosis.incident_store import IncidentNotFound, load_incident
 
@@ -50,15 +51,55 @@ def plan_nodes(plan: ActionPlan) -> tuple[str, ...]:
     return tuple(dict.fromkeys([*nodes, *map(str, plan.params.get("nodes", []))]))
 
 
+def silenced_hold(
+    plan: ActionPlan,
+    windows: Sequence[MaintenanceWindow],
+    category: str,
+    cluster: str,
+    now: datetime,
+) -> Hold | None:
+    """Return the hold of the first active window matching an action, or None."""
+    subject = Subject(plan_nodes(plan), plan.target.job or "", cluster, category)
+    window = first_match(windows, subject, now)
+    if window is None:
+        return None
+    return Hold(
+        "silenced",
+        f"maintenance window {window.id} by {window.author} until "
+        f"{window.ends_at.isoformat()}: {window.reason}",
+        {
+            "window": window.id,
+            "author": window.author,
+            "window_reason": window.reason,
+            "ends_at": window.ends_at.isoformat(),
+        },
+    )
+
+
+def opted_out_hold(plan: ActionPlan, optout: NodeOptOut | None) -> Hold | None:
+    """Return the hold of the first opted-out node a disturbing action acts on, or None."""
+    if optout is None or plan.kind not in NODE_DISTURBING:
+        return None
+    for node in plan_nodes(plan):
+        why = optout.opted_out(node)
+        if why:
+            return Hold(
+                "opted_out",
+                f"node {node} of cluster {plan.cluster} opted out of remediation ({why})",
+                {"node": node, "cluster": plan.cluster, "opt_out": why},
+            )
+    return None
+
+
 class Holds:
-    """The engine's check for maintenance windows and opted-out nodes."""
+    """The engine's check for maintenance windows and opted-out nodes (reads, then decides)."""
 
     def __init__(self, store: Store, optout: NodeOptOut | None = None) -> None:
         self.store, self.optout = store, optout
 
     def check(self, plan: ActionPlan, now: datetime) -> Hold | None:
         """Return why an action must not run now, or None."""
-        return self._silenced(plan, now) or self._opted_out(plan)
+        return self._silenced(plan, now) or opted_out_hold(plan, self.optout)
 
     def _silenced(self, plan: ActionPlan, now: datetime) -> Hold | None:
         windows = list_windows(self.store, active_at=now)
@@ -71,31 +112,4 @@ class Holds:
             cluster = incident.cluster  # also right for plans stored before they carried it
         except IncidentNotFound:
             pass  # matched on node, job and the plan's cluster only
-        subject = Subject(plan_nodes(plan), plan.target.job or "", cluster, category)
-        window = first_match(windows, subject, now)
-        if window is None:
-            return None
-        return Hold(
-            "silenced",
-            f"maintenance window {window.id} by {window.author} until "
-            f"{window.ends_at.isoformat()}: {window.reason}",
-            {
-                "window": window.id,
-                "author": window.author,
-                "window_reason": window.reason,
-                "ends_at": window.ends_at.isoformat(),
-            },
-        )
-
-    def _opted_out(self, plan: ActionPlan) -> Hold | None:
-        if self.optout is None or plan.kind not in NODE_DISTURBING:
-            return None
-        for node in plan_nodes(plan):
-            why = self.optout.opted_out(node)
-            if why:
-                return Hold(
-                    "opted_out",
-                    f"node {node} of cluster {plan.cluster} opted out of remediation ({why})",
-                    {"node": node, "cluster": plan.cluster, "opt_out": why},
-                )
-        return None
+        return silenced_hold(plan, windows, category, cluster, now)

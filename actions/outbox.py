@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable
 from datetime import datetime
@@ -14,6 +13,7 @@ from actions.webhooks.delivery import Dispatcher
 from actions.webhooks.formats import EventType, WebhookEvent
 from analytics.store import Store
 from diagnosis.incidents import Incident
+from ingest.action_events import ActionEvent, encode_action_event
 from ingest.bus import BusError, Producer
 
 log = logging.getLogger(__name__)
@@ -61,19 +61,17 @@ class Outbox:
     ) -> None:
         """Put an action's change on the actions topic and tell the webhook subscribers."""
         if self.producer is not None:
-            value = {
-                "event": kind.value,
-                "cluster": plan.cluster,  # also in the plan; here for consumers that filter
-                "state": state.value,
-                "plan": plan.model_dump(mode="json"),
-                "result": result.model_dump() if result else None,
-                "at": self.clock().isoformat(),
-            }
+            event = ActionEvent(
+                event=kind.value,  # an action.* webhook type
+                ts=self.clock(),
+                cluster=plan.cluster,  # also in the plan; here for consumers that filter
+                state=state,
+                plan=plan,
+                result=result,
+            )
             try:
                 self.producer.send_raw(
-                    self.actions_topic,
-                    plan.action_id.encode(),
-                    json.dumps(value, default=str).encode(),
+                    self.actions_topic, event.key.encode(), encode_action_event(event)
                 )
             except BusError as exc:  # the audit row is the record; the topic is a feed
                 log.warning("action %s not published on the actions topic: %s", plan.action_id, exc)

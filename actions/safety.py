@@ -1,16 +1,18 @@
 """Safety limits: the isolation circuit breaker and per-node / per-job remediation budgets.
 
-The rules here are pure functions over counts; the engine reads the counts from ClickHouse
-(actions.store) so the limits hold across engine restarts and replicas.
+The rules here are pure functions over counts (`judge_limits` decides for one step); the
+engine reads the counts from ClickHouse (`actions.store.limit_counts`) so the limits hold
+across engine restarts and replicas.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from actions.model import ActionKind
+from actions.model import ISOLATING, ActionKind, ActionPlan
 
 BREAKER = "isolation"
 
@@ -66,3 +68,46 @@ def over_budget(kind: ActionKind, node_actions: int, job_restarts: int, b: Budge
     if kind == ActionKind.RESTART_JOB and job_restarts >= b.per_job_restarts:
         return f"job budget spent: {job_restarts} restarts in {b.job_window_s:.0f} s"
     return None
+
+
+@dataclass(frozen=True)
+class LimitCounts:
+    """What the store says about the safety limits, for one step (read before its gate)."""
+
+    breaker_open: bool = False
+    breaker_reason: str = ""
+    isolated: int = 0  # distinct nodes isolated in the breaker's window
+    node_actions: int = 0  # isolations of the step's node in the node window
+    job_restarts: int = 0  # restarts of the step's job in the job window
+
+
+def reads_limits(plan: ActionPlan) -> tuple[bool, bool, bool]:
+    """Return which counts a step's limits need: (breaker, node actions, job restarts)."""
+    node = bool(plan.target.node) and plan.kind in NODE_BUDGETED
+    job = plan.kind == ActionKind.RESTART_JOB and bool(plan.target.job)
+    return plan.kind in ISOLATING, node, job
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Why a step is blocked (None: it is not), and whether the breaker trips now."""
+
+    blocked: str | None
+    trip: str | None = None
+
+
+def judge_limits(
+    plan: ActionPlan, counts: LimitCounts, breaker: BreakerLimits, budgets: Budgets
+) -> Verdict:
+    """Return whether the breaker or a budget blocks a step (counts exclude the step)."""
+    if plan.kind in ISOLATING:
+        if counts.breaker_open:
+            why = f"circuit breaker open ({counts.breaker_reason}); an operator must reset it"
+            return Verdict(why)
+        # a multi-node isolation counts every node it would take out
+        count = counts.isolated + len(plan.params.get("nodes", [1])) - 1
+        if breaker_trips(count, breaker):
+            why = f"{count} node(s) isolated in {breaker.window_s:.0f} s, limit "
+            why += f"{breaker.limit()} of {breaker.fleet_nodes}"
+            return Verdict(f"circuit breaker tripped: {why}", trip=why)
+    return Verdict(over_budget(plan.kind, counts.node_actions, counts.job_restarts, budgets))

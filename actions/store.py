@@ -6,14 +6,14 @@ import json
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pandas as pd
 
-from actions.model import ISOLATING, ActionKind, ActionPlan, ActionResult, State
+from actions.model import ISOLATING, Action, ActionKind, ActionPlan, ActionResult, State
 from actions.policy import HistoryView
+from actions.safety import BREAKER, BreakerLimits, Budgets, LimitCounts, reads_limits
 from analytics.action_tables import ACTION_AUDIT, ACTION_STATE, BREAKER_STATE
 from analytics.store import Store
 from analytics.tables import stored_cluster
@@ -35,15 +35,6 @@ def next_seq() -> int:
 def _at(now: datetime) -> tuple[int, int]:
     now = now.astimezone(UTC)
     return int(now.timestamp()), now.microsecond
-
-
-@dataclass(frozen=True)
-class StoredAction:
-    """The latest persisted state of one action."""
-
-    plan: ActionPlan
-    state: State
-    result: ActionResult | None
 
 
 def save_state(
@@ -99,7 +90,7 @@ def load_actions(
     action_ids: Sequence[str] | None = None,
     incident_id: str | None = None,
     states: Sequence[State] | None = None,
-) -> list[StoredAction]:
+) -> list[Action]:
     """Return actions at their latest state, by incident and ladder step."""
     where, params = ["1"], {}
     if action_ids is not None:
@@ -114,16 +105,27 @@ def load_actions(
         params["states"] = tuple(s.value for s in states) or ("",)
     frame = store.query_df(
         f"SELECT action_id, argMax(state, seq) AS s, argMax(plan, seq) AS p, "
-        f"argMax(result, seq) AS r, any(incident_id) AS i, any(step) AS st "
+        f"argMax(result, seq) AS r, any(incident_id) AS i, any(step) AS st, "
+        f"toUInt32(argMax(at, seq)) AS t, argMax(at_us, seq) AS tu, max(seq) AS q "
         f"FROM `{store.database}`.`{ACTION_STATE.name}` WHERE {' AND '.join(where)} "
         f"GROUP BY action_id {having}ORDER BY i, st",
         params,
     )
-    found = []
-    for _aid, s, p, r, _i, _st in frame.itertuples(index=False):
-        result = ActionResult.model_validate_json(r) if r else None
-        found.append(StoredAction(ActionPlan.model_validate_json(p), State(str(s)), result))
-    return found
+    return [
+        stored_action(p, s, r, t, tu, q)
+        for _aid, s, p, r, _i, _st, t, tu, q in frame.itertuples(index=False)
+    ]
+
+
+def stored_action(plan: Any, state: Any, result: Any, at: Any, at_us: Any, seq: Any) -> Action:
+    """Return an action from the columns of its latest `action_state` row."""
+    return Action(
+        plan=ActionPlan.model_validate_json(plan),
+        state=State(str(state)),
+        result=ActionResult.model_validate_json(result) if result else None,
+        updated_at=datetime.fromtimestamp(int(at), UTC).replace(microsecond=int(at_us)),
+        seq=int(seq),
+    )
 
 
 def write_audit(
@@ -278,3 +280,33 @@ def set_breaker(
         },
         _BREAKER_TYPES,
     )
+
+
+def limit_counts(
+    store: Store, plan: ActionPlan, now: datetime, breaker: BreakerLimits, budgets: Budgets
+) -> LimitCounts:
+    """Return the counts a step's safety limits are judged on (only those it needs)."""
+    isolating, node, job = reads_limits(plan)
+    tripped, reason, isolated = False, "", 0
+    if isolating:
+        tripped, reason = breaker_state(store, BREAKER)
+        if not tripped:  # an open breaker blocks whatever the count
+            isolated = isolated_since(store, now - timedelta(seconds=breaker.window_s))
+    node_n = job_n = 0
+    if node:
+        node_n = executions_since(
+            store,
+            now - timedelta(seconds=budgets.node_window_s),
+            node=plan.target.node,
+            kinds=sorted(ISOLATING),
+            cluster=plan.cluster,
+        )
+    if job:
+        job_n = executions_since(
+            store,
+            now - timedelta(seconds=budgets.job_window_s),
+            job=plan.target.job,
+            kinds=[ActionKind.RESTART_JOB],
+            cluster=plan.cluster,
+        )
+    return LimitCounts(tripped, reason, isolated, node_n, job_n)

@@ -1,28 +1,19 @@
-"""Read models of the action engine for the API: action pages and the audit trail."""
+"""Read models of the action engine for the API: action pages, the audit trail, the breaker."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from actions.model import ActionPlan, ActionResult, State
+from actions.model import Action, State
+from actions.safety import BREAKER
+from actions.store import breaker_state, isolated_since, stored_action
 from analytics.action_tables import ACTION_AUDIT, ACTION_STATE
 from analytics.incident_tables import INCIDENTS
 from analytics.store import Store
 from analytics.tables import cluster_name, stored_cluster
-
-
-@dataclass(frozen=True)
-class ActionRow:
-    """An action at its latest state, with when it entered that state."""
-
-    plan: ActionPlan
-    state: State
-    result: ActionResult | None
-    updated_at: datetime
-    seq: int
 
 
 def action_page(
@@ -33,7 +24,7 @@ def action_page(
     limit: int = 50,
     action_ids: Sequence[str] | None = None,
     cluster: str | None = None,
-) -> tuple[list[ActionRow], int | None]:
+) -> tuple[list[Action], int | None]:
     """Return actions, most recently changed first, and the position after the page.
 
     `cluster` keeps the actions on incidents of that cluster (by the incident, not the
@@ -69,14 +60,7 @@ def action_page(
         params,
     )
     rows = [
-        ActionRow(
-            plan=ActionPlan.model_validate_json(p),
-            state=State(str(s)),
-            result=ActionResult.model_validate_json(r) if r else None,
-            updated_at=datetime.fromtimestamp(int(t), UTC).replace(microsecond=int(tu)),
-            seq=int(q),
-        )
-        for _a, s, p, r, t, tu, q in frame.itertuples(index=False)
+        stored_action(p, s, r, t, tu, q) for _a, s, p, r, t, tu, q in frame.itertuples(index=False)
     ]
     more = len(rows) > limit
     rows = rows[:limit]
@@ -161,3 +145,19 @@ def isolated_nodes(store: Store, cluster: str | None = None) -> dict[str, str]:
         if kind == "hardware_inspection" or node not in found:
             found[node] = kind
     return found
+
+
+@dataclass(frozen=True)
+class BreakerStatus:
+    """The isolation circuit breaker as stored, and how many nodes its window holds."""
+
+    tripped: bool
+    reason: str
+    isolated_in_window: int
+
+
+def breaker_status(store: Store, window_s: float, now: datetime | None = None) -> BreakerStatus:
+    """Return the isolation breaker's state and the nodes isolated in its window."""
+    tripped, reason = breaker_state(store, BREAKER)
+    since = (now or datetime.now(UTC)) - timedelta(seconds=window_s)
+    return BreakerStatus(tripped, reason, isolated_since(store, since))

@@ -1,14 +1,25 @@
-"""Response and request bodies of the REST API (field docs reach the OpenAPI schema)."""
+"""Response and request bodies of the REST API (field docs reach the OpenAPI schema).
+
+Every route's models are here; routers import them. A model that is another package's
+read model (the incident timeline) is re-exported here.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, Field
 
+from actions.model import Action, ActionPlan, ActionResult, State
+from actions.safety import BreakerLimits
+from actions.views import BreakerStatus
+from actions.webhooks.formats import EventType, Format
+from diagnosis.incident_view import IncidentStory, TimelineEntry
 from diagnosis.incidents import Incident
 from ingest.schema import DEFAULT_CLUSTER
+
+__all__ = ["TimelineEntry"]  # declared with the incident read model, served from here
 
 T = TypeVar("T")
 
@@ -43,15 +54,6 @@ class Page(BaseModel, Generic[T]):
     next_cursor: str | None = Field(None, description="None on the last page.")
 
 
-class TimelineEntry(BaseModel):
-    """One moment in an incident's life."""
-
-    at: datetime
-    event: str = Field(description="detected, evidence, acknowledged, mitigating, resolved, ...")
-    actor: str
-    detail: str = ""
-
-
 class IncidentDetail(BaseModel):
     """An incident with its timeline and the culprit's parallel groups."""
 
@@ -61,6 +63,16 @@ class IncidentDetail(BaseModel):
     neighbourhood: dict[str, object] | None = Field(
         None, description="The top suspect rank's communicators, members and nodes."
     )
+
+    @classmethod
+    def of(cls, story: IncidentStory) -> IncidentDetail:
+        """Return the detail of an incident's read model (diagnosis/incident_view.py)."""
+        return cls(
+            incident=story.incident,
+            timeline=story.timeline,
+            acknowledged_by=story.acknowledged_by,
+            neighbourhood=story.neighbourhood,
+        )
 
 
 class Reason(BaseModel):
@@ -185,3 +197,145 @@ class FleetSummary(BaseModel):
     states: dict[str, int] = Field(description="GPUs per state over the whole (filtered) fleet.")
     nodes: int
     gpus: int
+
+
+# ---------------------------------------------------------------------- actions
+
+PENDING = "pending"  # the console's word for awaiting_approval
+
+
+class ActionView(BaseModel):
+    """An action with its plan and where it is."""
+
+    id: str
+    incident_id: str
+    cluster: str = Field(DEFAULT_CLUSTER, description="Cluster of the incident and target.")
+    kind: str
+    target: dict[str, Any]
+    risk: str
+    mode: str
+    status: str = Field(description="pending (awaiting approval), approved, executing, done, ...")
+    plan: dict[str, Any] = Field(description="what, target and why, as planned")
+    created_at: datetime
+    updated_at: datetime
+    result: ActionResult | None = None
+
+    @classmethod
+    def of(cls, action: Action, mode: str) -> ActionView:
+        """Return the API's view of an action (the engine's `mode` beside it)."""
+        plan = action.plan
+        status = PENDING if action.state == State.AWAITING_APPROVAL else action.state.value
+        return cls(
+            id=plan.action_id,
+            incident_id=plan.incident_id,
+            cluster=plan.cluster,
+            kind=plan.kind.value,
+            target=plan.target.model_dump(exclude_none=True),
+            risk=plan.risk.value,
+            mode=mode,
+            status=status,
+            plan={"what": plan.what, "target": plan.target.key(), "why": plan.why},
+            created_at=plan.created_at,
+            updated_at=action.updated_at or plan.created_at,
+            result=action.result,
+        )
+
+
+class AuditEntry(BaseModel):
+    """One audited engine event."""
+
+    at: datetime
+    action_id: str
+    incident_id: str
+    event: str
+    actor: str
+    detail: str
+
+    @classmethod
+    def of(cls, row: dict[str, Any]) -> AuditEntry:
+        """Return the entry of an audit row (actions.views.audit_page)."""
+        return cls(**{k: v for k, v in row.items() if k in cls.model_fields})
+
+
+class DryRun(BaseModel):
+    """Which incident to plan for."""
+
+    incident_id: str = Field(min_length=1, max_length=200)
+
+
+class DryRunResult(BaseModel):
+    """What the policy would do for an incident, with nothing stored or executed."""
+
+    incident_id: str
+    rule: str | None = Field(description="The matching policy rule; None when none matches.")
+    plans: list[ActionPlan]
+
+
+class BreakerView(BaseModel):
+    """The isolation circuit breaker."""
+
+    state: str = Field(description="closed (isolation allowed) or open (stopped).")
+    reason: str
+    isolated_in_window: int
+    limit: int
+    window_s: float
+
+    @classmethod
+    def of(cls, status: BreakerStatus, limits: BreakerLimits) -> BreakerView:
+        """Return the breaker's view from its stored state and the engine's limits."""
+        return cls(
+            state="open" if status.tripped else "closed",
+            reason=status.reason,
+            isolated_in_window=status.isolated_in_window,
+            limit=limits.limit(),
+            window_s=limits.window_s,
+        )
+
+
+# ---------------------------------------------------------------------- webhooks
+
+
+class NewSubscription(BaseModel):
+    """A subscription to create; its URL and secret are stored sealed and never returned."""
+
+    id: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+    url: str = Field(
+        min_length=8,
+        max_length=2000,
+        description="Where to POST; for Slack the credential itself: shown only masked.",
+    )
+    secret: str = Field(min_length=16, max_length=500, description="HMAC key; never returned.")
+    events: list[EventType] = Field(min_length=1)
+    format: Format = "trainguard"
+
+
+class SubscriptionView(BaseModel):
+    """A subscription as listed: no secret, and its URL masked (it may be a credential)."""
+
+    id: str
+    url: str = Field(description="Scheme, host and a first path word: `https://h.test/services/…`")
+    url_fingerprint: str = Field(description="sha256 prefix of the full URL, to tell URLs apart.")
+    events: list[EventType]
+    format: str
+
+
+class DeliveryView(BaseModel):
+    """One logged delivery attempt."""
+
+    delivery_id: str
+    subscription_id: str
+    event: str
+    attempt: int
+    status: str
+    http_status: int | None
+    error: str
+
+
+class OutcomeView(BaseModel):
+    """How a delivery ended."""
+
+    delivery_id: str
+    status: str = Field(description="delivered, dead (after every retry) or rejected.")
+    attempts: int
+    http_status: int | None
+    error: str | None

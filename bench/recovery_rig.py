@@ -17,22 +17,22 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from actions.consumer import consume
 from actions.engine import ActionEngine, EngineConfig
 from actions.executors.scheduler import Replacement, SchedulerCapacity
 from actions.executors.slurm import Slurm, SlurmDrain
 from actions.model import ActionKind, ActionPlan, ActionResult, Mode, Risk, done
 from actions.policy import Policy
+from actions.progress import TrainStepsProgress, VerifyProgress
 from actions.registry import ActionRegistry, ActionRequest, make_plan
 from actions.safety import BreakerLimits
 from actions.store import audit_events
-from actions.workflow import TrainStepsProgress, VerifyProgress
 from analytics.migrations import migrate
 from analytics.store import EmbeddedStore
 from diagnosis.incidents import Incident
 from diagnosis.model import Action, Blame, Category, ComponentKind, Suspect
 from ingest.bus import InProcessBus
 from sim.logtext import megatron_checkpoint
-from trainguard.act_cli import consume
 
 
 def _insert_row(store: EmbeddedStore, table_name: str, values: dict[str, Any]) -> None:

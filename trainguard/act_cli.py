@@ -1,31 +1,30 @@
-"""`trainguard act`: the action engine as a consumer of the incidents topic."""
+"""`trainguard act`: wires the action engine and runs its consumer loop (actions/consumer.py)."""
 
 from __future__ import annotations
 
 import argparse
 import logging
 import threading
-import time
 
 from pydantic import SecretStr, ValidationError
 
 from actions.checkpoint import AwaitCheckpoint, LogCheckpoints
 from actions.claims import Claims, replica_name
+from actions.consumer import recover_and_consume
 from actions.engine import ActionEngine, EngineConfig
 from actions.executors.scheduler import CapacityProvider, Replacement, SchedulerCapacity
 from actions.executors.webhook import NoEndpoint, OperatorWebhook
 from actions.holds import Holds, NodeOptOut
 from actions.model import ActionKind, Mode, Risk
 from actions.policy import DEFAULT_POLICY, load_policy
+from actions.progress import TrainStepsProgress, VerifyProgress
 from actions.registry import ActionRegistry
 from actions.safety import BreakerLimits
 from actions.webhooks.delivery import Deliverer, Dispatcher, Subscription
 from actions.webhooks.formats import EventType
-from actions.workflow import TrainStepsProgress, VerifyProgress
 from analytics.migrations import migrate
-from analytics.store import Store, StoreError
-from diagnosis.incidents import Incident
-from ingest.bus import Bus, Consumer, TopicPartition
+from analytics.store import Store
+from ingest.bus import Bus, Consumer
 from ingest.schema import validation_reason
 from trainguard.settings import ActSettings
 from trainguard.silence_cli import add_silence_parser
@@ -159,55 +158,6 @@ def build_engine(
     )
 
 
-def consume(
-    engine: ActionEngine,
-    consumer: Consumer,
-    stop: threading.Event,
-    poll_s: float,
-    recheck_s: float = 10.0,
-) -> int:
-    """Handle incidents until stopped; commit offsets after each batch is acted on.
-
-    Every `recheck_s` the steps waiting on the world (a job's next checkpoint) are checked
-    again, between batches, so a long wait never holds up new incidents. With replicas
-    (claims), every unfinished ladder is swept then, so a ladder whose replica died (or an
-    approval given through the API) moves on here; the claims keep each move single.
-    """
-    handled = 0
-    last_check = time.monotonic()
-    while not stop.is_set():
-        if time.monotonic() - last_check >= recheck_s:
-            last_check = time.monotonic()
-            try:
-                engine.recover() if engine.claims is not None else engine.poll_waiting()
-            except StoreError as exc:  # ClickHouse away: the waits are stored, check next time
-                log.warning("act: waiting steps not checked: %s", exc)
-        records = consumer.poll(100, poll_s)
-        latest: dict[str, Incident] = {}
-        offsets: dict[TopicPartition, int] = {}
-        for record in records:
-            offsets[record.tp] = record.offset + 1
-            try:
-                incident = Incident.model_validate_json(record.value)
-            except ValidationError as exc:
-                log.error(
-                    "undecodable incident at %s@%d: %s",
-                    record.topic,
-                    record.offset,
-                    str(exc).splitlines()[0],
-                )
-                continue
-            known = latest.get(incident.id)
-            if known is None or incident.revision >= known.revision:
-                latest[incident.id] = incident  # keep the highest revision
-        for incident in latest.values():
-            engine.handle(incident)
-            handled += 1
-        if offsets:
-            consumer.commit(offsets)
-    return handled
-
-
 def lyra_capacity(settings: ActSettings, store: Store) -> CapacityProvider:
     """Return the Lyra scheduler as the capacity provider, its state kept in ClickHouse.
 
@@ -296,15 +246,12 @@ def cmd_act(args: argparse.Namespace) -> int:
     log.info("act: mode %s, recovering unfinished ladders", settings.mode)
     failure: list[Exception] = []
 
+    def subscribe() -> Consumer:
+        return bus.consumer(settings.group, [bus.topics.incidents])
+
     def work() -> None:
         try:
-            resumed = engine.recover()
-            log.info("act: resumed %d unfinished ladder(s)", len(resumed))
-            consumer = bus.consumer(settings.group, [bus.topics.incidents])
-            try:
-                consume(engine, consumer, stop, settings.poll_s, settings.recheck_s)
-            finally:
-                consumer.close()
+            recover_and_consume(engine, subscribe, stop, settings.poll_s, settings.recheck_s)
         except Exception as exc:  # noqa: BLE001 (the thread's outermost loop: reported, exit 1)
             failure.append(exc)
             stop.set()

@@ -120,9 +120,9 @@ def run_live(
     """Run the live demo until `stop` is set; return the exit status."""
     import uvicorn
 
+    from actions.consumer import consume
     from api.app import create_app
     from api.server import server_options
-    from trainguard.act_cli import consume
     from trainguard.api_cli import build_context
     from trainguard.console_cli import start_console
 

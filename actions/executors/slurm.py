@@ -8,9 +8,7 @@ those are ever resumed: a drain a person made is preserved and never undone.
 from __future__ import annotations
 
 import logging
-import os
 import re
-import subprocess
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,6 +16,22 @@ from dataclasses import dataclass
 from actions.model import ActionKind, ActionPlan, ActionResult, Risk, done, failed, skipped
 from actions.registry import ActionRequest, make_plan
 from diagnosis.fabric import Fabric
+from ingest.slurm_commands import SlurmCommands, SlurmError
+
+__all__ = [
+    "REASON_PREFIX",
+    "Slurm",
+    "SlurmDrain",
+    "SlurmDrainSwitch",
+    "SlurmError",
+    "SlurmReboot",
+    "SlurmRequeue",
+    "SlurmResume",
+    "DrainReason",
+    "check_node",
+    "clean_reason",
+    "hostlist",
+]
 
 log = logging.getLogger(__name__)
 
@@ -26,10 +40,6 @@ _NODE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 _JOB_ID = re.compile(r"^[0-9]{1,12}(_[0-9]{1,9})?$")
 _JOB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 _FIELD = re.compile(r"(\w+)=(\S*)")
-
-
-class SlurmError(RuntimeError):
-    """A Slurm command failed or was refused before it ran."""
 
 
 def check_node(name: str) -> str:
@@ -67,30 +77,13 @@ class NodeState:
         """Whether TrainGuard set the current reason."""
         return self.reason.startswith(REASON_PREFIX)
 
+    def drained_for(self, incident_id: str) -> bool:
+        """Whether the node is drained with TrainGuard's reason for this incident."""
+        return self.drained and self.reason.startswith(f"{REASON_PREFIX}{incident_id}")
 
-class Slurm:
-    """Runs scontrol/squeue for one cluster (SLURM_CONF) with a timeout."""
 
-    def __init__(self, conf: str | None = None, timeout_s: float = 30.0, bindir: str = "") -> None:
-        self.conf = conf
-        self.timeout_s = timeout_s
-        self.bindir = bindir
-
-    def run(self, argv: list[str]) -> str:
-        """Run one Slurm command (argv, no shell); return stdout or raise SlurmError."""
-        env = dict(os.environ)
-        if self.conf:
-            env["SLURM_CONF"] = self.conf
-        cmd = [os.path.join(self.bindir, argv[0]) if self.bindir else argv[0], *argv[1:]]
-        try:
-            out = subprocess.run(
-                cmd, capture_output=True, text=True, timeout=self.timeout_s, env=env, check=False
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise SlurmError(f"{argv[0]} failed to run: {exc}") from exc
-        if out.returncode != 0:
-            raise SlurmError(f"{' '.join(argv)}: {out.stderr.strip() or out.stdout.strip()}")
-        return out.stdout
+class Slurm(SlurmCommands):
+    """Runs scontrol/squeue for one cluster (SLURM_CONF) with a timeout (ingest/slurm_commands)."""
 
     def node(self, name: str) -> NodeState:
         """Return a node's state flags and reason."""
@@ -153,8 +146,35 @@ class Slurm:
         return dict(_FIELD.findall(self.run(["scontrol", "show", "job", "-o", job_id])))
 
 
-def _reason(plan: ActionPlan) -> str:
-    return f"{REASON_PREFIX}{plan.incident_id}: {plan.why.partition(': ')[2]}"
+@dataclass(frozen=True)
+class DrainReason:
+    """The reason TrainGuard gives Slurm for a drain or reboot, carried in the plan as data.
+
+    The plan stores it as `params["reason"]` when it is made (from the incident's id and
+    summary); Slurm shows it as `trainguard:<incident id>: <summary>`, which is how a node
+    TrainGuard drained is told from one a person drained.
+    """
+
+    incident_id: str
+    summary: str
+
+    def text(self) -> str:
+        """Return the reason as Slurm stores it (before `clean_reason`)."""
+        return f"{REASON_PREFIX}{self.incident_id}: {self.summary}"
+
+    @classmethod
+    def of(cls, request: ActionRequest) -> DrainReason:
+        """Return the reason for a request's incident."""
+        return cls(request.incident.id, request.incident.summary)
+
+    @classmethod
+    def text_of(cls, plan: ActionPlan) -> str:
+        """Return a plan's reason text; a plan stored before plans carried it is read from
+        its `why` (`<incident id>: <summary>`)."""
+        stored = plan.params.get("reason")
+        if isinstance(stored, str) and stored:
+            return stored
+        return cls(plan.incident_id, plan.why.removeprefix(f"{plan.incident_id}: ")).text()
 
 
 class SlurmDrain:
@@ -169,16 +189,17 @@ class SlurmDrain:
     def plan(self, request: ActionRequest) -> ActionPlan:
         node = check_node(request.target.node or "")
         gpu = f" (GPU {request.target.gpu} inside)" if request.target.gpu is not None else ""
-        return make_plan(self, request, f"drain Slurm node {node}{gpu}", node=node)
+        reason = DrainReason.of(request).text()
+        return make_plan(self, request, f"drain Slurm node {node}{gpu}", node=node, reason=reason)
 
     def execute(self, plan: ActionPlan) -> ActionResult:
         try:
             state = self.slurm.node(plan.params["node"])
             if state.drained and not state.ours:
                 return skipped(f"already drained by someone else ({state.reason!r}): preserved")
-            if state.drained and state.reason.startswith(f"{REASON_PREFIX}{plan.incident_id}"):
+            if state.drained_for(plan.incident_id):
                 return done("already drained for this incident")
-            self.slurm.drain(plan.params["node"], _reason(plan))
+            self.slurm.drain(plan.params["node"], DrainReason.text_of(plan))
             return done(f"drained {plan.params['node']}")
         except SlurmError as exc:
             return failed(str(exc))
@@ -188,7 +209,7 @@ class SlurmDrain:
             state = self.slurm.node(plan.params["node"])
         except SlurmError as exc:
             return failed(f"cannot check node after restart: {exc}")
-        if state.drained and state.reason.startswith(f"{REASON_PREFIX}{plan.incident_id}"):
+        if state.drained_for(plan.incident_id):
             return done("drain found in Slurm after restart")
         if state.drained:
             return skipped(f"drained by someone else ({state.reason!r}): preserved")
@@ -221,7 +242,10 @@ class SlurmDrainSwitch:
         if not nodes:
             raise SlurmError(f"no node of the fabric inventory is cabled to {switch}")
         what = f"drain the {len(nodes)} Slurm node(s) behind leaf switch {switch}: "
-        return make_plan(self, request, what + hostlist(nodes), nodes=nodes, switch=switch)
+        reason = DrainReason.of(request).text()
+        return make_plan(
+            self, request, what + hostlist(nodes), nodes=nodes, switch=switch, reason=reason
+        )
 
     def execute(self, plan: ActionPlan) -> ActionResult:
         drained, kept = [], []
@@ -231,7 +255,7 @@ class SlurmDrainSwitch:
                 if state.drained and not state.ours:
                     kept.append(node)
                 elif not state.drained:
-                    self.slurm.drain(node, _reason(plan))
+                    self.slurm.drain(node, DrainReason.text_of(plan))
                     drained.append(node)
         except SlurmError as exc:
             return failed(f"{exc} (drained so far: {','.join(drained) or 'none'})")
@@ -288,14 +312,15 @@ class SlurmReboot:
 
     def plan(self, request: ActionRequest) -> ActionPlan:
         node = check_node(request.target.node or "")
-        return make_plan(self, request, f"scontrol reboot ASAP nextstate=RESUME {node}", node=node)
+        what = f"scontrol reboot ASAP nextstate=RESUME {node}"
+        return make_plan(self, request, what, node=node, reason=DrainReason.of(request).text())
 
     def execute(self, plan: ActionPlan) -> ActionResult:
         try:
             state = self.slurm.node(plan.params["node"])
             if state.drained and not state.ours:
                 return skipped(f"drained by someone else ({state.reason!r}): not rebooted")
-            self.slurm.reboot(plan.params["node"], _reason(plan))
+            self.slurm.reboot(plan.params["node"], DrainReason.text_of(plan))
             return done(f"reboot requested for {plan.params['node']}")
         except SlurmError as exc:
             return failed(str(exc))

@@ -2,79 +2,33 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query
-from pydantic import BaseModel, Field
 
-from actions import store as action_store
 from actions.engine import ActionEngine
-from actions.model import ActionPlan, ActionResult, State
+from actions.model import State
 from actions.safety import BREAKER
-from actions.views import ActionRow, action_page, audit_page
+from actions.views import action_page, audit_page, breaker_status
 from api.auth import Principal
 from api.context import Admin, ApiContext, Ctx, Operator, Viewer
-from api.models import ERRORS, Page, Reason
+from api.models import (
+    ERRORS,
+    PENDING,
+    ActionView,
+    AuditEntry,
+    BreakerView,
+    DryRun,
+    DryRunResult,
+    Page,
+    Reason,
+)
 from api.pagination import decode_seq_cursor, encode_cursor
 from api.problems import NotFound
 from diagnosis.incident_store import load_incident
-from ingest.schema import CLUSTER_PATTERN, DEFAULT_CLUSTER
+from ingest.schema import CLUSTER_PATTERN
 
 router = APIRouter(responses=ERRORS, prefix="/v1", tags=["actions"])
-PENDING = "pending"  # the console's word for awaiting_approval
-
-
-class ActionView(BaseModel):
-    """An action with its plan and where it is."""
-
-    id: str
-    incident_id: str
-    cluster: str = Field(DEFAULT_CLUSTER, description="Cluster of the incident and target.")
-    kind: str
-    target: dict[str, Any]
-    risk: str
-    mode: str
-    status: str = Field(description="pending (awaiting approval), approved, executing, done, ...")
-    plan: dict[str, Any] = Field(description="what, target and why, as planned")
-    created_at: datetime
-    updated_at: datetime
-    result: ActionResult | None = None
-
-
-class AuditEntry(BaseModel):
-    """One audited engine event."""
-
-    at: datetime
-    action_id: str
-    incident_id: str
-    event: str
-    actor: str
-    detail: str
-
-
-class DryRun(BaseModel):
-    """Which incident to plan for."""
-
-    incident_id: str = Field(min_length=1, max_length=200)
-
-
-class DryRunResult(BaseModel):
-    """What the policy would do for an incident, with nothing stored or executed."""
-
-    incident_id: str
-    rule: str | None = Field(description="The matching policy rule; None when none matches.")
-    plans: list[ActionPlan]
-
-
-class BreakerView(BaseModel):
-    """The isolation circuit breaker."""
-
-    state: str = Field(description="closed (isolation allowed) or open (stopped).")
-    reason: str
-    isolated_in_window: int
-    limit: int
-    window_s: float
 
 
 @router.get("/actions", response_model=Page[ActionView])
@@ -95,7 +49,7 @@ def list_actions(
     rows, last = action_page(ctx.store, states, incident, after, limit, cluster=cluster)
     mode = ctx.engine.config.mode.value if ctx.engine else ""
     return Page[ActionView](
-        items=[_view(r, mode) for r in rows],
+        items=[ActionView.of(r, mode) for r in rows],
         next_cursor=encode_cursor(None if last is None else (last,)),
     )
 
@@ -136,9 +90,7 @@ def audit(
     after = decode_seq_cursor(cursor)
     rows, last = audit_page(ctx.store, after, limit, incident)
     return Page[AuditEntry](
-        items=[
-            AuditEntry(**{k: v for k, v in r.items() if k in AuditEntry.model_fields}) for r in rows
-        ],
+        items=[AuditEntry.of(r) for r in rows],
         next_cursor=encode_cursor(None if last is None else (last,)),
     )
 
@@ -158,17 +110,8 @@ def reset_breaker(body: Reason, ctx: Ctx, who: Admin) -> BreakerView:
 
 
 def _breaker(ctx: ApiContext) -> BreakerView:
-    engine = _engine(ctx)
-    limits = engine.config.breaker
-    tripped, reason = action_store.breaker_state(ctx.store, BREAKER)
-    since = datetime.now(UTC) - timedelta(seconds=limits.window_s)
-    return BreakerView(
-        state="open" if tripped else "closed",
-        reason=reason,
-        isolated_in_window=action_store.isolated_since(ctx.store, since),
-        limit=limits.limit(),
-        window_s=limits.window_s,
-    )
+    limits = _engine(ctx).config.breaker
+    return BreakerView.of(breaker_status(ctx.store, limits.window_s), limits)
 
 
 def _decide(
@@ -186,7 +129,7 @@ def _decide(
     found, _ = action_page(ctx.store, action_ids=[action_id], limit=1)
     if not found:
         raise NotFound(f"no action {action_id!r}")
-    return _view(found[0], engine.config.mode.value)
+    return ActionView.of(found[0], engine.config.mode.value)
 
 
 def _engine(ctx: ApiContext) -> ActionEngine:
@@ -203,22 +146,3 @@ def _state(status: str) -> State:
     except ValueError as exc:
         names = ", ".join([PENDING, *(s.value for s in State)])
         raise HTTPException(422, f"status must be one of: {names}") from exc
-
-
-def _view(row: ActionRow, mode: str) -> ActionView:
-    plan = row.plan
-    status = PENDING if row.state == State.AWAITING_APPROVAL else row.state.value
-    return ActionView(
-        id=plan.action_id,
-        incident_id=plan.incident_id,
-        cluster=plan.cluster,
-        kind=plan.kind.value,
-        target=plan.target.model_dump(exclude_none=True),
-        risk=plan.risk.value,
-        mode=mode,
-        status=status,
-        plan={"what": plan.what, "target": plan.target.key(), "why": plan.why},
-        created_at=plan.created_at,
-        updated_at=row.updated_at,
-        result=row.result,
-    )

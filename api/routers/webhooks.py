@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from fastapi import APIRouter, HTTPException
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import SecretStr
 
 from actions.webhooks.delivery import (
     Deliverer,
@@ -18,59 +18,19 @@ from actions.webhooks.delivery import (
     load_subscriptions,
     save_subscription,
 )
-from actions.webhooks.formats import EventType, Format, WebhookEvent
+from actions.webhooks.formats import WebhookEvent
 from actions.webhooks.sealing import fingerprint, mask_url
 from api.context import Admin, ApiContext, Ctx
-from api.models import ERRORS
+from api.models import (
+    ERRORS,
+    DeliveryView,
+    NewSubscription,
+    OutcomeView,
+    SubscriptionView,
+)
 from api.problems import NotFound
 
 router = APIRouter(responses=ERRORS, prefix="/v1/webhooks", tags=["webhooks"])
-
-
-class NewSubscription(BaseModel):
-    """A subscription to create; its URL and secret are stored sealed and never returned."""
-
-    id: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")
-    url: str = Field(
-        min_length=8,
-        max_length=2000,
-        description="Where to POST; for Slack the credential itself: shown only masked.",
-    )
-    secret: str = Field(min_length=16, max_length=500, description="HMAC key; never returned.")
-    events: list[EventType] = Field(min_length=1)
-    format: Format = "trainguard"
-
-
-class SubscriptionView(BaseModel):
-    """A subscription as listed: no secret, and its URL masked (it may be a credential)."""
-
-    id: str
-    url: str = Field(description="Scheme, host and a first path word: `https://h.test/services/…`")
-    url_fingerprint: str = Field(description="sha256 prefix of the full URL, to tell URLs apart.")
-    events: list[EventType]
-    format: str
-
-
-class DeliveryView(BaseModel):
-    """One logged delivery attempt."""
-
-    delivery_id: str
-    subscription_id: str
-    event: str
-    attempt: int
-    status: str
-    http_status: int | None
-    error: str
-
-
-class OutcomeView(BaseModel):
-    """How a delivery ended."""
-
-    delivery_id: str
-    status: str = Field(description="delivered, dead (after every retry) or rejected.")
-    attempts: int
-    http_status: int | None
-    error: str | None
 
 
 @router.get("", response_model=list[SubscriptionView])

@@ -13,15 +13,14 @@ a node's GPUs.
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from ingest.readers.launch import Launch, LayoutError, describe, layout_groups, read_launch
 from ingest.schema import CommKind, Communicator, JobTopology, ParallelLayout, RankPlacement
+from ingest.slurm_commands import SlurmCommands, SlurmError
 
 Runner = Callable[[list[str]], str]
 FIELD = re.compile(r"(\w[\w/:]*)=(\S*)")
@@ -36,18 +35,13 @@ class DiscoveryError(RuntimeError):
 
 def slurm_runner(conf: str | None = None, timeout_s: float = 30.0) -> Runner:
     """Return a runner of Slurm commands against one cluster (SLURM_CONF)."""
+    commands = SlurmCommands(conf, timeout_s)
 
     def run(argv: list[str]) -> str:
-        env = {**os.environ, **({"SLURM_CONF": conf} if conf else {})}
         try:
-            out = subprocess.run(
-                argv, capture_output=True, text=True, timeout=timeout_s, env=env, check=False
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise DiscoveryError(f"{argv[0]} failed to run: {exc}") from exc
-        if out.returncode != 0:
-            raise DiscoveryError(f"{' '.join(argv)}: {out.stderr.strip() or out.stdout.strip()}")
-        return out.stdout
+            return commands.run(argv)
+        except SlurmError as exc:
+            raise DiscoveryError(str(exc)) from exc
 
     return run
 

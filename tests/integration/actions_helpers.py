@@ -10,9 +10,9 @@ from actions.executors.scheduler import Replacement, SchedulerCapacity
 from actions.executors.slurm import Slurm, SlurmDrain, SlurmReboot, SlurmRequeue, SlurmResume
 from actions.model import ActionKind, ActionPlan, ActionResult, Mode, Risk, done
 from actions.policy import Policy, load_policy
+from actions.progress import VerifyProgress
 from actions.registry import ActionRegistry, ActionRequest, make_plan
 from actions.safety import BreakerLimits, Budgets
-from actions.workflow import VerifyProgress
 from analytics.store import Store
 from analytics.writer import ClickHouseWriter
 from ingest.bus import Record

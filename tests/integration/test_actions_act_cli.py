@@ -7,11 +7,12 @@ import threading
 import pytest
 
 from actions import store as db
+from actions.consumer import consume
 from actions.model import ActionKind, State
 from tests.actions_builders import make_incident
 from tests.integration.actions_helpers import cleanup_nodes
 from tests.integration.conftest import wait_for
-from trainguard.act_cli import build_engine, consume
+from trainguard.act_cli import build_engine
 from trainguard.settings import ActSettings
 
 pytestmark = pytest.mark.integration

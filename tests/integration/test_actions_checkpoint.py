@@ -14,6 +14,7 @@ import pytest
 
 from actions import store as db
 from actions.checkpoint import LogCheckpoints
+from actions.consumer import consume
 from actions.model import ActionKind, Mode, State
 from diagnosis.incident_store import (
     load_incident,
@@ -40,7 +41,7 @@ from tests.integration.checkpoint_helpers import (
     store_events,
 )
 from tests.integration.conftest import wait_for
-from trainguard.act_cli import build_engine, consume
+from trainguard.act_cli import build_engine
 from trainguard.predict_cli import _open_incidents
 from trainguard.settings import ActSettings
 

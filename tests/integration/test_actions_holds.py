@@ -17,10 +17,10 @@ from actions.executors.scheduler import SchedulerCapacity
 from actions.holds import Holds
 from actions.model import ActionKind, Mode, State
 from actions.policy import load_policy
+from actions.progress import VerifyProgress
 from actions.registry import ActionRegistry
 from actions.safety import BreakerLimits
 from actions.silences import WindowNotFound, WindowSpec, create_window, delete_window, list_windows
-from actions.workflow import VerifyProgress
 from diagnosis.incident_store import load_incident
 from diagnosis.model import IncidentStatus
 from tests.actions_builders import make_incident

@@ -65,3 +65,38 @@ def test_hostlist_and_reason_are_safe():
     assert hostlist(["node-0002", "node-0001", "node-0002"]) == "node-0001,node-0002"
     assert check_node("gpu-a100.rack7") == "gpu-a100.rack7"
     assert clean_reason('bad\nline "x=y"') == "bad line x y"
+
+
+def test_the_drain_reason_is_carried_in_the_plan_and_read_back_as_given():
+    from actions.executors.slurm import DrainReason, Slurm, SlurmReboot
+    from actions.registry import ActionRequest
+    from tests.actions_builders import make_incident
+
+    incident = make_incident(node="node-0001")
+    request = ActionRequest(
+        incident=incident,
+        kind=ActionKind.ISOLATE_NODE,
+        target=Target(node="node-0001"),
+        step=0,
+        rule="isolate",
+    )
+    drain = SlurmDrain(Slurm()).plan(request)
+    reboot = SlurmReboot(Slurm()).plan(request.model_copy(update={"kind": ActionKind.REBOOT_NODE}))
+    expected = f"trainguard:{incident.id}: {incident.summary}"
+    assert drain.params["reason"] == reboot.params["reason"] == expected
+    assert DrainReason.text_of(drain) == expected
+    # a plan stored before plans carried the reason: the same text, from its `why`
+    old = drain.model_copy(update={"params": {"node": "node-0001"}})
+    assert DrainReason.text_of(old) == expected
+
+
+def test_a_node_is_drained_for_an_incident_only_with_trainguards_reason_for_it():
+    from actions.executors.slurm import NodeState
+
+    ours = NodeState("n1", frozenset({"IDLE", "DRAIN"}), "trainguard:inc-7: Xid 79")
+    theirs = NodeState("n1", frozenset({"DRAIN"}), "bad fan (alice)")
+    idle = NodeState("n1", frozenset({"IDLE"}), "trainguard:inc-7: Xid 79")
+    assert ours.drained_for("inc-7") and ours.ours
+    assert not ours.drained_for("inc-8")
+    assert not theirs.drained_for("inc-7") and not theirs.ours
+    assert not idle.drained_for("inc-7")

@@ -1,0 +1,102 @@
+"""The action engine's consumer loop: incidents from the incidents topic drive the engine.
+
+Offsets are committed after a batch is acted on (every state is persisted before its side
+effect, so a redelivered incident maps to the same actions and never runs one twice).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+from pydantic import ValidationError
+
+from actions.engine import ActionEngine
+from analytics.store import StoreError
+from diagnosis.incidents import Incident
+from ingest.bus import Consumer, Record, TopicPartition
+
+log = logging.getLogger(__name__)
+
+
+def consume(
+    engine: ActionEngine,
+    consumer: Consumer,
+    stop: threading.Event,
+    poll_s: float,
+    recheck_s: float = 10.0,
+) -> int:
+    """Handle incidents until stopped; commit offsets after each batch is acted on.
+
+    Every `recheck_s` the steps waiting on the world (a job's next checkpoint) are checked
+    again, between batches, so a long wait never holds up new incidents. With replicas
+    (claims), every unfinished ladder is swept then, so a ladder whose replica died (or an
+    approval given through the API) moves on here; the claims keep each move single.
+    """
+    handled = 0
+    last_check = time.monotonic()
+    while not stop.is_set():
+        if time.monotonic() - last_check >= recheck_s:
+            last_check = time.monotonic()
+            try:
+                engine.recover() if engine.claims is not None else engine.poll_waiting()
+            except StoreError as exc:  # ClickHouse away: the waits are stored, check next time
+                log.warning("act: waiting steps not checked: %s", exc)
+        records = consumer.poll(100, poll_s)
+        latest, offsets = latest_revisions(records)
+        for incident in latest.values():
+            engine.handle(incident)
+            handled += 1
+        if offsets:
+            consumer.commit(offsets)
+    return handled
+
+
+def latest_revisions(
+    records: list[Record],
+) -> tuple[dict[str, Incident], dict[TopicPartition, int]]:
+    """Return the highest revision of each incident in a batch and the offsets to commit.
+
+    An undecodable record is logged and passed over (its offset is committed with the rest).
+    """
+    latest: dict[str, Incident] = {}
+    offsets: dict[TopicPartition, int] = {}
+    for record in records:
+        offsets[record.tp] = record.offset + 1
+        try:
+            incident = Incident.model_validate_json(record.value)
+        except ValidationError as exc:
+            log.error(
+                "undecodable incident at %s@%d: %s",
+                record.topic,
+                record.offset,
+                str(exc).splitlines()[0],
+            )
+            continue
+        known = latest.get(incident.id)
+        if known is None or incident.revision >= known.revision:
+            latest[incident.id] = incident  # keep the highest revision
+    return latest, offsets
+
+
+def recover_and_consume(
+    engine: ActionEngine,
+    subscribe: Callable[[], Consumer],
+    stop: threading.Event,
+    poll_s: float,
+    recheck_s: float = 10.0,
+) -> int:
+    """Resume unfinished ladders, then subscribe and consume incidents until stopped.
+
+    The consumer joins its group only after the recovery (which may take a while), so the
+    group never waits on a member that does not poll yet; it is closed on the way out.
+    """
+    resumed = engine.recover()
+    log.info("act: resumed %d unfinished ladder(s)", len(resumed))
+    consumer = subscribe()
+    try:
+        return consume(engine, consumer, stop, poll_s, recheck_s)
+    finally:
+        consumer.close()
