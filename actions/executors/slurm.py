@@ -79,7 +79,8 @@ class NodeState:
 
     def drained_for(self, incident_id: str) -> bool:
         """Whether the node is drained with TrainGuard's reason for this incident."""
-        return self.drained and self.reason.startswith(f"{REASON_PREFIX}{incident_id}")
+        mine = f"{REASON_PREFIX}{incident_id}"
+        return self.drained and (self.reason == mine or self.reason.startswith(f"{mine}:"))
 
 
 class Slurm(SlurmCommands):

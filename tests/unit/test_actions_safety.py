@@ -100,3 +100,6 @@ def test_a_node_is_drained_for_an_incident_only_with_trainguards_reason_for_it()
     assert not ours.drained_for("inc-8")
     assert not theirs.drained_for("inc-7") and not theirs.ours
     assert not idle.drained_for("inc-7")
+    # an id that is a prefix of another incident's id is not that incident
+    longer = NodeState("n1", frozenset({"DRAIN"}), "trainguard:inc-12: Xid 48")
+    assert not longer.drained_for("inc-1") and longer.drained_for("inc-12")
