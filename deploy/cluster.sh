@@ -24,6 +24,7 @@
 #   TG_CLICKHOUSE_DATABASE      database (default trainguard)
 #   TG_ACT_MODE                 mode of the act replicas (default auto: the local Slurm's nodes
 #                               are test nodes); other TG_* settings set here reach every process
+#   TG_LOCAL_CLUSTER_DIAGNOSE_MEMBERS  diagnose members (default 3)
 #   TG_SLURM_CONF               Slurm to act on (default the one deploy/slurm.sh runs)
 #   TG_PYTHON                   Python with TrainGuard installed (default <repo>/.venv/bin/python)
 # Memory: see docs/cluster.md; `status` prints each process's resident memory.
@@ -56,16 +57,24 @@ CH_NAME=tg
 CH_BASE=$((B + 100))
 SERVICE_TIMEOUT="${TG_LOCAL_CLUSTER_START_TIMEOUT:-180}"
 require_uint TG_LOCAL_CLUSTER_START_TIMEOUT "$SERVICE_TIMEOUT"
+DIAGNOSE_MEMBERS="${TG_LOCAL_CLUSTER_DIAGNOSE_MEMBERS:-3}"
+[[ "$DIAGNOSE_MEMBERS" =~ ^[1-3]$ ]] || die "TG_LOCAL_CLUSTER_DIAGNOSE_MEMBERS must be 1, 2 or 3"
 
 CH_SERVERS=(s1r1 s1r2 s2r1 s2r2)
 # name role index-within-role ClickHouse-server-it-enters-through (index into CH_SERVERS)
-# s2r2 is the spare entry: only replication goes through it, so losing it stops no reader.
+# act and api enter through s1r1, the server `migrate` ran on: the replicas' claims,
+# heartbeats and write counts are plain tables there (docs/actions.md). s2r2 is the entry of
+# no process: only replication and Distributed reads go to it.
 SERVICES=(
   "sink1 sink 1 0" "sink2 sink 2 2"
   "diagnose1 diagnose 1 0" "diagnose2 diagnose 2 2" "diagnose3 diagnose 3 1"
-  "act1 act 1 1" "act2 act 2 2"
-  "api1 api 1 1" "api2 api 2 0"
+  "act1 act 1 0" "act2 act 2 0"
+  "api1 api 1 0" "api2 api 2 0"
 )
+for ((i = ${#SERVICES[@]} - 1; i >= 0; i--)); do
+  [[ "${SERVICES[$i]}" =~ ^diagnose([0-9])\  ]] && ((BASH_REMATCH[1] > DIAGNOSE_MEMBERS)) && unset "SERVICES[$i]"
+done
+SERVICES=("${SERVICES[@]}")
 
 ch_port() { echo $((CH_BASE + 10 + $1)); }
 ch_index() {
@@ -258,7 +267,7 @@ cmd_start_all() {
   trainguard topics create
   ensure_slurm
   write_env
-  log "[5/5] services: 2 sink, 3 diagnose, 2 act ($ACT_MODE), 2 api"
+  log "[5/5] services: 2 sink, $DIAGNOSE_MEMBERS diagnose, 2 act ($ACT_MODE), 2 api"
   for s in "${SERVICES[@]}"; do
     # shellcheck disable=SC2086 # the fields are plain words
     svc_launch $s
