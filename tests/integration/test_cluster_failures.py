@@ -231,8 +231,8 @@ def test_the_cluster_survives_a_crash_of_every_kind(cluster: LocalCluster, slurm
     wrong, detail = check_incidents(store, work.expected)
     check(incidents_in and wrong == 0, f"incidents differ from the replay: {detail}")
 
-    # every remediation step ran once: one `executing` per step, plus one per takeover of a
-    # step whose replica died (the survivor reconciles it, never re-runs it)
+    # every remediation step ran once: one `executing` per step, plus at most one per takeover
+    # of a step whose replica died (the survivor reconciles it: checks its effect first)
     check(settled, f"ladders still moving: {[(a.plan.kind, a.state) for a in actions]}")
     isolated = [a for a in actions if a.plan.kind in ISOLATING and a.state == State.DONE]
     check(bool(isolated), f"no isolation ran: {[(a.plan.kind, a.state) for a in actions]}")
@@ -243,7 +243,10 @@ def test_the_cluster_survives_a_crash_of_every_kind(cluster: LocalCluster, slurm
         planned = audit[audit["event"] == "planned"]["kind"].tolist()
         check(len(planned) == len(set(planned)), f"two ladders for {incident_id}: {planned}")
         for kind, n in executing.items():
-            check(n == 1 + reconciled[kind], f"{incident_id} {kind}: executing {n} times")
+            check(
+                1 <= n <= 1 + reconciled[kind],
+                f"{incident_id} {kind}: executing {n} times, reconciled {reconciled[kind]}",
+            )
     # ...and on Slurm (slurmctld's log): no node drained twice for one incident, and every
     # node isolation that ran is there
     twice = [drain for drain, n in Counter(drains).items() if n > 1]
