@@ -23,7 +23,7 @@ from actions.webhooks.delivery import Deliverer, Dispatcher, Subscription
 from actions.webhooks.formats import EventType
 from actions.workflow import TrainStepsProgress, VerifyProgress
 from analytics.migrations import migrate
-from analytics.store import Store, StoreError
+from analytics.store import Store, StoreError, StoreUnavailable
 from diagnosis.incidents import Incident
 from ingest.bus import Bus, Consumer, TopicPartition
 from ingest.schema import validation_reason
@@ -201,11 +201,36 @@ def consume(
             if known is None or incident.revision >= known.revision:
                 latest[incident.id] = incident  # keep the highest revision
         for incident in latest.values():
-            engine.handle(incident)
+            if not handle_retrying(engine, incident, stop):
+                return handled  # stopped while the store was away: offsets stay uncommitted
             handled += 1
         if offsets:
             consumer.commit(offsets)
     return handled
+
+
+def handle_retrying(
+    engine: ActionEngine, incident: Incident, stop: threading.Event, max_wait_s: float = 10.0
+) -> bool:
+    """Act on an incident, retrying while the store is unavailable; False if stopped first.
+
+    In a ClickHouse cluster a replica down or restarting refuses quorum writes for a while
+    (codes 285, 286). A retry is a redelivery: states stored before each side effect and the
+    step claims keep every step single.
+    """
+    wait_s = 0.5
+    while not stop.is_set():
+        try:
+            engine.handle(incident)
+            return True
+        except StoreUnavailable as exc:
+            reason = str(exc).splitlines()[0]
+            log.warning(
+                "act: store unavailable, %s again in %.1f s: %s", incident.id, wait_s, reason
+            )
+            stop.wait(wait_s)
+            wait_s = min(wait_s * 2, max_wait_s)
+    return False
 
 
 def lyra_capacity(settings: ActSettings, store: Store) -> CapacityProvider:
