@@ -9,6 +9,7 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -82,6 +83,7 @@ class LocalCluster:
             **os.environ,
             "TG_LOCAL_CLUSTER_DIR": str(self.root),
             "TG_LOCAL_CLUSTER_BASE_PORT": str(self.base),
+            "TG_PYTHON": sys.executable,  # the services run with this test's TrainGuard
             **env,
         }
         self.script_log = self.root / "cluster-sh.log"
