@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pydantic import ValidationError
 
 from actions.engine import ActionEngine
-from analytics.store import StoreError
+from analytics.store import StoreError, StoreUnavailable
 from diagnosis.incidents import Incident
 from ingest.bus import Consumer, Record, TopicPartition
 
@@ -47,11 +47,36 @@ def consume(
         records = consumer.poll(100, poll_s)
         latest, offsets = latest_revisions(records)
         for incident in latest.values():
-            engine.handle(incident)
+            if not handle_retrying(engine, incident, stop):
+                return handled  # stopped while the store was away: offsets stay uncommitted
             handled += 1
         if offsets:
             consumer.commit(offsets)
     return handled
+
+
+def handle_retrying(
+    engine: ActionEngine, incident: Incident, stop: threading.Event, max_wait_s: float = 10.0
+) -> bool:
+    """Act on an incident, retrying while the store is unavailable; False if stopped first.
+
+    In a ClickHouse cluster a replica down or restarting refuses quorum writes for a while
+    (codes 285, 286). A retry is a redelivery: states stored before each side effect and the
+    step claims keep every step single.
+    """
+    wait_s = 0.5
+    while not stop.is_set():
+        try:
+            engine.handle(incident)
+            return True
+        except StoreUnavailable as exc:
+            reason = str(exc).splitlines()[0]
+            log.warning(
+                "act: store unavailable, %s again in %.1f s: %s", incident.id, wait_s, reason
+            )
+            stop.wait(wait_s)
+            wait_s = min(wait_s * 2, max_wait_s)
+    return False
 
 
 def latest_revisions(

@@ -95,10 +95,13 @@ class Workload:
     expected: dict[str, Incident]
 
 
-def workload(size: int = 1, duration_s: float = 240.0) -> Workload:
-    """Simulate the scenario, dated a day ago (inside every receiver's event-time window)."""
+def workload(size: int = 1, duration_s: float = 240.0, start: datetime | None = None) -> Workload:
+    """Simulate the scenario from `start` (default a day ago: inside every receiver's
+    event-time window; the action engine wants recent incidents, so it gets minutes ago).
+    """
     data = scenario(size, duration_s)
-    start = (datetime.now(UTC) - timedelta(days=1)).replace(second=0, microsecond=0)
+    if start is None:
+        start = (datetime.now(UTC) - timedelta(days=1)).replace(second=0, microsecond=0)
     events: list[EventBase] = []
     Twin(parse_scenario(data), events.append, start=start).run()
     events.sort(key=lambda e: e.ts)

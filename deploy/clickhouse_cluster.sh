@@ -72,7 +72,9 @@ ensure_installed() {
 
 zk_pid() { pid_alive "$ZK_PIDFILE" "$ZK_MARKER"; }
 
-zk_ok() { [[ "$(printf 'ruok' | timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$ZK_PORT; cat >&3; cat <&3" 2>/dev/null)" == imok ]]; }
+# Serving requests, not only alive: `ruok` says imok while a restarted server still loads its
+# snapshot and refuses sessions, and a ClickHouse server that starts then exits on its tables.
+zk_ok() { [[ "$(printf 'stat' | timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$ZK_PORT; cat >&3; cat <&3" 2>/dev/null)" == *"Mode: standalone"* ]]; }
 
 zk_start() {
   local t0 pid

@@ -46,12 +46,18 @@ browser() {
 }
 
 # Prometheus and Alertmanager (Debian) and helm (built from the Go module proxy), for the
-# operability tests: real scrapes, real alerts, the chart rendered and linted.
+# operability tests: real scrapes, real alerts, the chart rendered and linted; ZooKeeper.
 HELM_VERSION="v3.22.0"
 tools() {
   if ! command -v promtool >/dev/null 2>&1 || ! command -v prometheus-alertmanager >/dev/null 2>&1; then
     # shellcheck disable=SC1091,SC2034 # TAG is read by common.sh's log and die
     (TAG=dev && source "$REPO/deploy/lib/common.sh" && apt_install prometheus prometheus-alertmanager)
+  fi
+  # ZooKeeper, for the ClickHouse cluster of deploy/clickhouse_cluster.sh and deploy/cluster.sh
+  # (they install it on demand too; here it is done before the tests' clocks start)
+  if ! compgen -G "/usr/share/java/zookeeper*.jar" >/dev/null; then
+    # shellcheck disable=SC1091,SC2034 # TAG is read by common.sh's log and die
+    (TAG=dev && source "$REPO/deploy/lib/common.sh" && apt_install zookeeper)
   fi
   if [[ ! -x "$VENV/bin/helm" ]]; then
     say "building helm $HELM_VERSION from the Go module proxy (first time: a few minutes)"

@@ -439,6 +439,11 @@ TOOLING_VARIABLES: dict[str, str] = {
     "TG_KAFKA_CLUSTER_PORT": "client port of node 1 of the local Kafka cluster",
     "TG_KAFKA_CLUSTER_CONTROLLER_PORT": "controller port of node 1 of the local Kafka cluster",
     "TG_KAFKA_CLUSTER_HEAP_MB": "heap of each node of the local Kafka cluster",
+    # deploy/cluster.sh
+    "TG_LOCAL_CLUSTER_DIR": "state dir of the loopback cluster of deploy/cluster.sh",
+    "TG_LOCAL_CLUSTER_BASE_PORT": "first port of the loopback cluster of deploy/cluster.sh",
+    "TG_LOCAL_CLUSTER_START_TIMEOUT": "seconds deploy/cluster.sh waits for each service",
+    "TG_LOCAL_CLUSTER_DIAGNOSE_MEMBERS": "diagnose members deploy/cluster.sh starts (1-3)",
     # deploy/slurm.sh
     "TG_SLURM_CONF": "slurm.conf of the local Slurm cluster",
     "TG_SLURM_FAKE_NODES": "nodes of the local Slurm cluster",
