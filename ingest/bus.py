@@ -109,6 +109,11 @@ class Topics:
         return f"{self.prefix}incidents"
 
     @property
+    def evidence(self) -> str:
+        """Node evidence re-keyed by job for diagnosis members (docs/scale-out.md)."""
+        return f"{self.prefix}diagnosis.evidence"
+
+    @property
     def actions(self) -> str:
         """Action-engine events: plans, approvals, executions (keyed by action id)."""
         return f"{self.prefix}actions"
