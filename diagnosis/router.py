@@ -120,8 +120,10 @@ class EvidenceRouter:
         return len(records)
 
     def on_revoke(self, partitions: set[TopicPartition]) -> None:
-        """Mark and commit what was routed from partitions this member gives up."""
-        self._mark_and_commit()
+        """Forget partitions given up; their next owner re-routes what was not committed.
+
+        Called by the client inside a poll, where nothing may block on the bus.
+        """
         for tp in partitions:
             self._reached.pop(tp, None)
             self._done.pop(tp, None)

@@ -137,6 +137,7 @@ class DiagnosisWorker:
         """Called with ("tick" | "detect" | "publish", seconds) as each finishes (metrics)."""
         self._monotonic = monotonic
         self._wall = wall
+        self._rewind = False
         self._reset()
 
     def _reset(self) -> None:
@@ -167,13 +168,14 @@ class DiagnosisWorker:
             self.membership.progress.forget()
 
     def on_revoke(self, partitions: set[TopicPartition]) -> None:
-        """Store what was diagnosed and commit what was fed, before partitions move."""
-        self.publish(force=True)
-        self._commit()
+        """Nothing to do: what was fed is committed every `commit_interval_s`, and the
+        next owner re-reads the rest (the client's callbacks must not block on the bus)."""
+        log.info("%d partitions revoked", len(partitions))
 
     def on_assign(self, partitions: set[TopicPartition]) -> None:
         """Rebuild from the store and the committed offsets: the jobs owned may have changed."""
         self._reset()
+        self._rewind = True  # partitions kept keep their position: read them again too
         log.info("assigned %d partitions: state rebuilt from the store", len(partitions))
 
     @property
@@ -200,6 +202,8 @@ class DiagnosisWorker:
             self.stats.bus_errors += 1
             log.warning("bus: %s", exc)
             records = []
+        if self._rewind:
+            records = self._rewound()
         now = self._monotonic()
         if records:
             # a pause in all input (a broker outage, a quiet cluster) is not a partition's
@@ -236,6 +240,21 @@ class DiagnosisWorker:
         if now - self._last_commit >= self.settings.commit_interval_s:
             self._commit()
         return len(records)
+
+    def _rewound(self) -> list[Record]:
+        """Go back to the committed offsets after a new assignment; return no records.
+
+        What the poll that brought the assignment returned may come from where partitions
+        this member kept were before: it is read again after the rewind.
+        """
+        try:
+            self.consumer.rewind(self.consumer.assignment())
+        except BusError as exc:
+            self.stats.bus_errors += 1
+            log.warning("rewind after an assignment failed (retried): %s", exc)
+            return []
+        self._rewind = False
+        return []
 
     def _nothing_to_read(self, now: float) -> bool:
         """Whether this worker owns partitions and has read all there is (no backlog)."""

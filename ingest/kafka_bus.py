@@ -442,6 +442,19 @@ class KafkaBusConsumer:
                 done.add(TopicPartition(tp.topic, tp.partition))
         return done
 
+    def rewind(self, partitions: Iterable[TopicPartition]) -> None:
+        """Seek each partition to the group's committed offset (the beginning where none)."""
+        for tp in partitions:
+            ktp = KafkaTopicPartition(tp.topic, tp.partition)
+            try:
+                committed = self._inner.committed(ktp)
+                if committed is None:
+                    self._inner.seek_to_beginning(ktp)
+                else:
+                    self._inner.seek(ktp, committed)
+            except KafkaError as exc:
+                raise BusError(f"cannot rewind {tp}: {exc}") from exc
+
     def pause(self) -> None:
         """Stop fetching while keeping the group membership."""
         self._inner.pause(*self._inner.assignment())
