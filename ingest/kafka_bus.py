@@ -246,6 +246,14 @@ class KafkaBus:
             )
         except KafkaError as exc:
             raise BusError(f"Kafka at {self.bootstrap} unreachable: {exc}") from exc
+        try:
+            # the topics' partitions in the client's metadata before it joins: a group leader
+            # that joins without them assigns nothing until its next metadata refresh (minutes)
+            for topic in topics:
+                inner.partitions_for_topic(topic)
+        except KafkaError as exc:
+            inner.close()
+            raise BusError(f"Kafka at {self.bootstrap}: no metadata for {topics}: {exc}") from exc
         inner.subscribe(topics, listener=_Listener(on_assign, on_revoke))
         return KafkaBusConsumer(inner)
 

@@ -40,7 +40,7 @@ from sim.scenario import parse_scenario
 from sim.twin import Twin
 from tests.integration.conftest import Services, process_env, wait_for
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(900)]
 
 PARTITIONS = 6
 REPO = Path(__file__).resolve().parents[2]
