@@ -451,15 +451,20 @@ class KafkaBusConsumer:
         return done
 
     def rewind(self, partitions: Iterable[TopicPartition]) -> None:
-        """Seek each partition to the group's committed offset (the beginning where none)."""
+        """Seek each partition to the group's committed offset (the beginning where none).
+
+        A partition already there is left alone: a seek clears what the client knows of the
+        partition's end, and an incremental fetch session never reports an unchanged
+        partition again, so it would never count as caught up.
+        """
         for tp in partitions:
             ktp = KafkaTopicPartition(tp.topic, tp.partition)
             try:
-                committed = self._inner.committed(ktp)
-                if committed is None:
-                    self._inner.seek_to_beginning(ktp)
-                else:
-                    self._inner.seek(ktp, committed)
+                target = self._inner.committed(ktp)
+                if target is None:
+                    target = self._inner.beginning_offsets([ktp])[ktp]
+                if self._inner.position(ktp) != target:
+                    self._inner.seek(ktp, target)
             except KafkaError as exc:
                 raise BusError(f"cannot rewind {tp}: {exc}") from exc
 
