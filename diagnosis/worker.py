@@ -23,6 +23,10 @@ come back from the store before the first record is read. Incident ids carry the
 episode began, so a recurrence after a restart never reuses an old id. Offsets are committed
 only for records already fed, so a restarted worker re-reads what it had buffered; detectors
 re-learn their baselines from there.
+
+As a scale-out member (`membership`, docs/scale-out.md) the worker also reads the evidence
+topic, feeds nothing past what the route stage has routed (route marks), and on each new
+assignment drops its state, rewinds to the committed offsets and restores only what it owns.
 """
 
 from __future__ import annotations
