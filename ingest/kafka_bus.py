@@ -407,6 +407,8 @@ class KafkaBusConsumer:
 
     def __init__(self, inner: KafkaConsumer) -> None:
         self._inner = inner
+        self._ends: dict[KafkaTopicPartition, int] = {}  # looked up where no fetch told
+        self._next_lookup = 0.0
 
     def poll(self, max_records: int, timeout_s: float) -> list[Record]:
         """Fetch up to max_records records."""
@@ -438,8 +440,12 @@ class KafkaBusConsumer:
     def caught_up(self) -> set[TopicPartition]:
         """Return the owned partitions whose position reached the last fetched high watermark."""
         done = set()
-        for tp in self._inner.assignment():
+        owned = self._inner.assignment()
+        self._look_up_ends([tp for tp in owned if self._inner.highwater(tp) is None])
+        for tp in owned:
             high = self._inner.highwater(tp)
+            if high is None:
+                high = self._ends.get(tp)
             if high is None:
                 continue  # not fetched yet: unknown
             try:
@@ -449,6 +455,23 @@ class KafkaBusConsumer:
             if position is not None and position >= high:
                 done.add(TopicPartition(tp.topic, tp.partition))
         return done
+
+    _LOOKUP_S = 5.0  # least time between two end-offset lookups
+
+    def _look_up_ends(self, unknown: list[KafkaTopicPartition]) -> None:
+        """Ask the broker for the end of partitions no fetch has reported one for.
+
+        An incremental fetch session reports a partition only when it changes, so an empty
+        partition (or one sought back to where it was) may never get a high watermark.
+        """
+        now = time.monotonic()
+        if not unknown or now < self._next_lookup:
+            return
+        self._next_lookup = now + self._LOOKUP_S
+        try:
+            self._ends.update(self._inner.end_offsets(unknown))
+        except KafkaError as exc:
+            log.debug("end offsets not available: %s", exc)
 
     def rewind(self, partitions: Iterable[TopicPartition]) -> None:
         """Seek each partition to the group's committed offset (the beginning where none).
