@@ -23,6 +23,10 @@ come back from the store before the first record is read. Incident ids carry the
 episode began, so a recurrence after a restart never reuses an old id. Offsets are committed
 only for records already fed, so a restarted worker re-reads what it had buffered; detectors
 re-learn their baselines from there.
+
+As a scale-out member (`membership`, docs/scale-out.md) the worker also reads the evidence
+topic, feeds nothing past what the route stage has routed (route marks), and on each new
+assignment drops its state, rewinds to the committed offsets and restores only what it owns.
 """
 
 from __future__ import annotations
@@ -43,13 +47,14 @@ from diagnosis.clock import SourceClock
 from diagnosis.clusters import ClusterReplays
 from diagnosis.fabric import Fabric
 from diagnosis.incident_store import latest_statuses, load_states, save_incidents, save_states
-from diagnosis.incidents import Incident
+from diagnosis.incidents import Incident, OpenState
 from diagnosis.lifecycle import is_final
 from diagnosis.model import IncidentStatus
 from diagnosis.replay import Replay
+from diagnosis.routing import Membership, decode_mark, owner_key
 from ingest.bus import BusError, Consumer, Producer, Record, TopicPartition, Topics
 from ingest.event_time import EventTimePolicy
-from ingest.schema import DEFAULT_CLUSTER, EventBase, SchemaError, decode_event
+from ingest.schema import DEFAULT_CLUSTER, EventBase, JobTopology, SchemaError, decode_event
 from ingest.sink import RecentIds
 
 log = logging.getLogger(__name__)
@@ -120,8 +125,13 @@ class DiagnosisWorker:
         settings: WorkerSettings | None = None,
         monotonic: Callable[[], float] = time.monotonic,
         wall: Callable[[], datetime] = lambda: datetime.now(UTC),
+        membership: Membership | None = None,
     ) -> None:
+        """`membership` makes this a scale-out member (docs/scale-out.md): it reads the
+        evidence topic too, and on each new assignment rebuilds the state of what it owns."""
         self.consumer = consumer
+        self.membership = membership
+        self._fabric = fabric
         self.producer = producer
         self.store = store
         self.topics = topics
@@ -129,9 +139,15 @@ class DiagnosisWorker:
         self.stats = WorkerStats()
         self.observe_stage: Callable[[str, float], None] | None = None
         """Called with ("tick" | "detect" | "publish", seconds) as each finishes (metrics)."""
-        self.replays = ClusterReplays(self.settings.cluster, fabric)
         self._monotonic = monotonic
         self._wall = wall
+        self._rewind = False
+        self._reset()
+
+    def _reset(self) -> None:
+        """Start from nothing: what a new process has before `restore`."""
+        monotonic = self._monotonic
+        self.replays = ClusterReplays(self.settings.cluster, self._fabric)
         self._heap: list[_Buffered] = []
         self._seq = itertools.count()
         self._sources = SourceClock(self.settings.idle_source_s)
@@ -153,6 +169,19 @@ class DiagnosisWorker:
         self._published: dict[str, tuple[float, int]] = {}  # id -> (when, revision)
         self._unpublished: dict[str, Incident] = {}
         self._status: dict[str, IncidentStatus] = {}
+        if self.membership is not None:
+            self.membership.progress.forget()
+
+    def on_revoke(self, partitions: set[TopicPartition]) -> None:
+        """Nothing to do: what was fed is committed every `commit_interval_s`, and the
+        next owner re-reads the rest (the client's callbacks must not block on the bus)."""
+        log.info("%d partitions revoked", len(partitions))
+
+    def on_assign(self, partitions: set[TopicPartition]) -> None:
+        """Rebuild from the store and the committed offsets: the jobs owned may have changed."""
+        self._reset()
+        self._rewind = True  # partitions kept keep their position: read them again too
+        log.info("assigned %d partitions: state rebuilt from the store", len(partitions))
 
     @property
     def replay(self) -> Replay:
@@ -178,6 +207,8 @@ class DiagnosisWorker:
             self.stats.bus_errors += 1
             log.warning("bus: %s", exc)
             records = []
+        if self._rewind:
+            records = self._rewound()
         now = self._monotonic()
         if records:
             # a pause in all input (a broker outage, a quiet cluster) is not a partition's
@@ -217,6 +248,21 @@ class DiagnosisWorker:
             self._commit()
         return len(records)
 
+    def _rewound(self) -> list[Record]:
+        """Go back to the committed offsets after a new assignment; return no records.
+
+        What the poll that brought the assignment returned may come from where partitions
+        this member kept were before: it is read again after the rewind.
+        """
+        try:
+            self.consumer.rewind(self.consumer.assignment())
+        except BusError as exc:
+            self.stats.bus_errors += 1
+            log.warning("rewind after an assignment failed (retried): %s", exc)
+            return []
+        self._rewind = False
+        return []
+
     def _nothing_to_read(self, now: float) -> bool:
         """Whether this worker owns partitions and has read all there is (no backlog)."""
         owned = self.consumer.assignment()
@@ -237,6 +283,7 @@ class DiagnosisWorker:
             try:
                 topologies = recent_topologies(self.store, self.settings.restore_topologies_s)
                 states = load_states(self.store, self.settings.restore_incidents_s)
+                topologies, states = self._owned(topologies, states)
                 statuses = latest_statuses(self.store, [s.id for s in states])
                 break
             except StoreError as exc:
@@ -263,6 +310,19 @@ class DiagnosisWorker:
                 len(states),
                 len(closed),
             )
+
+    def _owned(
+        self, topologies: list[JobTopology], states: list[OpenState]
+    ) -> tuple[list[JobTopology], list[OpenState]]:
+        """Keep the jobs and incidents whose route key this member owns (all: one member)."""
+        member = self.membership
+        if member is None:
+            return topologies, states
+        owned = member.owned(self.consumer.assignment())
+        return (
+            [t for t in topologies if member.owns(t.job_id, owned)],
+            [s for s in states if member.owns(owner_key(s.job, s.root.node), owned)],
+        )
 
     def _warm(self, replay: Replay, job_id: str, resume: datetime | None) -> None:
         """Give a restored job's detectors its recent steps and collectives from the store."""
@@ -303,9 +363,16 @@ class DiagnosisWorker:
     def _buffer(self, records: list[Record]) -> None:
         self.stats.consumed += len(records)
         now, flow, wall = self._monotonic(), self._flow(), self._wall()
+        member = self.membership
         for record in records:
             self._part_seen[record.tp] = flow
             self._unconfirmed.discard(record.tp)
+            if member is not None and record.topic == member.evidence_topic:
+                marks = decode_mark(record.value)
+                if marks is not None:
+                    member.progress.observe(record.tp, marks)
+                    self._passed(record)
+                    continue
             try:
                 event = decode_event(record.value).in_cluster(self.settings.cluster)
             except SchemaError:
@@ -392,6 +459,13 @@ class DiagnosisWorker:
                 return None  # records to read, none seen yet: their time is unknown
             if now - self._part_seen.get(tp, self._resumed) < self.settings.idle_partition_s:
                 holding.append(self._part_ts[tp])
+        if self.membership is not None:
+            # node evidence still to be routed to this member: wait for the route stage
+            known, routing = self.membership.progress.hold(self.membership.routed(owned))
+            if not known:
+                return None
+            if routing is not None:
+                holding.append(routing)
         upto = min(min(holding), agreed) if holding else agreed
         return upto - timedelta(seconds=lateness_s)
 

@@ -109,6 +109,11 @@ class Topics:
         return f"{self.prefix}incidents"
 
     @property
+    def evidence(self) -> str:
+        """Node evidence re-keyed by job for diagnosis members (docs/scale-out.md)."""
+        return f"{self.prefix}diagnosis.evidence"
+
+    @property
     def actions(self) -> str:
         """Action-engine events: plans, approvals, executions (keyed by action id)."""
         return f"{self.prefix}actions"
@@ -179,6 +184,10 @@ class Consumer(Protocol):
 
     def caught_up(self) -> set[TopicPartition]:
         """Return the owned partitions known to have nothing more to read right now."""
+
+    def rewind(self, partitions: Iterable[TopicPartition]) -> None:
+        """Read these owned partitions again from the group's committed offsets (the start
+        where none), e.g. after a rebalance that kept them; raise BusError if unreachable."""
 
     def pause(self) -> None:
         """Stop fetching (poll keeps the membership alive and returns nothing)."""
@@ -393,6 +402,13 @@ class _InProcessConsumer:
             return {
                 tp for tp in self.owned if self.positions[tp] >= len(logs[tp.topic][tp.partition])
             }
+
+    def rewind(self, partitions: Iterable[TopicPartition]) -> None:
+        with self._bus._cond:
+            committed = self._bus._groups[self.group].committed
+            for tp in partitions:
+                if tp in self.owned:
+                    self.positions[tp] = committed.get(tp, 0)
 
     def pause(self) -> None:
         self._paused = True

@@ -246,6 +246,14 @@ class KafkaBus:
             )
         except KafkaError as exc:
             raise BusError(f"Kafka at {self.bootstrap} unreachable: {exc}") from exc
+        try:
+            # the topics' partitions in the client's metadata before it joins: a group leader
+            # that joins without them assigns nothing until its next metadata refresh (minutes)
+            for topic in topics:
+                inner.partitions_for_topic(topic)
+        except KafkaError as exc:
+            inner.close()
+            raise BusError(f"Kafka at {self.bootstrap}: no metadata for {topics}: {exc}") from exc
         inner.subscribe(topics, listener=_Listener(on_assign, on_revoke))
         return KafkaBusConsumer(inner)
 
@@ -399,6 +407,8 @@ class KafkaBusConsumer:
 
     def __init__(self, inner: KafkaConsumer) -> None:
         self._inner = inner
+        self._ends: dict[KafkaTopicPartition, int] = {}  # looked up where no fetch told
+        self._next_lookup = 0.0
 
     def poll(self, max_records: int, timeout_s: float) -> list[Record]:
         """Fetch up to max_records records."""
@@ -430,8 +440,12 @@ class KafkaBusConsumer:
     def caught_up(self) -> set[TopicPartition]:
         """Return the owned partitions whose position reached the last fetched high watermark."""
         done = set()
-        for tp in self._inner.assignment():
+        owned = self._inner.assignment()
+        self._look_up_ends([tp for tp in owned if self._inner.highwater(tp) is None])
+        for tp in owned:
             high = self._inner.highwater(tp)
+            if high is None:
+                high = self._ends.get(tp)
             if high is None:
                 continue  # not fetched yet: unknown
             try:
@@ -441,6 +455,41 @@ class KafkaBusConsumer:
             if position is not None and position >= high:
                 done.add(TopicPartition(tp.topic, tp.partition))
         return done
+
+    _LOOKUP_S = 5.0  # least time between two end-offset lookups
+
+    def _look_up_ends(self, unknown: list[KafkaTopicPartition]) -> None:
+        """Ask the broker for the end of partitions no fetch has reported one for.
+
+        An incremental fetch session reports a partition only when it changes, so an empty
+        partition (or one sought back to where it was) may never get a high watermark.
+        """
+        now = time.monotonic()
+        if not unknown or now < self._next_lookup:
+            return
+        self._next_lookup = now + self._LOOKUP_S
+        try:
+            self._ends.update(self._inner.end_offsets(unknown))
+        except KafkaError as exc:
+            log.debug("end offsets not available: %s", exc)
+
+    def rewind(self, partitions: Iterable[TopicPartition]) -> None:
+        """Seek each partition to the group's committed offset (the beginning where none).
+
+        A partition already there is left alone: a seek clears what the client knows of the
+        partition's end, and an incremental fetch session never reports an unchanged
+        partition again, so it would never count as caught up.
+        """
+        for tp in partitions:
+            ktp = KafkaTopicPartition(tp.topic, tp.partition)
+            try:
+                target = self._inner.committed(ktp)
+                if target is None:
+                    target = self._inner.beginning_offsets([ktp])[ktp]
+                if self._inner.position(ktp) != target:
+                    self._inner.seek(ktp, target)
+            except KafkaError as exc:
+                raise BusError(f"cannot rewind {tp}: {exc}") from exc
 
     def pause(self) -> None:
         """Stop fetching while keeping the group membership."""

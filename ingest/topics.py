@@ -12,8 +12,9 @@ Guarantees:
   partition, so a consumer group that joins right after gets its partitions.
 - `TopicAdmin.verify` lists every difference between the plan and the cluster (missing topic,
   partition count, replication factor, a planned config with another value).
-- The sized plan is the sizing table of deploy/production/README.md: tg.train, tg.nccl and
-  tg.jobs have one partition count (co-partitioned by job), so scaling keeps them equal.
+- The sized plan is the sizing table of deploy/production/README.md: tg.train, tg.nccl,
+  tg.jobs and tg.diagnosis.evidence have one partition count (co-partitioned by job, which
+  diagnosis scale-out relies on: docs/scale-out.md), so scaling keeps them equal.
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ SIZING: tuple[TopicSize, ...] = (
     TopicSize(TopicFamily.TRAIN.value, 24, 3 * DAY_MS, "delete", 2_097_152, "job"),
     TopicSize(TopicFamily.NCCL.value, 24, 1 * DAY_MS, "delete", 8_388_608, "job"),
     TopicSize(TopicFamily.JOBS.value, 24, 30 * DAY_MS, "compact,delete", 16_777_216, "job"),
+    # diagnosis scale-out: node evidence re-keyed by job, co-partitioned with train/nccl/jobs
+    TopicSize("diagnosis.evidence", 24, 1 * DAY_MS, "delete", 2_097_152, "job"),
     TopicSize("incidents", 6, 30 * DAY_MS, "delete", 2_097_152, "job"),
     TopicSize("actions", 6, 90 * DAY_MS, "delete", 2_097_152, "job"),
 )

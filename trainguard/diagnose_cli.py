@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -98,7 +99,7 @@ def cmd_diagnose_stream() -> int:
         StoreSettings,
     )
     from trainguard.signals import stop_on_signals
-    from trainguard.wiring import build_bus, build_diagnosis, build_store
+    from trainguard.wiring import build_bus, build_diagnosis, build_router, build_store
 
     try:
         bus_settings, store_settings, settings = BusSettings(), StoreSettings(), DiagnoseSettings()
@@ -121,13 +122,30 @@ def cmd_diagnose_stream() -> int:
         return 2
     stop = stop_on_signals()
     store = build_store(store_settings)
-    worker = build_diagnosis(build_bus(bus_settings), store, settings, event_time.policy())
+    bus = build_bus(bus_settings)
+    try:
+        worker = build_diagnosis(bus, store, settings, event_time.policy())
+        router = build_router(bus, settings) if settings.scale_out else None
+    except ValueError as exc:  # topics not co-partitioned for scale-out
+        print(f"trainguard diagnose: {exc}", file=sys.stderr)
+        return 2
     if settings.metrics_port:
         serve_diagnosis_metrics(worker, build_store(store_settings), settings)
-    print(f"diagnosing {bus_settings.bootstrap} into {store.database}", file=sys.stderr)
+    routing = None
+    if router is not None:
+        routing = threading.Thread(target=router.run, args=(stop,), name="route", daemon=True)
+        routing.start()
+    mode = f" as a member of {settings.group} (scale-out)" if router else ""
+    print(f"diagnosing {bus_settings.bootstrap} into {store.database}{mode}", file=sys.stderr)
     try:
         worker.run(stop)
     finally:
+        stop.set()
+        if routing is not None and router is not None:
+            routing.join(timeout=30)
+            router.consumer.close()
+            router.topologies.close()
+            router.producer.close()
         worker.consumer.close()
         worker.producer.close()
     return 0

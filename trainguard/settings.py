@@ -169,6 +169,12 @@ class DiagnoseSettings(BaseSettings):
         None, description="inventory.json with the NIC-to-switch cabling (optional)."
     )
     lateness_s: float = Field(2.0, ge=0, le=60, description="Event-time reordering allowance.")
+    scale_out: bool = Field(
+        False,
+        description="Run as one of several members of the group (docs/scale-out.md): node "
+        "evidence is routed by job through the evidence topic (route group `<group>.route`). "
+        "Needed for more than one member; every member of a group must set it alike.",
+    )
     publish_interval_s: float = Field(
         5.0, ge=0, le=600, description="Least wall time between revisions of one incident."
     )

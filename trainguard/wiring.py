@@ -4,16 +4,28 @@ from __future__ import annotations
 
 import logging
 import threading
+import uuid
+from dataclasses import dataclass
 
 from analytics.migrations import migrate
 from analytics.store import EmbeddedStore, ServerStore, Store
 from analytics.writer import ClickHouseWriter
 from diagnosis.fabric import Fabric
+from diagnosis.router import EvidenceRouter, RouterSettings
+from diagnosis.routing import (
+    Membership,
+    PartitionOf,
+    RouteProgress,
+    in_process_partition,
+    kafka_partition,
+    source_names,
+)
 from diagnosis.worker import DiagnosisWorker, WorkerSettings
-from ingest.bus import Bus, Consumer, TopicPartition
+from ingest.bus import Bus, Consumer, InProcessBus, TopicFamily, TopicPartition
 from ingest.event_time import EventTimePolicy
 from ingest.kafka_bus import KafkaBus
 from ingest.sink import Sink, SinkSettings
+from ingest.topics import TopicAdmin
 from trainguard.buses import build_bus as build_bus  # re-exported: the one composition root
 from trainguard.settings import (
     ClusterSettings,
@@ -104,6 +116,14 @@ def build_diagnosis(
     """
     migrate(store)
     fabric = Fabric.from_json(settings.fabric.read_bytes()) if settings.fabric else None
+    worker_settings = WorkerSettings(
+        lateness_s=settings.lateness_s,
+        publish_interval_s=settings.publish_interval_s,
+        event_time=event_time or EventTimeSettings().policy(),
+        cluster=ClusterSettings().cluster,
+    )
+    if settings.scale_out:
+        return _diagnosis_member(bus, store, settings, worker_settings, fabric)
     consumer: Consumer
     if isinstance(bus, KafkaBus):
         consumer = bus.consumer(
@@ -111,12 +131,139 @@ def build_diagnosis(
         )
     else:
         consumer = bus.consumer(settings.group, bus.topics.telemetry())
-    worker_settings = WorkerSettings(
-        lateness_s=settings.lateness_s,
-        publish_interval_s=settings.publish_interval_s,
-        event_time=event_time or EventTimeSettings().policy(),
-        cluster=ClusterSettings().cluster,
-    )
     return DiagnosisWorker(
         consumer, bus.producer(), store, bus.topics, fabric=fabric, settings=worker_settings
     )
+
+
+# ---------------------------------------------------------------- diagnosis scale-out
+
+_NODE_FAMILIES = (TopicFamily.METRICS, TopicFamily.LOGS)
+_JOB_FAMILIES = (TopicFamily.TRAIN, TopicFamily.NCCL, TopicFamily.JOBS)
+
+
+@dataclass(frozen=True)
+class ScaleOutPlan:
+    """The partitions diagnosis scale-out works with (docs/scale-out.md)."""
+
+    partitions: int  # of the co-partitioned job topics and the evidence topic
+    sources: frozenset[str]  # every partition of the node topics, as route marks name them
+    partition_of: PartitionOf
+
+
+def scale_out_plan(bus: Bus) -> ScaleOutPlan:
+    """Read the topics' partition counts; raise ValueError unless they are co-partitioned."""
+    topics = bus.topics
+    job_topics = [*(topics.topic(f) for f in _JOB_FAMILIES), topics.evidence]
+    node_topics = [topics.topic(f) for f in _NODE_FAMILIES]
+    if isinstance(bus, InProcessBus):
+        counts = {t: bus.partitions for t in [*job_topics, *node_topics]}
+        partition_of: PartitionOf = in_process_partition
+    elif isinstance(bus, KafkaBus):
+        bus.require_topics([*job_topics, *node_topics])
+        with TopicAdmin(bus.bootstrap, bus.client_id) as admin:
+            counts = {s.name: s.partitions for s in admin.describe([*job_topics, *node_topics])}
+        partition_of = kafka_partition
+    else:
+        raise ValueError(f"diagnosis scale-out needs Kafka or the in-process bus, not {bus!r}")
+    sizes = {counts[t] for t in job_topics}
+    if len(sizes) != 1:
+        shown = ", ".join(f"{t}: {counts[t]}" for t in job_topics)
+        raise ValueError(
+            f"diagnosis scale-out needs one partition count on {shown}; recreate them "
+            "with `trainguard topics create` from one plan"
+        )
+    return ScaleOutPlan(
+        sizes.pop(), source_names({t: counts[t] for t in node_topics}), partition_of
+    )
+
+
+def _diagnosis_member(
+    bus: Bus,
+    store: Store,
+    settings: DiagnoseSettings,
+    worker_settings: WorkerSettings,
+    fabric: Fabric | None,
+) -> DiagnosisWorker:
+    """Return a scale-out member's worker: job topics plus the evidence topic, co-partitioned."""
+    plan = scale_out_plan(bus)
+    topics = bus.topics
+    membership = Membership(
+        evidence_topic=topics.evidence,
+        jobs_topic=topics.topic(TopicFamily.JOBS),
+        partitions=plan.partitions,
+        partition_of=plan.partition_of,
+        progress=RouteProgress(plan.sources),
+    )
+    reads = [*(topics.topic(f) for f in _JOB_FAMILIES), topics.evidence]
+    holder: list[DiagnosisWorker] = []
+
+    def on_assign(partitions: set[TopicPartition]) -> None:
+        if holder:
+            holder[0].on_assign(partitions)
+
+    def on_revoke(partitions: set[TopicPartition]) -> None:
+        if holder:
+            holder[0].on_revoke(partitions)
+
+    consumer: Consumer
+    if isinstance(bus, KafkaBus):
+        # the range assignor (kafka-python's first) gives a member the same partition numbers
+        # in every topic of equal size: a job's evidence meets in one member
+        consumer = bus.consumer(
+            settings.group,
+            reads,
+            on_assign=on_assign,
+            on_revoke=on_revoke,
+            instance_id=settings.instance_id,
+        )
+    else:
+        consumer = bus.consumer(settings.group, reads, on_assign=on_assign, on_revoke=on_revoke)
+    worker = DiagnosisWorker(
+        consumer,
+        bus.producer(),
+        store,
+        topics,
+        fabric=fabric,
+        settings=worker_settings,
+        membership=membership,
+    )
+    holder.append(worker)
+    return worker
+
+
+def build_router(bus: Bus, settings: DiagnoseSettings) -> EvidenceRouter:
+    """Return a scale-out member's route stage (group `<group>.route`, docs/scale-out.md)."""
+    plan = scale_out_plan(bus)
+    topics = bus.topics
+    node_topics = [topics.topic(f) for f in _NODE_FAMILIES]
+    holder: list[EvidenceRouter] = []
+
+    def on_revoke(partitions: set[TopicPartition]) -> None:
+        if holder:
+            holder[0].on_revoke(partitions)
+
+    # every member reads every topology: a group of its own, never committed
+    reader_group = f"{settings.group}.topologies.{uuid.uuid4().hex[:12]}"
+    jobs = [topics.topic(TopicFamily.JOBS)]
+    consumer: Consumer
+    if isinstance(bus, KafkaBus):
+        consumer = bus.consumer(
+            f"{settings.group}.route",
+            node_topics,
+            on_revoke=on_revoke,
+            instance_id=f"{settings.instance_id}.route" if settings.instance_id else None,
+        )
+    else:
+        consumer = bus.consumer(f"{settings.group}.route", node_topics, on_revoke=on_revoke)
+    router = EvidenceRouter(
+        consumer,
+        bus.consumer(reader_group, jobs),
+        bus.producer(),
+        topics.evidence,
+        plan.partitions,
+        plan.partition_of,
+        RouterSettings(cluster=ClusterSettings().cluster),
+    )
+    holder.append(router)
+    return router

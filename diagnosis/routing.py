@@ -1,0 +1,201 @@
+"""Keys of diagnosis scale-out: which member owns a piece of evidence (docs/scale-out.md).
+
+Job telemetry (steps, collectives, topologies) is keyed by job on the bus; node telemetry
+(metrics, logs) is keyed by node. Diagnosis correlates a node's evidence with the job running
+on it, so the route stage re-keys node evidence by that job: the job of the latest topology,
+at or before the event's time, that places a rank on the node (what `Replay` maps the node to
+when it reaches that event). A node that runs no job keeps its node as key, so its
+node-level incidents come from exactly one member. The topics a member reads are
+co-partitioned (same partition count, same hash), so one key's evidence meets in one member.
+
+Route marks tell the members how far the route stage has got in each source partition, so a
+member feeds job evidence no further than the node evidence that could still arrive for it.
+Everything here is pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+import bisect
+import zlib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import orjson
+
+from ingest.bus import TopicPartition
+from ingest.schema import EventBase, GpuMetrics, HostMetrics, JobTopology, LogLine
+
+PartitionOf = Callable[[bytes, int], int]
+"""Return the partition (of a topic with that many partitions) a key is produced to."""
+
+MARK_PREFIX = b"\x00tg-route-mark\x00"
+"""Value prefix of a route mark (never the start of a JSON event)."""
+
+
+def kafka_partition(key: bytes, partitions: int) -> int:
+    """Return the partition Kafka's default partitioner gives a key (murmur2, as Java's)."""
+    from kafka.partitioner.default import murmur2  # kafka-python: the server extra
+
+    return (murmur2(key) & 0x7FFFFFFF) % partitions
+
+
+def in_process_partition(key: bytes, partitions: int) -> int:
+    """Return the partition the in-process bus gives a key (ingest.bus.partition_for)."""
+    return zlib.crc32(key) % partitions
+
+
+def partition_keys(partitions: int, partition_of: PartitionOf) -> list[bytes]:
+    """Return one key per partition that the partitioner sends to it (marks are keyed so)."""
+    keys: dict[int, bytes] = {}
+    n = 0
+    while len(keys) < partitions:
+        key = f"~route-mark-{n}".encode()
+        keys.setdefault(partition_of(key, partitions), key)
+        n += 1
+    return [keys[p] for p in range(partitions)]
+
+
+@dataclass
+class NodeJobs:
+    """Which job runs on each node, over event time, from the topologies seen."""
+
+    _times: dict[tuple[str, str], list[datetime]] = field(default_factory=dict)
+    _jobs: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    _seen: set[str] = field(default_factory=set)
+
+    def add(self, topology: JobTopology) -> None:
+        """Learn a topology (a re-read one changes nothing)."""
+        if topology.id in self._seen:
+            return
+        self._seen.add(topology.id)
+        for node in sorted({p.node for p in topology.ranks}):
+            where = (topology.cluster, node)
+            times = self._times.setdefault(where, [])
+            jobs = self._jobs.setdefault(where, [])
+            i = bisect.bisect_right(times, topology.ts)
+            times.insert(i, topology.ts)
+            jobs.insert(i, topology.job_id)
+
+    def job_at(self, cluster: str, node: str, ts: datetime) -> str | None:
+        """Return the job of the latest topology at or before `ts` placing a rank on node."""
+        times = self._times.get((cluster, node))
+        if not times:
+            return None
+        i = bisect.bisect_right(times, ts)
+        return self._jobs[(cluster, node)][i - 1] if i else None
+
+    def __len__(self) -> int:
+        return len(self._seen)
+
+
+def route_key(event: EventBase, node_jobs: NodeJobs) -> str:
+    """Return the key a member is chosen by for this event: its job where known, else its node.
+
+    A log line naming its job goes to that job; other node evidence to the job running on
+    the node at the event's time; evidence of a node with no job keeps the node.
+    """
+    if isinstance(event, LogLine) and event.job_id is not None:
+        return event.job_id
+    if isinstance(event, LogLine | GpuMetrics | HostMetrics):
+        return node_jobs.job_at(event.cluster, event.node, event.ts) or event.node
+    return event.key
+
+
+def source_name(tp: TopicPartition) -> str:
+    """Return how a mark names a source partition."""
+    return f"{tp.topic}:{tp.partition}"
+
+
+def source_names(partitions: Mapping[str, int]) -> frozenset[str]:
+    """Return the names of every partition of the source topics (topic -> partition count)."""
+    return frozenset(f"{t}:{p}" for t, n in partitions.items() for p in range(n))
+
+
+@dataclass(frozen=True)
+class SourceMark:
+    """How far the route stage has got in one source partition."""
+
+    ts: datetime | None
+    """Latest event time routed from it (None: nothing yet)."""
+    idle: bool
+    """Everything it held was routed (nothing waiting to be read)."""
+
+
+def encode_mark(marks: Mapping[str, SourceMark]) -> bytes:
+    """Return the record value of a route mark."""
+    body = {n: [m.ts.isoformat() if m.ts else None, m.idle] for n, m in sorted(marks.items())}
+    return MARK_PREFIX + orjson.dumps({"v": 1, "sources": body})
+
+
+def decode_mark(value: bytes) -> dict[str, SourceMark] | None:
+    """Return the marks of a route-mark record, or None for any other record."""
+    if not value.startswith(MARK_PREFIX):
+        return None
+    body = orjson.loads(value[len(MARK_PREFIX) :])
+    return {
+        name: SourceMark(datetime.fromisoformat(ts) if ts else None, bool(idle))
+        for name, (ts, idle) in body["sources"].items()
+    }
+
+
+class RouteProgress:
+    """What a member knows of the route stage's progress into each partition it reads."""
+
+    def __init__(self, sources: Iterable[str]) -> None:
+        self.sources = frozenset(sources)
+        self._marks: dict[TopicPartition, dict[str, SourceMark]] = {}
+
+    def observe(self, tp: TopicPartition, marks: Mapping[str, SourceMark]) -> None:
+        """Take a mark read from partition `tp` (the latest mark of a source wins)."""
+        self._marks.setdefault(tp, {}).update(marks)
+
+    def forget(self) -> None:
+        """Drop everything (a new assignment re-reads marks from the committed offsets)."""
+        self._marks.clear()
+
+    def hold(self, routed: Iterable[TopicPartition]) -> tuple[bool, datetime | None]:
+        """Return (known, time) for the routed partitions this member reads.
+
+        known False: some source has not said how far it got (or has records to route and
+        has routed none yet): nothing may be fed. Otherwise `time` is the earliest point a
+        source with records still to route has reached (None: every source is idle).
+        """
+        earliest: datetime | None = None
+        for tp in routed:
+            marks = self._marks.get(tp, {})
+            for source in self.sources:
+                mark = marks.get(source)
+                if mark is None or (mark.ts is None and not mark.idle):
+                    return False, None
+                if not mark.idle and mark.ts is not None:
+                    earliest = mark.ts if earliest is None else min(earliest, mark.ts)
+        return True, earliest
+
+
+def owner_key(job: str | None, node: str | None) -> str:
+    """Return the route key of an incident: its job, else its node."""
+    return job or node or "?"
+
+
+@dataclass(frozen=True)
+class Membership:
+    """What a scale-out member reads: co-partitioned job topics and the evidence topic."""
+
+    evidence_topic: str
+    jobs_topic: str
+    partitions: int
+    partition_of: PartitionOf
+    progress: RouteProgress
+
+    def owned(self, assignment: Iterable[TopicPartition]) -> set[int]:
+        """Return the partition numbers (the same in every co-partitioned topic) owned."""
+        return {tp.partition for tp in assignment if tp.topic == self.jobs_topic}
+
+    def owns(self, key: str, owned: set[int]) -> bool:
+        """Return whether the member owning partitions `owned` owns this route key."""
+        return self.partition_of(key.encode(), self.partitions) in owned
+
+    def routed(self, assignment: Iterable[TopicPartition]) -> list[TopicPartition]:
+        """Return the evidence partitions among `assignment`."""
+        return [tp for tp in assignment if tp.topic == self.evidence_topic]

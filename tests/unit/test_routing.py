@@ -1,0 +1,148 @@
+"""Routing and keying of diagnosis scale-out (diagnosis/routing.py): pure functions."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from diagnosis.routing import (
+    Membership,
+    NodeJobs,
+    RouteProgress,
+    SourceMark,
+    decode_mark,
+    encode_mark,
+    in_process_partition,
+    kafka_partition,
+    owner_key,
+    partition_keys,
+    route_key,
+    source_names,
+)
+from ingest.bus import TopicPartition, partition_for
+from ingest.schema import decode_event
+from tests.builders import at, make_gpu_metrics, make_host, make_log, make_step, make_topology
+
+EVIDENCE = "tg.diagnosis.evidence"
+
+
+def _timeline(*topologies):
+    jobs = NodeJobs()
+    for topology in topologies:
+        jobs.add(topology)
+    return jobs
+
+
+def test_node_evidence_goes_to_the_job_on_the_node_at_its_time():
+    topo = make_topology("job-1").model_copy(update={"ts": at(10)})  # ranks on n1
+    jobs = _timeline(topo)
+    assert route_key(make_gpu_metrics("n1", 11), jobs) == "job-1"
+    assert route_key(make_host("n1", 10), jobs) == "job-1"
+    assert route_key(make_log("n1", 12), jobs) == "job-1"
+
+
+def test_node_evidence_before_any_job_or_on_a_free_node_keeps_the_node():
+    jobs = _timeline(make_topology("job-1").model_copy(update={"ts": at(10)}))
+    assert route_key(make_gpu_metrics("n1", 9), jobs) == "n1"
+    assert route_key(make_log("n7", 20), jobs) == "n7"
+
+
+def test_a_later_job_on_the_node_takes_its_evidence_from_its_start():
+    first = make_topology("job-1").model_copy(update={"ts": at(10)})
+    second = make_topology("job-2").model_copy(update={"ts": at(100)})
+    jobs = _timeline(second, first)  # learned out of order: event time decides
+    assert route_key(make_gpu_metrics("n1", 99), jobs) == "job-1"
+    assert route_key(make_gpu_metrics("n1", 100), jobs) == "job-2"
+
+
+def test_a_log_line_naming_its_job_goes_to_that_job():
+    line = make_log("n7", 20).model_copy(update={"job_id": "job-9"})
+    assert route_key(line, NodeJobs()) == "job-9"
+
+
+def test_job_telemetry_keeps_its_bus_key():
+    assert route_key(make_step("job-3", 1), NodeJobs()) == "job-3"
+
+
+def test_clusters_keep_their_own_nodes():
+    topo = make_topology("job-1").model_copy(update={"ts": at(10), "cluster": "east"})
+    jobs = _timeline(topo)
+    assert route_key(make_gpu_metrics("n1", 11), jobs) == "n1"
+    east = make_gpu_metrics("n1", 11).model_copy(update={"cluster": "east"})
+    assert route_key(east, jobs) == "job-1"
+
+
+def test_a_topology_read_twice_is_learned_once():
+    topo = make_topology("job-1")
+    jobs = _timeline(topo, topo)
+    assert len(jobs) == 1
+    assert jobs.job_at(topo.cluster, "n1", topo.ts + timedelta(seconds=1)) == "job-1"
+
+
+def test_in_process_partitions_match_the_in_process_bus():
+    for key in (b"job-1", b"n17", b"x" * 40):
+        assert in_process_partition(key, 7) == partition_for(key, 7, 0)
+
+
+def test_kafka_partitions_match_the_java_client():
+    # values of org.apache.kafka.common.utils.Utils.murmur2 (toPositive, mod 10)
+    assert kafka_partition(b"21", 1000) == (-973932308 & 0x7FFFFFFF) % 1000
+    assert kafka_partition(b"foobar", 1000) == (-790332482 & 0x7FFFFFFF) % 1000
+
+
+@pytest.mark.parametrize("partitioner", [kafka_partition, in_process_partition])
+def test_partition_keys_reach_every_partition(partitioner):
+    keys = partition_keys(24, partitioner)
+    assert [partitioner(k, 24) for k in keys] == list(range(24))
+
+
+def test_marks_round_trip_and_are_not_events():
+    marks = {"tg.metrics:3": SourceMark(at(5), False), "tg.logs:0": SourceMark(None, True)}
+    value = encode_mark(marks)
+    assert decode_mark(value) == marks
+    assert decode_mark(make_log().model_dump_json().encode()) is None
+    with pytest.raises(ValueError):
+        decode_event(value)
+
+
+def test_progress_waits_for_every_source_then_holds_at_the_slowest_busy_one():
+    sources = source_names({"tg.metrics": 2, "tg.logs": 1})
+    progress = RouteProgress(sources)
+    q0, q1 = TopicPartition(EVIDENCE, 0), TopicPartition(EVIDENCE, 1)
+    progress.observe(q0, {"tg.metrics:0": SourceMark(at(50), False)})
+    assert progress.hold([q0]) == (False, None)  # two sources have said nothing yet
+    progress.observe(q0, {"tg.metrics:1": SourceMark(at(20), False)})
+    progress.observe(q0, {"tg.logs:0": SourceMark(None, True)})
+    assert progress.hold([q0]) == (True, at(20))
+    assert progress.hold([q0, q1]) == (False, None)  # q1 has no marks yet
+    progress.observe(q0, {"tg.metrics:1": SourceMark(at(30), True)})
+    assert progress.hold([q0]) == (True, at(50))  # the caught-up source holds nothing
+    progress.observe(q0, {"tg.metrics:0": SourceMark(at(60), True)})
+    assert progress.hold([q0]) == (True, None)
+    progress.forget()
+    assert progress.hold([q0]) == (False, None)
+
+
+def test_a_busy_source_that_routed_nothing_yet_holds_everything():
+    progress = RouteProgress({"tg.metrics:0"})
+    q0 = TopicPartition(EVIDENCE, 0)
+    progress.observe(q0, {"tg.metrics:0": SourceMark(None, False)})
+    assert progress.hold([q0]) == (False, None)
+
+
+def test_membership_owns_the_keys_that_hash_to_its_partitions():
+    member = Membership(EVIDENCE, "tg.jobs", 6, in_process_partition, RouteProgress(()))
+    assignment = {TopicPartition("tg.jobs", 1), TopicPartition(EVIDENCE, 1)}
+    owned = member.owned(assignment)
+    assert owned == {1}
+    keys = [f"job-{i}" for i in range(40)]
+    mine = [k for k in keys if member.owns(k, owned)]
+    assert mine == [k for k in keys if in_process_partition(k.encode(), 6) == 1]
+    assert mine and len(mine) < len(keys)
+    assert member.routed(assignment) == [TopicPartition(EVIDENCE, 1)]
+
+
+def test_owner_key_is_the_job_else_the_node():
+    assert owner_key("job-1", "n1") == "job-1"
+    assert owner_key(None, "n1") == "n1"
