@@ -5,10 +5,13 @@ import each other. tests/unit/test_package_graph.py reads every import of every 
 (function-level and `TYPE_CHECKING` ones included) and fails on an edge against this list
 and on any cycle between packages. docs/layers.md explains the choices.
 
-Where a lower package needs something only a higher one knows (settings, clients, the
-store behind the bus), the higher one passes it in: `ingest.sink.Sink` takes its
-`BatchWriter` (`analytics.writer`) from `trainguard.wiring`, `CapacityProvider`
-(`actions.executors.scheduler`) is satisfied by the scheduler without actions naming it.
+Where a lower package needs something only a higher one knows, the higher one passes it
+in: `ingest.sink.Sink` gets its writer (`analytics.writer`) from `trainguard.wiring`;
+`actions.executors.kubernetes.kube_backend` takes any object with the `KubeAccess` fields
+(`trainguard.settings.ActSettings` is one). A role's settings class lives in its package
+when a module of that package reads it (`api/settings.py`, `actions/webhooks/settings.py`,
+`ingest/agent/settings.py`, `ui/settings.py`); `trainguard.settings.settings_classes` lists
+them all for the unknown-variable check.
 """
 
 from __future__ import annotations

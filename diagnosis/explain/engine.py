@@ -23,8 +23,9 @@ from diagnosis.catalog import Verdict
 from diagnosis.explain.records import Record, records
 from diagnosis.explain.rules import Hit, normalize_pci, rule_set
 from diagnosis.explain.rules_process import CONFIRMED_CONFIDENCE, EVIDENCE
-from diagnosis.explain.training import Iteration, parse_iteration, sequence_findings
+from diagnosis.explain.training import sequence_findings
 from diagnosis.model import Finding, Severity
+from ingest.readers.train_log import StepLine, parse_megatron
 
 MAX_EVIDENCE = 1000
 """Characters of an evidence line kept in a finding."""
@@ -54,8 +55,8 @@ class _State:
 
     node: str | None
     found: dict[Key, _Candidate] = field(default_factory=dict)
-    streams: dict[tuple[str | None, int | None, int | None], list[tuple[Iteration, Record]]] = (
-        field(default_factory=dict)
+    streams: dict[tuple[str | None, int | None, int | None], list[tuple[StepLine, Record]]] = field(
+        default_factory=dict
     )
     memo: dict[tuple[str, bool], tuple[Hit, float] | None] = field(default_factory=dict)
     in_traceback: set[tuple[str | None, int | None, int | None]] = field(default_factory=set)
@@ -126,7 +127,7 @@ def _visit(state: _State, rec: Record) -> None:
     hit, confidence = result
     state.add(hit.rule, hit.verdict, hit, rec, confidence)
     if hit.rule == "training.iteration":
-        it = parse_iteration(rec.body)
+        it = parse_megatron(rec.body)
         if it is not None:
             stream = (state.node or rec.host, rec.rank, rec.local_rank)
             state.streams.setdefault(stream, []).append((it, rec))
