@@ -22,7 +22,7 @@ from typing import Any
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 from api.problems import PROBLEM, problem_bytes
-from trainguard.settings import ApiSettings
+from api.settings import ApiSettings
 
 
 @functools.cache

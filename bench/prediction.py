@@ -27,9 +27,9 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import average_precision_score
 
-from analytics.prediction import titan
-from analytics.prediction.models import choose_threshold, fit_model, scores
+from bench import titan
 from bench.prediction_sim import simulator
+from prediction.models import choose_threshold, fit_model, scores
 
 RESULTS = Path(__file__).resolve().parents[1] / "bench" / "results" / "prediction.json"
 TARGET = 0.9

@@ -32,12 +32,12 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from analytics.prediction.dataset import Dataset
-from analytics.prediction.evaluate import DAY, BlockRun
-from analytics.prediction.fleet import HARDWARE_KINDS, FleetSpec
-from analytics.prediction.models import choose_threshold
-from analytics.prediction.walkforward import WalkForward, walk_forward
 from bench.prediction_sim import DESIGN_SEEDS, MEMBERS, TARGET, _dataset
+from prediction.evaluate import DAY, BlockRun
+from prediction.models import choose_threshold
+from prediction.walkforward import WalkForward, walk_forward
+from sim.dataset import Dataset
+from sim.fleet import HARDWARE_KINDS, FleetSpec
 from sim.random_faults import LLAMA3_MIX, PRECURSOR_STYLES
 from sim.scenario import RandomFaults
 

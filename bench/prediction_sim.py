@@ -23,8 +23,7 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from analytics.prediction.dataset import Dataset, fleet_dataset
-from analytics.prediction.evaluate import (
+from prediction.evaluate import (
     DAY,
     BlockRun,
     alert_metrics,
@@ -36,10 +35,11 @@ from analytics.prediction.evaluate import (
     summarize_blocks,
     time_split_eval,
 )
-from analytics.prediction.features import FEATURE_COLUMNS
-from analytics.prediction.fleet import FleetSpec
-from analytics.prediction.models import ModelName
-from analytics.prediction.walkforward import FoldVote, WalkForward, alert_level, walk_forward
+from prediction.features import FEATURE_COLUMNS
+from prediction.models import ModelName
+from prediction.walkforward import FoldVote, WalkForward, alert_level, walk_forward
+from sim.dataset import Dataset, fleet_dataset
+from sim.fleet import FleetSpec
 
 TARGET = 0.9
 DESIGN_SEEDS = (11, 3, 29)  # 29: held out in the 2026-12-01 run, seen since

@@ -19,7 +19,7 @@ import pandas as pd
 
 from actions.consumer import consume
 from actions.engine import ActionEngine, EngineConfig
-from actions.executors.scheduler import Replacement, SchedulerCapacity
+from actions.executors.scheduler import SchedulerCapacity
 from actions.executors.slurm import Slurm, SlurmDrain
 from actions.model import ActionKind, ActionPlan, ActionResult, Mode, Risk, done
 from actions.policy import Policy
@@ -32,6 +32,7 @@ from analytics.store import EmbeddedStore
 from diagnosis.incidents import Incident
 from diagnosis.model import Action, Blame, Category, ComponentKind, Suspect
 from ingest.bus import InProcessBus
+from scheduler.service import Replacement
 from sim.logtext import megatron_checkpoint
 
 
@@ -145,7 +146,9 @@ class Standby:
     """A warm-standby pool."""
 
     def request_replacement(self, job_id: str, failed_node: str, gpus: int) -> Replacement:
-        return Replacement(["standby-0001"], "warm standby")
+        return Replacement(
+            job_id=job_id, failed_node=failed_node, node="standby-0001", source="standby", gpus=gpus
+        )
 
     def reclaim(self, node: str) -> list[str]:
         return []

@@ -41,13 +41,25 @@ class QueuedJob(BaseModel):
 
 
 class Replacement(BaseModel):
-    """Capacity given to a job in place of a failed node."""
+    """Capacity given to a job in place of a failed node (what every capacity provider grants).
+
+    The Lyra scheduler grants a warm standby or a loaned inference server; without it, the
+    batch scheduler places the requeued job (`requeue`, node `batch-scheduler`).
+    """
 
     job_id: str = Field(description="The job that lost a node.")
     failed_node: str = Field(description="The node that was isolated.")
     node: str = Field(description="The server that replaces it.")
-    source: Literal["standby", "loan"] = Field(description="Warm standby or loaned inference.")
+    source: Literal["standby", "loan", "requeue"] = Field(
+        description="Warm standby, loaned inference, or the batch scheduler's choice (requeue)."
+    )
     gpus: int = Field(description="GPUs granted on the replacement.")
+
+    def describe(self) -> str:
+        """Say what was granted, in the words of the action result."""
+        if self.source == "requeue":
+            return f"requeued job {self.job_id} goes to any idle node"
+        return f"{self.source} {self.node} ({self.gpus} GPUs)"
 
 
 class SchedulerState(BaseModel):

@@ -36,11 +36,11 @@ from unittest import mock
 from pydantic import SecretStr, ValidationError
 from pydantic_settings import BaseSettings
 
+from api.settings import ApiSettings
 from ingest.agent.settings import AgentSettings
 from trainguard.cli import build_parser
 from trainguard.settings import (
     ActSettings,
-    ApiSettings,
     BusSettings,
     DiagnoseSettings,
     SinkProcessSettings,

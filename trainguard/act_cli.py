@@ -12,7 +12,7 @@ from actions.checkpoint import AwaitCheckpoint, LogCheckpoints
 from actions.claims import Claims, replica_name
 from actions.consumer import recover_and_consume
 from actions.engine import ActionEngine, EngineConfig
-from actions.executors.scheduler import CapacityProvider, Replacement, SchedulerCapacity
+from actions.executors.scheduler import CapacityProvider, SchedulerCapacity
 from actions.executors.webhook import NoEndpoint, OperatorWebhook
 from actions.holds import Holds, NodeOptOut
 from actions.model import ActionKind, Mode, Risk
@@ -26,6 +26,7 @@ from analytics.migrations import migrate
 from analytics.store import Store
 from ingest.bus import Bus, Consumer
 from ingest.schema import validation_reason
+from scheduler.service import Replacement
 from trainguard.settings import ActSettings
 from trainguard.silence_cli import add_silence_parser
 
@@ -46,7 +47,13 @@ class BatchSchedulerCapacity:
     """Until a capacity scheduler is wired in: the batch scheduler places the requeued job."""
 
     def request_replacement(self, job_id: str, failed_node: str, gpus: int) -> Replacement:
-        return Replacement(["batch-scheduler"], f"requeued job {job_id} goes to any idle node")
+        return Replacement(
+            job_id=job_id,
+            failed_node=failed_node,
+            node="batch-scheduler",
+            source="requeue",
+            gpus=gpus,
+        )
 
     def reclaim(self, node: str) -> list[str]:
         return []

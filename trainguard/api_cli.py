@@ -22,8 +22,9 @@ from analytics.store import Store, StoreError
 from api.auth import Role, TokenBook
 from api.context import ApiContext
 from api.generation import Generation
+from api.settings import ApiSettings
 from scheduler.service import Scheduler
-from trainguard.settings import ApiSettings, BusSettings, StoreSettings
+from trainguard.settings import BusSettings, StoreSettings
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,unused-ignore]

@@ -156,8 +156,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     if args.once:
         return run_demo(args.scenario or DEMO_SCENARIO, data_dir=args.data_dir)
+    from api.settings import ApiSettings
     from trainguard.live_demo import run_live
-    from trainguard.settings import ApiSettings
 
     return run_live(
         args.scenario or DEMO_SCENARIO,

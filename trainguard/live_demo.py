@@ -22,13 +22,14 @@ import numpy as np
 from analytics.migrations import migrate
 from analytics.store import EmbeddedStore
 from api.auth import Role
+from api.settings import ApiSettings
 from diagnosis.incident_store import load_incidents
 from ingest.bus import InProcessBus
 from ingest.event_time import UNBOUNDED
 from sim.output import BusSink
 from sim.scenario import Scenario, load_scenario, parse_scenario
 from sim.twin import Twin
-from trainguard.settings import ApiSettings, BusSettings, DiagnoseSettings, SinkProcessSettings
+from trainguard.settings import BusSettings, DiagnoseSettings, SinkProcessSettings
 from trainguard.wiring import build_diagnosis, build_sink, run_in_thread
 
 FAULT_KINDS = ("xid79", "hang", "straggler", "nic_down", "ecc_dbe", "user_error", "gsp_timeout")

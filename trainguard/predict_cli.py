@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pandas as pd
 
-    from analytics.prediction.pipeline import Predictor
     from analytics.store import Store
+    from prediction.pipeline import Predictor
 
 METHODS = ("cascade", "parallel", "gbdt", "logreg", "forest")  # sklearn loads only when used
 TRAIN_METHODS = ("vote", *METHODS)  # vote: the bench's walk-forward method (needs history)
@@ -108,13 +108,13 @@ def _check(args: argparse.Namespace) -> None:
 
 def cmd_train(args: argparse.Namespace) -> int:
     """Train a predictor on the configured store."""
-    from analytics.prediction.labels import (
+    from analytics.store import StoreError
+    from prediction.labels import (
         failures_from_store,
         failures_from_truth,
         time_to_failure,
     )
-    from analytics.prediction.pipeline import PredictError, store_features, train
-    from analytics.store import StoreError
+    from prediction.pipeline import PredictError, store_features, train
     from trainguard.settings import StoreSettings
     from trainguard.wiring import build_store
 
@@ -145,8 +145,8 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def cmd_score(args: argparse.Namespace) -> int:
     """Score the latest window of every GPU and store the risks (once, or every N minutes)."""
-    from analytics.prediction.pipeline import PredictError, Predictor
     from analytics.store import StoreError
+    from prediction.pipeline import PredictError, Predictor
     from trainguard.settings import StoreSettings
     from trainguard.signals import stop_on_signals
     from trainguard.wiring import build_store
@@ -170,10 +170,10 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def _score(args: argparse.Namespace, predictor: Predictor, store: Store) -> int:
-    from analytics.prediction.pipeline import PredictError, score_latest, store_features
-    from analytics.prediction.risk import write_risk
     from analytics.store import StoreError
     from ingest.bus import BusError
+    from prediction.pipeline import PredictError, score_latest, store_features
+    from prediction.risk import write_risk
 
     try:
         end = _time(args.end) if args.end else datetime.now(UTC)
@@ -192,8 +192,8 @@ def _score(args: argparse.Namespace, predictor: Predictor, store: Store) -> int:
 
 def _open_incidents(store: Store, risk: pd.DataFrame, at: datetime, min_risk: float) -> str:
     """Store the alerts' gpu.predicted incidents; publish them where Kafka is configured."""
-    from analytics.prediction.alerts import predicted_incidents
     from diagnosis.incident_store import save_incidents
+    from prediction.alerts import predicted_incidents
     from trainguard.settings import BusSettings
     from trainguard.wiring import build_bus
 
@@ -219,9 +219,9 @@ def _open_incidents(store: Store, risk: pd.DataFrame, at: datetime, min_risk: fl
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """Generate a fleet and print a time-split evaluation as JSON."""
-    from analytics.prediction.dataset import fleet_dataset
-    from analytics.prediction.evaluate import time_split_eval
-    from analytics.prediction.fleet import FleetSpec
+    from prediction.evaluate import time_split_eval
+    from sim.dataset import fleet_dataset
+    from sim.fleet import FleetSpec
 
     try:
         _check(args)

@@ -9,18 +9,17 @@ Credentials: kube_credentials.py.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
+from pydantic import SecretStr
 
-from actions.executors.kube_credentials import load_credentials
+from actions.executors.kube_credentials import KubeAuth, load_credentials
 from actions.executors.kube_marks import MERGE_PATCH, KubeOptOut, NodeMarks, condition_of
 from actions.model import ActionKind, ActionPlan, ActionResult, Risk, done, failed, skipped
 from actions.registry import ActionRequest, Executor, make_plan
-
-if TYPE_CHECKING:
-    from trainguard.settings import ActSettings
 
 ANNOTATION = "trainguard.io/cordoned-by"
 TAINT_KEY = "trainguard.io/incident"
@@ -255,7 +254,28 @@ class KubeEvictJob:
         return None  # evicting again only touches pods that still exist
 
 
-def kube_backend(settings: ActSettings) -> tuple[list[Executor], KubeOptOut]:
+class KubeAccess(Protocol):
+    """Where and how to reach the API server (`trainguard.settings.ActSettings` has these)."""
+
+    @property
+    def kube_auth(self) -> KubeAuth: ...
+    @property
+    def kube_config(self) -> Path | None: ...
+    @property
+    def kube_context(self) -> str | None: ...
+    @property
+    def kube_host(self) -> str | None: ...
+    @property
+    def kube_token(self) -> SecretStr | None: ...
+    @property
+    def kube_ca_cert(self) -> Path | None: ...
+    @property
+    def kube_namespace(self) -> str: ...
+    @property
+    def kube_optout_label(self) -> str: ...
+
+
+def kube_backend(settings: KubeAccess) -> tuple[list[Executor], KubeOptOut]:
     """Return the Kubernetes executors and the opt-out check, with credentials from settings.
 
     Raise KubeCredentialsError (a ValueError) naming every credential source tried.

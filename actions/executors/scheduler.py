@@ -6,24 +6,18 @@ satisfies; the action engine only depends on this Protocol.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
 from actions.model import ActionKind, ActionPlan, ActionResult, Risk, done, failed
 from actions.registry import ActionRequest, make_plan
-
-
-class Replacement(NamedTuple):
-    """Replacement nodes for a job, or None with the reason there are none."""
-
-    nodes: list[str] | None
-    reason: str
+from scheduler.service import Replacement
 
 
 class CapacityProvider(Protocol):
     """Hands out replacement capacity and takes loaned nodes back."""
 
-    def request_replacement(self, job_id: str, failed_node: str, gpus: int) -> Replacement:
-        """Return node(s) to replace `failed_node` for `job_id`, or None with a reason."""
+    def request_replacement(self, job_id: str, failed_node: str, gpus: int) -> Replacement | str:
+        """Return the replacement of `failed_node` for `job_id`, or the reason there is none."""
 
     def reclaim(self, node: str) -> list[str]:
         """Take a node back from whatever holds it; return the jobs it held."""
@@ -53,9 +47,9 @@ class SchedulerCapacity:
         got = self.provider.request_replacement(
             plan.params["job"], plan.params["node"], plan.params["gpus"]
         )
-        if not got.nodes:
-            return failed(f"no replacement capacity: {got.reason}")
-        return done(f"replacement {','.join(got.nodes)}: {got.reason}", replacement=got.nodes)
+        if isinstance(got, str):
+            return failed(f"no replacement capacity: {got}")
+        return done(f"replacement {got.node}: {got.describe()}", replacement=[got.node])
 
     def reconcile(self, plan: ActionPlan) -> ActionResult | None:
         return None  # asking again is safe: the Lyra scheduler returns its first grant
@@ -91,13 +85,13 @@ class LyraCapacity:
     def __init__(self, scheduler: Any) -> None:
         self.scheduler = scheduler
 
-    def request_replacement(self, job_id: str, failed_node: str, gpus: int) -> Replacement:
+    def request_replacement(self, job_id: str, failed_node: str, gpus: int) -> Replacement | str:
         """Ask for a warm standby, else a loaned inference server."""
-        got = self.scheduler.request_replacement(job_id, failed_node, gpus)
+        got: Replacement | None = self.scheduler.request_replacement(job_id, failed_node, gpus)
         if got is None:
             refusals = self.scheduler.refusals
-            return Replacement(None, refusals[-1] if refusals else "no capacity")
-        return Replacement([got.node], f"{got.source} {got.node} ({got.gpus} GPUs)")
+            return str(refusals[-1]) if refusals else "no capacity"
+        return got
 
     def reclaim(self, node: str) -> list[str]:
         """Take a node the scheduler manages out of service; others hold nothing of it."""

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 
 from cryptography.fernet import Fernet, InvalidToken
 
-from trainguard.settings import WebhookSettings
+from actions.webhooks.settings import WebhookSettings
 
 log = logging.getLogger(__name__)
 PREFIX = "fernet:"

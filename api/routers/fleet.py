@@ -11,7 +11,6 @@ from fastapi import APIRouter, HTTPException, Query, Response
 
 from actions.views import isolations
 from analytics.ops import gpu_latest, gpu_series, latest_data_time, xid_history
-from analytics.prediction.risk import gpu_risk
 from analytics.tables import cluster_name
 from api.context import ApiContext, Ctx, Viewer
 from api.convert import finite, whole
@@ -21,6 +20,7 @@ from api.problems import NotFound
 from diagnosis.health import HEALTHY, SUSPECT, gpu_state, suspects_by_component
 from diagnosis.incidents import Incident
 from ingest.schema import CLUSTER_PATTERN, DEFAULT_CLUSTER
+from prediction.risk import gpu_risk
 
 router = APIRouter(responses=ERRORS, prefix="/v1", tags=["fleet"])
 WINDOW = timedelta(minutes=10)  # a GPU unseen for longer than this is not listed

@@ -30,13 +30,12 @@ from diagnosis.explain.rules import Hit, normalize_pci, rule_set
 from diagnosis.explain.rules_process import CONFIRMED_CONFIDENCE, EVIDENCE
 from diagnosis.explain.training import (
     SLOWDOWN,
-    Iteration,
-    parse_iteration,
     parse_step_seconds,
     sequence_findings,
     step_time_slowdown,
 )
 from diagnosis.model import Action, Blame, Category, ComponentKind, Finding, Severity
+from ingest.readers.train_log import StepLine, parse_megatron
 
 MAX_EVIDENCE = 1000
 """Characters of an evidence line kept in a finding."""
@@ -76,8 +75,8 @@ class _State:
 
     node: str | None
     found: dict[Key, _Candidate] = field(default_factory=dict)
-    streams: dict[tuple[str | None, int | None, int | None], list[tuple[Iteration, Record]]] = (
-        field(default_factory=dict)
+    streams: dict[tuple[str | None, int | None, int | None], list[tuple[StepLine, Record]]] = field(
+        default_factory=dict
     )
     step_times: dict[tuple[str | None, int | None, int | None], list[tuple[float, Record]]] = field(
         default_factory=dict
@@ -161,7 +160,7 @@ def _visit(state: _State, rec: Record) -> None:
     if hit.rule == "gpu.diag_gflops" and state.diag_rate is None:
         state.diag_rate = (hit, rec)
     elif hit.rule == "training.iteration":
-        it = parse_iteration(rec.body)
+        it = parse_megatron(rec.body)
         if it is not None:
             stream = (state.node or rec.host, rec.rank, rec.local_rank)
             state.streams.setdefault(stream, []).append((it, rec))

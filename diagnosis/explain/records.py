@@ -20,6 +20,8 @@ import re
 from collections.abc import Iterator
 from typing import NamedTuple
 
+from ingest.readers.train_log import MEGATRON
+
 MAX_LINE = 4096
 """Characters of a line that are matched and kept; the rest of a giant line is dropped."""
 
@@ -51,7 +53,6 @@ _PREFIX = re.compile(
 )
 _NCCL = re.compile(r"^(?P<host>[\w.-]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] ")
 _CONTINUATION = re.compile(r"^\s+NVRM: ")
-_ITERATION = re.compile(r"\biteration\s+\d+\s*/\s*\d+\s*\|")
 _WRAPPED_TAIL = re.compile(r"^\s*[a-z(]")
 _FIELD = re.compile(r"^\s*[a-z][\w ]*:\s*\S")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
@@ -107,7 +108,7 @@ def _record(body: str, raw: str, index: int, found: dict[str, str]) -> Record:
 
 def _wraps(body: str) -> bool:
     """Return whether `body` is a Megatron iteration line (possibly cut short by a terminal)."""
-    return "iteration" in body and _ITERATION.search(body) is not None
+    return "iteration" in body and MEGATRON.search(body) is not None
 
 
 def _continues(line: str, body: str) -> bool:
@@ -119,7 +120,7 @@ def _continues(line: str, body: str) -> bool:
         return False
     return (
         _WRAPPED_TAIL.match(line) is not None
-        and _ITERATION.search(line) is None
+        and MEGATRON.search(line) is None
         and _strip(line)[0] == line
     )
 

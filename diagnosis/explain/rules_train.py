@@ -17,6 +17,7 @@ from diagnosis.model import Blame as B
 from diagnosis.model import Category as C
 from diagnosis.model import ComponentKind as K
 from diagnosis.model import Severity as S
+from ingest.readers.train_log import MEGATRON
 
 APP, UNSURE = B.APPLICATION, B.UNKNOWN
 
@@ -65,7 +66,7 @@ NUMERICAL_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "training.iteration",
-        r"\biteration\s+\d+\s*/\s*\d+\s*\|",
+        MEGATRON.pattern,
         ("iteration",),
         "A Megatron iteration line: benign, numerical when its loss or grad norm is NaN/inf or "
         "it counts NaN iterations. Consecutive lines also feed the loss-spike (numerical) and "

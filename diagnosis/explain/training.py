@@ -1,7 +1,8 @@
-"""Megatron iteration lines: parse them, judge one line, and find spikes and slowdowns.
+"""Megatron iteration lines: judge one line, and find spikes and slowdowns.
 
-The fields are Megatron-LM's ``training_log`` format strings (sim/formats/training.py) and the
-Megatron-DeepSpeed (BLOOM) lines of real_logs loss-spike and perf-degradation-slow-gpu. The
+The values come from the one parser of the format, `ingest.readers.train_log.parse_megatron`
+(Megatron-LM's ``training_log`` format strings, sim/formats/training.py, and the
+Megatron-DeepSpeed (BLOOM) lines of real_logs loss-spike and perf-degradation-slow-gpu). The
 sequence checks compare each iteration with the recent past of the same stream (rank):
 
 - a loss spike: loss at least ``SPIKE_LOSS_RATIO`` times the lowest of the last
@@ -23,26 +24,17 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from diagnosis.catalog import Verdict
 from diagnosis.explain.rules import verdict
 from diagnosis.model import Action, Blame, Category, ComponentKind, Severity
+from ingest.readers.train_log import StepLine, parse_megatron
 
 WINDOW = 10
 SPIKE_LOSS_RATIO = 1.5
 SPIKE_GRAD_RATIO = 10.0
 SLOW_RATIO = 1.03
 
-ITERATION = re.compile(r"\biteration\s+(?P<it>\d+)\s*/\s*(?P<total>\d+)\s*\|")
-_NUM = r"([-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf))"
-_ELAPSED = re.compile(r"elapsed time per iteration \((ms|s)\):\s*" + _NUM)
-_LOSS = re.compile(r"\|\s*(?:lm )?loss:\s*" + _NUM, re.IGNORECASE)
-_GRAD = re.compile(r"grad norm:\s*" + _NUM, re.IGNORECASE)
-_NAN_ITERS = re.compile(r"number of nan\s+iterations:\s*(\d+)")
-_SKIPPED = re.compile(r"number of skipped\s+iterations:\s*(\d+)")
-_TFLOPS = re.compile(r"TFLOPs:\s*([\d.]+)|TFLOP/s/GPU\):\s*([\d.]+)")
-_SCALE = re.compile(r"loss scale:\s*" + _NUM, re.IGNORECASE)
 STEP_TIME = re.compile(
     r"\b(?:iteration|iter|step|batch)[ _](?:took|time)\s*(?:\((?:ms|s)\))?\s*[:=]?\s*"
     r"(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>ms|s|sec|secs|seconds)?\b",
@@ -70,62 +62,14 @@ HEALTHY = verdict(
 )
 
 
-@dataclass(frozen=True)
-class Iteration:
-    """The values of one iteration line."""
-
-    iteration: int
-    seconds: float | None
-    loss: float | None
-    grad_norm: float | None
-    nan_iterations: int
-    skipped: int
-    tflops: float | None
-    loss_scale: float | None = None
-
-
-def _float(m: re.Match[str] | None, *groups: int) -> float | None:
-    """Return the first non-empty of `groups` of `m` as a float."""
-    if m is None:
-        return None
-    text = next((m.group(g) for g in groups if m.group(g)), None)
-    try:
-        return float(text) if text is not None else None
-    except ValueError:
-        return None
-
-
-def parse_iteration(body: str) -> Iteration | None:
-    """Return the values of an iteration line, or None when `body` is not one."""
-    m = ITERATION.search(body)
-    if m is None:
-        return None
-    elapsed = _ELAPSED.search(body)
-    seconds = _float(elapsed, 2)
-    if elapsed is not None and seconds is not None and elapsed.group(1) == "ms":
-        seconds /= 1000
-    nan = _NAN_ITERS.search(body)
-    skipped = _SKIPPED.search(body)
-    return Iteration(
-        iteration=int(m["it"]),
-        seconds=seconds,
-        loss=_float(_LOSS.search(body), 1),
-        grad_norm=_float(_GRAD.search(body), 1),
-        nan_iterations=int(nan.group(1)) if nan else 0,
-        skipped=int(skipped.group(1)) if skipped else 0,
-        tflops=_float(_TFLOPS.search(body), 1, 2),
-        loss_scale=_float(_SCALE.search(body), 1),
-    )
-
-
 def _finite(value: float | None) -> bool:
     """Return whether `value` is a finite number."""
     return value is not None and math.isfinite(value)
 
 
-def _fp16_skip(it: Iteration) -> bool:
+def _fp16_skip(it: StepLine) -> bool:
     """Return whether `it` is fp16 dynamic loss scaling skipping a step (scale > 1, skipped)."""
-    return it.skipped > 0 and it.loss_scale is not None and it.loss_scale > 1.0
+    return it.skipped and it.loss_scale is not None and it.loss_scale > 1.0
 
 
 def judge_iteration(m: re.Match[str]) -> Verdict | None:
@@ -137,7 +81,7 @@ def judge_iteration(m: re.Match[str]) -> Verdict | None:
       Megatron leaves a NaN loss out of the line (Megatron-DeepSpeed#434);
     - NaN iterations counted: a warning; anything else is healthy.
     """
-    it = parse_iteration(m.string)
+    it = parse_megatron(m.string)
     if it is None:
         return None
     nonfinite = (it.loss is not None and not _finite(it.loss)) or (
@@ -157,7 +101,7 @@ def judge_iteration(m: re.Match[str]) -> Verdict | None:
     return HEALTHY
 
 
-def _spiked(window: Sequence[Iteration], it: Iteration) -> bool:
+def _spiked(window: Sequence[StepLine], it: StepLine) -> bool:
     """Return whether `it` spikes in loss or grad norm against `window`."""
     losses = [w.loss for w in window if w.loss is not None and _finite(w.loss)]
     if _finite(it.loss) and losses and it.loss is not None:
@@ -171,12 +115,12 @@ def _spiked(window: Sequence[Iteration], it: Iteration) -> bool:
     return False
 
 
-def _slowed(window: Sequence[Iteration], it: Iteration) -> bool:
+def _slowed(window: Sequence[StepLine], it: StepLine) -> bool:
     """Return whether `it` is slower than the fastest of `window` (and, if known, lower TFLOPs)."""
     if it.skipped or it.nan_iterations:
         return False
-    times = [w.seconds for w in window if w.seconds]
-    if not times or not it.seconds or it.seconds < SLOW_RATIO * min(times):
+    times = [w.step_time_s for w in window if w.step_time_s]
+    if not times or not it.step_time_s or it.step_time_s < SLOW_RATIO * min(times):
         return False
     flops = [w.tflops for w in window if w.tflops]
     if it.tflops and flops:
@@ -184,7 +128,7 @@ def _slowed(window: Sequence[Iteration], it: Iteration) -> bool:
     return True
 
 
-def sequence_findings(stream: Sequence[Iteration]) -> list[tuple[int, Verdict, str]]:
+def sequence_findings(stream: Sequence[StepLine]) -> list[tuple[int, Verdict, str]]:
     """Return (position in `stream`, verdict, rule id) for the spikes and slowdowns in it."""
     found: list[tuple[int, Verdict, str]] = []
     seen: set[str] = set()

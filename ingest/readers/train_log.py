@@ -44,6 +44,16 @@ def _num(text: str) -> float:
     return float(text.replace(",", ""))
 
 
+def _field(fields: dict[str, str], key: str, suffix: str = "") -> float | None:
+    """Return the number printed under `key`, or None when absent or not a number."""
+    if key not in fields:
+        return None
+    try:
+        return _num(fields[key].removesuffix(suffix))
+    except ValueError:
+        return None
+
+
 def _logger_ts(line: str) -> datetime | None:
     m = LOGGER_TS.search(line)
     if m is None:
@@ -53,7 +63,9 @@ def _logger_ts(line: str) -> datetime | None:
 
 
 @dataclass
-class _Parsed:
+class StepLine:
+    """The values one step line prints (None: not printed, or not a number)."""
+
     step: int
     ts: datetime | None
     loss: float | None = None
@@ -65,6 +77,8 @@ class _Parsed:
     lr: float | None = None
     loss_scale: float | None = None
     skipped: bool = False
+    skipped_iterations: int = 0  # Megatron's count of skipped steps in the logging interval
+    nan_iterations: int = 0  # Megatron's count of NaN steps in the logging interval
 
 
 def _megatron_fields(text: str) -> dict[str, str]:
@@ -76,44 +90,45 @@ def _megatron_fields(text: str) -> dict[str, str]:
     return out
 
 
-def parse_megatron(text: str) -> _Parsed | None:
-    """Parse one (joined) Megatron iteration line."""
+def parse_megatron(text: str) -> StepLine | None:
+    """Parse one (joined) Megatron iteration line: the one parser of this format.
+
+    `diagnosis.explain.training` judges the same values; a field that is not a number is
+    left out (None), never an error.
+    """
     m = MEGATRON.search(text)
     if m is None:
         return None
     ts_m = MEGATRON_TS.search(text)
     ts = datetime.strptime(ts_m.group(1), "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC) if ts_m else None
     f = _megatron_fields(text[m.end() :])
-    p = _Parsed(step=int(m.group(1)), ts=ts)
-    losses = [v for k, v in f.items() if k.endswith("loss") and k != "loss scale"]
-    p.loss = _num(losses[0]) if losses else None
-    if "grad norm" in f:
-        p.grad_norm = _num(f["grad norm"])
-    if "learning rate" in f:
-        p.lr = _num(f["learning rate"])
-    if "loss scale" in f:
-        p.loss_scale = _num(f["loss scale"])
-    if "elapsed time per iteration (ms)" in f:
-        p.step_time_s = _num(f["elapsed time per iteration (ms)"]) / 1000
-    elif "elapsed time per iteration (s)" in f:
-        p.step_time_s = _num(f["elapsed time per iteration (s)"])
-    p.skipped = int(_num(f.get("number of skipped iterations", "0"))) > 0
+    p = StepLine(step=int(m.group(1)), ts=ts)
+    losses = [k for k in f if k.endswith("loss") and k != "loss scale"]
+    p.loss = _field(f, losses[0]) if losses else None
+    p.grad_norm = _field(f, "grad norm")
+    p.lr = _field(f, "learning rate")
+    p.loss_scale = _field(f, "loss scale")
+    ms = _field(f, "elapsed time per iteration (ms)")
+    p.step_time_s = ms / 1000 if ms is not None else _field(f, "elapsed time per iteration (s)")
+    p.skipped_iterations = int(_field(f, "number of skipped iterations") or 0)
+    p.nan_iterations = int(_field(f, "number of nan iterations") or 0)
+    p.skipped = p.skipped_iterations > 0
     for key in ("throughput per GPU (TFLOP/s/GPU)", "TFLOPs", "approx flops per GPU"):
         if key in f:
-            p.tflops = _num(f[key].removesuffix("TFLOPS"))
-    samples_s = f.get("samples per second")
-    if samples_s and "consumed tokens" in f and "consumed samples" in f:
-        seq = _num(f["consumed tokens"]) / max(_num(f["consumed samples"]), 1.0)
-        p.tokens_per_s = _num(samples_s) * seq
+            p.tflops = _field(f, key, "TFLOPS")
+    samples_s = _field(f, "samples per second")
+    tokens, samples = _field(f, "consumed tokens"), _field(f, "consumed samples")
+    if samples_s is not None and tokens is not None and samples is not None:
+        p.tokens_per_s = samples_s * tokens / max(samples, 1.0)
     return p
 
 
-def parse_titan(text: str) -> _Parsed | None:
+def parse_titan(text: str) -> StepLine | None:
     """Parse one torchtitan metrics line."""
     m = TITAN.search(text)
     if m is None or "memory:" not in m.group("rest"):
         return None
-    p = _Parsed(step=int(m.group(1)), ts=_logger_ts(text), loss=_num(m.group(2)))
+    p = StepLine(step=int(m.group(1)), ts=_logger_ts(text), loss=_num(m.group(2)))
     for key, value in TITAN_FIELD.findall(m.group("rest")):
         if key == "grad_norm":
             p.grad_norm = _num(value)
@@ -168,16 +183,18 @@ class TrainLogParser:
             if step is not None:
                 yield step
 
-    def _deepspeed(self, text: str) -> _Parsed | None:
+    def _deepspeed(self, text: str) -> StepLine | None:
         m = DEEPSPEED.search(text)
         if m is None:
             return None
         skipped = int(m.group(2))
         grew = self._ds_skipped is not None and skipped > self._ds_skipped
         self._ds_skipped = skipped
-        return _Parsed(step=int(m.group(1)), ts=_logger_ts(text), lr=_num(m.group(3)), skipped=grew)
+        return StepLine(
+            step=int(m.group(1)), ts=_logger_ts(text), lr=_num(m.group(3)), skipped=grew
+        )
 
-    def _event(self, p: _Parsed, fallback: datetime | None) -> TrainStep | None:
+    def _event(self, p: StepLine, fallback: datetime | None) -> TrainStep | None:
         ts = p.ts or fallback or datetime.now(UTC)
         if p.step_time_s is None and self._last is not None and p.ts is not None:
             last_step, last_ts = self._last

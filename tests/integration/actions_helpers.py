@@ -6,7 +6,7 @@ import threading
 from datetime import UTC, datetime
 
 from actions.engine import ActionEngine, CrashHook, EngineConfig
-from actions.executors.scheduler import Replacement, SchedulerCapacity
+from actions.executors.scheduler import SchedulerCapacity
 from actions.executors.slurm import Slurm, SlurmDrain, SlurmReboot, SlurmRequeue, SlurmResume
 from actions.model import ActionKind, ActionPlan, ActionResult, Mode, Risk, done
 from actions.policy import Policy, load_policy
@@ -17,6 +17,7 @@ from analytics.store import Store
 from analytics.writer import ClickHouseWriter
 from ingest.bus import Record
 from ingest.schema import TrainStep
+from scheduler.service import Replacement
 
 
 class PoolCapacity:
@@ -24,19 +25,21 @@ class PoolCapacity:
 
     def __init__(self, spares: list[str]) -> None:
         self.spares = list(spares)
-        self.granted: dict[str, list[str]] = {}
+        self.granted: dict[str, Replacement] = {}
         self.loans: dict[str, list[str]] = {}
         self._lock = threading.Lock()
 
-    def request_replacement(self, job_id: str, failed_node: str, gpus: int) -> Replacement:
+    def request_replacement(self, job_id: str, failed_node: str, gpus: int) -> Replacement | str:
         with self._lock:
             if job_id in self.granted:
-                return Replacement(self.granted[job_id], "already granted")
+                return self.granted[job_id]  # already granted
             if not self.spares:
-                return Replacement(None, "standby pool empty")
+                return "standby pool empty"
             node = self.spares.pop(0)
-            self.granted[job_id] = [node]
-            return Replacement([node], f"standby node for {failed_node} ({gpus} GPUs)")
+            self.granted[job_id] = Replacement(
+                job_id=job_id, failed_node=failed_node, node=node, source="standby", gpus=gpus
+            )
+            return self.granted[job_id]
 
     def reclaim(self, node: str) -> list[str]:
         with self._lock:

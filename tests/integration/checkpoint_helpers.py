@@ -13,7 +13,6 @@ from actions.engine import ActionEngine, EngineConfig
 from actions.model import ActionKind, Mode, State
 from actions.policy import load_policy
 from actions.safety import BreakerLimits
-from analytics.prediction.alerts import predicted_incidents
 from analytics.writer import ClickHouseWriter
 from diagnosis.incident_store import (
     IncidentFilter,
@@ -35,6 +34,7 @@ from ingest.schema import (
     RankPlacement,
     TrainStep,
 )
+from prediction.alerts import predicted_incidents
 from tests.integration.actions_helpers import slurm_registry
 
 _OFFSETS = itertools.count(1)

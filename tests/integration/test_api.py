@@ -212,7 +212,7 @@ def test_health_readiness_and_metrics(api):
 def test_failure_risk_from_prediction_reaches_gpu_health(api):
     import pandas as pd
 
-    from analytics.prediction.risk import write_risk
+    from prediction.risk import write_risk
 
     ctx = api.client.app.state.context  # type: ignore[attr-defined]
     frame = pd.DataFrame(

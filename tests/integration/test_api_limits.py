@@ -25,7 +25,7 @@ from api.app import create_app
 from api.auth import Role, TokenBook
 from api.context import ApiContext
 from api.server import server_options
-from trainguard.settings import ApiSettings
+from api.settings import ApiSettings
 
 pytestmark = pytest.mark.integration
 LIMIT = ApiSettings().max_body_bytes  # the default: 1 MiB

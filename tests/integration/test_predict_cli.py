@@ -7,12 +7,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from analytics.prediction.fleet import Fleet, FleetSpec
-from analytics.prediction.labels import failures_from_truth
-from analytics.prediction.risk import gpu_risk
 from analytics.tables import GPU_METRICS, LOGS
 from diagnosis.incident_store import IncidentFilter, all_incidents
 from diagnosis.model import Category
+from prediction.labels import failures_from_truth
+from prediction.risk import gpu_risk
+from sim.fleet import Fleet, FleetSpec
 from tests.integration.checkpoint_helpers import running_job
 from tests.integration.conftest import process_env
 from tests.integration.test_prediction_store import _insert

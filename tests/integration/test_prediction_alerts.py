@@ -8,11 +8,11 @@ import pandas as pd
 import pytest
 
 from actions.checkpoint import LogCheckpoints
-from analytics.prediction.alerts import jobs_on_nodes, predicted_incidents
 from diagnosis.incident_store import (
     save_incidents,
 )
 from diagnosis.model import IncidentStatus
+from prediction.alerts import jobs_on_nodes, predicted_incidents
 from tests.actions_builders import make_incident
 from tests.integration.checkpoint_helpers import (
     SAVED,

@@ -9,21 +9,21 @@ import pandas as pd
 import pytest
 
 from analytics.columns import ColumnBatch
-from analytics.prediction.features import (
+from analytics.store import Store
+from analytics.tables import GPU_METRICS, LOGS
+from diagnosis.incident_store import record_transition, save_incidents
+from diagnosis.lifecycle import Transition
+from diagnosis.model import Category, IncidentStatus
+from prediction.features import (
     build_features,
     summarize_samples,
     window_summaries,
     xid_events,
     xids_from_logs,
 )
-from analytics.prediction.fleet import Fleet, FleetSpec
-from analytics.prediction.labels import failures_from_store
-from analytics.prediction.risk import gpu_risk, write_risk
-from analytics.store import Store
-from analytics.tables import GPU_METRICS, LOGS
-from diagnosis.incident_store import record_transition, save_incidents
-from diagnosis.lifecycle import Transition
-from diagnosis.model import Category, IncidentStatus
+from prediction.labels import failures_from_store
+from prediction.risk import gpu_risk, write_risk
+from sim.fleet import Fleet, FleetSpec
 from tests.actions_builders import make_incident
 
 pytestmark = pytest.mark.integration

@@ -41,7 +41,17 @@ from tests.integration.conftest import Services, process_env, wait_for
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
-PACKAGES = ("ingest", "analytics", "diagnosis", "actions", "scheduler", "api", "ui", "sim")
+PACKAGES = (
+    "ingest",
+    "analytics",
+    "diagnosis",
+    "prediction",
+    "actions",
+    "scheduler",
+    "api",
+    "ui",
+    "sim",
+)
 PACKAGES_ALL = (*PACKAGES, "trainguard")
 SERVER_ONLY = {"chdb", "streamlit", "scikit-learn", "clickhouse-driver", "fastapi", "kubernetes"}
 XID_79 = "NVRM: Xid (PCI:0000:61:00): 79, pid=1234, name=python, GPU has fallen off the bus.\n"

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from api.settings import ApiSettings
 from trainguard import cli
 from trainguard.settings import (
     TOOLING_VARIABLES,
-    ApiSettings,
     check_environment,
     env_names,
     known_env_names,

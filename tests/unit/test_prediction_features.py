@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analytics.prediction.features import (
+from prediction.features import (
     FEATURE_COLUMNS,
     HISTORY_H,
     XID_NEVER_H,
@@ -15,7 +15,7 @@ from analytics.prediction.features import (
     summarize_samples,
     xids_from_logs,
 )
-from analytics.prediction.labels import failures_from_truth, label_windows, time_to_failure
+from prediction.labels import failures_from_truth, label_windows, time_to_failure
 
 D = "DCGM_FI_DEV_"
 T0 = 1_788_220_800  # 2026-09-01 00:00 UTC

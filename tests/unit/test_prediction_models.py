@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analytics.prediction.ensemble import (
+from prediction.ensemble import (
     CascadeEnsemble,
     ParallelEnsemble,
     cheap_filter,
     top_intersection,
 )
-from analytics.prediction.evaluate import (
+from prediction.evaluate import (
     BlockRun,
     alert_metrics,
     counter_lead,
@@ -19,8 +19,8 @@ from analytics.prediction.evaluate import (
     select_on_validation,
     summarize_blocks,
 )
-from analytics.prediction.features import FEATURE_COLUMNS, HISTORY_H
-from analytics.prediction.models import Threshold, choose_threshold
+from prediction.features import FEATURE_COLUMNS, HISTORY_H
+from prediction.models import Threshold, choose_threshold
 
 
 def synthetic(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

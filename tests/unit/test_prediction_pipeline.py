@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analytics.prediction.pipeline import PredictError, Predictor, score_latest, train
+from prediction.pipeline import PredictError, Predictor, score_latest, train
 from tests.unit.test_prediction_walkforward import DAY, H, synthetic_fleet
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analytics.prediction.titan import (
+from bench.titan import (
     TITAN_DIR,
     TitanError,
     blend_with_prior,

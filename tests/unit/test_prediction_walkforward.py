@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analytics.prediction.features import FEATURE_COLUMNS
-from analytics.prediction.models import choose_threshold, scores
-from analytics.prediction.walkforward import (
+from prediction.features import FEATURE_COLUMNS
+from prediction.models import choose_threshold, scores
+from prediction.walkforward import (
     FoldVote,
     Rows,
     TwoStage,

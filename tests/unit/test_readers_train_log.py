@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from ingest.readers.train_log import TrainLogParser
+from ingest.readers.train_log import TrainLogParser, parse_megatron
 from tests.readers_fixtures import log_blocks, real_log
 
 BLOCKS = log_blocks()
@@ -99,3 +99,18 @@ def test_nan_loss_is_kept_and_other_lines_are_ignored():
         ]
     )
     assert math.isnan(s.loss)
+
+
+def test_one_megatron_parser_counts_nan_and_skipped_steps_and_leaves_bad_numbers_out():
+    line = (
+        " iteration      120/  500000 | consumed samples: 61440 | elapsed time per iteration (ms):"
+        " n/a | learning rate: 1.0E-04 | lm loss: 2.5E+00 | loss scale: 65536.0 | grad norm: -- |"
+        " number of skipped iterations:   2 | number of nan iterations:   1 |"
+    )
+    parsed = parse_megatron(line)
+    assert parsed is not None and parsed.step == 120
+    assert (parsed.skipped_iterations, parsed.nan_iterations, parsed.skipped) == (2, 1, True)
+    assert parsed.loss == pytest.approx(2.5) and parsed.loss_scale == 65536.0
+    assert parsed.step_time_s is None and parsed.grad_norm is None  # not numbers: left out
+    (step,) = _steps([line])  # the reader takes the same line without an error
+    assert step.step == 120 and step.skipped and step.grad_norm is None

@@ -9,15 +9,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analytics.prediction.evaluate import Fitted, Method, fit_method, matrix
-from analytics.prediction.features import (
+from analytics.store import Store
+from prediction.evaluate import Fitted, Method, fit_method, matrix
+from prediction.features import (
     FEATURE_COLUMNS,
     build_features,
     window_summaries,
     xid_events,
 )
-from analytics.prediction.walkforward import FoldVote
-from analytics.store import Store
+from prediction.walkforward import FoldVote
 
 REASON_FEATURES = (
     "sbe_24h",

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analytics.prediction.models import ModelName, Threshold, choose_threshold, fit_model, scores
+from prediction.models import ModelName, Threshold, choose_threshold, fit_model, scores
 
 
 def cheap_filter(features: pd.DataFrame) -> np.ndarray:

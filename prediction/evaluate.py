@@ -8,9 +8,9 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from analytics.prediction.ensemble import CascadeEnsemble, ParallelEnsemble
-from analytics.prediction.features import FEATURE_COLUMNS, HISTORY_H, RATE_COUNTERS
-from analytics.prediction.models import (
+from prediction.ensemble import CascadeEnsemble, ParallelEnsemble
+from prediction.features import FEATURE_COLUMNS, HISTORY_H, RATE_COUNTERS
+from prediction.models import (
     ModelName,
     Threshold,
     choose_threshold,

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analytics.prediction.features import build_features, summarize_samples, xids_from_logs
-from analytics.prediction.fleet import Fleet, FleetSpec
-from analytics.prediction.labels import failures_from_truth, time_to_failure
+from prediction.features import build_features, summarize_samples, xids_from_logs
+from prediction.labels import failures_from_truth, time_to_failure
+from sim.fleet import Fleet, FleetSpec
 
 
 @dataclass

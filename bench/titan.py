@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-TITAN_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "titan"
+TITAN_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "titan"
 LOCATION = r"c(?P<col>\d+)-(?P<row>\d+)c(?P<cage>\d+)s(?P<slot>\d+)n(?P<node>\d+)"
 LOCATION_FEATURES = ("col", "row", "cage", "slot", "node", "loc_events", "cabinet_rate")
 HISTORY_FEATURES = (

@@ -26,10 +26,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analytics.prediction.ensemble import percentile_rank
-from analytics.prediction.evaluate import DAY, BlockRun, matrix
-from analytics.prediction.features import HISTORY_H
-from analytics.prediction.models import Threshold, choose_threshold, fit_model, scores
+from prediction.ensemble import percentile_rank
+from prediction.evaluate import DAY, BlockRun, matrix
+from prediction.features import HISTORY_H
+from prediction.models import Threshold, choose_threshold, fit_model, scores
 
 EMBARGO_S = 2 * DAY  # the twin's precursors start up to 48 h before a failure
 

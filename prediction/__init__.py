@@ -1,0 +1,1 @@
+"""Failure prediction: features, labels, models, walk-forward evaluation, risk and alerts."""
