@@ -134,7 +134,7 @@ service_env() {
   printf '%s\n' "TG_CLICKHOUSE_PORT=$(ch_port "$entry")" MALLOC_ARENA_MAX=2
   case "$role" in
   sink) printf '%s\n' "TG_SINK_INSTANCE_ID=sink-$idx" "TG_SINK_METRICS_PORT=$port" ;;
-  diagnose) printf '%s\n' "TG_DIAGNOSE_INSTANCE_ID=diagnose-$idx" "TG_DIAGNOSE_METRICS_PORT=$port" ;;
+  diagnose) printf '%s\n' TG_DIAGNOSE_SCALE_OUT=true "TG_DIAGNOSE_INSTANCE_ID=diagnose-$idx" "TG_DIAGNOSE_METRICS_PORT=$port" ;;
   act) printf '%s\n' "TG_ACT_MODE=$ACT_MODE" "TG_ACT_EXECUTOR=slurm" "TG_ACT_SLURM_CONF=$SLURM_CONF_PATH" "TG_ACT_METRICS_PORT=$port" ;;
   api) printf '%s\n' TG_API_HOST=127.0.0.1 "TG_API_PORT=$port" "TG_API_METRICS_PORT=$((port + 10))" ;;
   esac
