@@ -46,10 +46,11 @@ from analytics.store import Store, StoreError
 from diagnosis.clock import SourceClock
 from diagnosis.clusters import ClusterReplays
 from diagnosis.fabric import Fabric
-from diagnosis.incident_store import latest_statuses, load_states, save_incidents, save_states
-from diagnosis.incidents import Incident, OpenState
+from diagnosis.incident_store import latest_statuses, load_states
+from diagnosis.incidents import OpenState
 from diagnosis.lifecycle import is_final
 from diagnosis.model import IncidentStatus
+from diagnosis.publisher import IncidentPublisher
 from diagnosis.replay import Replay
 from diagnosis.routing import Membership, decode_mark, owner_key
 from ingest.bus import BusError, Consumer, Producer, Record, TopicPartition, Topics
@@ -141,6 +142,15 @@ class DiagnosisWorker:
         """Called with ("tick" | "detect" | "publish", seconds) as each finishes (metrics)."""
         self._monotonic = monotonic
         self._wall = wall
+        self.publisher = IncidentPublisher(
+            store,
+            producer,
+            topics.incidents,
+            self.settings.publish_interval_s,
+            self.stats,
+            monotonic,
+            observe=self._observe_publish,
+        )
         self._rewind = False
         self._reset()
 
@@ -166,11 +176,13 @@ class DiagnosisWorker:
         self._resumed_at = 0.0  # monotonic time of the same
         self._last_commit = monotonic()
         self._last_status = monotonic()
-        self._published: dict[str, tuple[float, int]] = {}  # id -> (when, revision)
-        self._unpublished: dict[str, Incident] = {}
-        self._status: dict[str, IncidentStatus] = {}
+        self.publisher.forget()
         if self.membership is not None:
             self.membership.progress.forget()
+
+    def _observe_publish(self, seconds: float) -> None:
+        if self.observe_stage is not None:
+            self.observe_stage("publish", seconds)
 
     def on_revoke(self, partitions: set[TopicPartition]) -> None:
         """Nothing to do: what was fed is committed every `commit_interval_s`, and the
@@ -243,7 +255,7 @@ class DiagnosisWorker:
         self.publish()
         if now - self._last_status >= self.settings.status_poll_s:
             self._last_status = now
-            self._read_statuses()
+            self.publisher.read_statuses(self.replays)
         if now - self._last_commit >= self.settings.commit_interval_s:
             self._commit()
         return len(records)
@@ -299,8 +311,7 @@ class DiagnosisWorker:
         closed = {i for i, (status, _reason) in statuses.items() if is_final(status)}
         self.replays.restore_states(states, closed)
         for st in states:
-            self._published[st.id] = (self._monotonic(), st.revision)
-            self._status[st.id] = statuses.get(st.id, (_OPEN, ""))[0]
+            self.publisher.restored(st.id, st.revision, statuses.get(st.id, (_OPEN, ""))[0])
         self.stats.restored_jobs, self.stats.restored_incidents = len(topologies), len(states)
         self._restored = True
         if topologies or states:
@@ -523,64 +534,7 @@ class DiagnosisWorker:
     # ------------------------------------------------------------------ output
     def publish(self, force: bool = False) -> None:
         """Store and publish new incidents now, updated ones when their interval has passed."""
-        for incident in self.replays.drain_updates():
-            if incident.id not in self._published:
-                self.stats.incidents += 1
-            self._unpublished[incident.id] = incident
-        if not self._unpublished:
-            return
-        now = self._monotonic()
-        due = [
-            inc
-            for inc in self._unpublished.values()
-            if force
-            or inc.id not in self._published
-            or now - self._published[inc.id][0] >= self.settings.publish_interval_s
-        ]
-        if not due:
-            return
-        due = [i.model_copy(update={"status": self._status.get(i.id, i.status)}) for i in due]
-        started = time.perf_counter()
-        try:
-            save_states(self.store, self.replays.states(i.id for i in due))
-            save_incidents(self.store, due)
-        except StoreError as exc:
-            self.stats.store_errors += 1
-            log.warning("incidents not stored yet (kept, retried): %s", exc)
-            return
-        try:
-            for inc in due:
-                self.producer.send_raw(self.topics.incidents, inc.id.encode(), _wire(inc))
-            self.producer.flush()
-        except BusError as exc:
-            self.stats.bus_errors += 1
-            log.warning("incidents not published yet (kept, retried): %s", exc)
-            return
-        if self.observe_stage is not None:
-            self.observe_stage("publish", time.perf_counter() - started)
-        for inc in due:
-            self._published[inc.id] = (now, inc.revision)
-            del self._unpublished[inc.id]
-            self.stats.published += 1
-            if inc.revision == 1:
-                log.info("incident %s: %s", inc.id, inc.summary)
-            else:
-                log.debug("incident %s r%d: %s", inc.id, inc.revision, inc.summary)
-
-    def _read_statuses(self) -> None:
-        live = [i for i in self._published if not is_final(self._status.get(i, _OPEN))]
-        if not live:
-            return
-        try:
-            statuses = latest_statuses(self.store, live)
-        except StoreError as exc:
-            self.stats.store_errors += 1
-            log.warning("incident statuses not readable: %s", exc)
-            return
-        for incident_id, (status, _reason) in statuses.items():
-            self._status[incident_id] = status
-            if is_final(status):
-                self.replays.close(incident_id)
+        self.publisher.publish(self.replays, force)
 
     def _commit(self) -> None:
         self._last_commit = self._monotonic()
@@ -603,7 +557,3 @@ class DiagnosisWorker:
 _OPEN = IncidentStatus.OPEN
 WARM_STEPS = 60  # a restored job's detectors see its last steps again: warm-up, baseline, window
 WARM_COLLECTIVES = timedelta(seconds=30)  # ... and its collectives this far before its last step
-
-
-def _wire(incident: Incident) -> bytes:
-    return incident.model_dump_json().encode()
