@@ -197,6 +197,8 @@ def failslow_sweep_scenario(seed: int, tp: int, component: str = "gpu") -> dict[
         raise ValueError(f"unknown fail-slow component {component!r}")
     rng = np.random.default_rng([seed, tp, SWEEP_COMPONENTS.index(component), 7])
     spec, world = _failslow_base(rng, seed, tp)
+    # Only step and collective timing can show these parts: coarse metrics keep runs short.
+    spec["metrics_interval_s"], spec["host_interval_s"] = 10.0, 30.0
     job = spec["jobs"][0]
     node = job["first_node"] + int(rng.integers(world // GPUS_PER_NODE))
     unit = int(rng.integers(GPUS_PER_NODE))
