@@ -10,20 +10,20 @@ per call (every localize_* call the replay makes, timed with time.process_time).
 Suites: the default one (every kind, two 64-GPU layouts, 1 s metrics); --large adds a
 1,024-GPU layout; --huge adds 16,384-GPU runs (tp8 pp16 dp128) of a subset of kinds with
 coarse telemetry (30 s GPU and host scrapes, 240 simulated seconds, no per-rank grad norms)
-so they fit one core; --healthy-hours H runs a healthy 1,024-GPU job (tp8 pp4 dp32, 8 s
-steps, 30 s GPU / 60 s host scrapes, benign noise only) for H simulated hours in segments of
---segment-hours, counting false incidents, and writes the result after every segment so an
-interrupted run still reports the hours it did simulate; its job has step-to-step jitter
-and benign heat and throttling on (sim.generate.NOISY_WEAR). --random N draws N scenarios
-(sim.generate.random_fault_scenario: layout, 256-4,096 GPUs, kind, place, time, watchdog
-5-30 min) from seeds --seed-base, --seed-base + 1, ...; --failslow N draws N fail-slow runs
-per TP size 2/4/8 (one GPU 1.03-1.45x slower, ten minutes after onset) and reports detection
-and latency against the job-level slowdown measured from the run's own step times. Seeds
+so they fit one core; --healthy-hours H runs the healthy 1,024-GPU day of
+bench/diagnosis_healthy.py (benign noise on, sampled telemetry) for H simulated hours in
+segments of --segment-hours, counting false incidents, and writes the result after every
+segment so an interrupted run still reports the hours it did simulate. --random N draws N
+scenarios (sim.generate.random_fault_scenario: layout, 256-4,096 GPUs, kind, place, time,
+watchdog 5-30 min) from seeds --seed-base, --seed-base + 1, ...; --late N draws N stalls
+whose watchdog fires 5-30 minutes later; --failslow N runs, per seed, a slow GPU under TP
+2/4/8, a slow NIC and a slow host (bench/diagnosis_drawn.py) and reports detection and
+latency against the job-level slowdown measured from the run's own step times. Seeds
 below TUNING_SEEDS_BELOW were used while tuning; the defaults evaluate on seeds above.
 Prints JSON and writes bench/results/diagnosis.json (--out).
 
     python -m bench.diagnosis [--large] [--huge] [--healthy-hours 24] [--no-suite]
-        [--random 24] [--failslow 6] [--seed-base 1000]
+        [--random 24] [--late 8] [--failslow 6] [--seed-base 1000]
 """
 
 from __future__ import annotations
