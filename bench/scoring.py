@@ -183,10 +183,12 @@ def _failslow_row(rs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def summarise_failslow(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Return fail-slow detection and latency by job-level slowdown and by TP size.
+    """Return fail-slow detection and latency by job-level slowdown, TP size and part.
 
     The job-level slowdown is measured from each run's step times (median after the onset
-    over median before); the GPU's own slowdown is what the fault injected.
+    over median before); the GPU's own slowdown is what the fault injected (over its own
+    speed). `runs_by_job_slowdown` rows: job slowdown, part, TP, GPU slowdown, localized,
+    latency (s).
     """
     measured = [r for r in runs if r.get("job_slowdown") is not None]
     gpu = [r for r in measured if r.get("component", "gpu") == "gpu"]
@@ -217,6 +219,7 @@ def summarise_failslow(runs: list[dict[str, Any]]) -> dict[str, Any]:
                 r["job_slowdown"],
                 r.get("component", "gpu"),
                 r["params"]["layout"]["tp"],
+                r.get("gpu_slowdown"),
                 r["localized"],
                 r["latency_s"],
             )
