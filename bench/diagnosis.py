@@ -10,20 +10,20 @@ per call (every localize_* call the replay makes, timed with time.process_time).
 Suites: the default one (every kind, two 64-GPU layouts, 1 s metrics); --large adds a
 1,024-GPU layout; --huge adds 16,384-GPU runs (tp8 pp16 dp128) of a subset of kinds with
 coarse telemetry (30 s GPU and host scrapes, 240 simulated seconds, no per-rank grad norms)
-so they fit one core; --healthy-hours H runs a healthy 1,024-GPU job (tp8 pp4 dp32, 8 s
-steps, 30 s GPU / 60 s host scrapes, benign noise only) for H simulated hours in segments of
---segment-hours, counting false incidents, and writes the result after every segment so an
-interrupted run still reports the hours it did simulate; its job has step-to-step jitter
-and benign heat and throttling on (sim.generate.NOISY_WEAR). --random N draws N scenarios
-(sim.generate.random_fault_scenario: layout, 256-4,096 GPUs, kind, place, time, watchdog
-5-30 min) from seeds --seed-base, --seed-base + 1, ...; --failslow N draws N fail-slow runs
-per TP size 2/4/8 (one GPU 1.03-1.45x slower, ten minutes after onset) and reports detection
-and latency against the job-level slowdown measured from the run's own step times. Seeds
+so they fit one core; --healthy-hours H runs the healthy 1,024-GPU day of
+bench/diagnosis_healthy.py (benign noise on, sampled telemetry) for H simulated hours in
+segments of --segment-hours, counting false incidents, and writes the result after every
+segment so an interrupted run still reports the hours it did simulate. --random N draws N
+scenarios (sim.generate.random_fault_scenario: layout, 256-4,096 GPUs, kind, place, time,
+watchdog 5-30 min) from seeds --seed-base, --seed-base + 1, ...; --late N draws N stalls
+whose watchdog fires 5-30 minutes later; --failslow N runs, per seed, a slow GPU under TP
+2/4/8, a slow NIC and a slow host (bench/diagnosis_drawn.py) and reports detection and
+latency against the job-level slowdown measured from the run's own step times. Seeds
 below TUNING_SEEDS_BELOW were used while tuning; the defaults evaluate on seeds above.
 Prints JSON and writes bench/results/diagnosis.json (--out).
 
     python -m bench.diagnosis [--large] [--huge] [--healthy-hours 24] [--no-suite]
-        [--random 24] [--failslow 6] [--seed-base 1000]
+        [--random 24] [--late 8] [--failslow 6] [--seed-base 1000]
 """
 
 from __future__ import annotations
@@ -41,9 +41,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 import diagnosis.replay as replay_module
+from bench.diagnosis_drawn import (
+    DRAWN_PREFIXES,
+    TUNING_SEEDS_BELOW,
+    failslow_scenarios,
+    late_scenarios,
+    random_scenarios,
+    seeds_summary,
+    slow_fields,
+)
+from bench.diagnosis_healthy import healthy_hours, healthy_segments
 from bench.scoring import (
     healthy_nodes_blamed,
     matches,
@@ -54,9 +62,7 @@ from bench.scoring import (
     summarise_random,
 )
 from diagnosis.model import Suspect
-from diagnosis.replay import diagnose_dir, iter_family
-from ingest.schema import TrainStep
-from sim.generate import NOISY_WEAR, failslow_scenario, random_fault_scenario
+from diagnosis.replay import diagnose_dir
 from sim.output import FileSink
 from sim.scenario import parse_scenario
 from sim.twin import DEFAULT_START, Twin
@@ -137,33 +143,8 @@ def scenarios(large: bool) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
-TUNING_SEEDS_BELOW = 1000  # seeds used while tuning the detectors and the merge rule
-TUNING_SEEDS_USED = {  # the seeds actually run while tuning
-    "random_fault_scenario": {"hang": [1, 2, 3]},
-    "failslow_scenario": {"4": [1, 2, 3]},
-    "healthy_noise": [7],
-}
-FAILSLOW_TP = (2, 4, 8)
-
-
-def random_scenarios(count: int, seed_base: int) -> list[tuple[str, dict[str, Any]]]:
-    """Return `count` drawn scenarios, one per seed from seed_base on."""
-    return [(f"random/{s}", random_fault_scenario(s)) for s in range(seed_base, seed_base + count)]
-
-
-def failslow_scenarios(count: int, seed_base: int) -> list[tuple[str, dict[str, Any]]]:
-    """Return `count` drawn fail-slow runs for each TP size, one per seed from seed_base on."""
-    return [
-        (f"failslow/tp{tp}/{s}", failslow_scenario(s, tp))
-        for s in range(seed_base, seed_base + count)
-        for tp in FAILSLOW_TP  # interleaved: an interrupted run still covers every TP size
-    ]
-
-
 HUGE_KINDS = ("xid79", "hang", "straggler", "nic_down", "switch_down")
 HUGE_TELEMETRY = {"metrics_interval_s": 30.0, "host_interval_s": 30.0}
-HEALTHY_TELEMETRY = {"metrics_interval_s": 30.0, "host_interval_s": 60.0}
-HEALTHY_STEP_JITTER = 0.01
 LOCALIZERS = ("localize_change", "localize_hang", "localize_network", "localize_straggler")
 
 
@@ -187,40 +168,6 @@ def huge_scenarios() -> list[tuple[str, dict[str, Any]]]:
         )
         for kind in HUGE_KINDS
     ]
-
-
-def healthy_segments(hours: float, segment_hours: float) -> list[tuple[str, dict[str, Any]]]:
-    """Return a healthy 1,024-GPU job's simulated hours, one scenario per segment."""
-    out = []
-    done, i = 0.0, 0
-    while done < hours - 1e-9:
-        length = min(segment_hours, hours - done)
-        out.append(
-            (
-                f"healthy-hours/{i}",
-                {
-                    "seed": 500 + i,
-                    "cluster": {"nodes": 128, "nodes_per_rack": 16},
-                    "jobs": [
-                        {
-                            "id": "job",
-                            "step_time_s": 8.0,
-                            "tp": 8,
-                            "pp": 4,
-                            "dp": 32,
-                            "step_jitter": HEALTHY_STEP_JITTER,
-                        }
-                    ],
-                    "duration_s": length * 3600,
-                    **HEALTHY_TELEMETRY,
-                    "wear": NOISY_WEAR,
-                    "faults": [],
-                },
-            )
-        )
-        done += length
-        i += 1
-    return out
 
 
 @contextmanager
@@ -263,6 +210,9 @@ def _params(spec: dict[str, Any]) -> dict[str, Any]:
         "duration_s": scenario.duration_s,
         "metrics_interval_s": scenario.metrics_interval_s,
         "host_interval_s": scenario.host_interval_s,
+        "collective_sample": None
+        if scenario.collective_every_steps == 1
+        else f"{scenario.collective_burst_steps} of every {scenario.collective_every_steps} steps",
         "seed": scenario.seed,
     }
 
@@ -292,9 +242,7 @@ def score(name: str, spec: dict[str, Any]) -> dict[str, Any]:
         with timed_localizers() as calls:
             incidents = diagnose_dir(out)
         cpu, wall = time.process_time() - began, time.monotonic() - wall
-        slowdown = (
-            _job_slowdown(out, truth[0]) if truth and truth[0]["kind"] == "straggler" else None
-        )
+        slow = slow_fields(out, truth[0]) if truth else {}
     gpus = scenario.cluster.nodes * scenario.cluster.gpus_per_node
     result: dict[str, Any] = {
         "scenario": name,
@@ -317,9 +265,7 @@ def score(name: str, spec: dict[str, Any]) -> dict[str, Any]:
     onset = DEFAULT_START.timestamp() + fault["onset_s"]
     crash = [e["at_s"] for e in fault["effects"] if e["effect"] == "crash"]
     result["crash_after_onset_s"] = round(float(crash[0]) - fault["onset_s"], 1) if crash else None
-    if slowdown is not None:
-        result["job_slowdown"] = slowdown
-        result["gpu_slowdown"] = fault.get("slowdown")
+    result.update(slow)
     hit = next((i for i in incidents if matches(i, fault)), None)
     result.update(
         kind=fault["kind"],
@@ -336,34 +282,12 @@ def score(name: str, spec: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def _job_slowdown(out: Path, fault: dict[str, Any]) -> float | None:
-    """Return the job's median step time after a slowdown's onset over the one before it.
-
-    Read from the run's own step records (what the trainer logged), skipping warm-up and the
-    step in flight at the onset; the scorer's measure of how much the fault cost the job.
-    """
-    onset = DEFAULT_START.timestamp() + fault["onset_s"]
-    before: list[float] = []
-    after: list[float] = []
-    for step in iter_family(out / "train_steps.jsonl.gz"):
-        if not isinstance(step, TrainStep) or step.rank is not None or not step.step_time_s:
-            continue
-        ts = step.ts.timestamp()
-        if step.step >= 5 and ts < onset:
-            before.append(step.step_time_s)
-        elif ts > onset + 2 * step.step_time_s:
-            after.append(step.step_time_s)
-    if not before or not after:
-        return None
-    return round(float(np.median(after) / np.median(before)), 4)
-
-
 def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """Per kind recall, top-1 precision and latency; false incidents on healthy runs."""
     healthy = [r for r in runs if "false_incidents" in r]
     hours = sum(r["gpu_hours"] for r in healthy)
     false = sum(r["false_incidents"] for r in healthy)
-    fixed = [r for r in runs if not r["scenario"].startswith(("random/", "failslow/"))]
+    fixed = [r for r in runs if not r["scenario"].startswith(DRAWN_PREFIXES)]
     return {
         "kinds": summarise_kinds(fixed),
         "healthy_gpu_hours": round(hours, 1),
@@ -371,30 +295,6 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "false_incidents_per_1000_gpu_hours": round(1000 * false / hours, 2) if hours else None,
         "blame": summarise_blame(fixed),
         "cpu": summarise_cpu(runs),
-    }
-
-
-def _healthy_hours(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Return the long healthy run's totals: simulated hours actually run, false incidents."""
-    segs = [r for r in runs if r["scenario"].startswith("healthy-hours/")]
-    hours = sum(r["params"]["duration_s"] for r in segs) / 3600
-    gpu_hours = sum(r["gpu_hours"] for r in segs)
-    false = sum(r["false_incidents"] for r in segs)
-    return {
-        "gpus": segs[0]["gpus"] if segs else None,
-        "segments": len(segs),
-        "benign_noise": all(r["params"].get("benign_noise") for r in segs),
-        "step_jitter": sorted({r["params"].get("step_jitter", 0.0) for r in segs}),
-        "simulated_hours": round(hours, 2),
-        "gpu_hours": round(gpu_hours, 1),
-        "false_incidents": false,
-        "false_incidents_per_1000_gpu_hours": round(1000 * false / gpu_hours, 3)
-        if gpu_hours
-        else None,
-        "sim_cpu_s": round(sum(r["sim_cpu_s"] for r in segs), 1),
-        "diagnose_cpu_s": round(sum(r["diagnose_cpu_s"] for r in segs), 1),
-        "wall_s": round(sum(r.get("wall_s", 0.0) for r in segs), 1),
-        "segments_without_wall_s": sum("wall_s" not in r for r in segs),
     }
 
 
@@ -406,6 +306,7 @@ def _suites(args: argparse.Namespace, files: list[dict[str, Any]]) -> dict[str, 
         "huge": args.huge,
         "healthy_hours": args.healthy_hours,
         "random": args.random,
+        "late": args.late,
         "failslow": args.failslow,
     }
     for kept in files:
@@ -422,29 +323,20 @@ def _write(out: Path, runs: list[dict[str, Any]], suites: dict[str, Any], measur
         **summarise(runs),
     }
     if any(r["scenario"].startswith("healthy-hours/") for r in runs):
-        result["healthy_hours"] = _healthy_hours(runs)
+        result["healthy_hours"] = healthy_hours(runs)
     drawn = [r for r in runs if r["scenario"].startswith("random/")]
     if drawn:
         result["random"] = summarise_random(drawn)
+    late = [r for r in runs if r["scenario"].startswith("late/")]
+    if late:
+        result["late"] = summarise_random(late)
     slow = [r for r in runs if r["scenario"].startswith("failslow/")]
     if slow:
         result["failslow"] = summarise_failslow(slow)
-    result["seeds"] = _seeds(runs)
+    result["seeds"] = seeds_summary(runs)
     result["runs"] = runs
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
-
-
-def _seeds(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Return which seeds were used while tuning and which ones these results come from."""
-    drawn = [r for r in runs if r["scenario"].startswith(("random/", "failslow/"))]
-    evaluated = sorted({r["params"]["seed"] for r in drawn})
-    return {
-        "tuning_seeds_below": TUNING_SEEDS_BELOW,
-        "tuning_seeds_used": TUNING_SEEDS_USED,
-        "evaluation_seeds": evaluated,
-        "evaluation_untuned": all(s >= TUNING_SEEDS_BELOW for s in evaluated),
-    }
 
 
 def main() -> None:
@@ -460,7 +352,8 @@ def main() -> None:
     )
     parser.add_argument("--no-suite", action="store_true", help="skip the default suite")
     parser.add_argument("--random", type=int, default=0, help="drawn fault scenarios")
-    parser.add_argument("--failslow", type=int, default=0, help="fail-slow runs per TP size")
+    parser.add_argument("--late", type=int, default=0, help="drawn stalls, late watchdog")
+    parser.add_argument("--failslow", type=int, default=0, help="fail-slow seeds (5 runs each)")
     parser.add_argument("--seed-base", type=int, default=TUNING_SEEDS_BELOW)
     parser.add_argument("--only", nargs="+", help="run only scenarios whose names start so")
     parser.add_argument("--measured", help="date to record (default: today, UTC)")
@@ -483,6 +376,7 @@ def main() -> None:
             segments = segments[first:end]
         plan += segments
     plan += random_scenarios(args.random, args.seed_base)
+    plan += late_scenarios(args.late, args.seed_base)
     plan += failslow_scenarios(args.failslow, args.seed_base)
     if args.only:
         plan = [(name, spec) for name, spec in plan if name.startswith(tuple(args.only))]

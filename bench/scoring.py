@@ -183,19 +183,22 @@ def _failslow_row(rs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def summarise_failslow(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Return fail-slow detection and latency by job-level slowdown and by TP size.
+    """Return fail-slow detection and latency by job-level slowdown, TP size and part.
 
     The job-level slowdown is measured from each run's step times (median after the onset
-    over median before); the GPU's own slowdown is what the fault injected.
+    over median before); the GPU's own slowdown is what the fault injected (over its own
+    speed). `runs_by_job_slowdown` rows: job slowdown, part, TP, GPU slowdown, localized,
+    latency (s).
     """
     measured = [r for r in runs if r.get("job_slowdown") is not None]
+    gpu = [r for r in measured if r.get("component", "gpu") == "gpu"]
     by_bin = {}
     for low, high in SLOWDOWN_BINS:
         rs = [r for r in measured if low <= r["job_slowdown"] < high]
         by_bin[f"{low:.2f}-{high:.2f}"] = _failslow_row(rs)
     by_tp: dict[str, Any] = {}
-    for tp in sorted({r["params"]["layout"]["tp"] for r in runs}):
-        rs = [r for r in measured if r["params"]["layout"]["tp"] == tp]
+    for tp in sorted({r["params"]["layout"]["tp"] for r in gpu}):
+        rs = [r for r in gpu if r["params"]["layout"]["tp"] == tp]
         by_tp[str(tp)] = {
             "all": _failslow_row(rs),
             "job_slowdown_at_least_5pct": _failslow_row(
@@ -210,8 +213,48 @@ def summarise_failslow(runs: list[dict[str, Any]]) -> dict[str, Any]:
             [r for r in measured if r["job_slowdown"] >= 1.05]
         ),
         "by_tp": by_tp,
+        "by_component": _by_component(measured),
         "runs_by_job_slowdown": sorted(
-            (r["job_slowdown"], r["params"]["layout"]["tp"], r["localized"], r["latency_s"])
+            (
+                r["job_slowdown"],
+                r.get("component", "gpu"),
+                r["params"]["layout"]["tp"],
+                r.get("gpu_slowdown"),
+                r["localized"],
+                r["latency_s"],
+            )
             for r in measured
         ),
     }
+
+
+def _by_component(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Return fail-slow results per slow part (GPU, NIC, host), all and >= 5% job slowdown.
+
+    A NIC's runs are also split by whether more than data-parallel traffic crosses nodes
+    (pipeline or expert parallelism): with data parallelism alone every member of the slowed
+    ring fits equally, so timing cannot name one NIC.
+    """
+    out: dict[str, Any] = {}
+    for part in sorted({r.get("component", "gpu") for r in runs}):
+        rs = [r for r in runs if r.get("component", "gpu") == part]
+        row: dict[str, Any] = {
+            "all": _failslow_row(rs),
+            "job_slowdown_at_least_5pct": _failslow_row(
+                [r for r in rs if r["job_slowdown"] >= 1.05]
+            ),
+        }
+        if part == "nic":
+            layout = [r["params"]["layout"] for r in rs]
+            beyond = [
+                r for r, lay in zip(rs, layout, strict=True) if lay["pp"] > 1 or lay["ep"] > 1
+            ]
+            only_dp = [r for r in rs if r not in beyond]
+            row["pp_or_ep_crosses_nodes_at_least_5pct"] = _failslow_row(
+                [r for r in beyond if r["job_slowdown"] >= 1.05]
+            )
+            row["only_dp_crosses_nodes_at_least_5pct"] = _failslow_row(
+                [r for r in only_dp if r["job_slowdown"] >= 1.05]
+            )
+        out[part] = row
+    return out

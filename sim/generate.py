@@ -21,9 +21,26 @@ from typing import Any
 
 import numpy as np
 
-from sim.scenario import FAULT_KINDS
 from sim.wear import BENIGN_HEAT
 
+# The kinds drawn, fixed so that a seed keeps naming the same scenario when kinds are added
+# (the fail-slow kinds nic_slow and host_slow have their own draw: failslow_sweep_scenario).
+DRAWN_KINDS = (
+    "xid79",
+    "ecc_dbe",
+    "gsp_timeout",
+    "nvlink",
+    "nan",
+    "straggler",
+    "nic_down",
+    "nic_flap",
+    "switch_down",
+    "hang",
+    "user_error",
+    "app_xid",
+    "host_oom",
+    "disk_full",
+)
 SIZES = (256, 512, 1024, 2048, 4096)
 # Faults that stop the job's progress: their runs go on until after the watchdog fires.
 STALLING = frozenset({"hang", "xid79", "ecc_dbe", "gsp_timeout", "nic_down", "switch_down"})
@@ -86,7 +103,7 @@ def random_fault_scenario(seed: int, kind: str | None = None) -> dict[str, Any]:
     rng = np.random.default_rng(seed)
     spec = _base(rng, seed)
     if kind is None:
-        kind = str(rng.choice([k for k in FAULT_KINDS if k != "precursor"]))
+        kind = str(rng.choice(DRAWN_KINDS))
     job = spec["jobs"][0]
     world = job["tp"] * job["pp"] * job["dp"]
     first = job["first_node"]
@@ -127,15 +144,8 @@ def failslow_scenario(seed: int, tp: int, slowdown: float | None = None) -> dict
     1.3x, since the job already runs at the pace of its slowest healthy GPU.
     """
     rng = np.random.default_rng([seed, tp])
-    spec = _base(rng, seed, tp=tp)
+    spec, world = _failslow_base(rng, seed, tp)
     job = spec["jobs"][0]
-    world = job["tp"] * job["pp"] * job["dp"]
-    if world > 1024:  # fail-slow runs are long; keep them to a size one core simulates
-        job["dp"] = 1024 // (job["tp"] * job["pp"])
-        job["ep"] = 1 if job["dp"] % job["ep"] else job["ep"]
-        world = 1024
-        spec["cluster"]["nodes"] = world // GPUS_PER_NODE + job["first_node"]
-        spec["metrics_interval_s"], spec["host_interval_s"] = 10.0, 30.0
     node = job["first_node"] + int(rng.integers(world // GPUS_PER_NODE))
     if slowdown is None:
         slowdown = float(np.round(rng.uniform(1.03, 1.45), 3))
@@ -151,4 +161,58 @@ def failslow_scenario(seed: int, tp: int, slowdown: float | None = None) -> dict
             "cause": "pcie",  # nothing in the GPU's own metrics: only timing can tell
         }
     ]
+    return spec
+
+
+def _failslow_base(rng: np.random.Generator, seed: int, tp: int) -> tuple[dict[str, Any], int]:
+    """Draw a fail-slow run's cluster and job, at most 1,024 GPUs (runs are long)."""
+    spec = _base(rng, seed, tp=tp)
+    job = spec["jobs"][0]
+    world = job["tp"] * job["pp"] * job["dp"]
+    if world > 1024:  # keep them to a size one core simulates
+        job["dp"] = 1024 // (job["tp"] * job["pp"])
+        job["ep"] = 1 if job["dp"] % job["ep"] else job["ep"]
+        world = 1024
+        spec["cluster"]["nodes"] = world // GPUS_PER_NODE + job["first_node"]
+        spec["metrics_interval_s"], spec["host_interval_s"] = 10.0, 30.0
+    return spec, world
+
+
+# Fail-slow sweep: half the draws aim at the hard band (about 1.03-1.10x of the job), half
+# above it. GPU and host slowdowns are relative to the job's pace (its slowest healthy GPU);
+# a NIC's multiplies the transfer time of the traffic crossing it (inter-node collectives are
+# ~6-12% of a step, so 1.5-6x costs the job about 3-40%).
+SWEEP_PACE = ((1.035, 1.11), (1.11, 1.36))
+SWEEP_NIC = ((1.5, 2.6), (2.6, 6.0))
+SWEEP_COMPONENTS = ("gpu", "nic", "host")
+
+
+def failslow_sweep_scenario(seed: int, tp: int, component: str = "gpu") -> dict[str, Any]:
+    """Return a run where one GPU, NIC or host of a TP-`tp` job turns slow by a drawn amount.
+
+    Nothing in the slow part's own metrics shows it (PCIe-like causes): only timing can tell.
+    The run lasts ten minutes past the onset.
+    """
+    if component not in SWEEP_COMPONENTS:
+        raise ValueError(f"unknown fail-slow component {component!r}")
+    rng = np.random.default_rng([seed, tp, SWEEP_COMPONENTS.index(component), 7])
+    spec, world = _failslow_base(rng, seed, tp)
+    # Only step and collective timing can show these parts: coarse metrics keep runs short.
+    spec["metrics_interval_s"], spec["host_interval_s"] = 10.0, 30.0
+    job = spec["jobs"][0]
+    node = job["first_node"] + int(rng.integers(world // GPUS_PER_NODE))
+    unit = int(rng.integers(GPUS_PER_NODE))
+    bands = SWEEP_NIC if component == "nic" else SWEEP_PACE
+    low, high = bands[int(rng.integers(len(bands)))]
+    slowdown = float(np.round(rng.uniform(low, high), 3))
+    at = _onset(rng, job["step_time_s"])
+    spec["duration_s"] = at + FAILSLOW_AFTER_S
+    fault: dict[str, Any] = {"at_s": at, "node": node, "slowdown": slowdown}
+    if component == "gpu":
+        fault.update(kind="straggler", gpu=unit, cause="pcie", relative_to="job")
+    elif component == "nic":
+        fault.update(kind="nic_slow", nic=unit)
+    else:
+        fault.update(kind="host_slow", relative_to="job")
+    spec["faults"] = [fault]
     return spec

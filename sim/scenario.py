@@ -96,15 +96,27 @@ class StragglerFault(_FaultBase):
     cause: Literal["thermal", "clock", "pcie"] = Field(
         "thermal", description="thermal/clock throttling shows in metrics; pcie does not."
     )
+    relative_to: Literal["gpu", "job"] = Field(
+        "gpu",
+        description="gpu: slowdown multiplies the GPU's own compute time; job: the GPU ends up "
+        "slowdown x the compute time of its job's slowest healthy GPU (the job's pace).",
+    )
 
 
 class NicFault(_FaultBase):
-    """A NIC port goes down, for good (nic_down) or intermittently (nic_flap)."""
+    """A NIC port goes down (nic_down), flaps (nic_flap) or turns slow (nic_slow)."""
 
-    kind: Literal["nic_down", "nic_flap"]
+    kind: Literal["nic_down", "nic_flap", "nic_slow"]
     node: int = Field(ge=0)
     nic: int = Field(ge=0)
     period_s: float = Field(30, gt=0, description="nic_flap: seconds between flaps.")
+    slowdown: float = Field(
+        2.0,
+        gt=1,
+        le=50,
+        description="nic_slow: multiplier of the transfer time of traffic crossing the NIC "
+        "(a link trained down, retransmissions); nothing in its counters shows it.",
+    )
 
 
 class SwitchFault(_FaultBase):
@@ -131,10 +143,16 @@ class JobFault(_FaultBase):
 
 
 class NodeFault(_FaultBase):
-    """A host fault."""
+    """A host fault; host_slow: every GPU of the host computes slower (CPU, PCIe, memory)."""
 
-    kind: Literal["host_oom", "disk_full"]
+    kind: Literal["host_oom", "disk_full", "host_slow"]
     node: int = Field(ge=0)
+    slowdown: float = Field(
+        1.2, gt=1, le=20, description="host_slow: the compute slowdown of each GPU of the host."
+    )
+    relative_to: Literal["gpu", "job"] = Field(
+        "gpu", description="host_slow: as StragglerFault.relative_to, for each GPU of the host."
+    )
 
 
 Fault = Annotated[
@@ -157,6 +175,8 @@ FAULT_KINDS: tuple[str, ...] = (
     "app_xid",
     "host_oom",
     "disk_full",
+    "nic_slow",
+    "host_slow",
 )
 
 
@@ -183,6 +203,15 @@ class Scenario(_Strict):
     metrics_interval_s: float = Field(1.0, gt=0, le=3600)
     host_interval_s: float = Field(10.0, gt=0, le=3600)
     watchdog_timeout_s: float = Field(600.0, gt=0, description="PyTorch NCCL watchdog timeout.")
+    collective_every_steps: int = Field(
+        1,
+        ge=1,
+        description="Collective records are emitted for `collective_burst_steps` consecutive "
+        "steps out of every this many (an agent sampling the flight recorder); 1: every step.",
+    )
+    collective_burst_steps: int = Field(
+        4, ge=1, description="Consecutive steps sampled per `collective_every_steps`."
+    )
     faults: list[Fault] = Field(default_factory=list)
     random_faults: RandomFaults = Field(default_factory=RandomFaults)
     wear: WearSpec = Field(default_factory=WearSpec, description="Benign wear of healthy GPUs.")

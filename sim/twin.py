@@ -190,12 +190,18 @@ class Twin:
             if spec.per_rank_grad_norm:
                 for rank_step in job.rank_grad_norms(end):
                     self.emit(rank_step)
-            for progress in job.collectives(result, start, self.node_names):
-                self.emit(progress)
+            if self._sampled(job.step):
+                for progress in job.collectives(result, start, self.node_names):
+                    self.emit(progress)
             self._training_log(job, record)
             job.step += 1
             job.step_started = end_s
             job.current = None
+
+    def _sampled(self, step: int) -> bool:
+        """Whether a completed step's collective records are emitted (the last steps of a burst)."""
+        every = self.scenario.collective_every_steps
+        return every == 1 or step % every >= every - self.scenario.collective_burst_steps
 
     def _stall(self, job: JobRun, result: Any) -> None:
         """A rank stopped arriving: record the collectives that started and never finished."""

@@ -9,24 +9,37 @@ relative busy time grew by at least `min_change`, and by far more than the ranks
 changes (`spread` robust standard deviations) and at least half the largest change, are
 blamed; several blamed ranks of one node
 become that node (a host or shared-part fault).
+
+A slow NIC changes no rank's own work: it stretches the transfers that cross it. So when no
+rank's own work grew, the communicators that leave a node are compared: the transfer time
+of each collective (the shortest member's duration: the last to arrive waits for nothing
+but the transfer) before and after. Communicators whose transfers grew by at least
+`MIN_COMM_CHANGE` and far beyond the others' spread are slowed; the ranks all of whose
+inter-node communicators slowed, and that are in the most of them, are handed to
+`localize_network`, which names the NIC (or the node or leaf switch) they have in common.
+With only one slowed communicator (data parallelism alone crossing nodes) every member fits
+equally and the answer says it is ambiguous: a ring's members all wait for its slowest link.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable
 
 import numpy as np
 
 from diagnosis.graph import CommGraph
+from diagnosis.localize.network import localize_network
 from diagnosis.localize.straggler import busy_profile
 from diagnosis.localize.suspects import Blamed, rank_suspects
 from diagnosis.model import Suspect
-from ingest.schema import CollectiveProgress
+from ingest.schema import CollectiveProgress, CollectiveState
 
 MIN_CHANGE = 0.02  # log-ratio growth of a rank's relative busy time worth blaming (~2%)
 SPREAD = 8.0  # ... and beyond this many robust sds of every rank's change
 LEAD_SHARE = 0.5  # ... and at least this share of the largest change (one cause at a time)
 MAX_SUSPECTS = 5
+MIN_COMM_CHANGE = float(np.log(1.2))  # transfer-time growth of a communicator worth blaming
 
 
 def localize_change(
@@ -35,6 +48,86 @@ def localize_change(
     after: Iterable[CollectiveProgress],
     min_change: float = MIN_CHANGE,
     spread: float = SPREAD,
+) -> list[Suspect]:
+    """Return the NIC, GPU or node suspects that slowed between `before` and `after`.
+
+    The rank(s) whose own work grew are blamed; when no rank's did, slowed inter-node
+    transfers name the network part they share.
+    """
+    before, after = list(before), list(after)
+    found = _busy_change(graph, before, after, min_change, spread)
+    if found:
+        return found
+    slowed = slowed_comms(graph, before, after, spread)
+    if not slowed:
+        return []
+    behind = _through_slowed(graph, slowed)
+    found = localize_network(graph, failing_ranks=behind)
+    if len(behind) == 1:
+        return found
+    note = (
+        f" (ambiguous: the {len(behind)} ranks of {len(slowed)} slowed communicator(s) all "
+        "wait for its slowest link, so timing alone cannot tell which of their NICs or "
+        "leaves it is)"
+    )
+    return [s.model_copy(update={"explanation": s.explanation + note}) for s in found]
+
+
+def slowed_comms(
+    graph: CommGraph,
+    before: Iterable[CollectiveProgress],
+    after: Iterable[CollectiveProgress],
+    spread: float = SPREAD,
+) -> set[str]:
+    """Return the inter-node communicators whose transfer time grew far beyond the others'."""
+    old, new = _transfer_times(graph, before), _transfer_times(graph, after)
+    comms = sorted(old.keys() & new.keys())
+    if len(comms) < 2:
+        return set()
+    change = np.array([np.log(new[c] / old[c]) for c in comms])
+    mad = float(np.median(np.abs(change - np.median(change)))) * 1.4826
+    bar = max(MIN_COMM_CHANGE, float(np.median(change)) + spread * mad, LEAD_SHARE * change.max())
+    return {c for c, x in zip(comms, change.tolist(), strict=True) if x >= bar}
+
+
+def _transfer_times(graph: CommGraph, records: Iterable[CollectiveProgress]) -> dict[str, float]:
+    """Return each inter-node communicator's median transfer time (s) over its collectives."""
+    shortest: dict[tuple[str, int], float] = {}
+    for p in records:
+        if p.state != CollectiveState.COMPLETED or p.duration_ms is None:
+            continue
+        if p.comm not in graph.cross_node or p.job_id != graph.job_id:
+            continue
+        key = (p.comm, p.seq)
+        shortest[key] = min(shortest.get(key, np.inf), p.duration_ms / 1000)
+    by_comm: dict[str, list[float]] = defaultdict(list)
+    for (comm, _), seconds in shortest.items():
+        if seconds > 0:
+            by_comm[comm].append(seconds)
+    return {c: float(np.median(v)) for c, v in by_comm.items()}
+
+
+def _through_slowed(graph: CommGraph, slowed: set[str]) -> set[int]:
+    """Return the ranks in the most slowed communicators, preferring those whose every
+    inter-node communicator slowed (the ranks behind the slow part)."""
+    counts: dict[int, tuple[bool, int]] = {}
+    for comm in slowed:
+        for r in graph.members(comm):
+            if r in counts:
+                continue
+            crossing = [c for c in graph.comms_of(r) if c in graph.cross_node]
+            hit = sum(c in slowed for c in crossing)
+            counts[r] = (hit == len(crossing), hit)
+    best = max(counts.values(), default=(False, 0))
+    return {r for r, key in counts.items() if key == best}
+
+
+def _busy_change(
+    graph: CommGraph,
+    before: list[CollectiveProgress],
+    after: list[CollectiveProgress],
+    min_change: float,
+    spread: float,
 ) -> list[Suspect]:
     """Return the GPU (or node) suspects whose own work slowed between `before` and `after`."""
     old, new = busy_profile(graph, before), busy_profile(graph, after)

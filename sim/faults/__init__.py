@@ -32,6 +32,8 @@ HANDLERS: dict[str, Handler] = {
     "app_xid": jobs.app_xid,
     "host_oom": jobs.host_oom,
     "disk_full": jobs.disk_full,
+    "nic_slow": network.nic_slow,
+    "host_slow": gpu.host_slow,
 }
 __all__ = ["HANDLERS", "schedule_faults", "watchdog_timeout"]
 

@@ -18,7 +18,7 @@ from sim.faults.common import (
     truth_entry,
 )
 from sim.gpus import THROTTLE_HW_SLOWDOWN, THROTTLE_HW_THERMAL, THROTTLE_SW_THERMAL
-from sim.scenario import GpuFault, StragglerFault
+from sim.scenario import GpuFault, NodeFault, StragglerFault
 from sim.twin import Twin
 from sim.wear import precursor_step
 
@@ -156,7 +156,8 @@ def straggler(twin: Twin, f: StragglerFault, t: float) -> None:
     )
     st = twin.state
     n, g = f.node, f.gpu
-    twin.fault_slow[n, g] = f.slowdown
+    twin.fault_slow[n, g] = compute_slowdown(twin, n, [g], f.slowdown, f.relative_to)[g]
+    entry["gpu_slowdown"] = round(float(twin.fault_slow[n, g]), 4)
     if f.cause == "thermal":
         st.temp_offset[n, g] = 22.0
         st.throttle[n, g] |= THROTTLE_HW_THERMAL | THROTTLE_SW_THERMAL
@@ -174,5 +175,49 @@ def straggler(twin: Twin, f: StragglerFault, t: float) -> None:
             st.temp_offset[n, g] = 0.0
             st.throttle[n, g] = 0
             st.clock_factor[n, g] = 1.0
+
+        twin.at(t + f.duration_s, recover)
+
+
+def compute_slowdown(
+    twin: Twin, node: int, gpus: list[int], slowdown: float, relative_to: str
+) -> dict[int, float]:
+    """Return each GPU's compute-time multiplier for a slowdown of its own time or the job's pace.
+
+    Relative to the job: the GPU ends up `slowdown` x the compute time of the job's slowest
+    other GPU (the pace the job already runs at), never faster than it was.
+    """
+    if relative_to == "gpu":
+        return dict.fromkeys(gpus, slowdown)
+    out = {}
+    for g in gpus:
+        found = job_on_gpu(twin, node, g)
+        if found is None:
+            out[g] = slowdown
+            continue
+        lay = found[0].layout
+        others = ~((lay.rank_node == node) & np.isin(lay.rank_gpu, gpus))
+        pace = float((1 / twin.speed[lay.rank_node[others], lay.rank_gpu[others]]).max())
+        out[g] = max(slowdown, slowdown * pace * float(twin.speed[node, g]))
+    return out
+
+
+def host_slow(twin: Twin, f: NodeFault, t: float) -> None:
+    """Every GPU of a host computes slower (CPU contention, a PCIe switch, host memory); only
+    timing shows it."""
+    gpus = list(range(twin.hw.gpus_per_node))
+    entry = truth_entry(
+        twin, f, t, {"type": "node", "node": twin.node_names[f.node]}, slowdown=f.slowdown
+    )
+    factors = compute_slowdown(twin, f.node, gpus, f.slowdown, f.relative_to)
+    for g, factor in factors.items():
+        twin.fault_slow[f.node, g] = factor
+    entry["gpu_slowdown"] = round(max(factors.values()), 4)
+    jobs = {found[0].layout.job.id for g in gpus if (found := job_on_gpu(twin, f.node, g))}
+    entry["effects"].extend({"job": j, "effect": "slowdown", "at_s": t} for j in sorted(jobs))
+    if f.duration_s:
+
+        def recover(_t: float) -> None:
+            twin.fault_slow[f.node, :] = 1.0
 
         twin.at(t + f.duration_s, recover)

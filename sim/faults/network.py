@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from sim import logtext
 from sim.faults.common import crash_at, ticking, truth_entry
+from sim.jobs import JobRun
 from sim.scenario import NicFault, SwitchFault
 from sim.steps import DP_COMM
 from sim.twin import Twin
@@ -68,6 +70,42 @@ def nic_flap(twin: Twin, f: NicFault, t: float) -> None:
         twin.at(now + down_s, lambda _t: _restore(twin, f.node, f.nic))
 
     ticking(twin, t, end, f.period_s, flap)
+
+
+def nic_slow(twin: Twin, f: NicFault, t: float) -> None:
+    """A NIC turns slow (a link trained down, retransmissions): every transfer crossing it, the
+    data-parallel, pipeline and expert traffic of the ranks on its rail, takes `slowdown` x as
+    long. Nothing in its counters shows it; only the collectives' timing can."""
+    entry = truth_entry(
+        twin,
+        f,
+        t,
+        {"type": "nic", "node": twin.node_names[f.node], "nic": f"mlx5_{f.nic}"},
+        slowdown=f.slowdown,
+    )
+    for job in twin.jobs:
+        lay = job.layout
+        hit = np.flatnonzero(
+            (lay.rank_node == f.node) & (lay.rank_gpu % twin.hw.nics_per_node == f.nic)
+        ).tolist()
+        if not hit or job.status not in ("pending", "running"):
+            continue
+        entry["effects"].append({"job": lay.job.id, "effect": "slowdown", "at_s": t})
+        _stretch(job, hit, f.slowdown)
+        if f.duration_s:
+            twin.at(t + f.duration_s, partial(_unstretch, job, hit))
+
+
+def _unstretch(job: JobRun, ranks: list[int], _t: float) -> None:
+    _stretch(job, ranks, 1.0)
+
+
+def _stretch(job: JobRun, ranks: list[int], factor: float) -> None:
+    """Set the transfer-time multiplier of the ranks' inter-node phases."""
+    for phase in ("dp", "pp", "ep"):
+        slow = job.comm_slow.setdefault(phase, np.ones(job.grid_shape))
+        for r in ranks:
+            slow[job.rank_coords(r)] = factor
 
 
 def _slow_rail(twin: Twin, node: int, nic: int, down_s: float) -> None:

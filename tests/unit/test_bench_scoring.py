@@ -135,6 +135,21 @@ def test_failslow_is_counted_by_job_slowdown_and_tp_within_ten_minutes():
     assert out["by_tp"]["8"]["all"]["latency_p50_s"] == 30.0
 
 
+def test_failslow_parts_are_reported_apart_and_nics_by_what_crosses_nodes():
+    def nic(pp: int, localized: bool) -> dict[str, Any]:
+        run = slow_run(8, 1.12, localized, 40.0)
+        return {**run, "component": "nic", "params": {"layout": {"tp": 8, "pp": pp, "ep": 1}}}
+
+    runs = [slow_run(4, 1.08, True, 50.0), nic(4, True), nic(1, False), nic(1, False)]
+    out = summarise_failslow(runs)
+    assert set(out["by_tp"]) == {"4"}  # NIC runs do not count as a GPU under TP 8
+    parts = out["by_component"]
+    assert parts["gpu"]["all"]["localized_within_10_min"] == 1.0
+    assert parts["nic"]["all"]["runs"] == 3
+    assert parts["nic"]["pp_or_ep_crosses_nodes_at_least_5pct"]["localized_within_10_min"] == 1.0
+    assert parts["nic"]["only_dp_crosses_nodes_at_least_5pct"]["localized_within_10_min"] == 0.0
+
+
 def test_random_runs_count_late_consequences_as_one_incident_or_not():
     base = {"kind": "hang", "gpus": 2048, "detected": True, "latency_s": 20.0, "incidents": 1}
     runs = [

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from diagnosis.detectors import FailSlowDetector
+from diagnosis.fabric import Fabric
 from diagnosis.incidents import Incident
-from diagnosis.model import Category
+from diagnosis.model import Category, ComponentKind
 from diagnosis.replay import Replay
 from ingest.schema import EventBase, TrainStep
 from sim.generate import NOISY_WEAR
@@ -73,14 +74,90 @@ def test_nothing_before_the_baseline_and_other_jobs_are_ignored():
     assert detector.check(T0 + timedelta(hours=1)) == [] and detector.quiet
 
 
-def replay(spec: dict) -> tuple[list[Incident], list[dict]]:
-    r = Replay()
+def replay(spec: dict, cabled: bool = False) -> tuple[list[Incident], list[dict]]:
+    """Run the twin into a streaming replay (with the operator's cabling inventory if asked)."""
+    scenario = parse_scenario(spec)
+    fabric = None
+    if cabled:
+        hw = Twin(scenario, lambda _e: None)
+        fabric = Fabric.from_mapping(hw.hw.inventory(hw.node_names))
+    r = Replay(fabric)
 
     def feed(event: EventBase) -> None:
         r.feed(event)
 
-    truth = Twin(parse_scenario(spec), feed).run()
+    truth = Twin(scenario, feed).run()
     return r.finish(), truth
+
+
+def noisy_job(tp: int, pp: int, fault: dict, duration_s: float = 450) -> dict:
+    """Return a 64-GPU job with step jitter and benign heat and throttling, and one fault."""
+    return {
+        "seed": 11,
+        "cluster": {"nodes": 8, "nodes_per_rack": 4},
+        "jobs": [
+            {
+                "id": "j",
+                "tp": tp,
+                "pp": pp,
+                "dp": 64 // (tp * pp),
+                "step_time_s": 2.0,
+                "step_jitter": 0.01,
+            }
+        ],
+        "wear": NOISY_WEAR,
+        "metrics_interval_s": 5.0,
+        "duration_s": duration_s,
+        "faults": [fault],
+    }
+
+
+def the_incident(incidents: list[Incident], truth: list[dict]) -> Incident:
+    (incident,) = incidents
+    assert incident.category == Category.STRAGGLER
+    assert incident.detected_at - DEFAULT_START <= timedelta(seconds=truth[0]["onset_s"] + 600)
+    return incident
+
+
+@pytest.mark.parametrize(("tp", "pp", "node", "nic"), [(4, 2, 5, 3), (2, 2, 2, 6)])
+def test_a_slow_nic_is_named_from_the_transfers_that_cross_it(tp, pp, node, nic):
+    fault = {"kind": "nic_slow", "node": node, "nic": nic, "at_s": 150, "slowdown": 1.9}
+    incidents, truth = replay(noisy_job(tp, pp, fault), cabled=True)
+    top = the_incident(incidents, truth).suspects[0]
+    assert top.component == ComponentKind.NIC
+    assert (top.node, top.nic) == (f"node-{node:04d}", f"mlx5_{nic}")
+
+
+def test_a_slow_nic_behind_data_parallel_traffic_alone_is_called_ambiguous():
+    fault = {"kind": "nic_slow", "node": 5, "nic": 3, "at_s": 150, "slowdown": 1.9}
+    incidents, truth = replay(noisy_job(8, 1, fault), cabled=True)
+    incident = the_incident(incidents, truth)
+    assert incident.suspects and all(s.component != ComponentKind.GPU for s in incident.suspects)
+    assert "ambiguous" in incident.suspects[0].explanation
+
+
+@pytest.mark.parametrize("tp", [4, 8])
+def test_a_slow_host_is_named_as_the_node(tp):
+    fault = {"kind": "host_slow", "node": 5, "at_s": 150, "slowdown": 1.08, "relative_to": "job"}
+    incidents, truth = replay(noisy_job(tp, 2, fault))
+    top = the_incident(incidents, truth).suspects[0]
+    assert (top.component, top.node) == (ComponentKind.NODE, "node-0005")
+
+
+def test_a_gpu_six_percent_behind_the_jobs_pace_is_found_and_named():
+    fault = {
+        "kind": "straggler",
+        "node": 5,
+        "gpu": 3,
+        "at_s": 150,
+        "slowdown": 1.06,
+        "relative_to": "job",
+        "cause": "pcie",
+    }
+    incidents, truth = replay(noisy_job(4, 2, fault))
+    top = the_incident(incidents, truth).suspects[0]
+    assert (top.node, top.gpu) == ("node-0005", 3)
+    assert truth[0]["gpu_slowdown"] >= 1.06  # at least the pace's 6% over its own speed
 
 
 @pytest.mark.parametrize("tp", [2, 4, 8])

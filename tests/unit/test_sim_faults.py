@@ -377,3 +377,52 @@ def test_property_healthy_runs_never_look_faulty(seed, tp, pp, dp, step):
     late = [s.step_time_s for s in steps[4:]]
     assert not late or max(late) / min(late) < 1.1
     assert rec.truth == []
+
+
+def test_nic_slow_stretches_only_the_inter_node_transfers_of_its_rail():
+    fault = {"kind": "nic_slow", "node": 1, "nic": 2, "at_s": 100, "slowdown": 3.0}
+    rec = Recorded([fault])
+    before = [s.step_time_s for s in rec.steps() if s.ts < DEFAULT_START + timedelta(seconds=90)]
+    after = [s.step_time_s for s in rec.steps() if s.ts > DEFAULT_START + timedelta(seconds=110)]
+    assert np.median(after) > 1.05 * np.median(before[5:])  # DP traffic slowed 3x
+    onset = DEFAULT_START + timedelta(seconds=100)
+
+    def transfer_ms(prefix: str, after: bool) -> float:
+        """Return the shortest member's duration (the transfer alone) over the steps."""
+        return min(
+            p.duration_ms or 0.0
+            for p in rec.by_kind[CollectiveProgress]
+            if p.comm.startswith(prefix)
+            and (p.ts > onset + timedelta(seconds=10)) == after
+            and (after or p.ts < onset)
+        )
+
+    assert transfer_ms("tp-", True) < 1.1 * transfer_ms("tp-", False)  # inside the node
+    assert transfer_ms("dp-", True) < 1.1 * transfer_ms("dp-", False)  # other rails' rings
+    slowed = [
+        p.duration_ms
+        for p in rec.by_kind[CollectiveProgress]
+        if p.comm == "dp-p0-t2" and p.ts > onset + timedelta(seconds=10)
+    ]
+    assert min(slowed) > 2.5 * transfer_ms("dp-", False)  # the ring through mlx5_2: 3x
+    assert rec.truth[0]["component"] == {"type": "nic", "node": "node-0001", "nic": "mlx5_2"}
+    assert not rec.lines(contains="mlx5_2")  # nothing in its logs: only timing shows it
+
+
+def test_host_slow_slows_every_gpu_of_the_host_relative_to_the_jobs_pace():
+    fault = {"kind": "host_slow", "node": 3, "at_s": 100, "slowdown": 1.1, "relative_to": "job"}
+    rec = Recorded([fault])
+    (truth,) = rec.truth
+    assert truth["component"] == {"type": "node", "node": "node-0003"}
+    assert truth["gpu_slowdown"] >= 1.1
+    before = [s.step_time_s for s in rec.steps() if s.ts < DEFAULT_START + timedelta(seconds=90)]
+    after = [s.step_time_s for s in rec.steps() if s.ts > DEFAULT_START + timedelta(seconds=110)]
+    assert np.median(after) > 1.07 * np.median(before[5:])
+
+
+def test_collective_records_are_sampled_in_bursts_when_asked():
+    rec = Recorded([], collective_every_steps=10, collective_burst_steps=3)
+    seqs = {p.seq for p in rec.by_kind[CollectiveProgress]}
+    steps = {s.step for s in rec.steps()}
+    assert len(steps) > 30  # every step is still logged
+    assert seqs == {k for k in steps if k % 10 >= 7}

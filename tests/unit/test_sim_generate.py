@@ -5,11 +5,13 @@ from __future__ import annotations
 import pytest
 
 from sim.generate import (
+    DRAWN_KINDS,
     FAILSLOW_AFTER_S,
     SIZES,
     STALLING,
     WATCHDOG_S,
     failslow_scenario,
+    failslow_sweep_scenario,
     random_fault_scenario,
 )
 from sim.scenario import FAULT_KINDS, parse_scenario
@@ -33,7 +35,29 @@ def test_a_seed_names_one_scenario_and_every_draw_is_valid():
         assert scenario.wear.throttle_slowdown > 0 and job.step_jitter > 0
     assert worlds == set(SIZES)
     assert tps == {1, 2, 4, 8}
-    assert kinds == set(FAULT_KINDS) - {"precursor"}
+    assert kinds == set(DRAWN_KINDS)
+    assert set(DRAWN_KINDS) == set(FAULT_KINDS) - {"precursor", "nic_slow", "host_slow"}
+
+
+def test_the_fail_slow_sweep_spans_each_component_and_the_low_band():
+    kinds = {"gpu": "straggler", "nic": "nic_slow", "host": "host_slow"}
+    for component, kind in kinds.items():
+        slowdowns = []
+        for seed in range(40):
+            spec = failslow_sweep_scenario(seed, 4, component)
+            assert failslow_sweep_scenario(seed, 4, component) == spec
+            scenario = parse_scenario(spec)
+            (fault,) = scenario.faults
+            assert fault.kind == kind and scenario.jobs[0].world <= 1024
+            assert scenario.duration_s == fault.at_s + FAILSLOW_AFTER_S
+            slowdowns.append(fault.slowdown)
+        if component == "nic":
+            assert min(slowdowns) >= 1.5 and max(slowdowns) <= 6.0
+        else:  # half the draws aim at 1.03-1.10x of the job's pace
+            assert sum(s < 1.11 for s in slowdowns) >= 10
+            assert min(slowdowns) >= 1.035 and max(slowdowns) <= 1.36
+    with pytest.raises(ValueError, match="unknown fail-slow component"):
+        failslow_sweep_scenario(1, 4, "disk")
 
 
 @pytest.mark.parametrize("tp", [2, 4, 8])
