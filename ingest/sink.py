@@ -180,10 +180,12 @@ class Sink:
             self.observe_write(time.perf_counter() - started)
         rows, written, letters = outcome
         self._store_up()
+        # a rebalance while the write was retried may have taken partitions (on_revoke): their
+        # records left _pending; what was written of them the next owner finds and skips
         flushed = len(self._pending)
         self._recent.add_all([e.id for _, e in events])
         self._commit(self._pending)
-        newest_ms = max(r.timestamp_ms for r in self._pending)
+        newest_ms = max((r.timestamp_ms for r in self._pending), default=0)
         self.stats.record_age_s = max(0.0, time.time() - newest_ms / 1000) if newest_ms > 0 else 0.0
         self.stats.batches += 1
         self.stats.events_written += written

@@ -177,3 +177,28 @@ def test_each_batch_write_is_timed_once_with_its_retries_and_its_age_noted():
     assert len(times) == 1 and times[0] >= 0  # one batch, two failed attempts inside it
     assert sink.stats.batches == 1
     assert 0 <= sink.stats.record_age_s < 60  # the records were produced just now
+
+
+class RebalancedWhileDown(MemoryWriter):
+    """Refuses the first write; meanwhile the group takes the sink's partitions away."""
+
+    def __init__(self) -> None:
+        super().__init__(down_for=1)
+        self.sink: Sink | None = None
+
+    def write(self, events: Sequence[tuple[Record, Event]], dead: Sequence[DeadLetter]) -> int:
+        if self.attempts == 0 and self.sink is not None:
+            self.sink.on_revoke({r.tp for r, _ in events})  # as a poll during the retry would
+        return super().write(events, dead)
+
+
+def test_a_batch_whose_partitions_were_revoked_during_an_outage_flushes_cleanly():
+    bus = InProcessBus(partitions=1)
+    bus.producer().send(make_log())
+    writer = RebalancedWhileDown()
+    sink = _sink(bus, writer)
+    writer.sink = sink
+    sink._pending = sink.consumer.poll(10, 0.1)
+    assert sink.flush() == 0  # nothing of its own left to commit: the next owner re-reads
+    assert sink._pending == [] and sink.stats.record_age_s == 0.0
+    assert bus.committed("sink") == {}  # the records stay for the partitions' next owner
