@@ -11,6 +11,7 @@ from analytics.columns import ColumnBatch, Row
 from analytics.store import Store, StoreError, StoreRejected, StoreUnavailable
 from analytics.tables import ALL_TABLES, TABLES_BY_NAME, TELEMETRY_TABLES, Table
 from ingest.bus import Record, TopicPartition
+from ingest.fast_decode import GpuScrape
 from ingest.schema import Event
 from ingest.sink import BatchRejected, DeadLetter, WriterUnavailable
 
@@ -75,7 +76,9 @@ class ClickHouseWriter:
             return False
         return True
 
-    def write(self, events: Sequence[tuple[Record, Event]], dead: Sequence[DeadLetter]) -> int:
+    def write(
+        self, events: Sequence[tuple[Record, Event | GpuScrape]], dead: Sequence[DeadLetter]
+    ) -> int:
         """Insert the batch; return the rows written (replayed rows and re-sent ids excluded)."""
         partitions = {r.tp for r, _ in events} | {d.record.tp for d in dead}
         first: dict[TopicPartition, int] = {}
