@@ -5,9 +5,11 @@ collective of every rank) and measures its emission model: events per second by 
 collectives counted per step and divided by the healthy step time (a window of a few seconds
 would cut steps in half). `run_members` starts N `trainguard diagnose` processes in one
 consumer group on topics already holding the workload and measures each one's records and
-CPU time (/proc/PID/stat, all threads) from its first record to the last event it fed, read
-from its /metrics; process start-up (imports, migrations, group join) is not counted. The
-records are sent only once all members joined, so no partition is read twice.
+CPU time (/proc/PID/stat, all threads) from the moment the records are sent (all members
+joined and idle) to the last event it fed (its counts read from its /metrics, which a busy
+process may answer late, hence not its first record); process start-up (imports,
+migrations, group join) is not counted. The records are sent only once all members joined,
+so no partition is read twice.
 """
 
 from __future__ import annotations
@@ -159,6 +161,7 @@ class _Member:
     cpu_end: float = 0.0  # when its fed count last changed
     fed: float = 0.0
     fed_at: float = 0.0
+    busy_at: float = 0.0  # when its CPU time last grew
     counters: dict[str, float] = field(default_factory=dict)
 
 
@@ -218,6 +221,9 @@ def run_members(
     try:
         wait_for_group(bus.bootstrap, group, members)
         log(f"{members} member(s) joined; sending {total:,} records")
+        time.sleep(2.0)  # let a member's restore (which follows its join) finish
+        for m in crowd:  # idle now: every CPU second from here on is the records' work
+            m.cpu_first = process_cpu_s(m.proc.pid)
         produce(bus, records)
         while True:
             time.sleep(0.25)
@@ -226,18 +232,22 @@ def run_members(
                 if m.proc.poll() is not None:
                     raise RuntimeError(f"diagnose member exited: {m.stderr.read_text()[-2000:]}")
                 m.counters = _counters(m.port) or m.counters
-                m.cpu_last = process_cpu_s(m.proc.pid)
-                if m.cpu_first is None and m.counters.get("records_consumed", 0) > 0:
-                    m.cpu_first = m.cpu_last
-                    first_record = first_record or now
+                cpu = process_cpu_s(m.proc.pid)
+                if cpu - m.cpu_last > 0.02:  # working (an idle member polls for ~0)
+                    m.busy_at = now
+                m.cpu_last = cpu
+                if first_record is None and m.counters.get("records_consumed", 0) > 0:
+                    first_record = now
                 fed = m.counters.get("events_fed", 0)
                 if fed != m.fed:  # the member's work ends with the last event it fed
                     m.fed, m.fed_at, m.cpu_end = fed, now, m.cpu_last
             consumed = sum(m.counters.get("records_consumed", 0) for m in crowd)
             fed = sum(m.fed for m in crowd)
             end = max(m.fed_at for m in crowd)
-            # done: all read, and everything fed (or nothing more fed for 10 s: skipped records)
-            if consumed >= total and (fed >= total or now - end > 10):
+            # done: all read, and all fed, or every member idle for 10 s (the last events of a
+            # finite stream may stay buffered); a busy member's /metrics may answer late
+            idle = now - max(max(m.fed_at, m.busy_at) for m in crowd)
+            if consumed >= total and (fed >= total or idle > 10):
                 break
             if now - started > timeout_s:
                 raise RuntimeError(f"members did not finish in {timeout_s:.0f} s ({consumed=})")
