@@ -161,7 +161,6 @@ class _Member:
     cpu_end: float = 0.0  # when its fed count last changed
     fed: float = 0.0
     fed_at: float = 0.0
-    busy_at: float = 0.0  # when its CPU time last grew
     counters: dict[str, float] = field(default_factory=dict)
 
 
@@ -232,10 +231,7 @@ def run_members(
                 if m.proc.poll() is not None:
                     raise RuntimeError(f"diagnose member exited: {m.stderr.read_text()[-2000:]}")
                 m.counters = _counters(m.port) or m.counters
-                cpu = process_cpu_s(m.proc.pid)
-                if cpu - m.cpu_last > 0.02:  # working (an idle member polls for ~0)
-                    m.busy_at = now
-                m.cpu_last = cpu
+                m.cpu_last = process_cpu_s(m.proc.pid)
                 if first_record is None and m.counters.get("records_consumed", 0) > 0:
                     first_record = now
                 fed = m.counters.get("events_fed", 0)
@@ -244,10 +240,10 @@ def run_members(
             consumed = sum(m.counters.get("records_consumed", 0) for m in crowd)
             fed = sum(m.fed for m in crowd)
             end = max(m.fed_at for m in crowd)
-            # done: all read, and all fed, or every member idle for 10 s (the last events of a
-            # finite stream may stay buffered); a busy member's /metrics may answer late
-            idle = now - max(max(m.fed_at, m.busy_at) for m in crowd)
-            if consumed >= total and (fed >= total or idle > 10):
+            # done: all read, and all fed, or nothing more fed for 20 s (the last events of a
+            # finite stream may stay buffered); a busy member's /metrics may answer late, and
+            # a member waiting on its buffer still spends CPU, so CPU time cannot tell idle
+            if consumed >= total and (fed >= total or now - end > 20):
                 break
             if now - started > timeout_s:
                 raise RuntimeError(f"members did not finish in {timeout_s:.0f} s ({consumed=})")
@@ -271,17 +267,19 @@ def run_members(
     ]
     cpu = sum(float(p["cpu_s"]) for p in per_member)
     fed = sum(int(p["fed"]) for p in per_member)
+    consumed = sum(int(p["records"]) for p in per_member)
     wall = max(end - first_record, 1e-9)
     busiest = max(int(p["fed"]) for p in per_member)
     log(f"{members} member(s): {fed:,} events fed, {cpu:.1f} CPU s, {wall:.1f} s wall")
     return {
         "members": members,
         "records_sent": total,
-        "records_consumed": sum(int(p["records"]) for p in per_member),
+        "records_consumed": consumed,
         "fed": fed,
         "cpu_s": round(cpu, 2),
         "wall_s_first_record_to_last_fed": round(wall, 2),
         "events_per_cpu_s": round(fed / cpu) if cpu else None,
+        "records_per_cpu_s": round(consumed / cpu) if cpu else None,
         "events_per_s_wall": round(fed / wall),
         "busiest_member_share": round(busiest / fed, 3) if fed else None,
         "per_member": per_member,
