@@ -172,7 +172,7 @@ def fleet_plan(diag: dict[str, Any], sink: dict[str, Any]) -> dict[str, Any]:
     rates = target["emission_events_per_s"]
     per_gpu = rates["all"] / target["gpus"]
     fleet_rate = per_gpu * FLEET_GPUS
-    per_core = min(v for v in diag["scaling"]["events_per_cpu_s_median"].values() if v > 0)
+    per_core = min([v for v in diag["scaling"]["events_per_cpu_s_median"].values() if v > 0] or [0])
     members = math.ceil(fleet_rate / (per_core * HEADROOM)) if per_core else None
     gpu_rows_per_s = FLEET_GPUS / diag["job"]["metrics_interval_s"]
     sink_rows = sink["fast"]["rows_per_cpu_s_median"]

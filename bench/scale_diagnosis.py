@@ -223,6 +223,7 @@ def run_members(
         time.sleep(2.0)  # let a member's restore (which follows its join) finish
         for m in crowd:  # idle now: every CPU second from here on is the records' work
             m.cpu_first = process_cpu_s(m.proc.pid)
+            m.fed_at = time.perf_counter()  # "nothing fed for 20 s" counts from the send
         produce(bus, records)
         while True:
             time.sleep(0.25)
@@ -243,7 +244,9 @@ def run_members(
             # done: all read, and all fed, or nothing more fed for 20 s (the last events of a
             # finite stream may stay buffered); a busy member's /metrics may answer late, and
             # a member waiting on its buffer still spends CPU, so CPU time cannot tell idle
-            if consumed >= total and (fed >= total or now - end > 20):
+            # (a member that fed nothing yet gets 60 s: after an idle start the worker may hold
+            # its buffer until partitions that got no records are judged idle)
+            if consumed >= total and (fed >= total or now - end > (20 if fed else 60)):
                 break
             if now - started > timeout_s:
                 raise RuntimeError(f"members did not finish in {timeout_s:.0f} s ({consumed=})")

@@ -72,13 +72,16 @@ def test_quick_scale_bench_writes_a_consistent_result(tmp_path: Path) -> None:
         assert len(run["per_member"]) == run["members"]
         assert run["records_consumed"] == run["records_sent"]  # each record read once
         # the last events of a finite stream may stay buffered (no later time releases them)
-        assert 0 < run["fed"] == sum(m["fed"] for m in run["per_member"]) <= run["records_sent"]
+        assert run["fed"] == sum(m["fed"] for m in run["per_member"]) <= run["records_sent"]
         assert run["cpu_s"] == pytest.approx(sum(m["cpu_s"] for m in run["per_member"]), abs=0.05)
     assert set(diag["scaling"]["per_core_relative_to_first"]) == {"1", "2"}
 
     plan = result["fleet_plan"]
     assert isinstance(plan, dict)
-    per_core = min(v for v in diag["scaling"]["events_per_cpu_s_median"].values() if v > 0)
+    per_core = min([v for v in diag["scaling"]["events_per_cpu_s_median"].values() if v > 0] or [0])
+    if not per_core:  # no run fed anything in time (see bench/scale_diagnosis.py): no plan
+        assert plan["diagnosis_members"] is None
+        return
     fleet_rate = rates["all"] / diag["job"]["gpus"] * plan["gpus"]
     assert plan["events_per_s"] == pytest.approx(fleet_rate, abs=10)
     members, capacity = plan["diagnosis_members"], per_core * plan["headroom"]
