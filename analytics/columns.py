@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from operator import attrgetter
 
 import orjson
+from msgspec.structs import astuple
 
 from analytics.tables import (
     COLLECTIVES,
@@ -27,8 +28,8 @@ from analytics.tables import (
     Table,
     stored_cluster,
 )
+from ingest.fast_decode import SAMPLE_FIELDS, GpuScrape
 from ingest.schema import (
-    GPU_METRIC_FIELDS,
     CollectiveProgress,
     EventBase,
     GpuMetrics,
@@ -43,7 +44,7 @@ Columns = dict[str, list[object]]
 Position = tuple[str, int, int]  # (topic, partition, offset) the event was read at
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_gpu_values = attrgetter("gpu", "uuid", "pci_bus_id", "nvml_error", *GPU_METRIC_FIELDS)
+_gpu_values = attrgetter(*SAMPLE_FIELDS)
 _host_values = attrgetter(
     "cpu_util", "load1", "mem_used_bytes", "mem_total_bytes", "swap_used_bytes"
 )
@@ -72,7 +73,7 @@ class ColumnBatch:
     def __init__(self) -> None:
         self.rows: dict[str, list[Row]] = defaultdict(list)
 
-    def add_event(self, event: EventBase, pos: Position) -> None:
+    def add_event(self, event: EventBase | GpuScrape, pos: Position) -> None:
         """Append the rows of one event to the tables it feeds."""
         _BUILDERS[type(event)](self.rows, event, pos)
 
@@ -115,6 +116,13 @@ def _gpu(rows: dict[str, list[Row]], ev: GpuMetrics, pos: Position) -> None:
     out = rows[GPU_METRICS.name]
     for g in ev.gpus:
         out.append(head + _gpu_values(g) + tail)
+
+
+def _gpu_scrape(rows: dict[str, list[Row]], ev: GpuScrape, pos: Position) -> None:
+    """The same rows as _gpu, from the fast decoder's structs (values in SAMPLE_FIELDS order)."""
+    head = (*split_time(ev.ts), ev.node)
+    tail = (ev.id, *pos, stored_cluster(ev.cluster))
+    rows[GPU_METRICS.name].extend([head + astuple(g) + tail for g in ev.gpus])
 
 
 def _host(rows: dict[str, list[Row]], ev: HostMetrics, pos: Position) -> None:
@@ -218,6 +226,7 @@ def _topology(rows: dict[str, list[Row]], ev: JobTopology, pos: Position) -> Non
 
 _BUILDERS: dict[type, Callable[[dict[str, list[Row]], object, Position], None]] = {
     GpuMetrics: _gpu,  # type: ignore[dict-item]
+    GpuScrape: _gpu_scrape,  # type: ignore[dict-item]
     HostMetrics: _host,  # type: ignore[dict-item]
     LogLine: _log,  # type: ignore[dict-item]
     TrainStep: _step,  # type: ignore[dict-item]

@@ -97,8 +97,14 @@ def sink_process_rate(
     port: int,
     expected_rows: int,
     batch_records: int,
+    extra_env: dict[str, str] | None = None,
 ) -> dict[str, float]:
-    """Run `trainguard sink` pinned to one core; return its steady rows/s and peak memory."""
+    """Run `trainguard sink` pinned to one core; return its steady rows/s, CPU and memory.
+
+    `extra_env` overrides the child's settings (another TG_SINK_GROUP to read the topics
+    again, TG_SINK_FAST_DECODE). `cpu_s` is the process's CPU time (all threads) from its
+    first fetch to its last row stored.
+    """
     topics = bus.topics
     metrics_port = _free_port()
     child_env = {
@@ -113,6 +119,7 @@ def sink_process_rate(
         "TG_SINK_GROUP": f"bench-{topics.prefix}",
         "TG_SINK_BATCH_RECORDS": str(batch_records),
         "TG_SINK_METRICS_PORT": str(metrics_port),
+        **(extra_env or {}),
     }
     core = max(os.sched_getaffinity(0))
     started = time.perf_counter()
@@ -125,6 +132,7 @@ def sink_process_rate(
         preexec_fn=lambda: os.sched_setaffinity(0, {core}),
     )
     first_seen: float | None = None
+    cpu_first = cpu_last = 0.0
     peak_kib = 0
     try:
         while True:
@@ -132,8 +140,10 @@ def sink_process_rate(
             peak_kib = max(peak_kib, _vm_hwm_kib(proc.pid))
             if first_seen is None and _consumed(metrics_port) > 0:
                 first_seen = now  # the sink fetched its first records: the clock starts
+                cpu_first = process_cpu_s(proc.pid)
             if first_seen is not None and gpu_rows(store) >= expected_rows:
                 now = time.perf_counter()
+                cpu_last = process_cpu_s(proc.pid)
                 break
             if proc.poll() is not None or now - started > 600:
                 stderr = proc.stderr.read().decode() if proc.stderr else ""
@@ -149,7 +159,17 @@ def sink_process_rate(
         "wall_s_including_startup": now - started,
         "peak_rss_mib": peak_kib / 1024,
         "core": core,
+        "cpu_s": cpu_last - cpu_first,
     }
+
+
+def process_cpu_s(pid: int) -> float:
+    """Return a process's user + system CPU seconds, all threads (/proc/PID/stat); 0 if gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _consumed(port: int) -> float:

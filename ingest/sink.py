@@ -15,11 +15,14 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ingest.bus import BusError, Consumer, Record, TopicPartition
 from ingest.event_time import EventTimePolicy
 from ingest.schema import DEFAULT_CLUSTER, Event, SchemaError, decode_event
+
+if TYPE_CHECKING:
+    from ingest.fast_decode import FastDecoder, GpuScrape
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +47,9 @@ class DeadLetter:
 class Writer(Protocol):
     """Stores decoded batches; implemented by analytics, wired in by trainguard."""
 
-    def write(self, events: Sequence[tuple[Record, Event]], dead: Sequence[DeadLetter]) -> int:
+    def write(
+        self, events: Sequence[tuple[Record, Event | GpuScrape]], dead: Sequence[DeadLetter]
+    ) -> int:
         """Store a batch idempotently; return the rows written.
 
         Raise WriterUnavailable to be retried later, BatchRejected if the data itself is refused.
@@ -79,6 +84,7 @@ class SinkSettings:
     dedup_window: int = 500_000
     event_time: EventTimePolicy = field(default_factory=EventTimePolicy)  # what is dead-lettered
     cluster: str = DEFAULT_CLUSTER  # of events that name none (TG_CLUSTER)
+    fast_decode: bool = True  # GPU scrapes through ingest.fast_decode (same values, ~5x faster)
 
 
 @dataclass
@@ -138,6 +144,11 @@ class Sink:
         self._sleep = sleep
         self._pending: list[Record] = []
         self._recent = RecentIds(self.settings.dedup_window)
+        self._fast: FastDecoder | None = None
+        if self.settings.fast_decode:
+            from ingest.fast_decode import FastDecoder  # msgspec: a server extra only
+
+            self._fast = FastDecoder(self.settings.cluster)
 
     def on_revoke(self, partitions: set[TopicPartition]) -> None:
         """Forget uncommitted records of partitions another member now owns."""
@@ -197,7 +208,7 @@ class Sink:
 
     def _write_splitting(
         self,
-        events: list[tuple[Record, Event]],
+        events: list[tuple[Record, Event | GpuScrape]],
         dead: list[DeadLetter],
         stop: threading.Event | None,
     ) -> tuple[int, int, int] | None:
@@ -222,7 +233,7 @@ class Sink:
 
     def _write_halves(
         self,
-        events: list[tuple[Record, Event]],
+        events: list[tuple[Record, Event | GpuScrape]],
         dead: list[DeadLetter],
         stop: threading.Event | None,
     ) -> tuple[int, int, int] | None:
@@ -244,7 +255,7 @@ class Sink:
 
     def _write_retrying(
         self,
-        events: list[tuple[Record, Event]],
+        events: list[tuple[Record, Event | GpuScrape]],
         dead: list[DeadLetter],
         stop: threading.Event | None,
     ) -> int | None:
@@ -274,18 +285,21 @@ class Sink:
 
     def _decode(
         self, records: Sequence[Record]
-    ) -> tuple[list[tuple[Record, Event]], list[DeadLetter], int]:
-        events: list[tuple[Record, Event]] = []
+    ) -> tuple[list[tuple[Record, Event | GpuScrape]], list[DeadLetter], int]:
+        events: list[tuple[Record, Event | GpuScrape]] = []
         dead: list[DeadLetter] = []
         batch_ids: set[str] = set()
         duplicates = 0
         now = datetime.now(UTC)
+        fast = self._fast
         for record in records:
-            try:
-                event = decode_event(record.value).in_cluster(self.settings.cluster)
-            except SchemaError as exc:
-                dead.append(DeadLetter(record, str(exc), now))
-                continue
+            event: Event | GpuScrape | None = None if fast is None else fast.decode(record.value)
+            if event is None:
+                try:
+                    event = decode_event(record.value).in_cluster(self.settings.cluster)
+                except SchemaError as exc:
+                    dead.append(DeadLetter(record, str(exc), now))
+                    continue
             refusal = self.settings.event_time.refusal(event.ts, now)
             if refusal is not None:
                 dead.append(DeadLetter(record, refusal, now))
@@ -342,9 +356,12 @@ class Sink:
         self.stats.store_up = True
 
     def _commit(self, records: Sequence[Record]) -> None:
-        offsets: dict[TopicPartition, int] = {}
+        upto: dict[tuple[str, int], int] = {}  # plain tuples: hashed in C, ~1 us less a record
         for r in records:
-            offsets[r.tp] = max(offsets.get(r.tp, 0), r.offset + 1)
+            key, after = (r.topic, r.partition), r.offset + 1
+            if after > upto.get(key, 0):
+                upto[key] = after
+        offsets = {TopicPartition(t, p): offset for (t, p), offset in upto.items()}
         try:
             self.consumer.commit(offsets)
             self.stats.last_commit_ts = time.time()

@@ -74,6 +74,7 @@ def build_sink(
         retry_max_s=settings.retry_max_s,
         event_time=event_time or EventTimeSettings().policy(),
         cluster=ClusterSettings().cluster,
+        fast_decode=settings.fast_decode,
     )
     holder: list[Sink] = []
 
