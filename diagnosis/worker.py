@@ -446,14 +446,12 @@ class DiagnosisWorker:
         owned = self.consumer.assignment()
         if not owned:
             return None  # between assignments (a rebalance): the partitions come back
-        if (
-            self._unconfirmed
-            and self._monotonic() - self._resumed_at >= self.settings.idle_partition_s
-        ):
-            # the consumer has fetched every partition since input resumed, so what it says
-            # of their ends is current again (in flowing time this never comes if the input
-            # stops for good right after the burst: a partition that had nothing to deliver
-            # would hold every buffered event back forever)
+        if self._unconfirmed and self._monotonic() - self._resumed_at >= self.settings.lateness_s:
+            # the consumer has polled (and so fetched every partition) several times since
+            # input resumed, so what it says of their ends is current again. In flowing time
+            # this never comes if the input stops for good right after the burst: a partition
+            # that had nothing to deliver would hold every buffered event back forever. Kept
+            # short: a worker that stops while events wait leaves them unfed (re-read later).
             self._unconfirmed.clear()
         holding: list[datetime] = []
         behind = owned - self.consumer.caught_up()
