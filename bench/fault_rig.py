@@ -18,9 +18,9 @@ import pandas as pd
 from analytics.columns import ColumnBatch
 from analytics.store import Store, StoreError
 from analytics.tables import TELEMETRY_TABLES
+from diagnosis.engine import DiagnosisEngine
 from diagnosis.incident_store import load_incidents
 from diagnosis.incidents import Incident
-from diagnosis.replay import Replay
 from ingest.schema import EventBase
 from sim.scenario import parse_scenario
 from sim.twin import Twin
@@ -105,7 +105,7 @@ def workload(size: int = 1, duration_s: float = 240.0, start: datetime | None = 
     events: list[EventBase] = []
     Twin(parse_scenario(data), events.append, start=start).run()
     events.sort(key=lambda e: e.ts)
-    replay = Replay()
+    replay = DiagnosisEngine()
     for event in events:
         replay.feed(event)
     expected = {i.id: i for i in replay.finish()}

@@ -7,7 +7,7 @@ the infrastructure itself while it flows, then reports:
 - events lost: published events with fewer rows stored than they make (or none);
 - events duplicated: events with more rows stored than they make, as a query without FINAL
   sees them (per telemetry table, row counts per event id);
-- incidents wrong: incidents stored that an uninterrupted in-memory `Replay` of the same
+- incidents wrong: incidents stored that an uninterrupted in-memory `DiagnosisEngine` of the same
   events does not give, or gives differently (category, job, top suspect), plus those missing.
 
 Runs:

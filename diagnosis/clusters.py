@@ -1,4 +1,4 @@
-"""Streaming diagnosis of several clusters: one `Replay` per cluster.
+"""Streaming diagnosis of several clusters: one `DiagnosisEngine` per cluster.
 
 A node or job name is unique only within its cluster, so every piece of diagnosis state (job
 topologies, GPU placements, NIC states, the correlator's open incidents) is kept per cluster;
@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
+from diagnosis.engine import DiagnosisEngine
 from diagnosis.fabric import Fabric
 from diagnosis.incidents import Incident, OpenState
-from diagnosis.replay import Replay
 from ingest.schema import EventBase, JobTopology
 
 
@@ -22,14 +22,14 @@ class ClusterReplays:
     def __init__(self, home: str, fabric: Fabric | None = None) -> None:
         self.home = home  # this worker's own cluster (TG_CLUSTER): the fabric describes it
         self.fabric = fabric
-        self.by_cluster: dict[str, Replay] = {}
+        self.by_cluster: dict[str, DiagnosisEngine] = {}
 
-    def get(self, cluster: str) -> Replay:
+    def get(self, cluster: str) -> DiagnosisEngine:
         """Return the diagnosis of one cluster."""
         replay = self.by_cluster.get(cluster)
         if replay is None:
             fabric = self.fabric if cluster == self.home else None
-            replay = self.by_cluster[cluster] = Replay(fabric, cluster=cluster)
+            replay = self.by_cluster[cluster] = DiagnosisEngine(fabric, cluster=cluster)
         return replay
 
     def feed(self, event: EventBase, clock: datetime | None = None) -> None:
@@ -50,7 +50,7 @@ class ClusterReplays:
         for replay in self.by_cluster.values():
             replay.advance(now)
 
-    def restore_topology(self, topology: JobTopology) -> Replay:
+    def restore_topology(self, topology: JobTopology) -> DiagnosisEngine:
         """Take back a running job's topology into its cluster; return that cluster's replay."""
         replay = self.get(topology.cluster)
         replay.restore(topology)

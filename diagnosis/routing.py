@@ -3,8 +3,8 @@
 Job telemetry (steps, collectives, topologies) is keyed by job on the bus; node telemetry
 (metrics, logs) is keyed by node. Diagnosis correlates a node's evidence with the job running
 on it, so the route stage re-keys node evidence by that job: the job of the latest topology,
-at or before the event's time, that places a rank on the node (what `Replay` maps the node to
-when it reaches that event). A node that runs no job keeps its node as key, so its
+at or before the event's time, that places a rank on the node (what `DiagnosisEngine` maps the
+node to when it reaches that event). A node that runs no job keeps its node as key, so its
 node-level incidents come from exactly one member. The topics a member reads are
 co-partitioned (same partition count, same hash), so one key's evidence meets in one member.
 

@@ -1,7 +1,7 @@
 """The streaming diagnosis worker: telemetry topics in, incident revisions out.
 
 One member of a consumer group reads every telemetry family, puts the events back in event-time
-order and feeds the same `Replay` the recorded-directory mode uses. Records of different
+order and feeds the same `DiagnosisEngine` the recorded-directory mode uses. Records of different
 partitions arrive interleaved and, while catching up on a backlog, far apart in event time; so
 an event is fed only once every partition with records still to read has reached its time
 (minus a short lateness allowance for records in flight); `max_buffered` bounds the wait.
@@ -45,13 +45,13 @@ from analytics.readback import recent_collectives, recent_job_steps
 from analytics.store import Store, StoreError
 from diagnosis.clock import SourceClock
 from diagnosis.clusters import ClusterReplays
+from diagnosis.engine import DiagnosisEngine
 from diagnosis.fabric import Fabric
 from diagnosis.incident_store import latest_statuses, load_states
 from diagnosis.incidents import OpenState
 from diagnosis.lifecycle import is_final
 from diagnosis.model import IncidentStatus
 from diagnosis.publisher import IncidentPublisher
-from diagnosis.replay import Replay
 from diagnosis.routing import Membership, decode_mark, owner_key
 from ingest.bus import BusError, Consumer, Producer, Record, TopicPartition, Topics
 from ingest.event_time import EventTimePolicy
@@ -196,7 +196,7 @@ class DiagnosisWorker:
         log.info("assigned %d partitions: state rebuilt from the store", len(partitions))
 
     @property
-    def replay(self) -> Replay:
+    def replay(self) -> DiagnosisEngine:
         """Return the diagnosis of this worker's own cluster (TG_CLUSTER)."""
         return self.replays.get(self.settings.cluster)
 
@@ -335,7 +335,7 @@ class DiagnosisWorker:
             [s for s in states if member.owns(owner_key(s.job, s.root.node), owned)],
         )
 
-    def _warm(self, replay: Replay, job_id: str, resume: datetime | None) -> None:
+    def _warm(self, replay: DiagnosisEngine, job_id: str, resume: datetime | None) -> None:
         """Give a restored job's detectors its recent steps and collectives from the store."""
         cluster = replay.cluster
         try:

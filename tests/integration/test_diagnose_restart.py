@@ -18,11 +18,11 @@ from analytics.queries import dead_letters
 from analytics.store import Store
 from analytics.writer import ClickHouseWriter
 from bench.reliability_faults import joined
+from diagnosis.engine import DiagnosisEngine
 from diagnosis.incident_store import load_incidents, record_transition, transitions
 from diagnosis.incidents import Incident
 from diagnosis.lifecycle import Transition
 from diagnosis.model import Category, IncidentStatus
-from diagnosis.replay import Replay
 from diagnosis.worker import DiagnosisWorker, WorkerSettings
 from ingest.bus import TopicFamily
 from ingest.kafka_bus import KafkaBus
@@ -123,7 +123,7 @@ def _twin(scenario: dict[str, Any]) -> list[EventBase]:
 
 
 def _replayed(events: Sequence[EventBase]) -> dict[str, Incident]:
-    replay = Replay()
+    replay = DiagnosisEngine()
     for event in events:
         replay.feed(event)
     return {i.id: i for i in replay.finish()}

@@ -16,8 +16,8 @@ from analytics.tables import (
     stored_cluster,
 )
 from diagnosis.clusters import ClusterReplays
+from diagnosis.engine import DiagnosisEngine
 from diagnosis.incidents import Correlator, incident_id
-from diagnosis.replay import Replay
 from ingest.agent.settings import AgentSettings
 from ingest.schema import (
     DEFAULT_CLUSTER,
@@ -117,7 +117,7 @@ def test_first_migrations_create_tables_without_the_cluster_and_the_later_one_ad
 
 def test_the_same_root_cause_in_two_clusters_is_two_incidents():
     finding_line = make_log()
-    default, west = Replay(), Replay(cluster="west")
+    default, west = DiagnosisEngine(), DiagnosisEngine(cluster="west")
     default.feed(finding_line)
     west.feed(finding_line.in_cluster("west"))
     (a,), (b,) = default.finish(), west.finish()

@@ -9,9 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from diagnosis.clock import SourceClock
+from diagnosis.engine import COARSE_CHECKS, FINE_CHECKS, DiagnosisEngine
 from diagnosis.incidents import Correlator, incident_id
 from diagnosis.model import Action, Blame, Category, Finding, Severity
-from diagnosis.replay import COARSE_CHECKS, FINE_CHECKS, Replay
 from ingest.event_time import UNBOUNDED, EventTimePolicy
 from ingest.schema import SchemaError, decode_event
 from tests.builders import T0, at, make_log, make_step, make_topology
@@ -83,7 +83,7 @@ def test_a_silent_source_stops_holding_the_clock_back():
 
 
 def test_a_gap_of_centuries_is_checked_in_a_bounded_number_of_steps():
-    replay = Replay()
+    replay = DiagnosisEngine()
     checks = []
     replay._check = checks.append  # type: ignore[method-assign]  # count, do not detect
     replay.feed(make_log("n1", 0))
@@ -94,7 +94,7 @@ def test_a_gap_of_centuries_is_checked_in_a_bounded_number_of_steps():
 
 
 def test_a_hang_is_still_found_within_seconds_across_a_long_gap():
-    replay = Replay()
+    replay = DiagnosisEngine()
     replay.feed(make_topology("job-1"))
     for step in range(1, 10):
         replay.feed(make_step("job-1", step))

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from diagnosis.detectors import FailSlowDetector
+from diagnosis.engine import DiagnosisEngine
 from diagnosis.fabric import Fabric
 from diagnosis.incidents import Incident
 from diagnosis.model import Category, ComponentKind
-from diagnosis.replay import Replay
 from ingest.schema import EventBase, TrainStep
 from sim.generate import NOISY_WEAR
 from sim.scenario import parse_scenario
@@ -81,7 +81,7 @@ def replay(spec: dict, cabled: bool = False) -> tuple[list[Incident], list[dict]
     if cabled:
         hw = Twin(scenario, lambda _e: None)
         fabric = Fabric.from_mapping(hw.hw.inventory(hw.node_names))
-    r = Replay(fabric)
+    r = DiagnosisEngine(fabric)
 
     def feed(event: EventBase) -> None:
         r.feed(event)

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from bench.scoring import matches
+from diagnosis.engine import DiagnosisEngine
 from diagnosis.model import Category
-from diagnosis.replay import Replay
 from ingest.schema import EventBase
 from sim.generate import random_fault_scenario
 from sim.scenario import parse_scenario
@@ -18,7 +18,7 @@ from sim.twin import DEFAULT_START, Twin
 
 
 def replay(spec: dict) -> tuple[list, list[dict]]:
-    r = Replay()
+    r = DiagnosisEngine()
 
     def feed(event: EventBase) -> None:
         r.feed(event)

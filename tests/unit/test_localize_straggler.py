@@ -7,10 +7,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from diagnosis.engine import STRAGGLER_STEPS, STRAGGLER_WINDOW, straggler_window
 from diagnosis.graph import build_comm_graph
 from diagnosis.localize import localize_straggler
 from diagnosis.model import ComponentKind
-from diagnosis.replay import STRAGGLER_STEPS, STRAGGLER_WINDOW, straggler_window
 from ingest.schema import CommKind
 from tests.localize_builders import record, run_twin, topology
 
