@@ -40,19 +40,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from analytics.queries import recent_topologies
-from analytics.readback import recent_collectives, recent_job_steps
 from analytics.store import Store, StoreError
 from diagnosis.clock import SourceClock
 from diagnosis.clusters import ClusterReplays
 from diagnosis.engine import DiagnosisEngine
 from diagnosis.fabric import Fabric
-from diagnosis.incident_store import latest_statuses, load_states
 from diagnosis.incidents import OpenState
 from diagnosis.lifecycle import is_final
 from diagnosis.model import IncidentStatus
 from diagnosis.publisher import IncidentPublisher
+from diagnosis.restore import read_snapshot, warm_job
 from diagnosis.routing import Membership, decode_mark, owner_key
+from diagnosis.watermark import InputProgress
 from ingest.bus import BusError, Consumer, Producer, Record, TopicPartition, Topics
 from ingest.event_time import EventTimePolicy
 from ingest.schema import DEFAULT_CLUSTER, EventBase, JobTopology, SchemaError, decode_event
@@ -165,15 +164,11 @@ class DiagnosisWorker:
         self._agreed: datetime | None = None  # the sources' agreed time, once per poll
         self._restored = False
         self._seen_ids = RecentIds(self.settings.dedup_window)
-        self._part_ts: dict[TopicPartition, datetime] = {}
-        self._part_seen: dict[TopicPartition, float] = {}
         self._fed_upto: dict[TopicPartition, int] = {}
-        self._last_record = monotonic()
+        self._input = InputProgress(
+            self.settings.lateness_s, self.settings.idle_partition_s, monotonic()
+        )
         self._started = monotonic()
-        self._paused_s = 0.0  # input pauses longer than the lateness allowance, summed
-        self._unconfirmed: set[TopicPartition] = set()  # silent since the last pause
-        self._resumed = 0.0  # flowing time when input resumed after the last pause
-        self._resumed_at = 0.0  # monotonic time of the same
         self._last_commit = monotonic()
         self._last_status = monotonic()
         self.publisher.forget()
@@ -223,32 +218,21 @@ class DiagnosisWorker:
             records = self._rewound()
         now = self._monotonic()
         if records:
-            # a pause in all input (a broker outage, a quiet cluster) is not a partition's
-            # silence: partitions are judged idle in the time records were flowing
-            paused = now - self._last_record - self.settings.lateness_s
-            self._last_record = now
-            if paused > 0:
-                # what the consumer knew of each partition's end predates the pause: until a
-                # partition delivers again, or the consumer has fetched them all since, it is
-                # not known to be caught up
-                self._paused_s += paused
-                self._unconfirmed = set(self.consumer.assignment())
-                self._resumed = self._flow()
-                self._resumed_at = now
-            self._buffer(records)
-        if not self._restored and (self._heap or self._nothing_to_read(now)):
+            self._buffer(records, self._input.arrived(now, self.consumer.assignment()))
+        owned, caught_up = self.consumer.assignment(), self.consumer.caught_up()
+        if not self._restored and (self._heap or self._nothing_to_read(now, owned, caught_up)):
             # before anything is fed: what was read first is where this worker resumes
             self.restore(resume=self._heap[0].ts if self._heap else None)
         self._agreed = self._sources.now(now)
-        upto = self._watermark(self.settings.lateness_s)
+        upto = self._watermark(self.settings.lateness_s, owned, caught_up)
         if upto is not None:
             self._release(upto)
         self._release_overflow()
-        if not records and now - self._last_record >= self.settings.lateness_s:
+        if not records and now - self._input.last_record >= self.settings.lateness_s:
             # nothing is arriving, so nothing in flight can arrive out of order: feed up to
             # where partitions with unread records stand and the sources agree (an event ahead
             # of that waits for another source to get there, or for the end)
-            idle_upto = self._watermark(0.0)
+            idle_upto = self._watermark(0.0, owned, caught_up)
             if idle_upto is not None:
                 self._release(idle_upto)
             self._advance_if_live()
@@ -275,11 +259,12 @@ class DiagnosisWorker:
         self._rewind = False
         return []
 
-    def _nothing_to_read(self, now: float) -> bool:
+    def _nothing_to_read(
+        self, now: float, owned: set[TopicPartition], caught_up: set[TopicPartition]
+    ) -> bool:
         """Whether this worker owns partitions and has read all there is (no backlog)."""
-        owned = self.consumer.assignment()
         waited = now - self._started >= self.settings.restore_timeout_s
-        return waited or (bool(owned) and owned <= self.consumer.caught_up())
+        return waited or (bool(owned) and owned <= caught_up)
 
     def restore(self, resume: datetime | None = None) -> None:
         """Take back running jobs' topologies and open incidents from the store (once).
@@ -291,12 +276,12 @@ class DiagnosisWorker:
         diagnosis goes on without them (logged), since new faults matter more than old ones.
         """
         deadline = self._monotonic() + self.settings.restore_timeout_s
+        cfg = self.settings
         while True:
             try:
-                topologies = recent_topologies(self.store, self.settings.restore_topologies_s)
-                states = load_states(self.store, self.settings.restore_incidents_s)
-                topologies, states = self._owned(topologies, states)
-                statuses = latest_statuses(self.store, [s.id for s in states])
+                snap = read_snapshot(
+                    self.store, cfg.restore_topologies_s, cfg.restore_incidents_s, self._owned
+                )
                 break
             except StoreError as exc:
                 self.stats.store_errors += 1
@@ -306,19 +291,26 @@ class DiagnosisWorker:
                     return
                 log.info("store not readable yet, retrying the restore: %s", exc)
                 time.sleep(1.0)
-        for topology in topologies:
-            self._warm(self.replays.restore_topology(topology), topology.job_id, resume)
-        closed = {i for i, (status, _reason) in statuses.items() if is_final(status)}
-        self.replays.restore_states(states, closed)
-        for st in states:
-            self.publisher.restored(st.id, st.revision, statuses.get(st.id, (_OPEN, ""))[0])
-        self.stats.restored_jobs, self.stats.restored_incidents = len(topologies), len(states)
+        for topology in snap.topologies:
+            engine = self.replays.restore_topology(topology)
+            try:
+                warm_job(self.store, engine, topology.job_id, resume)
+            except StoreError as exc:
+                self.stats.store_errors += 1
+                log.warning("job %s restored without its recent steps: %s", topology.job_id, exc)
+        closed = {i for i, (status, _reason) in snap.statuses.items() if is_final(status)}
+        self.replays.restore_states(snap.states, closed)
+        for st in snap.states:
+            status = snap.statuses.get(st.id, (_OPEN, ""))[0]
+            self.publisher.restored(st.id, st.revision, status)
+        jobs, incidents = len(snap.topologies), len(snap.states)
+        self.stats.restored_jobs, self.stats.restored_incidents = jobs, incidents
         self._restored = True
-        if topologies or states:
+        if jobs or incidents:
             log.info(
                 "restored %d job topologies and %d incidents (%d closed) from the store",
-                len(topologies),
-                len(states),
+                jobs,
+                incidents,
                 len(closed),
             )
 
@@ -335,34 +327,6 @@ class DiagnosisWorker:
             [s for s in states if member.owns(owner_key(s.job, s.root.node), owned)],
         )
 
-    def _warm(self, replay: DiagnosisEngine, job_id: str, resume: datetime | None) -> None:
-        """Give a restored job's detectors its recent steps and collectives from the store."""
-        cluster = replay.cluster
-        try:
-            steps = recent_job_steps(self.store, job_id, WARM_STEPS, resume, cluster)
-            since = steps[-1].ts - WARM_COLLECTIVES if steps else None
-            job = replay.jobs[job_id]
-            collectives = (
-                recent_collectives(
-                    self.store, job_id, since, job.recent.maxlen or 0, resume, cluster
-                )
-                if since is not None
-                else []
-            )
-        except StoreError as exc:
-            self.stats.store_errors += 1
-            log.warning("job %s restored without its recent steps: %s", job_id, exc)
-            return
-        replay.warm(job_id, [*steps, *collectives])
-        if steps:
-            log.info(
-                "job %s: detectors shown its last %d steps (up to step %d) and %d collectives",
-                job_id,
-                len(steps),
-                steps[-1].step,
-                len(collectives),
-            )
-
     def drain(self) -> None:
         """Feed everything buffered and publish every pending revision (end of a stream)."""
         self._agreed = self._sources.now(self._monotonic())
@@ -371,13 +335,12 @@ class DiagnosisWorker:
         self._commit()
 
     # ------------------------------------------------------------------ input
-    def _buffer(self, records: list[Record]) -> None:
+    def _buffer(self, records: list[Record], flow: float) -> None:
         self.stats.consumed += len(records)
-        now, flow, wall = self._monotonic(), self._flow(), self._wall()
+        now, wall = self._monotonic(), self._wall()
         member = self.membership
         for record in records:
-            self._part_seen[record.tp] = flow
-            self._unconfirmed.discard(record.tp)
+            self._input.heard(record.tp, flow)
             if member is not None and record.topic == member.evidence_topic:
                 marks = decode_mark(record.value)
                 if marks is not None:
@@ -402,9 +365,7 @@ class DiagnosisWorker:
                 continue
             self._seen_ids.add_all([event.id])
             self._sources.observe(event.key, event.ts, now)
-            last = self._part_ts.get(record.tp)
-            if last is None or event.ts > last:
-                self._part_ts[record.tp] = event.ts
+            self._input.reached(record.tp, event.ts)
             heapq.heappush(
                 self._heap, _Buffered(event.ts, next(self._seq), record.tp, record.offset, event)
             )
@@ -425,49 +386,21 @@ class DiagnosisWorker:
                 reason,
             )
 
-    def _flow(self) -> float:
-        """Return monotonic time less the pauses of all input (what partition idleness counts)."""
-        now = self._monotonic()
-        pausing = max(0.0, now - self._last_record - self.settings.lateness_s)
-        return now - self._paused_s - pausing
-
-    def _watermark(self, lateness_s: float) -> datetime | None:
+    def _watermark(
+        self, lateness_s: float, owned: set[TopicPartition], caught_up: set[TopicPartition]
+    ) -> datetime | None:
         """Return the event time up to which feeding is safe, or None for nothing yet.
 
-        Partitions still holding unread records hold it back at the time they have reached
-        (less the lateness allowance); one that has delivered nothing yet holds everything back
-        (within `max_buffered`); one silent for `idle_partition_s` while others delivered is not
-        waited for. Nothing is fed past the time the sources agree on.
+        Partitions hold it back where their input stands (`InputProgress.holding`, less the
+        lateness allowance); with `max_buffered` bounding the wait. Nothing is fed past the
+        time the sources agree on, nor (a scale-out member) past what the route stage routed.
         """
-        now = self._flow()
         agreed = self._agreed
-        if agreed is None:
+        if agreed is None or not owned:
+            return None  # no event yet, or between assignments (a rebalance)
+        holding = self._input.holding(self._monotonic(), owned, caught_up)
+        if holding is None:
             return None
-        owned = self.consumer.assignment()
-        if not owned:
-            return None  # between assignments (a rebalance): the partitions come back
-        if self._unconfirmed and self._monotonic() - self._resumed_at >= self.settings.lateness_s:
-            # the consumer has polled (and so fetched every partition) several times since
-            # input resumed, so what it says of their ends is current again. In flowing time
-            # this never comes if the input stops for good right after the burst: a partition
-            # that had nothing to deliver would hold every buffered event back forever. Kept
-            # short: a worker that stops while events wait leaves them unfed (re-read later).
-            self._unconfirmed.clear()
-        holding: list[datetime] = []
-        behind = owned - self.consumer.caught_up()
-        for tp in behind | (owned & self._unconfirmed):
-            if tp not in behind:  # caught up by what was known before the last pause
-                heard = max(self._part_seen.get(tp, self._resumed), self._resumed)
-                if now - heard >= self.settings.idle_partition_s:
-                    continue  # silent since, while others delivered: nothing was waiting
-                if tp not in self._part_ts:
-                    return None  # it may deliver any time now
-            elif tp not in self._part_ts:
-                if tp in self._part_seen:
-                    continue  # delivered only undecodable records
-                return None  # records to read, none seen yet: their time is unknown
-            if now - self._part_seen.get(tp, self._resumed) < self.settings.idle_partition_s:
-                holding.append(self._part_ts[tp])
         if self.membership is not None:
             # node evidence still to be routed to this member: wait for the route stage
             known, routing = self.membership.progress.hold(self.membership.routed(owned))
@@ -553,5 +486,3 @@ class DiagnosisWorker:
 
 
 _OPEN = IncidentStatus.OPEN
-WARM_STEPS = 60  # a restored job's detectors see its last steps again: warm-up, baseline, window
-WARM_COLLECTIVES = timedelta(seconds=30)  # ... and its collectives this far before its last step
