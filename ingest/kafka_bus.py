@@ -1,4 +1,4 @@
-"""The Kafka bus: kafka-python producers and consumer-group members behind the bus interface.
+"""The Kafka bus: kafka-python producers, and consumer-group members (`ingest.kafka_consumer`).
 
 The producer never sends a record the broker would refuse: its request size is the
 broker's limit (`max.message.bytes` of each topic, read through the admin client), and a
@@ -24,12 +24,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
-from kafka import TopicPartition as KafkaTopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType
-from kafka.consumer.subscription_state import ConsumerRebalanceListener
 from kafka.errors import KafkaError
 from kafka.record.default_records import DefaultRecordBatchBuilder
-from kafka.structs import OffsetAndMetadata
 
 from ingest.bus import (
     BusError,
@@ -37,11 +34,10 @@ from ingest.bus import (
     DeliveryFailure,
     MissingTopics,
     RebalanceCallback,
-    Record,
     RecordTooLarge,
-    TopicPartition,
     Topics,
 )
+from ingest.kafka_consumer import KafkaBusConsumer
 from ingest.schema import EventBase, encode_event
 from ingest.topics import TopicAdmin, TopicSpec
 
@@ -254,22 +250,7 @@ class KafkaBus:
         except KafkaError as exc:
             inner.close()
             raise BusError(f"Kafka at {self.bootstrap}: no metadata for {topics}: {exc}") from exc
-        inner.subscribe(topics, listener=_Listener(on_assign, on_revoke))
-        return KafkaBusConsumer(inner)
-
-
-class _Listener(ConsumerRebalanceListener):
-    def __init__(self, on_assign: RebalanceCallback | None, on_revoke: RebalanceCallback | None):
-        self._on_assign = on_assign
-        self._on_revoke = on_revoke
-
-    def on_partitions_revoked(self, revoked: Iterable[KafkaTopicPartition]) -> None:
-        if self._on_revoke:
-            self._on_revoke({TopicPartition(tp.topic, tp.partition) for tp in revoked})
-
-    def on_partitions_assigned(self, assigned: Iterable[KafkaTopicPartition]) -> None:
-        if self._on_assign:
-            self._on_assign({TopicPartition(tp.topic, tp.partition) for tp in assigned})
+        return KafkaBusConsumer.subscribed(inner, topics, on_assign, on_revoke)
 
 
 class KafkaBusProducer:
@@ -400,105 +381,3 @@ class KafkaBusProducer:
             self.flush()
         finally:
             self._inner.close(timeout=30)
-
-
-class KafkaBusConsumer:
-    """A consumer-group member with explicit commits."""
-
-    def __init__(self, inner: KafkaConsumer) -> None:
-        self._inner = inner
-        self._ends: dict[KafkaTopicPartition, int] = {}  # looked up where no fetch told
-        self._next_lookup = 0.0
-
-    def poll(self, max_records: int, timeout_s: float) -> list[Record]:
-        """Fetch up to max_records records."""
-        try:
-            fetched = self._inner.poll(timeout_ms=int(timeout_s * 1000), max_records=max_records)
-        except KafkaError as exc:
-            raise BusError(f"poll failed: {exc}") from exc
-        return [
-            Record(r.topic, r.partition, r.offset, r.key, r.value, r.timestamp)
-            for records in fetched.values()
-            for r in records
-        ]
-
-    def commit(self, offsets: Mapping[TopicPartition, int]) -> None:
-        """Commit the next offsets to read."""
-        payload = {
-            KafkaTopicPartition(tp.topic, tp.partition): OffsetAndMetadata(offset, "", -1)
-            for tp, offset in offsets.items()
-        }
-        try:
-            self._inner.commit(payload)
-        except KafkaError as exc:
-            raise BusError(f"commit failed: {exc}") from exc
-
-    def assignment(self) -> set[TopicPartition]:
-        """Return the partitions owned now."""
-        return {TopicPartition(tp.topic, tp.partition) for tp in self._inner.assignment()}
-
-    def caught_up(self) -> set[TopicPartition]:
-        """Return the owned partitions whose position reached the last fetched high watermark."""
-        done = set()
-        owned = self._inner.assignment()
-        self._look_up_ends([tp for tp in owned if self._inner.highwater(tp) is None])
-        for tp in owned:
-            high = self._inner.highwater(tp)
-            if high is None:
-                high = self._ends.get(tp)
-            if high is None:
-                continue  # not fetched yet: unknown
-            try:
-                position = self._inner.position(tp, timeout_ms=0)
-            except KafkaError:
-                continue
-            if position is not None and position >= high:
-                done.add(TopicPartition(tp.topic, tp.partition))
-        return done
-
-    _LOOKUP_S = 5.0  # least time between two end-offset lookups
-
-    def _look_up_ends(self, unknown: list[KafkaTopicPartition]) -> None:
-        """Ask the broker for the end of partitions no fetch has reported one for.
-
-        An incremental fetch session reports a partition only when it changes, so an empty
-        partition (or one sought back to where it was) may never get a high watermark.
-        """
-        now = time.monotonic()
-        if not unknown or now < self._next_lookup:
-            return
-        self._next_lookup = now + self._LOOKUP_S
-        try:
-            self._ends.update(self._inner.end_offsets(unknown))
-        except KafkaError as exc:
-            log.debug("end offsets not available: %s", exc)
-
-    def rewind(self, partitions: Iterable[TopicPartition]) -> None:
-        """Seek each partition to the group's committed offset (the beginning where none).
-
-        A partition already there is left alone: a seek clears what the client knows of the
-        partition's end, and an incremental fetch session never reports an unchanged
-        partition again, so it would never count as caught up.
-        """
-        for tp in partitions:
-            ktp = KafkaTopicPartition(tp.topic, tp.partition)
-            try:
-                target = self._inner.committed(ktp)
-                if target is None:
-                    target = self._inner.beginning_offsets([ktp])[ktp]
-                if self._inner.position(ktp) != target:
-                    self._inner.seek(ktp, target)
-            except KafkaError as exc:
-                raise BusError(f"cannot rewind {tp}: {exc}") from exc
-
-    def pause(self) -> None:
-        """Stop fetching while keeping the group membership."""
-        self._inner.pause(*self._inner.assignment())
-
-    def resume(self) -> None:
-        """Fetch again."""
-        self._inner.resume(*self._inner.paused())
-
-    def close(self) -> None:
-        """Leave the group without committing."""
-        self._inner.close(autocommit=False)

@@ -1,0 +1,152 @@
+"""A Kafka consumer-group member behind the bus interface (kafka-python).
+
+Offsets are committed only by `commit` (auto-commit off). Rebalance callbacks run on the
+client's own thread and must not block on the bus. `caught_up` says which owned partitions
+were read to their end; an end no fetch has reported (an empty partition, one sought back to
+where it was: an incremental fetch session reports only changes) is asked of the broker, at
+most every few seconds.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Mapping
+
+from kafka import KafkaConsumer
+from kafka import TopicPartition as KafkaTopicPartition
+from kafka.consumer.subscription_state import ConsumerRebalanceListener
+from kafka.errors import KafkaError
+from kafka.structs import OffsetAndMetadata
+
+from ingest.bus import BusError, RebalanceCallback, Record, TopicPartition
+
+log = logging.getLogger(__name__)
+
+
+class _Listener(ConsumerRebalanceListener):
+    def __init__(self, on_assign: RebalanceCallback | None, on_revoke: RebalanceCallback | None):
+        self._on_assign = on_assign
+        self._on_revoke = on_revoke
+
+    def on_partitions_revoked(self, revoked: Iterable[KafkaTopicPartition]) -> None:
+        if self._on_revoke:
+            self._on_revoke({TopicPartition(tp.topic, tp.partition) for tp in revoked})
+
+    def on_partitions_assigned(self, assigned: Iterable[KafkaTopicPartition]) -> None:
+        if self._on_assign:
+            self._on_assign({TopicPartition(tp.topic, tp.partition) for tp in assigned})
+
+
+class KafkaBusConsumer:
+    """A consumer-group member with explicit commits."""
+
+    @classmethod
+    def subscribed(
+        cls,
+        inner: KafkaConsumer,
+        topics: list[str],
+        on_assign: RebalanceCallback | None,
+        on_revoke: RebalanceCallback | None,
+    ) -> KafkaBusConsumer:
+        """Subscribe `inner` to `topics` with the rebalance callbacks; return it wrapped."""
+        inner.subscribe(topics, listener=_Listener(on_assign, on_revoke))
+        return cls(inner)
+
+    def __init__(self, inner: KafkaConsumer) -> None:
+        self._inner = inner
+        self._ends: dict[KafkaTopicPartition, int] = {}  # looked up where no fetch told
+        self._next_lookup = 0.0
+
+    def poll(self, max_records: int, timeout_s: float) -> list[Record]:
+        """Fetch up to max_records records."""
+        try:
+            fetched = self._inner.poll(timeout_ms=int(timeout_s * 1000), max_records=max_records)
+        except KafkaError as exc:
+            raise BusError(f"poll failed: {exc}") from exc
+        return [
+            Record(r.topic, r.partition, r.offset, r.key, r.value, r.timestamp)
+            for records in fetched.values()
+            for r in records
+        ]
+
+    def commit(self, offsets: Mapping[TopicPartition, int]) -> None:
+        """Commit the next offsets to read."""
+        payload = {
+            KafkaTopicPartition(tp.topic, tp.partition): OffsetAndMetadata(offset, "", -1)
+            for tp, offset in offsets.items()
+        }
+        try:
+            self._inner.commit(payload)
+        except KafkaError as exc:
+            raise BusError(f"commit failed: {exc}") from exc
+
+    def assignment(self) -> set[TopicPartition]:
+        """Return the partitions owned now."""
+        return {TopicPartition(tp.topic, tp.partition) for tp in self._inner.assignment()}
+
+    def caught_up(self) -> set[TopicPartition]:
+        """Return the owned partitions whose position reached the last fetched high watermark."""
+        done = set()
+        owned = self._inner.assignment()
+        self._look_up_ends([tp for tp in owned if self._inner.highwater(tp) is None])
+        for tp in owned:
+            high = self._inner.highwater(tp)
+            if high is None:
+                high = self._ends.get(tp)
+            if high is None:
+                continue  # not fetched yet: unknown
+            try:
+                position = self._inner.position(tp, timeout_ms=0)
+            except KafkaError:
+                continue
+            if position is not None and position >= high:
+                done.add(TopicPartition(tp.topic, tp.partition))
+        return done
+
+    _LOOKUP_S = 5.0  # least time between two end-offset lookups
+
+    def _look_up_ends(self, unknown: list[KafkaTopicPartition]) -> None:
+        """Ask the broker for the end of partitions no fetch has reported one for.
+
+        An incremental fetch session reports a partition only when it changes, so an empty
+        partition (or one sought back to where it was) may never get a high watermark.
+        """
+        now = time.monotonic()
+        if not unknown or now < self._next_lookup:
+            return
+        self._next_lookup = now + self._LOOKUP_S
+        try:
+            self._ends.update(self._inner.end_offsets(unknown))
+        except KafkaError as exc:
+            log.debug("end offsets not available: %s", exc)
+
+    def rewind(self, partitions: Iterable[TopicPartition]) -> None:
+        """Seek each partition to the group's committed offset (the beginning where none).
+
+        A partition already there is left alone: a seek clears what the client knows of the
+        partition's end, and an incremental fetch session never reports an unchanged
+        partition again, so it would never count as caught up.
+        """
+        for tp in partitions:
+            ktp = KafkaTopicPartition(tp.topic, tp.partition)
+            try:
+                target = self._inner.committed(ktp)
+                if target is None:
+                    target = self._inner.beginning_offsets([ktp])[ktp]
+                if self._inner.position(ktp) != target:
+                    self._inner.seek(ktp, target)
+            except KafkaError as exc:
+                raise BusError(f"cannot rewind {tp}: {exc}") from exc
+
+    def pause(self) -> None:
+        """Stop fetching while keeping the group membership."""
+        self._inner.pause(*self._inner.assignment())
+
+    def resume(self) -> None:
+        """Fetch again."""
+        self._inner.resume(*self._inner.paused())
+
+    def close(self) -> None:
+        """Leave the group without committing."""
+        self._inner.close(autocommit=False)
