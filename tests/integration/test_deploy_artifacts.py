@@ -20,7 +20,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from tests.deploy_artifacts import compose_containers, container_problems, k8s_problems
+from tests.deploy_artifacts import container_problems, k8s_problems
+from tests.deploy_manifests import compose_containers
 from tests.integration.prometheus_helpers import PROMTOOL
 
 REPO = Path(__file__).resolve().parents[2]
