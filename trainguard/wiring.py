@@ -21,7 +21,14 @@ from diagnosis.routing import (
     source_names,
 )
 from diagnosis.worker import DiagnosisWorker, WorkerSettings
-from ingest.bus import Bus, Consumer, InProcessBus, TopicFamily, TopicPartition
+from ingest.bus import (
+    Bus,
+    Consumer,
+    InProcessBus,
+    RebalanceCallback,
+    TopicFamily,
+    TopicPartition,
+)
 from ingest.event_time import EventTimePolicy
 from ingest.kafka_bus import KafkaBus
 from ingest.sink import Sink, SinkSettings
@@ -76,25 +83,20 @@ def build_sink(
         cluster=ClusterSettings().cluster,
         fast_decode=settings.fast_decode,
     )
-    holder: list[Sink] = []
-
-    def on_revoke(partitions: set[TopicPartition]) -> None:
-        if holder:
-            holder[0].on_revoke(partitions)
-
+    late = _Rebalance()
     consumer: Consumer
     if isinstance(bus, KafkaBus):
         consumer = bus.consumer(
             settings.group,
             bus.topics.telemetry(),
-            on_revoke=on_revoke,
+            on_revoke=late.on_revoke,
             instance_id=settings.instance_id,
             session_timeout_s=settings.session_timeout_s,
         )
     else:
-        consumer = bus.consumer(settings.group, bus.topics.telemetry(), on_revoke=on_revoke)
+        consumer = bus.consumer(settings.group, bus.topics.telemetry(), on_revoke=late.on_revoke)
     sink = Sink(consumer, writer, sink_settings)
-    holder.append(sink)
+    late.revoke_to = sink.on_revoke
     return sink
 
 
@@ -197,16 +199,7 @@ def _diagnosis_member(
         progress=RouteProgress(plan.sources),
     )
     reads = [*(topics.topic(f) for f in _JOB_FAMILIES), topics.evidence]
-    holder: list[DiagnosisWorker] = []
-
-    def on_assign(partitions: set[TopicPartition]) -> None:
-        if holder:
-            holder[0].on_assign(partitions)
-
-    def on_revoke(partitions: set[TopicPartition]) -> None:
-        if holder:
-            holder[0].on_revoke(partitions)
-
+    late = _Rebalance()
     consumer: Consumer
     if isinstance(bus, KafkaBus):
         # the range assignor (kafka-python's first) gives a member the same partition numbers
@@ -214,12 +207,14 @@ def _diagnosis_member(
         consumer = bus.consumer(
             settings.group,
             reads,
-            on_assign=on_assign,
-            on_revoke=on_revoke,
+            on_assign=late.on_assign,
+            on_revoke=late.on_revoke,
             instance_id=settings.instance_id,
         )
     else:
-        consumer = bus.consumer(settings.group, reads, on_assign=on_assign, on_revoke=on_revoke)
+        consumer = bus.consumer(
+            settings.group, reads, on_assign=late.on_assign, on_revoke=late.on_revoke
+        )
     worker = DiagnosisWorker(
         consumer,
         bus.producer(),
@@ -229,7 +224,7 @@ def _diagnosis_member(
         settings=worker_settings,
         membership=membership,
     )
-    holder.append(worker)
+    late.assign_to, late.revoke_to = worker.on_assign, worker.on_revoke
     return worker
 
 
@@ -238,12 +233,7 @@ def build_router(bus: Bus, settings: DiagnoseSettings) -> EvidenceRouter:
     plan = scale_out_plan(bus)
     topics = bus.topics
     node_topics = [topics.topic(f) for f in _NODE_FAMILIES]
-    holder: list[EvidenceRouter] = []
-
-    def on_revoke(partitions: set[TopicPartition]) -> None:
-        if holder:
-            holder[0].on_revoke(partitions)
-
+    late = _Rebalance()
     # every member reads every topology: a group of its own, never committed
     reader_group = f"{settings.group}.topologies.{uuid.uuid4().hex[:12]}"
     jobs = [topics.topic(TopicFamily.JOBS)]
@@ -252,11 +242,11 @@ def build_router(bus: Bus, settings: DiagnoseSettings) -> EvidenceRouter:
         consumer = bus.consumer(
             f"{settings.group}.route",
             node_topics,
-            on_revoke=on_revoke,
+            on_revoke=late.on_revoke,
             instance_id=f"{settings.instance_id}.route" if settings.instance_id else None,
         )
     else:
-        consumer = bus.consumer(f"{settings.group}.route", node_topics, on_revoke=on_revoke)
+        consumer = bus.consumer(f"{settings.group}.route", node_topics, on_revoke=late.on_revoke)
     router = EvidenceRouter(
         consumer,
         bus.consumer(reader_group, jobs),
@@ -266,5 +256,22 @@ def build_router(bus: Bus, settings: DiagnoseSettings) -> EvidenceRouter:
         plan.partition_of,
         RouterSettings(cluster=ClusterSettings().cluster),
     )
-    holder.append(router)
+    late.revoke_to = router.on_revoke
     return router
+
+
+@dataclass
+class _Rebalance:
+    """A consumer's rebalance callbacks, forwarded to the object built after it (its owner
+    needs the consumer to be built); a rebalance before that has nothing to forward to."""
+
+    assign_to: RebalanceCallback | None = None
+    revoke_to: RebalanceCallback | None = None
+
+    def on_assign(self, partitions: set[TopicPartition]) -> None:
+        if self.assign_to is not None:
+            self.assign_to(partitions)
+
+    def on_revoke(self, partitions: set[TopicPartition]) -> None:
+        if self.revoke_to is not None:
+            self.revoke_to(partitions)
