@@ -235,7 +235,7 @@ def test_the_cluster_survives_a_crash_of_every_kind(cluster: LocalCluster, slurm
 
     # the incidents of a single-process run: ids, categories, jobs, top suspects
     wrong, detail = check_incidents(store, work.expected)
-    incidents_ok = incidents_in and wrong == 0  # judged last: see the end of the test
+    check(incidents_in and wrong == 0, f"incidents differ from the replay: {detail}")
 
     # every remediation step ran once: one `executing` per step, plus at most one per takeover
     # of a step whose replica died (the survivor reconciles it: checks its effect first)
@@ -263,8 +263,3 @@ def test_the_cluster_survives_a_crash_of_every_kind(cluster: LocalCluster, slurm
         check(node in drained, f"{node} ({action.plan.incident_id}) never drained: {drains}")
     _step(t0, f"checked: {len(problems)} problem(s); drains {drains}; killed {killed}")
     assert not problems, "\n".join(problems) + "\n" + logs
-    if not incidents_ok:
-        # Known open bug (issue 18, item 3 under failures): after the diagnose member's crash
-        # and the rebalance, a member rebuilt from the store can miss a hang and see a
-        # job-level one in another job. Everything above is strict; this part is reported.
-        pytest.xfail(f"incidents differ from the replay: {detail}")
