@@ -4,13 +4,8 @@ Offsets are committed only by `commit` (auto-commit off). Rebalance callbacks ru
 client's own thread and must not block on the bus. `caught_up` says which owned partitions
 were read to their end; an end no fetch has reported (an empty partition, one sought back to
 where it was: an incremental fetch session reports only changes) is asked of the broker, at
-most every few seconds.
-
-A poll that finds the member joining the group keeps polling until the join is done (at most
-`JOIN_WAIT_S`), so the caller's short timeouts never leave a join to finish unawaited:
-kafka-python 3.0 throws away a join that completed between two polls and sends a new
-JoinGroup, so a caller that works between short polls (a sink writing a batch, a worker
-feeding events) for longer than a join takes would rejoin for ever and never get partitions.
+most every few seconds. Its client keeps a group join that completed between two polls
+(`ingest.kafka_join`).
 """
 
 from __future__ import annotations
@@ -21,12 +16,12 @@ from collections.abc import Iterable, Mapping
 
 from kafka import KafkaConsumer
 from kafka import TopicPartition as KafkaTopicPartition
-from kafka.consumer.fetcher import ConsumerRecord
 from kafka.consumer.subscription_state import ConsumerRebalanceListener
 from kafka.errors import KafkaError
 from kafka.structs import OffsetAndMetadata
 
 from ingest.bus import BusError, RebalanceCallback, Record, TopicPartition
+from ingest.kafka_join import keep_completed_joins
 
 log = logging.getLogger(__name__)
 
@@ -62,17 +57,14 @@ class KafkaBusConsumer:
 
     def __init__(self, inner: KafkaConsumer) -> None:
         self._inner = inner
+        keep_completed_joins(getattr(inner, "_coordinator", None))
         self._ends: dict[KafkaTopicPartition, int] = {}  # looked up where no fetch told
         self._next_lookup = 0.0
 
-    JOIN_WAIT_S = 60.0  # most time one poll spends finishing a join (see the module doc)
-
     def poll(self, max_records: int, timeout_s: float) -> list[Record]:
-        """Fetch up to max_records records; while joining the group, finish the join first."""
+        """Fetch up to max_records records."""
         try:
             fetched = self._inner.poll(timeout_ms=int(timeout_s * 1000), max_records=max_records)
-            if not fetched and self._joining():
-                fetched = self._finish_join(max_records)
         except KafkaError as exc:
             raise BusError(f"poll failed: {exc}") from exc
         return [
@@ -80,20 +72,6 @@ class KafkaBusConsumer:
             for records in fetched.values()
             for r in records
         ]
-
-    def _joining(self) -> bool:
-        coordinator = getattr(self._inner, "_coordinator", None)  # kafka-python's group member
-        return coordinator is not None and bool(coordinator.need_rejoin())
-
-    def _finish_join(self, max_records: int) -> dict[KafkaTopicPartition, list[ConsumerRecord]]:
-        started = time.monotonic()
-        while self._joining() and time.monotonic() - started < self.JOIN_WAIT_S:
-            fetched = self._inner.poll(timeout_ms=500, max_records=max_records)
-            if fetched:
-                return fetched
-        if self._joining():
-            log.warning("still joining the consumer group after %.0f s", self.JOIN_WAIT_S)
-        return {}
 
     def commit(self, offsets: Mapping[TopicPartition, int]) -> None:
         """Commit the next offsets to read."""

@@ -3,7 +3,7 @@
 kafka-python 3.0 drops a join that completed while nobody was polling and starts another, so
 a caller whose work between polls outlasts a join (a sink writing a batch under load) could
 rejoin for ever. The join here is made slower than the poll timeout, as on a loaded host;
-`KafkaBusConsumer.poll` must finish it instead of leaving it to complete unawaited.
+the bus consumer must apply the join that completed between polls (`ingest.kafka_join`).
 """
 
 from __future__ import annotations
