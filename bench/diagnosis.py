@@ -41,7 +41,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import diagnosis.replay as replay_module
+import diagnosis.engine as engine_module
 from bench.diagnosis_drawn import (
     DRAWN_PREFIXES,
     TUNING_SEEDS_BELOW,
@@ -174,7 +174,7 @@ def huge_scenarios() -> list[tuple[str, dict[str, Any]]]:
 def timed_localizers() -> Iterator[dict[str, list[float]]]:
     """Time every localize_* call the replay makes (CPU seconds per call, by localizer)."""
     calls: dict[str, list[float]] = {name: [] for name in LOCALIZERS}
-    saved = {name: getattr(replay_module, name) for name in LOCALIZERS}
+    saved = {name: getattr(engine_module, name) for name in LOCALIZERS}
 
     def timed(name: str, fn: Callable[..., list[Suspect]]) -> Callable[..., list[Suspect]]:
         def call(*args: Any, **kwargs: Any) -> list[Suspect]:
@@ -187,12 +187,12 @@ def timed_localizers() -> Iterator[dict[str, list[float]]]:
         return call
 
     for name, fn in saved.items():
-        setattr(replay_module, name, timed(name, fn))
+        setattr(engine_module, name, timed(name, fn))
     try:
         yield calls
     finally:
         for name, fn in saved.items():
-            setattr(replay_module, name, fn)
+            setattr(engine_module, name, fn)
 
 
 def _params(spec: dict[str, Any]) -> dict[str, Any]:
