@@ -8,10 +8,18 @@ report of the same tool is benign and a report with one far slower member is a s
 - gpu_burn's progress line, ``proc'd: N (X Gflop/s) - M (Y Gflop/s) - ...`` (one group per
   GPU, in device order): a GPU below the slow-peer ratio of its peers (peers.slow_peer);
 - xtuner's log analyser, ``[step N] step_time=Ts  dt_med=Ms  dt_max=Xs``: the slowest rank
-  spent a large share of the step loading data while the median rank waited for it.
+  spent a large share of the step loading data while the median rank waited for it;
+- NVIDIA Resiliency Extension's straggler detector (NeMo, Megatron-Bridge callbacks), whose
+  warning ``STRAGGLER DETECTION WARNING: Some GPUs have worse relative performance. Affected
+  ranks: [...]`` (or ``Some GPUs performance dropped``) is printed only when a score fell below
+  its threshold; the periodic score report alone is not a finding;
+- TraceML's end-of-run verdict, ``TraceML Verdict: INPUT STRAGGLER / CRITICAL`` (its rank-skew
+  diagnoses: ``STRAGGLER`` alone or after INPUT, COMPUTE, H2D, RESIDUAL or WAIT).
 
 Guarantees: every rule needs the figures of its own format; too few members (fewer than
-three nodes, fewer than ``peers.MIN_PEERS`` GPUs) or figures within the ratios are benign.
+three nodes, fewer than ``peers.MIN_PEERS`` GPUs) or figures within the ratios are benign. The
+detector warning and the verdict are the tools' own judgement: a warning with an empty rank list
+is not one.
 """
 
 from __future__ import annotations
@@ -40,6 +48,7 @@ DATA_SKEW = 10.0
 SLOW_NODE = verdict(C.STRAGGLER, B.INFRASTRUCTURE, K.NODE, S.WARNING, A.HARDWARE_INSPECTION, 0.5)
 SLOW_GPU = verdict(C.STRAGGLER, B.INFRASTRUCTURE, K.GPU, S.WARNING, A.HARDWARE_INSPECTION, 0.5)
 SLOW_INPUT = verdict(C.STRAGGLER, B.UNKNOWN, K.NODE, S.WARNING, A.MONITOR, 0.5)
+SLOW_RANK = verdict(C.STRAGGLER, B.UNKNOWN, K.JOB, S.WARNING, A.MONITOR, 0.5)
 
 _NODE_TIME = re.compile(r"(\d+)\s*:\s*(\d+(?:\.\d+)?)")
 _GPU_RATE = re.compile(r"\((\d+(?:\.\d+)?) Gflop/s\)")
@@ -96,5 +105,23 @@ RULES: tuple[Rule, ...] = (
         "xtuner's train-log analyser: the slowest rank's data time (dt_max) against the step "
         "and the median rank's (dt_med); when it dominates, every other rank waited for it.",
         judge=_data_bound,
+    ),
+    rule(
+        "straggler.nvrx_warning",
+        r"STRAGGLER DETECTION WARNING: Some GPUs (?:have worse relative performance|performance "
+        r"dropped)\. Affected ranks: [\[{(]\s*\d",
+        ("straggler detection warning",),
+        "NVRx's straggler detector warns only when a GPU's relative score (against its peers) "
+        "or individual score (against its own history) fell below the configured threshold; "
+        "the listed ranks are the slow GPUs.",
+        SLOW_GPU,
+    ),
+    rule(
+        "straggler.traceml_verdict",
+        r"TraceML Verdict:\s*(?:(?:INPUT|COMPUTE|H2D|RESIDUAL|WAIT)[ _])?STRAGGLER\b",
+        ("traceml verdict",),
+        "TraceML's end-of-run verdict names a rank-skew diagnosis: one rank is slow enough "
+        "(input, compute, transfer or unattributed) to hold back the synchronous step.",
+        SLOW_RANK,
     ),
 )

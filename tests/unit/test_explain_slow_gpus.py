@@ -173,3 +173,40 @@ def test_dcgm_diag_rate_with_a_failed_status_is_a_slow_gpu() -> None:
     assert slow[0].gpu == 5
     assert alarms(DIAG_RATE + '\n"status" : "Pass",') == []
     assert alarms('"status" : "Fail",') == []
+
+
+# Fifth round (fresh_13, development part only): the tools' own straggler judgements.
+# NVIDIA-NeMo/Megatron-Bridge docs/training/resiliency.md: NVRx's two warnings
+NVRX_RELATIVE = (
+    "STRAGGLER DETECTION WARNING: Some GPUs have worse relative performance. "
+    "Affected ranks: [76, 13, 45]"
+)
+NVRX_INDIVIDUAL = (
+    "STRAGGLER DETECTION WARNING: Some GPUs performance dropped. Affected ranks: [162, 79, 357]"
+)
+# the same guide's healthy score report (real)
+NVRX_HEALTHY = """GPU relative performance:
+ Worst performing 5/512 ranks:
+  Rank=76 Node=h100-001-253-012 Score=0.94
+ Best performing 5/512 ranks:
+  Rank=432 Node=h100-004-141-026 Score=0.99"""
+# traceopt-ai/traceml docs/user_guide/quickstart.md: the end-of-run verdict box
+TRACEML = """|  TraceML Verdict: INPUT STRAGGLER / CRITICAL                               |
+|  Why: Rank r0 dataloader was 254.5ms vs median rank r1 at 3.8ms.           |"""
+
+
+@pytest.mark.parametrize("text", [NVRX_RELATIVE, NVRX_INDIVIDUAL])
+def test_nvrx_straggler_warning_names_slow_gpus(text: str) -> None:
+    assert first(text) == (Category.STRAGGLER, "straggler.nvrx_warning", ComponentKind.GPU)
+
+
+def test_nvrx_score_report_and_empty_warning_are_silent() -> None:
+    assert alarms(NVRX_HEALTHY) == []
+    # the warning format with no rank listed (changed from the real line)
+    assert alarms(NVRX_RELATIVE.replace("[76, 13, 45]", "[]")) == []
+
+
+def test_traceml_straggler_verdict_is_a_straggler() -> None:
+    assert first(TRACEML)[:2] == (Category.STRAGGLER, "straggler.traceml_verdict")
+    # its other verdicts are not (changed from the real line)
+    assert alarms(TRACEML.replace("INPUT STRAGGLER", "COMPUTE-BOUND  ")) == []
