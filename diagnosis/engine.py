@@ -27,7 +27,7 @@ from diagnosis.detectors.failslow import RULE as FAILSLOW_RULE
 from diagnosis.explain import explain
 from diagnosis.fabric import Fabric
 from diagnosis.graph import CommGraph, build_comm_graph
-from diagnosis.incidents import Correlator, Incident, Key
+from diagnosis.incidents import Correlator, Incident, Key, root_key
 from diagnosis.localize import (
     localize_change,
     localize_hang,
@@ -35,6 +35,7 @@ from diagnosis.localize import (
     localize_straggler,
 )
 from diagnosis.model import Category, ComponentKind, Finding, Suspect
+from diagnosis.transfers import TransferLog
 from ingest.schema import (
     DEFAULT_CLUSTER,
     CollectiveProgress,
@@ -52,6 +53,9 @@ STRAGGLER_STEPS = 4  # ... and at least this many steps of every communicator me
 STRAGGLER_LOOKBACK = timedelta(seconds=20)  # older records dilute a fresh slowdown
 SNAPSHOT_EVERY = 10  # steps between samples of a quiet job's records (fail-slow's "before")
 SNAPSHOTS = 3
+# a fail-slow episode is localized again this long after its detection, with more steps of
+# transfer times after the change (a slow NIC is told apart from benign bursts by many steps)
+RELOCALIZE_AFTER = (timedelta(minutes=2), timedelta(minutes=5))
 HANG_STALL = timedelta(seconds=10)
 HANG_RETRY = timedelta(seconds=60)
 FINE_CHECKS = 300  # a gap in event time is checked second by second for this long,
@@ -86,6 +90,9 @@ class _Job:
         self.steps = 0
         # Sampled records of recent steps while the job was quiet: (taken at, records).
         self.snapshots: deque[tuple[datetime, list[CollectiveProgress]]] = deque(maxlen=SNAPSHOTS)
+        self.transfers = TransferLog(self.graph)
+        self.failslow_key: Key | None = None
+        self.relocalize_at: list[datetime] = []  # when to localize a fail-slow episode again
 
     def observe(self, event: EventBase) -> None:
         """Feed one step or collective record to the detectors and the progress state."""
@@ -100,6 +107,7 @@ class _Job:
                 self.latest[key] = event
             if event.state == CollectiveState.COMPLETED:
                 self.recent.append(event)
+                self.transfers.observe(event)
 
     def _sample(self, step: TrainStep) -> None:
         """Keep the records of the last few steps, every SNAPSHOT_EVERY steps of a quiet job."""
@@ -116,6 +124,16 @@ class _Job:
             return []
         taken = [records for at, records in self.snapshots if at <= change_at]
         return taken[-1] if taken else []
+
+    def localize_change(self) -> list[Suspect]:
+        """Localize the current fail-slow episode: what changed at its change point."""
+        change_at = self.failslow.change_at
+        if change_at is None:
+            return []
+        after = [p for p in self.recent if p.ts > change_at]
+        skip = timedelta(seconds=self.failslow.baseline_s or 0.0)  # the step in flight then
+        transfers = self.transfers.change(change_at, skip)
+        return localize_change(self.graph, self.before_change(), after, transfers)
 
 
 def straggler_window(graph: CommGraph) -> int:
@@ -231,6 +249,9 @@ class DiagnosisEngine:
             for detector in job.detectors:
                 for finding in detector.check(now):
                     self._implicit(job, finding, now)
+            if job.relocalize_at and now >= job.relocalize_at[0]:
+                job.relocalize_at.pop(0)
+                self._relocalize(job)
             if job.hang_retry_until is not None and job.hang_key is not None:
                 if now > job.hang_retry_until:
                     job.hang_retry_until = None
@@ -240,20 +261,31 @@ class DiagnosisEngine:
                         self.correlator.set_suspects(job.hang_key, suspects)
                         job.hang_retry_until = None
 
+    def _relocalize(self, job: _Job) -> None:
+        """Localize a fail-slow episode again with the steps seen since it was detected."""
+        if not job.failslow.in_episode or job.failslow_key is None:
+            return
+        suspects = job.localize_change()
+        if suspects:
+            self.correlator.set_suspects(job.failslow_key, suspects)
+
     def _implicit(self, job: _Job, finding: Finding, now: datetime) -> None:
         suspects: list[Suspect] = []
         if finding.category == Category.HANG:
             suspects = localize_hang(job.graph, job.latest.values(), now, HANG_STALL)
-        if finding.rule == FAILSLOW_RULE and job.failslow.change_at is not None:
-            change_at = job.failslow.change_at
-            before = job.before_change()
-            if before:
-                after = [p for p in job.recent if p.ts > change_at]
-                suspects = localize_change(job.graph, before, after)
+        failslow = finding.rule == FAILSLOW_RULE
+        if failslow:
+            suspects = job.localize_change()
+            job.relocalize_at = [now + after for after in RELOCALIZE_AFTER]
         if finding.category == Category.STRAGGLER and not suspects:
             since = now - STRAGGLER_LOOKBACK
             suspects = localize_straggler(job.graph, [p for p in job.recent if p.ts >= since])
+        existed = failslow and self.correlator.has_open(root_key(finding, job.id), now)
         key = self.correlator.add(finding, now, job=job.id, suspects=suspects or None)
+        if failslow and key is not None:
+            job.failslow_key = key
+            if existed and suspects:  # what changed outranks who arrived last (trend's blame)
+                self.correlator.set_suspects(key, suspects)
         if finding.category == Category.HANG and not suspects and key and key[0] == "hang":
             job.hang_key, job.hang_retry_until = key, now + HANG_RETRY
 

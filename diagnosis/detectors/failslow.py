@@ -61,6 +61,11 @@ class FailSlowDetector:
         self._unreported: tuple[float, float, float] | None = None  # ratio, current, baseline
 
     @property
+    def baseline_s(self) -> float | None:
+        """The healthy step time (s) the job is compared with; None before it is known."""
+        return median(self._healthy) if self._healthy else None
+
+    @property
     def quiet(self) -> bool:
         """Whether the job looks healthy now (no accumulated evidence, no episode)."""
         return not self.in_episode and self._cusum == 0.0

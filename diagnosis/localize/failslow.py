@@ -1,30 +1,34 @@
-"""Fail-slow localization: which rank's own work got slower when the job did.
+"""Fail-slow localization: which NIC, GPU or host changed when the job got slower.
 
-A GPU that is a few percent slower than it was hides among healthy GPUs that were always a
-little slower than their peers (the speed spread of a fleet), so arriving last proves
-nothing. What changed does: the busy-time profile (`busy_profile`: each rank's own work
-between collectives relative to its communicator peers') of records from before the job's
-step time changed is compared with the profile of records after it. The rank(s) whose
-relative busy time grew by at least `min_change`, and by far more than the ranks' spread of
-changes (`spread` robust standard deviations) and at least half the largest change, are
-blamed; several blamed ranks of one node
-become that node (a host or shared-part fault).
-
-A slow NIC changes no rank's own work: it stretches the transfers that cross it. So when no
-rank's own work grew, the communicators that leave a node are compared: the transfer time
-of each collective (the shortest member's duration: the last to arrive waits for nothing
-but the transfer) before and after. Communicators whose transfers grew by at least
+A slow NIC stretches the transfers that cross it and changes no rank's own work, so it is
+looked for first: each inter-node communicator's transfer time (the shortest member's
+duration: the last to arrive waits for nothing but the transfer; a low quantile over many
+collectives, `diagnosis.transfers`, so benign bursts do not count) before the job's step
+time changed is compared with after. Communicators whose transfers grew by at least
 `MIN_COMM_CHANGE` and far beyond the others' spread are slowed; the ranks all of whose
 inter-node communicators slowed, and that are in the most of them, are handed to
 `localize_network`, which names the NIC (or the node or leaf switch) they have in common.
-With only one slowed communicator (data parallelism alone crossing nodes) every member fits
-equally and the answer says it is ambiguous: a ring's members all wait for its slowest link.
+With only one slowed communicator (data parallelism alone crossing nodes), or when benign
+slowdowns elsewhere fit as well, the answer names every fit and says it is ambiguous: a
+ring's members all wait for its slowest link. Slowed pipeline pairs alone are not taken
+for a slow link: a point-to-point transfer's shortest side also waits for its pipeline's
+other stages, so a slow GPU or host stretches the pairs of its replica.
+
+When no transfer slowed, a GPU or host did: a GPU a few percent slower than it was hides
+among healthy GPUs that were always a little slower than their peers (the speed spread of
+a fleet), so arriving last proves nothing. What changed does: the busy-time profile
+(`busy_profile`: each rank's own work between collectives relative to its communicator
+peers') of records from before the change is compared with the profile after it. The
+rank(s) whose relative busy time grew by at least `min_change`, and by far more than the
+ranks' spread of changes (`spread` robust standard deviations) and at least half the
+largest change, are blamed; several blamed ranks of one node become that node (a host or
+shared-part fault).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 
@@ -33,34 +37,39 @@ from diagnosis.localize.network import localize_network
 from diagnosis.localize.straggler import busy_profile
 from diagnosis.localize.suspects import Blamed, rank_suspects
 from diagnosis.model import Suspect
-from ingest.schema import CollectiveProgress, CollectiveState
+from ingest.schema import CollectiveProgress, CollectiveState, CommKind
 
 MIN_CHANGE = 0.02  # log-ratio growth of a rank's relative busy time worth blaming (~2%)
 SPREAD = 8.0  # ... and beyond this many robust sds of every rank's change
 LEAD_SHARE = 0.5  # ... and at least this share of the largest change (one cause at a time)
 MAX_SUSPECTS = 5
 MIN_COMM_CHANGE = float(np.log(1.2))  # transfer-time growth of a communicator worth blaming
+TRANSFER_QUANTILE = 25  # a communicator's transfer time: this low quantile of its collectives
 
 
 def localize_change(
     graph: CommGraph,
     before: Iterable[CollectiveProgress],
     after: Iterable[CollectiveProgress],
+    transfers: Mapping[str, float] | None = None,
     min_change: float = MIN_CHANGE,
     spread: float = SPREAD,
 ) -> list[Suspect]:
     """Return the NIC, GPU or node suspects that slowed between `before` and `after`.
 
-    The rank(s) whose own work grew are blamed; when no rank's did, slowed inter-node
-    transfers name the network part they share.
+    Inter-node transfers that slowed name the network part they share; when none did, the
+    rank(s) whose own work grew are blamed. `transfers` (each inter-node communicator's
+    log-ratio of transfer time after to before, from a longer history than the records:
+    `diagnosis.transfers`) replaces what the records alone would say.
     """
     before, after = list(before), list(after)
-    found = _busy_change(graph, before, after, min_change, spread)
-    if found:
-        return found
-    slowed = slowed_comms(graph, before, after, spread)
-    if not slowed:
-        return []
+    if transfers is None:
+        transfers = transfer_change(graph, before, after)
+    slowed = slowed_comms(transfers, spread)
+    if not any(graph.comm_kind.get(c) != CommKind.PP for c in slowed):
+        # no collective slowed: pipeline pairs alone also wait for their stages, so a GPU
+        # or host that slowed a pipeline replica stretches them with every link healthy
+        return _busy_change(graph, before, after, min_change, spread)
     behind = _through_slowed(graph, slowed)
     found = localize_network(graph, failing_ranks=behind)
     if len(behind) == 1:
@@ -73,25 +82,28 @@ def localize_change(
     return [s.model_copy(update={"explanation": s.explanation + note}) for s in found]
 
 
-def slowed_comms(
-    graph: CommGraph,
-    before: Iterable[CollectiveProgress],
-    after: Iterable[CollectiveProgress],
-    spread: float = SPREAD,
-) -> set[str]:
-    """Return the inter-node communicators whose transfer time grew far beyond the others'."""
-    old, new = _transfer_times(graph, before), _transfer_times(graph, after)
-    comms = sorted(old.keys() & new.keys())
+def slowed_comms(transfers: Mapping[str, float], spread: float = SPREAD) -> set[str]:
+    """Return the communicators whose transfer time grew by MIN_COMM_CHANGE and far beyond
+    the others' (log-ratios after/before, one per inter-node communicator)."""
+    comms = sorted(transfers)
     if len(comms) < 2:
         return set()
-    change = np.array([np.log(new[c] / old[c]) for c in comms])
+    change = np.array([transfers[c] for c in comms])
     mad = float(np.median(np.abs(change - np.median(change)))) * 1.4826
-    bar = max(MIN_COMM_CHANGE, float(np.median(change)) + spread * mad, LEAD_SHARE * change.max())
+    bar = max(MIN_COMM_CHANGE, float(np.median(change)) + spread * mad)
     return {c for c, x in zip(comms, change.tolist(), strict=True) if x >= bar}
 
 
+def transfer_change(
+    graph: CommGraph, before: Iterable[CollectiveProgress], after: Iterable[CollectiveProgress]
+) -> dict[str, float]:
+    """Return each inter-node communicator's log-ratio of transfer time, after to before."""
+    old, new = _transfer_times(graph, before), _transfer_times(graph, after)
+    return {c: float(np.log(new[c] / old[c])) for c in old.keys() & new.keys()}
+
+
 def _transfer_times(graph: CommGraph, records: Iterable[CollectiveProgress]) -> dict[str, float]:
-    """Return each inter-node communicator's median transfer time (s) over its collectives."""
+    """Return each inter-node communicator's low-quantile transfer time (s) over its collectives."""
     shortest: dict[tuple[str, int], float] = {}
     for p in records:
         if p.state != CollectiveState.COMPLETED or p.duration_ms is None:
@@ -104,7 +116,9 @@ def _transfer_times(graph: CommGraph, records: Iterable[CollectiveProgress]) -> 
     for (comm, _), seconds in shortest.items():
         if seconds > 0:
             by_comm[comm].append(seconds)
-    return {c: float(np.median(v)) for c, v in by_comm.items()}
+    return {
+        c: float(np.percentile(v, TRANSFER_QUANTILE, method="higher")) for c, v in by_comm.items()
+    }
 
 
 def _through_slowed(graph: CommGraph, slowed: set[str]) -> set[int]:
