@@ -92,6 +92,7 @@ class _Job:
         self.snapshots: deque[tuple[datetime, list[CollectiveProgress]]] = deque(maxlen=SNAPSHOTS)
         self.transfers = TransferLog(self.graph)
         self.failslow_key: Key | None = None
+        self.failslow_suspects: list[Suspect] = []  # the episode's localization so far
         self.relocalize_at: list[datetime] = []  # when to localize a fail-slow episode again
 
     def observe(self, event: EventBase) -> None:
@@ -262,11 +263,14 @@ class DiagnosisEngine:
                         job.hang_retry_until = None
 
     def _relocalize(self, job: _Job) -> None:
-        """Localize a fail-slow episode again with the steps seen since it was detected."""
+        """Localize a fail-slow episode again with the steps seen since it was detected; a
+        narrower answer (fewer suspects: less ambiguous) replaces the incident's."""
         if not job.failslow.in_episode or job.failslow_key is None:
             return
         suspects = job.localize_change()
-        if suspects:
+        known = job.failslow_suspects
+        if suspects and (not known or len(suspects) < len(known)):  # only a narrower answer
+            job.failslow_suspects = suspects
             self.correlator.set_suspects(job.failslow_key, suspects)
 
     def _implicit(self, job: _Job, finding: Finding, now: datetime) -> None:
@@ -283,7 +287,7 @@ class DiagnosisEngine:
         existed = failslow and self.correlator.has_open(root_key(finding, job.id), now)
         key = self.correlator.add(finding, now, job=job.id, suspects=suspects or None)
         if failslow and key is not None:
-            job.failslow_key = key
+            job.failslow_key, job.failslow_suspects = key, suspects
             if existed and suspects:  # what changed outranks who arrived last (trend's blame)
                 self.correlator.set_suspects(key, suspects)
         if finding.category == Category.HANG and not suspects and key and key[0] == "hang":
