@@ -22,7 +22,10 @@ TUNING_SEEDS_BELOW = 1000  # seeds used while tuning the detectors and the merge
 TUNING_SEEDS_USED = {  # the seeds actually run while tuning
     "random_fault_scenario": {"hang": [1, 2, 3]},
     "failslow_scenario": {"4": [1, 2, 3]},
-    "failslow_sweep_scenario": {"1": ["nic"], "2": ["gpu-tp8", "nic", "host"], "3": ["nic"]},
+    "failslow_sweep_scenario": {
+        **{str(s): ["gpu-tp2", "gpu-tp4", "gpu-tp8", "nic", "host"] for s in (1, 2, 3)},
+        **{str(s): ["nic"] for s in range(4, 15)},
+    },
     "hand_written_failslow": ["64 GPUs, seed 11: nic_slow, host_slow, straggler (tp 2/4/8)"],
     "healthy_noise": [7],
 }
