@@ -85,7 +85,7 @@ test_all() {
   "$VENV/bin/ruff" format --check .
   "$VENV/bin/mypy"
   say "tests"
-  PATH="$VENV/bin:$PATH" "$PY" -m pytest -q -rxX -p no:cacheprovider "$@"
+  PATH="$VENV/bin:$PATH" "$PY" -m pytest -q -rfExX -p no:cacheprovider "$@"
 }
 
 case "${1:-}" in
