@@ -28,7 +28,7 @@ def test_partitions_behind_hold_at_the_time_they_reached():
     for tp, seconds in ((A, 10), (B, 4)):
         progress.heard(tp, flow)
         progress.reached(tp, at(seconds))
-    assert progress.holding(1.5, OWNED, caught_up=set()) == [at(10), at(4)]
+    assert sorted(progress.holding(1.5, OWNED, caught_up=set()) or []) == [at(4), at(10)]
     assert progress.holding(1.5, OWNED, caught_up=OWNED) == []  # both read to their end
 
 
