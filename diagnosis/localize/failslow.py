@@ -27,7 +27,6 @@ shared-part fault).
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
 import numpy as np
@@ -37,34 +36,31 @@ from diagnosis.localize.network import localize_network
 from diagnosis.localize.straggler import busy_profile
 from diagnosis.localize.suspects import Blamed, rank_suspects
 from diagnosis.model import Suspect
-from ingest.schema import CollectiveProgress, CollectiveState, CommKind
+from ingest.schema import CollectiveProgress, CommKind
 
 MIN_CHANGE = 0.02  # log-ratio growth of a rank's relative busy time worth blaming (~2%)
 SPREAD = 8.0  # ... and beyond this many robust sds of every rank's change
 LEAD_SHARE = 0.5  # ... and at least this share of the largest change (one cause at a time)
 MAX_SUSPECTS = 5
 MIN_COMM_CHANGE = float(np.log(1.2))  # transfer-time growth of a communicator worth blaming
-TRANSFER_QUANTILE = 25  # a communicator's transfer time: this low quantile of its collectives
 
 
 def localize_change(
     graph: CommGraph,
     before: Iterable[CollectiveProgress],
     after: Iterable[CollectiveProgress],
-    transfers: Mapping[str, float] | None = None,
+    transfers: Mapping[str, float],
     min_change: float = MIN_CHANGE,
     spread: float = SPREAD,
 ) -> list[Suspect]:
     """Return the NIC, GPU or node suspects that slowed between `before` and `after`.
 
     Inter-node transfers that slowed name the network part they share; when none did, the
-    rank(s) whose own work grew are blamed. `transfers` (each inter-node communicator's
-    log-ratio of transfer time after to before, from a longer history than the records:
-    `diagnosis.transfers`) replaces what the records alone would say.
+    rank(s) whose own work grew are blamed. `transfers` is each inter-node communicator's
+    log-ratio of transfer time after to before (`diagnosis.transfers.TransferLog.change`: a
+    longer history than the records).
     """
     before, after = list(before), list(after)
-    if transfers is None:
-        transfers = transfer_change(graph, before, after)
     slowed = slowed_comms(transfers, spread)
     if not any(graph.comm_kind.get(c) != CommKind.PP for c in slowed):
         # no collective slowed: pipeline pairs alone also wait for their stages, so a GPU
@@ -96,33 +92,6 @@ def slowed_comms(transfers: Mapping[str, float], spread: float = SPREAD) -> set[
     mad = float(np.median(np.abs(calm - center))) * 1.4826
     bar = max(MIN_COMM_CHANGE, center + spread * mad)
     return {c for c, x in zip(comms, change.tolist(), strict=True) if x >= bar}
-
-
-def transfer_change(
-    graph: CommGraph, before: Iterable[CollectiveProgress], after: Iterable[CollectiveProgress]
-) -> dict[str, float]:
-    """Return each inter-node communicator's log-ratio of transfer time, after to before."""
-    old, new = _transfer_times(graph, before), _transfer_times(graph, after)
-    return {c: float(np.log(new[c] / old[c])) for c in old.keys() & new.keys()}
-
-
-def _transfer_times(graph: CommGraph, records: Iterable[CollectiveProgress]) -> dict[str, float]:
-    """Return each inter-node communicator's low-quantile transfer time (s) over its collectives."""
-    shortest: dict[tuple[str, int], float] = {}
-    for p in records:
-        if p.state != CollectiveState.COMPLETED or p.duration_ms is None:
-            continue
-        if p.comm not in graph.cross_node or p.job_id != graph.job_id:
-            continue
-        key = (p.comm, p.seq)
-        shortest[key] = min(shortest.get(key, np.inf), p.duration_ms / 1000)
-    by_comm: dict[str, list[float]] = defaultdict(list)
-    for (comm, _), seconds in shortest.items():
-        if seconds > 0:
-            by_comm[comm].append(seconds)
-    return {
-        c: float(np.percentile(v, TRANSFER_QUANTILE, method="higher")) for c, v in by_comm.items()
-    }
 
 
 def _through_slowed(graph: CommGraph, slowed: set[str]) -> set[int]:
