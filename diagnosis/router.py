@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from diagnosis.routing import (
     NodeJobs,
@@ -76,8 +76,10 @@ class EvidenceRouter:
         partition_of: PartitionOf,
         settings: RouterSettings | None = None,
         monotonic: Callable[[], float] = time.monotonic,
+        wall: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
-        """`topologies` reads the whole jobs topic (a group of its own, never committed)."""
+        """`topologies` reads the whole jobs topic (a group of its own, never committed);
+        `wall` dates the marks (members tell a silent router's sources by it)."""
         self.consumer = consumer
         self.topologies = topologies
         self.producer = producer
@@ -87,6 +89,7 @@ class EvidenceRouter:
         self.node_jobs = NodeJobs()
         self._mark_keys = partition_keys(partitions, partition_of)
         self._monotonic = monotonic
+        self._wall = wall
         self._reached: dict[TopicPartition, datetime] = {}
         self._done: dict[TopicPartition, int] = {}  # next offset to commit, once marked
         self._last_mark = -1e18
@@ -177,7 +180,7 @@ class EvidenceRouter:
         }
         try:
             if marks:
-                value = encode_mark(marks)
+                value = encode_mark(marks, self._wall())
                 for key in self._mark_keys:
                     self.producer.send_raw(self.evidence_topic, key, value)
             self.producer.flush()

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import bisect
 import zlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Set
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -120,12 +120,24 @@ class SourceMark:
     """Latest event time routed from it (None: nothing yet)."""
     idle: bool
     """Everything it held was routed (nothing waiting to be read)."""
+    sent: datetime | None = None
+    """The router's wall clock when it sent the mark (None: a mark from before it said)."""
 
 
-def encode_mark(marks: Mapping[str, SourceMark]) -> bytes:
-    """Return the record value of a route mark."""
+MARK_STALE_S = 5.0
+"""An idle claim is void once other routers' marks in the same partition are this much newer.
+
+A router marks every 0.5 s while idle, so a source whose latest mark is 5 s behind the
+partition's newest comes from a router that stopped (killed, cut off, stuck in a long batch):
+its records keep arriving unrouted until another router takes the source over. Routers'
+clocks must agree to well within this (NTP does: milliseconds).
+"""
+
+
+def encode_mark(marks: Mapping[str, SourceMark], sent: datetime) -> bytes:
+    """Return the record value of a route mark sent at `sent` (the router's wall clock)."""
     body = {n: [m.ts.isoformat() if m.ts else None, m.idle] for n, m in sorted(marks.items())}
-    return MARK_PREFIX + orjson.dumps({"v": 1, "sources": body})
+    return MARK_PREFIX + orjson.dumps({"v": 1, "sent": sent.isoformat(), "sources": body})
 
 
 def decode_mark(value: bytes) -> dict[str, SourceMark] | None:
@@ -133,8 +145,9 @@ def decode_mark(value: bytes) -> dict[str, SourceMark] | None:
     if not value.startswith(MARK_PREFIX):
         return None
     body = orjson.loads(value[len(MARK_PREFIX) :])
+    sent = datetime.fromisoformat(body["sent"]) if body.get("sent") else None
     return {
-        name: SourceMark(datetime.fromisoformat(ts) if ts else None, bool(idle))
+        name: SourceMark(datetime.fromisoformat(ts) if ts else None, bool(idle), sent)
         for name, (ts, idle) in body["sources"].items()
     }
 
@@ -142,35 +155,63 @@ def decode_mark(value: bytes) -> dict[str, SourceMark] | None:
 class RouteProgress:
     """What a member knows of the route stage's progress into each partition it reads."""
 
-    def __init__(self, sources: Iterable[str]) -> None:
+    def __init__(self, sources: Iterable[str], stale_s: float = MARK_STALE_S) -> None:
         self.sources = frozenset(sources)
+        self.stale_s = stale_s
         self._marks: dict[TopicPartition, dict[str, SourceMark]] = {}
+        self._newest: dict[TopicPartition, datetime] = {}  # latest `sent` read per partition
 
     def observe(self, tp: TopicPartition, marks: Mapping[str, SourceMark]) -> None:
         """Take a mark read from partition `tp` (the latest mark of a source wins)."""
         self._marks.setdefault(tp, {}).update(marks)
+        for mark in marks.values():
+            if mark.sent is not None and (tp not in self._newest or mark.sent > self._newest[tp]):
+                self._newest[tp] = mark.sent
 
     def forget(self) -> None:
         """Drop everything (a new assignment re-reads marks from the committed offsets)."""
         self._marks.clear()
+        self._newest.clear()
 
-    def hold(self, routed: Iterable[TopicPartition]) -> tuple[bool, datetime | None]:
+    def hold(
+        self,
+        routed: Iterable[TopicPartition],
+        now: datetime | None = None,
+        read_to_end: Set[TopicPartition] = frozenset(),
+    ) -> tuple[bool, datetime | None]:
         """Return (known, time) for the routed partitions this member reads.
 
         known False: some source has not said how far it got (or has records to route and
         has routed none yet): nothing may be fed. Otherwise `time` is the earliest point a
         source with records still to route has reached (None: every source is idle).
+        A source is idle only while its router still speaks: an idle mark holds at its time
+        like a busy one once it is `stale_s` older than the partition's newest mark, or, in
+        a partition read to its end (`read_to_end`: no newer mark waits there), than `now`
+        (the member's wall clock). Its router may be dead, with records arriving that no one
+        routes until the source is taken over.
         """
         earliest: datetime | None = None
         for tp in routed:
             marks = self._marks.get(tp, {})
+            newest = self._newest.get(tp)
+            if now is not None and tp in read_to_end:
+                newest = now if newest is None else max(newest, now)
             for source in self.sources:
                 mark = marks.get(source)
-                if mark is None or (mark.ts is None and not mark.idle):
+                if mark is None:
                     return False, None
-                if not mark.idle and mark.ts is not None:
-                    earliest = mark.ts if earliest is None else min(earliest, mark.ts)
+                idle = mark.idle and not self._stale(mark, newest)
+                if idle:
+                    continue
+                if mark.ts is None:
+                    return False, None
+                earliest = mark.ts if earliest is None else min(earliest, mark.ts)
         return True, earliest
+
+    def _stale(self, mark: SourceMark, newest: datetime | None) -> bool:
+        if mark.sent is None or newest is None:
+            return False
+        return (newest - mark.sent).total_seconds() > self.stale_s
 
 
 def owner_key(job: str | None, node: str | None) -> str:

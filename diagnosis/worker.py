@@ -403,7 +403,9 @@ class DiagnosisWorker:
             return None
         if self.membership is not None:
             # node evidence still to be routed to this member: wait for the route stage
-            known, routing = self.membership.progress.hold(self.membership.routed(owned))
+            known, routing = self.membership.progress.hold(
+                self.membership.routed(owned), self._wall(), caught_up
+            )
             if not known:
                 return None
             if routing is not None:
@@ -430,6 +432,15 @@ class DiagnosisWorker:
     def _feed(self, item: _Buffered) -> None:
         if self._clock is not None and item.ts < self._clock:
             self.stats.late += 1  # fed anyway: detectors take it, the clock does not go back
+            if self.stats.late & (self.stats.late - 1) == 0:  # 1st, 2nd, 4th, ...
+                log.warning(
+                    "%s at %s offset %d fed %.1f s behind diagnosis time (%d late so far)",
+                    item.event.kind,
+                    item.tp,
+                    item.offset,
+                    (self._clock - item.ts).total_seconds(),
+                    self.stats.late,
+                )
         else:
             self._clock = item.ts
         agreed = self._agreed

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from kafka import KafkaConsumer
 from kafka import TopicPartition as KafkaTopicPartition
@@ -27,15 +27,25 @@ log = logging.getLogger(__name__)
 
 
 class _Listener(ConsumerRebalanceListener):
-    def __init__(self, on_assign: RebalanceCallback | None, on_revoke: RebalanceCallback | None):
+    def __init__(
+        self,
+        on_assign: RebalanceCallback | None,
+        on_revoke: RebalanceCallback | None,
+        forget_ends: Callable[[Iterable[KafkaTopicPartition]], None],
+    ):
         self._on_assign = on_assign
         self._on_revoke = on_revoke
+        self._forget_ends = forget_ends
 
     def on_partitions_revoked(self, revoked: Iterable[KafkaTopicPartition]) -> None:
+        revoked = list(revoked)
+        self._forget_ends(revoked)
         if self._on_revoke:
             self._on_revoke({TopicPartition(tp.topic, tp.partition) for tp in revoked})
 
     def on_partitions_assigned(self, assigned: Iterable[KafkaTopicPartition]) -> None:
+        assigned = list(assigned)
+        self._forget_ends(assigned)
         if self._on_assign:
             self._on_assign({TopicPartition(tp.topic, tp.partition) for tp in assigned})
 
@@ -52,13 +62,15 @@ class KafkaBusConsumer:
         on_revoke: RebalanceCallback | None,
     ) -> KafkaBusConsumer:
         """Subscribe `inner` to `topics` with the rebalance callbacks; return it wrapped."""
-        inner.subscribe(topics, listener=_Listener(on_assign, on_revoke))
-        return cls(inner)
+        consumer = cls(inner)
+        inner.subscribe(topics, listener=_Listener(on_assign, on_revoke, consumer._forget_ends))
+        return consumer
 
     def __init__(self, inner: KafkaConsumer) -> None:
         self._inner = inner
         keep_completed_joins(getattr(inner, "_coordinator", None))
-        self._ends: dict[KafkaTopicPartition, int] = {}  # looked up where no fetch told
+        # ends looked up where no fetch told, with when: (end offset, monotonic time)
+        self._ends: dict[KafkaTopicPartition, tuple[int, float]] = {}
         self._next_lookup = 0.0
 
     def poll(self, max_records: int, timeout_s: float) -> list[Record]:
@@ -89,16 +101,22 @@ class KafkaBusConsumer:
         return {TopicPartition(tp.topic, tp.partition) for tp in self._inner.assignment()}
 
     def caught_up(self) -> set[TopicPartition]:
-        """Return the owned partitions whose position reached the last fetched high watermark."""
+        """Return the owned partitions whose position reached the last fetched high watermark.
+
+        Where no fetch has reported an end, an end looked up at most `_END_VALID_S` ago, since
+        the partition was assigned and last sought, stands in for it; else it is not caught up.
+        """
         done = set()
         owned = self._inner.assignment()
         self._look_up_ends([tp for tp in owned if self._inner.highwater(tp) is None])
+        now = time.monotonic()
         for tp in owned:
             high = self._inner.highwater(tp)
             if high is None:
-                high = self._ends.get(tp)
+                end, at = self._ends.get(tp, (None, 0.0))
+                high = end if now - at <= self._END_VALID_S else None
             if high is None:
-                continue  # not fetched yet: unknown
+                continue  # not fetched yet, or its end not known lately: unknown
             try:
                 position = self._inner.position(tp, timeout_ms=0)
             except KafkaError:
@@ -108,6 +126,16 @@ class KafkaBusConsumer:
         return done
 
     _LOOKUP_S = 5.0  # least time between two end-offset lookups
+    _END_VALID_S = 2 * _LOOKUP_S  # a looked-up end older than this says nothing
+
+    def _forget_ends(self, partitions: Iterable[KafkaTopicPartition]) -> None:
+        """Drop looked-up ends (a partition assigned again or sought: its end may have moved).
+
+        Without this a member that got a partition back trusted the end it looked up while it
+        last owned it, and called a partition with records to read caught up.
+        """
+        for tp in partitions:
+            self._ends.pop(tp, None)
 
     def _look_up_ends(self, unknown: list[KafkaTopicPartition]) -> None:
         """Ask the broker for the end of partitions no fetch has reported one for.
@@ -120,7 +148,8 @@ class KafkaBusConsumer:
             return
         self._next_lookup = now + self._LOOKUP_S
         try:
-            self._ends.update(self._inner.end_offsets(unknown))
+            ends = self._inner.end_offsets(unknown)
+            self._ends.update({tp: (end, now) for tp, end in ends.items()})
         except KafkaError as exc:
             log.debug("end offsets not available: %s", exc)
 
@@ -139,6 +168,7 @@ class KafkaBusConsumer:
                     target = self._inner.beginning_offsets([ktp])[ktp]
                 if self._inner.position(ktp) != target:
                     self._inner.seek(ktp, target)
+                    self._forget_ends([ktp])
             except KafkaError as exc:
                 raise BusError(f"cannot rewind {tp}: {exc}") from exc
 

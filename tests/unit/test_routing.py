@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -99,8 +100,8 @@ def test_partition_keys_reach_every_partition(partitioner):
 
 def test_marks_round_trip_and_are_not_events():
     marks = {"tg.metrics:3": SourceMark(at(5), False), "tg.logs:0": SourceMark(None, True)}
-    value = encode_mark(marks)
-    assert decode_mark(value) == marks
+    value = encode_mark(marks, at(7))
+    assert decode_mark(value) == {n: replace(m, sent=at(7)) for n, m in marks.items()}
     assert decode_mark(make_log().model_dump_json().encode()) is None
     with pytest.raises(ValueError):
         decode_event(value)
@@ -129,6 +130,38 @@ def test_a_busy_source_that_routed_nothing_yet_holds_everything():
     q0 = TopicPartition(EVIDENCE, 0)
     progress.observe(q0, {"tg.metrics:0": SourceMark(None, False)})
     assert progress.hold([q0]) == (False, None)
+
+
+def test_an_idle_source_whose_router_fell_silent_holds_at_its_last_time():
+    # routers A (tg.metrics:0) and B (tg.metrics:1) mark every 0.5 s; B is killed while
+    # idle: records keep arriving in tg.metrics:1 that no one routes until it is taken over
+    progress = RouteProgress({"tg.metrics:0", "tg.metrics:1"}, stale_s=5.0)
+    q0 = TopicPartition(EVIDENCE, 0)
+    progress.observe(q0, {"tg.metrics:1": SourceMark(at(200), True, sent=at(1000))})
+    progress.observe(q0, {"tg.metrics:0": SourceMark(at(210), True, sent=at(1004))})
+    assert progress.hold([q0]) == (True, None)  # both speak: both idle
+    progress.observe(q0, {"tg.metrics:0": SourceMark(at(300), False, sent=at(1006))})
+    assert progress.hold([q0]) == (True, at(200))  # B's idle claim is 6 s old: void
+    # another router takes tg.metrics:1 over and marks it: routed up to 260 s, busy
+    progress.observe(q0, {"tg.metrics:1": SourceMark(at(260), False, sent=at(1007))})
+    assert progress.hold([q0]) == (True, at(260))
+    # a silent router's source that never routed anything: nothing is known
+    empty = RouteProgress({"tg.logs:0", "tg.metrics:0"}, stale_s=5.0)
+    empty.observe(q0, {"tg.logs:0": SourceMark(None, True, sent=at(1000))})
+    empty.observe(q0, {"tg.metrics:0": SourceMark(at(300), True, sent=at(1010))})
+    assert empty.hold([q0]) == (False, None)
+    # every router fell silent (the only one was killed): no newer mark will come, so in a
+    # partition read to its end an idle claim is judged against the member's own clock
+    alone = RouteProgress({"tg.metrics:0"}, stale_s=5.0)
+    alone.observe(q0, {"tg.metrics:0": SourceMark(at(200), True, sent=at(1000))})
+    assert alone.hold([q0], at(1004), {q0}) == (True, None)  # 4 s: it may still speak
+    assert alone.hold([q0], at(1013), {q0}) == (True, at(200))
+    # with records still to read in the partition a newer mark may be among them: no verdict
+    assert alone.hold([q0], at(1013), set()) == (True, None)
+    # marks from routers that do not date them are taken as they say
+    undated = RouteProgress({"tg.logs:0"}, stale_s=5.0)
+    undated.observe(q0, {"tg.logs:0": SourceMark(at(1), True)})
+    assert undated.hold([q0]) == (True, None)
 
 
 def test_membership_owns_the_keys_that_hash_to_its_partitions():
