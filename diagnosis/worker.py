@@ -103,13 +103,16 @@ class WorkerStats:
     restored_incidents: int = 0
 
 
-@dataclass(order=True)
+@dataclass(frozen=True, slots=True)
 class _Buffered:
     ts: datetime
-    seq: int
-    tp: TopicPartition = field(compare=False)
-    offset: int = field(compare=False)
-    event: EventBase = field(compare=False)
+    tp: TopicPartition
+    offset: int
+    event: EventBase
+
+
+_Entry = tuple[datetime, int, _Buffered]
+"""A buffered event on the heap: ordered by event time, then arrival (tuples compare in C)."""
 
 
 class DiagnosisWorker:
@@ -157,7 +160,7 @@ class DiagnosisWorker:
         """Start from nothing: what a new process has before `restore`."""
         monotonic = self._monotonic
         self.replays = ClusterReplays(self.settings.cluster, self._fabric)
-        self._heap: list[_Buffered] = []
+        self._heap: list[_Entry] = []
         self._seq = itertools.count()
         self._sources = SourceClock(self.settings.idle_source_s)
         self._clock: datetime | None = None
@@ -222,7 +225,7 @@ class DiagnosisWorker:
         owned, caught_up = self.consumer.assignment(), self.consumer.caught_up()
         if not self._restored and (self._heap or self._nothing_to_read(now, owned, caught_up)):
             # before anything is fed: what was read first is where this worker resumes
-            self.restore(resume=self._heap[0].ts if self._heap else None)
+            self.restore(resume=self._heap[0][0] if self._heap else None)
         self._agreed = self._sources.now(now)
         upto = self._watermark(self.settings.lateness_s, owned, caught_up)
         if upto is not None:
@@ -336,52 +339,63 @@ class DiagnosisWorker:
 
     # ------------------------------------------------------------------ input
     def _buffer(self, records: list[Record], flow: float) -> None:
+        """Decode, admit and buffer a poll's records; the input progress notes each partition
+        once (every record of a poll arrives at the same flowing time)."""
         self.stats.consumed += len(records)
         now, wall = self._monotonic(), self._wall()
         member = self.membership
+        parts = {(r.topic, r.partition): TopicPartition(r.topic, r.partition) for r in records}
+        for tp in parts.values():
+            self._input.heard(tp, flow)
+        reached: dict[TopicPartition, datetime] = {}
+        earliest, latest = self.settings.event_time.admitted(wall)
         for record in records:
-            self._input.heard(record.tp, flow)
+            tp = parts[record.topic, record.partition]
             if member is not None and record.topic == member.evidence_topic:
                 marks = decode_mark(record.value)
                 if marks is not None:
-                    member.progress.observe(record.tp, marks)
-                    self._passed(record)
+                    member.progress.observe(tp, marks)
+                    self._passed(tp, record.offset)
                     continue
             try:
                 event = decode_event(record.value).in_cluster(self.settings.cluster)
             except SchemaError:
                 # the sink dead-letters it with the raw bytes; here it is only skipped
                 self.stats.undecodable += 1
-                self._passed(record)
+                self._passed(tp, record.offset)
                 continue
-            refusal = self.settings.event_time.refusal(event.ts, wall)
-            if refusal is not None:
-                # the sink dead-letters it for the same reason; here it is only skipped
-                self._refused(record, refusal)
-                continue
+            ts = event.ts
+            if not earliest <= ts <= latest:
+                refusal = self.settings.event_time.refusal(ts, wall)
+                if refusal is not None:
+                    # the sink dead-letters it for the same reason; here it is only skipped
+                    self._refused(tp, record.offset, refusal)
+                    continue
             if event.id in self._seen_ids:  # a producer's retry after a broker outage
                 self.stats.duplicates += 1
-                self._passed(record)
+                self._passed(tp, record.offset)
                 continue
-            self._seen_ids.add_all([event.id])
-            self._sources.observe(event.key, event.ts, now)
-            self._input.reached(record.tp, event.ts)
-            heapq.heappush(
-                self._heap, _Buffered(event.ts, next(self._seq), record.tp, record.offset, event)
-            )
+            self._seen_ids.add(event.id)
+            self._sources.observe(event.key, ts, now)
+            if tp not in reached or ts > reached[tp]:
+                reached[tp] = ts
+            buffered = _Buffered(ts, tp, record.offset, event)
+            heapq.heappush(self._heap, (ts, next(self._seq), buffered))
+        for tp, ts in reached.items():
+            self._input.reached(tp, ts)
 
-    def _passed(self, record: Record) -> None:
+    def _passed(self, tp: TopicPartition, offset: int) -> None:
         """Count a record never fed (undecodable, refused, a duplicate) as done with."""
-        self._fed_upto[record.tp] = max(self._fed_upto.get(record.tp, -1), record.offset)
+        self._fed_upto[tp] = max(self._fed_upto.get(tp, -1), offset)
 
-    def _refused(self, record: Record, reason: str) -> None:
+    def _refused(self, tp: TopicPartition, offset: int, reason: str) -> None:
         self.stats.refused_time += 1
-        self._passed(record)
+        self._passed(tp, offset)
         if self.stats.refused_time & (self.stats.refused_time - 1) == 0:  # 1st, 2nd, 4th, ...
             log.warning(
                 "event at %s offset %d skipped (%d so far): %s",
-                record.tp,
-                record.offset,
+                tp,
+                offset,
                 self.stats.refused_time,
                 reason,
             )
@@ -414,18 +428,18 @@ class DiagnosisWorker:
     def _release(self, upto: datetime | None) -> None:
         """Feed buffered events with ts <= upto (all of them when upto is None)."""
         heap = self._heap
-        if not heap or (upto is not None and heap[0].ts > upto):
+        if not heap or (upto is not None and heap[0][0] > upto):
             return
         started = time.perf_counter()
-        while heap and (upto is None or heap[0].ts <= upto):
-            self._feed(heapq.heappop(heap))
+        while heap and (upto is None or heap[0][0] <= upto):
+            self._feed(heapq.heappop(heap)[2])
         if self.observe_stage is not None:
             self.observe_stage("detect", time.perf_counter() - started)
 
     def _release_overflow(self) -> None:
         while len(self._heap) > self.settings.max_buffered:
             self.stats.forced += 1
-            self._feed(heapq.heappop(self._heap))
+            self._feed(heapq.heappop(self._heap)[2])
 
     def _feed(self, item: _Buffered) -> None:
         if self._clock is not None and item.ts < self._clock:
@@ -470,7 +484,7 @@ class DiagnosisWorker:
     def _commit(self) -> None:
         self._last_commit = self._monotonic()
         pending: dict[TopicPartition, int] = {}
-        for item in self._heap:
+        for _ts, _seq, item in self._heap:
             if item.offset < pending.get(item.tp, item.offset + 1):
                 pending[item.tp] = item.offset
         offsets = {}
