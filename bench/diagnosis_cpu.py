@@ -7,20 +7,26 @@ bus and read by one `DiagnosisWorker`, which runs the per-record path of `traing
 no ClickHouse: the store refuses reads (nothing to restore) and takes incident writes without
 keeping them. The figure is the worker's CPU time from its first poll to the end of its
 drain, per event read; bench.scale measures the same work in a real member, plus the Kafka
-client's share. The garbage collector is tuned as `trainguard diagnose` tunes it once built
-(`--gc default`: Python's thresholds, as the process ran before). `--profile N` prints
-cProfile's top N functions by own time.
+client's share.
+
+Side by side in one run, each repeated: the process as `trainguard diagnose` runs it now
+(GPU scrapes through the fast decoder, the garbage collector tuned once built), the same with
+every record through pydantic (TG_DIAGNOSE_FAST_DECODE=false), and both with Python's default
+collector thresholds (as the process ran before). `--profile N` prints cProfile's top N
+functions by own time for the current configuration.
 
     python -m bench.diagnosis_cpu [--gpus 4096] [--seconds 18] [--repeats 3] [--profile 30]
-        [--gc tuned|default] [--out bench/results/diagnosis_cpu.json]
+        [--out bench/results/diagnosis_cpu.json]
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
 import io
 import json
+import os
 import platform
 import pstats
 import statistics
@@ -43,6 +49,13 @@ from trainguard.cli import tune_gc_for_batches
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results" / "diagnosis_cpu.json"
 PARTITIONS = 8  # bench.scale's partitions per topic
+DEFAULT_GC = (700, 10, 10)  # Python's thresholds
+CONFIGS = {  # name: (fast GPU-scrape decoding, collector tuned); default-GC runs first
+    "pydantic_default_gc": (False, False),
+    "fast_default_gc": (True, False),
+    "pydantic": (False, True),
+    "current": (True, True),
+}
 Records = Sequence[tuple[str, bytes, bytes]]
 
 
@@ -76,13 +89,13 @@ class WriteOnlyStore:
         """Nothing to release."""
 
 
-def worker_on(records: Records, topics: Topics) -> DiagnosisWorker:
+def worker_on(records: Records, topics: Topics, fast_decode: bool = True) -> DiagnosisWorker:
     """Return a worker whose bus holds `records`, as one `trainguard diagnose` member reads."""
     bus = InProcessBus(topics, partitions=PARTITIONS)
     for topic, key, value in records:
         bus.append(topic, key, value)
     consumer = bus.consumer(f"{topics.prefix}diagnose", topics.telemetry())
-    settings = WorkerSettings(poll_timeout_s=0.0, restore_timeout_s=0.0)
+    settings = WorkerSettings(poll_timeout_s=0.0, restore_timeout_s=0.0, fast_decode=fast_decode)
     return DiagnosisWorker(consumer, bus.producer(), WriteOnlyStore(), topics, settings=settings)
 
 
@@ -113,12 +126,21 @@ def profile(records: Records, topics: Topics, top: int) -> str:
     return out.getvalue()
 
 
-def measure(records: Records, topics: Topics, repeats: int) -> dict[str, Any]:
+def collector(tuned: bool) -> None:
+    """Tune the garbage collector as `trainguard diagnose` does, or restore Python's defaults."""
+    if tuned:
+        tune_gc_for_batches()
+    else:
+        gc.unfreeze()
+        gc.set_threshold(*DEFAULT_GC)
+
+
+def measure(records: Records, topics: Topics, repeats: int, fast_decode: bool) -> dict[str, Any]:
     """Run a fresh worker over the records `repeats` times; return CPU per event."""
     cpu: list[float] = []
     found: list[str] = []
     for _ in range(repeats):
-        worker = worker_on(records, topics)
+        worker = worker_on(records, topics, fast_decode)
         cpu.append(run_worker(worker, len(records)))
         assert worker.stats.fed == len(records), worker.stats
         found = [f"{i.id} {i.category}" for i in incidents(worker)]
@@ -141,26 +163,29 @@ def main() -> None:
     parser.add_argument("--step-time", type=float, default=2.5)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--profile", type=int, default=0, help="print the top N functions")
-    parser.add_argument("--gc", choices=("tuned", "default"), default="tuned")
     parser.add_argument("--out", type=Path, help=f"write the results (e.g. {RESULTS})")
     args = parser.parse_args()
     topics = Topics("cpu.")
     scenario = job_scenario(args.gpus, args.seconds, args.step_time)
     work = job_workload(scenario, topics)
     print(f"{len(work.records):,} records: {dict(work.kinds)}", file=sys.stderr)
-    if args.gc == "tuned":
-        tune_gc_for_batches()
+    runs: dict[str, Any] = {}
+    for name, (fast, tuned) in CONFIGS.items():
+        collector(tuned)
+        runs[name] = measure(work.records, topics, args.repeats, fast)
+        print(f"{name}: {runs[name]['events_per_cpu_s']:,} events per CPU s", file=sys.stderr)
     if args.profile:
         print(profile(work.records, topics, args.profile))
     result = {
         "command": "python -m bench.diagnosis_cpu " + " ".join(sys.argv[1:]),
         "measured_utc": datetime.now(UTC).isoformat(timespec="seconds"),
         "python": platform.python_version(),
+        "loadavg_after": [round(x, 2) for x in os.getloadavg()],
         "job": {"gpus": args.gpus, "simulated_s": args.seconds, "kinds": dict(work.kinds)},
-        "gc": args.gc,
-        "worker": measure(work.records, topics, args.repeats),
+        "configurations": {n: {"fast_decode": f, "gc_tuned": t} for n, (f, t) in CONFIGS.items()},
+        "runs": runs,
     }
-    print(json.dumps(result["worker"], indent=1))
+    print(json.dumps(runs, indent=1))
     if args.out:
         args.out.write_text(json.dumps(result, indent=1) + "\n")
 
