@@ -110,7 +110,7 @@ def run_worker(worker: DiagnosisWorker, total: int) -> float:
 
 def incidents(worker: DiagnosisWorker) -> list[Incident]:
     """Return every incident the worker's diagnosis holds, by id."""
-    found = [i for r in worker.replays.by_cluster.values() for i in r.correlator.incidents()]
+    found = [i for r in worker.engines.by_cluster.values() for i in r.correlator.incidents()]
     return sorted(found, key=lambda i: i.id)
 
 

@@ -16,8 +16,8 @@ from diagnosis.incidents import Incident, OpenState
 from ingest.schema import JobTopology
 
 
-class ClusterReplays:
-    """The diagnosis of each cluster heard from, created on its first event."""
+class ClusterEngines:
+    """The diagnosis engine of each cluster heard from, created on its first event."""
 
     def __init__(self, home: str, fabric: Fabric | None = None) -> None:
         self.home = home  # this worker's own cluster (TG_CLUSTER): the fabric describes it
@@ -26,11 +26,11 @@ class ClusterReplays:
 
     def get(self, cluster: str) -> DiagnosisEngine:
         """Return the diagnosis of one cluster."""
-        replay = self.by_cluster.get(cluster)
-        if replay is None:
+        engine = self.by_cluster.get(cluster)
+        if engine is None:
             fabric = self.fabric if cluster == self.home else None
-            replay = self.by_cluster[cluster] = DiagnosisEngine(fabric, cluster=cluster)
-        return replay
+            engine = self.by_cluster[cluster] = DiagnosisEngine(fabric, cluster=cluster)
+        return engine
 
     def feed(self, event: Fed, clock: datetime | None = None) -> None:
         """Feed one event to its cluster's diagnosis; move the others' clocks with it.
@@ -41,20 +41,20 @@ class ClusterReplays:
         target = self.get(event.cluster)
         target.feed(event, clock)
         now = event.ts if clock is None else clock
-        for replay in self.by_cluster.values():
-            if replay is not target:
-                replay.advance(now)
+        for engine in self.by_cluster.values():
+            if engine is not target:
+                engine.advance(now)
 
     def advance(self, now: datetime) -> None:
         """Let diagnosis time pass in every cluster."""
-        for replay in self.by_cluster.values():
-            replay.advance(now)
+        for engine in self.by_cluster.values():
+            engine.advance(now)
 
     def restore_topology(self, topology: JobTopology) -> DiagnosisEngine:
-        """Take back a running job's topology into its cluster; return that cluster's replay."""
-        replay = self.get(topology.cluster)
-        replay.restore(topology)
-        return replay
+        """Take back a running job's topology into its cluster; return that cluster's engine."""
+        engine = self.get(topology.cluster)
+        engine.restore(topology)
+        return engine
 
     def restore_states(self, states: Iterable[OpenState], closed: set[str]) -> None:
         """Give each cluster's correlator back its incidents."""
@@ -76,5 +76,5 @@ class ClusterReplays:
 
     def close(self, incident_id: str) -> None:
         """Stop attaching to an incident (its id names one cluster's incident at most)."""
-        for replay in self.by_cluster.values():
-            replay.correlator.close(incident_id)
+        for engine in self.by_cluster.values():
+            engine.correlator.close(incident_id)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from analytics.store import Store, StoreError
-from diagnosis.clusters import ClusterReplays
+from diagnosis.clusters import ClusterEngines
 from diagnosis.incident_store import latest_statuses, save_incidents, save_states
 from diagnosis.incidents import Incident
 from diagnosis.lifecycle import is_final
@@ -69,9 +69,9 @@ class IncidentPublisher:
         self._published[incident_id] = (self._monotonic(), revision)
         self._status[incident_id] = status
 
-    def publish(self, replays: ClusterReplays, force: bool = False) -> None:
+    def publish(self, engines: ClusterEngines, force: bool = False) -> None:
         """Store and send new incidents now, updated ones when their interval has passed."""
-        for incident in replays.drain_updates():
+        for incident in engines.drain_updates():
             if incident.id not in self._published:
                 self.stats.incidents += 1
             self._unpublished[incident.id] = incident
@@ -90,7 +90,7 @@ class IncidentPublisher:
         due = [i.model_copy(update={"status": self._status.get(i.id, i.status)}) for i in due]
         started = time.perf_counter()
         try:
-            save_states(self.store, replays.states(i.id for i in due))
+            save_states(self.store, engines.states(i.id for i in due))
             save_incidents(self.store, due)
         except StoreError as exc:
             self.stats.store_errors += 1
@@ -115,7 +115,7 @@ class IncidentPublisher:
             else:
                 log.debug("incident %s r%d: %s", inc.id, inc.revision, inc.summary)
 
-    def read_statuses(self, replays: ClusterReplays) -> None:
+    def read_statuses(self, engines: ClusterEngines) -> None:
         """Take the statuses set elsewhere; close the incidents that reached a final one."""
         live = [i for i in self._published if not is_final(self._status.get(i, _OPEN))]
         if not live:
@@ -129,7 +129,7 @@ class IncidentPublisher:
         for incident_id, (status, _reason) in statuses.items():
             self._status[incident_id] = status
             if is_final(status):
-                replays.close(incident_id)
+                engines.close(incident_id)
 
 
 def _wire(incident: Incident) -> bytes:

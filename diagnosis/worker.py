@@ -44,7 +44,7 @@ from datetime import UTC, datetime, timedelta
 
 from analytics.store import Store, StoreError
 from diagnosis.clock import SourceClock
-from diagnosis.clusters import ClusterReplays
+from diagnosis.clusters import ClusterEngines
 from diagnosis.engine import DiagnosisEngine, Fed
 from diagnosis.fabric import Fabric
 from diagnosis.incidents import OpenState
@@ -153,7 +153,7 @@ class DiagnosisWorker:
     def _reset(self) -> None:
         """Start from nothing: what a new process has before `restore`."""
         monotonic = self._monotonic
-        self.replays = ClusterReplays(self.settings.cluster, self._fabric)
+        self.engines = ClusterEngines(self.settings.cluster, self._fabric)
         self._held = ReorderBuffer()
         self._sources = SourceClock(self.settings.idle_source_s)
         self._clock: datetime | None = None
@@ -187,9 +187,9 @@ class DiagnosisWorker:
         log.info("assigned %d partitions: state rebuilt from the store", len(partitions))
 
     @property
-    def replay(self) -> DiagnosisEngine:
-        """Return the diagnosis of this worker's own cluster (TG_CLUSTER)."""
-        return self.replays.get(self.settings.cluster)
+    def engine(self) -> DiagnosisEngine:
+        """Return the diagnosis engine of this worker's own cluster (TG_CLUSTER)."""
+        return self.engines.get(self.settings.cluster)
 
     def run(self, stop: threading.Event) -> None:
         """Diagnose until stop is set, then publish what is pending and commit."""
@@ -235,7 +235,7 @@ class DiagnosisWorker:
         self.publish()
         if now - self._last_status >= self.settings.status_poll_s:
             self._last_status = now
-            self.publisher.read_statuses(self.replays)
+            self.publisher.read_statuses(self.engines)
         if now - self._last_commit >= self.settings.commit_interval_s:
             self._commit()
         return len(records)
@@ -288,14 +288,14 @@ class DiagnosisWorker:
                 log.info("store not readable yet, retrying the restore: %s", exc)
                 time.sleep(1.0)
         for topology in snap.topologies:
-            engine = self.replays.restore_topology(topology)
+            engine = self.engines.restore_topology(topology)
             try:
                 warm_job(self.store, engine, topology.job_id, resume)
             except StoreError as exc:
                 self.stats.store_errors += 1
                 log.warning("job %s restored without its recent steps: %s", topology.job_id, exc)
         closed = {i for i, (status, _reason) in snap.statuses.items() if is_final(status)}
-        self.replays.restore_states(snap.states, closed)
+        self.engines.restore_states(snap.states, closed)
         for st in snap.states:
             status = snap.statuses.get(st.id, (_OPEN, ""))[0]
             self.publisher.restored(st.id, st.revision, status)
@@ -449,7 +449,7 @@ class DiagnosisWorker:
         agreed = self._agreed
         clock = item.ts if agreed is None else min(item.ts, agreed)
         try:
-            self.replays.feed(item.event, clock)
+            self.engines.feed(item.event, clock)
         except Exception:  # noqa: BLE001 - one indigestible event must not stop diagnosis
             self.stats.poison += 1
             log.exception(
@@ -474,12 +474,12 @@ class DiagnosisWorker:
             return
         wall = self._wall()
         if abs((wall - agreed).total_seconds()) <= self.settings.live_skew_s:
-            self.replays.advance(wall - timedelta(seconds=self.settings.lateness_s))
+            self.engines.advance(wall - timedelta(seconds=self.settings.lateness_s))
 
     # ------------------------------------------------------------------ output
     def publish(self, force: bool = False) -> None:
         """Store and publish new incidents now, updated ones when their interval has passed."""
-        self.publisher.publish(self.replays, force)
+        self.publisher.publish(self.engines, force)
 
     def _commit(self) -> None:
         self._last_commit = self._monotonic()

@@ -3,6 +3,14 @@
 One module, one decode path (`decode_event`). Events are JSON on the wire, times are
 UTC, and every event carries a deterministic `id` derived from what identifies it, so a
 replayed or re-sent event is recognisably the same event.
+
+`Event` is the union of the telemetry events, those of the telemetry topics that the sink
+stores and diagnosis reads. The one other typed event, the actions topic's `ActionEvent`, is
+declared in `ingest/action_events.py` on the same `EventBase` and decoded by
+`decode_action_event`; it is left out of `Event` on purpose, so a telemetry consumer refuses
+(dead-letters) an action record on a telemetry topic rather than storing or diagnosing it,
+and records from before it was typed (no `kind`) still decode. It is not re-exported here:
+its module imports this one.
 """
 
 from __future__ import annotations

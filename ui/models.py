@@ -173,7 +173,15 @@ class ActionPlan(_Lenient):
 
 
 class ActionItem(_Lenient):
-    """An action proposed or taken by the action engine."""
+    """An action proposed or taken by the action engine, as the console reads `ActionView`.
+
+    Not `api.models.ActionView` itself: `ui` and `api` share a layer and `ui` imports no
+    package of ours (trainguard/layers.py, docs/layers.md; tests/unit/test_package_graph.py
+    fails on the edge), and `api.models` would bring the engine's models into the console.
+    The console, deployed apart from the API, reads leniently what `ActionView` is strict
+    about: unknown fields ignored, missing ones defaulted, the target as text, `result` as
+    sent. tests/unit/test_ui_client.py parses the API's own `ActionView` with it.
+    """
 
     id: str
     incident_id: str | None = None

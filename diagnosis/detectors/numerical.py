@@ -15,6 +15,7 @@ from datetime import datetime
 from statistics import median
 
 from diagnosis.model import Action, Blame, Category, ComponentKind, Finding, Severity
+from diagnosis.spikes import spike_baseline
 from ingest.schema import EventBase, JobTopology, TrainStep
 
 RULE_NONFINITE = "implicit.numerical.nonfinite"
@@ -26,7 +27,7 @@ RULE_SPIKE = "implicit.numerical.spike"
 class NumericalConfig:
     """Thresholds of `NumericalDetector`."""
 
-    spike_factor: float = 5.0  # a spike is this many times the recent median
+    spike_factor: float = 5.0  # a spike is at least this many times the recent median
     history: int = 50  # recent finite values kept per metric
     min_history: int = 10  # no spike verdict before this many values
     spike_cooldown_steps: int = 20  # one spike finding per metric in this many steps
@@ -131,15 +132,14 @@ class NumericalDetector:
 
     def _spike(self, metric: str, value: float, step: int) -> None:
         history = self._history[metric]
-        if len(history) >= self.config.min_history:
-            typical = median(history)
+        factor, least = self.config.spike_factor, self.config.min_history
+        typical = spike_baseline(value, history, factor, median, least)
+        if typical is not None:
             last = self._last_spike.get(metric)
-            recent = last is not None and step - last < self.config.spike_cooldown_steps
-            if typical > 0 and value > self.config.spike_factor * typical:
-                if not recent:
-                    self._last_spike[metric] = step
-                    self._spikes.append(self._spike_finding(metric, value, typical, step))
-                return  # a spike does not enter the history it is judged against
+            if last is None or step - last >= self.config.spike_cooldown_steps:
+                self._last_spike[metric] = step
+                self._spikes.append(self._spike_finding(metric, value, typical, step))
+            return  # a spike does not enter the history it is judged against
         history.append(value)
 
     def _spike_finding(self, metric: str, value: float, typical: float, step: int) -> Finding:

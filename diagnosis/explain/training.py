@@ -6,7 +6,8 @@ Megatron-DeepSpeed (BLOOM) lines of real_logs loss-spike and perf-degradation-sl
 sequence checks compare each iteration with the recent past of the same stream (rank):
 
 - a loss spike: loss at least ``SPIKE_LOSS_RATIO`` times the lowest of the last
-  ``WINDOW`` iterations, or a grad norm ``SPIKE_GRAD_RATIO`` times the lowest;
+  ``WINDOW`` iterations, or a grad norm ``SPIKE_GRAD_RATIO`` times the lowest (the one spike
+  rule, `diagnosis.spikes`, with the explainer's thresholds);
 - a step-time regression: time per iteration ``SLOW_RATIO`` above the fastest of the window,
   and throughput (TFLOPs) down as much when it is printed; a step that skipped or hit NaN is
   not a slowdown signal (real_logs nan-loss: the NaN step took 19% longer).
@@ -28,6 +29,7 @@ from collections.abc import Sequence
 from diagnosis.catalog import Verdict
 from diagnosis.explain.rules import verdict
 from diagnosis.model import Action, Blame, Category, ComponentKind, Severity
+from diagnosis.spikes import spike_baseline
 from ingest.readers.train_log import StepLine, parse_megatron
 
 WINDOW = 10
@@ -102,17 +104,13 @@ def judge_iteration(m: re.Match[str]) -> Verdict | None:
 
 
 def _spiked(window: Sequence[StepLine], it: StepLine) -> bool:
-    """Return whether `it` spikes in loss or grad norm against `window`."""
-    losses = [w.loss for w in window if w.loss is not None and _finite(w.loss)]
-    if _finite(it.loss) and losses and it.loss is not None:
-        low = min(losses)
-        if low > 0 and it.loss >= SPIKE_LOSS_RATIO * low:
-            return True
-    norms = [w.grad_norm for w in window if w.grad_norm is not None and _finite(w.grad_norm)]
-    if _finite(it.grad_norm) and norms and it.grad_norm is not None:
-        low = min(norms)
-        return low > 0 and it.grad_norm >= SPIKE_GRAD_RATIO * low
-    return False
+    """Return whether `it` spikes in loss or grad norm against the lowest of `window`."""
+    losses = (w.loss for w in window)
+    norms = (w.grad_norm for w in window)
+    return (
+        spike_baseline(it.loss, losses, SPIKE_LOSS_RATIO, min) is not None
+        or spike_baseline(it.grad_norm, norms, SPIKE_GRAD_RATIO, min) is not None
+    )
 
 
 def _slowed(window: Sequence[StepLine], it: StepLine) -> bool:

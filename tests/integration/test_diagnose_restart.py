@@ -266,7 +266,7 @@ def test_events_dated_year_1_and_2200_are_refused_and_diagnosis_goes_on(
     _consume(first, len(poison), "the poison events")
     _stop(first)
     assert first.stats.refused_time == 3 and first.stats.undecodable == 1
-    assert first.replay.correlator.incidents() == []
+    assert first.engine.correlator.incidents() == []
 
     second = _worker(kafka_bus, server_store)  # a restart reads nothing of them again
     _publish(kafka_bus, [make_log("n1", 30, seq=1, line=XID79)])

@@ -131,7 +131,7 @@ def test_a_resolved_incident_takes_no_evidence_but_explains_consequences(embedde
         if n % 300:
             continue
         worker.step()
-        if first is None and worker.replay.correlator.incidents():
+        if first is None and worker.engine.correlator.incidents():
             worker.publish(force=True)
             (first,) = load_incidents(embedded_store)
             record_transition(

@@ -124,12 +124,12 @@ def test_torch_job_reports_topology_steps_and_a_hung_rank(
             worker.step()
             return any(
                 i.category == Category.HANG and i.suspects and i.suspects[0].rank == STALL_RANK
-                for i in worker.replay.correlator.incidents()
+                for i in worker.engine.correlator.incidents()
             )
 
         wait_for(hang_named, 60, f"a hang incident naming rank {STALL_RANK}")
         assert time.monotonic() - stalled_at < 60
-        (hang,) = [i for i in worker.replay.correlator.incidents() if i.category == Category.HANG]
+        (hang,) = [i for i in worker.engine.correlator.incidents() if i.category == Category.HANG]
         assert hang.job == job and hang.suspects[0].node == topo.ranks[STALL_RANK].node
     finally:
         os.killpg(proc.pid, signal.SIGKILL)

@@ -14,7 +14,7 @@ from actions.registry import ActionRequest
 from actions.webhooks.formats import EventType
 from ingest.action_events import ActionEvent, decode_action_event, encode_action_event
 from ingest.bus import InProcessBus
-from ingest.schema import SchemaError
+from ingest.schema import SchemaError, decode_event
 from tests.actions_builders import make_incident
 
 NOW = datetime(2026, 12, 2, 5, 0, 7, 250_000, tzinfo=UTC)
@@ -99,3 +99,9 @@ def test_the_outbox_publishes_a_typed_event_keyed_by_the_action():
     event = decode_action_event(record.value)
     assert record.key == plan.action_id.encode()
     assert (event.event, event.state, event.ts) == ("action.failed", State.FAILED, NOW)
+
+
+def test_the_telemetry_decoder_refuses_an_action_event():
+    event = ActionEvent(event="action.planned", ts=NOW, state=State.PLANNED, plan=_plan())
+    with pytest.raises(SchemaError, match="action"):
+        decode_event(encode_action_event(event))

@@ -15,7 +15,7 @@ from analytics.tables import (
     cluster_name,
     stored_cluster,
 )
-from diagnosis.clusters import ClusterReplays
+from diagnosis.clusters import ClusterEngines
 from diagnosis.engine import DiagnosisEngine
 from diagnosis.incidents import Correlator, incident_id
 from ingest.agent.settings import AgentSettings
@@ -127,16 +127,16 @@ def test_the_same_root_cause_in_two_clusters_is_two_incidents():
     assert a.id == incident_id(key, a.detected_at)  # the default cluster's ids are unchanged
 
 
-def test_cluster_replays_keep_each_clusters_state_apart():
-    replays = ClusterReplays(home=DEFAULT_CLUSTER)
+def test_cluster_engines_keep_each_clusters_state_apart():
+    engines = ClusterEngines(home=DEFAULT_CLUSTER)
     for cluster in ("east", "west"):
-        replays.feed(make_log(node="n1").in_cluster(cluster))
-    updates = replays.drain_updates()
+        engines.feed(make_log(node="n1").in_cluster(cluster))
+    updates = engines.drain_updates()
     assert sorted(i.cluster for i in updates) == ["east", "west"]
     assert len({i.id for i in updates}) == 2
-    states = replays.states(i.id for i in updates)
+    states = engines.states(i.id for i in updates)
     assert sorted(s.cluster for s in states) == ["east", "west"]
-    again = ClusterReplays(home=DEFAULT_CLUSTER)
+    again = ClusterEngines(home=DEFAULT_CLUSTER)
     again.restore_states(states, closed={updates[0].id})
     assert set(again.by_cluster) == {"east", "west"}
     # a recurrence attaches within its own cluster only

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from actions.model import Action, ActionKind, ActionPlan, Risk, State, Target
+from api.models import ActionView
 from ui.client import (
     ApiClient,
     ApiError,
@@ -231,6 +234,28 @@ def test_action_engine_contract_parses():
     assert client.scheduler_state().pools == [{"name": "train"}]
     (hook,) = client.webhooks()
     assert hook.url == "https://h.test" and hook.model_dump()["format"] == "slack"
+
+
+def test_the_apis_own_action_view_parses_as_the_consoles_action_item():
+    plan = ActionPlan(
+        action_id="act-1",
+        incident_id="inc-857e0d00f21b",
+        kind=ActionKind.ISOLATE_GPU,
+        target=Target(node="node-0001", gpu=2),
+        risk=Risk.HIGH,
+        executor="slurm",
+        step=0,
+        rule="xid79",
+        what="drain GPU 2",
+        why="Xid 79",
+        created_at=datetime(2026, 11, 2, 8, 1, 5, tzinfo=UTC),
+    )
+    view = ActionView.of(Action(plan=plan, state=State.AWAITING_APPROVAL), "approve")
+    client = recorded({"/v1/actions": {"items": [view.model_dump(mode="json")]}})
+    (action,) = client.actions(status="pending").items
+    assert (action.id, action.kind, action.status) == ("act-1", "isolate_gpu", "pending")
+    assert action.target == "node=node-0001,gpu=2" and action.plan.why == "Xid 79"
+    assert action.created_at == plan.created_at == action.updated_at
 
 
 def test_me_names_the_token_and_its_role():
