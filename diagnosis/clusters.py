@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
-from diagnosis.engine import DiagnosisEngine
+from diagnosis.engine import DiagnosisEngine, Fed
 from diagnosis.fabric import Fabric
 from diagnosis.incidents import Incident, OpenState
-from ingest.schema import EventBase, JobTopology
+from ingest.schema import JobTopology
 
 
 class ClusterEngines:
@@ -32,7 +32,7 @@ class ClusterEngines:
             engine = self.by_cluster[cluster] = DiagnosisEngine(fabric, cluster=cluster)
         return engine
 
-    def feed(self, event: EventBase, clock: datetime | None = None) -> None:
+    def feed(self, event: Fed, clock: datetime | None = None) -> None:
         """Feed one event to its cluster's diagnosis; move the others' clocks with it.
 
         Diagnosis time is shared: a cluster gone silent (every rank hung) still has its

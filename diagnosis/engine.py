@@ -36,6 +36,7 @@ from diagnosis.localize import (
 )
 from diagnosis.model import Category, ComponentKind, Finding, Suspect
 from diagnosis.transfers import TransferLog
+from ingest.fast_decode import GpuScrape
 from ingest.schema import (
     DEFAULT_CLUSTER,
     CollectiveProgress,
@@ -62,6 +63,10 @@ FINE_CHECKS = 300  # a gap in event time is checked second by second for this lo
 COARSE_STEP = timedelta(seconds=60)  # then a minute at a time,
 COARSE_CHECKS = 60  # for this many minutes; the rest of a longer gap is one jump
 _CRASH_RULES = frozenset({"elastic.child_failed", "host.killed"})
+_STATE_ORDER = {CollectiveState.SCHEDULED: 0, CollectiveState.STARTED: 1}  # others: 2
+
+Fed = EventBase | GpuScrape
+"""What the engine takes: a typed event, or a GPU scrape as the fast decoder gives it."""
 _IB_RULES = frozenset({"nccl.ib_completion_error"})
 
 
@@ -149,7 +154,7 @@ def straggler_window(graph: CommGraph) -> int:
 
 
 def _order(p: CollectiveProgress) -> int:
-    return {CollectiveState.SCHEDULED: 0, CollectiveState.STARTED: 1}.get(p.state, 2)
+    return _STATE_ORDER.get(p.state, 2)
 
 
 class DiagnosisEngine:
@@ -169,7 +174,7 @@ class DiagnosisEngine:
         self._second: datetime | None = None
         self._warmed: set[str] = set()  # ids of events restored into detectors
 
-    def feed(self, event: EventBase, clock: datetime | None = None) -> None:
+    def feed(self, event: Fed, clock: datetime | None = None) -> None:
         """Take the next event of the merged stream.
 
         Detectors are checked up to `clock` (default: the event's own time); a caller that
@@ -189,7 +194,7 @@ class DiagnosisEngine:
                 self.correlator.progress(event.job_id, event.ts)
         elif isinstance(event, LogLine):
             self._log(event)
-        elif isinstance(event, GpuMetrics):
+        elif isinstance(event, GpuMetrics | GpuScrape):
             self._gpu_metrics(event)
         elif isinstance(event, HostMetrics):
             self._host_metrics(event)
@@ -346,7 +351,7 @@ class DiagnosisEngine:
                 update["gpu"] = placement[1]  # the rank's GPU, from the job's topology
         return finding.model_copy(update=update) if update else finding
 
-    def _gpu_metrics(self, event: GpuMetrics) -> None:
+    def _gpu_metrics(self, event: GpuMetrics | GpuScrape) -> None:
         for s in event.gpus:
             if s.pci_bus_id is not None:
                 self.pci_gpu[(event.node, s.pci_bus_id.upper())] = s.gpu

@@ -9,6 +9,10 @@ Incidents go to ClickHouse and to the incidents topic: a new incident at once, l
 of one incident at most once per `publish_interval_s`. Status changes made elsewhere (resolved,
 false alarm) are read back so a recurrence opens a new incident instead of reviving a closed one.
 
+GPU scrapes, the bulk of the bytes, are decoded as the sink decodes them: by msgspec into
+structs holding pydantic's values where `ingest.fast_decode` can vouch for them
+(`fast_decode`), else by pydantic.
+
 Event time is untrusted input. Events whose time the admission policy refuses (far ahead of or
 behind this worker's clock, or unstorable) are skipped and counted, as the sink dead-letters
 them; the time that releases buffered events and drives the detectors is the one the sources
@@ -31,8 +35,6 @@ assignment drops its state, rewinds to the committed offsets and restores only w
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import logging
 import threading
 import time
@@ -43,18 +45,20 @@ from datetime import UTC, datetime, timedelta
 from analytics.store import Store, StoreError
 from diagnosis.clock import SourceClock
 from diagnosis.clusters import ClusterEngines
-from diagnosis.engine import DiagnosisEngine
+from diagnosis.engine import DiagnosisEngine, Fed
 from diagnosis.fabric import Fabric
 from diagnosis.incidents import OpenState
 from diagnosis.lifecycle import is_final
 from diagnosis.model import IncidentStatus
 from diagnosis.publisher import IncidentPublisher
+from diagnosis.reorder import Buffered, ReorderBuffer
 from diagnosis.restore import read_snapshot, warm_job
 from diagnosis.routing import Membership, decode_mark, owner_key
 from diagnosis.watermark import InputProgress
 from ingest.bus import BusError, Consumer, Producer, Record, TopicPartition, Topics
 from ingest.event_time import EventTimePolicy
-from ingest.schema import DEFAULT_CLUSTER, EventBase, JobTopology, SchemaError, decode_event
+from ingest.fast_decode import FastDecoder
+from ingest.schema import DEFAULT_CLUSTER, JobTopology, SchemaError, decode_event
 from ingest.sink import RecentIds
 
 log = logging.getLogger(__name__)
@@ -79,6 +83,7 @@ class WorkerSettings:
     restore_incidents_s: float = 3_600.0  # incidents with evidence this recent come back
     restore_timeout_s: float = 30.0  # how long a start waits for the store before going on
     dedup_window: int = 500_000  # event ids remembered: a re-sent event is fed once
+    fast_decode: bool = True  # GPU scrapes through ingest.fast_decode (pydantic's values)
     cluster: str = DEFAULT_CLUSTER  # of events that name none (TG_CLUSTER)
 
 
@@ -101,15 +106,6 @@ class WorkerStats:
     poison: int = 0  # decoded events diagnosis could not digest
     restored_jobs: int = 0
     restored_incidents: int = 0
-
-
-@dataclass(order=True)
-class _Buffered:
-    ts: datetime
-    seq: int
-    tp: TopicPartition = field(compare=False)
-    offset: int = field(compare=False)
-    event: EventBase = field(compare=False)
 
 
 class DiagnosisWorker:
@@ -151,14 +147,14 @@ class DiagnosisWorker:
             observe=self._observe_publish,
         )
         self._rewind = False
+        self._fast = FastDecoder(self.settings.cluster) if self.settings.fast_decode else None
         self._reset()
 
     def _reset(self) -> None:
         """Start from nothing: what a new process has before `restore`."""
         monotonic = self._monotonic
         self.engines = ClusterEngines(self.settings.cluster, self._fabric)
-        self._heap: list[_Buffered] = []
-        self._seq = itertools.count()
+        self._held = ReorderBuffer()
         self._sources = SourceClock(self.settings.idle_source_s)
         self._clock: datetime | None = None
         self._agreed: datetime | None = None  # the sources' agreed time, once per poll
@@ -220,9 +216,9 @@ class DiagnosisWorker:
         if records:
             self._buffer(records, self._input.arrived(now, self.consumer.assignment()))
         owned, caught_up = self.consumer.assignment(), self.consumer.caught_up()
-        if not self._restored and (self._heap or self._nothing_to_read(now, owned, caught_up)):
+        if not self._restored and (self._held or self._nothing_to_read(now, owned, caught_up)):
             # before anything is fed: what was read first is where this worker resumes
-            self.restore(resume=self._heap[0].ts if self._heap else None)
+            self.restore(resume=self._held.oldest())
         self._agreed = self._sources.now(now)
         upto = self._watermark(self.settings.lateness_s, owned, caught_up)
         if upto is not None:
@@ -336,52 +332,70 @@ class DiagnosisWorker:
 
     # ------------------------------------------------------------------ input
     def _buffer(self, records: list[Record], flow: float) -> None:
+        """Decode, admit and buffer a poll's records; the input progress notes each partition
+        once (every record of a poll arrives at the same flowing time)."""
         self.stats.consumed += len(records)
         now, wall = self._monotonic(), self._wall()
         member = self.membership
+        parts = {(r.topic, r.partition): TopicPartition(r.topic, r.partition) for r in records}
+        for tp in parts.values():
+            self._input.heard(tp, flow)
+        reached: dict[TopicPartition, datetime] = {}
+        earliest, latest = self.settings.event_time.admitted(wall)
         for record in records:
-            self._input.heard(record.tp, flow)
+            tp = parts[record.topic, record.partition]
             if member is not None and record.topic == member.evidence_topic:
                 marks = decode_mark(record.value)
                 if marks is not None:
-                    member.progress.observe(record.tp, marks)
-                    self._passed(record)
+                    member.progress.observe(tp, marks)
+                    self._passed(tp, record.offset)
                     continue
             try:
-                event = decode_event(record.value).in_cluster(self.settings.cluster)
+                event = self._decode(record.value)
             except SchemaError:
                 # the sink dead-letters it with the raw bytes; here it is only skipped
                 self.stats.undecodable += 1
-                self._passed(record)
+                self._passed(tp, record.offset)
                 continue
-            refusal = self.settings.event_time.refusal(event.ts, wall)
-            if refusal is not None:
-                # the sink dead-letters it for the same reason; here it is only skipped
-                self._refused(record, refusal)
-                continue
+            ts = event.ts
+            if not earliest <= ts <= latest:
+                refusal = self.settings.event_time.refusal(ts, wall)
+                if refusal is not None:
+                    # the sink dead-letters it for the same reason; here it is only skipped
+                    self._refused(tp, record.offset, refusal)
+                    continue
             if event.id in self._seen_ids:  # a producer's retry after a broker outage
                 self.stats.duplicates += 1
-                self._passed(record)
+                self._passed(tp, record.offset)
                 continue
-            self._seen_ids.add_all([event.id])
-            self._sources.observe(event.key, event.ts, now)
-            self._input.reached(record.tp, event.ts)
-            heapq.heappush(
-                self._heap, _Buffered(event.ts, next(self._seq), record.tp, record.offset, event)
-            )
+            self._seen_ids.add(event.id)
+            self._sources.observe(event.key, ts, now)
+            if tp not in reached or ts > reached[tp]:
+                reached[tp] = ts
+            self._held.push(Buffered(ts, tp, record.offset, event))
+        for tp, ts in reached.items():
+            self._input.reached(tp, ts)
 
-    def _passed(self, record: Record) -> None:
+    def _decode(self, raw: bytes) -> Fed:
+        """Return the record's event placed in this worker's cluster (SchemaError: invalid);
+        GPU scrapes the fast decoder vouches for as its structs (pydantic's values)."""
+        fast = None if self._fast is None else self._fast.decode(raw)
+        if fast is not None:
+            return fast
+        return decode_event(raw).in_cluster(self.settings.cluster)
+
+    def _passed(self, tp: TopicPartition, offset: int) -> None:
         """Count a record never fed (undecodable, refused, a duplicate) as done with."""
-        self._fed_upto[record.tp] = max(self._fed_upto.get(record.tp, -1), record.offset)
+        self._fed_upto[tp] = max(self._fed_upto.get(tp, -1), offset)
 
-    def _refused(self, record: Record, reason: str) -> None:
+    def _refused(self, tp: TopicPartition, offset: int, reason: str) -> None:
         self.stats.refused_time += 1
-        self._passed(record)
+        self._passed(tp, offset)
         if self.stats.refused_time & (self.stats.refused_time - 1) == 0:  # 1st, 2nd, 4th, ...
             log.warning(
                 "event at %s offset %d skipped (%d so far): %s",
-                record.tp,
-                record.offset,
+                tp,
+                offset,
                 self.stats.refused_time,
                 reason,
             )
@@ -415,21 +429,21 @@ class DiagnosisWorker:
 
     def _release(self, upto: datetime | None) -> None:
         """Feed buffered events with ts <= upto (all of them when upto is None)."""
-        heap = self._heap
-        if not heap or (upto is not None and heap[0].ts > upto):
+        oldest = self._held.oldest()
+        if oldest is None or (upto is not None and oldest > upto):
             return
         started = time.perf_counter()
-        while heap and (upto is None or heap[0].ts <= upto):
-            self._feed(heapq.heappop(heap))
+        for item in self._held.upto(upto):
+            self._feed(item)
         if self.observe_stage is not None:
             self.observe_stage("detect", time.perf_counter() - started)
 
     def _release_overflow(self) -> None:
-        while len(self._heap) > self.settings.max_buffered:
+        while len(self._held) > self.settings.max_buffered:
             self.stats.forced += 1
-            self._feed(heapq.heappop(self._heap))
+            self._feed(self._held.pop())
 
-    def _feed(self, item: _Buffered) -> None:
+    def _feed(self, item: Buffered) -> None:
         if self._clock is not None and item.ts < self._clock:
             self.stats.late += 1  # fed anyway: detectors take it, the clock does not go back
             if self.stats.late & (self.stats.late - 1) == 0:  # 1st, 2nd, 4th, ...
@@ -480,10 +494,7 @@ class DiagnosisWorker:
 
     def _commit(self) -> None:
         self._last_commit = self._monotonic()
-        pending: dict[TopicPartition, int] = {}
-        for item in self._heap:
-            if item.offset < pending.get(item.tp, item.offset + 1):
-                pending[item.tp] = item.offset
+        pending = self._held.pending()
         offsets = {}
         for tp, fed in self._fed_upto.items():
             offsets[tp] = min(fed + 1, pending.get(tp, fed + 1))

@@ -53,6 +53,27 @@ class EventTimePolicy:
             )
         return None
 
+    def admitted(self, now: datetime) -> tuple[datetime, datetime]:
+        """Return the earliest and latest event times accepted at `now` (both included).
+
+        Exactly the times `refusal` accepts: a receiver compares each event with these
+        bounds and asks `refusal` for the reason only for the times outside them.
+        """
+        earliest, latest = STORABLE_FROM, STORABLE_UNTIL
+        if self.max_age_s is not None:
+            earliest = max(earliest, _shifted(now, -self.max_age_s, earliest))
+        if self.max_lead_s is not None:
+            latest = min(latest, _shifted(now, self.max_lead_s, latest))
+        return earliest, latest
+
+
+def _shifted(now: datetime, seconds: float, beyond: datetime) -> datetime:
+    """Return `now` moved by `seconds`, or `beyond` where that leaves the datetime range."""
+    try:
+        return now + timedelta(seconds=seconds)
+    except OverflowError:
+        return beyond
+
 
 UNBOUNDED = EventTimePolicy(max_lead_s=None, max_age_s=None)
 """Only the storable range: for simulations that run ahead of the wall clock."""

@@ -111,6 +111,11 @@ class GpuScrape(msgspec.Struct, frozen=True, gc=False):
     gpus: list[Any]  # FastGpuSample: values in SAMPLE_FIELDS order (msgspec.structs.astuple)
     kind: str = "gpu_metrics"
 
+    @property
+    def key(self) -> str:
+        """Return the partitioning key, as `GpuMetrics.key`: the node."""
+        return self.node
+
 
 class FastDecoder:
     """Decodes the GPU scrapes it can vouch for; None means "ask decode_event"."""

@@ -120,9 +120,13 @@ class RecentIds:
     def add_all(self, ids: Sequence[str]) -> None:
         """Remember ids, forgetting the oldest generation when full."""
         for event_id in ids:
-            if len(self._current) >= self._capacity:
-                self._previous, self._current = self._current, set()
-            self._current.add(event_id)
+            self.add(event_id)
+
+    def add(self, event_id: str) -> None:
+        """Remember one id, forgetting the oldest generation when full."""
+        if len(self._current) >= self._capacity:
+            self._previous, self._current = self._current, set()
+        self._current.add(event_id)
 
 
 class Sink:

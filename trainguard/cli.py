@@ -52,7 +52,10 @@ def tune_gc_for_batches() -> None:
     """Collect cycles rarely: a batch allocates ~10^6 short-lived, acyclic objects.
 
     With the default thresholds the cyclic collector runs every 700 allocations and rescans
-    the live batch each time, which cost the sink about half its decode throughput.
+    the live batch each time, which cost the sink about half its decode throughput, and the
+    diagnosis worker (whose buffered events and detector windows stay alive for seconds)
+    about a third of its CPU (bench/diagnosis_cpu.py). Freezing what start-up built keeps
+    it out of every later full collection.
     """
     gc.freeze()
     gc.set_threshold(100_000, 50, 100)

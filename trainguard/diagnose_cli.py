@@ -92,6 +92,7 @@ def cmd_diagnose_stream() -> int:
     """Run the streaming worker until SIGTERM."""
     from pydantic import ValidationError
 
+    from trainguard.cli import tune_gc_for_batches
     from trainguard.settings import (
         BusSettings,
         DiagnoseSettings,
@@ -131,6 +132,7 @@ def cmd_diagnose_stream() -> int:
         return 2
     if settings.metrics_port:
         serve_diagnosis_metrics(worker, build_store(store_settings), settings)
+    tune_gc_for_batches()
     routing = None
     if router is not None:
         routing = threading.Thread(target=router.run, args=(stop,), name="route", daemon=True)

@@ -122,6 +122,7 @@ def build_diagnosis(
     worker_settings = WorkerSettings(
         lateness_s=settings.lateness_s,
         publish_interval_s=settings.publish_interval_s,
+        fast_decode=settings.fast_decode,
         event_time=event_time or EventTimeSettings().policy(),
         cluster=ClusterSettings().cluster,
     )

@@ -3,14 +3,29 @@ went down, a full disk. Pure functions over one sample; callers keep the 'first 
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from diagnosis.model import Action, Blame, Category, ComponentKind, Finding, Severity
-from ingest.schema import DiskSample, GpuSample
+from ingest.schema import DiskSample
 
 LINK_DOWN = frozenset({"DOWN", "DISABLED", "POLLING"})
 DISK_FULL = 0.99  # used share at which a filesystem counts as full
 
 
-def gpu_unreadable(node: str, sample: GpuSample) -> Finding | None:
+class GpuReading(Protocol):
+    """What diagnosis reads of one GPU sample (`GpuSample`, or the fast decoder's struct)."""
+
+    @property
+    def gpu(self) -> int: ...
+
+    @property
+    def pci_bus_id(self) -> str | None: ...
+
+    @property
+    def nvml_error(self) -> str | None: ...
+
+
+def gpu_unreadable(node: str, sample: GpuReading) -> Finding | None:
     """Return a finding when NVML could not read a GPU (lost, timed out, reset required)."""
     if sample.nvml_error is None:
         return None

@@ -45,6 +45,18 @@ def test_unbounded_still_refuses_what_cannot_be_stored():
     assert UNBOUNDED.refusal(datetime(1, 1, 1, tzinfo=UTC), NOW) is not None
 
 
+@given(
+    st.datetimes(timezones=st.just(UTC)),
+    st.datetimes(min_value=datetime(1971, 1, 1), timezones=st.just(UTC)),
+    st.none() | st.floats(0, 1e10),
+    st.none() | st.floats(0, 1e10),
+)
+def test_the_admitted_range_is_exactly_what_refusal_accepts(ts, now, lead, age):
+    policy = EventTimePolicy(max_lead_s=lead, max_age_s=age)
+    earliest, latest = policy.admitted(now)
+    assert (earliest <= ts <= latest) == (policy.refusal(ts, now) is None)
+
+
 @given(st.datetimes(timezones=st.timezones()))
 def test_any_time_decodes_or_is_a_schema_error_never_a_crash(ts):
     raw = f'{{"kind":"log","ts":"{ts.isoformat()}","node":"n1","source":"kernel","line":"x"}}'

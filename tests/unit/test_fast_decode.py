@@ -8,6 +8,7 @@ import pytest
 
 from analytics.columns import ColumnBatch
 from analytics.tables import GPU_METRICS
+from diagnosis.engine import DiagnosisEngine
 from ingest.fast_decode import FastDecoder
 from ingest.schema import SchemaError, decode_event, encode_event
 from tests.builders import make_gpu_metrics, one_of_each
@@ -137,3 +138,18 @@ def test_duplicate_keys_and_odd_bytes_never_decode_differently() -> None:
 def test_at_least_the_builders_times_take_the_fast_path() -> None:
     raw = encode_event(make_gpu_metrics("node-7", seconds=1.5))
     assert _agree(raw) == "fast"
+
+
+def test_diagnosis_finds_the_same_in_a_fast_scrape_as_in_pydantics():
+    scrape = make_gpu_metrics("n1", seconds=2)
+    lost = scrape.gpus[3].model_copy(update={"nvml_error": "NVML_ERROR_GPU_IS_LOST"})
+    raw = encode_event(scrape.model_copy(update={"gpus": [*scrape.gpus[:3], lost]}))
+    fast = FastDecoder().decode(raw)
+    assert fast is not None
+    engines = [DiagnosisEngine(), DiagnosisEngine()]
+    for engine, event in zip(engines, (fast, decode_event(raw)), strict=True):
+        engine.feed(event)
+    fast_found, slow_found = (e.finish() for e in engines)
+    assert [i.model_dump() for i in fast_found] == [i.model_dump() for i in slow_found]
+    assert len(fast_found) == 1 and fast_found[0].suspects[0].gpu == 3
+    assert engines[0].pci_gpu == engines[1].pci_gpu and len(engines[0].pci_gpu) == 4
