@@ -24,7 +24,8 @@ from actions import store as db
 from actions.claims import Claims
 from actions.executors.slurm import Slurm, SlurmError
 from actions.model import ISOLATING, State
-from analytics.store import ServerStore
+from analytics.store import ServerStore, StoreError
+from analytics.tables import TELEMETRY_TABLES
 from bench.fault_rig import (
     Workload,
     check_incidents,
@@ -38,6 +39,7 @@ from bench.fault_services import Publisher, rows_of
 from diagnosis.incident_store import load_incidents
 from tests.integration.actions_helpers import cleanup_nodes
 from tests.integration.cluster_helpers import (
+    CLICKHOUSE,
     MEMBERS,
     SERVICES,
     LocalCluster,
@@ -146,6 +148,24 @@ def _ladders_settled(store: ServerStore, quiet_s: float = 8.0) -> Callable[[], b
     return check
 
 
+def _replica_rows(cluster: LocalCluster) -> str:
+    """Return each replica's own row count per telemetry table (a lagging replica shows)."""
+    counts = []
+    for server in CLICKHOUSE:
+        store = cluster.store(server)
+        try:
+            sizes = [
+                str(store.query_df(f"SELECT count() FROM trainguard.`{t.name}_local`").iloc[0, 0])
+                for t in TELEMETRY_TABLES
+            ]
+            counts.append(f"{server} {'/'.join(sizes)}")
+        except StoreError as exc:
+            counts.append(f"{server} unreadable ({exc})")
+        finally:
+            store.close()
+    return f"rows per replica ({'/'.join(t.name for t in TELEMETRY_TABLES)}): " + "; ".join(counts)
+
+
 def _step(t0: float, what: str) -> None:
     print(f"[{time.monotonic() - t0:6.1f} s] {what}", flush=True)
 
@@ -229,7 +249,7 @@ def test_the_cluster_survives_a_crash_of_every_kind(cluster: LocalCluster, slurm
 
     # every event stored exactly once
     storage = check_storage(store, work.events)
-    check(stored, f"not every row stored: {storage.detail}")
+    check(stored, f"not every row stored: {storage.detail}; {_replica_rows(cluster)}")
     exact = (storage.lost, storage.duplicated, storage.unknown_ids, storage.dead_letters)
     check(exact == (0, 0, 0, 0), f"lost/twice/unknown/dead letters {exact}: {storage.detail}")
 
