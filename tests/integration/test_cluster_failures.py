@@ -172,8 +172,7 @@ def _step(t0: float, what: str) -> None:
 
 @pytest.mark.xfail(
     strict=False,
-    reason="open bug (issue 18 item 7): in about 1 run of 3 (1 of 4 CI runs, 2 of 6 local "
-    "ones) 20-25 "
+    reason="open bug (issue 18 item 7): in 2 of 10 runs (1 of 4 in CI, 1 of 6 here) 20-25 "
     "node-keyed rows (nic_metrics, disk_metrics, logs) are not stored after the crashes "
     "(a ClickHouse replica was down: quorum inserts refused); the message gives each "
     "replica's own counts",
