@@ -7,7 +7,14 @@ from datetime import UTC, datetime
 
 from actions.engine import ActionEngine, CrashHook, EngineConfig
 from actions.executors.scheduler import SchedulerCapacity
-from actions.executors.slurm import Slurm, SlurmDrain, SlurmReboot, SlurmRequeue, SlurmResume
+from actions.executors.slurm import (
+    Slurm,
+    SlurmDrain,
+    SlurmError,
+    SlurmReboot,
+    SlurmRequeue,
+    SlurmResume,
+)
 from actions.model import ActionKind, ActionPlan, ActionResult, Mode, Risk, done
 from actions.policy import Policy, load_policy
 from actions.progress import VerifyProgress
@@ -137,7 +144,14 @@ def cleanup_nodes(slurm: Slurm, nodes: list[str]) -> None:
     for node in nodes:
         state = slurm.node(node)
         if state.flags & {"REBOOT_REQUESTED"}:
-            slurm.run(["scontrol", "cancel_reboot", node])
+            try:
+                slurm.run(["scontrol", "cancel_reboot", node])
+            except SlurmError:
+                # refused when slurmctld issued the reboot between the read and the cancel
+                # ("Invalid node state specified"): nothing is left to cancel then
+                state = slurm.node(node)
+                if "REBOOT_REQUESTED" in state.flags:
+                    raise
         if state.drained and (state.ours or state.reason.startswith("human:")):
             slurm.resume(node)
 
