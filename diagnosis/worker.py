@@ -391,7 +391,7 @@ class DiagnosisWorker:
     def _refused(self, tp: TopicPartition, offset: int, reason: str) -> None:
         self.stats.refused_time += 1
         self._passed(tp, offset)
-        if self.stats.refused_time & (self.stats.refused_time - 1) == 0:  # 1st, 2nd, 4th, ...
+        if _worth_logging(self.stats.refused_time):
             log.warning(
                 "event at %s offset %d skipped (%d so far): %s",
                 tp,
@@ -446,7 +446,7 @@ class DiagnosisWorker:
     def _feed(self, item: Buffered) -> None:
         if self._clock is not None and item.ts < self._clock:
             self.stats.late += 1  # fed anyway: detectors take it, the clock does not go back
-            if self.stats.late & (self.stats.late - 1) == 0:  # 1st, 2nd, 4th, ...
+            if _worth_logging(self.stats.late):
                 log.warning(
                     "%s at %s offset %d fed %.1f s behind diagnosis time (%d late so far)",
                     item.event.kind,
@@ -508,3 +508,9 @@ class DiagnosisWorker:
 
 
 _OPEN = IncidentStatus.OPEN
+
+
+def _worth_logging(count: int) -> bool:
+    """Return whether the count-th occurrence of a repeated warning is logged: the 1st, 2nd,
+    4th, 8th, ... (a flood costs a few lines, and the count says how big it was)."""
+    return count & (count - 1) == 0
