@@ -196,9 +196,12 @@ class Sink:
         rows, written, letters = outcome
         self._store_up()
         # a rebalance while the write was retried may have taken partitions (on_revoke): their
-        # records left _pending; what was written of them the next owner finds and skips
+        # records left _pending; what was written of them the next owner finds and skips. Only
+        # the ids of partitions still owned were written: the others must not count as
+        # recent, or their redelivery after the partitions come back is dropped as duplicates.
         flushed = len(self._pending)
-        self._recent.add_all([e.id for _, e in events])
+        owned = {r.tp for r in self._pending}
+        self._recent.add_all([e.id for r, e in events if r.tp in owned])
         self._commit(self._pending)
         newest_ms = max((r.timestamp_ms for r in self._pending), default=0)
         self.stats.record_age_s = max(0.0, time.time() - newest_ms / 1000) if newest_ms > 0 else 0.0
@@ -221,8 +224,7 @@ class Sink:
         Return (rows, events written, dead letters written), or None if stopped during an outage.
         """
         try:
-            rows = self._write_retrying(events, dead, stop)
-            return None if rows is None else (rows, len(events), len(dead))
+            return self._write_retrying(events, dead, stop)
         except BatchRejected as exc:
             if len(events) + len(dead) > 1:
                 return self._write_halves(events, dead, stop)
@@ -262,8 +264,10 @@ class Sink:
         events: list[tuple[Record, Event | GpuScrape]],
         dead: list[DeadLetter],
         stop: threading.Event | None,
-    ) -> int | None:
+    ) -> tuple[int, int, int] | None:
         """Write, retrying with backoff while the store is unreachable; None if stopped.
+
+        Return (rows, events written, dead letters written): those of partitions still owned.
 
         The backoff (`retry_delay`) paces retries while the store answers but refuses writes
         (busy); a store that did not answer is probed meanwhile, and the write is retried as
@@ -272,7 +276,7 @@ class Sink:
         attempt, probed_up = 0, False
         while True:
             try:
-                return self.writer.write(events, dead)
+                return self.writer.write(events, dead), len(events), len(dead)
             except WriterUnavailable as exc:
                 s = self.settings
                 delay = retry_delay(attempt, s.retry_initial_s, s.retry_max_s)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ingest.bus import InProcessBus, Record, TopicPartition
-from ingest.schema import Event
+from ingest.schema import Event, decode_event
 from ingest.sink import DeadLetter, RecentIds, Sink, SinkSettings, WriterUnavailable
 from tests.builders import make_gpu_metrics, make_log
 
@@ -202,3 +202,43 @@ def test_a_batch_whose_partitions_were_revoked_during_an_outage_flushes_cleanly(
     assert sink.flush() == 0  # nothing of its own left to commit: the next owner re-reads
     assert sink._pending == [] and sink.stats.record_age_s == 0.0
     assert bus.committed("sink") == {}  # the records stay for the partitions' next owner
+
+
+class RevokesOneWhileDown(MemoryWriter):
+    """Refuses the first write; meanwhile the group takes one of the sink's partitions away."""
+
+    def __init__(self, taken: TopicPartition) -> None:
+        super().__init__(down_for=1)
+        self.taken = taken
+        self.sink: Sink | None = None
+
+    def write(self, events: Sequence[tuple[Record, Event]], dead: Sequence[DeadLetter]) -> int:
+        if self.attempts == 0 and self.sink is not None:
+            self.sink.on_revoke({self.taken})  # as a poll during the retry would
+        return super().write(events, dead)
+
+
+def test_records_of_a_partition_revoked_during_an_outage_are_written_when_it_comes_back():
+    # The sink keeps partition 0, loses partition 1 while its write is retried, and later
+    # gets partition 1 back with the same records (its next owner committed nothing).
+    bus = InProcessBus(partitions=2)
+    producer = bus.producer()
+    for i in range(20):
+        producer.send(make_log(seq=i, node=f"node-{i:02d}"))
+    records = bus.consumer("peek", bus.topics.telemetry()).poll(100, 0.1)
+    taken = TopicPartition("tg.logs", 1)
+    assert {r.tp.partition for r in records} == {0, 1}
+    writer = RevokesOneWhileDown(taken)
+    sink = _sink(bus, writer)
+    writer.sink = sink
+    sink._pending = list(records)
+    kept = [r for r in records if r.tp != taken]
+    assert sink.flush() == len(kept)
+    assert len(writer.events) == len(kept)
+    assert sink.stats.events_written == len(kept)
+    sink._pending = [r for r in records if r.tp == taken]  # redelivered after it came back
+    assert sink.flush() == len(records) - len(kept)
+    assert sorted(e.id for e in writer.events) == sorted(
+        decode_event(r.value).id for r in records
+    ), "records of the returned partition were dropped as duplicates"
+    assert sink.stats.duplicates == 0
