@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -17,11 +18,13 @@ from analytics.tables import (
     HOST_METRICS,
     LOGS,
     NIC_METRICS,
+    TABLES_BY_NAME,
     TRAIN_STEPS,
     Table,
     cluster_name,
     stored_cluster,
 )
+from ingest.bus import TopicPartition
 from ingest.schema import (
     DEFAULT_CLUSTER,
     GPU_METRIC_FIELDS,
@@ -127,19 +130,24 @@ def step_events(store: Store) -> list[TrainStep]:
 _BEFORE = "(toUInt64(toUInt32(ts)) * 1000000 + ts_us) < %(before)s"
 
 
+Reread = Mapping[TopicPartition, int]
+"""Where a reader reads partitions again from the bus: rows at or after it are left out."""
+
+
 def recent_job_steps(
     store: Store,
     job_id: str,
     count: int,
-    before: datetime | None = None,
+    before: datetime | Reread | None = None,
     cluster: str = DEFAULT_CLUSTER,
 ) -> list[TrainStep]:
     """Return a job's newest `count` job-level steps (before `before`), oldest first."""
+    params: dict[str, Any] = {"job": job_id, "cluster": stored_cluster(cluster)}
     rows = _rows(
         store,
         TRAIN_STEPS,
-        f"job_id = %(job)s AND cluster = %(cluster)s AND rank = -1 AND {_BEFORE}",
-        {"job": job_id, "before": _micros(before), "cluster": stored_cluster(cluster)},
+        f"job_id = %(job)s AND cluster = %(cluster)s AND rank = -1 AND {_before(before, params)}",
+        params,
         f"ts DESC, ts_us DESC LIMIT {int(count)}",
     )
     return [_step(r) for r in reversed(rows)]
@@ -150,23 +158,67 @@ def recent_collectives(
     job_id: str,
     since: datetime,
     limit: int,
-    before: datetime | None = None,
+    before: datetime | Reread | None = None,
     cluster: str = DEFAULT_CLUSTER,
 ) -> list[CollectiveProgress]:
     """Return a job's collective records from `since` to `before` (the newest `limit`)."""
+    params: dict[str, Any] = {
+        "job": job_id,
+        "since": int(since.timestamp()),
+        "cluster": stored_cluster(cluster),
+    }
     rows = _rows(
         store,
         COLLECTIVES,
-        f"job_id = %(job)s AND cluster = %(cluster)s AND ts >= toDateTime(%(since)s) AND {_BEFORE}",
-        {
-            "job": job_id,
-            "since": int(since.timestamp()),
-            "before": _micros(before),
-            "cluster": stored_cluster(cluster),
-        },
+        f"job_id = %(job)s AND cluster = %(cluster)s AND ts >= toDateTime(%(since)s) "
+        f"AND {_before(before, params)}",
+        params,
         f"ts DESC, ts_us DESC LIMIT {int(limit)}",
     )
     return [_collective(r) for r in reversed(rows)]
+
+
+def stored_through(store: Store, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+    """Return, per partition, the highest offset whose rows the sink stored (absent: none).
+
+    The sink writes a partition's records in offset order and commits only after the write,
+    so everything of the partition up to this offset is in the store (but rows of its last
+    batch still on their way to other tables).
+    """
+    wanted = set(partitions)
+    if not wanted:
+        return {}
+    topics = tuple(sorted({tp.topic for tp in wanted}))
+    marks: dict[TopicPartition, int] = {}
+    for table in TABLES_BY_NAME:
+        frame = store.query_df(
+            f"SELECT src_topic, src_partition, max(src_offset) AS mark "
+            f"FROM `{store.database}`.`{table}` WHERE src_topic IN %(topics)s "
+            f"GROUP BY src_topic, src_partition",
+            {"topics": topics},
+        )
+        for topic, part, mark in frame.itertuples(index=False):
+            tp = TopicPartition(str(topic), int(part))
+            if tp in wanted:
+                marks[tp] = max(marks.get(tp, -1), int(mark))
+    return marks
+
+
+def _before(before: datetime | Reread | None, params: dict[str, Any]) -> str:
+    """Return the condition "stored before `before`": a time, or the bus positions a reader
+    reads again from (rows of those partitions at or after them are left out)."""
+    if before is None or isinstance(before, datetime):
+        params["before"] = _micros(before)
+        return _BEFORE
+    if not before:
+        return "1"
+    keys = sorted(before, key=lambda tp: (tp.topic, tp.partition))
+    params["reread_keys"] = [f"{tp.topic}/{tp.partition}" for tp in keys]
+    params["reread_from"] = [int(before[tp]) for tp in keys]
+    return (
+        "src_offset < transform(concat(src_topic, '/', toString(src_partition)), "
+        "%(reread_keys)s, CAST(%(reread_from)s AS Array(UInt64)), toUInt64(18446744073709551615))"
+    )
 
 
 def _micros(at: datetime | None) -> int:

@@ -57,12 +57,22 @@ class IncidentPublisher:
         self._published: dict[str, tuple[float, int]] = {}  # id -> (when, revision)
         self._unpublished: dict[str, Incident] = {}
         self._status: dict[str, IncidentStatus] = {}
+        self._failing = False  # the last attempt to store failed
+        self._unstored: set[str] = set()  # new incidents no revision of which is stored yet
+
+    def settled(self) -> bool:
+        """Whether every incident is stored (a later revision may wait for its interval): the
+        worker commits no offset past evidence whose incident a crash would lose. The store,
+        not the bus, is what a restarted worker restores from."""
+        return not self._failing and not self._unstored
 
     def forget(self) -> None:
         """Drop what is known of every incident (a rebuild follows, `restored` refills it)."""
         self._published.clear()
         self._unpublished.clear()
         self._status.clear()
+        self._failing = False
+        self._unstored.clear()
 
     def restored(self, incident_id: str, revision: int, status: IncidentStatus) -> None:
         """Note an incident taken back from the store (already stored and sent)."""
@@ -74,6 +84,7 @@ class IncidentPublisher:
         for incident in engines.drain_updates():
             if incident.id not in self._published:
                 self.stats.incidents += 1
+                self._unstored.add(incident.id)
             self._unpublished[incident.id] = incident
         if not self._unpublished:
             return
@@ -94,8 +105,11 @@ class IncidentPublisher:
             save_incidents(self.store, due)
         except StoreError as exc:
             self.stats.store_errors += 1
+            self._failing = True
             log.warning("incidents not stored yet (kept, retried): %s", exc)
             return
+        self._failing = False
+        self._unstored -= {i.id for i in due}
         try:
             for inc in due:
                 self.producer.send_raw(self.topic, inc.id.encode(), _wire(inc))

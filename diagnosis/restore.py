@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from analytics.queries import recent_topologies
-from analytics.readback import recent_collectives, recent_job_steps
+from analytics.readback import Reread, recent_collectives, recent_job_steps
 from analytics.store import Store
 from diagnosis.engine import DiagnosisEngine
 from diagnosis.incident_store import latest_statuses, load_states
@@ -48,9 +48,15 @@ def read_snapshot(store: Store, topologies_s: float, incidents_s: float, keep: K
     return Snapshot(topologies, states, latest_statuses(store, [s.id for s in states]))
 
 
-def warm_job(store: Store, engine: DiagnosisEngine, job_id: str, resume: datetime | None) -> None:
+def warm_job(
+    store: Store, engine: DiagnosisEngine, job_id: str, resume: datetime | Reread | None
+) -> None:
     """Show a restored job's detectors its steps and collectives stored before `resume`
-    (StoreError when the store cannot be read)."""
+    (StoreError when the store cannot be read).
+
+    `resume` is where the worker reads again: the bus positions of its partitions (exact: what
+    is stored before them, and nothing after), or else the earliest event time it re-reads.
+    """
     cluster = engine.cluster
     steps = recent_job_steps(store, job_id, WARM_STEPS, resume, cluster)
     collectives = []

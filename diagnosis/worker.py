@@ -42,6 +42,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
+from analytics.readback import stored_through
 from analytics.store import Store, StoreError
 from diagnosis.clock import SourceClock
 from diagnosis.clusters import ClusterEngines
@@ -159,6 +160,7 @@ class DiagnosisWorker:
         self._clock: datetime | None = None
         self._agreed: datetime | None = None  # the sources' agreed time, once per poll
         self._restored = False
+        self._reread: dict[TopicPartition, int] | None = None  # where the bus is read again
         self._seen_ids = RecentIds(self.settings.dedup_window)
         self._fed_upto: dict[TopicPartition, int] = {}
         self._input = InputProgress(
@@ -244,16 +246,32 @@ class DiagnosisWorker:
         """Go back to the committed offsets after a new assignment; return no records.
 
         What the poll that brought the assignment returned may come from where partitions
-        this member kept were before: it is read again after the rewind.
+        this member kept were before: it is read again after the rewind. Where the sinks have
+        not stored a partition up to the committed offset yet (they lag, or were down), it is
+        read again from where the store ends: the restore shows the detectors what is stored
+        before that point and the bus brings the rest, so they see no gap (a gap of steps
+        looked like a hang).
         """
+        owned = self.consumer.assignment()
         try:
-            self.consumer.rewind(self.consumer.assignment())
+            self._reread = self.consumer.rewind(owned, self._store_ends(owned))
         except BusError as exc:
             self.stats.bus_errors += 1
             log.warning("rewind after an assignment failed (retried): %s", exc)
             return []
         self._rewind = False
         return []
+
+    def _store_ends(self, owned: set[TopicPartition]) -> dict[TopicPartition, int]:
+        """Return, per owned telemetry partition, the offset after the last one stored."""
+        telemetry = set(self.topics.telemetry())
+        try:
+            marks = stored_through(self.store, {tp for tp in owned if tp.topic in telemetry})
+        except StoreError as exc:
+            self.stats.store_errors += 1
+            log.warning("store ends not readable; reading from the committed offsets: %s", exc)
+            return {}
+        return {tp: mark + 1 for tp, mark in marks.items()}
 
     def _nothing_to_read(
         self, now: float, owned: set[TopicPartition], caught_up: set[TopicPartition]
@@ -290,7 +308,7 @@ class DiagnosisWorker:
         for topology in snap.topologies:
             engine = self.engines.restore_topology(topology)
             try:
-                warm_job(self.store, engine, topology.job_id, resume)
+                warm_job(self.store, engine, topology.job_id, self._reread or resume)
             except StoreError as exc:
                 self.stats.store_errors += 1
                 log.warning("job %s restored without its recent steps: %s", topology.job_id, exc)
@@ -494,6 +512,10 @@ class DiagnosisWorker:
 
     def _commit(self) -> None:
         self._last_commit = self._monotonic()
+        if not self.publisher.settled():
+            # an incident not stored yet: its evidence must be read again after a crash or a
+            # rebalance (which drops it), so its records are not committed past
+            return
         pending = self._held.pending()
         offsets = {}
         for tp, fed in self._fed_upto.items():

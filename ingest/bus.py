@@ -185,9 +185,15 @@ class Consumer(Protocol):
     def caught_up(self) -> set[TopicPartition]:
         """Return the owned partitions known to have nothing more to read right now."""
 
-    def rewind(self, partitions: Iterable[TopicPartition]) -> None:
+    def rewind(
+        self,
+        partitions: Iterable[TopicPartition],
+        not_after: Mapping[TopicPartition, int] | None = None,
+    ) -> dict[TopicPartition, int]:
         """Read these owned partitions again from the group's committed offsets (the start
-        where none), e.g. after a rebalance that kept them; raise BusError if unreachable."""
+        where none), e.g. after a rebalance that kept them, or from `not_after[tp]` where that
+        is earlier (never before the partition's start); return the offset each partition now
+        reads from. Raise BusError if unreachable."""
 
     def pause(self) -> None:
         """Stop fetching (poll keeps the membership alive and returns nothing)."""
@@ -403,12 +409,18 @@ class _InProcessConsumer:
                 tp for tp in self.owned if self.positions[tp] >= len(logs[tp.topic][tp.partition])
             }
 
-    def rewind(self, partitions: Iterable[TopicPartition]) -> None:
+    def rewind(
+        self,
+        partitions: Iterable[TopicPartition],
+        not_after: Mapping[TopicPartition, int] | None = None,
+    ) -> dict[TopicPartition, int]:
+        bound = not_after or {}
         with self._bus._cond:
             committed = self._bus._groups[self.group].committed
             for tp in partitions:
                 if tp in self.owned:
-                    self.positions[tp] = committed.get(tp, 0)
+                    self.positions[tp] = max(0, min(committed.get(tp, 0), bound.get(tp, 1 << 62)))
+            return {tp: self.positions[tp] for tp in partitions if tp in self.owned}
 
     def pause(self) -> None:
         self._paused = True

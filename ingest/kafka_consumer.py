@@ -153,24 +153,46 @@ class KafkaBusConsumer:
         except KafkaError as exc:
             log.debug("end offsets not available: %s", exc)
 
-    def rewind(self, partitions: Iterable[TopicPartition]) -> None:
-        """Seek each partition to the group's committed offset (the beginning where none).
+    def rewind(
+        self,
+        partitions: Iterable[TopicPartition],
+        not_after: Mapping[TopicPartition, int] | None = None,
+    ) -> dict[TopicPartition, int]:
+        """Seek each partition to the group's committed offset (the beginning where none), or
+        to `not_after[tp]` where that is earlier but not before the partition's beginning;
+        return where each partition now reads from.
 
         A partition already there is left alone: a seek clears what the client knows of the
         partition's end, and an incremental fetch session never reports an unchanged
         partition again, so it would never count as caught up.
         """
+        bound = not_after or {}
+        positions: dict[TopicPartition, int] = {}
         for tp in partitions:
             ktp = KafkaTopicPartition(tp.topic, tp.partition)
             try:
                 target = self._inner.committed(ktp)
-                if target is None:
-                    target = self._inner.beginning_offsets([ktp])[ktp]
+                if target is None or (tp in bound and bound[tp] < target):
+                    start = self._inner.beginning_offsets([ktp])[ktp]
+                    committed = target
+                    target = max(
+                        start, min(bound.get(tp, start), start if target is None else target)
+                    )
+                    if committed is not None and target < committed:
+                        log.info(
+                            "%s: reading again from offset %d, %d record(s) before the "
+                            "committed offset",
+                            tp,
+                            target,
+                            committed - target,
+                        )
                 if self._inner.position(ktp) != target:
                     self._inner.seek(ktp, target)
                     self._forget_ends([ktp])
             except KafkaError as exc:
                 raise BusError(f"cannot rewind {tp}: {exc}") from exc
+            positions[tp] = target
+        return positions
 
     def pause(self) -> None:
         """Stop fetching while keeping the group membership."""

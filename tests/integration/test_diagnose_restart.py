@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from analytics.incident_tables import INCIDENTS
 from analytics.queries import dead_letters
 from analytics.store import Store
 from analytics.writer import ClickHouseWriter
@@ -82,6 +83,23 @@ def _worker(bus: KafkaBus, store: Store) -> DiagnosisWorker:
         bus.topics,
         settings=WorkerSettings(publish_interval_s=0, poll_timeout_s=0.2, status_poll_s=0),
     )
+
+
+def _member(bus: KafkaBus, store: Store) -> DiagnosisWorker:
+    """A worker told of its assignments, as `trainguard diagnose` wires one."""
+    late: list[DiagnosisWorker] = []
+    consumer = bus.consumer(
+        "diagnose", bus.topics.telemetry(), on_assign=lambda parts: late[0].on_assign(parts)
+    )
+    worker = DiagnosisWorker(
+        consumer,
+        bus.producer(),
+        store,
+        bus.topics,
+        settings=WorkerSettings(publish_interval_s=0, poll_timeout_s=0.2, status_poll_s=0),
+    )
+    late.append(worker)
+    return worker
 
 
 def _publish(bus: KafkaBus, events: Sequence[EventBase | tuple[str, bytes, bytes]]) -> None:
@@ -162,6 +180,71 @@ def test_a_restarted_worker_gives_the_incidents_of_one_that_never_stopped(
     assert categories == [Category.GPU_HARDWARE, Category.STRAGGLER]
     (gpu,) = [i for i in stored.values() if i.category == Category.GPU_HARDWARE]
     assert gpu.job == "j2"
+
+
+def test_a_worker_restarted_while_the_sink_lags_reads_again_what_is_not_stored(
+    kafka_bus, server_store
+):
+    """The store ends 60 s of events before the committed offsets: those are read again from
+    the bus, so the restored detectors see no gap in the jobs' steps (a gap looked like a
+    hang) and the incidents are those of a worker that never stopped."""
+    events = _twin(SCENARIO)
+    start = events[0].ts
+    early = [e for e in events if e.ts < start + timedelta(seconds=30)]
+    mid = [
+        e for e in events if start + timedelta(seconds=30) <= e.ts < start + timedelta(seconds=90)
+    ]
+    after = events[len(early) + len(mid) :]
+    sink = Sink(
+        joined(kafka_bus, f"{kafka_bus.topics.prefix}sink"),
+        ClickHouseWriter(server_store),
+        SinkSettings(batch_seconds=0.2),
+    )
+    _publish(kafka_bus, early)
+    wait_for(lambda: sink.step() >= 0 and sink.stats.consumed >= len(early), 60, "the sink")
+    sink.consumer.close()  # the sink stops here: nothing later is stored
+    first = _member(kafka_bus, server_store)
+    _publish(kafka_bus, mid)
+    _consume(first, len(early) + len(mid), "the first 90 s")
+    first._commit()
+    _stop(first)
+
+    second = _member(kafka_bus, server_store)
+    _publish(kafka_bus, after)
+    _consume(second, len(mid) + len(after), "the unstored 60 s again, then the rest")
+    _stop(second)
+
+    assert second.stats.restored_jobs == 2
+    stored = {i.id: i for i in load_incidents(server_store)}
+    assert _view(stored) == _view(_replayed(events))
+
+
+def test_an_incident_the_store_refused_before_a_crash_is_opened_by_the_next_worker(
+    kafka_bus, server_store
+):
+    """Offsets are not committed past evidence whose incident is not stored yet."""
+    table = f"`{server_store.database}`.`{INCIDENTS.name}`"
+    running = [make_topology("job-1"), make_step("job-1", 1)]
+    first = _member(kafka_bus, server_store)
+    _publish(kafka_bus, running)
+    _consume(first, len(running), "the running job")
+    server_store.command(f"DETACH TABLE {table}")  # incidents are refused from here on
+    try:
+        _publish(kafka_bus, [make_log("n1", 2, seq=1, line=XID79)])
+        _consume(first, 1, "the Xid")
+        first.publish(force=True)
+        assert first.stats.store_errors > 0 and not first.publisher.settled()
+        first._commit()
+        _stop(first)  # a crash: the incident was never stored
+    finally:
+        server_store.command(f"ATTACH TABLE {table}")
+    assert load_incidents(server_store) == []
+
+    second = _member(kafka_bus, server_store)
+    _consume(second, 1, "the Xid again")
+    _stop(second)
+    (incident,) = load_incidents(server_store)
+    assert (incident.category, incident.job) == (Category.GPU_HARDWARE, "job-1")
 
 
 def test_an_xid_just_after_a_restart_is_one_incident_of_the_job(kafka_bus, server_store, sink):
