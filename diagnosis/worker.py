@@ -23,10 +23,11 @@ forever.
 The diagnosis state lives in memory and is rebuilt on start: the latest topology of every job
 heard from recently (with its last steps and collectives shown to its detectors again, so their
 baselines come back) and the correlator's open incidents (saved with every stored revision)
-come back from the store before the first record is read. Incident ids carry the time the
-episode began, so a recurrence after a restart never reuses an old id. Offsets are committed
-only for records already fed, so a restarted worker re-reads what it had buffered; detectors
-re-learn their baselines from there.
+come back from the store before the first record is read; where the store ends before the
+committed offsets (the sinks lag), that part is read again from the bus. Incident ids carry the
+time the episode began, so a recurrence after a restart never reuses an old id. Offsets are
+committed only for records already fed, and only while every incident is stored, so a
+restarted worker re-reads what it had buffered; detectors re-learn their baselines from there.
 
 As a scale-out member (`membership`, docs/scale-out.md) the worker also reads the evidence
 topic, feeds nothing past what the route stage has routed (route marks), and on each new
