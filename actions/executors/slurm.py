@@ -401,6 +401,8 @@ class SlurmRequeue:
     def reconcile(self, plan: ActionPlan) -> ActionResult | None:
         try:
             ids = self.slurm.job_ids(plan.params["job"])
+            if not ids:
+                return None  # nothing requeued to be found: running it now fails as it would
             finished = []
             for job_id in ids:
                 info = self.slurm.job(job_id)

@@ -160,6 +160,28 @@ def test_crash_after_drain_before_done_is_reconciled_not_rerun(
     assert len(_executions(server_store, incident.id)) == 5
 
 
+def test_a_crash_while_restarting_a_job_slurm_does_not_know_is_not_reconciled_as_done(
+    server_store, slurm, nodes
+):
+    """A takeover of the restart step of a job not in the queue fails it (as a first run
+    would): finding no requeued job is no proof of a requeue, and verify must not run."""
+    (node,) = nodes("node-0017")
+    incident = make_incident(9, node=node, job="no-such-slurm-job")
+
+    def die_mid_restart(point, plan):
+        if point == "after_executing" and plan.kind == ActionKind.RESTART_JOB:
+            raise Crash
+
+    with pytest.raises(Crash):
+        engine(server_store, slurm, crash_hook=die_mid_restart).handle(incident)
+    engine(server_store, slurm).recover()
+    states = _states(db.load_actions(server_store, incident_id=incident.id))
+    assert states[ActionKind.RESTART_JOB] == State.FAILED
+    assert states[ActionKind.VERIFY_PROGRESS] != State.DONE
+    events = db.audit_events(server_store, incident_id=incident.id)
+    assert "executing" not in events[events["kind"] == "verify_progress"]["event"].tolist()
+
+
 def test_stale_or_closed_incidents_never_act_after_restart(server_store, slurm, nodes):
     (node,) = nodes("node-0016")
     old = make_incident(7, node=node, at=datetime.now(UTC) - timedelta(hours=3))

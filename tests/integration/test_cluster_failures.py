@@ -261,7 +261,8 @@ def test_the_cluster_survives_a_crash_of_every_kind(cluster: LocalCluster, slurm
 
     # every remediation step ran once: one `executing` per step, plus at most one per takeover
     # of a step whose replica died (the survivor reconciles it: checks its effect first)
-    check(settled, f"ladders still moving: {[(a.plan.kind, a.state) for a in actions]}")
+    moving = [(a.plan.incident_id, a.plan.kind.value, a.state.value) for a in actions]
+    check(settled, f"ladders still moving: {moving}")
     isolated = [a for a in actions if a.plan.kind in ISOLATING and a.state == State.DONE]
     check(bool(isolated), f"no isolation ran: {[(a.plan.kind, a.state) for a in actions]}")
     for incident_id in sorted({a.plan.incident_id for a in actions}):
