@@ -289,9 +289,12 @@ class DiagnosisEngine:
         if finding.category == Category.STRAGGLER and not suspects:
             since = now - STRAGGLER_LOOKBACK
             suspects = localize_straggler(job.graph, [p for p in job.recent if p.ts >= since])
-        existed = failslow and self.correlator.has_open(root_key(finding, job.id), now)
+        own = root_key(finding, job.id)
+        existed = failslow and self.correlator.has_open(own, now)
         key = self.correlator.add(finding, now, job=job.id, suspects=suspects or None)
-        if failslow and key is not None:
+        # an episode another incident explains (the job's broken GPU) is that incident's
+        # evidence: its localization must never replace that incident's suspects
+        if failslow and key is not None and key == own:
             job.failslow_key, job.failslow_suspects = key, suspects
             if existed and suspects:  # what changed outranks who arrived last (trend's blame)
                 self.correlator.set_suspects(key, suspects)

@@ -1,0 +1,63 @@
+"""A diagnosis taken over mid-stream (a restart, a rebalance) gives the incidents of one that
+never stopped: the same engine restored the way a worker restores it (topologies, the last
+steps and collectives shown to the detectors, the open incidents' states) goes on from there.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+
+from bench.fault_rig import workload
+from diagnosis.engine import DiagnosisEngine
+from diagnosis.incidents import Incident
+from diagnosis.restore import WARM_COLLECTIVES, WARM_STEPS
+from ingest.schema import CollectiveProgress, EventBase, JobTopology, TrainStep
+
+
+def _view(incidents: list[Incident]) -> dict[str, tuple[Any, ...]]:
+    def top(i: Incident) -> tuple[Any, ...]:
+        s = i.suspects[0] if i.suspects else None
+        return (s.component, s.node, s.gpu, s.rank) if s else ()
+
+    return {i.id: (i.category, i.job, top(i)) for i in incidents}
+
+
+def _taken_over(events: list[EventBase], cut: datetime) -> list[Incident]:
+    """Diagnose up to `cut`, then hand over to a new engine restored as a worker restores."""
+    first = DiagnosisEngine()
+    before = [e for e in events if e.ts < cut]
+    for event in before:
+        first.feed(event)
+    opened = [i.id for i in first.correlator.drain_updates()]
+    second = DiagnosisEngine()
+    topologies = {e.job_id: e for e in before if isinstance(e, JobTopology)}
+    for topology in topologies.values():
+        second.restore(topology)
+        job = topology.job_id
+        steps = [e for e in before if isinstance(e, TrainStep) and e.job_id == job]
+        steps = [s for s in steps if s.rank is None][-WARM_STEPS:]
+        since = steps[-1].ts - WARM_COLLECTIVES if steps else cut
+        collectives = [
+            e
+            for e in before
+            if isinstance(e, CollectiveProgress) and e.job_id == job and e.ts >= since
+        ]
+        second.warm(job, [*steps, *collectives])
+    second.correlator.restore(first.correlator.states(opened), set())
+    for event in events:
+        if event.ts >= cut:
+            second.feed(event)
+    return second.finish()
+
+
+@pytest.mark.parametrize("cut_s", [120, 160, 170, 185])
+def test_a_takeover_gives_the_incidents_of_a_diagnosis_that_never_stopped(cut_s: int) -> None:
+    # a straggling GPU from 60 s and a GPU off the bus at 150 s in one job: after a takeover
+    # the straggler's episode is seen again while the GPU's incident is open; it joins that
+    # incident as evidence and must not replace its suspects (it named the straggler's GPU)
+    work = workload(1, 240.0)
+    cut = work.events[0].ts + timedelta(seconds=cut_s)
+    assert _view(_taken_over(work.events, cut)) == _view(list(work.expected.values()))
