@@ -9,7 +9,9 @@ row never changes once written); one whose insert came later sees the earlier on
 
 A key names one move of one step out of one state (`<action_id>:planned`, `...:approved`,
 `...:executing`, `...:awaiting_approval`), so every side effect and every decision is taken
-by exactly one replica. A winner that dies before finishing its move would block the key
+by exactly one replica. A winner whose move failed part-way (the store refused the next
+state) claims the key again and goes on from the stored state, unless another replica has
+taken it over meanwhile. A winner that dies before finishing its move would block the key
 forever, so each replica writes a heartbeat: a key whose holder's heartbeat is older than
 `lease_s` is taken over through a successor key `<key>><holder>`, again first-writer-wins.
 A replica refuses to claim while its own heartbeat is older than half the lease (a paused
@@ -58,7 +60,8 @@ class ClaimMove(StrEnum):
     """What a claimant does after reading back the first row of a key."""
 
     WON = "won"  # the first row is its own
-    LOST = "lost"  # held by itself under another token, or by a live replica
+    RESUME = "resume"  # its own from an earlier attempt: goes on unless taken over meanwhile
+    LOST = "lost"  # held by a live replica
     TAKE_OVER = "take_over"  # held by a dead replica: claim the successor key
 
 
@@ -68,7 +71,9 @@ def after_claim(
     """Decide a claim from the key's first row (`alive` is asked only about another holder)."""
     if holder.token == token:
         return ClaimMove.WON
-    if holder.replica == replica or alive(holder.replica):
+    if holder.replica == replica:
+        return ClaimMove.RESUME
+    if alive(holder.replica):
         return ClaimMove.LOST
     return ClaimMove.TAKE_OVER
 
@@ -119,6 +124,11 @@ class Claims:
             token = uuid.uuid4().hex
             holder = self._insert_and_read(key, token)
             move = after_claim(holder, token, self.replica, self.alive)
+            if move == ClaimMove.RESUME:
+                # its own move that failed part-way (the store refused the next state): it
+                # goes on from the stored state, unless another replica took it over while
+                # this one's heartbeat had lapsed
+                return self.holder(successor_key(key, self.replica)) is None
             if move != ClaimMove.TAKE_OVER:
                 return move == ClaimMove.WON
             log.warning("claims: %s holds %s but is dead; taking over", holder.replica, key)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
@@ -279,3 +280,22 @@ def test_approvals_racing_the_replicas_execute_once(
     assert _executing_rows(server_store, incident.id).get("isolate_node") == 1
     approved = db.audit_events(server_store, action_id=action_id)
     assert (approved["event"] == "approved").sum() == 1
+
+
+def test_a_replica_resumes_its_own_claim_unless_another_took_it_over(server_store):
+    """A move that failed part-way (its next state refused by a shard below its quorum) is
+    taken up again by its own replica; never after another replica took it over."""
+    a = Claims(server_store, "r-a", lease_s=1.0, heartbeat_s=0.2)
+    b = Claims(server_store, "r-b", lease_s=1.0, heartbeat_s=0.2)
+    try:
+        assert a.acquire("act-x:executing")
+        assert a.acquire("act-x:executing")  # its own, the move failed: it goes on
+        assert not b.acquire("act-x:executing")  # a is alive
+        a.stop()
+        time.sleep(1.3)  # a's lease lapses
+        assert b.acquire("act-x:executing")  # taken over through the successor key
+        a.beat()  # a comes back (a paused process)
+        assert not a.acquire("act-x:executing")  # b took it over: a never goes on
+    finally:
+        a.stop()
+        b.stop()

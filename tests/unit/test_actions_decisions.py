@@ -305,7 +305,7 @@ def test_a_claim_is_won_by_the_first_row_only_and_taken_over_from_a_dead_holder(
         return replica == "r-live"
 
     assert after_claim(Holder("t1", "r-me"), "t1", "r-me", alive) == ClaimMove.WON
-    assert after_claim(Holder("t0", "r-me"), "t1", "r-me", alive) == ClaimMove.LOST
+    assert after_claim(Holder("t0", "r-me"), "t1", "r-me", alive) == ClaimMove.RESUME
     assert after_claim(Holder("t0", "r-live"), "t1", "r-me", alive) == ClaimMove.LOST
     assert after_claim(Holder("t0", "r-dead"), "t1", "r-me", alive) == ClaimMove.TAKE_OVER
     assert successor_key("act-1:planned", "r-dead") == "act-1:planned>r-dead"
