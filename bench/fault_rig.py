@@ -143,6 +143,7 @@ class StorageCheck:
     unknown_ids: int
     dead_letters: int
     detail: str
+    lost_ids: frozenset[str] = frozenset()
 
 
 def check_storage(store: Store, events: Sequence[EventBase]) -> StorageCheck:
@@ -175,7 +176,9 @@ def check_storage(store: Store, events: Sequence[EventBase]) -> StorageCheck:
             )
     letters = store.query_df(f"SELECT count() AS n FROM `{db}`.dead_letter")
     dead = first_value(letters)
-    return StorageCheck(len(lost), len(twice), len(unknown), dead, "; ".join(lines))
+    return StorageCheck(
+        len(lost), len(twice), len(unknown), dead, "; ".join(lines), frozenset(lost)
+    )
 
 
 def first_value(frame: pd.DataFrame) -> int:

@@ -19,6 +19,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from kafka import KafkaConsumer
+from kafka import TopicPartition as KafkaTopicPartition
 
 from actions import store as db
 from actions.claims import Claims
@@ -37,6 +39,8 @@ from bench.fault_rig import (
 )
 from bench.fault_services import Publisher, rows_of
 from diagnosis.incident_store import load_incidents
+from ingest.bus import Topics
+from ingest.schema import decode_event
 from tests.integration.actions_helpers import cleanup_nodes
 from tests.integration.cluster_helpers import (
     CLICKHOUSE,
@@ -166,6 +170,35 @@ def _replica_rows(cluster: LocalCluster) -> str:
     return f"rows per replica ({'/'.join(t.name for t in TELEMETRY_TABLES)}): " + "; ".join(counts)
 
 
+def _where(cluster: LocalCluster, ids: frozenset[str]) -> str:
+    """Return the Kafka positions of lost events, as offset ranges per partition."""
+    if not ids:
+        return "none lost"
+    reader = KafkaConsumer(bootstrap_servers=cluster.bootstrap, enable_auto_commit=False)
+    at: dict[tuple[str, int], list[int]] = {}
+    try:
+        parts = [
+            KafkaTopicPartition(topic, p)
+            for topic in Topics().telemetry()
+            for p in reader.partitions_for_topic(topic) or ()
+        ]
+        if not parts:
+            return "lost (telemetry topics not readable)"
+        reader.assign(parts)
+        reader.seek_to_beginning(*parts)
+        ends = reader.end_offsets(parts)
+        while any(reader.position(tp) < ends[tp] for tp in parts):
+            for tp, records in reader.poll(timeout_ms=1000).items():
+                for record in records:
+                    if decode_event(record.value).id in ids:
+                        at.setdefault((tp.topic, tp.partition), []).append(record.offset)
+    finally:
+        reader.close()
+    return "lost at " + "; ".join(
+        f"{t}/{p} offsets {min(o)}-{max(o)} ({len(o)} records)" for (t, p), o in sorted(at.items())
+    )
+
+
 def _step(t0: float, what: str) -> None:
     print(f"[{time.monotonic() - t0:6.1f} s] {what}", flush=True)
 
@@ -253,7 +286,11 @@ def test_the_cluster_survives_a_crash_of_every_kind(cluster: LocalCluster, slurm
     storage = check_storage(store, work.events)
     check(stored, f"not every row stored: {storage.detail}; {_replica_rows(cluster)}")
     exact = (storage.lost, storage.duplicated, storage.unknown_ids, storage.dead_letters)
-    check(exact == (0, 0, 0, 0), f"lost/twice/unknown/dead letters {exact}: {storage.detail}")
+    check(
+        exact == (0, 0, 0, 0),
+        f"lost/twice/unknown/dead letters {exact}: {storage.detail}; "
+        f"{_where(cluster, storage.lost_ids)}",
+    )
 
     # the incidents of a single-process run: ids, categories, jobs, top suspects
     wrong, detail = check_incidents(store, work.expected)
