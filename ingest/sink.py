@@ -147,6 +147,7 @@ class Sink:
         """Called with each batch's write time in seconds, retries included (metrics)."""
         self._sleep = sleep
         self._pending: list[Record] = []
+        self._rewind = False  # an assignment came: read from the committed offsets again
         self._recent = RecentIds(self.settings.dedup_window)
         self._fast: FastDecoder | None = None
         if self.settings.fast_decode:
@@ -158,6 +159,16 @@ class Sink:
         """Forget uncommitted records of partitions another member now owns."""
         self._pending = [r for r in self._pending if r.tp not in partitions]
         self.writer.forget(partitions)
+
+    def on_assign(self, partitions: set[TopicPartition]) -> None:
+        """Read the assigned partitions again from the committed offsets (in the main loop).
+
+        A rebalance revokes every partition first (`on_revoke` drops their pending records),
+        but the client keeps the read position of partitions this member gets back: without a
+        rewind, the records dropped from the batch would never be read again, and the next
+        commit would pass them (lost).
+        """
+        self._rewind = True
 
     def run(self, stop: threading.Event) -> None:
         """Consume and store until stop is set; uncommitted work is simply redelivered."""
@@ -180,9 +191,26 @@ class Sink:
                 self._note_error(f"bus: {exc}")
                 self._sleep(1.0)
                 continue
+            if self._rewind:
+                got = self._rewound()
             self.stats.consumed += len(got)
             self._pending.extend(got)
         return self.flush(stop) if self._pending else 0
+
+    def _rewound(self) -> list[Record]:
+        """Go back to the committed offsets after an assignment; return no records.
+
+        What the poll that brought the assignment returned (and what is pending) is read again.
+        """
+        try:
+            self.consumer.rewind(self.consumer.assignment())
+        except BusError as exc:
+            self._note_error(f"bus: {exc}")
+            log.warning("rewind after an assignment failed (retried): %s", exc)
+            return []
+        self._rewind = False
+        self._pending = []
+        return []
 
     def flush(self, stop: threading.Event | None = None) -> int:
         """Decode and write the pending batch (retrying while the store is down), then commit."""

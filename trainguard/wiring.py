@@ -89,14 +89,20 @@ def build_sink(
         consumer = bus.consumer(
             settings.group,
             bus.topics.telemetry(),
+            on_assign=late.on_assign,
             on_revoke=late.on_revoke,
             instance_id=settings.instance_id,
             session_timeout_s=settings.session_timeout_s,
         )
     else:
-        consumer = bus.consumer(settings.group, bus.topics.telemetry(), on_revoke=late.on_revoke)
+        consumer = bus.consumer(
+            settings.group,
+            bus.topics.telemetry(),
+            on_assign=late.on_assign,
+            on_revoke=late.on_revoke,
+        )
     sink = Sink(consumer, writer, sink_settings)
-    late.revoke_to = sink.on_revoke
+    late.assign_to, late.revoke_to = sink.on_assign, sink.on_revoke
     return sink
 
 
