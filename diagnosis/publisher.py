@@ -59,6 +59,7 @@ class IncidentPublisher:
         self._status: dict[str, IncidentStatus] = {}
         self._failing = False  # the last attempt to store failed
         self._unstored: set[str] = set()  # new incidents no revision of which is stored yet
+        self._refused = 0  # store attempts refused in a row (logged 1st, 2nd, 4th, ...)
 
     def settled(self) -> bool:
         """Whether every incident is stored (a later revision may wait for its interval): the
@@ -106,9 +107,15 @@ class IncidentPublisher:
         except StoreError as exc:
             self.stats.store_errors += 1
             self._failing = True
-            log.warning("incidents not stored yet (kept, retried): %s", exc)
+            self._refused += 1
+            if worth_logging(self._refused):
+                log.warning(
+                    "incidents not stored yet (kept, retried; %d refusal(s) in a row): %s",
+                    self._refused,
+                    exc,
+                )
             return
-        self._failing = False
+        self._failing, self._refused = False, 0
         self._unstored -= {i.id for i in due}
         try:
             for inc in due:
@@ -148,3 +155,9 @@ class IncidentPublisher:
 
 def _wire(incident: Incident) -> bytes:
     return incident.model_dump_json().encode()
+
+
+def worth_logging(count: int) -> bool:
+    """Return whether the count-th occurrence of a repeated warning is logged: the 1st, 2nd,
+    4th, 8th, ... (a flood costs a few lines, and the count says how big it was)."""
+    return count & (count - 1) == 0

@@ -52,7 +52,7 @@ from diagnosis.fabric import Fabric
 from diagnosis.incidents import OpenState
 from diagnosis.lifecycle import is_final
 from diagnosis.model import IncidentStatus
-from diagnosis.publisher import IncidentPublisher
+from diagnosis.publisher import IncidentPublisher, worth_logging
 from diagnosis.reorder import Buffered, ReorderBuffer
 from diagnosis.restore import read_snapshot, warm_job
 from diagnosis.routing import Membership, decode_mark, owner_key
@@ -410,7 +410,7 @@ class DiagnosisWorker:
     def _refused(self, tp: TopicPartition, offset: int, reason: str) -> None:
         self.stats.refused_time += 1
         self._passed(tp, offset)
-        if _worth_logging(self.stats.refused_time):
+        if worth_logging(self.stats.refused_time):
             log.warning(
                 "event at %s offset %d skipped (%d so far): %s",
                 tp,
@@ -465,7 +465,7 @@ class DiagnosisWorker:
     def _feed(self, item: Buffered) -> None:
         if self._clock is not None and item.ts < self._clock:
             self.stats.late += 1  # fed anyway: detectors take it, the clock does not go back
-            if _worth_logging(self.stats.late):
+            if worth_logging(self.stats.late):
                 log.warning(
                     "%s at %s offset %d fed %.1f s behind diagnosis time (%d late so far)",
                     item.event.kind,
@@ -531,9 +531,3 @@ class DiagnosisWorker:
 
 
 _OPEN = IncidentStatus.OPEN
-
-
-def _worth_logging(count: int) -> bool:
-    """Return whether the count-th occurrence of a repeated warning is logged: the 1st, 2nd,
-    4th, 8th, ... (a flood costs a few lines, and the count says how big it was)."""
-    return count & (count - 1) == 0
