@@ -79,6 +79,27 @@ def handle_retrying(
     return False
 
 
+def recover_retrying(
+    engine: ActionEngine, stop: threading.Event, max_wait_s: float = 10.0
+) -> list[str] | None:
+    """Resume unfinished ladders, retrying while the store is unavailable; None if stopped.
+
+    A replica started while a ClickHouse replica is down or catching up is refused quorum
+    writes for a while (codes 285, 286): it waits, as it does for each incident, instead of
+    exiting (which needed a manual restart).
+    """
+    wait_s = 0.5
+    while not stop.is_set():
+        try:
+            return engine.recover()
+        except StoreUnavailable as exc:
+            reason = str(exc).splitlines()[0]
+            log.warning("act: store unavailable, recovery again in %.1f s: %s", wait_s, reason)
+            stop.wait(wait_s)
+            wait_s = min(wait_s * 2, max_wait_s)
+    return None
+
+
 def latest_revisions(
     records: list[Record],
 ) -> tuple[dict[str, Incident], dict[TopicPartition, int]]:
@@ -118,7 +139,9 @@ def recover_and_consume(
     The consumer joins its group only after the recovery (which may take a while), so the
     group never waits on a member that does not poll yet; it is closed on the way out.
     """
-    resumed = engine.recover()
+    resumed = recover_retrying(engine, stop)
+    if resumed is None:
+        return 0  # stopped while the store was away: the next start recovers
     log.info("act: resumed %d unfinished ladder(s)", len(resumed))
     consumer = subscribe()
     try:

@@ -8,7 +8,7 @@ from typing import cast
 
 import pytest
 
-from actions.consumer import handle_retrying
+from actions.consumer import handle_retrying, recover_retrying
 from actions.engine import ActionEngine
 from analytics.store import StoreError, StoreUnavailable
 from diagnosis.incidents import Incident
@@ -23,6 +23,12 @@ class FlakyEngine:
         self.error = error
         self.handled: list[str] = []
         self.calls = 0
+
+    def recover(self) -> list[str]:
+        self.calls += 1
+        if self.calls <= self.failures:
+            raise self.error
+        return ["inc-resumed"]
 
     def handle(self, incident: Incident) -> list[object]:
         self.calls += 1
@@ -59,3 +65,16 @@ def test_a_store_error_that_retrying_cannot_fix_is_raised() -> None:
     with pytest.raises(StoreError, match="Unknown table"):
         handle_retrying(cast(ActionEngine, engine), _incident(), threading.Event(), 0.01)
     assert engine.calls == 1
+
+
+def test_the_start_up_recovery_waits_for_a_store_refusing_quorum_writes() -> None:
+    engine = FlakyEngine(2, StoreUnavailable("ClickHouse busy (code 286): another quorum insert"))
+    resumed = recover_retrying(cast(ActionEngine, engine), threading.Event(), 0.01)
+    assert resumed == ["inc-resumed"] and engine.calls == 3
+
+
+def test_a_stop_during_the_start_up_recovery_gives_up_quietly() -> None:
+    engine = FlakyEngine(10**6, StoreUnavailable("ClickHouse unreachable"))
+    stop = threading.Event()
+    threading.Timer(0.3, stop.set).start()
+    assert recover_retrying(cast(ActionEngine, engine), stop, 0.05) is None
