@@ -208,7 +208,7 @@ def _step(t0: float, what: str) -> None:
     reason="open bug (issue 18 item 7): with every member rebalanced while a ClickHouse "
     "replica is down (incidents refused by the quorum, sinks behind), a job's straggler or "
     "hang incident is sometimes never opened again by the member that takes the job over "
-    "(3 of 5 local runs after this session's storage, ladder and restart fixes); the "
+    "(3 of 6 local runs after this session's storage, ladder and restart fixes); the "
     "message names what differs",
 )
 def test_the_cluster_survives_a_crash_of_every_kind(cluster: LocalCluster, slurm: Slurm) -> None:
