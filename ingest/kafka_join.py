@@ -13,6 +13,14 @@ completed join is kept until the join is applied; a join started while one is ke
 it at once instead of asking the broker again. If the broker has rebalanced meanwhile, the
 next heartbeat says so and the member joins again, as after any join. A coordinator without
 these methods (another client version) is left as it is.
+
+A second hole of the same release: a rejoin the consumer starts because its metadata changed
+(a topic's partitions appeared after the first join: a group made right after its topics) is
+"needed" only while the leader's assignment snapshot differs from the metadata. The join, as
+leader, assigns that metadata, so when it completes after the poll gave up, the next poll
+sees no rejoin needed and never applies it: no partitions fetched, heartbeats off, and the
+broker drops the member. A started join therefore marks the rejoin needed until it is applied
+(the client clears the mark only when it applies a join).
 """
 
 from __future__ import annotations
@@ -37,6 +45,10 @@ def keep_completed_joins(coordinator: Any) -> bool:
     kept: list[bytes] = []  # the assignment of a completed join not applied yet
 
     async def join_once() -> bytes:
+        # a rejoin the consumer asked for because its metadata changed is not "needed" any
+        # more once this join, as leader, has assigned that metadata: keep it needed until
+        # the join is applied, or the next poll never applies it
+        coordinator.rejoin_needed = True
         if kept:
             log.info("applying a group join that completed between two polls")
             return kept.pop()

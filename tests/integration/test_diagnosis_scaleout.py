@@ -299,13 +299,6 @@ def test_one_member_finds_each_fault_once(one):
     _expected_kinds(one)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="open bug (issue 18): the test's own sink, alone in a group made right after its "
-    "topics, sometimes stalls in a rebalance (RebalanceInProgress at its commit, "
-    "UnknownMemberId at its LeaveGroup) and stores no topology within 120 s; seen in CI twice "
-    "on 2026-12-02 and in 2 of 3 local runs",
-)
 def test_three_members_give_the_incidents_of_one(services, tmp_path, events, one):
     assert _diagnosed(services, tmp_path, events, members=3) == one
 

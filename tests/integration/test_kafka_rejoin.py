@@ -2,8 +2,11 @@
 
 kafka-python 3.0 drops a join that completed while nobody was polling and starts another, so
 a caller whose work between polls outlasts a join (a sink writing a batch under load) could
-rejoin for ever. The join here is made slower than the poll timeout, as on a loaded host;
-the bus consumer must apply the join that completed between polls (`ingest.kafka_join`).
+rejoin for ever; and it forgets a rejoin started by a metadata change once that join has
+assigned the new metadata, so such a join completed between polls was never applied (the
+member stalled until the broker dropped it). The join here is made slower than the poll
+timeout, as on a loaded host; the bus consumer must apply the join that completed between
+polls (`ingest.kafka_join`).
 """
 
 from __future__ import annotations
@@ -13,8 +16,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
+from kafka import KafkaAdminClient, KafkaProducer
+from kafka.admin import NewPartitions
 from kafka.coordinator import base
 
+from ingest.bus import TopicPartition
 from ingest.kafka_bus import KafkaBus
 from tests.builders import make_log
 
@@ -52,3 +58,35 @@ def test_a_member_busy_between_short_polls_gets_its_partitions(kafka_bus: KafkaB
     finally:
         consumer.close()
         producer.close()
+
+
+def test_a_member_whose_topic_grows_between_short_polls_reads_the_new_partition(
+    kafka_bus: KafkaBus, monkeypatch
+):
+    """A rejoin started by a metadata change (a partition added: as when a group is made
+    right after its topics and their partitions reach the client late) completes between
+    two polls and must still be applied."""
+    _slow_joins(monkeypatch, delay_s=0.5)
+    topic = kafka_bus.topics.telemetry()[0]
+    consumer = kafka_bus.consumer(f"{kafka_bus.topics.prefix}grow", [topic])
+    admin = KafkaAdminClient(bootstrap_servers=kafka_bus.bootstrap)
+    producer = KafkaProducer(bootstrap_servers=kafka_bus.bootstrap)
+    try:
+        deadline = time.monotonic() + 30
+        while len(consumer.assignment()) < 4 and time.monotonic() < deadline:
+            consumer.poll(100, 0.2)
+        assert len(consumer.assignment()) == 4
+        admin.create_partitions({topic: NewPartitions(total_count=5)})
+        producer.send(topic, key=b"k", value=b"on the new partition", partition=4).get(10)
+        consumer._inner._client.cluster.request_update()  # the client learns of it now
+        got = []
+        deadline = time.monotonic() + 30
+        while not got and time.monotonic() < deadline:
+            got = consumer.poll(100, 0.05)
+            time.sleep(0.6)  # work between polls that outlasts a join
+        assert TopicPartition(topic, 4) in consumer.assignment(), "the rejoin was never applied"
+        assert [(r.partition, r.value) for r in got] == [(4, b"on the new partition")]
+    finally:
+        consumer.close()
+        producer.close()
+        admin.close()
