@@ -1,7 +1,9 @@
 """The action engine's consumer loop: incidents from the incidents topic drive the engine.
 
 Offsets are committed after a batch is acted on (every state is persisted before its side
-effect, so a redelivered incident maps to the same actions and never runs one twice).
+effect, so a redelivered incident maps to the same actions and never runs one twice). A bus
+error (a broker down, a rebalance) is logged and the loop goes on: a failed poll is retried,
+a failed commit means a redelivery.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pydantic import ValidationError
 from actions.engine import ActionEngine
 from analytics.store import StoreError, StoreUnavailable
 from diagnosis.incidents import Incident
-from ingest.bus import Consumer, Record, TopicPartition
+from ingest.bus import BusError, Consumer, Record, TopicPartition
 
 log = logging.getLogger(__name__)
 
@@ -44,15 +46,26 @@ def consume(
                 engine.recover() if engine.claims is not None else engine.poll_waiting()
             except StoreError as exc:  # ClickHouse away: the waits are stored, check next time
                 log.warning("act: waiting steps not checked: %s", exc)
-        records = consumer.poll(100, poll_s)
+        try:
+            records = consumer.poll(100, poll_s)
+        except BusError as exc:  # a broker down or the group moving: the client reconnects
+            log.warning("act: bus: %s (polling again in %.0f s)", exc, _BUS_RETRY_S)
+            stop.wait(_BUS_RETRY_S)
+            continue
         latest, offsets = latest_revisions(records)
         for incident in latest.values():
             if not handle_retrying(engine, incident, stop):
                 return handled  # stopped while the store was away: offsets stay uncommitted
             handled += 1
         if offsets:
-            consumer.commit(offsets)
+            try:
+                consumer.commit(offsets)
+            except BusError as exc:  # redelivered: acting on an incident again is a no-op
+                log.warning("act: offsets not committed (the incidents come again): %s", exc)
     return handled
+
+
+_BUS_RETRY_S = 1.0  # wait after a failed poll (a broker restarting, a coordinator moving)
 
 
 def handle_retrying(

@@ -1,4 +1,5 @@
-"""`trainguard act` rides out a store that refuses writes for a while (a replica restarting)."""
+"""`trainguard act` rides out a store that refuses writes for a while (a replica restarting)
+and a bus that fails polls and commits for a while (a broker restarting, a rebalance)."""
 
 from __future__ import annotations
 
@@ -8,15 +9,19 @@ from typing import cast
 
 import pytest
 
-from actions.consumer import handle_retrying, recover_retrying
+from actions import consumer as consumer_module
+from actions.consumer import consume, handle_retrying, recover_retrying
 from actions.engine import ActionEngine
 from analytics.store import StoreError, StoreUnavailable
 from diagnosis.incidents import Incident
+from ingest.bus import BusError, Consumer, Record, TopicPartition
 from tests.actions_builders import make_incident
 
 
 class FlakyEngine:
     """Refuses `failures` times with `error`, then handles."""
+
+    claims = None  # one replica: no step claims
 
     def __init__(self, failures: int, error: StoreError) -> None:
         self.failures = failures
@@ -78,3 +83,49 @@ def test_a_stop_during_the_start_up_recovery_gives_up_quietly() -> None:
     stop = threading.Event()
     threading.Timer(0.3, stop.set).start()
     assert recover_retrying(cast(ActionEngine, engine), stop, 0.05) is None
+
+
+class FlakyBus:
+    """A consumer whose first polls and first commit fail, as while a broker restarts."""
+
+    def __init__(self, records: list[Record], poll_failures: int, stop: threading.Event) -> None:
+        self.records = records
+        self.poll_failures = poll_failures
+        self.commit_failures = 1
+        self.committed: list[dict[TopicPartition, int]] = []
+        self.stop = stop
+
+    def poll(self, max_records: int, timeout_s: float) -> list[Record]:
+        if self.poll_failures:
+            self.poll_failures -= 1
+            raise BusError("poll failed: KafkaConnectionError: 111 ECONNREFUSED")
+        if not self.records:
+            self.stop.set()
+        records, self.records = self.records, []
+        return records
+
+    def commit(self, offsets: dict[TopicPartition, int]) -> None:
+        if self.commit_failures:
+            self.commit_failures -= 1
+            raise BusError("commit failed: [Error 27] RebalanceInProgressError")
+        self.committed.append(dict(offsets))
+
+
+def test_the_consumer_loop_rides_out_bus_errors(monkeypatch) -> None:
+    monkeypatch.setattr(consumer_module, "_BUS_RETRY_S", 0.01)
+    first, second = _incident(), make_incident(2, node="node-0002", job="k", at=datetime.now(UTC))
+    stop = threading.Event()
+    bus = FlakyBus(
+        [Record("tg.incidents", 0, 7, None, first.model_dump_json().encode(), 0)],
+        poll_failures=2,
+        stop=stop,
+    )
+    engine = FlakyEngine(0, StoreError("unused"))
+    assert consume(cast(ActionEngine, engine), cast(Consumer, bus), stop, 0.01, 3600) == 1
+    assert engine.handled == [first.id]
+    assert bus.committed == []  # the one commit failed: the incident comes again
+    bus.records = [Record("tg.incidents", 0, 8, None, second.model_dump_json().encode(), 0)]
+    stop.clear()
+    assert consume(cast(ActionEngine, engine), cast(Consumer, bus), stop, 0.01, 3600) == 1
+    assert engine.handled == [first.id, second.id]
+    assert bus.committed == [{TopicPartition("tg.incidents", 0): 9}]
