@@ -66,16 +66,21 @@ def save_states(store: Store, states: Sequence[OpenState]) -> None:
 
 
 def load_states(store: Store, horizon_s: float) -> list[OpenState]:
-    """Return the latest state of each incident seen within `horizon_s` of the newest one.
+    """Return the latest state of each incident seen within `horizon_s` of the newest one,
+    among the revisions whose incident row is stored too.
 
     The horizon is measured from the newest stored evidence, not the wall clock, so a worker
-    replaying an old recording gets that recording's incidents back.
+    replaying an old recording gets that recording's incidents back. A revision's state is
+    written before its incident row; a state whose row the store refused (a replica down: no
+    quorum) is passed over, so the worker that restores derives that revision again from the
+    evidence it reads again, and stores it, instead of taking it for stored.
     """
     db = store.database
     frame = store.query_df(
         f"SELECT argMax(state, revision) AS state FROM `{db}`.`{INCIDENT_STATE.name}` "
         f"WHERE last_seen >= (SELECT max(last_seen) FROM `{db}`.`{INCIDENT_STATE.name}`) "
-        f"- %(horizon)s GROUP BY id",
+        f"- %(horizon)s AND (id, revision) GLOBAL IN "
+        f"(SELECT id, revision FROM `{db}`.`{INCIDENTS.name}`) GROUP BY id",
         {"horizon": int(horizon_s)},
     )
     return [OpenState.model_validate_json(s) for s in frame["state"]] if len(frame) else []

@@ -20,7 +20,13 @@ from analytics.store import Store
 from analytics.writer import ClickHouseWriter
 from bench.reliability_faults import joined
 from diagnosis.engine import DiagnosisEngine
-from diagnosis.incident_store import load_incidents, record_transition, transitions
+from diagnosis.incident_store import (
+    load_incidents,
+    load_states,
+    record_transition,
+    save_states,
+    transitions,
+)
 from diagnosis.incidents import Incident
 from diagnosis.lifecycle import Transition
 from diagnosis.model import Category, IncidentStatus
@@ -220,9 +226,10 @@ def test_a_worker_restarted_while_the_sink_lags_reads_again_what_is_not_stored(
 
 
 def test_an_incident_the_store_refused_before_a_crash_is_opened_by_the_next_worker(
-    kafka_bus, server_store
+    kafka_bus, server_store, sink
 ):
-    """Offsets are not committed past evidence whose incident is not stored yet."""
+    """Offsets are not committed past evidence whose incident is not stored yet; the next
+    worker takes the job back from what the sink stored and opens the incident of it."""
     table = f"`{server_store.database}`.`{INCIDENTS.name}`"
     running = [make_topology("job-1"), make_step("job-1", 1)]
     first = _member(kafka_bus, server_store)
@@ -239,12 +246,41 @@ def test_an_incident_the_store_refused_before_a_crash_is_opened_by_the_next_work
     finally:
         server_store.command(f"ATTACH TABLE {table}")
     assert load_incidents(server_store) == []
+    written = len(running) + 1
+    wait_for(lambda: sink.stats.events_written >= written, 60, "the sink storing the job")
 
     second = _member(kafka_bus, server_store)
     _consume(second, 1, "the Xid again")
     _stop(second)
     (incident,) = load_incidents(server_store)
     assert (incident.category, incident.job) == (Category.GPU_HARDWARE, "job-1")
+
+
+def test_a_state_whose_incident_row_the_store_refused_is_not_restored(kafka_bus, server_store):
+    """A revision's state is written before its incident row: a state whose row is missing
+    (a quorum refused) must not come back, or the next worker takes it for stored."""
+    running = [make_topology("job-1"), make_step("job-1", 1), make_log("n1", 2, seq=1, line=XID79)]
+    first = _member(kafka_bus, server_store)
+    _publish(kafka_bus, running)
+    _consume(first, len(running), "the Xid")
+    first.publish(force=True)
+    _stop(first)
+    (stored,) = load_incidents(server_store)
+    (state,) = first.engines.states([stored.id])
+    assert [(s.id, s.revision) for s in load_states(server_store, 3600)] == [
+        (stored.id, stored.revision)
+    ]
+    # the state of a next revision, and of a new incident, stored; their rows refused
+    save_states(
+        server_store,
+        [
+            state.model_copy(update={"revision": stored.revision + 1}),
+            state.model_copy(update={"id": "inc-refused", "revision": 1}),
+        ],
+    )
+    assert [(s.id, s.revision) for s in load_states(server_store, 3600)] == [
+        (stored.id, stored.revision)
+    ]
 
 
 def test_an_xid_just_after_a_restart_is_one_incident_of_the_job(kafka_bus, server_store, sink):
