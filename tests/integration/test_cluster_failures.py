@@ -293,6 +293,16 @@ def test_the_cluster_survives_a_crash_of_every_kind(cluster: LocalCluster, slurm
         f"{_where(cluster, storage.lost_ids)}",
     )
 
+    # every takeover read the jobs and incidents back (the restore queries work on the cluster)
+    unrestored = [
+        m
+        for m in SERVICES
+        if m.startswith("diagnose")
+        and cluster.log(m).exists()
+        and "starting without restored" in cluster.log(m).read_text(errors="replace")
+    ]
+    check(not unrestored, f"restores that gave up: {unrestored}")
+
     # the incidents of a single-process run: ids, categories, jobs, top suspects
     wrong, detail = check_incidents(store, work.expected)
     check(incidents_in and wrong == 0, f"incidents differ from the replay: {detail}")
