@@ -203,14 +203,6 @@ def _step(t0: float, what: str) -> None:
     print(f"[{time.monotonic() - t0:6.1f} s] {what}", flush=True)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="open bug (issue 18 item 7): with every member rebalanced while a ClickHouse "
-    "replica is down (incidents refused by the quorum, sinks behind), a job's straggler or "
-    "hang incident is sometimes never opened again by the member that takes the job over "
-    "(3 of 6 local runs after this session's storage, ladder and restart fixes); the "
-    "message names what differs",
-)
 def test_the_cluster_survives_a_crash_of_every_kind(cluster: LocalCluster, slurm: Slurm) -> None:
     t0 = time.monotonic()
     work = workload(1, 240.0, start=datetime.now(UTC) - timedelta(minutes=10))
