@@ -21,6 +21,7 @@ from diagnosis.incidents import Incident
 from ingest.bus import BusError, Consumer, Record, TopicPartition
 
 log = logging.getLogger(__name__)
+_BUS_RETRY_S = 1.0  # wait after a failed poll (a broker restarting, a coordinator moving)
 
 
 def consume(
@@ -63,9 +64,6 @@ def consume(
             except BusError as exc:  # redelivered: acting on an incident again is a no-op
                 log.warning("act: offsets not committed (the incidents come again): %s", exc)
     return handled
-
-
-_BUS_RETRY_S = 1.0  # wait after a failed poll (a broker restarting, a coordinator moving)
 
 
 def handle_retrying(

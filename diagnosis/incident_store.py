@@ -75,12 +75,16 @@ def load_states(store: Store, horizon_s: float) -> list[OpenState]:
     quorum) is passed over, so the worker that restores derives that revision again from the
     evidence it reads again, and stores it, instead of taking it for stored.
     """
-    db = store.database
+    states = f"`{store.database}`.`{INCIDENT_STATE.name}`"
+    recent = f"last_seen >= (SELECT max(last_seen) FROM {states}) - %(horizon)s"
+    # the stored revisions of the recent incidents only (incidents is ordered by id)
+    stored = (
+        f"SELECT id, revision FROM `{store.database}`.`{INCIDENTS.name}` "
+        f"WHERE id GLOBAL IN (SELECT id FROM {states} WHERE {recent})"
+    )
     frame = store.query_df(
-        f"SELECT argMax(state, revision) AS state FROM `{db}`.`{INCIDENT_STATE.name}` "
-        f"WHERE last_seen >= (SELECT max(last_seen) FROM `{db}`.`{INCIDENT_STATE.name}`) "
-        f"- %(horizon)s AND (id, revision) GLOBAL IN "
-        f"(SELECT id, revision FROM `{db}`.`{INCIDENTS.name}`) GROUP BY id",
+        f"SELECT argMax(state, revision) AS state FROM {states} "
+        f"WHERE {recent} AND (id, revision) GLOBAL IN ({stored}) GROUP BY id",
         {"horizon": int(horizon_s)},
     )
     return [OpenState.model_validate_json(s) for s in frame["state"]] if len(frame) else []
