@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import orjson
@@ -176,6 +176,35 @@ def recent_collectives(
         f"ts DESC, ts_us DESC LIMIT {int(limit)}",
     )
     return [_collective(r) for r in reversed(rows)]
+
+
+def port_states(
+    store: Store, before: datetime | None, lookback: timedelta
+) -> dict[str, dict[tuple[str, str, int], str]]:
+    """Return each NIC port's last state sampled before `before` (None: the newest stored),
+    per cluster: {cluster: {(node, nic, port): state}}; samples older than `lookback` before
+    that point are not looked at."""
+    db = store.database
+    if before is None:
+        frame = store.query_df(f"SELECT toUInt32(max(ts)) AS t FROM `{db}`.`{NIC_METRICS.name}`")
+        newest = int(frame["t"].iloc[0]) if not frame.empty else 0
+        if not newest:
+            return {}
+        since = newest - int(lookback.total_seconds())
+    else:
+        since = int((before - lookback).timestamp())
+    params: dict[str, Any] = {"since": since}
+    frame = store.query_df(
+        f"SELECT cluster, node, nic, port, argMax(state, (ts, ts_us)) AS state "
+        f"FROM `{db}`.`{NIC_METRICS.name}` "
+        f"WHERE ts >= toDateTime(%(since)s) AND {_before(before, params)} "
+        f"GROUP BY cluster, node, nic, port",
+        params,
+    )
+    states: dict[str, dict[tuple[str, str, int], str]] = defaultdict(dict)
+    for cluster, node, nic, port, state in frame.itertuples(index=False):
+        states[cluster_name(cluster)][(str(node), str(nic), int(port))] = str(state)
+    return dict(states)
 
 
 def stored_through(store: Store, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:

@@ -12,6 +12,7 @@ recorded-directory mode (`diagnosis.replay`). Ground truth is never read here.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 
 from diagnosis.detectors import (
@@ -49,6 +50,7 @@ from ingest.schema import (
     TrainStep,
 )
 
+PortKey = tuple[str, str, int]  # a NIC port: (node, nic, port)
 STRAGGLER_WINDOW = 50_000  # completed collective records kept per job for straggler localization
 STRAGGLER_STEPS = 4  # ... and at least this many steps of every communicator member's records
 STRAGGLER_LOOKBACK = timedelta(seconds=20)  # older records dilute a fresh slowdown
@@ -169,7 +171,7 @@ class DiagnosisEngine:
         self.node_jobs: dict[str, str] = {}
         self.pci_gpu: dict[tuple[str, str], int] = {}
         self.nvml_seen: set[tuple[str, int]] = set()
-        self.nic_state: dict[tuple[str, str, int], str] = {}
+        self.nic_state: dict[PortKey, str] = {}
         self.disk_seen: set[tuple[str, str]] = set()
         self._second: datetime | None = None
         self._warmed: set[str] = set()  # ids of events restored into detectors
@@ -206,6 +208,15 @@ class DiagnosisEngine:
     def restore(self, topology: JobTopology) -> None:
         """Take back a running job's topology after a restart, without moving the clock."""
         self._topology(topology)
+
+    def restore_ports(self, states: Mapping[PortKey, str]) -> None:
+        """Take back NIC ports' last known states after a restart, without moving the clock.
+
+        A port is seen going down only from a state it was in before; an engine that reads
+        again from just after a port's last "up" sample would otherwise miss the port going
+        down, and blame the job's stalled collectives instead.
+        """
+        self.nic_state.update({key: state.upper() for key, state in states.items()})
 
     def warm(self, job_id: str, events: list[EventBase]) -> None:
         """Show a restored job's recent steps and collectives to its detectors again.

@@ -1,9 +1,10 @@
 """What a diagnosis worker takes back from the store before it reads its first record.
 
 The latest topology of every job heard from recently, the correlator's open incidents (saved
-with every stored revision) and their latest statuses; and, per restored job, its last steps
-and collectives, shown to the detectors again so their baselines come back. Reads only: the
-worker decides what to do when the store cannot be read (retry, then go on without).
+with every stored revision) and their latest statuses; per restored job, its last steps and
+collectives, shown to the detectors again so their baselines come back; and the NIC ports'
+last states, so a port that goes down right after the takeover is seen going down. Reads
+only: the worker decides what to do when the store cannot be read (retry, then go on without).
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from analytics.queries import recent_topologies
-from analytics.readback import Reread, recent_collectives, recent_job_steps
+from analytics.readback import Reread, port_states, recent_collectives, recent_job_steps
 from analytics.store import Store
-from diagnosis.engine import DiagnosisEngine
+from diagnosis.clusters import ClusterEngines
+from diagnosis.engine import DiagnosisEngine, PortKey
 from diagnosis.incident_store import latest_statuses, load_states
 from diagnosis.incidents import OpenState
 from diagnosis.model import IncidentStatus
@@ -25,7 +27,11 @@ from ingest.schema import JobTopology
 log = logging.getLogger(__name__)
 WARM_STEPS = 60  # a restored job's detectors see its last steps again: warm-up, baseline, window
 WARM_COLLECTIVES = timedelta(seconds=30)  # ... and its collectives this far before its last step
+PORT_MARGIN = timedelta(seconds=30)  # ports' states are taken this far before the first re-read
+PORT_LOOKBACK = timedelta(minutes=15)  # ... from samples at most this old
 
+OwnsNode = Callable[[DiagnosisEngine, str], bool]
+"""Whether a worker reads a node's evidence (its cluster's engine, the node)."""
 Keep = Callable[[list[JobTopology], list[OpenState]], tuple[list[JobTopology], list[OpenState]]]
 """Narrows what was read to what this worker owns (a scale-out member: its route keys)."""
 
@@ -73,3 +79,32 @@ def warm_job(
             steps[-1].step,
             len(collectives),
         )
+
+
+def last_port_states(store: Store, resume: datetime | None) -> dict[str, dict[PortKey, str]]:
+    """Return, per cluster, each NIC port's last state sampled `PORT_MARGIN` before `resume`,
+    the earliest event time the worker reads again (None: the newest states); StoreError.
+
+    Why a margin: the partitions a worker reads again do not all start at `resume` (a scale-out
+    member's node evidence comes through the route stage, whose positions the store does not
+    know), and a state taken after the first sample read again hides the change it makes: a
+    port restored as DOWN is never seen going down. A state taken earlier is safe: a port that
+    went down inside the margin is seen going down again when its next sample is read, and
+    that finding joins the incident opened the first time (restored with the open incidents).
+    """
+    before = None if resume is None else resume - PORT_MARGIN
+    return port_states(store, before, PORT_LOOKBACK)
+
+
+def warm_ports(
+    store: Store, engines: ClusterEngines, resume: datetime | None, owns: OwnsNode
+) -> int:
+    """Give each cluster's engine the last states of the ports on nodes the worker `owns`;
+    return how many (StoreError when the store cannot be read)."""
+    count = 0
+    for cluster, states in last_port_states(store, resume).items():
+        engine = engines.get(cluster)
+        mine = {key: state for key, state in states.items() if owns(engine, key[0])}
+        engine.restore_ports(mine)
+        count += len(mine)
+    return count

@@ -54,7 +54,7 @@ from diagnosis.lifecycle import is_final
 from diagnosis.model import IncidentStatus
 from diagnosis.publisher import IncidentPublisher, worth_logging
 from diagnosis.reorder import Buffered, ReorderBuffer
-from diagnosis.restore import read_snapshot, warm_job
+from diagnosis.restore import read_snapshot, warm_job, warm_ports
 from diagnosis.routing import Membership, decode_mark, owner_key
 from diagnosis.watermark import InputProgress
 from ingest.bus import BusError, Consumer, Producer, Record, TopicPartition, Topics
@@ -313,6 +313,12 @@ class DiagnosisWorker:
             except StoreError as exc:
                 self.stats.store_errors += 1
                 log.warning("job %s restored without its recent steps: %s", topology.job_id, exc)
+        ports = 0
+        try:
+            ports = warm_ports(self.store, self.engines, resume, self._owns_node)
+        except StoreError as exc:
+            self.stats.store_errors += 1
+            log.warning("NIC ports restored without their last states: %s", exc)
         closed = {i for i, (status, _reason) in snap.statuses.items() if is_final(status)}
         self.engines.restore_states(snap.states, closed)
         for st in snap.states:
@@ -323,10 +329,12 @@ class DiagnosisWorker:
         self._restored = True
         if jobs or incidents:
             log.info(
-                "restored %d job topologies and %d incidents (%d closed) from the store",
+                "restored %d job topologies, %d incidents (%d closed) and %d NIC ports' "
+                "states from the store",
                 jobs,
                 incidents,
                 len(closed),
+                ports,
             )
 
     def _owned(
@@ -341,6 +349,14 @@ class DiagnosisWorker:
             [t for t in topologies if member.owns(t.job_id, owned)],
             [s for s in states if member.owns(owner_key(s.job, s.root.node), owned)],
         )
+
+    def _owns_node(self, engine: DiagnosisEngine, node: str) -> bool:
+        """Whether this member reads the node's evidence: a node of a job it owns, or a node
+        with no job whose key it owns (one member reads every node)."""
+        member = self.membership
+        if member is None or node in engine.node_jobs:
+            return True
+        return member.owns(owner_key(None, node), member.owned(self.consumer.assignment()))
 
     def drain(self) -> None:
         """Feed everything buffered and publish every pending revision (end of a stream)."""

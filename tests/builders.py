@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from ingest.schema import (
     GPU_METRIC_FIELDS,
@@ -174,3 +175,17 @@ def one_of_each() -> list[EventBase]:
         make_collective(),
         make_topology(),
     ]
+
+
+def nic_down_scenario() -> dict[str, Any]:
+    """Return a twin scenario: one 32-GPU job on four nodes; node-0002's port mlx5_1 goes
+    down at 60 s; nodes report their ports every 5 s."""
+    return {
+        "seed": 3,
+        "cluster": {"nodes": 6, "gpus_per_node": 8, "nodes_per_rack": 3},
+        "jobs": [{"id": "j1", "tp": 8, "dp": 4, "step_time_s": 2.0}],
+        "duration_s": 150,
+        "host_interval_s": 5,
+        "watchdog_timeout_s": 60,
+        "faults": [{"kind": "nic_down", "node": 2, "nic": 1, "at_s": 60}],
+    }

@@ -37,7 +37,14 @@ from ingest.schema import EventBase, HostMetrics, LogLine, LogSource
 from ingest.sink import Sink, SinkSettings
 from sim.scenario import parse_scenario
 from sim.twin import Twin
-from tests.builders import at, make_gpu_metrics, make_log, make_step, make_topology
+from tests.builders import (
+    at,
+    make_gpu_metrics,
+    make_log,
+    make_step,
+    make_topology,
+    nic_down_scenario,
+)
 from tests.integration.conftest import wait_for
 
 pytestmark = pytest.mark.integration
@@ -438,3 +445,32 @@ def _train_log(job: str, rank: int, seconds: float, line: str) -> LogLine:
         job_id=job,
         rank=rank,
     )
+
+
+def test_a_worker_restarted_just_before_a_nic_goes_down_sees_it_go_down(
+    kafka_bus, server_store, sink
+):
+    """The worker that comes back reads again from after the port's last "up" sample: it
+    takes the ports' last states back from the store, so the port is seen going down (not a
+    hang of the job whose collectives stall behind it)."""
+    events = _twin(nic_down_scenario())
+    cut = events[0].ts + timedelta(seconds=58)
+    before = [e for e in events if e.ts < cut]
+    after = events[len(before) :]
+    first = _member(kafka_bus, server_store)
+    _publish(kafka_bus, before)
+    _consume(first, len(before), "the first 58 s")
+    first._commit()
+    _stop(first)
+    _stored(sink, len(before))
+
+    second = _member(kafka_bus, server_store)
+    _publish(kafka_bus, after)
+    _consume(second, len(after), "the rest after the restart")
+    _stop(second)
+
+    stored = {i.id: i for i in load_incidents(server_store)}
+    assert _view(stored) == _view(_replayed(events))
+    (incident,) = stored.values()
+    assert incident.category == Category.NETWORK
+    assert (incident.suspects[0].node, incident.suspects[0].nic) == ("node-0002", "mlx5_1")

@@ -303,12 +303,6 @@ def test_three_members_give_the_incidents_of_one(services, tmp_path, events, one
     assert _diagnosed(services, tmp_path, events, members=3) == one
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="open bug (issues 18, 21): a takeover close to a NIC port going down sometimes "
-    "misses the port-down incident; the member that takes over opens the NIC incident from "
-    "the later NCCL warnings and a false hang of the job (CI on 2026-12-03, 1 of 7 local runs)",
-)
 def test_a_member_killed_mid_stream_loses_no_incident_and_opens_no_false_one(
     services, tmp_path, events, one
 ):

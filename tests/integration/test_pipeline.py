@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 from analytics.queries import dead_letters, gpu_window, job_steps, latest_topology
-from analytics.readback import all_events
+from analytics.readback import all_events, port_states
 from analytics.store import Store
 from analytics.writer import ClickHouseWriter
 from ingest.kafka_bus import KafkaBus
+from ingest.schema import DEFAULT_CLUSTER, HostMetrics
 from ingest.sink import Sink, SinkSettings
-from tests.builders import at, make_gpu_metrics, make_log, make_step, one_of_each
+from tests.builders import at, make_gpu_metrics, make_host, make_log, make_step, one_of_each
 from tests.integration.conftest import count, wait_for
 
 pytestmark = pytest.mark.integration
@@ -117,3 +120,43 @@ def test_nan_loss_is_stored_as_nan(kafka_bus, server_store):
         f"FROM `{server_store.database}`.train_steps"
     )
     assert frame.iloc[0].tolist() == [1, 1, 1]
+
+
+def _ports(node: str, seconds: float, state: str) -> HostMetrics:
+    """A host scrape whose every NIC port is in `state`."""
+    scrape = make_host(node, seconds).model_dump(exclude={"id"})
+    scrape["nics"] = [{**nic, "state": state} for nic in scrape["nics"]]
+    return HostMetrics.model_validate(scrape)
+
+
+@pytest.mark.parametrize("store_kind", ["server_store", "embedded_store"])
+def test_port_states_are_the_last_sampled_before_a_time(store_kind, request, kafka_bus):
+    store = request.getfixturevalue(store_kind)
+    sent = [
+        _ports("n1", 0, "ACTIVE"),
+        _ports("n1", 10, "DOWN"),
+        _ports("n2", 5, "ACTIVE"),
+        _ports("n3", -1000, "DOWN"),  # older than the lookback from either point
+    ]
+    producer = kafka_bus.producer()
+    for event in sent:
+        producer.send(event)
+    producer.flush()
+    sink = _sink(kafka_bus, store)
+    _drain(sink, len(sent))
+    sink.consumer.close()
+    lookback = timedelta(minutes=15)
+
+    before = port_states(store, at(10), lookback)  # the sample at 10 s is not before it
+    assert before == {
+        DEFAULT_CLUSTER: {
+            ("n1", "mlx5_0", 1): "ACTIVE",
+            ("n1", "mlx5_1", 1): "ACTIVE",
+            ("n2", "mlx5_0", 1): "ACTIVE",
+            ("n2", "mlx5_1", 1): "ACTIVE",
+        }
+    }
+    newest = port_states(store, None, lookback)
+    assert newest[DEFAULT_CLUSTER][("n1", "mlx5_0", 1)] == "DOWN"
+    assert ("n3", "mlx5_0", 1) not in newest[DEFAULT_CLUSTER]
+    assert port_states(store, at(-2000), lookback) == {}

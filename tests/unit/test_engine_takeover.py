@@ -11,10 +11,14 @@ from typing import Any
 import pytest
 
 from bench.fault_rig import workload
-from diagnosis.engine import DiagnosisEngine
+from diagnosis.engine import DiagnosisEngine, PortKey
 from diagnosis.incidents import Incident
-from diagnosis.restore import WARM_COLLECTIVES, WARM_STEPS
-from ingest.schema import CollectiveProgress, EventBase, JobTopology, TrainStep
+from diagnosis.model import Category
+from diagnosis.restore import PORT_MARGIN, WARM_COLLECTIVES, WARM_STEPS
+from ingest.schema import CollectiveProgress, EventBase, HostMetrics, JobTopology, TrainStep
+from sim.scenario import parse_scenario
+from sim.twin import Twin
+from tests.builders import nic_down_scenario
 
 
 def _view(incidents: list[Incident]) -> dict[str, tuple[Any, ...]]:
@@ -25,8 +29,19 @@ def _view(incidents: list[Incident]) -> dict[str, tuple[Any, ...]]:
     return {i.id: (i.category, i.job, top(i)) for i in incidents}
 
 
+def _port_states(events: list[EventBase]) -> dict[PortKey, str]:
+    """Return each port's last state in these events (what the store query returns)."""
+    return {
+        (e.node, nic.nic, nic.port): nic.state
+        for e in events
+        if isinstance(e, HostMetrics)
+        for nic in e.nics
+    }
+
+
 def _taken_over(events: list[EventBase], cut: datetime) -> list[Incident]:
-    """Diagnose up to `cut`, then hand over to a new engine restored as a worker restores."""
+    """Diagnose up to `cut`, then hand over to a new engine restored as a worker restores
+    (the first event read again is at `cut`)."""
     first = DiagnosisEngine()
     before = [e for e in events if e.ts < cut]
     for event in before:
@@ -47,6 +62,7 @@ def _taken_over(events: list[EventBase], cut: datetime) -> list[Incident]:
         ]
         second.warm(job, [*steps, *collectives])
     second.correlator.restore(first.correlator.states(opened), set())
+    second.restore_ports(_port_states([e for e in before if e.ts < cut - PORT_MARGIN]))
     for event in events:
         if event.ts >= cut:
             second.feed(event)
@@ -61,3 +77,21 @@ def test_a_takeover_gives_the_incidents_of_a_diagnosis_that_never_stopped(cut_s:
     work = workload(1, 240.0)
     cut = work.events[0].ts + timedelta(seconds=cut_s)
     assert _view(_taken_over(work.events, cut)) == _view(list(work.expected.values()))
+
+
+@pytest.mark.parametrize(
+    "before_fault_s", [-6.0, -4.0, -2.5, -1.0, -0.2, 1.0, 20.0, 29.0, 32.0, 45.0]
+)
+def test_a_takeover_just_before_a_nic_goes_down_sees_it_go_down(before_fault_s: float) -> None:
+    # the engine that takes over has not seen the port's last "up" sample: it is shown the
+    # ports' states stored at least PORT_MARGIN before the first event it reads again
+    events: list[EventBase] = []
+    Twin(parse_scenario(nic_down_scenario()), events.append).run()
+    events.sort(key=lambda e: e.ts)
+    never_stopped = DiagnosisEngine()
+    for event in events:
+        never_stopped.feed(event)
+    cut = events[0].ts + timedelta(seconds=60 + before_fault_s)
+    expected = _view(never_stopped.finish())
+    assert [i[0] for i in expected.values()] == [Category.NETWORK]
+    assert _view(_taken_over(events, cut)) == expected
