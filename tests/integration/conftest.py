@@ -113,15 +113,21 @@ def embedded_store(tmp_path: Path, unique: str) -> Iterator[EmbeddedStore]:
 
 
 def wait_for(
-    condition: Callable[[], bool], timeout_s: float, what: str, step_s: float = 0.2
+    condition: Callable[[], bool],
+    timeout_s: float,
+    what: str,
+    step_s: float = 0.2,
+    detail: Callable[[], str] | None = None,
 ) -> None:
-    """Poll until condition() is true, or fail saying what did not happen."""
+    """Poll until condition() is true, or fail saying what did not happen (and `detail()`:
+    a log that tells why)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if condition():
             return
         time.sleep(step_s)
-    pytest.fail(f"timed out after {timeout_s:.0f} s waiting for {what}")
+    said = f"\n{detail()}" if detail is not None else ""
+    pytest.fail(f"timed out after {timeout_s:.0f} s waiting for {what}{said}")
 
 
 def count(store: Store, table: str) -> tuple[int, int]:

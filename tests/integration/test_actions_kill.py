@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -37,6 +38,11 @@ def _act(services, topics, store, slurm, log_path) -> subprocess.Popen[bytes]:
         stdout=log,
         stderr=subprocess.STDOUT,
     )
+
+
+def _tail(path: Path) -> str:
+    """Return the end of the act processes' log (why a wait timed out)."""
+    return "--- act log\n" + path.read_text(errors="replace")[-4000:]
 
 
 def _executions(store, incident_id: str, kind: str) -> int:
@@ -88,6 +94,7 @@ def test_sigkill_mid_ladder_then_restart_does_every_side_effect_once(
             ),
             120,
             "the ladder waiting on training progress",
+            detail=lambda: _tail(log_path),
         )
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
@@ -102,6 +109,7 @@ def test_sigkill_mid_ladder_then_restart_does_every_side_effect_once(
             lambda: _executions(server_store, incident.id, "verify_progress") == 2,
             120,
             "the restarted engine to wait on progress again",
+            detail=lambda: _tail(log_path),
         )
         # the restarted job trains again: two steps land in train_steps
         log_training_steps(server_store, name)
@@ -112,6 +120,7 @@ def test_sigkill_mid_ladder_then_restart_does_every_side_effect_once(
             ),
             120,
             "the ladder to finish after the restart",
+            detail=lambda: _tail(log_path),
         )
     finally:
         if proc is not None and proc.poll() is None:
