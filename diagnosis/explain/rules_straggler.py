@@ -14,7 +14,11 @@ report of the same tool is benign and a report with one far slower member is a s
   ranks: [...]`` (or ``Some GPUs performance dropped``) is printed only when a score fell below
   its threshold; the periodic score report alone is not a finding;
 - TraceML's end-of-run verdict, ``TraceML Verdict: INPUT STRAGGLER / CRITICAL`` (its rank-skew
-  diagnoses: ``STRAGGLER`` alone or after INPUT, COMPUTE, H2D, RESIDUAL or WAIT).
+  diagnoses: ``STRAGGLER`` alone or after INPUT, COMPUTE, H2D, RESIDUAL or WAIT);
+- an operator's or tool's sentence that names one member (``GPU 2``, ``rank 7``, ``node 3``,
+  ``card 1``) as much, far or N times slower than the other members, the rest or its peers
+  (``GPU 2 much slower, then the other 5 GPUs``): the comparison is against peers, so a member
+  slower than before, or slower without a degree, is not one.
 
 Guarantees: every rule needs the figures of its own format; too few members (fewer than
 three nodes, fewer than ``peers.MIN_PEERS`` GPUs) or figures within the ratios are benign. The
@@ -50,6 +54,17 @@ SLOW_GPU = verdict(C.STRAGGLER, B.INFRASTRUCTURE, K.GPU, S.WARNING, A.HARDWARE_I
 SLOW_INPUT = verdict(C.STRAGGLER, B.UNKNOWN, K.NODE, S.WARNING, A.MONITOR, 0.5)
 SLOW_RANK = verdict(C.STRAGGLER, B.UNKNOWN, K.JOB, S.WARNING, A.MONITOR, 0.5)
 
+_MEMBER_KIND = {
+    "gpu": K.GPU,
+    "card": K.GPU,
+    "device": K.GPU,
+    "node": K.NODE,
+    "host": K.NODE,
+    "rank": K.JOB,
+    "worker": K.JOB,
+}
+_DEGREE = r"(?:much|far|significantly|considerably|way|\d+(?:\.\d+)?\s*(?:x|times))"
+_PEERS = r"(?:the\s+|all\s+(?:the\s+)?)?(?:other|others|rest|remaining|peers|its\s+peers)\b"
 _NODE_TIME = re.compile(r"(\d+)\s*:\s*(\d+(?:\.\d+)?)")
 _GPU_RATE = re.compile(r"\((\d+(?:\.\d+)?) Gflop/s\)")
 
@@ -78,6 +93,12 @@ def _data_bound(m: re.Match[str]) -> Verdict:
     if worst >= DATA_SHARE * step and worst >= DATA_SKEW * median:
         return SLOW_INPUT
     return HEALTHY
+
+
+def _named_slower(m: re.Match[str]) -> Verdict:
+    """Return straggler on the component the sentence names (GPU, node or rank)."""
+    kind = _MEMBER_KIND[m["kind"].lower()]
+    return verdict(C.STRAGGLER, B.UNKNOWN, kind, S.WARNING, A.HARDWARE_INSPECTION, 0.4)
 
 
 RULES: tuple[Rule, ...] = (
@@ -123,5 +144,17 @@ RULES: tuple[Rule, ...] = (
         "TraceML's end-of-run verdict names a rank-skew diagnosis: one rank is slow enough "
         "(input, compute, transfer or unattributed) to hold back the synchronous step.",
         SLOW_RANK,
+    ),
+    rule(
+        "straggler.named_slower_than_peers",
+        r"\b(?P<kind>GPU|card|device|node|host|rank|worker)\s*#?\s*\d+\b[^.;\n]{0,40}?\b"
+        + _DEGREE
+        + r"\s+slower,?\s+th[ae]n\s+"
+        + _PEERS,
+        ("slower",),
+        "A report naming one GPU, node or rank as much (or N times) slower than its peers: in a "
+        "synchronous job every other member waits for it, so it is a straggler to inspect.",
+        judge=_named_slower,
+        flags=re.IGNORECASE,
     ),
 )

@@ -210,3 +210,47 @@ def test_traceml_straggler_verdict_is_a_straggler() -> None:
     assert first(TRACEML)[:2] == (Category.STRAGGLER, "straggler.traceml_verdict")
     # its other verdicts are not (changed from the real line)
     assert alarms(TRACEML.replace("INPUT STRAGGLER", "COMPUTE-BOUND  ")) == []
+
+
+# Sixth corpus round (tests/fixtures/explain/corpus/fresh_14.jsonl): a sentence that names one
+# member as much (or N times) slower than its peers.
+# nicehash/NiceHashMiner-Archived#800: one of six RX470s far slower than the other five
+NAMED_SLOW_GPU = "Nicehashminer is always showing GPU 2 much slower, then the other 5 GPUs."
+
+
+def test_a_member_named_much_slower_than_its_peers_is_a_straggler() -> None:
+    (finding,) = explain(NAMED_SLOW_GPU)
+    assert finding.rule == "straggler.named_slower_than_peers"
+    assert (finding.category, finding.component) == (Category.STRAGGLER, ComponentKind.GPU)
+    assert finding.severity == Severity.WARNING
+
+
+@pytest.mark.parametrize(
+    ("text", "component"),
+    [
+        # the real sentence with the member and the degree changed
+        ("Nicehashminer is always showing node 2 3x slower than the other 5 nodes.", "node"),
+        ("Nicehashminer is always showing rank 2 far slower than the rest.", "job"),
+    ],
+)
+def test_the_named_member_sets_the_component(text: str, component: str) -> None:
+    (finding,) = explain(text)
+    assert finding.category == Category.STRAGGLER
+    assert finding.component == ComponentKind(component)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # no degree: a plain comparison is not a report of a straggler
+        "Nicehashminer is always showing GPU 2 slower, then the other 5 GPUs.",
+        # slower than its own past, not than its peers
+        "Nicehashminer is always showing GPU 2 much slower than before.",
+        # no member named
+        "Nicehashminer is always much slower than the other miners.",
+        # a small degree is not one of the words for a large gap
+        "Nicehashminer is always showing GPU 2 slightly slower than the other 5 GPUs.",
+    ],
+)
+def test_a_comparison_without_a_named_member_and_a_large_gap_stays_silent(text: str) -> None:
+    assert all(f.category != Category.STRAGGLER for f in explain(text))
