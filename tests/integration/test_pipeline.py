@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
 
 import pytest
@@ -11,7 +12,7 @@ from analytics.readback import all_events, port_states
 from analytics.store import Store
 from analytics.writer import ClickHouseWriter
 from ingest.kafka_bus import KafkaBus
-from ingest.schema import DEFAULT_CLUSTER, HostMetrics
+from ingest.schema import DEFAULT_CLUSTER, EventBase, HostMetrics
 from ingest.sink import Sink, SinkSettings
 from tests.builders import at, make_gpu_metrics, make_host, make_log, make_step, one_of_each
 from tests.integration.conftest import count, wait_for
@@ -41,6 +42,17 @@ def _drain(sink: Sink, expected: int, timeout_s: float = 60) -> None:
     wait_for(done, timeout_s, f"{expected} records through the sink", step_s=0)
 
 
+def _store(kafka_bus: KafkaBus, store: Store, sent: Sequence[EventBase]) -> None:
+    """Publish the events and let the real sink store them all."""
+    producer = kafka_bus.producer()
+    for event in sent:
+        producer.send(event)
+    producer.flush()
+    sink = _sink(kafka_bus, store)
+    _drain(sink, len(sent))
+    sink.consumer.close()
+
+
 @pytest.mark.parametrize("store_kind", ["server_store", "embedded_store"])
 def test_every_kind_reads_back_equal(store_kind, request, kafka_bus):
     store = request.getfixturevalue(store_kind)
@@ -49,13 +61,7 @@ def test_every_kind_reads_back_equal(store_kind, request, kafka_bus):
         *(make_gpu_metrics(node=f"n{i}", seconds=i) for i in range(20)),
         *(make_step(step=s) for s in range(2, 30)),
     ]
-    producer = kafka_bus.producer()
-    for event in sent:
-        producer.send(event)
-    producer.flush()
-    sink = _sink(kafka_bus, store)
-    _drain(sink, len(sent))
-    sink.consumer.close()
+    _store(kafka_bus, store, sent)
     stored = {e.id: e for e in all_events(store)}
     assert len(stored) == len(sent)
     for event in sent:
@@ -138,13 +144,7 @@ def test_port_states_are_the_last_sampled_before_a_time(store_kind, request, kaf
         _ports("n2", 5, "ACTIVE"),
         _ports("n3", -1000, "DOWN"),  # older than the lookback from either point
     ]
-    producer = kafka_bus.producer()
-    for event in sent:
-        producer.send(event)
-    producer.flush()
-    sink = _sink(kafka_bus, store)
-    _drain(sink, len(sent))
-    sink.consumer.close()
+    _store(kafka_bus, store, sent)
     lookback = timedelta(minutes=15)
 
     before = port_states(store, at(10), lookback)  # the sample at 10 s is not before it
