@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 from actions.engine import ActionEngine, CrashHook, EngineConfig
@@ -163,3 +164,15 @@ def log_training_steps(store: Store, job: str, steps: int = 2) -> None:
     ClickHouseWriter(store).write(
         [(Record("it.train", 0, i, None, b"", 0), e) for i, e in enumerate(rows)], []
     )
+
+
+def training_until(store: Store, job: str, finished: Callable[[], bool]) -> Callable[[], bool]:
+    """Return a wait condition that stores two training steps of `job`, now, at each poll and
+    holds once `finished()`: a restarted job trains on, and progress verification counts only
+    steps stamped after it began (which, after a takeover, may be after a single write)."""
+
+    def condition() -> bool:
+        log_training_steps(store, job)
+        return finished()
+
+    return condition

@@ -20,7 +20,7 @@ from actions.claims import Claims
 from actions.model import ActionKind, State
 from analytics.migrations import CLAIMS_TABLE
 from tests.actions_builders import make_incident
-from tests.integration.actions_helpers import cleanup_nodes, log_training_steps
+from tests.integration.actions_helpers import cleanup_nodes, training_until
 from tests.integration.conftest import process_env, wait_for
 from tests.integration.replica_helpers import Replicas, running
 from trainguard.act_cli import build_engine
@@ -189,14 +189,19 @@ def test_a_replica_killed_mid_ladder_is_taken_over_without_repeating_a_step(
             "the surviving replica to take the step over after the lease",
         )
         assert _audited(server_store, incident.id, "reconciled") == ["verify_progress"]
-        log_training_steps(server_store, name)
+        # the restarted job trains again: its steps land in train_steps while it runs
         wait_for(
-            lambda: (
-                _state(server_store, incident.id, ActionKind.REBOOT_NODE)
-                in (State.DONE, State.FAILED, State.SKIPPED)
+            training_until(
+                server_store,
+                name,
+                lambda: (
+                    _state(server_store, incident.id, ActionKind.REBOOT_NODE)
+                    in (State.DONE, State.FAILED, State.SKIPPED)
+                ),
             ),
             120,
             "the survivor to finish the ladder",
+            step_s=1.0,
         )
         restarts = slurm.job(job_id)["Restarts"]
     finally:

@@ -14,7 +14,7 @@ import pytest
 from actions import store as db
 from actions.model import ActionKind, State
 from tests.actions_builders import make_incident
-from tests.integration.actions_helpers import cleanup_nodes, log_training_steps
+from tests.integration.actions_helpers import cleanup_nodes, training_until
 from tests.integration.conftest import REPO, process_env, wait_for
 
 pytestmark = pytest.mark.integration
@@ -111,15 +111,19 @@ def test_sigkill_mid_ladder_then_restart_does_every_side_effect_once(
             "the restarted engine to wait on progress again",
             detail=lambda: _tail(log_path),
         )
-        # the restarted job trains again: two steps land in train_steps
-        log_training_steps(server_store, name)
+        # the restarted job trains again: its steps land in train_steps while it runs
         wait_for(
-            lambda: (
-                _state(server_store, incident.id, ActionKind.REBOOT_NODE)
-                in (State.DONE, State.FAILED, State.SKIPPED)
+            training_until(
+                server_store,
+                name,
+                lambda: (
+                    _state(server_store, incident.id, ActionKind.REBOOT_NODE)
+                    in (State.DONE, State.FAILED, State.SKIPPED)
+                ),
             ),
             120,
             "the ladder to finish after the restart",
+            step_s=1.0,
             detail=lambda: _tail(log_path),
         )
     finally:
