@@ -16,11 +16,12 @@ from datetime import datetime, timedelta
 
 from analytics.queries import recent_topologies
 from analytics.readback import Reread, port_states, recent_collectives, recent_job_steps
-from analytics.store import Store
+from analytics.store import Store, StoreError
 from diagnosis.clusters import ClusterEngines
 from diagnosis.engine import DiagnosisEngine, PortKey
 from diagnosis.incident_store import latest_statuses, load_states
 from diagnosis.incidents import OpenState
+from diagnosis.lifecycle import is_final
 from diagnosis.model import IncidentStatus
 from ingest.schema import JobTopology
 
@@ -108,3 +109,47 @@ def warm_ports(
         engine.restore_ports(mine)
         count += len(mine)
     return count
+
+
+@dataclass(frozen=True)
+class Restored:
+    """What a restore took back, for the worker's stats and log."""
+
+    jobs: int
+    incidents: int
+    closed: set[str]
+    ports: int
+    store_errors: int  # parts left out because the store failed mid-way (logged)
+
+
+def apply_snapshot(
+    store: Store,
+    snap: Snapshot,
+    engines: ClusterEngines,
+    resume: datetime | None,
+    reread: Reread | None,
+    owns: OwnsNode,
+) -> Restored:
+    """Give the engines back the snapshot's jobs (their detectors shown what is stored before
+    `reread`, else `resume`), the ports' last states and the open incidents.
+
+    A job whose steps, or ports whose states, cannot be read come back without them (logged):
+    the rest of the restore is worth more than waiting.
+    """
+    errors = 0
+    for topology in snap.topologies:
+        engine = engines.restore_topology(topology)
+        try:
+            warm_job(store, engine, topology.job_id, reread or resume)
+        except StoreError as exc:
+            errors += 1
+            log.warning("job %s restored without its recent steps: %s", topology.job_id, exc)
+    ports = 0
+    try:
+        ports = warm_ports(store, engines, resume, owns)
+    except StoreError as exc:
+        errors += 1
+        log.warning("NIC ports restored without their last states: %s", exc)
+    closed = {i for i, (status, _reason) in snap.statuses.items() if is_final(status)}
+    engines.restore_states(snap.states, closed)
+    return Restored(len(snap.topologies), len(snap.states), closed, ports, errors)

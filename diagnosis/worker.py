@@ -50,11 +50,10 @@ from diagnosis.clusters import ClusterEngines
 from diagnosis.engine import DiagnosisEngine, Fed
 from diagnosis.fabric import Fabric
 from diagnosis.incidents import OpenState
-from diagnosis.lifecycle import is_final
 from diagnosis.model import IncidentStatus
 from diagnosis.publisher import IncidentPublisher, worth_logging
 from diagnosis.reorder import Buffered, ReorderBuffer
-from diagnosis.restore import read_snapshot, warm_job, warm_ports
+from diagnosis.restore import apply_snapshot, read_snapshot
 from diagnosis.routing import Membership, decode_mark, owner_key
 from diagnosis.watermark import InputProgress
 from ingest.bus import BusError, Consumer, Producer, Record, TopicPartition, Topics
@@ -306,35 +305,21 @@ class DiagnosisWorker:
                     return
                 log.info("store not readable yet, retrying the restore: %s", exc)
                 time.sleep(1.0)
-        for topology in snap.topologies:
-            engine = self.engines.restore_topology(topology)
-            try:
-                warm_job(self.store, engine, topology.job_id, self._reread or resume)
-            except StoreError as exc:
-                self.stats.store_errors += 1
-                log.warning("job %s restored without its recent steps: %s", topology.job_id, exc)
-        ports = 0
-        try:
-            ports = warm_ports(self.store, self.engines, resume, self._owns_node)
-        except StoreError as exc:
-            self.stats.store_errors += 1
-            log.warning("NIC ports restored without their last states: %s", exc)
-        closed = {i for i, (status, _reason) in snap.statuses.items() if is_final(status)}
-        self.engines.restore_states(snap.states, closed)
+        done = apply_snapshot(self.store, snap, self.engines, resume, self._reread, self._owns_node)
+        self.stats.store_errors += done.store_errors
         for st in snap.states:
             status = snap.statuses.get(st.id, (_OPEN, ""))[0]
             self.publisher.restored(st.id, st.revision, status)
-        jobs, incidents = len(snap.topologies), len(snap.states)
-        self.stats.restored_jobs, self.stats.restored_incidents = jobs, incidents
+        self.stats.restored_jobs, self.stats.restored_incidents = done.jobs, done.incidents
         self._restored = True
-        if jobs or incidents:
+        if done.jobs or done.incidents:
             log.info(
                 "restored %d job topologies, %d incidents (%d closed) and %d NIC ports' "
                 "states from the store",
-                jobs,
-                incidents,
-                len(closed),
-                ports,
+                done.jobs,
+                done.incidents,
+                len(done.closed),
+                done.ports,
             )
 
     def _owned(
