@@ -10,7 +10,7 @@ only: the worker decides what to do when the store cannot be read (retry, then g
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -31,8 +31,6 @@ WARM_COLLECTIVES = timedelta(seconds=30)  # ... and its collectives this far bef
 PORT_MARGIN = timedelta(seconds=30)  # ports' states are taken this far before the first re-read
 PORT_LOOKBACK = timedelta(minutes=15)  # ... from samples at most this old
 
-OwnsNode = Callable[[DiagnosisEngine, str], bool]
-"""Whether a worker reads a node's evidence (its cluster's engine, the node)."""
 Keep = Callable[[list[JobTopology], list[OpenState]], tuple[list[JobTopology], list[OpenState]]]
 """Narrows what was read to what this worker owns (a scale-out member: its route keys)."""
 
@@ -82,9 +80,12 @@ def warm_job(
         )
 
 
-def last_port_states(store: Store, resume: datetime | None) -> dict[str, dict[PortKey, str]]:
-    """Return, per cluster, each NIC port's last state sampled `PORT_MARGIN` before `resume`,
-    the earliest event time the worker reads again (None: the newest states); StoreError.
+def last_port_states(
+    store: Store, nodes: Collection[str], resume: datetime | None
+) -> dict[str, dict[PortKey, str]]:
+    """Return, per cluster, the last state of each NIC port of `nodes` sampled `PORT_MARGIN`
+    before `resume`, the earliest event time the worker reads again (None: the newest
+    states); StoreError.
 
     Why a margin: the partitions a worker reads again do not all start at `resume` (a scale-out
     member's node evidence comes through the route stage, whose positions the store does not
@@ -94,20 +95,19 @@ def last_port_states(store: Store, resume: datetime | None) -> dict[str, dict[Po
     that finding joins the incident opened the first time (restored with the open incidents).
     """
     before = None if resume is None else resume - PORT_MARGIN
-    return port_states(store, before, PORT_LOOKBACK)
+    return port_states(store, nodes, before, PORT_LOOKBACK)
 
 
 def warm_ports(
-    store: Store, engines: ClusterEngines, resume: datetime | None, owns: OwnsNode
+    store: Store, engines: ClusterEngines, jobs: list[JobTopology], resume: datetime | None
 ) -> int:
-    """Give each cluster's engine the last states of the ports on nodes the worker `owns`;
-    return how many (StoreError when the store cannot be read)."""
+    """Give each cluster's engine the last states of the ports on the restored jobs' nodes
+    (where a port going down is a job's incident); return how many (StoreError)."""
+    nodes = {r.node for topology in jobs for r in topology.ranks}
     count = 0
-    for cluster, states in last_port_states(store, resume).items():
-        engine = engines.get(cluster)
-        mine = {key: state for key, state in states.items() if owns(engine, key[0])}
-        engine.restore_ports(mine)
-        count += len(mine)
+    for cluster, states in last_port_states(store, nodes, resume).items():
+        engines.get(cluster).restore_ports(states)
+        count += len(states)
     return count
 
 
@@ -128,7 +128,6 @@ def apply_snapshot(
     engines: ClusterEngines,
     resume: datetime | None,
     reread: Reread | None,
-    owns: OwnsNode,
 ) -> Restored:
     """Give the engines back the snapshot's jobs (their detectors shown what is stored before
     `reread`, else `resume`), the ports' last states and the open incidents.
@@ -146,7 +145,7 @@ def apply_snapshot(
             log.warning("job %s restored without its recent steps: %s", topology.job_id, exc)
     ports = 0
     try:
-        ports = warm_ports(store, engines, resume, owns)
+        ports = warm_ports(store, engines, snap.topologies, resume)
     except StoreError as exc:
         errors += 1
         log.warning("NIC ports restored without their last states: %s", exc)

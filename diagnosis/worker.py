@@ -305,7 +305,7 @@ class DiagnosisWorker:
                     return
                 log.info("store not readable yet, retrying the restore: %s", exc)
                 time.sleep(1.0)
-        done = apply_snapshot(self.store, snap, self.engines, resume, self._reread, self._owns_node)
+        done = apply_snapshot(self.store, snap, self.engines, resume, self._reread)
         self.stats.store_errors += done.store_errors
         for st in snap.states:
             status = snap.statuses.get(st.id, (_OPEN, ""))[0]
@@ -334,14 +334,6 @@ class DiagnosisWorker:
             [t for t in topologies if member.owns(t.job_id, owned)],
             [s for s in states if member.owns(owner_key(s.job, s.root.node), owned)],
         )
-
-    def _owns_node(self, engine: DiagnosisEngine, node: str) -> bool:
-        """Whether this member reads the node's evidence: a node of a job it owns, or a node
-        with no job whose key it owns (one member reads every node)."""
-        member = self.membership
-        if member is None or node in engine.node_jobs:
-            return True
-        return member.owns(owner_key(None, node), member.owned(self.consumer.assignment()))
 
     def drain(self) -> None:
         """Feed everything buffered and publish every pending revision (end of a stream)."""

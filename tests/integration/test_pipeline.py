@@ -147,7 +147,8 @@ def test_port_states_are_the_last_sampled_before_a_time(store_kind, request, kaf
     _store(kafka_bus, store, sent)
     lookback = timedelta(minutes=15)
 
-    before = port_states(store, at(10), lookback)  # the sample at 10 s is not before it
+    nodes = ["n1", "n2", "n3"]
+    before = port_states(store, nodes, at(10), lookback)  # the sample at 10 s is not before it
     assert before == {
         DEFAULT_CLUSTER: {
             ("n1", "mlx5_0", 1): "ACTIVE",
@@ -156,7 +157,10 @@ def test_port_states_are_the_last_sampled_before_a_time(store_kind, request, kaf
             ("n2", "mlx5_1", 1): "ACTIVE",
         }
     }
-    newest = port_states(store, None, lookback)
+    newest = port_states(store, nodes, None, lookback)
     assert newest[DEFAULT_CLUSTER][("n1", "mlx5_0", 1)] == "DOWN"
     assert ("n3", "mlx5_0", 1) not in newest[DEFAULT_CLUSTER]
-    assert port_states(store, at(-2000), lookback) == {}
+    assert port_states(store, nodes, at(-2000), lookback) == {}
+    only = port_states(store, ["n2"], None, lookback)  # the nodes asked for, no other
+    assert sorted(only[DEFAULT_CLUSTER]) == [("n2", "mlx5_0", 1), ("n2", "mlx5_1", 1)]
+    assert port_states(store, [], None, lookback) == {}
