@@ -24,7 +24,7 @@ TUNING_SEEDS_USED = {  # the seeds actually run while tuning
     "failslow_scenario": {"4": [1, 2, 3]},
     "failslow_sweep_scenario": {
         **{str(s): ["gpu-tp2", "gpu-tp4", "gpu-tp8", "nic", "host"] for s in (1, 2, 3)},
-        **{str(s): ["nic"] for s in range(4, 15)},
+        **{str(s): ["nic"] for s in range(4, 29)},
     },
     "hand_written_failslow": ["64 GPUs, seed 11: nic_slow, host_slow, straggler (tp 2/4/8)"],
     "healthy_noise": [7],

@@ -35,6 +35,7 @@ from diagnosis.localize import (
     localize_network,
     localize_straggler,
 )
+from diagnosis.localize.failslow import supersedes
 from diagnosis.model import Category, ComponentKind, Finding, Suspect
 from diagnosis.transfers import TransferLog
 from ingest.fast_decode import GpuScrape
@@ -280,12 +281,12 @@ class DiagnosisEngine:
 
     def _relocalize(self, job: _Job) -> None:
         """Localize a fail-slow episode again with the steps seen since it was detected; a
-        narrower answer (fewer suspects: less ambiguous) replaces the incident's."""
+        narrower answer (fewer suspects: less ambiguous), or the first to name a link,
+        replaces the incident's (`supersedes`)."""
         if not job.failslow.in_episode or job.failslow_key is None:
             return
         suspects = job.localize_change()
-        known = job.failslow_suspects
-        if suspects and (not known or len(suspects) < len(known)):  # only a narrower answer
+        if supersedes(suspects, job.failslow_suspects):
             job.failslow_suspects = suspects
             self.correlator.set_suspects(job.failslow_key, suspects)
 
