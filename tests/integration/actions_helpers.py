@@ -6,6 +6,7 @@ import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from actions import store as db
 from actions.engine import ActionEngine, CrashHook, EngineConfig
 from actions.executors.scheduler import SchedulerCapacity
 from actions.executors.slurm import (
@@ -16,7 +17,7 @@ from actions.executors.slurm import (
     SlurmRequeue,
     SlurmResume,
 )
-from actions.model import ActionKind, ActionPlan, ActionResult, Mode, Risk, done
+from actions.model import ActionKind, ActionPlan, ActionResult, Mode, Risk, State, done
 from actions.policy import Policy, load_policy
 from actions.progress import VerifyProgress
 from actions.registry import ActionRegistry, ActionRequest, make_plan
@@ -176,3 +177,15 @@ def training_until(store: Store, job: str, finished: Callable[[], bool]) -> Call
         return finished()
 
     return condition
+
+
+def action_state(store: Store, incident_id: str, kind: ActionKind) -> State | None:
+    """Return the state of the incident's step of this kind (None: not planned)."""
+    found = [a for a in db.load_actions(store, incident_id=incident_id) if a.plan.kind == kind]
+    return found[0].state if found else None
+
+
+def ladder_ended(store: Store, incident_id: str) -> bool:
+    """Whether the incident's ladder reached its last step's end (the node's reboot)."""
+    ended = (State.DONE, State.FAILED, State.SKIPPED)
+    return action_state(store, incident_id, ActionKind.REBOOT_NODE) in ended

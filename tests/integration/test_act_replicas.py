@@ -20,7 +20,12 @@ from actions.claims import Claims
 from actions.model import ActionKind, State
 from analytics.migrations import CLAIMS_TABLE
 from tests.actions_builders import make_incident
-from tests.integration.actions_helpers import cleanup_nodes, training_until
+from tests.integration.actions_helpers import (
+    action_state,
+    cleanup_nodes,
+    ladder_ended,
+    training_until,
+)
 from tests.integration.conftest import process_env, wait_for
 from tests.integration.replica_helpers import Replicas, running
 from trainguard.act_cli import build_engine
@@ -64,13 +69,8 @@ def _publish(kafka_bus, topics, incidents, times: int = 1) -> None:
     producer.flush()
 
 
-def _state(store, incident_id: str, kind: ActionKind) -> State | None:
-    found = [a for a in db.load_actions(store, incident_id=incident_id) if a.plan.kind == kind]
-    return found[0].state if found else None
-
-
 def _failed(store, incident_id: str, kind: ActionKind) -> bool:
-    return _state(store, incident_id, kind) == State.FAILED
+    return action_state(store, incident_id, kind) == State.FAILED
 
 
 def _executing_rows(store, incident_id: str) -> dict[str, int]:
@@ -169,7 +169,8 @@ def test_a_replica_killed_mid_ladder_is_taken_over_without_repeating_a_step(
         procs = [replicas.start(["act"], env, tmp_path / f"act-{i}.log") for i in range(2)]
         wait_for(
             lambda: (
-                _state(server_store, incident.id, ActionKind.VERIFY_PROGRESS) == State.EXECUTING
+                action_state(server_store, incident.id, ActionKind.VERIFY_PROGRESS)
+                == State.EXECUTING
             ),
             120,
             "the ladder waiting on training progress",
@@ -191,14 +192,7 @@ def test_a_replica_killed_mid_ladder_is_taken_over_without_repeating_a_step(
         assert _audited(server_store, incident.id, "reconciled") == ["verify_progress"]
         # the restarted job trains again: its steps land in train_steps while it runs
         wait_for(
-            training_until(
-                server_store,
-                name,
-                lambda: (
-                    _state(server_store, incident.id, ActionKind.REBOOT_NODE)
-                    in (State.DONE, State.FAILED, State.SKIPPED)
-                ),
-            ),
+            training_until(server_store, name, lambda: ladder_ended(server_store, incident.id)),
             120,
             "the survivor to finish the ladder",
             step_s=1.0,
@@ -208,7 +202,7 @@ def test_a_replica_killed_mid_ladder_is_taken_over_without_repeating_a_step(
         replicas.stop_all()
         slurm.run(["scancel", job_id])
         cleanup_nodes(slurm, [node])
-    assert _state(server_store, incident.id, ActionKind.VERIFY_PROGRESS) == State.DONE
+    assert action_state(server_store, incident.id, ActionKind.VERIFY_PROGRESS) == State.DONE
     assert restarts == "1", "the job was requeued once, not twice"
     executed = _audited(server_store, incident.id, "executing")
     for kind in ("isolate_node", "request_capacity", "restart_job", "reboot_node"):
@@ -241,7 +235,7 @@ def test_approvals_racing_the_replicas_execute_once(
     try:
         wait_for(
             lambda: (
-                _state(server_store, incident.id, ActionKind.ISOLATE_NODE)
+                action_state(server_store, incident.id, ActionKind.ISOLATE_NODE)
                 == State.AWAITING_APPROVAL
             ),
             90,
@@ -268,7 +262,7 @@ def test_approvals_racing_the_replicas_execute_once(
         for t in threads:
             t.join(120)
         wait_for(
-            lambda: _state(server_store, incident.id, ActionKind.ISOLATE_NODE) == State.DONE,
+            lambda: action_state(server_store, incident.id, ActionKind.ISOLATE_NODE) == State.DONE,
             60,
             "the approved drain to be done",
         )

@@ -14,7 +14,12 @@ import pytest
 from actions import store as db
 from actions.model import ActionKind, State
 from tests.actions_builders import make_incident
-from tests.integration.actions_helpers import cleanup_nodes, training_until
+from tests.integration.actions_helpers import (
+    action_state,
+    cleanup_nodes,
+    ladder_ended,
+    training_until,
+)
 from tests.integration.conftest import REPO, process_env, wait_for
 
 pytestmark = pytest.mark.integration
@@ -48,11 +53,6 @@ def _tail(path: Path) -> str:
 def _executions(store, incident_id: str, kind: str) -> int:
     events = db.audit_events(store, incident_id=incident_id)
     return int(((events["event"] == "executing") & (events["kind"] == kind)).sum())
-
-
-def _state(store, incident_id: str, kind: ActionKind) -> State | None:
-    found = [a for a in db.load_actions(store, incident_id=incident_id) if a.plan.kind == kind]
-    return found[0].state if found else None
 
 
 def test_sigkill_mid_ladder_then_restart_does_every_side_effect_once(
@@ -90,7 +90,8 @@ def test_sigkill_mid_ladder_then_restart_does_every_side_effect_once(
         # the ladder reaches "verify progress", which waits for new training steps: kill it there
         wait_for(
             lambda: (
-                _state(server_store, incident.id, ActionKind.VERIFY_PROGRESS) == State.EXECUTING
+                action_state(server_store, incident.id, ActionKind.VERIFY_PROGRESS)
+                == State.EXECUTING
             ),
             120,
             "the ladder waiting on training progress",
@@ -113,14 +114,7 @@ def test_sigkill_mid_ladder_then_restart_does_every_side_effect_once(
         )
         # the restarted job trains again: its steps land in train_steps while it runs
         wait_for(
-            training_until(
-                server_store,
-                name,
-                lambda: (
-                    _state(server_store, incident.id, ActionKind.REBOOT_NODE)
-                    in (State.DONE, State.FAILED, State.SKIPPED)
-                ),
-            ),
+            training_until(server_store, name, lambda: ladder_ended(server_store, incident.id)),
             120,
             "the ladder to finish after the restart",
             step_s=1.0,
@@ -132,7 +126,7 @@ def test_sigkill_mid_ladder_then_restart_does_every_side_effect_once(
             proc.wait(timeout=30)
         slurm.run(["scancel", job_id])
         cleanup_nodes(slurm, [node])
-    assert _state(server_store, incident.id, ActionKind.VERIFY_PROGRESS) == State.DONE
+    assert action_state(server_store, incident.id, ActionKind.VERIFY_PROGRESS) == State.DONE
     assert slurm.job(job_id)["Restarts"] == "1", "the job was requeued once, not twice"
     events = db.audit_events(server_store, incident_id=incident.id)
     executing = events[events["event"] == "executing"]["kind"].tolist()
