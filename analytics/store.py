@@ -6,6 +6,7 @@ import logging
 import queue
 import struct
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
@@ -16,6 +17,7 @@ from clickhouse_driver import errors as ch_errors
 from clickhouse_driver.util.escape import escape_params
 
 log = logging.getLogger(__name__)
+CLOSE_WAIT_S = 10.0  # close() waits this long for a connection another thread is using
 
 
 class StoreError(RuntimeError):
@@ -225,8 +227,25 @@ class ServerStore:
         return {str(r[0]) for r in rows}
 
     def close(self) -> None:
-        for client in self._all:
-            client.disconnect()
+        """Disconnect every client while no query runs on it, then keep it for later use (it
+        reconnects lazily). Each client is taken from the idle pool first, waiting up to
+        `CLOSE_WAIT_S` for one another thread is using (a lease heartbeat, say): pulling the
+        socket from under a running query broke that query and the close both. A client
+        still busy after the wait is left connected, and said so."""
+        taken: list[Client] = []
+        deadline = time.monotonic() + CLOSE_WAIT_S
+        try:
+            for _ in self._all:
+                taken.append(self._idle.get(timeout=max(0.0, deadline - time.monotonic())))
+        except queue.Empty:
+            busy = len(self._all) - len(taken)
+            log.warning(
+                "ClickHouse at %s: %d connection(s) busy at close, left open", self._where, busy
+            )
+        finally:
+            for client in taken:
+                client.disconnect()
+                self._idle.put(client)
 
 
 _ARROW_TYPES = {
