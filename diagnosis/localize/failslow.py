@@ -70,9 +70,7 @@ def localize_change(
     before, after = list(before), list(after)
     # the bar comes from every communicator's own change (a pipeline's least pair is no
     # measure of a calm one's noise); pipeline pairs must clear it with their pipeline's floor
-    bar = slowed_bar(transfers, spread)
-    floors = pipeline_floors(graph, transfers)
-    slowed = set() if bar is None else {c for c, x in floors.items() if x >= bar}
+    slowed = slowed_comms(transfers, spread, judged=pipeline_floors(graph, transfers))
     if not any(graph.comm_kind.get(c) != CommKind.PP for c in slowed):
         # no collective slowed: pipeline pairs alone also wait for their stages, so a GPU
         # or host that slowed a pipeline replica stretches them with every link healthy
@@ -91,11 +89,17 @@ def localize_change(
     return [s.model_copy(update={"explanation": s.explanation + note}) for s in found]
 
 
-def slowed_comms(transfers: Mapping[str, float], spread: float = SPREAD) -> set[str]:
+def slowed_comms(
+    transfers: Mapping[str, float],
+    spread: float = SPREAD,
+    judged: Mapping[str, float] | None = None,
+) -> set[str]:
     """Return the communicators whose transfer time grew by MIN_COMM_CHANGE and far beyond
-    the others' (log-ratios after/before, one per inter-node communicator)."""
+    the others' (log-ratios after/before, one per inter-node communicator). The bar comes
+    from `transfers`; `judged` (default: the same) holds the changes held against it."""
     bar = slowed_bar(transfers, spread)
-    return set() if bar is None else {c for c, x in transfers.items() if x >= bar}
+    judged = transfers if judged is None else judged
+    return set() if bar is None else {c for c, x in judged.items() if x >= bar}
 
 
 def slowed_bar(transfers: Mapping[str, float], spread: float = SPREAD) -> float | None:
