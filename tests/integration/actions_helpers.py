@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -158,13 +159,16 @@ def cleanup_nodes(slurm: Slurm, nodes: list[str]) -> None:
             slurm.resume(node)
 
 
-def log_training_steps(store: Store, job: str, steps: int = 2) -> None:
-    """Store `steps` training steps of `job`, now: the restarted job trains again."""
+_OFFSETS = itertools.count()  # the writer drops rows at offsets it stored before (replays)
+
+
+def log_training_steps(store: Store, job: str, steps: int = 2) -> int:
+    """Store `steps` training steps of `job`, now: the restarted job trains again. Each call
+    writes at new offsets, as a consumer reading on would; return the rows stored."""
     now = datetime.now(UTC)
     rows = [TrainStep(job_id=job, step=s, rank=0, node="vm", ts=now) for s in range(1, steps + 1)]
-    ClickHouseWriter(store).write(
-        [(Record("it.train", 0, i, None, b"", 0), e) for i, e in enumerate(rows)], []
-    )
+    records = [(Record("it.train", 0, next(_OFFSETS), None, b"", 0), e) for e in rows]
+    return ClickHouseWriter(store).write(records, [])
 
 
 def training_until(store: Store, job: str, finished: Callable[[], bool]) -> Callable[[], bool]:
@@ -173,7 +177,8 @@ def training_until(store: Store, job: str, finished: Callable[[], bool]) -> Call
     steps stamped after it began (which, after a takeover, may be after a single write)."""
 
     def condition() -> bool:
-        log_training_steps(store, job)
+        stored = log_training_steps(store, job)
+        assert stored == 2, f"the writer dropped training steps of {job} ({stored} of 2 stored)"
         return finished()
 
     return condition

@@ -88,6 +88,15 @@ def _audited(store, incident_id: str, event: str) -> list[str]:
     return events[events["event"] == event]["kind"].tolist()
 
 
+def _logs(tmp_path, store, incident_id: str) -> str:
+    """The replicas' log tails and the ladder's audit trail: why a wait failed."""
+    logs = "".join(
+        f"--- {p.name}\n{p.read_text()[-3000:]}" for p in sorted(tmp_path.glob("act-*.log"))
+    )
+    audit = db.audit_events(store, incident_id=incident_id)
+    return f"{logs}\n--- audit\n{audit.to_string()}"
+
+
 def _contended_keys(store) -> int:
     return int(
         store.query_df(
@@ -196,6 +205,7 @@ def test_a_replica_killed_mid_ladder_is_taken_over_without_repeating_a_step(
             120,
             "the survivor to finish the ladder",
             step_s=1.0,
+            detail=functools.partial(_logs, tmp_path, server_store, incident.id),
         )
         restarts = slurm.job(job_id)["Restarts"]
     finally:
