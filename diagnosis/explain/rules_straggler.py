@@ -18,7 +18,18 @@ report of the same tool is benign and a report with one far slower member is a s
 - an operator's or tool's sentence that names one member (``GPU 2``, ``rank 7``, ``node 3``,
   ``card 1``) as much, far or N times slower than the other members, the rest or its peers
   (``GPU 2 much slower, then the other 5 GPUs``): the comparison is against peers, so a member
-  slower than before, or slower without a degree, is not one.
+  slower than before, or slower without a degree, is not one;
+- a report that calls one member a straggler (``a straggling node``, ``one rank ... (a
+  struggler)``) unless the sentence denies it (``no straggler``, ``without stragglers``);
+- one (or a few) members said to be slow, throttled, late or holding back the job (``a single
+  thermally throttled GPU ... every other GPU waits``, ``few GPUs can be slow``) in a sentence
+  about the job or the other members;
+- a named member arriving a measured time late (``Rank 5 enters the barrier 290ms late``,
+  ``GPU 3 began about a minute later``);
+- a per-member result row a check flags ``OUTLIER``, and ClusterKit's ``Nodes exhibited poor
+  performance with all other nodes``;
+- one GPU's utilisation several times the others' (or a third of it) in the same sentence: the
+  busy one computes while the rest wait on it, or the idle one starves the rest.
 
 Guarantees: every rule needs the figures of its own format; too few members (fewer than
 three nodes, fewer than ``peers.MIN_PEERS`` GPUs) or figures within the ratios are benign. The
@@ -95,6 +106,63 @@ def _data_bound(m: re.Match[str]) -> Verdict:
     return HEALTHY
 
 
+_DENIED = re.compile(r"\b(?:no|not|without|never|zero|0)\s+(?:\w+\s+){0,2}$", re.IGNORECASE)
+_SLOW_WORDS = re.compile(
+    r"\b(?:slow\w*|throttl\w*|lag\w*|late|straggl\w*|struggl\w*|held\s+up|hold\w*\s+"
+    r"(?:up|back)|not\s+fast\s+enough|overheat\w*)\b",
+    re.IGNORECASE,
+)
+_JOB_WORDS = re.compile(
+    r"\b(?:other|others|rest|every|whole|entire|all|job|training|throughput|wait\w*|"
+    r"distributed|DDP|FSDP|all-?reduce|collective\w*|barrier|sync\w*)\b",
+    re.IGNORECASE,
+)
+UTIL_SKEW = 3.0
+"""One GPU's utilisation this many times the others' (or a third of it) is a straggler."""
+
+
+_MEMBER_WORD = re.compile(r"\b(GPU|card|device|node|host|rank|worker)s?\b", re.IGNORECASE)
+
+
+def _member_kind(m: re.Match[str]) -> K:
+    """The member the match names, else the last one named just before it, else a node."""
+    named = m.groupdict().get("kind") or m.groupdict().get("kind2")
+    if named is None:
+        before = _MEMBER_WORD.findall(m.string[max(0, m.start() - 80) : m.start()])
+        named = before[-1] if before else "node"
+    return _MEMBER_KIND[named.lower()]
+
+
+def _called_straggler(m: re.Match[str]) -> Verdict | None:
+    """Return straggler unless the words just before deny it (``no straggler``)."""
+    before = m.string[max(0, m.start() - 30) : m.start()]
+    if _DENIED.search(before) or re.search(r"\b(?:no|not|without)\b", m[0], re.IGNORECASE):
+        return None
+    return verdict(C.STRAGGLER, B.UNKNOWN, _member_kind(m), S.WARNING, A.HARDWARE_INSPECTION, 0.4)
+
+
+def _few_slow(m: re.Match[str]) -> Verdict | None:
+    """Return straggler when the few members are slow and the text around is about the job
+    (the sentence, or what comes just before it)."""
+    around = m.string[max(0, m.start() - 200) : m.end()]
+    if not (_SLOW_WORDS.search(m[0]) and _JOB_WORDS.search(around)):
+        return None
+    return verdict(C.STRAGGLER, B.UNKNOWN, _member_kind(m), S.WARNING, A.HARDWARE_INSPECTION, 0.4)
+
+
+def _late(m: re.Match[str]) -> Verdict:
+    return verdict(C.STRAGGLER, B.UNKNOWN, _member_kind(m), S.WARNING, A.MONITOR, 0.4)
+
+
+def _util_skew(m: re.Match[str]) -> Verdict | None:
+    """Return straggler when one GPU's utilisation and the others' differ UTIL_SKEW-fold."""
+    one, others = float(m["one"]), float(m["others"])
+    low, high = min(one, others), max(one, others)
+    if high < UTIL_SKEW * max(low, 1.0):
+        return HEALTHY
+    return SLOW_GPU
+
+
 def _named_slower(m: re.Match[str]) -> Verdict:
     """Return straggler on the component the sentence names (GPU, node or rank)."""
     kind = _MEMBER_KIND[m["kind"].lower()]
@@ -155,6 +223,58 @@ RULES: tuple[Rule, ...] = (
         "A report naming one GPU, node or rank as much (or N times) slower than its peers: in a "
         "synchronous job every other member waits for it, so it is a straggler to inspect.",
         judge=_named_slower,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "straggler.called_straggler",
+        r"\b(?:a|an|one|the|single)\s+(?:single\s+)?(?:straggl(?:er|ing)|struggl(?:er|ing))"
+        r"(?:\s+(?P<kind>GPU|card|device|node|host|rank|worker)s?\b)?"
+        r"|\b(?:straggl|struggl)(?:er|ing)\s+(?P<kind2>GPU|card|device|node|host|rank|worker)\b",
+        ("straggl", "struggl"),
+        "The report calls one member a straggler: in a synchronous job every other member "
+        "waits for it at each collective, so the job runs at its pace.",
+        judge=_called_straggler,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "straggler.few_members_slow",
+        r"\b(?:one|a\s+single|single|a\s+few|few)\s+(?:[\w-]+\s+){0,3}?"
+        r"(?P<kind>GPU|card|device|node|host|rank|worker)s?\b[^.\n]{0,120}",
+        ("slow", "throttl", "lag", "late", "held up", "hold", "not fast enough", "overheat"),
+        "One (or a few) members said to be slow, throttled or late while the others or the job "
+        "wait: a fail-slow member holds back every synchronous step.",
+        judge=_few_slow,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "straggler.member_late",
+        r"\b(?P<kind>GPU|card|device|node|host|rank|worker)\s*#?\s*\d+\b[^.\n]{0,60}?"
+        r"(?:\b\d+(?:\.\d+)?\s*(?:ms|s|sec|seconds?|min|minutes?)|\b(?:about\s+|almost\s+|"
+        r"nearly\s+|over\s+)?(?:a|one|several|a\s+few)\s+(?:seconds?|minutes?))\s+later?\b",
+        ("late",),
+        "A named member arrives a measured time after the others (at the barrier, at the "
+        "batch): every other member waited that long for it.",
+        judge=_late,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "straggler.outlier_row",
+        r"(?im)^[^\n]*(?:node|host|gpu|rank)[\w.-]*\b[^\n]*\bOUTLIER\b"
+        r"|poor\s+perfor\w+\s+with\s+all\s+other\s+nodes",
+        ("outlier", "poor perfor"),
+        "A check that compares members flagged this one's figure as an outlier (or, "
+        "ClusterKit, as poor against every other node): a slow node or link.",
+        SLOW_NODE,
+    ),
+    rule(
+        "straggler.utilisation_skew",
+        r"\b(?:GPU\s*#?\s*\d+|one\s+GPU(?:'s)?)\b[^.\n]{0,40}?utili[sz]\w*[^.\n%]{0,40}?"
+        r"(?P<one>\d+(?:\.\d+)?)\s*%[^.\n]{0,60}?\bother(?:s|\s+(?:GPUs?|cards?))?\b"
+        r"[^.\n%]{0,40}?(?P<others>\d+(?:\.\d+)?)\s*%",
+        ("utiliz", "utilis"),
+        "One GPU busy while the others idle (or the reverse) during a synchronous job: the "
+        "others wait on it, or it starves them.",
+        judge=_util_skew,
         flags=re.IGNORECASE,
     ),
 )
