@@ -124,12 +124,17 @@ class AwaitCheckpoint:
         return make_plan(self, request, what, job=job, settle_s=settle)
 
     def execute(self, plan: ActionPlan) -> ActionResult:
+        return self.check(plan, self.clock())
+
+    def check(self, plan: ActionPlan, began: datetime) -> ActionResult:
+        """A save after the ladder was planned counts (the prediction came then); the
+        timeout counts from when the step began waiting."""
         job = plan.params["job"]
         if not job:
             return skipped("no job runs on the target: nothing to wait for")
         now = self.clock()
         timeout = float(plan.params.get("timeout_s", 600))
-        waited = (now - plan.created_at).total_seconds()
+        waited = (now - began).total_seconds()
         try:
             found = self.probe.saved_since(job, plan.created_at)
         except StoreError as exc:  # ClickHouse away: check again later, within the timeout

@@ -25,7 +25,7 @@ from actions.model import (
     State,
     skipped,
 )
-from actions.phases import STOPPING, WAITING_KINDS
+from actions.phases import LONG_WAITS, STOPPING
 from diagnosis.incidents import Incident
 from diagnosis.lifecycle import is_final
 
@@ -87,7 +87,7 @@ def still_current(incident: Incident, now: datetime, ttl_s: float, ttl: bool) ->
 
 def waits_long(ladder: Sequence[Action]) -> bool:
     """Return whether a ladder waits on its job (it may run hours past its incident)."""
-    return any(a.plan.kind in WAITING_KINDS for a in ladder)
+    return any(a.plan.kind in LONG_WAITS for a in ladder)
 
 
 @dataclass(frozen=True)

@@ -216,7 +216,7 @@ class ActionEngine:
         """Take one step through the gates and run it; return whether the ladder goes on."""
         plan, key = action.plan, claim_key(action)
         if key is None:
-            return self._check_again(plan)  # a read of the world: no claim needed
+            return self._check_again(action)  # a read of the world: no claim needed
         if not self._claim(key):
             return False  # another replica moves this step (and walks on after it)
         if action.state == State.EXECUTING:
@@ -271,13 +271,14 @@ class ActionEngine:
     def _execute(self, plan: ActionPlan, claimed: bool = False) -> bool:
         if not claimed and not self._claim(f"{plan.action_id}:{State.EXECUTING.value}"):
             return False  # held before the state is written: a dead holder is reconciled
-        db.save_state(self.store, plan, State.EXECUTING, self.clock())
+        began = self.clock()
+        db.save_state(self.store, plan, State.EXECUTING, began)
         self.out.audit("executing", plan, detail={"phase": PHASES.get(plan.kind, plan.kind)})
         self.incidents.mitigating(plan)
         if self.crash_hook:
             self.crash_hook("after_executing", plan)
         t0 = time.monotonic()
-        result = self._run_phase(plan)
+        result = self._run_phase(plan, began)
         took_s = time.monotonic() - t0
         if self.observe_step is not None:
             self.observe_step(plan.kind, result.status, took_s)
@@ -291,25 +292,29 @@ class ActionEngine:
             return self._execute(plan, claimed=True)
         return self._record(plan, result, 0.0)
 
-    def _check_again(self, plan: ActionPlan) -> bool:
-        """A step waiting on the world: check once more; only a change is stored."""
-        result = self._run_phase(plan)
+    def _check_again(self, action: Action) -> bool:
+        """A step waiting on the world: check once more; only a change is stored.
+
+        The step began when it entered `waiting` (stored once, at its first check)."""
+        plan, began = action.plan, action.updated_at or action.plan.created_at
+        result = self._run_phase(plan, began)
         if result.status == "waiting":
             return False
-        return self._record(plan, result, (self.clock() - plan.created_at).total_seconds())
+        return self._record(plan, result, (self.clock() - began).total_seconds())
 
-    def _run_phase(self, plan: ActionPlan) -> ActionResult:
+    def _run_phase(self, plan: ActionPlan, began: datetime) -> ActionResult:
         """Execute a plan with its phase timeout; a waiting kind gets one check, not its wait.
 
         A check that hung or raised says nothing about the world: the step waits on, until
-        its own timeout.
+        its own timeout (counted from `began`).
         """
-        executor = self.registry.get(plan.kind)
         timeout = plan.params.get("timeout_s", 600)
         if plan.kind not in WAITING_KINDS:
+            executor = self.registry.get(plan.kind)
             return run_with_timeout(lambda: executor.execute(plan), timeout)
-        result = run_with_timeout(lambda: executor.execute(plan), WAIT_CHECK_TIMEOUT_S)
-        waited = (self.clock() - plan.created_at).total_seconds()
+        waiter = self.registry.waiter(plan.kind)
+        result = run_with_timeout(lambda: waiter.check(plan, began), WAIT_CHECK_TIMEOUT_S)
+        waited = (self.clock() - began).total_seconds()
         if result.outputs.get("phase_error") and waited < timeout:
             log.warning("check of %s failed, still waiting: %s", plan.action_id, result.error)
             return waiting(f"check failed, checked again later: {result.error}")

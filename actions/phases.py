@@ -70,4 +70,9 @@ STOPPING: frozenset[State] = frozenset(
     {State.AWAITING_APPROVAL, State.BLOCKED, State.REJECTED, State.EXPIRED}
 )
 
-WAITING_KINDS = frozenset({ActionKind.AWAIT_CHECKPOINT})  # ladders that may run for hours
+# Steps that wait on the world: checked again at every re-check, never blocking the engine
+# (actions.registry.Waiter).
+WAITING_KINDS = frozenset({ActionKind.AWAIT_CHECKPOINT, ActionKind.VERIFY_PROGRESS})
+# Of those, the ones whose ladders may run hours past their incident (no incident TTL; an
+# isolation by another incident supersedes them: actions/supersede.py).
+LONG_WAITS = frozenset({ActionKind.AWAIT_CHECKPOINT})

@@ -1,15 +1,18 @@
-"""Progress verification: a restarted job must log new training steps (the `verify` phase)."""
+"""Progress verification: a restarted job must log new training steps (the `verify` phase).
+
+The step waits on the world (phases.WAITING_KINDS): each check is one query, and a job still
+loading its checkpoint leaves the step `waiting`, checked again every `TG_ACT_RECHECK_S`.
+"""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Protocol
 
-from actions.model import ActionKind, ActionPlan, ActionResult, Risk, done, failed
+from actions.model import ActionKind, ActionPlan, ActionResult, Risk, done, failed, waiting
 from actions.registry import ActionRequest, make_plan
-from analytics.store import Store
+from analytics.store import Store, StoreError
 
 
 class ProgressProbe(Protocol):
@@ -35,7 +38,9 @@ class TrainStepsProgress:
 
 
 class VerifyProgress:
-    """Pass when the restarted job logs `min_steps` new steps before the phase timeout."""
+    """Pass once the restarted job logged `min_steps` new steps after the step began; fail
+    at the phase timeout. A waiting step (actions.registry.Waiter): a job that takes minutes
+    to load its checkpoint never holds up the engine's other incidents."""
 
     name = "progress"
     kind = ActionKind.VERIFY_PROGRESS
@@ -45,10 +50,9 @@ class VerifyProgress:
         self,
         probe: ProgressProbe,
         min_steps: int = 2,
-        poll_s: float = 1.0,
         clock: Callable[[], datetime] | None = None,
     ) -> None:
-        self.probe, self.min_steps, self.poll_s = probe, min_steps, poll_s
+        self.probe, self.min_steps = probe, min_steps
         self.clock = clock or (lambda: datetime.now(UTC))
 
     def plan(self, request: ActionRequest) -> ActionPlan:
@@ -57,17 +61,25 @@ class VerifyProgress:
         return make_plan(self, request, what, job=job)
 
     def execute(self, plan: ActionPlan) -> ActionResult:
-        if not plan.params["job"]:
+        return self.check(plan, self.clock())
+
+    def check(self, plan: ActionPlan, began: datetime) -> ActionResult:
+        job = plan.params["job"]
+        if not job:
             return failed("no job to verify")
-        since = self.clock()  # only steps of the restarted run count
-        deadline = time.monotonic() + float(plan.params.get("timeout_s", 600)) * 0.95
-        while True:
-            seen = self.probe.steps_since(plan.params["job"], since)
-            if seen >= self.min_steps:
-                return done(f"{seen} new step(s) since {since.isoformat()}", steps=seen)
-            if time.monotonic() >= deadline:
-                return failed(f"only {seen} new step(s) before the phase timed out")
-            time.sleep(self.poll_s)
+        timeout = float(plan.params.get("timeout_s", 600))
+        waited = (self.clock() - began).total_seconds()
+        try:
+            seen = self.probe.steps_since(job, began)  # only steps of the restarted run count
+        except StoreError as exc:  # ClickHouse away: check again later, within the timeout
+            if waited >= timeout:
+                return failed(f"progress of job {job} unknown at the timeout: {exc}")
+            return waiting(f"cannot read job {job}'s steps yet: {exc}")
+        if seen >= self.min_steps:
+            return done(f"{seen} new step(s) since {began.isoformat()}", steps=seen)
+        if waited >= timeout:
+            return failed(f"only {seen} new step(s) of job {job} in {timeout:.0f} s")
+        return waiting(f"{seen} of {self.min_steps} new step(s) of job {job} so far")
 
     def reconcile(self, plan: ActionPlan) -> ActionResult | None:
         return None  # verifying again is harmless

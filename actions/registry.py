@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from actions.model import ActionKind, ActionPlan, ActionResult, Risk, Target, action_id
+from actions.phases import WAITING_KINDS
 from diagnosis.incidents import Incident
 
 
@@ -51,6 +52,20 @@ class Executor(Protocol):
         """After a crash mid-execution: the observed outcome, or None if it surely did not run."""
 
 
+class Waiter(Executor, Protocol):
+    """An executor of a kind that waits on the world (`phases.WAITING_KINDS`).
+
+    The engine never blocks on it: the step is checked when it begins, stored `waiting`, and
+    checked again at every re-check (`TG_ACT_RECHECK_S`) until `check` answers. A check has
+    no side effects (it is made again after a restart or takeover). `execute` is the first
+    check, with the step beginning now.
+    """
+
+    def check(self, plan: ActionPlan, began: datetime) -> ActionResult:
+        """Return the answer once the world gives it, else `waiting(...)`; the step began
+        at `began` (its timeout counts from then, and what it waits for must come after)."""
+
+
 def make_plan(executor: Executor, request: ActionRequest, what: str, **params: Any) -> ActionPlan:
     """Return the plan of a request for an executor (id from incident, kind and target)."""
     incident = request.incident
@@ -81,7 +96,13 @@ class ActionRegistry:
             self.register(executor)
 
     def register(self, executor: Executor) -> None:
-        """Add an executor; raise DuplicateActionError if its kind is taken."""
+        """Add an executor; raise DuplicateActionError if its kind is taken, TypeError if its
+        kind waits on the world and it cannot be checked again (no `check`)."""
+        if executor.kind in WAITING_KINDS and not callable(getattr(executor, "check", None)):
+            raise TypeError(
+                f"{executor.name!r} executes {executor.kind.value!r}, a kind that waits on the "
+                "world: it needs check(plan, began) (actions.registry.Waiter)"
+            )
         known = self._by_kind.get(executor.kind)
         if known is not None:
             raise DuplicateActionError(
@@ -99,6 +120,13 @@ class ActionRegistry:
             raise UnknownActionError(
                 f"no executor for {kind.value!r} (registered: {have})"
             ) from None
+
+    def waiter(self, kind: ActionKind) -> Waiter:
+        """Return the executor of a kind that waits on the world; raise UnknownActionError."""
+        executor = self.get(kind)
+        if kind not in WAITING_KINDS:
+            raise TypeError(f"{kind.value!r} does not wait on the world")
+        return cast(Waiter, executor)  # register() checked it has check()
 
     def kinds(self) -> set[ActionKind]:
         """Return the registered kinds."""

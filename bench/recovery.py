@@ -44,7 +44,7 @@ from sim.random_faults import LLAMA3_MIX
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results" / "recovery.json"
-MEASURED = "2026-12-01"
+MEASURED = "2026-12-03"
 PARAMS: dict[str, Any] = {
     "job_gpus": 9600,
     "days": 90,
@@ -94,10 +94,14 @@ def _slurm() -> Slurm | None:
         return None
 
 
-def measure_once(n: int, slurm: Slurm | None, tmp: str) -> dict[str, float]:
-    """Run one fault through the embedded pipeline; return seconds per phase."""
+def measure_once(n: int, slurm: Slurm | None, tmp: str, recheck_s: float) -> dict[str, float]:
+    """Run one fault through the embedded pipeline; return seconds per phase.
+
+    Verify is a waiting step: checked as the restart finishes, then every `recheck_s` until
+    the relaunched trainer has logged two steps.
+    """
     rig = Rig(f"chdb{n}", tmp, slurm, "node-0020" if slurm else "node-0001", parse_policy(LADDER))
-    rig.start()
+    rig.start(recheck_s)
     # the fault at a random point of a checkpoint interval: the job stops making progress
     rig.sleep_into_interval([n, 7])
     rig.trainer.running.clear()
@@ -247,12 +251,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--seeds", type=int, default=50)
     parser.add_argument(
-        "--recheck-s", type=float, default=1.0, help="TG_ACT_RECHECK_S of the predicted drain"
+        "--recheck-s", type=float, default=1.0, help="TG_ACT_RECHECK_S (verify, predicted drain)"
     )
     args = parser.parse_args()
     slurm = _slurm()
     with tempfile.TemporaryDirectory() as tmp:
-        runs = [measure_once(i, slurm, tmp) for i in range(args.runs)]
+        runs = [measure_once(i, slurm, tmp, args.recheck_s) for i in range(args.runs)]
     phases = {k: round(statistics.median(r[k] for r in runs), 4) for k in runs[0]}
     with tempfile.TemporaryDirectory() as tmp:
         predicted = [

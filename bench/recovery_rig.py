@@ -198,7 +198,7 @@ class Rig:
                 SlurmDrain(slurm) if slurm else NodeLedger(),
                 SchedulerCapacity(Standby()),
                 TrainerRestart(self.trainer),
-                VerifyProgress(TrainStepsProgress(self.store), poll_s=0.05),
+                VerifyProgress(TrainStepsProgress(self.store)),
             ]
         )
         config = EngineConfig(mode=Mode.AUTO, breaker=BreakerLimits(fleet_nodes=1200))

@@ -122,7 +122,7 @@ def build_engine(
     registry = ActionRegistry(
         [
             SchedulerCapacity(capacity or BatchSchedulerCapacity()),
-            VerifyProgress(TrainStepsProgress(store), poll_s=settings.poll_s),
+            VerifyProgress(TrainStepsProgress(store)),
             AwaitCheckpoint(LogCheckpoints(store)),
         ]
     )

@@ -272,7 +272,11 @@ class ActSettings(BaseSettings):
         2.0, gt=0.05, le=120, description="How often a replica stores its heartbeat."
     )
     recheck_s: float = Field(
-        10.0, gt=0, le=3600, description="How often waiting steps (a job's checkpoint) are checked."
+        10.0,
+        gt=0,
+        le=3600,
+        description="How often waiting steps (a job's next checkpoint, a restarted job's "
+        "progress) are checked.",
     )
     capacity: Literal["batch", "lyra"] = Field(
         "batch",

@@ -20,7 +20,7 @@ from actions.executors.slurm import (
 )
 from actions.model import ActionKind, ActionPlan, ActionResult, Mode, Risk, State, done
 from actions.policy import Policy, load_policy
-from actions.progress import VerifyProgress
+from actions.progress import ProgressProbe, VerifyProgress
 from actions.registry import ActionRegistry, ActionRequest, make_plan
 from actions.safety import BreakerLimits, Budgets
 from analytics.store import Store
@@ -97,8 +97,11 @@ class AlwaysProgress:
         return 10
 
 
-def slurm_registry(slurm: Slurm, capacity: PoolCapacity | None = None) -> ActionRegistry:
-    """Return Slurm + scheduler + progress executors and recorders for the rest."""
+def slurm_registry(
+    slurm: Slurm, capacity: PoolCapacity | None = None, progress: ProgressProbe | None = None
+) -> ActionRegistry:
+    """Return Slurm + scheduler + progress executors and recorders for the rest (a job
+    progresses as soon as it is asked unless `progress` says otherwise)."""
     registry = ActionRegistry(
         [
             SlurmDrain(slurm),
@@ -106,7 +109,7 @@ def slurm_registry(slurm: Slurm, capacity: PoolCapacity | None = None) -> Action
             SlurmReboot(slurm),
             SlurmResume(slurm),
             SchedulerCapacity(capacity or PoolCapacity([f"spare-{i}" for i in range(500)])),
-            VerifyProgress(AlwaysProgress(), poll_s=0.05),
+            VerifyProgress(progress or AlwaysProgress()),
         ]
     )
     for kind in (

@@ -49,7 +49,7 @@ def _engine(store, kube: FakeKubeApi) -> tuple[ActionEngine, LoggingAction]:
             KubeUncordon(api),
             KubeEvictJob(api, "training"),
             SchedulerCapacity(PoolCapacity(["spare-1", "spare-2", "spare-3"])),
-            VerifyProgress(AlwaysProgress(), poll_s=0.05),
+            VerifyProgress(AlwaysProgress()),
             reboot,
         ]
     )

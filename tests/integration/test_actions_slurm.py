@@ -13,7 +13,7 @@ from actions.safety import Budgets
 from diagnosis.incident_store import load_incident
 from diagnosis.model import IncidentStatus
 from tests.actions_builders import make_incident
-from tests.integration.actions_helpers import cleanup_nodes, engine
+from tests.integration.actions_helpers import StepLog, cleanup_nodes, engine, slurm_registry
 
 pytestmark = pytest.mark.integration
 
@@ -65,6 +65,36 @@ def test_gpu_fault_drains_node_with_incident_id_and_requeues_job_excluding_it(
         assert mine[:3] == ["planned", "executing", "done"]
     phases = events[events["event"] == "done"]["detail"].tolist()
     assert all('"duration_s"' in p for p in phases)
+
+
+def test_a_job_slow_to_train_again_holds_up_no_other_incident(
+    server_store, slurm, nodes, sleep_job
+):
+    """Verifying progress waits on the world without blocking: while the restarted job loads
+    its checkpoint, the next incident's ladder runs; a later re-check finishes the first."""
+    first, second = nodes("node-0012", "node-0013")
+    name, job_id = sleep_job
+    steps = StepLog()
+    act = engine(server_store, slurm, registry=slurm_registry(slurm, progress=steps))
+    slow = make_incident(2, node=first, job=name)
+    assert _states(act.handle(slow))[ActionKind.VERIFY_PROGRESS] == State.WAITING
+    other = _states(act.handle(make_incident(3, node=second, job="no-such-slurm-job")))
+    assert other[ActionKind.ISOLATE_NODE] == State.DONE and slurm.node(second).drained
+    assert other[ActionKind.RESTART_JOB] == State.FAILED  # its own ladder ran to its end
+    assert act.poll_waiting() == [slow.id]  # still no step: still waiting, nothing stored
+    assert (
+        _states(db.load_actions(server_store, incident_id=slow.id))[ActionKind.VERIFY_PROGRESS]
+        == State.WAITING
+    )
+    steps.log(name, 1, datetime.now(UTC))
+    steps.log(name, 2, datetime.now(UTC))
+    act.poll_waiting()
+    done = _states(db.load_actions(server_store, incident_id=slow.id))
+    assert done[ActionKind.VERIFY_PROGRESS] == State.DONE
+    assert done[ActionKind.REBOOT_NODE] == State.DONE
+    assert slurm.job(job_id)["Restarts"] == "1"
+    waited = db.audit_events(server_store, incident_id=slow.id)
+    assert (waited["event"] == "waiting").sum() == 1  # stored once, not at every re-check
 
 
 def test_human_drain_is_preserved_and_never_undone(server_store, slurm, nodes, sleep_job):

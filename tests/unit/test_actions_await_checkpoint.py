@@ -63,10 +63,10 @@ def test_waits_until_a_save_after_the_plan_then_passes(clock):
     step = AwaitCheckpoint(logs, clock=clock)
     plan = _plan(step)
     logs.saves.append(_saved(plan.created_at - timedelta(minutes=5)))  # before the alert
-    assert step.execute(plan).status == "waiting"
+    assert step.check(plan, plan.created_at).status == "waiting"
     logs.saves.append(_saved(plan.created_at + timedelta(minutes=20)))
     clock.box[0] = plan.created_at + timedelta(minutes=21)
-    result = step.execute(plan)
+    result = step.check(plan, plan.created_at)
     assert result.status == "done" and result.outputs["iteration"] == 500
     assert "megatron iteration 500" in result.detail and "node-0002" in result.detail
 
@@ -77,9 +77,9 @@ def test_settle_time_after_the_line_is_waited_out(clock):
     plan = _plan(step, settle_s=120.0)
     logs.saves.append(_saved(plan.created_at + timedelta(minutes=1)))
     clock.box[0] = plan.created_at + timedelta(minutes=2)
-    assert step.execute(plan).status == "waiting"
+    assert step.check(plan, plan.created_at).status == "waiting"
     clock.box[0] = plan.created_at + timedelta(minutes=3, seconds=1)
-    assert step.execute(plan).status == "done"
+    assert step.check(plan, plan.created_at).status == "done"
 
 
 def test_timeout_fails_and_an_outage_only_delays(clock):
@@ -87,12 +87,12 @@ def test_timeout_fails_and_an_outage_only_delays(clock):
     step = AwaitCheckpoint(logs, clock=clock)
     plan = _plan(step)
     logs.down = True
-    waiting = step.execute(plan)
+    waiting = step.check(plan, plan.created_at)
     assert waiting.status == "waiting" and "unreachable" in waiting.detail
     clock.box[0] = plan.created_at + timedelta(hours=1, seconds=1)
-    assert "unknown at the timeout" in (step.execute(plan).error or "")
+    assert "unknown at the timeout" in (step.check(plan, plan.created_at).error or "")
     logs.down = False
-    failed = step.execute(plan)
+    failed = step.check(plan, plan.created_at)
     assert failed.status == "failed" and "no finished checkpoint save in 3600 s" in (
         failed.error or ""
     )
