@@ -90,6 +90,12 @@ def waits_long(ladder: Sequence[Action]) -> bool:
     return any(a.plan.kind in LONG_WAITS for a in ladder)
 
 
+def ttl_exempt(ladder: Sequence[Action]) -> bool:
+    """Return whether the incident TTL spares a ladder: it waits long, or one of its steps is
+    waiting now (that step's own timeout bounds the wait)."""
+    return waits_long(ladder) or any(a.state == State.WAITING for a in ladder)
+
+
 @dataclass(frozen=True)
 class Outcome:
     """A step's new final state and what follows from it."""

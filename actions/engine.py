@@ -29,7 +29,7 @@ from actions.decisions import (
     outcome,
     step_move,
     still_current,
-    waits_long,
+    ttl_exempt,
 )
 from actions.escalation import IncidentUpdates
 from actions.holds import Holds
@@ -295,12 +295,19 @@ class ActionEngine:
     def _check_again(self, action: Action) -> bool:
         """A step waiting on the world: check once more; only a change is stored.
 
-        The step began when it entered `waiting` (stored once, at its first check)."""
+        A check is unclaimed (any replica may read the world); its answer is recorded by the
+        one replica that claims the end of the wait. The step began when it entered
+        `waiting` (stored once, right after its first check)."""
         plan, began = action.plan, action.updated_at or action.plan.created_at
         result = self._run_phase(plan, began)
         if result.status == "waiting":
             return False
-        return self._record(plan, result, (self.clock() - began).total_seconds())
+        if not self._claim(f"{plan.action_id}:{State.WAITING.value}"):
+            return False  # another replica records the answer (and walks on after it)
+        took_s = (self.clock() - began).total_seconds()
+        if self.observe_step is not None:
+            self.observe_step(plan.kind, result.status, took_s)
+        return self._record(plan, result, took_s)
 
     def _run_phase(self, plan: ActionPlan, began: datetime) -> ActionResult:
         """Execute a plan with its phase timeout; a waiting kind gets one check, not its wait.
@@ -413,17 +420,22 @@ class ActionEngine:
         """Check every step waiting on the world again (the consumer calls this periodically).
 
         A waiting step's own timeout bounds the wait, not the incident TTL: a predicted
-        failure may wait hours for its job's checkpoint. An incident closed meanwhile (an
+        failure may wait hours for its job's checkpoint, an approved restart be verified an
+        hour after the incident's last evidence. An incident closed meanwhile (an
         operator's false alarm) expires its waiting steps instead.
         """
         return self._resume(db.load_actions(self.store, states=[State.WAITING]))
 
     def _resume(self, pending: list[Action]) -> list[str]:
-        incidents = sorted({a.plan.incident_id for a in pending})
+        """Walk on the ladders of `pending` steps (this engine's cluster's only)."""
+        cluster = self.config.cluster
+        incidents = sorted(
+            {a.plan.incident_id for a in pending if cluster is None or a.plan.cluster == cluster}
+        )
         for incident_id in incidents:
             ladder = db.load_actions(self.store, incident_id=incident_id)
-            # a ladder that waits on its job may run hours past the incident's last update
-            if self._still_current(incident_id, ttl=not waits_long(ladder)):
+            # a ladder that waits on its job may run past the incident's last update
+            if self._still_current(incident_id, ttl=not ttl_exempt(ladder)):
                 self.run(incident_id)
                 continue
             unfinished = self._expire(ladder, "expired")

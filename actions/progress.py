@@ -18,8 +18,8 @@ from analytics.store import Store, StoreError
 class ProgressProbe(Protocol):
     """How many distinct training steps a job logged since a time."""
 
-    def steps_since(self, job: str, since: datetime) -> int:
-        """Return distinct steps of `job` with a timestamp at or after `since`."""
+    def steps_since(self, job: str, since: datetime, cluster: str) -> int:
+        """Return distinct steps of `job` (of `cluster`) with a timestamp at or after `since`."""
 
 
 class TrainStepsProgress:
@@ -28,11 +28,12 @@ class TrainStepsProgress:
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    def steps_since(self, job: str, since: datetime) -> int:
+    def steps_since(self, job: str, since: datetime, cluster: str) -> int:
         frame = self.store.query_df(
             f"SELECT uniqExact(step) FROM `{self.store.database}`.`train_steps` "
-            f"WHERE job_id = %(job)s AND (ts > %(s)s OR (ts = %(s)s AND ts_us >= %(us)s))",
-            {"job": job, "s": int(since.timestamp()), "us": since.microsecond},
+            f"WHERE job_id = %(job)s AND cluster = %(c)s "
+            f"AND (ts > %(s)s OR (ts = %(s)s AND ts_us >= %(us)s))",
+            {"job": job, "c": cluster, "s": int(since.timestamp()), "us": since.microsecond},
         )
         return 0 if frame.empty else int(str(frame.iloc[0, 0]))
 
@@ -70,7 +71,8 @@ class VerifyProgress:
         timeout = float(plan.params.get("timeout_s", 600))
         waited = (self.clock() - began).total_seconds()
         try:
-            seen = self.probe.steps_since(job, began)  # only steps of the restarted run count
+            # only steps of the restarted run count; job names are unique within a cluster
+            seen = self.probe.steps_since(job, began, plan.cluster)
         except StoreError as exc:  # ClickHouse away: check again later, within the timeout
             if waited >= timeout:
                 return failed(f"progress of job {job} unknown at the timeout: {exc}")

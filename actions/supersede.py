@@ -2,11 +2,11 @@
 
 A node just isolated (in the isolation's cluster: `n1` of another cluster is another node):
 long ladders of other incidents on it that have not isolated it yet stand down (a ladder
-with a waiting kind, still waiting or already past its wait but held for approval). E.g. a
-GPU predicted to fail that fails before its job checkpoints: the hardware incident's ladder
-drains the node and restarts the job, so the prediction's ladder must not drain and restart
-it again when the restarted job saves. The rule is `decisions.superseded`; this module
-reads what it needs.
+with a long wait, `phases.LONG_WAITS`, still waiting or already past its wait but held for
+approval). E.g. a GPU predicted to fail that fails before its job checkpoints: the hardware
+incident's ladder drains the node and restarts the job, so the prediction's ladder must not
+drain and restart it again when the restarted job saves. The rule is `decisions.superseded`;
+this module reads what it needs.
 """
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ class StepLog:
     def log(self, job: str, step: int, at: datetime) -> None:
         self.steps.setdefault(job, []).append((step, at))
 
-    def steps_since(self, job: str, since: datetime) -> int:
+    def steps_since(self, job: str, since: datetime, cluster: str) -> int:
         return len({s for s, at in self.steps.get(job, []) if at >= since})
 
 
@@ -93,7 +93,7 @@ class LoggingAction:
 class AlwaysProgress:
     """A probe for a job that advances as soon as it is asked."""
 
-    def steps_since(self, job: str, since: datetime) -> int:
+    def steps_since(self, job: str, since: datetime, cluster: str) -> int:
         return 10
 
 

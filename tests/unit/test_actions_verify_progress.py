@@ -22,7 +22,7 @@ class Steps:
         self.logged: list[tuple[int, datetime]] = []
         self.down = False
 
-    def steps_since(self, job: str, since: datetime) -> int:
+    def steps_since(self, job: str, since: datetime, cluster: str) -> int:
         if self.down:
             raise StoreUnavailable("ClickHouse at 127.0.0.1:9000 unreachable")
         return len({s for s, at in self.logged if at >= since})
