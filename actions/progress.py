@@ -13,6 +13,7 @@ from typing import Protocol
 from actions.model import ActionKind, ActionPlan, ActionResult, Risk, done, failed, waiting
 from actions.registry import ActionRequest, make_plan
 from analytics.store import Store, StoreError
+from analytics.tables import cluster_filter
 
 
 class ProgressProbe(Protocol):
@@ -29,11 +30,12 @@ class TrainStepsProgress:
         self.store = store
 
     def steps_since(self, job: str, since: datetime, cluster: str) -> int:
+        in_cluster, params = cluster_filter(cluster)  # the default cluster is stored as ''
         frame = self.store.query_df(
             f"SELECT uniqExact(step) FROM `{self.store.database}`.`train_steps` "
-            f"WHERE job_id = %(job)s AND cluster = %(c)s "
+            f"WHERE job_id = %(job)s AND {in_cluster} "
             f"AND (ts > %(s)s OR (ts = %(s)s AND ts_us >= %(us)s))",
-            {"job": job, "c": cluster, "s": int(since.timestamp()), "us": since.microsecond},
+            {"job": job, "s": int(since.timestamp()), "us": since.microsecond, **params},
         )
         return 0 if frame.empty else int(str(frame.iloc[0, 0]))
 

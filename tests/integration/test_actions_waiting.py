@@ -20,7 +20,7 @@ from actions.safety import BreakerLimits
 from analytics.writer import ClickHouseWriter
 from diagnosis.incidents import Incident
 from ingest.bus import Record
-from ingest.schema import TrainStep
+from ingest.schema import DEFAULT_CLUSTER, TrainStep
 from tests.actions_builders import make_incident
 from tests.integration.actions_helpers import LoggingAction, StepLog
 
@@ -135,7 +135,8 @@ def test_a_wait_past_the_incident_ttl_goes_on_until_its_own_timeout(server_store
 def test_train_steps_are_counted_in_the_jobs_cluster_only(server_store):
     now = datetime.now(UTC)
     rows = [
-        TrainStep(job_id="job-1", step=s, rank=0, node="n1", ts=now, cluster="east") for s in (1, 2)
+        TrainStep(job_id="job-1", step=s, rank=0, node="n1", ts=now, cluster=cluster)
+        for s, cluster in ((1, "east"), (2, "east"), (7, DEFAULT_CLUSTER))
     ]
     ClickHouseWriter(server_store).write(
         [(Record("it.train", 0, i, None, b"", 0), e) for i, e in enumerate(rows)], []
@@ -144,4 +145,6 @@ def test_train_steps_are_counted_in_the_jobs_cluster_only(server_store):
     since = now - timedelta(seconds=1)
     assert probe.steps_since("job-1", since, "east") == 2
     assert probe.steps_since("job-1", since, "west") == 0
+    assert probe.steps_since("job-1", since, DEFAULT_CLUSTER) == 1  # stored as ''
+    assert probe.steps_since("job-1", since, make_incident(1).cluster) == 1
     assert probe.steps_since("job-1", now + timedelta(seconds=1), "east") == 0
