@@ -124,6 +124,11 @@ UTIL_SKEW = 3.0
 _MEMBER_WORD = re.compile(r"\b(GPU|card|device|node|host|rank|worker)s?\b", re.IGNORECASE)
 
 
+def _slow_member(kind: K, action: A = A.HARDWARE_INSPECTION) -> Verdict:
+    """A straggler a report names in words (lower confidence than a tool's own figures)."""
+    return verdict(C.STRAGGLER, B.UNKNOWN, kind, S.WARNING, action, 0.4)
+
+
 def _member_kind(m: re.Match[str]) -> K:
     """The member the match names, else the last one named just before it, else a node."""
     named = m.groupdict().get("kind") or m.groupdict().get("kind2")
@@ -138,7 +143,7 @@ def _called_straggler(m: re.Match[str]) -> Verdict | None:
     before = m.string[max(0, m.start() - 30) : m.start()]
     if _DENIED.search(before) or re.search(r"\b(?:no|not|without)\b", m[0], re.IGNORECASE):
         return None
-    return verdict(C.STRAGGLER, B.UNKNOWN, _member_kind(m), S.WARNING, A.HARDWARE_INSPECTION, 0.4)
+    return _slow_member(_member_kind(m))
 
 
 def _few_slow(m: re.Match[str]) -> Verdict | None:
@@ -147,11 +152,11 @@ def _few_slow(m: re.Match[str]) -> Verdict | None:
     around = m.string[max(0, m.start() - 200) : m.end()]
     if not (_SLOW_WORDS.search(m[0]) and _JOB_WORDS.search(around)):
         return None
-    return verdict(C.STRAGGLER, B.UNKNOWN, _member_kind(m), S.WARNING, A.HARDWARE_INSPECTION, 0.4)
+    return _slow_member(_member_kind(m))
 
 
 def _late(m: re.Match[str]) -> Verdict:
-    return verdict(C.STRAGGLER, B.UNKNOWN, _member_kind(m), S.WARNING, A.MONITOR, 0.4)
+    return _slow_member(_member_kind(m), A.MONITOR)
 
 
 def _util_skew(m: re.Match[str]) -> Verdict | None:
@@ -166,7 +171,7 @@ def _util_skew(m: re.Match[str]) -> Verdict | None:
 def _named_slower(m: re.Match[str]) -> Verdict:
     """Return straggler on the component the sentence names (GPU, node or rank)."""
     kind = _MEMBER_KIND[m["kind"].lower()]
-    return verdict(C.STRAGGLER, B.UNKNOWN, kind, S.WARNING, A.HARDWARE_INSPECTION, 0.4)
+    return _slow_member(kind)
 
 
 RULES: tuple[Rule, ...] = (
