@@ -11,7 +11,9 @@ Lightning's ``[rank: N]``, Ray's ``(RayWorkerWrapper pid=4009)``, c10 glog
 Megatron iteration lines wrapped by a terminal (real_logs perf-degradation-slow-gpu). A line
 cut exactly at a usual terminal width (80, 100, 120, 132, 160, 200 columns) and followed by a
 line with no prefix of its own is joined back without a separator (a terminal copy breaks
-mid-word). ANSI colour codes are removed first.
+mid-word). A person's sentence broken by an editor (a line of prose that stops mid-sentence,
+the next going on in lower case) is joined back with a space. ANSI colour codes are removed
+first.
 """
 
 from __future__ import annotations
@@ -140,6 +142,32 @@ def _hard_wrapped(segment: str, following: str) -> bool:
     )
 
 
+_WORD = re.compile(r"^[A-Za-z][a-z'’-]*[.,;:!?]?$")
+PROSE_SHARE = 0.7
+"""Share of a line's tokens that must be plain words for the line to read as a sentence."""
+
+
+def _prose(body: str) -> bool:
+    """Return whether `body` reads as a person's sentence: six tokens or more, mostly words."""
+    tokens = body.split()
+    words = sum(_WORD.match(t) is not None for t in tokens)
+    return len(tokens) >= 6 and words >= PROSE_SHARE * len(tokens)
+
+
+def _soft_wrapped(body: str, following: str) -> bool:
+    """Return whether `following` (a line's body, its prefixes stripped) goes on with the
+    sentence `body`, broken by an editor or a mail client: `body` stops mid-sentence (a word or
+    a comma last), the next line goes on in lower case, and both read as prose, not as log
+    messages."""
+    body = body.rstrip()
+    return (
+        (body[-1:].isalpha() or body.endswith(","))
+        and following[:1].islower()
+        and _prose(body)
+        and _prose(following)
+    )
+
+
 def records(text: str) -> Iterator[Record]:
     """Yield the logical records of `text`, in order."""
     if "\x1b" in text:
@@ -166,6 +194,14 @@ def records(text: str) -> Iterator[Record]:
                 if i >= len(lines) or not _continues(lines[i][:MAX_LINE], body):
                     break
                 body += " " + lines[i][:MAX_LINE].strip()
+                raw += " " + lines[i][:MAX_LINE].strip()
+                i += 1
+        else:
+            while i < len(lines) and len(body) < MAX_LINE:
+                rest = _strip(lines[i][:MAX_LINE])[0].strip()
+                if not _soft_wrapped(body, rest):
+                    break
+                body += " " + rest
                 raw += " " + lines[i][:MAX_LINE].strip()
                 i += 1
         yield _record(body[:MAX_LINE], raw[:MAX_LINE], start, found)

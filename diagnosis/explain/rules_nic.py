@@ -129,6 +129,17 @@ RULES: tuple[Rule, ...] = (
         _nic(S.ERROR, A.CHECK_NETWORK, 0.6),
     ),
     rule(
+        "nic.efa_provider_missing",
+        r"NET/OFI Couldn't find any optimal provider|NET/OFI OFI fi_getinfo\(\) call failed"
+        r"|EFA libfabric provider not detected|EFA device has been detected but a ping test "
+        r"has failed",
+        ("net/ofi", "efa libfabric", "efa device"),
+        "The OFI network plugin (aws-ofi-nccl) or AWS's EFA test found no working libfabric "
+        "EFA provider on this node: the device is missing from the container, its driver is "
+        "not loaded, or the provider cannot reach it; NCCL falls back or fails.",
+        _nic(S.ERROR, A.CHECK_NETWORK, 0.6),
+    ),
+    rule(
         "nic.efa_command_failed",
         r"infiniband (?:rdmap\w+|efa_\d+): Failed to (?:process|submit) command",
         ("failed to process command", "failed to submit command"),

@@ -29,7 +29,13 @@ report of the same tool is benign and a report with one far slower member is a s
 - a per-member result row a check flags ``OUTLIER``, and ClusterKit's ``Nodes exhibited poor
   performance with all other nodes``;
 - one GPU's utilisation several times the others' (or a third of it) in the same sentence: the
-  busy one computes while the rest wait on it, or the idle one starves the rest.
+  busy one computes while the rest wait on it, or the idle one starves the rest;
+- a per-member score map (NVRx's relative performance scores, ``{rank: score, ...}`` with
+  scores from 0 to 1, 1.0 the best member): one member below the slow-peer ratio of the median;
+- figures listed for named members ``... were A, B, C and D respectively``: a rate (bandwidth,
+  throughput, FLOPS) below the slow-peer ratio of the others', or a time ``SLOW_ELAPSED_RATIO``
+  times theirs;
+- the slowest member said to take N times the fastest's time (N at least ``SLOW_ELAPSED_RATIO``).
 
 Guarantees: every rule needs the figures of its own format; too few members (fewer than
 three nodes, fewer than ``peers.MIN_PEERS`` GPUs) or figures within the ratios are benign. The
@@ -43,7 +49,7 @@ import re
 from statistics import median
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.peers import slow_peer
+from diagnosis.explain.peers import MIN_PEERS, slow_peer
 from diagnosis.explain.rules import Rule, rule, verdict
 from diagnosis.explain.training import HEALTHY
 from diagnosis.model import Action as A
@@ -168,6 +174,52 @@ def _util_skew(m: re.Match[str]) -> Verdict | None:
     return SLOW_GPU
 
 
+_FRACTION = r"\s*'?\d+'?\s*:\s*(?:0(?:\.\d+)?|1(?:\.0+)?)\s*"
+_SCORE_MAP = re.compile(rf"\{{{_FRACTION}(?:,{_FRACTION}){{{MIN_PEERS - 1},}}\}}")
+_ENTRY = re.compile(r"'?(\d+)'?\s*:\s*(\d+(?:\.\d+)?)")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_RATE_WORDS = re.compile(
+    r"bandwidth|throughput|[GT]FLOP|[GM]B/s|Gb/s|Gbps|busbw|algbw|samples/s|tokens/s|score",
+    re.IGNORECASE,
+)
+_TIME_WORDS = re.compile(r"\btime|latenc|duration|elapsed|took\b|\b(?:ms|sec|seconds)\b", re.I)
+
+
+def _score_map(m: re.Match[str]) -> Verdict | None:
+    """Return straggler when one member of a score map (higher is better) is far below the
+    median member; healthy when every map is even."""
+    maps = [
+        [(member, float(score)) for member, score in _ENTRY.findall(found[0])]
+        for found in _SCORE_MAP.finditer(m.string)
+    ]
+    slow = any(slow_peer(group) is not None for group in maps)
+    return _slow_member(K.GPU) if slow else HEALTHY
+
+
+def _respectively(m: re.Match[str]) -> Verdict | None:
+    """Return straggler when one of the figures listed per member is far off the others' in
+    the slow direction of what they measure (a rate low, a time high)."""
+    values = [float(v) for v in _NUMBER.findall(m["values"])]
+    if len(values) < MIN_PEERS:
+        return None
+    what = m.string[max(0, m.start() - 120) : m.end()]
+    if _RATE_WORDS.search(what):
+        slow = slow_peer([(str(i), v) for i, v in enumerate(values)]) is not None
+    elif _TIME_WORDS.search(what):
+        middle = median(values)
+        slow = middle > 0 and max(values) >= SLOW_ELAPSED_RATIO * middle
+    else:
+        return None
+    return _slow_member(_MEMBER_KIND[m["kind"].lower()]) if slow else HEALTHY
+
+
+def _slowest_times(m: re.Match[str]) -> Verdict | None:
+    """Return straggler when the slowest member takes N times the fastest's time."""
+    if float(m["ratio"]) < SLOW_ELAPSED_RATIO:
+        return None
+    return _slow_member(_MEMBER_KIND[m["kind"].lower()])
+
+
 def _named_slower(m: re.Match[str]) -> Verdict:
     """Return straggler on the component the sentence names (GPU, node or rank)."""
     kind = _MEMBER_KIND[m["kind"].lower()]
@@ -255,10 +307,11 @@ RULES: tuple[Rule, ...] = (
         "straggler.member_late",
         r"\b(?P<kind>GPU|card|device|node|host|rank|worker)\s*#?\s*\d+\b[^.\n]{0,60}?"
         r"(?:\b\d+(?:\.\d+)?\s*(?:ms|s|sec|seconds?|min|minutes?)|\b(?:about\s+|almost\s+|"
-        r"nearly\s+|over\s+)?(?:a|one|several|a\s+few)\s+(?:seconds?|minutes?))\s+later?\b",
-        ("late",),
-        "A named member arrives a measured time after the others (at the barrier, at the "
-        "batch): every other member waited that long for it.",
+        r"nearly\s+|over\s+)?(?:a|one|several|a\s+few)\s+(?:seconds?|minutes?))\s+"
+        r"(?:later?\b|behind\s+(?:the|all|its|every)\b)",
+        ("late", "behind"),
+        "A named member arrives a measured time after (or behind) the others (at the "
+        "barrier, at the batch): every other member waited that long for it.",
         judge=_late,
         flags=re.IGNORECASE,
     ),
@@ -270,6 +323,37 @@ RULES: tuple[Rule, ...] = (
         "A check that compares members flagged this one's figure as an outlier (or, "
         "ClusterKit, as poor against every other node): a slow node or link.",
         SLOW_NODE,
+    ),
+    rule(
+        "straggler.score_map",
+        _SCORE_MAP.pattern,
+        ("{",),
+        "A straggler detector's per-member scores (NVRx: 1.0 is the best member, 0.5 twice as "
+        "slow): a member far below the median member is the straggler that holds back the "
+        "synchronous step.",
+        judge=_score_map,
+    ),
+    rule(
+        "straggler.listed_figures",
+        r"\b(?P<kind>GPU|card|device|node|host|rank|worker)s?\s*(?:#\s*)?\d+(?:\s*,\s*\d+)*"
+        r",?\s+and\s+\d+\b[^.\n]{0,40}?\b(?:were|are|was|is|of)\s+"
+        r"(?P<values>\d+(?:\.\d+)?(?:\s*,\s*\d+(?:\.\d+)?)*,?\s+and\s+\d+(?:\.\d+)?)"
+        r"[^.\n]{0,20}?\brespectively\b",
+        ("respectively",),
+        "Figures listed one per member (`device 0, 1, 2 and 3 were ... respectively`): one "
+        "member's rate far below the others' (or its time far above) is a fail-slow member.",
+        judge=_respectively,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "straggler.slowest_times_fastest",
+        r"\bslowest\s+(?P<kind>GPU|card|device|node|host|rank|worker)s?\b[^.\n]{0,80}?"
+        r"~?\s*(?P<ratio>\d+(?:\.\d+)?)\s*(?:x\b|×|times\b)[^.\n]{0,40}?\bfastest\b",
+        ("slowest",),
+        "The slowest member takes several times the fastest's time for the same work: a slow "
+        "member that holds back (or should be taken out of) the group.",
+        judge=_slowest_times,
+        flags=re.IGNORECASE,
     ),
     rule(
         "straggler.utilisation_skew",
