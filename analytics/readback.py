@@ -35,6 +35,7 @@ from ingest.schema import (
     HostMetrics,
     JobTopology,
     LogLine,
+    PortSeen,
     TrainStep,
 )
 
@@ -180,9 +181,9 @@ def recent_collectives(
 
 def port_states(
     store: Store, nodes: Collection[str], before: datetime | None, lookback: timedelta
-) -> dict[str, dict[tuple[str, str, int], str]]:
-    """Return the last state of each NIC port of `nodes` sampled before `before` (None: the
-    newest stored), per cluster: {cluster: {(node, nic, port): state}}; samples older than
+) -> dict[str, dict[tuple[str, str, int], PortSeen]]:
+    """Return each NIC port of `nodes` as last sampled before `before` (None: the newest
+    stored), per cluster: {cluster: {(node, nic, port): PortSeen}}; samples older than
     `lookback` before that point are not looked at. The nodes lead the table's sort key, so
     the read touches their rows only, not a whole day of the fleet's."""
     if not nodes:
@@ -202,16 +203,20 @@ def port_states(
     else:
         params["since"] = int((before - lookback).timestamp())
     frame = store.query_df(
-        f"SELECT cluster, node, nic, port, argMax(state, (ts, ts_us)) AS state "
+        f"SELECT cluster, node, nic, port, argMax(state, (ts, ts_us)) AS state, "
+        f"argMax(link_downed, (ts, ts_us)) AS link_downed "
         f"FROM `{db}`.`{NIC_METRICS.name}` "
         f"WHERE node IN %(nodes)s AND ts >= toDateTime(%(since)s) AND {_before(before, params)} "
         f"GROUP BY cluster, node, nic, port",
         params,
     )
-    states: dict[str, dict[tuple[str, str, int], str]] = defaultdict(dict)
-    for cluster, node, nic, port, state in frame.itertuples(index=False):
-        states[cluster_name(cluster)][(str(node), str(nic), int(port))] = str(state)
-    return dict(states)
+    ports: dict[str, dict[tuple[str, str, int], PortSeen]] = defaultdict(dict)
+    for cluster, node, nic, port, state, downed in frame.itertuples(index=False):
+        counter = None if pd.isna(downed) else int(downed)
+        ports[cluster_name(cluster)][(str(node), str(nic), int(port))] = PortSeen(
+            str(state).upper(), counter
+        )
+    return dict(ports)
 
 
 def stored_through(store: Store, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:

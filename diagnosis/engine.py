@@ -48,6 +48,7 @@ from ingest.schema import (
     HostMetrics,
     JobTopology,
     LogLine,
+    PortSeen,
     TrainStep,
 )
 
@@ -172,7 +173,7 @@ class DiagnosisEngine:
         self.node_jobs: dict[str, str] = {}
         self.pci_gpu: dict[tuple[str, str], int] = {}
         self.nvml_seen: set[tuple[str, int]] = set()
-        self.nic_state: dict[PortKey, str] = {}
+        self.ports: dict[PortKey, PortSeen] = {}  # each NIC port as last scraped
         self.disk_seen: set[tuple[str, str]] = set()
         self._second: datetime | None = None
         self._warmed: set[str] = set()  # ids of events restored into detectors
@@ -210,14 +211,14 @@ class DiagnosisEngine:
         """Take back a running job's topology after a restart, without moving the clock."""
         self._topology(topology)
 
-    def restore_ports(self, states: Mapping[PortKey, str]) -> None:
-        """Take back NIC ports' last known states after a restart, without moving the clock.
+    def restore_ports(self, ports: Mapping[PortKey, PortSeen]) -> None:
+        """Take back NIC ports as last scraped after a restart, without moving the clock.
 
-        A port is seen going down only from a state it was in before; an engine that reads
-        again from just after a port's last "up" sample would otherwise miss the port going
-        down, and blame the job's stalled collectives instead.
+        A port is seen going down (or its link dropping) only against the scrape before; an
+        engine that reads again from just after a port's last "up" sample would otherwise miss
+        the port going down, and blame the job's stalled collectives instead.
         """
-        self.nic_state.update({key: state.upper() for key, state in states.items()})
+        self.ports.update(ports)
 
     def warm(self, job_id: str, events: list[EventBase]) -> None:
         """Show a restored job's recent steps and collectives to its detectors again.
@@ -381,18 +382,20 @@ class DiagnosisEngine:
     def _host_metrics(self, event: HostMetrics) -> None:
         for nic in event.nics:
             key = (event.node, nic.nic, nic.port)
-            before = self.nic_state.get(key)
-            self.nic_state[key] = nic.state.upper()
-            down = explicit.nic_went_down(event.node, nic.nic, before, nic.state)
-            if down is not None:
-                self._nic_down(event, nic.nic, down)
+            before, now = self.ports.get(key), nic.seen()
+            self.ports[key] = now
+            fault = explicit.nic_went_down(
+                event.node, nic.nic, before, now
+            ) or explicit.nic_link_dropped(event.node, nic.nic, before, now)
+            if fault is not None:
+                self._nic_fault(event, nic.nic, fault)
         for disk in event.disks:
             full = explicit.disk_full(event.node, disk)
             if full is not None and (event.node, disk.mount) not in self.disk_seen:
                 self.disk_seen.add((event.node, disk.mount))
                 self.correlator.add(full, event.ts, job=self.node_jobs.get(event.node))
 
-    def _nic_down(self, event: HostMetrics, nic: str, finding: Finding) -> None:
+    def _nic_fault(self, event: HostMetrics, nic: str, finding: Finding) -> None:
         job_id = self.node_jobs.get(event.node)
         job = self.jobs.get(job_id or "")
         suspects: list[Suspect] = []

@@ -23,7 +23,7 @@ from diagnosis.incident_store import latest_statuses, load_states
 from diagnosis.incidents import OpenState
 from diagnosis.lifecycle import is_final
 from diagnosis.model import IncidentStatus
-from ingest.schema import JobTopology
+from ingest.schema import JobTopology, PortSeen
 
 log = logging.getLogger(__name__)
 WARM_STEPS = 60  # a restored job's detectors see its last steps again: warm-up, baseline, window
@@ -82,8 +82,8 @@ def warm_job(
 
 def last_port_states(
     store: Store, nodes: Collection[str], resume: datetime | None
-) -> dict[str, dict[PortKey, str]]:
-    """Return, per cluster, the last state of each NIC port of `nodes` sampled `PORT_MARGIN`
+) -> dict[str, dict[PortKey, PortSeen]]:
+    """Return, per cluster, each NIC port of `nodes` as last sampled `PORT_MARGIN`
     before `resume`, the earliest event time the worker reads again (None: the newest
     states); StoreError.
 

@@ -19,7 +19,7 @@ import hashlib
 from abc import abstractmethod
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Annotated, Any, Literal, Self
+from typing import Annotated, Any, Literal, NamedTuple, Self
 
 from pydantic import (
     AwareDatetime,
@@ -248,6 +248,21 @@ class NicSample(_Model):
     link_downed: Count | None = Field(None, description="link_downed counter.")
     rcv_errors: Count | None = Field(None, description="port_rcv_errors counter.")
     xmit_discards: Count | None = Field(None, description="port_xmit_discards counter.")
+
+    def seen(self) -> PortSeen:
+        """Return what diagnosis keeps of this port between scrapes."""
+        return PortSeen(self.state.upper(), self.link_downed)
+
+
+class PortSeen(NamedTuple):
+    """A NIC port as last scraped: its state (upper case) and its link_downed counter.
+
+    The counter shows a link that went down and came back between two scrapes, which the
+    state alone never does when the outage is shorter than the scrape interval.
+    """
+
+    state: str
+    link_downed: int | None = None
 
 
 class DiskSample(_Model):

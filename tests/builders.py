@@ -177,6 +177,18 @@ def one_of_each() -> list[EventBase]:
     ]
 
 
+def nic_flap_scenario() -> dict[str, Any]:
+    """Return a twin scenario: the job of `nic_down_scenario`, whose node-0002 port mlx5_1
+    drops its link for 1-4 s every 30 s from 45 s while nodes report their ports every 30 s
+    (at 0, 30, 60 s ...): no scrape finds the port down, only its link_downed counter rises."""
+    return {
+        **nic_down_scenario(),
+        "duration_s": 240,
+        "host_interval_s": 30,
+        "faults": [{"kind": "nic_flap", "node": 2, "nic": 1, "at_s": 45, "period_s": 30}],
+    }
+
+
 def nic_down_scenario() -> dict[str, Any]:
     """Return a twin scenario: one 32-GPU job on four nodes; node-0002's port mlx5_1 goes
     down at 60 s; nodes report their ports every 5 s."""

@@ -1,12 +1,13 @@
 """Explicit faults read straight off node telemetry: a GPU NVML cannot read, a NIC port that
-went down, a full disk. Pure functions over one sample; callers keep the 'first time' state."""
+went down or whose link dropped between scrapes, a full disk. Pure functions over one sample
+(and, for ports, the one before it); callers keep the 'first time' and 'before' state."""
 
 from __future__ import annotations
 
 from typing import Protocol
 
 from diagnosis.model import Action, Blame, Category, ComponentKind, Finding, Severity
-from ingest.schema import DiskSample
+from ingest.schema import DiskSample, PortSeen
 
 LINK_DOWN = frozenset({"DOWN", "DISABLED", "POLLING"})
 DISK_FULL = 0.99  # used share at which a filesystem counts as full
@@ -44,19 +45,41 @@ def gpu_unreadable(node: str, sample: GpuReading) -> Finding | None:
     )
 
 
-def nic_went_down(node: str, nic: str, before: str | None, state: str) -> Finding | None:
+def nic_went_down(node: str, nic: str, before: PortSeen | None, now: PortSeen) -> Finding | None:
     """Return a finding when a NIC port's state goes from up to down."""
-    if before is None or before.upper() in LINK_DOWN or state.upper() not in LINK_DOWN:
+    if before is None or before.state in LINK_DOWN or now.state not in LINK_DOWN:
         return None
+    return _port_finding(node, nic, f"port state went {now.state}", "telemetry.nic_down", 0.95)
+
+
+def nic_link_dropped(node: str, nic: str, before: PortSeen | None, now: PortSeen) -> Finding | None:
+    """Return a finding when a port's link_downed counter rose since the scrape before: the
+    link went down (and, if the port is up now, came back) between two scrapes. A flapping
+    link stalls every transfer on its rail for seconds at a time, however short each outage
+    is against the scrape interval. A counter that fell was reset (driver reload, reboot)."""
+    if before is None or before.link_downed is None or now.link_downed is None:
+        return None
+    drops = now.link_downed - before.link_downed
+    if drops <= 0:
+        return None
+    times = "once" if drops == 1 else f"{drops} times"
+    line = (
+        f"link went down {times} since the last scrape (link_downed {now.link_downed}), "
+        f"port {now.state} now"
+    )
+    return _port_finding(node, nic, line, "telemetry.nic_link_dropped", 0.9)
+
+
+def _port_finding(node: str, nic: str, what: str, rule: str, confidence: float) -> Finding:
     return Finding(
         category=Category.NETWORK,
         blame=Blame.INFRASTRUCTURE,
         component=ComponentKind.NIC,
         severity=Severity.CRITICAL,
         action=Action.CHECK_NETWORK,
-        line=f"{node} {nic}: port state went {state}",
-        confidence=0.95,
-        rule="telemetry.nic_down",
+        line=f"{node} {nic}: {what}",
+        confidence=confidence,
+        rule=rule,
         node=node,
     )
 

@@ -12,7 +12,7 @@ from analytics.readback import all_events, port_states
 from analytics.store import Store
 from analytics.writer import ClickHouseWriter
 from ingest.kafka_bus import KafkaBus
-from ingest.schema import DEFAULT_CLUSTER, EventBase, HostMetrics
+from ingest.schema import DEFAULT_CLUSTER, EventBase, HostMetrics, PortSeen
 from ingest.sink import Sink, SinkSettings
 from tests.builders import at, make_gpu_metrics, make_host, make_log, make_step, one_of_each
 from tests.integration.conftest import count, wait_for
@@ -128,10 +128,10 @@ def test_nan_loss_is_stored_as_nan(kafka_bus, server_store):
     assert frame.iloc[0].tolist() == [1, 1, 1]
 
 
-def _ports(node: str, seconds: float, state: str) -> HostMetrics:
-    """A host scrape whose every NIC port is in `state`."""
+def _ports(node: str, seconds: float, state: str, downed: int | None = 0) -> HostMetrics:
+    """A host scrape whose every NIC port is in `state`, its link_downed counter `downed`."""
     scrape = make_host(node, seconds).model_dump(exclude={"id"})
-    scrape["nics"] = [{**nic, "state": state} for nic in scrape["nics"]]
+    scrape["nics"] = [{**nic, "state": state, "link_downed": downed} for nic in scrape["nics"]]
     return HostMetrics.model_validate(scrape)
 
 
@@ -140,8 +140,8 @@ def test_port_states_are_the_last_sampled_before_a_time(store_kind, request, kaf
     store = request.getfixturevalue(store_kind)
     sent = [
         _ports("n1", 0, "ACTIVE"),
-        _ports("n1", 10, "DOWN"),
-        _ports("n2", 5, "ACTIVE"),
+        _ports("n1", 10, "DOWN", 1),
+        _ports("n2", 5, "ACTIVE", None),  # a port without the counter (Ethernet)
         _ports("n3", -1000, "DOWN"),  # older than the lookback from either point
     ]
     _store(kafka_bus, store, sent)
@@ -151,14 +151,14 @@ def test_port_states_are_the_last_sampled_before_a_time(store_kind, request, kaf
     before = port_states(store, nodes, at(10), lookback)  # the sample at 10 s is not before it
     assert before == {
         DEFAULT_CLUSTER: {
-            ("n1", "mlx5_0", 1): "ACTIVE",
-            ("n1", "mlx5_1", 1): "ACTIVE",
-            ("n2", "mlx5_0", 1): "ACTIVE",
-            ("n2", "mlx5_1", 1): "ACTIVE",
+            ("n1", "mlx5_0", 1): PortSeen("ACTIVE", 0),
+            ("n1", "mlx5_1", 1): PortSeen("ACTIVE", 0),
+            ("n2", "mlx5_0", 1): PortSeen("ACTIVE", None),
+            ("n2", "mlx5_1", 1): PortSeen("ACTIVE", None),
         }
     }
     newest = port_states(store, nodes, None, lookback)
-    assert newest[DEFAULT_CLUSTER][("n1", "mlx5_0", 1)] == "DOWN"
+    assert newest[DEFAULT_CLUSTER][("n1", "mlx5_0", 1)] == PortSeen("DOWN", 1)
     assert ("n3", "mlx5_0", 1) not in newest[DEFAULT_CLUSTER]
     assert port_states(store, nodes, at(-2000), lookback) == {}
     only = port_states(store, ["n2"], None, lookback)  # the nodes asked for, no other

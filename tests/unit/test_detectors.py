@@ -13,7 +13,14 @@ from diagnosis.detectors import (
     StragglerDetector,
 )
 from diagnosis.model import Blame, Category, ComponentKind, Severity
-from ingest.schema import CollectiveProgress, CollectiveState, JobTopology, RankPlacement, TrainStep
+from ingest.schema import (
+    CollectiveProgress,
+    CollectiveState,
+    JobTopology,
+    PortSeen,
+    RankPlacement,
+    TrainStep,
+)
 
 T0 = datetime(2026, 11, 2, 8, 0, tzinfo=UTC)
 NAN = float("nan")
@@ -346,10 +353,34 @@ def test_explicit_telemetry_rules():
     lost = explicit.gpu_unreadable("n1", GpuSample(gpu=3, nvml_error="NVML_ERROR_GPU_IS_LOST"))
     assert lost is not None and lost.gpu == 3 and lost.category.value == "gpu.hardware"
     assert explicit.gpu_unreadable("n1", GpuSample(gpu=3)) is None
-    assert explicit.nic_went_down("n1", "mlx5_2", "ACTIVE", "DOWN") is not None
-    assert explicit.nic_went_down("n1", "mlx5_2", "DOWN", "DOWN") is None  # no transition
-    assert explicit.nic_went_down("n1", "mlx5_2", None, "DOWN") is None  # first sight: unknown
-    assert explicit.nic_went_down("n1", "mlx5_2", "ACTIVE", "ACTIVE") is None
+    up, down = PortSeen("ACTIVE", 3), PortSeen("DOWN", 4)
+    assert explicit.nic_went_down("n1", "mlx5_2", up, down) is not None
+    assert explicit.nic_went_down("n1", "mlx5_2", down, down) is None  # no transition
+    assert explicit.nic_went_down("n1", "mlx5_2", None, down) is None  # first sight: unknown
+    assert explicit.nic_went_down("n1", "mlx5_2", up, up) is None
     full = DiskSample(mount="/", used_bytes=995, total_bytes=1000)
     assert explicit.disk_full("n1", full) is not None
     assert explicit.disk_full("n1", DiskSample(mount="/", used_bytes=500, total_bytes=1000)) is None
+
+
+def test_a_link_that_dropped_between_scrapes_is_seen_by_its_counter():
+    from diagnosis.detectors import explicit
+
+    def dropped(before: PortSeen | None, now: PortSeen) -> str | None:
+        finding = explicit.nic_link_dropped("n1", "mlx5_2", before, now)
+        return None if finding is None else finding.line
+
+    # down and back up between two scrapes: only the counter shows it
+    line = dropped(PortSeen("ACTIVE", 7), PortSeen("ACTIVE", 8))
+    assert line is not None and "once" in line and "ACTIVE now" in line
+    assert "3 times" in (dropped(PortSeen("ACTIVE", 7), PortSeen("ACTIVE", 10)) or "")
+    finding = explicit.nic_link_dropped(
+        "n1", "mlx5_2", PortSeen("ACTIVE", 0), PortSeen("ACTIVE", 1)
+    )
+    assert finding is not None and finding.category == Category.NETWORK
+    assert finding.component == ComponentKind.NIC and finding.node == "n1"
+    assert dropped(PortSeen("ACTIVE", 7), PortSeen("ACTIVE", 7)) is None  # no drop
+    assert dropped(PortSeen("ACTIVE", 7), PortSeen("ACTIVE", 0)) is None  # reset (reboot)
+    assert dropped(None, PortSeen("ACTIVE", 9)) is None  # first sight: no baseline
+    assert dropped(PortSeen("ACTIVE", None), PortSeen("ACTIVE", 9)) is None  # no counter before
+    assert dropped(PortSeen("ACTIVE", 9), PortSeen("ACTIVE", None)) is None  # Ethernet port
