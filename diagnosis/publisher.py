@@ -128,11 +128,13 @@ class IncidentPublisher:
         if self._observe is not None:
             self._observe(time.perf_counter() - started)
         for inc in due:
+            first = inc.id not in self._published  # new here: not published or restored before
             self._published[inc.id] = (now, inc.revision)
             del self._unpublished[inc.id]
             self.stats.published += 1
-            if inc.revision == 1:
-                log.info("incident %s: %s", inc.id, inc.summary)
+            if first:
+                top = inc.suspects[0].explanation if inc.suspects else "no suspect"
+                log.info("incident %s r%d: %s [%s]", inc.id, inc.revision, inc.summary, top)
             else:
                 log.debug("incident %s r%d: %s", inc.id, inc.revision, inc.summary)
 

@@ -315,11 +315,12 @@ class DiagnosisWorker:
         if done.jobs or done.incidents:
             log.info(
                 "restored %d job topologies, %d incidents (%d closed) and %d NIC ports' "
-                "states from the store",
+                "states from the store (reading again from %s)",
                 done.jobs,
                 done.incidents,
                 len(done.closed),
                 done.ports,
+                "the newest" if resume is None else resume.isoformat(timespec="seconds"),
             )
 
     def _owned(
