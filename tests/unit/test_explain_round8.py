@@ -10,26 +10,15 @@ the comment says.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from functools import partial
 
 import pytest
 
-from diagnosis.explain import explain
 from diagnosis.explain.records import records
-from diagnosis.model import Category, ComponentKind, Severity
+from diagnosis.model import Category, ComponentKind
+from tests.explain_helpers import alarms, corpus_text, first
 
-CORPUS = Path(__file__).resolve().parents[1] / "fixtures/explain/corpus/fresh_16.jsonl"
-
-
-def _real(number: str) -> str:
-    """Return the text of record `fresh_16-<number>` (as collected)."""
-    for line in CORPUS.read_text().splitlines():
-        record = json.loads(line)
-        if record["id"].startswith(f"fresh_16-{number}-"):
-            return str(record["text"])
-    raise KeyError(number)
-
+_real = partial(corpus_text, "fresh_16")
 
 SCORES = _real("0000")  # NVIDIA/nvidia-resiliency-ext straggler usage guide (rank 6 at 0.591)
 RESPECTIVELY = _real("0002")  # NVIDIA/nvbandwidth#6 (host to device 0 at a quarter)
@@ -37,17 +26,6 @@ SLOWEST = _real("0003")  # gonka-ai/gonka#818 (slowest node ~4x the fastest, wra
 BEHIND = _real("0004")  # dev.to Ingero post (rank 41 80 ms behind the cohort)
 OFI = _real("0016")  # aws/aws-ofi-nccl#67 (no optimal provider)
 EFA_TEST = _real("0017")  # aws-samples/aws-efa-nccl-baseami-pipeline#2 (efa_installer test)
-
-
-def first(text: str) -> tuple[Category, str, ComponentKind | None] | None:
-    """Return the first finding's category, rule and component, or None without findings."""
-    found = explain(text)
-    return (found[0].category, found[0].rule, found[0].component) if found else None
-
-
-def alarms(text: str) -> list[str]:
-    """Return the rules of findings at warning or worse."""
-    return [f.rule for f in explain(text) if f.severity != Severity.INFO]
 
 
 @pytest.mark.parametrize(

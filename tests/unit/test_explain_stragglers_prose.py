@@ -9,26 +9,15 @@ otherwise the real text with the verdict words changed, which the comment says.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from functools import partial
 
 import pytest
 
-from diagnosis.explain import explain
 from diagnosis.explain.rules_straggler import UTIL_SKEW
-from diagnosis.model import Category, ComponentKind, Severity
+from diagnosis.model import Category, ComponentKind
+from tests.explain_helpers import alarms, corpus_text, first
 
-CORPUS = Path(__file__).resolve().parents[1] / "fixtures/explain/corpus/fresh_15.jsonl"
-
-
-def _real(number: str) -> str:
-    """Return the text of record `fresh_15-<number>` (as collected)."""
-    for line in CORPUS.read_text().splitlines():
-        record = json.loads(line)
-        if record["id"].startswith(f"fresh_15-{number}-"):
-            return str(record["text"])
-    raise KeyError(number)
-
+_real = partial(corpus_text, "fresh_15")
 
 STRUGGLER = _real("0001")  # facebookresearch/spdl docs (optimization guide, "The Struggler")
 LATE_BATCH = _real("0002")  # ultralytics/ultralytics#8566
@@ -39,17 +28,6 @@ CLUSTERKIT = _real("0007")  # Azure/azurehpc#410 (ClusterKit report)
 UTILISATION = _real("0008")  # facebookarchive/fb.resnet.torch#61
 FEW_SLOW = _real("0010")  # kubeflow/kubeflow#68
 OUTLIER = _real("0000")  # awslabs/ai-on-sagemaker-hyperpod nccl-tests guide (bad node detection)
-
-
-def first(text: str) -> tuple[Category, str, ComponentKind | None] | None:
-    """Return the first finding's category, rule and component, or None without findings."""
-    found = explain(text)
-    return (found[0].category, found[0].rule, found[0].component) if found else None
-
-
-def alarms(text: str) -> list[str]:
-    """Return the rules of findings at warning or worse."""
-    return [f.rule for f in explain(text) if f.severity != Severity.INFO]
 
 
 @pytest.mark.parametrize(

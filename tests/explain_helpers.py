@@ -1,0 +1,31 @@
+"""Helpers of the explainer's tests: corpus records read by id, and the verdicts asserted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from diagnosis.explain import explain
+from diagnosis.model import Category, ComponentKind, Severity
+
+CORPUS = Path(__file__).resolve().parent / "fixtures/explain/corpus"
+
+
+def corpus_text(batch: str, number: str) -> str:
+    """Return the text of record `<batch>-<number>` (as collected), e.g. ("fresh_16", "0002")."""
+    for line in (CORPUS / f"{batch}.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        if record["id"].startswith(f"{batch}-{number}-"):
+            return str(record["text"])
+    raise KeyError(f"{batch}-{number}")
+
+
+def first(text: str) -> tuple[Category, str, ComponentKind | None] | None:
+    """Return the first finding's category, rule and component, or None without findings."""
+    found = explain(text)
+    return (found[0].category, found[0].rule, found[0].component) if found else None
+
+
+def alarms(text: str) -> list[str]:
+    """Return the rules of findings at warning or worse."""
+    return [f.rule for f in explain(text) if f.severity != Severity.INFO]
