@@ -133,8 +133,7 @@ class IncidentPublisher:
             del self._unpublished[inc.id]
             self.stats.published += 1
             if first:
-                top = inc.suspects[0].explanation if inc.suspects else "no suspect"
-                log.info("incident %s r%d: %s [%s]", inc.id, inc.revision, inc.summary, top)
+                log.info("incident %s r%d: %s [%s]", inc.id, inc.revision, inc.summary, _top(inc))
             else:
                 log.debug("incident %s r%d: %s", inc.id, inc.revision, inc.summary)
 
@@ -163,3 +162,13 @@ def worth_logging(count: int) -> bool:
     """Return whether the count-th occurrence of a repeated warning is logged: the 1st, 2nd,
     4th, 8th, ... (a flood costs a few lines, and the count says how big it was)."""
     return count & (count - 1) == 0
+
+
+def _top(incident: Incident) -> str:
+    """Return where the incident's top suspect is, in a few words (for the log)."""
+    if not incident.suspects:
+        return "no suspect"
+    top = incident.suspects[0]
+    where = (("node", top.node), ("gpu", top.gpu), ("nic", top.nic), ("rank", top.rank))
+    named = " ".join(f"{name} {value}" for name, value in where if value is not None)
+    return f"top suspect: {top.component.value} {named}".rstrip()
