@@ -184,23 +184,27 @@ class RouteProgress:
         known False: some source has not said how far it got (or has records to route and
         has routed none yet): nothing may be fed. Otherwise `time` is the earliest point a
         source with records still to route has reached (None: every source is idle).
-        A source is idle only while its router still speaks: an idle mark holds at its time
-        like a busy one once it is `stale_s` older than the partition's newest mark, or, in
-        a partition read to its end (`read_to_end`: no newer mark waits there), than `now`
-        (the member's wall clock). Its router may be dead, with records arriving that no one
-        routes until the source is taken over.
+        An idle claim counts only in a partition read to its end (`read_to_end`), and only
+        while its router still speaks: not `stale_s` older than the partition's newest mark
+        or than `now` (the member's wall clock). Elsewhere it holds at its time like a busy
+        mark. In a partition with records still to read (a backlog read again after a
+        takeover) every mark read so far may be old: the routers' later batches, with records
+        dated before the other sources' marks, are among what is still to read. And a
+        router may be dead, with records arriving that no one routes until the source is
+        taken over.
         """
         earliest: datetime | None = None
         for tp in routed:
             marks = self._marks.get(tp, {})
+            live = now is not None and tp in read_to_end
             newest = self._newest.get(tp)
-            if now is not None and tp in read_to_end:
+            if live and now is not None:
                 newest = now if newest is None else max(newest, now)
             for source in self.sources:
                 mark = marks.get(source)
                 if mark is None:
                     return False, None
-                idle = mark.idle and not self._stale(mark, newest)
+                idle = mark.idle and live and not self._stale(mark, newest)
                 if idle:
                     continue
                 if mark.ts is None:

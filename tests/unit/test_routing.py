@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -111,25 +111,30 @@ def test_progress_waits_for_every_source_then_holds_at_the_slowest_busy_one():
     sources = source_names({"tg.metrics": 2, "tg.logs": 1})
     progress = RouteProgress(sources)
     q0, q1 = TopicPartition(EVIDENCE, 0), TopicPartition(EVIDENCE, 1)
+    live = (at(61), {q0, q1})  # the member's clock; both partitions read to their end
+
+    def hold(*partitions: TopicPartition) -> tuple[bool, datetime | None]:
+        return progress.hold(partitions, *live)
+
     progress.observe(q0, {"tg.metrics:0": SourceMark(at(50), False)})
-    assert progress.hold([q0]) == (False, None)  # two sources have said nothing yet
+    assert hold(q0) == (False, None)  # two sources have said nothing yet
     progress.observe(q0, {"tg.metrics:1": SourceMark(at(20), False)})
     progress.observe(q0, {"tg.logs:0": SourceMark(None, True)})
-    assert progress.hold([q0]) == (True, at(20))
-    assert progress.hold([q0, q1]) == (False, None)  # q1 has no marks yet
+    assert hold(q0) == (True, at(20))
+    assert hold(q0, q1) == (False, None)  # q1 has no marks yet
     progress.observe(q0, {"tg.metrics:1": SourceMark(at(30), True)})
-    assert progress.hold([q0]) == (True, at(50))  # the caught-up source holds nothing
+    assert hold(q0) == (True, at(50))  # the caught-up source holds nothing
     progress.observe(q0, {"tg.metrics:0": SourceMark(at(60), True)})
-    assert progress.hold([q0]) == (True, None)
+    assert hold(q0) == (True, None)
     progress.forget()
-    assert progress.hold([q0]) == (False, None)
+    assert hold(q0) == (False, None)
 
 
 def test_a_busy_source_that_routed_nothing_yet_holds_everything():
     progress = RouteProgress({"tg.metrics:0"})
     q0 = TopicPartition(EVIDENCE, 0)
     progress.observe(q0, {"tg.metrics:0": SourceMark(None, False)})
-    assert progress.hold([q0]) == (False, None)
+    assert progress.hold([q0], at(1), {q0}) == (False, None)
 
 
 def test_an_idle_source_whose_router_fell_silent_holds_at_its_last_time():
@@ -139,29 +144,59 @@ def test_an_idle_source_whose_router_fell_silent_holds_at_its_last_time():
     q0 = TopicPartition(EVIDENCE, 0)
     progress.observe(q0, {"tg.metrics:1": SourceMark(at(200), True, sent=at(1000))})
     progress.observe(q0, {"tg.metrics:0": SourceMark(at(210), True, sent=at(1004))})
-    assert progress.hold([q0]) == (True, None)  # both speak: both idle
+    assert progress.hold([q0], at(1004), {q0}) == (True, None)  # both speak: both idle
     progress.observe(q0, {"tg.metrics:0": SourceMark(at(300), False, sent=at(1006))})
-    assert progress.hold([q0]) == (True, at(200))  # B's idle claim is 6 s old: void
+    # B's idle claim is 6 s older than A's newest mark: void
+    assert progress.hold([q0], at(1006), {q0}) == (True, at(200))
     # another router takes tg.metrics:1 over and marks it: routed up to 260 s, busy
     progress.observe(q0, {"tg.metrics:1": SourceMark(at(260), False, sent=at(1007))})
-    assert progress.hold([q0]) == (True, at(260))
+    assert progress.hold([q0], at(1007), {q0}) == (True, at(260))
     # a silent router's source that never routed anything: nothing is known
     empty = RouteProgress({"tg.logs:0", "tg.metrics:0"}, stale_s=5.0)
     empty.observe(q0, {"tg.logs:0": SourceMark(None, True, sent=at(1000))})
     empty.observe(q0, {"tg.metrics:0": SourceMark(at(300), True, sent=at(1010))})
-    assert empty.hold([q0]) == (False, None)
+    assert empty.hold([q0], at(1010), {q0}) == (False, None)
     # every router fell silent (the only one was killed): no newer mark will come, so in a
     # partition read to its end an idle claim is judged against the member's own clock
     alone = RouteProgress({"tg.metrics:0"}, stale_s=5.0)
     alone.observe(q0, {"tg.metrics:0": SourceMark(at(200), True, sent=at(1000))})
     assert alone.hold([q0], at(1004), {q0}) == (True, None)  # 4 s: it may still speak
     assert alone.hold([q0], at(1013), {q0}) == (True, at(200))
-    # with records still to read in the partition a newer mark may be among them: no verdict
-    assert alone.hold([q0], at(1013), set()) == (True, None)
-    # marks from routers that do not date them are taken as they say
+    # marks from routers that do not date them are taken as they say, in a partition read
+    # to its end
     undated = RouteProgress({"tg.logs:0"}, stale_s=5.0)
     undated.observe(q0, {"tg.logs:0": SourceMark(at(1), True)})
-    assert undated.hold([q0]) == (True, None)
+    assert undated.hold([q0], at(2), {q0}) == (True, None)
+
+
+def test_idle_claims_read_from_a_backlog_hold_at_their_time():
+    # a member that took a job over reads its evidence partition again from the committed
+    # offset: the marks it reads first are old, and the routers' later batches (records dated
+    # before other sources' marks) are still to read. Router D was killed idle; routers R
+    # marked 4.5 s after it: within the staleness allowance, so D's claim is not void by age,
+    # yet the partition is not read to its end, so no idle claim counts: each source holds
+    # at its mark's time (ci10: a port-down scrape fed after a later NCCL line of its node)
+    progress = RouteProgress({"tg.metrics:4", "tg.metrics:3", "tg.logs:3"}, stale_s=5.0)
+    q1 = TopicPartition(EVIDENCE, 1)
+    progress.observe(q1, {"tg.metrics:4": SourceMark(at(68), True, sent=at(1000))})
+    progress.observe(
+        q1,
+        {
+            "tg.metrics:3": SourceMark(at(158), True, sent=at(1004.5)),
+            "tg.logs:3": SourceMark(at(158), True, sent=at(1004.5)),
+        },
+    )
+    assert progress.hold([q1], at(1020), set()) == (True, at(68))
+    # read to its end, D's claim is judged against the member's clock: 20 s old, void
+    assert progress.hold([q1], at(1020), {q1}) == (True, at(68))
+    # R took D's source over and marked everything up to 240 s: nothing held
+    progress.observe(q1, {"tg.metrics:4": SourceMark(at(240), True, sent=at(1018))})
+    progress.observe(
+        q1, {n: SourceMark(at(240), True, sent=at(1018)) for n in ("tg.metrics:3", "tg.logs:3")}
+    )
+    assert progress.hold([q1], at(1019), {q1}) == (True, None)
+    # without the member's clock (no live reading) nothing is taken as idle
+    assert progress.hold([q1]) == (True, at(240))
 
 
 def test_membership_owns_the_keys_that_hash_to_its_partitions():
