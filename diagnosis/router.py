@@ -34,7 +34,9 @@ from diagnosis.routing import (
     source_name,
 )
 from ingest.bus import BusError, Consumer, Producer, Record, TopicPartition
-from ingest.schema import DEFAULT_CLUSTER, JobTopology, SchemaError, decode_event
+from ingest.schema import DEFAULT_CLUSTER, Event, JobTopology, SchemaError, decode_event
+
+_FIRST = datetime.min.replace(tzinfo=UTC)  # sorts undecodable records first
 
 log = logging.getLogger(__name__)
 
@@ -116,8 +118,14 @@ class EvidenceRouter:
             return 0
         if records and not self._read_topologies():
             log.warning("jobs topic not read to its end; routing with %d jobs", len(self.node_jobs))
-        for record in records:
-            self._route(record)
+        decoded = [(record, self._decode(record)) for record in records]
+        # forward in event-time order: a poll returns its records source by source, and a
+        # node's log line must not reach the evidence partition before the same node's
+        # earlier host scrape (members feed what they read; a port-down scrape read after the
+        # NCCL error it caused no longer opens the incident)
+        decoded.sort(key=lambda pair: _FIRST if pair[1] is None else pair[1].ts)
+        for record, event in decoded:
+            self._route(record, event)
         if records or self._monotonic() - self._last_mark >= self.settings.mark_interval_s:
             self._mark_and_commit()
         return len(records)
@@ -156,11 +164,15 @@ class EvidenceRouter:
             self.node_jobs.add(event)
             self.stats.topologies += 1
 
-    def _route(self, record: Record) -> None:
-        self._done[record.tp] = record.offset + 1
+    def _decode(self, record: Record) -> Event | None:
         try:
-            event = decode_event(record.value).in_cluster(self.settings.cluster)
+            return decode_event(record.value).in_cluster(self.settings.cluster)
         except SchemaError:
+            return None
+
+    def _route(self, record: Record, event: Event | None) -> None:
+        self._done[record.tp] = max(self._done.get(record.tp, 0), record.offset + 1)
+        if event is None:
             self.stats.undecodable += 1  # the sink dead-letters it; diagnosis skips it anyway
             return
         key = route_key(event, self.node_jobs)
