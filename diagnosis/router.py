@@ -156,10 +156,7 @@ class EvidenceRouter:
                 return False
 
     def _topology(self, record: Record) -> None:
-        try:
-            event = decode_event(record.value).in_cluster(self.settings.cluster)
-        except SchemaError:
-            return
+        event = self._decode(record)
         if isinstance(event, JobTopology):
             self.node_jobs.add(event)
             self.stats.topologies += 1

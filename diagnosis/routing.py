@@ -196,15 +196,15 @@ class RouteProgress:
         earliest: datetime | None = None
         for tp in routed:
             marks = self._marks.get(tp, {})
-            live = now is not None and tp in read_to_end
+            clock = now if tp in read_to_end else None  # None: idle claims do not count
             newest = self._newest.get(tp)
-            if live and now is not None:
-                newest = now if newest is None else max(newest, now)
+            if clock is not None:
+                newest = clock if newest is None else max(newest, clock)
             for source in self.sources:
                 mark = marks.get(source)
                 if mark is None:
                     return False, None
-                idle = mark.idle and live and not self._stale(mark, newest)
+                idle = mark.idle and clock is not None and not self._stale(mark, newest)
                 if idle:
                     continue
                 if mark.ts is None:

@@ -86,13 +86,18 @@ _NODE_TIME = re.compile(r"(\d+)\s*:\s*(\d+(?:\.\d+)?)")
 _GPU_RATE = re.compile(r"\((\d+(?:\.\d+)?) Gflop/s\)")
 
 
+def _slowest_far_behind(times: list[float]) -> bool:
+    """Return whether the longest of the members' times is SLOW_ELAPSED_RATIO x their median."""
+    middle = median(times)
+    return middle > 0 and max(times) >= SLOW_ELAPSED_RATIO * middle
+
+
 def _elapsed(m: re.Match[str]) -> Verdict | None:
     """Return straggler when one node's elapsed time is far above the nodes' median."""
     times = [float(t) for _, t in _NODE_TIME.findall(m["nodes"])]
     if len(times) < MIN_NODES:
         return None
-    middle = median(times)
-    return SLOW_NODE if middle > 0 and max(times) >= SLOW_ELAPSED_RATIO * middle else HEALTHY
+    return SLOW_NODE if _slowest_far_behind(times) else HEALTHY
 
 
 def _burn(m: re.Match[str]) -> Verdict | None:
@@ -206,8 +211,7 @@ def _respectively(m: re.Match[str]) -> Verdict | None:
     if _RATE_WORDS.search(what):
         slow = slow_peer([(str(i), v) for i, v in enumerate(values)]) is not None
     elif _TIME_WORDS.search(what):
-        middle = median(values)
-        slow = middle > 0 and max(values) >= SLOW_ELAPSED_RATIO * middle
+        slow = _slowest_far_behind(values)
     else:
         return None
     return _slow_member(_MEMBER_KIND[m["kind"].lower()]) if slow else HEALTHY
