@@ -183,7 +183,10 @@ class EvidenceRouter:
     def _mark_and_commit(self) -> None:
         """Send a mark to every evidence partition, then commit the sources routed."""
         owned = self.consumer.assignment()
-        caught_up = self.consumer.caught_up()
+        # "idle" claims a source has nothing left to route: judged against ends looked up now,
+        # after every record forwarded so far was fetched (a source whose broker was last
+        # fetched before it appended a record older than those forwarded is not idle)
+        caught_up = self.consumer.caught_up(fresh=True)
         marks = {
             source_name(tp): SourceMark(self._reached.get(tp), tp in caught_up) for tp in owned
         }

@@ -161,6 +161,7 @@ class DiagnosisWorker:
         self._agreed: datetime | None = None  # the sources' agreed time, once per poll
         self._restored = False
         self._reread: dict[TopicPartition, int] | None = None  # where the bus is read again
+        self._delivered: set[TopicPartition] = set()  # partitions read from since the reset
         self._seen_ids = RecentIds(self.settings.dedup_window)
         self._fed_upto: dict[TopicPartition, int] = {}
         self._input = InputProgress(
@@ -218,9 +219,11 @@ class DiagnosisWorker:
         if records:
             self._buffer(records, self._input.arrived(now, self.consumer.assignment()))
         owned, caught_up = self.consumer.assignment(), self.consumer.caught_up()
-        if not self._restored and (self._held or self._nothing_to_read(now, owned, caught_up)):
-            # before anything is fed: what was read first is where this worker resumes
+        if not self._restored and self._ready_to_restore(now, owned, caught_up):
+            # before anything is fed: the oldest event read first is where this worker resumes
             self.restore(resume=self._held.oldest())
+        if not self._restored:
+            return len(records)
         self._agreed = self._sources.now(now)
         upto = self._watermark(self.settings.lateness_s, owned, caught_up)
         if upto is not None:
@@ -273,12 +276,22 @@ class DiagnosisWorker:
             return {}
         return {tp: mark + 1 for tp, mark in marks.items()}
 
-    def _nothing_to_read(
+    def _ready_to_restore(
         self, now: float, owned: set[TopicPartition], caught_up: set[TopicPartition]
     ) -> bool:
-        """Whether this worker owns partitions and has read all there is (no backlog)."""
-        waited = now - self._started >= self.settings.restore_timeout_s
-        return waited or (bool(owned) and owned <= caught_up)
+        """Whether every owned partition with records to read has delivered some.
+
+        The restore shows the detectors the store's view up to the oldest event read first
+        (ports as sampled before it, steps stored before it): a partition not read yet may
+        start earlier (evidence restarts at its commit, held back by the route marks), and a
+        port that went down in between would come back down with its transition never seen.
+        Bounded by `restore_timeout_s` and `max_buffered`.
+        """
+        if now - self._started >= self.settings.restore_timeout_s:
+            return True
+        if len(self._held) >= self.settings.max_buffered:
+            return True
+        return bool(owned) and owned <= caught_up | self._delivered
 
     def restore(self, resume: datetime | None = None) -> None:
         """Take back running jobs' topologies and open incidents from the store (once).
@@ -338,6 +351,8 @@ class DiagnosisWorker:
 
     def drain(self) -> None:
         """Feed everything buffered and publish every pending revision (end of a stream)."""
+        if not self._restored:
+            self.restore(resume=self._held.oldest())
         self._agreed = self._sources.now(self._monotonic())
         self._release(None)
         self.publish(force=True)
@@ -353,6 +368,7 @@ class DiagnosisWorker:
         parts = {(r.topic, r.partition): TopicPartition(r.topic, r.partition) for r in records}
         for tp in parts.values():
             self._input.heard(tp, flow)
+        self._delivered.update(parts.values())
         reached: dict[TopicPartition, datetime] = {}
         earliest, latest = self.settings.event_time.admitted(wall)
         for record in records:

@@ -182,8 +182,11 @@ class Consumer(Protocol):
     def assignment(self) -> set[TopicPartition]:
         """Return the partitions this member owns now."""
 
-    def caught_up(self) -> set[TopicPartition]:
-        """Return the owned partitions known to have nothing more to read right now."""
+    def caught_up(self, fresh: bool = False) -> set[TopicPartition]:
+        """Return the owned partitions known to have nothing more to read right now.
+
+        `fresh`: judged against each partition's end as it is now (a round trip where the end
+        is remote), not as the last read saw it."""
 
     def rewind(
         self,
@@ -402,8 +405,8 @@ class _InProcessConsumer:
     def assignment(self) -> set[TopicPartition]:
         return set(self.owned)
 
-    def caught_up(self) -> set[TopicPartition]:
-        with self._bus._cond:
+    def caught_up(self, fresh: bool = False) -> set[TopicPartition]:
+        with self._bus._cond:  # the end is always as it is now
             logs = self._bus._logs
             return {
                 tp for tp in self.owned if self.positions[tp] >= len(logs[tp.topic][tp.partition])

@@ -100,12 +100,35 @@ class KafkaBusConsumer:
         """Return the partitions owned now."""
         return {TopicPartition(tp.topic, tp.partition) for tp in self._inner.assignment()}
 
-    def caught_up(self) -> set[TopicPartition]:
+    def caught_up(self, fresh: bool = False) -> set[TopicPartition]:
         """Return the owned partitions whose position reached the last fetched high watermark.
 
         Where no fetch has reported an end, an end looked up at most `_END_VALID_S` ago, since
         the partition was assigned and last sought, stands in for it; else it is not caught up.
+        `fresh`: those partitions are kept only if their end, looked up now (one request per
+        leader), is still their position. A fetch answered by one broker says nothing of the
+        records another broker appended since, so "nothing more to read" claimed from the last
+        fetch alone may be false by the time it is acted on; a failed lookup keeps none.
         """
+        done = self._at_fetched_end()
+        if not fresh or not done:
+            return done
+        asked = [KafkaTopicPartition(tp.topic, tp.partition) for tp in done]
+        try:
+            ends = self._inner.end_offsets(asked, timeout_ms=self._FRESH_TIMEOUT_MS)
+            positions = {tp: self._inner.position(tp, timeout_ms=0) for tp in asked}
+        except KafkaError as exc:
+            log.debug("end offsets not available, nothing claimed read to its end: %s", exc)
+            return set()
+        return {
+            TopicPartition(tp.topic, tp.partition)
+            for tp in asked
+            if positions[tp] is not None and positions[tp] >= ends.get(tp, 1 << 62)
+        }
+
+    _FRESH_TIMEOUT_MS = 2_000  # a fresh end not known by then: not read to its end
+
+    def _at_fetched_end(self) -> set[TopicPartition]:
         done = set()
         owned = self._inner.assignment()
         self._look_up_ends([tp for tp in owned if self._inner.highwater(tp) is None])
