@@ -158,8 +158,17 @@ class RouteProgress:
     def __init__(self, sources: Iterable[str], stale_s: float = MARK_STALE_S) -> None:
         self.sources = frozenset(sources)
         self.stale_s = stale_s
+        self.counts: dict[str, int] = {}
+        """Partitions of each source topic."""
+        for name in self.sources:
+            topic, _, partition = name.rpartition(":")
+            self.counts[topic] = max(self.counts.get(topic, 0), int(partition) + 1)
         self._marks: dict[TopicPartition, dict[str, SourceMark]] = {}
         self._newest: dict[TopicPartition, datetime] = {}  # latest `sent` read per partition
+        # per partition: each source's fellow sources in its latest mark (one router's)
+        self._fellows: dict[TopicPartition, dict[str, frozenset[str]]] = {}
+        # per partition: sources whose router's records were read after its latest mark
+        self._unmarked: dict[TopicPartition, set[str]] = {}
 
     def observe(self, tp: TopicPartition, marks: Mapping[str, SourceMark]) -> None:
         """Take a mark read from partition `tp` (the latest mark of a source wins)."""
@@ -167,11 +176,28 @@ class RouteProgress:
         for mark in marks.values():
             if mark.sent is not None and (tp not in self._newest or mark.sent > self._newest[tp]):
                 self._newest[tp] = mark.sent
+        fellows = frozenset(marks)
+        self._fellows.setdefault(tp, {}).update(dict.fromkeys(fellows, fellows))
+        self._unmarked.get(tp, set()).difference_update(fellows)
+
+    def routed(self, tp: TopicPartition, source: str) -> None:
+        """Note a record of `source` read in partition `tp`.
+
+        Its router marked every source it routes before this batch and marks them again after
+        it. Until that next mark, none of its idle claims count: a source it called idle may
+        have records appended after the claim and older than this record, routed in this
+        batch after it or in the next.
+        """
+        self._unmarked.setdefault(tp, set()).update(
+            self._fellows.get(tp, {}).get(source, frozenset((source,)))
+        )
 
     def forget(self) -> None:
         """Drop everything (a new assignment re-reads marks from the committed offsets)."""
         self._marks.clear()
         self._newest.clear()
+        self._fellows.clear()
+        self._unmarked.clear()
 
     def hold(
         self,
@@ -187,11 +213,12 @@ class RouteProgress:
         An idle claim counts only in a partition read to its end (`read_to_end`), and only
         while its router still speaks: not `stale_s` older than the partition's newest mark
         or than `now` (the member's wall clock). Elsewhere it holds at its time like a busy
-        mark. In a partition with records still to read (a backlog read again after a
-        takeover) every mark read so far may be old: the routers' later batches, with records
-        dated before the other sources' marks, are among what is still to read. And a
-        router may be dead, with records arriving that no one routes until the source is
-        taken over.
+        mark, and so does the claim of a source whose router's records were read after its
+        latest mark (`routed`). In a partition with records still to read (a backlog read
+        again after a takeover) every mark read so far may be old: the routers' later
+        batches, with records dated before the other sources' marks, are among what is still
+        to read. And a router may be dead, with records arriving that no one routes until the
+        source is taken over.
         """
         earliest: datetime | None = None
         for tp in routed:
@@ -200,11 +227,17 @@ class RouteProgress:
             newest = self._newest.get(tp)
             if clock is not None:
                 newest = clock if newest is None else max(newest, clock)
+            unmarked = self._unmarked.get(tp, set())
             for source in self.sources:
                 mark = marks.get(source)
                 if mark is None:
                     return False, None
-                idle = mark.idle and clock is not None and not self._stale(mark, newest)
+                idle = (
+                    mark.idle
+                    and clock is not None
+                    and source not in unmarked
+                    and not self._stale(mark, newest)
+                )
                 if idle:
                     continue
                 if mark.ts is None:
@@ -244,3 +277,11 @@ class Membership:
     def routed(self, assignment: Iterable[TopicPartition]) -> list[TopicPartition]:
         """Return the evidence partitions among `assignment`."""
         return [tp for tp in assignment if tp.topic == self.evidence_topic]
+
+    def source_of(self, topic: str, key: str) -> str | None:
+        """Return the source partition an event of `topic` with `key` was read from by the
+        route stage (None: not a routed topic)."""
+        count = self.progress.counts.get(topic)
+        if count is None:
+            return None
+        return source_name(TopicPartition(topic, self.partition_of(key.encode(), count)))

@@ -399,6 +399,10 @@ class DiagnosisWorker:
                 continue
             self._seen_ids.add(event.id)
             self._sources.observe(event.key, ts, now)
+            if member is not None and record.topic == member.evidence_topic:
+                source = member.source_of(self.topics.for_kind(event.kind), event.key)
+                if source is not None:
+                    member.progress.routed(tp, source)
             if tp not in reached or ts > reached[tp]:
                 reached[tp] = ts
             self._held.push(Buffered(ts, tp, record.offset, event))

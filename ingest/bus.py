@@ -97,7 +97,11 @@ class Topics:
 
     def for_event(self, event: EventBase) -> str:
         """Return the topic an event is published to."""
-        return self.topic(KIND_FAMILY[event.kind])
+        return self.for_kind(event.kind)
+
+    def for_kind(self, kind: str) -> str:
+        """Return the topic events of a kind are published to."""
+        return self.topic(KIND_FAMILY[kind])
 
     def telemetry(self) -> list[str]:
         """Return every telemetry topic (what the sink consumes)."""

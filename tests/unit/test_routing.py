@@ -199,6 +199,61 @@ def test_idle_claims_read_from_a_backlog_hold_at_their_time():
     assert progress.hold([q1]) == (True, at(240))
 
 
+def test_a_routers_idle_claims_are_void_from_its_next_record_to_its_next_mark():
+    # router R routes tg.metrics:3 and tg.logs:3. Its mark says the metrics source is idle;
+    # then a log line of R's next batch is read: a port-down scrape appended to the metrics
+    # source after R's claim, and older than that line, may still come (in this batch, after
+    # the line, or in the next), so the claim holds at its time until R marks again
+    progress = RouteProgress({"tg.metrics:3", "tg.logs:3", "tg.metrics:0"}, stale_s=5.0)
+    q1 = TopicPartition(EVIDENCE, 1)
+    live = (at(1001), {q1})
+    progress.observe(
+        q1,
+        {
+            "tg.metrics:3": SourceMark(at(195), True, sent=at(1000)),
+            "tg.logs:3": SourceMark(at(190), True, sent=at(1000)),
+        },
+    )
+    progress.observe(q1, {"tg.metrics:0": SourceMark(at(300), True, sent=at(1000))})
+    assert progress.hold([q1], *live) == (True, None)
+    progress.routed(q1, "tg.logs:3")
+    assert progress.hold([q1], *live) == (True, at(190))  # R's sources hold; the other not
+    progress.observe(
+        q1,
+        {
+            "tg.metrics:3": SourceMark(at(195), False, sent=at(1000.5)),
+            "tg.logs:3": SourceMark(at(209), True, sent=at(1000.5)),
+        },
+    )
+    assert progress.hold([q1], *live) == (True, at(195))  # the new mark: metrics busy
+    progress.observe(
+        q1,
+        {
+            "tg.metrics:3": SourceMark(at(200), True, sent=at(1001)),
+            "tg.logs:3": SourceMark(at(209), True, sent=at(1001)),
+        },
+    )
+    assert progress.hold([q1], *live) == (True, None)
+    # a source no mark has named yet voids only itself
+    progress.routed(q1, "tg.metrics:0")
+    assert progress.hold([q1], *live) == (True, at(300))
+    progress.forget()
+    assert progress.hold([q1], *live) == (False, None)
+
+
+def test_membership_names_the_source_partition_a_routed_event_was_read_from():
+    progress = RouteProgress(source_names({"tg.metrics": 6, "tg.logs": 4}))
+    member = Membership(EVIDENCE, "tg.jobs", 6, in_process_partition, progress)
+    assert progress.counts == {"tg.metrics": 6, "tg.logs": 4}
+    assert member.source_of("tg.logs", "node-0006") == (
+        f"tg.logs:{in_process_partition(b'node-0006', 4)}"
+    )
+    assert member.source_of("tg.metrics", "node-0006") == (
+        f"tg.metrics:{in_process_partition(b'node-0006', 6)}"
+    )
+    assert member.source_of("tg.train", "job-1") is None  # job telemetry is not routed
+
+
 def test_membership_owns_the_keys_that_hash_to_its_partitions():
     member = Membership(EVIDENCE, "tg.jobs", 6, in_process_partition, RouteProgress(()))
     assignment = {TopicPartition("tg.jobs", 1), TopicPartition(EVIDENCE, 1)}
