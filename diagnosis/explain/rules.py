@@ -101,12 +101,13 @@ def _int(groups: dict[str, str | None], name: str) -> int | None:
 
 
 def apply(rule_: Rule, body: str) -> Hit | None:
-    """Return the hit of `rule_` on `body`, or None."""
-    m = rule_.pattern.search(body)
-    if m is None:
-        return None
-    given = rule_.judge(m) if rule_.judge is not None else rule_.verdict
-    if given is None:
+    """Return the hit of `rule_` on `body`, or None.
+
+    A rule with a judge tries its matches in turn until the judge gives a verdict: a
+    sentence may name a member first in words the judge turns down ("one of the workers")
+    and then in words it takes ("one worker is slower")."""
+    m, given = _judged(rule_, body)
+    if m is None or given is None:
         return None
     groups = m.groupdict()
     pci = groups.get("pci")
@@ -119,6 +120,16 @@ def apply(rule_: Rule, body: str) -> Hit | None:
         rank=_int(groups, "rank"),
         host=groups.get("host"),
     )
+
+
+def _judged(rule_: Rule, body: str) -> tuple[re.Match[str] | None, Verdict | None]:
+    if rule_.judge is None:
+        return rule_.pattern.search(body), rule_.verdict
+    for m in rule_.pattern.finditer(body):
+        given = rule_.judge(m)
+        if given is not None:
+            return m, given
+    return None, None
 
 
 _Trie = dict[str, "_Trie"]

@@ -260,6 +260,17 @@ CUDA_RULES: tuple[Rule, ...] = (
         _hw(S.CRITICAL, A.REBOOT_NODE, 0.85),
     ),
     rule(
+        "cuda.contained",
+        r"CUDA_ERROR_CONTAINED|cudaErrorContained|Invalid access of peer GPU memory over nvlink "
+        r"or a hardware error",
+        ("contained", "invalid access of peer gpu memory"),
+        "CUDA's contained error (CUDA_ERROR_CONTAINED): the GPU stopped a kernel that read "
+        "poisoned memory or a peer GPU's memory over a failing NVLink (the driver logs Xid "
+        "94/95 or an NVLink Xid beside it). The process must be restarted; hardware, with the "
+        "GPU or its NVLink to check.",
+        _hw(S.CRITICAL, A.RESET_GPU, 0.75),
+    ),
+    rule(
         "cuda.oom",
         r"(?:OutOfMemoryError: )?CUDA out of memory\.(?:.*?GPU (?P<gpu>\d+) has a total capacity)?"
         r"|OutOfMemoryError|" + _CUDA + r"'?out of memory|CUBLAS_STATUS_ALLOC_FAILED",

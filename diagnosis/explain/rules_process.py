@@ -57,7 +57,10 @@ RULES: tuple[Rule, ...] = (
         "process.nccl_segfault",
         r"segfault at \S+ ip \S+ sp \S+ error \d+ in libnccl|libnccl\.so[\d.]*\(\+0x[0-9a-f]+\)"
         r"|^#\d+\s+0x[0-9a-f]+ in nccl\w+ \(|PC: @\s+0x[0-9a-f]+\s+\(unknown\)\s+nccl\w+\(\)"
-        r"|^\s*\d+\s+0x[0-9a-f]+ p?nccl[A-Z]\w*\(\)",
+        r"|^\s*\d+\s+0x[0-9a-f]+ p?nccl[A-Z]\w*\(\)"
+        # a person's sentence: a segfault and NCCL (or its calls) named together
+        r"|(?i:\b(?:segfault|segmentation fault)\b[^\n]{0,80}\bp?nccl"
+        r"|\bp?nccl\w*\b[^\n]{0,80}\b(?:segfault|segmentation fault)\b)",
         ("libnccl", "nccl"),
         "A crash inside NCCL (kernel segfault line, backtrace frame): a NCCL bug or a library "
         "mismatch, so the job's stack (pin or upgrade NCCL); if it repeats on one node only, "

@@ -224,6 +224,13 @@ def _slowest_times(m: re.Match[str]) -> Verdict | None:
     return _slow_member(_MEMBER_KIND[m["kind"].lower()])
 
 
+def _uneven(m: re.Match[str]) -> Verdict | None:
+    """Return straggler on the members said to move at different paces, unless denied."""
+    if re.search(r"\b(?:no|not|never)\b", m[0], re.IGNORECASE):
+        return None
+    return _slow_member(_member_kind(m))
+
+
 def _named_slower(m: re.Match[str]) -> Verdict:
     """Return straggler on the component the sentence names (GPU, node or rank)."""
     kind = _MEMBER_KIND[m["kind"].lower()]
@@ -305,6 +312,17 @@ RULES: tuple[Rule, ...] = (
         "One (or a few) members said to be slow, throttled or late while the others or the job "
         "wait: a fail-slow member holds back every synchronous step.",
         judge=_few_slow,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "straggler.uneven_pace",
+        r"\b(?P<kind>GPU|card|device|node|host|rank|worker)s\b[^.\n]{0,40}?\b(?:progress|run|"
+        r"train|mov|go|work|step|advanc)\w*\s+(?:\w+\s+){0,2}?at\s+(?:\w+\s+){0,2}?"
+        r"(?:different|uneven|varying)\s+(?:paces?|speeds?|rates?)\b",
+        ("different", "uneven", "varying"),
+        "Members of one job said to move at different paces: in a synchronous job the fast ones "
+        "wait for the slowest at every collective, so one of them is a straggler to find.",
+        judge=_uneven,
         flags=re.IGNORECASE,
     ),
     rule(
