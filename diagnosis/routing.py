@@ -16,6 +16,7 @@ Everything here is pure: no I/O, no clock.
 from __future__ import annotations
 
 import bisect
+import functools
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Set
 from dataclasses import dataclass, field
@@ -284,4 +285,11 @@ class Membership:
         count = self.progress.counts.get(topic)
         if count is None:
             return None
-        return source_name(TopicPartition(topic, self.partition_of(key.encode(), count)))
+        return source_name(TopicPartition(topic, _partition(self.partition_of, key, count)))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _partition(partition_of: PartitionOf, key: str, count: int) -> int:
+    """The partition of a node key, remembered: a member names the source of every evidence
+    record it reads, and the same few thousand node keys need no murmur2 (pure Python) each."""
+    return partition_of(key.encode(), count)

@@ -43,6 +43,10 @@ class InputProgress:
             self._resumed_at = now
         return self.flow(now)
 
+    def heard_from(self) -> Set[TopicPartition]:
+        """Return the partitions some record has come from."""
+        return self._heard.keys()
+
     def heard(self, tp: TopicPartition, flow: float) -> None:
         """Note a record of `tp` (decodable or not) read at flowing time `flow`."""
         self._heard[tp] = flow

@@ -161,7 +161,6 @@ class DiagnosisWorker:
         self._agreed: datetime | None = None  # the sources' agreed time, once per poll
         self._restored = False
         self._reread: dict[TopicPartition, int] | None = None  # where the bus is read again
-        self._delivered: set[TopicPartition] = set()  # partitions read from since the reset
         self._seen_ids = RecentIds(self.settings.dedup_window)
         self._fed_upto: dict[TopicPartition, int] = {}
         self._input = InputProgress(
@@ -291,7 +290,7 @@ class DiagnosisWorker:
             return True
         if len(self._held) >= self.settings.max_buffered:
             return True
-        return bool(owned) and owned <= caught_up | self._delivered
+        return bool(owned) and owned <= caught_up | self._input.heard_from()
 
     def restore(self, resume: datetime | None = None) -> None:
         """Take back running jobs' topologies and open incidents from the store (once).
@@ -368,7 +367,6 @@ class DiagnosisWorker:
         parts = {(r.topic, r.partition): TopicPartition(r.topic, r.partition) for r in records}
         for tp in parts.values():
             self._input.heard(tp, flow)
-        self._delivered.update(parts.values())
         reached: dict[TopicPartition, datetime] = {}
         earliest, latest = self.settings.event_time.admitted(wall)
         for record in records:
