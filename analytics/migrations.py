@@ -3,6 +3,12 @@
 With a cluster (the store's `cluster`), every statement runs ON CLUSTER from the one process
 that migrates, the tables are Replicated + Distributed (see analytics/tables.py), and the
 migrations table itself is replicated, so a migration applied once is seen by every server.
+
+A fresh database (no migration recorded) gets every table at the newest schema and records
+every migration at once: no step alters a table it has just created. Column steps run only
+on databases created before them (upgrades). ClickHouse 18.16 can fail an ALTER ON CLUSTER
+of a replicated table that it has just created (the second replica's DDL worker runs the
+replicated ALTER again, and the task never finishes), so a new cluster never sends one.
 """
 
 from __future__ import annotations
@@ -65,40 +71,52 @@ def replica_tables_ddl(db: str) -> list[str]:
     ]
 
 
+# (database, features, retention days, baseline) -> DDL; see Migration.statements
+Render = Callable[[str, Features, int | None, int], list[str]]
+
+
 @dataclass(frozen=True)
 class Migration:
     """One schema step; `statements` renders its DDL for a database and feature set."""
 
     version: int
     name: str
-    statements: Callable[[str, Features, int | None], list[str]]
+    render: Render
+
+    def statements(
+        self, db: str, features: Features, retention_days: int | None, baseline: int = 0
+    ) -> list[str]:
+        """Return this step's DDL for a database whose tables start at schema `baseline`.
+
+        `baseline` 0: the step as it first ran (an existing database moves one step on). The
+        newest version: a fresh database, whose tables are created whole, so column steps
+        render nothing.
+        """
+        return self.render(db, features, retention_days, baseline)
 
 
-def _create(
-    tables: tuple[Table, ...], version: int
-) -> Callable[[str, Features, int | None], list[str]]:
+def _create(tables: tuple[Table, ...], version: int) -> Render:
     """Create tables, as migration `version` did, with telemetry retention (TTL if any)."""
-    return lambda db, features, days: [
-        sql for t in tables for sql in t.create(db, features, days, as_of=version)
+    return lambda db, features, days, baseline: [
+        sql for t in tables for sql in t.create(db, features, days, as_of=max(version, baseline))
     ]
 
 
-def _history(
-    tables: tuple[Table, ...], version: int
-) -> Callable[[str, Features, int | None], list[str]]:
+def _history(tables: tuple[Table, ...], version: int) -> Render:
     """Create tables, as migration `version` did, that outlive telemetry retention."""
-    return lambda db, features, _days: [
-        sql for t in tables for sql in t.create(db, features, as_of=version)
+    return lambda db, features, _days, baseline: [
+        sql for t in tables for sql in t.create(db, features, as_of=max(version, baseline))
     ]
 
 
-def _add_columns(
-    tables: tuple[Table, ...], version: int
-) -> Callable[[str, Features, int | None], list[str]]:
-    """Add the columns migration `version` introduced (local and Distributed in a cluster)."""
-    return lambda db, features, _days: [
-        sql for t in tables for sql in t.add_columns(db, features, version)
-    ]
+def _add_columns(tables: tuple[Table, ...], version: int) -> Render:
+    """Add the columns migration `version` introduced (local and Distributed in a cluster);
+    nothing for a database created at or after it."""
+    return lambda db, features, _days, baseline: (
+        []
+        if baseline >= version
+        else [sql for t in tables for sql in t.add_columns(db, features, version)]
+    )
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -131,7 +149,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         REPLICA_TABLES_MIGRATION,
         "replica claims, heartbeats and api write generations",
-        lambda db, _features, _days: replica_tables_ddl(db),
+        lambda db, _features, _days, _baseline: replica_tables_ddl(db),
     ),
     # isolations name the cluster of their node: an `n1` isolated in one cluster only
     Migration(
@@ -146,9 +164,12 @@ def migrate(store: Store, retention_days: int | None = None) -> list[int]:
     """Create the database and apply pending migrations; return the versions applied.
 
     Every statement is idempotent (IF NOT EXISTS), so a run that stopped half-way, or two
-    runs at once, converge. In a cluster the statements run ON CLUSTER: every server must be
-    up, and each statement returns once all of them have run it. When every migration is
-    recorded already, nothing but reads is sent (a sink starts with a server down).
+    runs at once, converge. A fresh database (nothing recorded) is created at the newest
+    schema and every migration recorded in one insert after its DDL, so a fresh run that
+    stopped half-way is fresh again the next time. In a cluster the statements run ON
+    CLUSTER: every server must be up, and each statement returns once all of them have run
+    it. When every migration is recorded already, nothing but reads is sent (a sink starts
+    with a server down).
     """
     db = store.database
     features = Features.for_version(store.version()).on_cluster(store.cluster)
@@ -166,24 +187,38 @@ def migrate(store: Store, retention_days: int | None = None) -> list[int]:
         )
     versions = store.query_df(f"SELECT version FROM `{db}`.`{MIGRATIONS_TABLE}`")
     done = set(versions["version"].tolist()) if len(versions) else set()
+    if not done:
+        newest = MIGRATIONS[-1].version
+        for migration in MIGRATIONS:
+            for sql in migration.statements(db, features, retention_days, baseline=newest):
+                store.command(sql)
+        record_applied(store, MIGRATIONS)
+        log.info("created %s at schema version %d", db, newest)
+        return [m.version for m in MIGRATIONS]
     applied = []
     for migration in MIGRATIONS:
         if migration.version in done:
             continue
         for sql in migration.statements(db, features, retention_days):
             store.command(sql)
-        store.insert(
-            MIGRATIONS_TABLE,
-            {
-                "version": [migration.version],
-                "name": [migration.name],
-                "applied": [int(datetime.now(UTC).timestamp())],
-            },
-            {"version": "UInt32", "name": "String", "applied": "DateTime"},
-        )
+        record_applied(store, (migration,))
         log.info("applied migration %d (%s) to %s", migration.version, migration.name, db)
         applied.append(migration.version)
     return applied
+
+
+def record_applied(store: Store, migrations: tuple[Migration, ...]) -> None:
+    """Record migrations as applied, in one insert."""
+    now = int(datetime.now(UTC).timestamp())
+    store.insert(
+        MIGRATIONS_TABLE,
+        {
+            "version": [m.version for m in migrations],
+            "name": [m.name for m in migrations],
+            "applied": [now] * len(migrations),
+        },
+        {"version": "UInt32", "name": "String", "applied": "DateTime"},
+    )
 
 
 def _pending(store: Store) -> bool:

@@ -6,8 +6,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from analytics.migrations import MIGRATIONS, drop_old_partitions, migrate
-from analytics.tables import ALL_TABLES
+from analytics.migrations import MIGRATIONS, drop_old_partitions, migrate, record_applied
+from analytics.store import EmbeddedStore, ServerStore
+from analytics.tables import ALL_TABLES, Features
 from tests.builders import make_log
 from tests.integration.conftest import count
 
@@ -76,3 +77,72 @@ def test_unencodable_data_is_rejected_not_retried(store_kind, request):
         store.insert("logs", cols, {c.name: c.type for c in LOGS.columns})
     assert not isinstance(caught.value, StoreUnavailable)
     assert count(store, "logs") == (0, 0)
+
+
+def _at_version(store, version: int) -> None:
+    """Build the database as a release whose newest migration was `version` left it."""
+    features = Features.for_version(store.version())
+    store.command(f"CREATE DATABASE IF NOT EXISTS `{store.database}`")
+    store.command(
+        f"CREATE TABLE IF NOT EXISTS `{store.database}`.schema_migrations "
+        "(version UInt32, name String, applied DateTime) "
+        "ENGINE = ReplacingMergeTree() ORDER BY version"
+    )
+    steps = tuple(m for m in MIGRATIONS if m.version <= version)
+    for migration in steps:
+        for sql in migration.statements(store.database, features, None):
+            store.command(sql)
+    record_applied(store, steps)
+
+
+def _columns(store, table: str) -> list[str]:
+    names = store.query_df(
+        "SELECT name FROM system.columns WHERE database = %(db)s AND table = %(t)s",
+        {"db": store.database, "t": table},
+    )["name"]
+    return sorted(v.decode() if isinstance(v, bytes) else v for v in names)
+
+
+@pytest.mark.parametrize("kind", ["server", "embedded"])
+def test_an_old_database_is_upgraded_by_the_steps_it_lacks_to_the_fresh_schema(
+    kind, services, tmp_path, unique
+):
+    def open_store(name):
+        if kind == "server":
+            return ServerStore(services.clickhouse_host, services.clickhouse_port, name)
+        return EmbeddedStore(str(tmp_path / "chdb"), name)
+
+    old, fresh = open_store(f"it_old_{unique}"), open_store(f"it_new_{unique}")
+    try:
+        first_column_step = min(
+            m.version
+            for m in MIGRATIONS
+            if m.statements("db", Features(), None)[:1]
+            and m.statements("db", Features(), None)[0].startswith("ALTER")
+        )
+        _at_version(old, first_column_step - 1)
+        assert migrate(old) == [m.version for m in MIGRATIONS if m.version >= first_column_step]
+        assert migrate(fresh) == [m.version for m in MIGRATIONS]  # created whole
+        for table in ("gpu_metrics", "incidents", "action_state"):
+            assert _columns(old, table) == _columns(fresh, table), table
+    finally:
+        for store in (old, fresh):
+            store.command(f"DROP DATABASE IF EXISTS `{store.database}`")
+            store.close()
+
+
+def test_a_fresh_migration_stopped_before_its_record_is_fresh_again(services, unique):
+    store = ServerStore(services.clickhouse_host, services.clickhouse_port, f"it_{unique}")
+    try:
+        newest = MIGRATIONS[-1].version
+        features = Features.for_version(store.version())
+        store.command(f"CREATE DATABASE IF NOT EXISTS `{store.database}`")
+        for migration in MIGRATIONS:  # every table, at the newest schema, and no record
+            for sql in migration.statements(store.database, features, None, baseline=newest):
+                store.command(sql)
+        assert migrate(store) == [m.version for m in MIGRATIONS]
+        assert "cluster" in _columns(store, "action_state")
+        assert migrate(store) == []
+    finally:
+        store.command(f"DROP DATABASE IF EXISTS `{store.database}`")
+        store.close()

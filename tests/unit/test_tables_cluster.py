@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from analytics.action_tables import ACTION_STATE
+from analytics.action_tables import ACTION_CLUSTER_MIGRATION, ACTION_STATE
 from analytics.incident_tables import INCIDENT_STATE, INCIDENTS
 from analytics.migrations import MIGRATIONS, REPLICA_TABLES_MIGRATION
 from analytics.store import cluster_settings
@@ -126,3 +126,26 @@ def test_a_later_key_column_in_a_cluster_is_refused_with_the_reason():
     )
     with pytest.raises(ValueError, match="cannot do ON CLUSTER"):
         table.add_columns("db", CLUSTER, later)
+
+
+@pytest.mark.parametrize("features", [OLD, CLUSTER], ids=["one_server", "cluster"])
+def test_a_fresh_database_is_created_whole_without_one_alter(features):
+    newest = MIGRATIONS[-1].version
+    statements = [
+        sql for m in MIGRATIONS for sql in m.statements("db", features, 30, baseline=newest)
+    ]
+    assert statements and not [sql for sql in statements if sql.startswith("ALTER")]
+    # every column of every table is in its CREATE, the later ones included
+    for table in (*ALL_TABLES, ACTION_STATE, INCIDENTS):
+        head = f"CREATE TABLE IF NOT EXISTS `db`.`{table.local_name(features)}`"
+        (create,) = [sql for sql in statements if sql.startswith(head + " ")]
+        for column in table.columns:
+            assert f"`{column.name}` " in create, (table.name, column.name)
+
+
+def test_an_existing_database_moves_on_by_the_steps_it_lacks():
+    (step,) = [m for m in MIGRATIONS if m.version == ACTION_CLUSTER_MIGRATION]
+    assert step.statements("db", CLUSTER, 30)[0].startswith(
+        "ALTER TABLE `db`.`action_state_local` ON CLUSTER `tg` ADD COLUMN `cluster`"
+    )
+    assert step.statements("db", CLUSTER, 30, baseline=step.version) == []
