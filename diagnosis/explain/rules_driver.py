@@ -39,6 +39,14 @@ def _status_verdict_any(m: re.Match[str]) -> Verdict | None:
     return status.verdict if status is not None else None
 
 
+_NVLINK_LINKS = _hw(S.ERROR, A.REBOOT_NODE, 0.6)
+
+
+def _about_nvlink(m: re.Match[str]) -> Verdict | None:
+    """Return an NVLink fault when the links spoken of are NVLink's (named in the line)."""
+    return _NVLINK_LINKS if "nvlink" in m.string.lower() else None
+
+
 RULES: tuple[Rule, ...] = (
     rule(
         "driver.nv_status",
@@ -90,6 +98,18 @@ RULES: tuple[Rule, ...] = (
         "NVLink-connected GPUs (src/graph/paths.cc: 'probably due to a hardware issue'). "
         "Collectives over NVLink hang or fall back; reboot, then inspect.",
         _hw(S.ERROR, A.REBOOT_NODE, 0.7),
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "nvlink.links_said_down",
+        r"\b(?:one\s+or\s+more|some|several|\d+|two|three|four)\s+(?:NVLink\s+)?links?\s+"
+        r"(?:are\s+|is\s+|were\s+|was\s+|shown\s+|reported\s+|as\s+)?(?:inactive|down)\b"
+        r"|\bfewer\s+active\s+(?:NVLink\s+)?links\b",
+        ("inactive", "down", "fewer active"),
+        "A report that one or more NVLink links are inactive or down (or a GPU has fewer active "
+        "links than it should): a partial fabric slows or hangs collectives over NVLink; "
+        "reboot, then inspect the GPU and its links.",
+        judge=_about_nvlink,
         flags=re.IGNORECASE,
     ),
     rule(

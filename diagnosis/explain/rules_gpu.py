@@ -254,10 +254,12 @@ CUDA_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "cuda.nvlink",
-        r"uncorrectable NVLink error detected",
+        r"\buncorrectable\s+NVLink\s+errors?\b",
         ("uncorrectable nvlink error",),
-        "CUDA reports an uncorrectable NVLink error during a kernel.",
+        "CUDA (or the driver, tearing down the job's channels) reports an uncorrectable "
+        "NVLink error during a kernel.",
         _hw(S.CRITICAL, A.REBOOT_NODE, 0.85),
+        flags=re.IGNORECASE,
     ),
     rule(
         "cuda.contained",

@@ -24,6 +24,9 @@ report of the same tool is benign and a report with one far slower member is a s
 - one (or a few) members said to be slow, throttled, late or holding back the job (``a single
   thermally throttled GPU ... every other GPU waits``, ``few GPUs can be slow``) in a sentence
   about the job or the other members;
+- someone who found members slow (``found 2 gpus to be slow``), and a member said to take
+  ``PEER_GAP_PCT`` or more percent longer than its peers (``a single bar that is 25 % longer
+  than its peers``);
 - a named member arriving a measured time late (``Rank 5 enters the barrier 290ms late``,
   ``GPU 3 began about a minute later``);
 - a per-member result row a check flags ``OUTLIER``, and ClusterKit's ``Nodes exhibited poor
@@ -128,6 +131,8 @@ _JOB_WORDS = re.compile(
     r"distributed|DDP|FSDP|all-?reduce|collective\w*|barrier|sync\w*)\b",
     re.IGNORECASE,
 )
+PEER_GAP_PCT = 10.0
+"""A member said to take this many percent longer than its peers is a straggler."""
 UTIL_SKEW = 3.0
 """One GPU's utilisation this many times the others' (or a third of it) is a straggler."""
 
@@ -164,6 +169,22 @@ def _few_slow(m: re.Match[str]) -> Verdict | None:
     if not (_SLOW_WORDS.search(m[0]) and _JOB_WORDS.search(around)):
         return None
     return _slow_member(_member_kind(m))
+
+
+def _found_slow(m: re.Match[str]) -> Verdict | None:
+    """Return straggler on the members someone found slow, unless the words before deny it
+    (``never found a node to be slow``)."""
+    before = m.string[max(0, m.start() - 30) : m.start() + len(m[0].split()[0])]
+    if re.search(r"\b(?:no|not|never|didn't|don't|couldn't|haven't|hasn't)\b", before, re.I):
+        return None
+    return _slow_member(_member_kind(m))
+
+
+def _percent_behind(m: re.Match[str]) -> Verdict | None:
+    """Return straggler when the gap to the peers is at least PEER_GAP_PCT."""
+    if float(m["pct"] or m["pct2"]) < PEER_GAP_PCT:
+        return None
+    return _slow_member(_member_kind(m), A.MONITOR)
 
 
 def _late(m: re.Match[str]) -> Verdict:
@@ -297,11 +318,33 @@ RULES: tuple[Rule, ...] = (
         "straggler.called_straggler",
         r"\b(?:a|an|one|the|single)\s+(?:single\s+)?(?:straggl(?:er|ing)|struggl(?:er|ing))"
         r"(?:\s+(?P<kind>GPU|card|device|node|host|rank|worker)s?\b)?"
-        r"|\b(?:straggl|struggl)(?:er|ing)\s+(?P<kind2>GPU|card|device|node|host|rank|worker)\b",
+        r"|\b(?:straggl|struggl)(?:er|ing)\s+(?P<kind2>GPU|card|device|node|host|rank|worker)s?\b",
         ("straggl", "struggl"),
         "The report calls one member a straggler: in a synchronous job every other member "
         "waits for it at each collective, so the job runs at its pace.",
         judge=_called_straggler,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "straggler.found_slow",
+        r"\b(?:found|find|finds|notic\w+|saw|see|sees|observed?|identified|detected|spotted)\s+"
+        r"(?:that\s+)?(?:[\w()-]+\s+){0,3}?(?P<kind>GPU|card|device|node|host|rank|worker)s?\s+"
+        r"(?:to\s+be|are|is|were|was|being|as)\s+(?:\w+\s+)?(?:slow|slower|stragglers?)\b",
+        ("slow", "straggler"),
+        "Someone found one or more members slow (by hand, or with a check): in a synchronous "
+        "job every other member waits for them, so they are stragglers to inspect.",
+        judge=_found_slow,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "straggler.percent_behind_peers",
+        r"\b(?P<pct>\d+(?:\.\d+)?)\s*%\s+(?:longer|slower)\s+than\s+(?:its|their)\s+peers\b"
+        r"|\b(?P<pct2>\d+(?:\.\d+)?)\s*%\s+(?:longer|slower)\s+than\s+(?:all\s+)?the\s+"
+        r"(?:other\s+(?:GPU|card|device|node|host|rank|worker)s|rest)\b",
+        ("longer than", "slower than"),
+        f"One member said to take at least {PEER_GAP_PCT:g} % longer than its peers: in a "
+        "synchronous job every other member waits that long for it at each step.",
+        judge=_percent_behind,
         flags=re.IGNORECASE,
     ),
     rule(

@@ -1,0 +1,123 @@
+"""A job that slows down and stays slow, told in words: step, iteration or epoch times that rise.
+
+A synchronous job whose step time rises and stays up is waiting for something that became slow
+(a fail-slow GPU, NIC or host, a throttled device, a data stall); the corpus labels it
+`straggler` (tests/fixtures/explain/corpus/README.md). The rules read people's reports:
+
+- the times they quote for a step, iteration, epoch or batch as it changed (``each iter was
+  taking 6 seconds ... now upwards of 30 seconds per iteration``, ``it/s goes up from 10 to
+  250 s/it``): the last figure at least ``SLOWDOWN_RATIO`` times the first is a slowdown that
+  stayed;
+- the step or training time said to increase, grow or go up, or the training (iteration) speed
+  said to slow down, drop or degrade.
+
+Guarantees: figures need a step word (epoch, iter, step, batch, ``s/it``) in the same line, a
+word of change (then, now, after, became, ``from X to Y``: not a profile's phases) and at
+least two time figures; a time that falls (warm-up, then steady) or rises less than the
+ratio is silent, as is a sentence that denies the rise (``does not increase``). A speed that
+increases, or a time that decreases, is never a slowdown.
+"""
+
+from __future__ import annotations
+
+import re
+
+from diagnosis.catalog import Verdict
+from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.model import Action as A
+from diagnosis.model import Blame as B
+from diagnosis.model import Category as C
+from diagnosis.model import ComponentKind as K
+from diagnosis.model import Severity as S
+
+SLOWDOWN_RATIO = 2.0
+"""A step time quoted this many times its first figure, at the end, is a slowdown that stayed."""
+
+SLOWED = verdict(C.STRAGGLER, B.UNKNOWN, K.JOB, S.WARNING, A.MONITOR, 0.35)
+
+_SECONDS = {"ms": 0.001, "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0}
+_SECONDS |= {"min": 60.0, "mins": 60.0, "minute": 60.0, "minutes": 60.0, "s/it": 1.0}
+_UNIT = r"(?:ms|s/it|sec/it|secs?|seconds?|s|mins?|minutes?)"
+_FIGURE = re.compile(
+    rf"\b(?:from\s+(?P<start>\d+(?:\.\d+)?)\s*(?P<start_unit>{_UNIT})?\s+to\s+)?"
+    rf"(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>{_UNIT})(?![\w/])",
+    re.IGNORECASE,
+)
+_STEP_WORD = re.compile(r"\b(?:epoch|iter(?:ation)?|step|batch)s?\b|\bs/it\b", re.IGNORECASE)
+# the figures are one quantity over time: a change is said (a profile's phases are not)
+_CHANGE = re.compile(
+    r"\b(?:then|now|after|later|subsequent\w*|became|become|becomes|goes\s+up|went\s+up|rose|"
+    r"rises|increas\w*|grew|grows|jump\w*|climb\w*|until)\b|\bfrom\s+\d[^.\n]{0,20}?\bto\s+\d",
+    re.IGNORECASE,
+)
+_DENIAL = re.compile(
+    r"\b(?:not|n't|never|no\s+longer|doesn't|didn't|don't|won't|stopped)\b[^.\n]{0,20}$",
+    re.IGNORECASE,
+)
+
+
+def _seconds(value: str, unit: str) -> float:
+    unit = unit.lower().replace("sec/it", "s/it")
+    return float(value) * _SECONDS[unit]
+
+
+def figures(line: str) -> list[float]:
+    """Return the time figures of a line in seconds, in order (``from X to Y s``: both)."""
+    found: list[float] = []
+    for m in _FIGURE.finditer(line):
+        if m["start"] is not None:
+            found.append(_seconds(m["start"], m["start_unit"] or m["unit"]))
+        found.append(_seconds(m["value"], m["unit"]))
+    return found
+
+
+def _rose(m: re.Match[str]) -> Verdict | None:
+    """Return a slowdown when the line's last step time is SLOWDOWN_RATIO times its first."""
+    line = m.string
+    if not (_STEP_WORD.search(line) and _CHANGE.search(line)):
+        return None
+    times = figures(line)
+    if len(times) < 2 or times[0] <= 0:
+        return None
+    return SLOWED if times[-1] >= SLOWDOWN_RATIO * times[0] else None
+
+
+def _said_to_grow(m: re.Match[str]) -> Verdict | None:
+    """Return a slowdown unless the words just before the verb (any of the pattern's verb
+    groups) deny it."""
+    for group in ("verb", "verb2", "verb3"):
+        if m[group] is not None:
+            before = m.string[max(0, m.start(group) - 40) : m.start(group)]
+            return None if _DENIAL.search(before) else SLOWED
+    return None
+
+
+RULES: tuple[Rule, ...] = (
+    rule(
+        "slowdown.step_time_rose",
+        rf"\d\s*{_UNIT}(?![\w/])",
+        ("epoch", "iter", "step", "batch", "s/it"),
+        "The step (iteration, epoch) times quoted rise to at least "
+        f"{SLOWDOWN_RATIO:g}x the first and stay there: a synchronous job that slowed down "
+        "waits for a member or a resource that became slow (a fail-slow GPU, NIC or host, a "
+        "throttled device, a data stall); compare the members' step times.",
+        judge=_rose,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "slowdown.time_said_to_grow",
+        r"\b(?:training|train|iteration|iter|step|epoch|batch)[\s-]*(?:time|duration)s?\b"
+        r"[^.\n]{0,40}?\b(?P<verb>increas\w*|grow\w*|goes\s+up|going\s+up|rises|rising|"
+        r"keeps?\s+(?:increas|grow|ris)\w*)"
+        r"|\b(?:training|iteration|iter|step)\s+(?:speed|throughput)\b[^.\n]{0,30}?"
+        r"\b(?P<verb2>slows?\s+down|slowing\s+down|drops?|dropping|decreas\w*|degrad\w*)"
+        r"|\btraining\s+(?P<verb3>slows?\s+down|slowing\s+down|(?:gets|becomes|getting|"
+        r"became|got)\s+slower)",
+        ("increas", "grow", "goes up", "going up", "rises", "rising", "slow", "drop", "decreas"),
+        "The step or training time said to grow (or the training speed to fall) as the job "
+        "runs: a synchronous job that slows down waits for something that became slow; "
+        "compare the members' step times and the node's health.",
+        judge=_said_to_grow,
+        flags=re.IGNORECASE,
+    ),
+)
