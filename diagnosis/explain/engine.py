@@ -8,7 +8,11 @@
   has no count field, so how many lines collapsed is not reported.
 - Consecutive Megatron iteration lines of one stream feed the spike and slowdown checks;
   consecutive generic step-time lines (``Iteration took N s``) feed a coarser slowdown check;
-  per-device rate lines of one shape feed the slow-peer check (diagnosis/explain/peers.py).
+  per-device rate lines of one shape feed the slow-peer check (diagnosis/explain/peers.py);
+  the step times a person's sentences quote, one a sentence, feed the slowdown check of
+  diagnosis/explain/rules_slowdown.py.
+- nvidia-smi -q's `Fabric` block: a `State` still `In Progress` or a `Status` other than
+  `Success` (N/A: no fabric) is an NVLink fault (diagnosis/explain/rules_driver.fabric_field).
 - DCGM's diagnostic JSON: a GPU's measured rate (``calculated at approximately N gigaflops``)
   and a ``"status" : "Fail"`` in the same input make a slow-GPU (straggler) finding.
 - A rank's death by a signal is read from the signal alone with low confidence; an OOM-killer
@@ -25,9 +29,11 @@ from dataclasses import dataclass, field
 
 from diagnosis.catalog import Verdict
 from diagnosis.explain.peers import rate_of, slow_peer
-from diagnosis.explain.records import Record, records
+from diagnosis.explain.records import Record, is_prose, records
 from diagnosis.explain.rules import Hit, normalize_pci, rule_set
+from diagnosis.explain.rules_driver import FABRIC_RULE, fabric_field
 from diagnosis.explain.rules_process import CONFIRMED_CONFIDENCE, EVIDENCE
+from diagnosis.explain.rules_slowdown import SLOWED, quoted_step_times, rose
 from diagnosis.explain.training import (
     SLOWDOWN,
     parse_step_seconds,
@@ -54,6 +60,7 @@ SLOW_DEVICE = Verdict(
     0.5,
 )
 """One device's rate far below its peers' in a per-device report (diagnosis/explain/peers.py)."""
+_FABRIC_HEADER = re.compile(r"^\s*Fabric\s*$")
 _DIAG_FAIL = re.compile(r'"status"\s*:\s*"Fail"')
 _SMI_RULES = frozenset({"gpu.remap_failure", "gpu.remap_pending", "gpu.ecc_counter"})
 
@@ -87,6 +94,9 @@ class _State:
     smi_pci: str | None = None
     diag_rate: tuple[Hit, Record] | None = None
     diag_fail: bool = False
+    quoted: list[tuple[float, Record]] = field(default_factory=list)
+    quoted_change: bool = False
+    fabric_indent: int | None = None  # inside nvidia-smi -q's `Fabric` block: its indent
 
     def add(
         self, rule_id: str, verdict: Verdict, hit: Hit | None, rec: Record, conf: float
@@ -147,6 +157,8 @@ def _visit(state: _State, rec: Record) -> None:
     if smi is not None:
         state.smi_pci = normalize_pci(smi["pci"])
         return
+    if _fabric_block(state, rec):
+        return
     result = _classify(state, rec.body, exception_line)
     if result is None:
         state.diag_fail = state.diag_fail or _DIAG_FAIL.search(rec.body) is not None
@@ -154,6 +166,10 @@ def _visit(state: _State, rec: Record) -> None:
         if peer is not None:
             shape, device, rate = peer
             state.peers.setdefault(shape, []).append((device, rate, rec))
+        quoted = quoted_step_times(rec.body) if is_prose(rec.body) else None
+        if quoted is not None:
+            state.quoted.extend((seconds, rec) for seconds in quoted[0])
+            state.quoted_change = state.quoted_change or quoted[1]
         return
     hit, confidence = result
     state.add(hit.rule, hit.verdict, hit, rec, confidence)
@@ -169,6 +185,24 @@ def _visit(state: _State, rec: Record) -> None:
         if seconds is not None:
             stream = (state.node or rec.host, rec.rank, rec.local_rank)
             state.step_times.setdefault(stream, []).append((seconds, rec))
+
+
+def _fabric_block(state: _State, rec: Record) -> bool:
+    """Follow nvidia-smi -q's `Fabric` block; return whether `rec` was one of its lines."""
+    body = rec.body
+    indent = len(body) - len(body.lstrip())
+    if _FABRIC_HEADER.match(body):
+        state.fabric_indent = indent
+        return True
+    if state.fabric_indent is None:
+        return False
+    if indent <= state.fabric_indent:
+        state.fabric_indent = None  # the block ended
+        return False
+    fault = fabric_field(body)
+    if fault is not None:
+        state.add(FABRIC_RULE, fault, None, rec, fault.confidence)
+    return True
 
 
 def _sequences(state: _State) -> None:
@@ -190,6 +224,11 @@ def _sequences(state: _State) -> None:
         slow = step_time_slowdown([seconds for seconds, _ in steps])
         if slow is not None:
             state.add("training.step_slowdown", SLOWDOWN, None, steps[slow][1], 0.3)
+    # a person's report, one quoted step time a sentence (one sentence alone: the rule's)
+    times = [seconds for seconds, _ in state.quoted]
+    spread = len({id(rec) for _, rec in state.quoted}) > 1
+    if spread and state.quoted_change and rose(times):
+        state.add("slowdown.step_time_rose", SLOWED, None, state.quoted[-1][1], SLOWED.confidence)
 
 
 def _confirm(state: _State) -> None:

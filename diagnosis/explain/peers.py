@@ -1,8 +1,9 @@
 """Per-device rate reports: one device far slower than its peers (a fail-slow GPU).
 
 Burn-in and benchmark tools print the same line once per device (``GEMM [I] (ADAPTER#3)
-Ending with 19256.4 GFlops``, ``GPU 5: 412.3 TFLOPS``, ``rank 2 busbw 180.1 GB/s``). Lines of
-one shape (the text with its numbers blanked) that name at least ``MIN_PEERS`` different
+Ending with 19256.4 GFlops``, ``GPU 5: 412.3 TFLOPS``, ``rank 2 busbw 180.1 GB/s``, a miner's
+``| #0 GeForce GTX 1080 Ti | 1min: 2889.51 kH/s``, hashcat's ``Speed.Dev.#1.....: 1891 H/s``).
+Lines of one shape (the text with its numbers blanked) that name at least ``MIN_PEERS`` different
 devices form a peer group; a device whose rate is below ``SLOW_PEER_RATIO`` times the group's
 median is a fail-slow device. Only rates count (higher is better), never durations.
 
@@ -20,9 +21,13 @@ SLOW_PEER_RATIO = 0.7
 
 _RATE = re.compile(
     r"(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>[GT]FLOPS|[GT]Flops|[GT]FLOP/s|TFLOPs|GB/s|Gbps"
-    r"|samples/s|tokens/s)(?![\w/])"
+    r"|samples/s|tokens/s|[kKMGT]?H/s|[kKMGT]?h/s|Sol/s|images/sec|img/s)(?![\w/])"
 )
-_DEVICE = re.compile(r"\b(?:ADAPTER|GPU|[Dd]evice|[Rr]ank|RANK|cuda:)\s*[#=:]?\s*(?P<dev>\d+)\b")
+# `GPU 3`, `ADAPTER#3`, `rank=2`, `cuda:1`, hashcat's `Dev.#3`, a miner's `| #0 GeForce ...`
+_DEVICE = re.compile(
+    r"\b(?:ADAPTER|GPU|[Dd]evice|Dev\.|[Rr]ank|RANK|cuda:)\s*[#=:]?\s*(?P<dev>\d+)\b"
+    r"|(?:^|[\s|])#(?P<dev2>\d+)\s+[A-Za-z]"
+)
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _HINTS = ("lop", "/s", "gbps")
 
@@ -35,7 +40,7 @@ def rate_of(body: str) -> tuple[str, str, float] | None:
     device = _DEVICE.search(body)
     if rate is None or device is None:
         return None
-    return _NUMBER.sub("#", body.strip()), device["dev"], float(rate["value"])
+    return _NUMBER.sub("#", body.strip()), device["dev"] or device["dev2"], float(rate["value"])
 
 
 def slow_peer(group: Sequence[tuple[str, float]]) -> int | None:

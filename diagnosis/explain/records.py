@@ -147,7 +147,7 @@ PROSE_SHARE = 0.7
 """Share of a line's tokens that must be plain words for the line to read as a sentence."""
 
 
-def _prose(body: str) -> bool:
+def is_prose(body: str) -> bool:
     """Return whether `body` reads as a person's sentence: six tokens or more, mostly words."""
     tokens = body.split()
     words = sum(_WORD.match(t) is not None for t in tokens)
@@ -163,8 +163,8 @@ def _soft_wrapped(body: str, following: str) -> bool:
     return (
         (body[-1:].isalpha() or body.endswith(","))
         and following[:1].islower()
-        and _prose(body)
-        and _prose(following)
+        and is_prose(body)
+        and is_prose(following)
     )
 
 

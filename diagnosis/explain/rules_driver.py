@@ -42,9 +42,39 @@ def _status_verdict_any(m: re.Match[str]) -> Verdict | None:
 _NVLINK_LINKS = _hw(S.ERROR, A.REBOOT_NODE, 0.6)
 
 
+_FABRIC_FIELD = re.compile(r"^\s*(?P<field>State|Status)\s*:\s*(?P<value>\S.*?)\s*$")
+_FABRIC_FINE = {
+    "State": {"completed", "n/a", "not supported"},
+    "Status": {"success", "n/a", "not supported"},
+}
+FABRIC_RULE = "nvlink.fabric_state"
+FABRIC_FAULT = _hw(S.ERROR, A.REBOOT_NODE, 0.6)
+
+
+def fabric_field(body: str) -> Verdict | None:
+    """Return an NVLink fault for a `State` or `Status` line of nvidia-smi -q's `Fabric` block
+    (the engine passes only lines inside one) that is not a healthy value: a fabric still `In
+    Progress` (not registered) or a status other than `Success` (`Insufficient Resources`,
+    ...). `N/A` and `Not Supported` are GPUs without a fabric: healthy."""
+    m = _FABRIC_FIELD.match(body)
+    if m is None or m["value"].lower() in _FABRIC_FINE[m["field"]]:
+        return None
+    if m["field"] == "State" and m["value"].lower() != "in progress":
+        return None  # `Not Started` and others: not judged on their own
+    return FABRIC_FAULT
+
+
 def _about_nvlink(m: re.Match[str]) -> Verdict | None:
     """Return an NVLink fault when the links spoken of are NVLink's (named in the line)."""
     return _NVLINK_LINKS if "nvlink" in m.string.lower() else None
+
+
+def _unless_denied(m: re.Match[str]) -> Verdict | None:
+    """Return an NVLink fault unless the words just before deny it (``no error in the NVLink``)."""
+    before = m.string[max(0, m.start() - 25) : m.start()]
+    if re.search(r"\b(?:no|not|without|never|isn't|wasn't)\b[^.\n]*$", before, re.IGNORECASE):
+        return None
+    return _NVLINK_LINKS
 
 
 RULES: tuple[Rule, ...] = (
@@ -110,6 +140,19 @@ RULES: tuple[Rule, ...] = (
         "links than it should): a partial fabric slows or hangs collectives over NVLink; "
         "reboot, then inspect the GPU and its links.",
         judge=_about_nvlink,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "nvlink.said_faulty",
+        r"\b(?:an?\s+)?(?:error|fault|failure|problem|issue|defect)s?\s+(?:in|with|on)\s+"
+        r"(?:the\s+|its\s+|their\s+|an?\s+)?NVLinks?\b"
+        r"|\bNVLinks?\s+(?:is|was|are|were|seems?|looks?)\s+(?:to\s+be\s+)?(?:broken|faulty|bad|"
+        r"defective|dead|failing|failed)\b"
+        r"|\b(?:broken|faulty|bad|defective|failing|failed)\s+NVLinks?\b",
+        ("nvlink",),
+        "A report that a node's or GPU's NVLink is faulty (an error in the NVLink, a broken "
+        "link): collectives over it fail or hang; reboot, then inspect the GPU and its links.",
+        judge=_unless_denied,
         flags=re.IGNORECASE,
     ),
     rule(

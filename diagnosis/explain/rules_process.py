@@ -59,8 +59,8 @@ RULES: tuple[Rule, ...] = (
         r"|^#\d+\s+0x[0-9a-f]+ in nccl\w+ \(|PC: @\s+0x[0-9a-f]+\s+\(unknown\)\s+nccl\w+\(\)"
         r"|^\s*\d+\s+0x[0-9a-f]+ p?nccl[A-Z]\w*\(\)"
         # a person's sentence: a segfault and NCCL (or its calls) named together
-        r"|(?i:\b(?:segfault|segmentation fault)\b[^\n]{0,80}\bp?nccl"
-        r"|\bp?nccl\w*\b[^\n]{0,80}\b(?:segfault|segmentation fault)\b)",
+        r"|(?i:\b(?:segfault|segmentation fault|SIGSEGV)\b[^\n]{0,80}\bp?nccl"
+        r"|\bp?nccl\w*\b[^\n]{0,80}\b(?:segfault|segmentation fault|SIGSEGV)\b)",
         ("libnccl", "nccl"),
         "A crash inside NCCL (kernel segfault line, backtrace frame): a NCCL bug or a library "
         "mismatch, so the job's stack (pin or upgrade NCCL); if it repeats on one node only, "
@@ -71,7 +71,9 @@ RULES: tuple[Rule, ...] = (
         "process.segfault",
         _signal(11, "SIGSEGV") + r"|Caught signal 11 \(Segmentation fault|Signal: Segmentation "
         r"fault \(11\)|segfault at [0-9a-f]+ ip [0-9a-f]+ sp [0-9a-f]+ error \d+"
-        r"|Segmentation fault \(core dumped\)",
+        r"|Segmentation fault \(core dumped\)"
+        # Python's faulthandler (two processes printing at once interleave it: no \b after)
+        r"|Fatal Python error: (?:Fatal Python error: )?Segmentation fault",
         (*_NEEDLES, "segmentation fault", "segfault", "sigsegv"),
         "A process died of SIGSEGV: native code the job loaded crashed (an extension, a "
         "library). Application, moderate confidence: faulty memory can do it too.",

@@ -11,6 +11,9 @@ A synchronous job whose step time rises and stays up is waiting for something th
 - the step or training time said to increase, grow or go up, or the training (iteration) speed
   said to slow down, drop or degrade.
 
+A report spread over sentences (one figure each) is judged by the engine on the prose lines of
+one input together, with the same ratio and the same need for a word of change.
+
 Guarantees: figures need a step word (epoch, iter, step, batch, ``s/it``) in the same line, a
 word of change (then, now, after, became, ``from X to Y``: not a profile's phases) and at
 least two time figures; a time that falls (warm-up, then steady) or rises less than the
@@ -37,10 +40,14 @@ SLOWED = verdict(C.STRAGGLER, B.UNKNOWN, K.JOB, S.WARNING, A.MONITOR, 0.35)
 
 _SECONDS = {"ms": 0.001, "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0}
 _SECONDS |= {"min": 60.0, "mins": 60.0, "minute": 60.0, "minutes": 60.0, "s/it": 1.0}
-_UNIT = r"(?:ms|s/it|sec/it|secs?|seconds?|s|mins?|minutes?)"
+_SECONDS |= {"h": 3600.0, "hr": 3600.0, "hrs": 3600.0, "hour": 3600.0, "hours": 3600.0}
+_UNIT = r"(?:ms|s/it|sec/it|secs?|seconds?|s|mins?|minutes?|h|hrs?|hours?)"
+_WORD_AMOUNT = {"a": 1.0, "an": 1.0, "one": 1.0, "half an": 0.5, "half a": 0.5}
+# a figure, optionally per unit of work (`8 hours/epoch`, `30 s per iteration`)
 _FIGURE = re.compile(
     rf"\b(?:from\s+(?P<start>\d+(?:\.\d+)?)\s*(?P<start_unit>{_UNIT})?\s+to\s+)?"
-    rf"(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>{_UNIT})(?![\w/])",
+    rf"(?:(?P<value>\d+(?:\.\d+)?)\s*|(?P<words>half\s+an?|an?|one)\s+)(?P<unit>{_UNIT})"
+    r"(?:/(?:epoch|iter\w*|step|batch|it)\b)?(?![\w/])",
     re.IGNORECASE,
 )
 _STEP_WORD = re.compile(r"\b(?:epoch|iter(?:ation)?|step|batch)s?\b|\bs/it\b", re.IGNORECASE)
@@ -65,21 +72,39 @@ def figures(line: str) -> list[float]:
     """Return the time figures of a line in seconds, in order (``from X to Y s``: both)."""
     found: list[float] = []
     for m in _FIGURE.finditer(line):
+        if m["words"] is not None and m["unit"].lower() in ("s", "h", "hr", "hrs", "min", "mins"):
+            continue  # `a s`, `an h`: not an amount in words
         if m["start"] is not None:
             found.append(_seconds(m["start"], m["start_unit"] or m["unit"]))
-        found.append(_seconds(m["value"], m["unit"]))
+        amount = m["value"] or str(_WORD_AMOUNT[" ".join(m["words"].lower().split())])
+        found.append(_seconds(amount, m["unit"]))
     return found
+
+
+def rose(times: list[float]) -> bool:
+    """Return whether the last of the quoted step times is SLOWDOWN_RATIO times the first."""
+    return len(times) >= 2 and times[0] > 0 and times[-1] >= SLOWDOWN_RATIO * times[0]
+
+
+def quoted_step_times(body: str) -> tuple[list[float], bool] | None:
+    """Return the step times a line quotes and whether it says they changed, or None when it
+    names no step (epoch, iteration, step, batch, s/it) or quotes no time.
+
+    The engine keeps these across the lines of one person's report (``... kept at about 2
+    seconds.`` then ``... suddenly became about a minute.``), where one line holds one figure.
+    """
+    if not _STEP_WORD.search(body):
+        return None
+    times = figures(body)
+    return (times, _CHANGE.search(body) is not None) if times else None
 
 
 def _rose(m: re.Match[str]) -> Verdict | None:
     """Return a slowdown when the line's last step time is SLOWDOWN_RATIO times its first."""
-    line = m.string
-    if not (_STEP_WORD.search(line) and _CHANGE.search(line)):
+    quoted = quoted_step_times(m.string)
+    if quoted is None or not quoted[1]:
         return None
-    times = figures(line)
-    if len(times) < 2 or times[0] <= 0:
-        return None
-    return SLOWED if times[-1] >= SLOWDOWN_RATIO * times[0] else None
+    return SLOWED if rose(quoted[0]) else None
 
 
 def _said_to_grow(m: re.Match[str]) -> Verdict | None:
@@ -95,7 +120,7 @@ def _said_to_grow(m: re.Match[str]) -> Verdict | None:
 RULES: tuple[Rule, ...] = (
     rule(
         "slowdown.step_time_rose",
-        rf"\d\s*{_UNIT}(?![\w/])",
+        rf"(?:\d\s*|\b(?:an?|one)\s+){_UNIT}\b",
         ("epoch", "iter", "step", "batch", "s/it"),
         "The step (iteration, epoch) times quoted rise to at least "
         f"{SLOWDOWN_RATIO:g}x the first and stay there: a synchronous job that slowed down "

@@ -27,6 +27,11 @@ report of the same tool is benign and a report with one far slower member is a s
 - someone who found members slow (``found 2 gpus to be slow``), and a member said to take
   ``PEER_GAP_PCT`` or more percent longer than its peers (``a single bar that is 25 % longer
   than its peers``);
+- a member slower than the other members by a clear degree or with the others waiting for it
+  (``a GPU which is slower than other GPUs and ... all the other GPUs have to wait``); the rest
+  of the members given one figure and one member a worse one by ``PEER_GAP_PCT`` (``GPUs 1 - 5
+  average 31.6 MHs. However, GPU/0 hashes at 25 Mhs``); a particular member performing badly
+  (``on the second node I get really bad performance``); a job held to its slowest member;
 - a named member arriving a measured time late (``Rank 5 enters the barrier 290ms late``,
   ``GPU 3 began about a minute later``);
 - a per-member result row a check flags ``OUTLIER``, and ClusterKit's ``Nodes exhibited poor
@@ -123,7 +128,8 @@ def _data_bound(m: re.Match[str]) -> Verdict:
 _DENIED = re.compile(r"\b(?:no|not|without|never|zero|0)\s+(?:\w+\s+){0,2}$", re.IGNORECASE)
 _SLOW_WORDS = re.compile(
     r"\b(?:slow\w*|throttl\w*|lag\w*|late|straggl\w*|struggl\w*|held\s+up|hold\w*\s+"
-    r"(?:up|back)|not\s+fast\s+enough|overheat\w*)\b",
+    r"(?:up|back)|not\s+fast\s+enough|overheat\w*|(?:very\s+|much\s+)?(?:low|lower|poor|bad)\s+"
+    r"(?:hash\s*rates?|speeds?|performance|throughput|bandwidth|FLOPS))\b",
     re.IGNORECASE,
 )
 _JOB_WORDS = re.compile(
@@ -166,7 +172,8 @@ def _few_slow(m: re.Match[str]) -> Verdict | None:
     """Return straggler when the few members are slow and the text around is about the job
     (the sentence, or what comes just before it)."""
     around = m.string[max(0, m.start() - 200) : m.end()]
-    if not (_SLOW_WORDS.search(m[0]) and _JOB_WORDS.search(around)):
+    among = re.match(r"one\s+of\b", m[0], re.IGNORECASE) is not None  # one of several: peers
+    if not (_SLOW_WORDS.search(m[0]) and (among or _JOB_WORDS.search(around))):
         return None
     return _slow_member(_member_kind(m))
 
@@ -185,6 +192,32 @@ def _percent_behind(m: re.Match[str]) -> Verdict | None:
     if float(m["pct"] or m["pct2"]) < PEER_GAP_PCT:
         return None
     return _slow_member(_member_kind(m), A.MONITOR)
+
+
+_SOFTENED = re.compile(r"\b(?:slightly|a\s+(?:bit|little)|marginally|barely)\s+$", re.I)
+_WAITED_FOR = re.compile(r"\bwait\w*|\bheld\s+back|\bhold\w*\s+back|\bbottleneck\w*", re.I)
+
+
+def _slower_than_others(m: re.Match[str]) -> Verdict | None:
+    """Return straggler when a member is said to be slower than the others and either by a
+    degree or with the others waiting for it; a slight difference is not one."""
+    if _SOFTENED.search(m.string[max(0, m.start("slower") - 20) : m.start("slower")]):
+        return None
+    sentence = m.string[m.start() : m.end() + 160].split(". ")[0]
+    if m["degree"] is None and not _WAITED_FOR.search(sentence):
+        return None
+    return _slow_member(_member_kind(m))
+
+
+def _one_below(m: re.Match[str]) -> Verdict | None:
+    """Return straggler when the one member's figure is PEER_GAP_PCT worse than the rest's (a
+    rate below, a time above)."""
+    rest, one = float(m["rest"]), float(m["one"])
+    if rest <= 0:
+        return None
+    timed = _TIME_WORDS.search(m["unit"]) is not None or m["unit"].lower() in ("s", "ms")
+    gap = (one - rest) / rest if timed else (rest - one) / rest
+    return _slow_member(_member_kind(m)) if gap * 100 >= PEER_GAP_PCT else None
 
 
 def _late(m: re.Match[str]) -> Verdict:
@@ -348,10 +381,71 @@ RULES: tuple[Rule, ...] = (
         flags=re.IGNORECASE,
     ),
     rule(
+        "straggler.slower_than_the_others",
+        r"\b(?P<kind>GPU|card|device|node|host|rank|worker)\b[^.\n]{0,40}?"
+        r"(?:\b(?P<degree>much|far|significantly|considerably|way|always|consistently)\s+)?"
+        r"\b(?P<slower>slower)\s+than\s+(?:the\s+|all\s+(?:the\s+)?)?(?:other\s+"
+        r"(?:GPU|card|device|node|host|rank|worker)s|others|rest)\b",
+        ("slower than",),
+        "A member said to be slower than the other members, by a clear degree or with the "
+        "others waiting for it at each collective: the straggler that paces the job.",
+        judge=_slower_than_others,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "straggler.one_below_the_rest",
+        r"\b(?:GPU|card|device|node|host|rank|worker)s\s*#?\d+\s*(?:-|–|to|through|and)\s*#?\d+"
+        r"\s+(?:\w+\s+){0,2}?(?P<rest>\d+(?:\.\d+)?)\s*(?P<unit>[A-Za-z/]+)[^\n]{0,40}?"
+        r"\b(?:however|but|while|whereas)\b,?\s+(?:the\s+)?"
+        r"(?P<kind>GPU|card|device|node|host|rank|worker)\s*[/#]?\s*\d+\b[^.\n\d]{0,30}"
+        r"(?P<one>\d+(?:\.\d+)?)",
+        ("however", "but", "while", "whereas"),
+        "A report giving the rest of the members one figure and one member a worse one (`GPUs "
+        f"1 - 5 average 31.6 MHs. However, GPU/0 hashes at 25`): a gap of {PEER_GAP_PCT:g} % "
+        "or more is a fail-slow member the others wait for.",
+        judge=_one_below,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "straggler.member_performs_badly",
+        r"\b(?:the\s+)?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|last|\d+(?:st|nd|rd|th))"
+        r"(?:\s+(?:and|&)\s+(?:the\s+)?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|last|"
+        r"\d+(?:st|nd|rd|th)))?\s+(?P<kind>GPU|card|device|node|host|rank|worker)s?\b[^.\n]{0,60}?"
+        r"\b(?:really\s+|very\s+|much\s+|consistently\s+|reporting\s+)*(?:bad|poor|low|lower|terrible|"
+        r"horrible|worse)\s+(?:hash\s*rates?|speeds?|performance|throughput|bandwidth|FLOPS)\b",
+        ("bad", "poor", "low", "terrible", "horrible", "worse"),
+        "A report that one particular member (the second node, the 2nd and 3rd cards) performs "
+        "badly while the others do not: a fail-slow member to inspect.",
+        judge=_found_slow,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "straggler.paced_by_the_slowest",
+        r"\b(?:bottleneck\w*|held\s+back|limited|gated|paced|throttled)\s+(?:on|by|to)\s+"
+        r"(?:the\s+(?:speed\s+of\s+the\s+)?)?slowest\s+(?P<kind>GPU|card|device|node|host|rank|worker)\b",
+        ("slowest",),
+        "The job said to be held to the pace of its slowest member: a synchronous job runs at "
+        "its straggler's speed.",
+        judge=_found_slow,
+        flags=re.IGNORECASE,
+    ),
+    rule(
         "straggler.few_members_slow",
         r"\b(?:one|a\s+single|single|a\s+few|few)\s+(?:[\w-]+\s+){0,3}?"
         r"(?P<kind>GPU|card|device|node|host|rank|worker)s?\b[^.\n]{0,120}",
-        ("slow", "throttl", "lag", "late", "held up", "hold", "not fast enough", "overheat"),
+        (
+            "slow",
+            "throttl",
+            "lag",
+            "late",
+            "held up",
+            "hold",
+            "not fast enough",
+            "overheat",
+            "low",
+            "poor",
+            "bad",
+        ),
         "One (or a few) members said to be slow, throttled or late while the others or the job "
         "wait: a fail-slow member holds back every synchronous step.",
         judge=_few_slow,
