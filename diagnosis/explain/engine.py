@@ -7,7 +7,8 @@
   line and the highest confidence: 800,000 identical Xid 95 lines give one finding. Finding
   has no count field, so how many lines collapsed is not reported.
 - Consecutive Megatron iteration lines of one stream feed the spike and slowdown checks;
-  consecutive generic step-time lines (``Iteration took N s``) feed a coarser slowdown check;
+  consecutive generic step-time lines (``Iteration took N s``) feed a coarser slowdown check
+  (two slow steps in a row, or the last three crept up over the first three);
   per-device rate lines of one shape feed the slow-peer check (diagnosis/explain/peers.py);
   the step times a person's sentences quote, one a sentence, feed the slowdown check of
   diagnosis/explain/rules_slowdown.py.
@@ -38,6 +39,7 @@ from diagnosis.explain.training import (
     SLOWDOWN,
     parse_step_seconds,
     sequence_findings,
+    step_time_drift,
     step_time_slowdown,
 )
 from diagnosis.model import Action, Blame, Category, ComponentKind, Finding, Severity
@@ -221,7 +223,9 @@ def _sequences(state: _State) -> None:
         hit, rec = state.diag_rate
         state.add("gpu.diag_slow", SLOW_DEVICE, hit, rec, 0.6)
     for steps in state.step_times.values():
-        slow = step_time_slowdown([seconds for seconds, _ in steps])
+        times = [seconds for seconds, _ in steps]
+        slow = step_time_slowdown(times)
+        slow = step_time_drift(times) if slow is None else slow
         if slow is not None:
             state.add("training.step_slowdown", SLOWDOWN, None, steps[slow][1], 0.3)
     # a person's report, one quoted step time a sentence (one sentence alone: the rule's)

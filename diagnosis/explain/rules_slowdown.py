@@ -50,11 +50,17 @@ _FIGURE = re.compile(
     r"(?:/(?:epoch|iter\w*|step|batch|it)\b)?(?![\w/])",
     re.IGNORECASE,
 )
-_STEP_WORD = re.compile(r"\b(?:epoch|iter(?:ation)?|step|batch)s?\b|\bs/it\b", re.IGNORECASE)
+_STEP_WORD = re.compile(
+    r"\b(?:epoch|iter(?:ation)?|step|batch)s?\b|\bs/it\b|\bit/s\b", re.IGNORECASE
+)
+# a rate of steps (`~12it/s`): its inverse is a step time
+_STEP_RATE = re.compile(r"(?P<value>\d+(?:\.\d+)?)\s*it/s\b", re.IGNORECASE)
 # the figures are one quantity over time: a change is said (a profile's phases are not)
 _CHANGE = re.compile(
     r"\b(?:then|now|after|later|subsequent\w*|became|become|becomes|goes\s+up|went\s+up|rose|"
-    r"rises|increas\w*|grew|grows|jump\w*|climb\w*|until)\b|\bfrom\s+\d[^.\n]{0,20}?\bto\s+\d",
+    r"rises|increas\w*|grew|grows|jump\w*|climb\w*|until|however|drops?|dropped|falls?|fell|"
+    r"decreas\w*|initially|at\s+first|(?:at|from|in)\s+the\s+beginning)\b"
+    r"|\bfrom\s+\d[^.\n]{0,20}?\bto\s+\d",
     re.IGNORECASE,
 )
 _DENIAL = re.compile(
@@ -69,16 +75,19 @@ def _seconds(value: str, unit: str) -> float:
 
 
 def figures(line: str) -> list[float]:
-    """Return the time figures of a line in seconds, in order (``from X to Y s``: both)."""
-    found: list[float] = []
+    """Return the time figures of a line in seconds, in order (``from X to Y s``: both; a step
+    rate ``12it/s`` as its inverse, 1/12 s)."""
+    found: list[tuple[int, float]] = [
+        (m.start(), 1.0 / float(m["value"])) for m in _STEP_RATE.finditer(line) if float(m["value"])
+    ]
     for m in _FIGURE.finditer(line):
         if m["words"] is not None and m["unit"].lower() in ("s", "h", "hr", "hrs", "min", "mins"):
             continue  # `a s`, `an h`: not an amount in words
         if m["start"] is not None:
-            found.append(_seconds(m["start"], m["start_unit"] or m["unit"]))
+            found.append((m.start(), _seconds(m["start"], m["start_unit"] or m["unit"])))
         amount = m["value"] or str(_WORD_AMOUNT[" ".join(m["words"].lower().split())])
-        found.append(_seconds(amount, m["unit"]))
-    return found
+        found.append((m.start("unit"), _seconds(amount, m["unit"])))
+    return [seconds for _, seconds in sorted(found)]
 
 
 def rose(times: list[float]) -> bool:
@@ -110,7 +119,7 @@ def _rose(m: re.Match[str]) -> Verdict | None:
 def _said_to_grow(m: re.Match[str]) -> Verdict | None:
     """Return a slowdown unless the words just before the verb (any of the pattern's verb
     groups) deny it."""
-    for group in ("verb", "verb2", "verb3"):
+    for group in ("verb", "verb2", "verb3", "verb4"):
         if m[group] is not None:
             before = m.string[max(0, m.start(group) - 40) : m.start(group)]
             return None if _DENIAL.search(before) else SLOWED
@@ -120,8 +129,8 @@ def _said_to_grow(m: re.Match[str]) -> Verdict | None:
 RULES: tuple[Rule, ...] = (
     rule(
         "slowdown.step_time_rose",
-        rf"(?:\d\s*|\b(?:an?|one)\s+){_UNIT}\b",
-        ("epoch", "iter", "step", "batch", "s/it"),
+        rf"(?:\d\s*|\b(?:an?|one)\s+){_UNIT}\b|\d\s*it/s\b",
+        ("epoch", "iter", "step", "batch", "s/it", "it/s"),
         "The step (iteration, epoch) times quoted rise to at least "
         f"{SLOWDOWN_RATIO:g}x the first and stay there: a synchronous job that slowed down "
         "waits for a member or a resource that became slow (a fail-slow GPU, NIC or host, a "
@@ -133,12 +142,18 @@ RULES: tuple[Rule, ...] = (
         "slowdown.time_said_to_grow",
         r"\b(?:training|train|iteration|iter|step|epoch|batch)[\s-]*(?:time|duration)s?\b"
         r"[^.\n]{0,40}?\b(?P<verb>increas\w*|grow\w*|goes\s+up|going\s+up|rises|rising|"
-        r"keeps?\s+(?:increas|grow|ris)\w*)"
+        r"keeps?\s+(?:increas|grow|ris)\w*|tak(?:es?|ing)\s+(?:\w+\s+)?(?:more\s+time|longer))"
         r"|\b(?:training|iteration|iter|step)\s+(?:speed|throughput)\b[^.\n]{0,30}?"
-        r"\b(?P<verb2>slows?\s+down|slowing\s+down|drops?|dropping|decreas\w*|degrad\w*)"
+        r"\b(?P<verb2>slows?\s+down|slowing\s+down|drops?|dropping|decreas\w*|degrad\w*|"
+        r"(?:gets?|getting|got|becomes?|became)\s+(?:\d+(?:\.\d+)?x\s+|much\s+)?slower)"
+        r"|\b(?:epoch|iteration|iter|step|batch)s?\b[^.\n]{0,30}?\b(?P<verb4>(?:take|takes|taking|"
+        r"took)\s+(?:\w+\s+)?longer)"
         r"|\btraining\s+(?P<verb3>slows?\s+down|slowing\s+down|(?:gets|becomes|getting|"
         r"became|got)\s+slower)",
-        ("increas", "grow", "goes up", "going up", "rises", "rising", "slow", "drop", "decreas"),
+        (
+            *("increas", "grow", "goes up", "going up", "rises", "rising", "slow", "drop"),
+            *("decreas", "more time", "longer"),
+        ),
         "The step or training time said to grow (or the training speed to fall) as the job "
         "runs: a synchronous job that slows down waits for something that became slow; "
         "compare the members' step times and the node's health.",

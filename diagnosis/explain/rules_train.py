@@ -93,11 +93,16 @@ NUMERICAL_RULES: tuple[Rule, ...] = (
     rule(
         "training.step_time",
         STEP_TIME.pattern,
-        tuple(
-            f"{word}{sep}{verb}"
-            for word in ("iteration", "iter", "step", "batch")
-            for sep in (" ", "_")
-            for verb in ("took", "time")
+        (
+            *(
+                f"{word}{sep}{verb}"
+                for word in ("iteration", "iter", "step", "batch")
+                for sep in (" ", "_")
+                for verb in ("took", "time")
+            ),
+            "time this",
+            "time per",
+            "time of",
         ),
         "A line that reports one step's duration (any framework): healthy on its own; "
         "consecutive lines feed the generic step-slowdown (straggler) check.",

@@ -39,12 +39,18 @@ SLOW_RATIO = 1.03
 
 STEP_TIME = re.compile(
     r"\b(?:iteration|iter|step|batch)[ _](?:took|time)\s*(?:\((?:ms|s)\))?\s*[:=]?\s*"
-    r"(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>ms|s|sec|secs|seconds)?\b",
+    r"(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>ms|s|sec|secs|seconds)?\b"
+    r"|\btime\s+(?:this|per|of\s+(?:this|the))\s+(?:epoch|iteration|iter|step|batch)\s*[:=]\s*"
+    r"(?P<value2>\d+(?:\.\d+)?)\s*(?P<unit2>ms|s|sec|secs|seconds)?\b",
     re.IGNORECASE,
 )
-"""A line that reports one step's duration in any framework's words (seconds unless 'ms')."""
+"""A line that reports one step's (or epoch's) duration in any framework's words (`Iteration
+took 2.1 s`, `step_time: 850 ms`, `time this epoch= 1.75`; seconds unless 'ms')."""
 GENERIC_SLOW_RATIO = 1.5
 GENERIC_MIN_HISTORY = 3
+GENERIC_DRIFT_RATIO = 1.3
+"""The median of the last three steps this many times that of the first three (six steps or
+more): a slowdown that crept in step by step and stayed."""
 
 NUMERICAL = verdict(
     Category.NUMERICAL, Blame.APPLICATION, ComponentKind.JOB, Severity.ERROR, Action.MONITOR, 0.8
@@ -146,8 +152,8 @@ def parse_step_seconds(body: str) -> float | None:
     m = STEP_TIME.search(body)
     if m is None:
         return None
-    value = float(m["value"])
-    return value / 1000 if (m["unit"] or "").lower() == "ms" else value
+    value = float(m["value"] or m["value2"])
+    return value / 1000 if (m["unit"] or m["unit2"] or "").lower() == "ms" else value
 
 
 def step_time_slowdown(seconds: Sequence[float]) -> int | None:
@@ -162,6 +168,15 @@ def step_time_slowdown(seconds: Sequence[float]) -> int | None:
         if median > 0 and all(t >= GENERIC_SLOW_RATIO * median for t in seconds[i : i + 2]):
             return i
     return None
+
+
+def step_time_drift(seconds: Sequence[float]) -> int | None:
+    """Return the position of the first of the last three steps when they crept up to
+    ``GENERIC_DRIFT_RATIO`` times the first three (medians), or None."""
+    if len(seconds) < 6:
+        return None
+    first, last = sorted(seconds[:3])[1], sorted(seconds[-3:])[1]
+    return len(seconds) - 3 if first > 0 and last >= GENERIC_DRIFT_RATIO * first else None
 
 
 def judge_step_time(m: re.Match[str]) -> Verdict | None:
