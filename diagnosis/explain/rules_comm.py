@@ -9,6 +9,8 @@ Recorder analyzer and NCCL RAS outputs in real_samples.
 
 from __future__ import annotations
 
+import re
+
 from diagnosis.catalog import Verdict
 from diagnosis.explain.rules import Rule, rule, verdict
 from diagnosis.model import Action as A
@@ -38,6 +40,34 @@ _NETWORK_RULES: tuple[Rule, ...] = (
         "An InfiniBand work completion failed (12 = retry exceeded: link or peer gone; 4 = "
         "local protection, often GPUDirect/peermem): the NIC or fabric, not the job.",
         _net(K.NIC, S.ERROR, 0.85),
+    ),
+    rule(
+        "rdma.completion_error",
+        r"\b(?:transport|RNR) retry counter exceeded\b|\bIBV_WC_(?:RETRY_EXC|RNR_RETRY_EXC|"
+        r"REM_ACCESS|REM_OP|LOC_PROT|LOC_QP_OP|FATAL)_ERR\b|\b(?:remote access|remote operation|"
+        r"local protection|local QP operation) error\b",
+        (
+            "retry counter exceeded",
+            "ibv_wc_",
+            "remote access error",
+            "remote operation error",
+            "local protection error",
+            "local qp operation error",
+        ),
+        "A verbs work completion failed with a status of the NIC or the fabric (retry counter "
+        "exceeded: the peer or the link is gone; protection or access errors: GPUDirect "
+        "registration): any RDMA library prints them the same way (ibv_wc_status_str).",
+        _net(K.NIC, S.ERROR, 0.8),
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "nccl.nvls_bind_failed",
+        r"Failed to (?:bind|map|allocate) NVLink SHARP \(NVLS\) Multicast memory",
+        ("nvlink sharp",),
+        "NCCL could not bind NVLink SHARP (multicast) memory: NCCL's own message blames the "
+        "Fabric Manager or the NVSwitches (Fabric Manager not running, a switch not ready); "
+        "collectives fail at communicator init.",
+        _net(K.SWITCH, S.ERROR, 0.75),
     ),
     rule(
         "nccl.connect_retry",

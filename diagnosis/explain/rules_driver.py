@@ -42,10 +42,15 @@ def _status_verdict_any(m: re.Match[str]) -> Verdict | None:
 _NVLINK_LINKS = _hw(S.ERROR, A.REBOOT_NODE, 0.6)
 
 
-_FABRIC_FIELD = re.compile(r"^\s*(?P<field>State|Status)\s*:\s*(?P<value>\S.*?)\s*$")
+_FABRIC_FIELD = re.compile(
+    r"^\s*(?P<field>State|Status|Summary|Bandwidth|Route Unhealthy)\s*:\s*(?P<value>\S.*?)\s*$"
+)
 _FABRIC_FINE = {
     "State": {"completed", "n/a", "not supported"},
     "Status": {"success", "n/a", "not supported"},
+    "Summary": {"healthy", "n/a", "not supported"},
+    "Bandwidth": {"full", "n/a", "not supported"},
+    "Route Unhealthy": {"false", "n/a", "not supported"},
 }
 FABRIC_RULE = "nvlink.fabric_state"
 FABRIC_FAULT = _hw(S.ERROR, A.REBOOT_NODE, 0.6)
@@ -54,8 +59,9 @@ FABRIC_FAULT = _hw(S.ERROR, A.REBOOT_NODE, 0.6)
 def fabric_field(body: str) -> Verdict | None:
     """Return an NVLink fault for a `State` or `Status` line of nvidia-smi -q's `Fabric` block
     (the engine passes only lines inside one) that is not a healthy value: a fabric still `In
-    Progress` (not registered) or a status other than `Success` (`Insufficient Resources`,
-    ...). `N/A` and `Not Supported` are GPUs without a fabric: healthy."""
+    Progress` (not registered), a status other than `Success` (`Insufficient Resources`, ...),
+    or its `Health`: a `Summary` other than `Healthy`, a `Bandwidth` other than `Full`, a `Route
+    Unhealthy` of `True`. `N/A` and `Not Supported` are GPUs without a fabric: healthy."""
     m = _FABRIC_FIELD.match(body)
     if m is None or m["value"].lower() in _FABRIC_FINE[m["field"]]:
         return None

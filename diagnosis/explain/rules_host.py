@@ -39,7 +39,12 @@ KERNEL_RULES: tuple[Rule, ...] = (
         r"|\[ pid \]\s+uid\s+tgid\s+total_vm\s+rss|Tasks state \(memory values in pages\)"
         r"|^Killed process \d+ \(.*\) total-vm:|Memory cgroup stats for /"
         r"|\bkilled as a result of limit of /"
-        r"|\bmemory(?:\+swap)?: usage \d+kB, limit \d+kB, failcnt \d+",
+        r"|\bmemory(?:\+swap)?: usage \d+kB, limit \d+kB, failcnt \d+"
+        # Kubernetes (kubelet's pod and node events, a container's last state) and the
+        # userspace OOM killer (systemd-oomd)
+        r"|\b(?:Cgroup|System) OOM encountered, victim process|\bReason:\s+OOMKilled\b"
+        r"|\bOOMKilled\b|systemd-oomd killed \d+ process|\boomd attempting to kill\b"
+        r"|\bKilled \S+ due to memory pressure\b",
         (
             "out of memory",
             "oom-kill",
@@ -54,12 +59,17 @@ KERNEL_RULES: tuple[Rule, ...] = (
             "killed as a result of limit",
             "memory: usage",
             "memory+swap: usage",
+            "oom encountered",
+            "oomkilled",
+            "oomd",
+            "due to memory pressure",
         ),
         "The kernel OOM killer ended a process, in every phrasing the kernel has used (Killed "
         "/ Kill process ... or sacrifice child, cgroup, oom-kill constraint, oom_reaper, the "
         "stack frames, the task dump header, and the cgroup v1 report lines of "
         "mm/memcontrol.c: 'Task in ... killed as a result of limit of ...', 'memory: usage "
-        "NkB, limit NkB, failcnt N'). Blame application: the victim is the largest "
+        "NkB, limit NkB, failcnt N'), Kubernetes' OOM events and OOMKilled state, and "
+        "systemd-oomd's kills under memory pressure. Blame application: the victim is the largest "
         "consumer, in practice the job (data loaders, pinned buffers); debatable.",
         _MEMORY,
     ),

@@ -34,9 +34,9 @@ RULES: tuple[Rule, ...] = (
     rule(
         "storage.md_degraded",
         r"DegradedArray event|DeviceDisappeared event|Fail(?:Spare)? event detected"
-        r"|md/raid\d*:md\d+: Disk failure|\[\d+/\d+\] \[U*_[U_]*\]|\b\w+\[\d+\]\(F\)"
+        r"|md/raid\d*:md\w+: Disk failure|\[\d+/\d+\] \[U*_[U_]*\]|\b\w+\[\d+\]\(F\)"
         r"|State : [\w, ]*degraded|\bfaulty\s+/dev/|\|\s*Degraded\s*\|"
-        r"|\bmd: super_written gets error=|md/raid\d*:md\d+: (?:Cannot continue operation"
+        r"|\bmd: super_written gets error=|md/raid\d*:md\w+: (?:Cannot continue operation"
         r"|read error not correctable)|^\s*-\s+0\s+0\s+\d+\s+removed\s*$",
         (
             "event",
@@ -98,12 +98,16 @@ RULES: tuple[Rule, ...] = (
         r"\bnvme\d+: (?:I/O \d+ (?:\(\S+\) )?QID \d+ timeout|Device not ready; aborting reset"
         r"|Removing after probe failure|controller is down|Disabling device after reset failure"
         r"|Abort status: 0x[0-9a-f]+|resetting controller due to"
-        r"|Does your device have a faulty power saving mode enabled)"
+        r"|Does your device have a faulty power saving mode enabled"
+        # NVMe over fabrics: a queue's timeout, a failed keep-alive
+        r"|queue \d+: timeout request 0x[0-9a-f]+|failed nvme_keep_alive_end_io)"
+        r"|\bblock nvme\d+n\d+: no usable path\b"
         r"|nvme\d+n\d+: detected capacity change from \d+ to 0\b"
         r"|\bnvme_\w+\.c:\s*\d+:\w+: \*ERROR\*",
         ("nvme",),
-        "An NVMe drive timed out I/O, failed its reset or vanished (capacity 0): local "
-        "checkpoints, caches and datasets on it fail.",
+        "An NVMe drive timed out I/O, failed its reset or vanished (capacity 0), or an NVMe "
+        "over fabrics target stopped answering (queue timeouts, failed keep-alive, no usable "
+        "path): local checkpoints, caches and datasets on it fail.",
         _disk(S.ERROR, A.HARDWARE_INSPECTION, 0.75),
     ),
     rule(
