@@ -142,16 +142,18 @@ _NETWORK_RULES: tuple[Rule, ...] = (
     rule(
         "dist.store_timeout",
         r"DistNetworkError|DistStoreError|client socket has timed out|Socket Timeout"
-        r"|Timed out after \d+ seconds waiting for clients",
+        r"|Timed out after \d+ seconds waiting for clients|\bRendezvousTimeoutError\b",
         (
             "distnetworkerror",
             "diststoreerror",
             "socket has timed out",
             "socket timeout",
             "waiting for clients",
+            "rendezvoustimeouterror",
         ),
-        "The rendezvous/TCPStore could not be reached: the master node or the network "
-        "(real_logs host-socket-timeout).",
+        "The rendezvous/TCPStore could not be reached, or torch elastic's rendezvous timed out "
+        "waiting for the other nodes: the master node or the network (real_logs "
+        "host-socket-timeout).",
         _net(K.NODE, S.ERROR, 0.7),
     ),  # fmt: skip
     rule(

@@ -1,6 +1,7 @@
-"""Classes added in the thirteenth corpus round (issue 21): verbs completion errors outside
-NCCL, Kubernetes' and systemd-oomd's OOM kills, the Fabric block's health, NCCL's NVLS bind
-failure, NVMe over fabrics timeouts and lost paths, and md failures of dm-raid arrays (`mdX`).
+"""Classes added in the thirteenth and fourteenth corpus rounds (issue 21): verbs completion
+errors outside NCCL, Kubernetes' and systemd-oomd's OOM kills, the Fabric block's health, NCCL's
+NVLS bind failure, NVMe over fabrics timeouts and lost paths, md failures of dm-raid arrays
+(`mdX`), and torch elastic's rendezvous timeout.
 
 The positive texts are records of the development part of the corpus, read by id
 (tests/fixtures/explain/corpus/fresh_23.jsonl; the comment names the source). The negative
@@ -61,3 +62,15 @@ def test_each_class_finds_its_record(text: str, category: Category, rule: str) -
 )
 def test_healthy_lines_of_the_same_tools_stay_silent(text: str) -> None:
     assert alarms(text) == [], text
+
+
+# the fourteenth round (fresh_24.jsonl): torch elastic's rendezvous timing out, in its
+# error handler's JSON (facebookresearch/av_hubert#19); a completed rendezvous stays silent
+RENDEZVOUS_TIMEOUT = corpus_text("fresh_24", "0014")
+RENDEZVOUS_DONE = corpus_text("fresh_24", "0016")  # meta-pytorch/torchx#492
+
+
+def test_an_elastic_rendezvous_timeout_is_the_network_a_completed_one_nothing() -> None:
+    found = first(RENDEZVOUS_TIMEOUT)
+    assert found is not None and found[:2] == (Category.NETWORK, "dist.store_timeout"), found
+    assert alarms(RENDEZVOUS_DONE) == []
