@@ -204,6 +204,7 @@ def all_rules() -> tuple[Rule, ...]:
         rules_slowdown,
         rules_storage,
         rules_straggler,
+        rules_straggler_words,
         rules_train,
     )
 
@@ -215,7 +216,9 @@ def all_rules() -> tuple[Rule, ...]:
         *rules_kernel.RULES,
         *rules_host.KERNEL_RULES,
         *rules_storage.RULES,
-        *rules_straggler.RULES,
+        *rules_straggler.TOOL_RULES,
+        *rules_straggler_words.RULES,
+        *rules_straggler.FIGURE_RULES,
         *rules_slowdown.RULES,
         *rules_train.NUMERICAL_RULES,
         *rules_gpu.CUDA_RULES,

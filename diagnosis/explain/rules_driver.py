@@ -39,7 +39,8 @@ def _status_verdict_any(m: re.Match[str]) -> Verdict | None:
     return status.verdict if status is not None else None
 
 
-_NVLINK_LINKS = _hw(S.ERROR, A.REBOOT_NODE, 0.6)
+NVLINK_FAULT = _hw(S.ERROR, A.REBOOT_NODE, 0.6)
+"""An NVLink fault seen without an Xid (links down, a fabric not registered or unhealthy)."""
 
 
 _FABRIC_FIELD = re.compile(
@@ -53,7 +54,6 @@ _FABRIC_FINE = {
     "Route Unhealthy": {"false", "n/a", "not supported"},
 }
 FABRIC_RULE = "nvlink.fabric_state"
-FABRIC_FAULT = _hw(S.ERROR, A.REBOOT_NODE, 0.6)
 
 
 def fabric_field(body: str) -> Verdict | None:
@@ -67,12 +67,12 @@ def fabric_field(body: str) -> Verdict | None:
         return None
     if m["field"] == "State" and m["value"].lower() != "in progress":
         return None  # `Not Started` and others: not judged on their own
-    return FABRIC_FAULT
+    return NVLINK_FAULT
 
 
 def _about_nvlink(m: re.Match[str]) -> Verdict | None:
     """Return an NVLink fault when the links spoken of are NVLink's (named in the line)."""
-    return _NVLINK_LINKS if "nvlink" in m.string.lower() else None
+    return NVLINK_FAULT if "nvlink" in m.string.lower() else None
 
 
 def _unless_denied(m: re.Match[str]) -> Verdict | None:
@@ -80,7 +80,7 @@ def _unless_denied(m: re.Match[str]) -> Verdict | None:
     before = m.string[max(0, m.start() - 25) : m.start()]
     if re.search(r"\b(?:no|not|without|never|isn't|wasn't)\b[^.\n]*$", before, re.IGNORECASE):
         return None
-    return _NVLINK_LINKS
+    return NVLINK_FAULT
 
 
 RULES: tuple[Rule, ...] = (

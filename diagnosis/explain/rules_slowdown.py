@@ -64,7 +64,7 @@ _CHANGE = re.compile(
     re.IGNORECASE,
 )
 _DENIAL = re.compile(
-    r"\b(?:not|n't|never|no\s+longer|doesn't|didn't|don't|won't|stopped)\b[^.\n]{0,20}$",
+    r"\b(?:not|never|no\s+longer|doesn't|didn't|don't|won't|stopped)\b[^.\n]{0,20}$",
     re.IGNORECASE,
 )
 

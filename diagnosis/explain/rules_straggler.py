@@ -15,26 +15,6 @@ report of the same tool is benign and a report with one far slower member is a s
   its threshold; the periodic score report alone is not a finding;
 - TraceML's end-of-run verdict, ``TraceML Verdict: INPUT STRAGGLER / CRITICAL`` (its rank-skew
   diagnoses: ``STRAGGLER`` alone or after INPUT, COMPUTE, H2D, RESIDUAL or WAIT);
-- an operator's or tool's sentence that names one member (``GPU 2``, ``rank 7``, ``node 3``,
-  ``card 1``) as much, far or N times slower than the other members, the rest or its peers
-  (``GPU 2 much slower, then the other 5 GPUs``): the comparison is against peers, so a member
-  slower than before, or slower without a degree, is not one;
-- a report that calls one member a straggler (``a straggling node``, ``one rank ... (a
-  struggler)``) unless the sentence denies it (``no straggler``, ``without stragglers``);
-- one (or a few) members said to be slow, throttled, late or holding back the job (``a single
-  thermally throttled GPU ... every other GPU waits``, ``few GPUs can be slow``) in a sentence
-  about the job or the other members;
-- someone who found members slow (``found 2 gpus to be slow``), and a member said to take
-  ``PEER_GAP_PCT`` or more percent longer than its peers (``a single bar that is 25 % longer
-  than its peers``);
-- a member slower than the other members by a clear degree or with the others waiting for it
-  (``a GPU which is slower than other GPUs and ... all the other GPUs have to wait``); the rest
-  of the members given one figure and one member a worse one by ``PEER_GAP_PCT`` (``GPUs 1 - 5
-  average 31.6 MHs. However, GPU/0 hashes at 25 Mhs``); a particular member performing badly
-  (``on the second node I get really bad performance``); a job held to its slowest member;
-- a named member arriving a measured time late (``Rank 5 enters the barrier 290ms late``,
-  ``GPU 3 began about a minute later``);
-- a per-member result row a check flags ``OUTLIER``, and ClusterKit's ``Nodes exhibited poor
   performance with all other nodes``;
 - one GPU's utilisation several times the others' (or a third of it) in the same sentence: the
   busy one computes while the rest wait on it, or the idle one starves the rest;
@@ -45,13 +25,15 @@ report of the same tool is benign and a report with one far slower member is a s
   times theirs;
 - the slowest member said to take N times the fastest's time (N at least ``SLOW_ELAPSED_RATIO``).
 
+Reports in words (a person's sentence naming the slow member) are in
+diagnosis/explain/rules_straggler_words.py; rules.all_rules puts them between the tools'
+own verdicts (`TOOL_RULES`) and the judged figures (`FIGURE_RULES`), as they always ran.
+
 Guarantees: every rule needs the figures of its own format; too few members (fewer than
 three nodes, fewer than ``peers.MIN_PEERS`` GPUs) or figures within the ratios are benign. The
 detector warning and the verdict are the tools' own judgement: a warning with an empty rank list
 is not one.
 """
-
-from __future__ import annotations
 
 import re
 from statistics import median
@@ -79,7 +61,7 @@ SLOW_GPU = verdict(C.STRAGGLER, B.INFRASTRUCTURE, K.GPU, S.WARNING, A.HARDWARE_I
 SLOW_INPUT = verdict(C.STRAGGLER, B.UNKNOWN, K.NODE, S.WARNING, A.MONITOR, 0.5)
 SLOW_RANK = verdict(C.STRAGGLER, B.UNKNOWN, K.JOB, S.WARNING, A.MONITOR, 0.5)
 
-_MEMBER_KIND = {
+MEMBER_KIND = {
     "gpu": K.GPU,
     "card": K.GPU,
     "device": K.GPU,
@@ -88,10 +70,12 @@ _MEMBER_KIND = {
     "rank": K.JOB,
     "worker": K.JOB,
 }
-_DEGREE = r"(?:much|far|significantly|considerably|way|\d+(?:\.\d+)?\s*(?:x|times))"
-_PEERS = r"(?:the\s+|all\s+(?:the\s+)?)?(?:other|others|rest|remaining|peers|its\s+peers)\b"
 _NODE_TIME = re.compile(r"(\d+)\s*:\s*(\d+(?:\.\d+)?)")
 _GPU_RATE = re.compile(r"\((\d+(?:\.\d+)?) Gflop/s\)")
+TIME_WORDS = re.compile(r"\btime|latenc|duration|elapsed|took\b|\b(?:ms|sec|seconds)\b", re.I)
+"""Words that say a figure is a duration (bigger is slower)."""
+UTIL_SKEW = 3.0
+"""One GPU's utilisation this many times the others' (or a third of it) is a straggler."""
 
 
 def _slowest_far_behind(times: list[float]) -> bool:
@@ -125,103 +109,21 @@ def _data_bound(m: re.Match[str]) -> Verdict:
     return HEALTHY
 
 
-_DENIED = re.compile(r"\b(?:no|not|without|never|zero|0)\s+(?:\w+\s+){0,2}$", re.IGNORECASE)
-_SLOW_WORDS = re.compile(
-    r"\b(?:slow\w*|throttl\w*|lag\w*|late|straggl\w*|struggl\w*|held\s+up|hold\w*\s+"
-    r"(?:up|back)|not\s+fast\s+enough|overheat\w*|(?:very\s+|much\s+)?(?:low|lower|poor|bad)\s+"
-    r"(?:hash\s*rates?|speeds?|performance|throughput|bandwidth|FLOPS))\b",
-    re.IGNORECASE,
-)
-_JOB_WORDS = re.compile(
-    r"\b(?:other|others|rest|every|whole|entire|all|job|training|throughput|wait\w*|"
-    r"distributed|DDP|FSDP|all-?reduce|collective\w*|barrier|sync\w*)\b",
-    re.IGNORECASE,
-)
-PEER_GAP_PCT = 10.0
-"""A member said to take this many percent longer than its peers is a straggler."""
-UTIL_SKEW = 3.0
-"""One GPU's utilisation this many times the others' (or a third of it) is a straggler."""
-
-
 _MEMBER_WORD = re.compile(r"\b(GPU|card|device|node|host|rank|worker)s?\b", re.IGNORECASE)
 
 
-def _slow_member(kind: K, action: A = A.HARDWARE_INSPECTION) -> Verdict:
+def slow_member(kind: K, action: A = A.HARDWARE_INSPECTION) -> Verdict:
     """A straggler a report names in words (lower confidence than a tool's own figures)."""
     return verdict(C.STRAGGLER, B.UNKNOWN, kind, S.WARNING, action, 0.4)
 
 
-def _member_kind(m: re.Match[str]) -> K:
+def member_kind(m: re.Match[str]) -> K:
     """The member the match names, else the last one named just before it, else a node."""
     named = m.groupdict().get("kind") or m.groupdict().get("kind2")
     if named is None:
         before = _MEMBER_WORD.findall(m.string[max(0, m.start() - 80) : m.start()])
         named = before[-1] if before else "node"
-    return _MEMBER_KIND[named.lower()]
-
-
-def _called_straggler(m: re.Match[str]) -> Verdict | None:
-    """Return straggler unless the words just before deny it (``no straggler``)."""
-    before = m.string[max(0, m.start() - 30) : m.start()]
-    if _DENIED.search(before) or re.search(r"\b(?:no|not|without)\b", m[0], re.IGNORECASE):
-        return None
-    return _slow_member(_member_kind(m))
-
-
-def _few_slow(m: re.Match[str]) -> Verdict | None:
-    """Return straggler when the few members are slow and the text around is about the job
-    (the sentence, or what comes just before it)."""
-    around = m.string[max(0, m.start() - 200) : m.end()]
-    among = re.match(r"one\s+of\b", m[0], re.IGNORECASE) is not None  # one of several: peers
-    if not (_SLOW_WORDS.search(m[0]) and (among or _JOB_WORDS.search(around))):
-        return None
-    return _slow_member(_member_kind(m))
-
-
-def _found_slow(m: re.Match[str]) -> Verdict | None:
-    """Return straggler on the members someone found slow, unless the words before deny it
-    (``never found a node to be slow``)."""
-    before = m.string[max(0, m.start() - 30) : m.start() + len(m[0].split()[0])]
-    if re.search(r"\b(?:no|not|never|didn't|don't|couldn't|haven't|hasn't)\b", before, re.I):
-        return None
-    return _slow_member(_member_kind(m))
-
-
-def _percent_behind(m: re.Match[str]) -> Verdict | None:
-    """Return straggler when the gap to the peers is at least PEER_GAP_PCT."""
-    if float(m["pct"] or m["pct2"]) < PEER_GAP_PCT:
-        return None
-    return _slow_member(_member_kind(m), A.MONITOR)
-
-
-_SOFTENED = re.compile(r"\b(?:slightly|a\s+(?:bit|little)|marginally|barely)\s+$", re.I)
-_WAITED_FOR = re.compile(r"\bwait\w*|\bheld\s+back|\bhold\w*\s+back|\bbottleneck\w*", re.I)
-
-
-def _slower_than_others(m: re.Match[str]) -> Verdict | None:
-    """Return straggler when a member is said to be slower than the others and either by a
-    degree or with the others waiting for it; a slight difference is not one."""
-    if _SOFTENED.search(m.string[max(0, m.start("slower") - 20) : m.start("slower")]):
-        return None
-    sentence = m.string[m.start() : m.end() + 160].split(". ")[0]
-    if m["degree"] is None and not _WAITED_FOR.search(sentence):
-        return None
-    return _slow_member(_member_kind(m))
-
-
-def _one_below(m: re.Match[str]) -> Verdict | None:
-    """Return straggler when the one member's figure is PEER_GAP_PCT worse than the rest's (a
-    rate below, a time above)."""
-    rest, one = float(m["rest"]), float(m["one"])
-    if rest <= 0:
-        return None
-    timed = _TIME_WORDS.search(m["unit"]) is not None or m["unit"].lower() in ("s", "ms")
-    gap = (one - rest) / rest if timed else (rest - one) / rest
-    return _slow_member(_member_kind(m)) if gap * 100 >= PEER_GAP_PCT else None
-
-
-def _late(m: re.Match[str]) -> Verdict:
-    return _slow_member(_member_kind(m), A.MONITOR)
+    return MEMBER_KIND[named.lower()]
 
 
 def _util_skew(m: re.Match[str]) -> Verdict | None:
@@ -241,7 +143,6 @@ _RATE_WORDS = re.compile(
     r"bandwidth|throughput|[GT]FLOP|[GM]B/s|Gb/s|Gbps|busbw|algbw|samples/s|tokens/s|score",
     re.IGNORECASE,
 )
-_TIME_WORDS = re.compile(r"\btime|latenc|duration|elapsed|took\b|\b(?:ms|sec|seconds)\b", re.I)
 
 
 def _score_map(m: re.Match[str]) -> Verdict | None:
@@ -252,7 +153,7 @@ def _score_map(m: re.Match[str]) -> Verdict | None:
         for found in _SCORE_MAP.finditer(m.string)
     ]
     slow = any(slow_peer(group) is not None for group in maps)
-    return _slow_member(K.GPU) if slow else HEALTHY
+    return slow_member(K.GPU) if slow else HEALTHY
 
 
 def _respectively(m: re.Match[str]) -> Verdict | None:
@@ -264,34 +165,21 @@ def _respectively(m: re.Match[str]) -> Verdict | None:
     what = m.string[max(0, m.start() - 120) : m.end()]
     if _RATE_WORDS.search(what):
         slow = slow_peer([(str(i), v) for i, v in enumerate(values)]) is not None
-    elif _TIME_WORDS.search(what):
+    elif TIME_WORDS.search(what):
         slow = _slowest_far_behind(values)
     else:
         return None
-    return _slow_member(_MEMBER_KIND[m["kind"].lower()]) if slow else HEALTHY
+    return slow_member(MEMBER_KIND[m["kind"].lower()]) if slow else HEALTHY
 
 
 def _slowest_times(m: re.Match[str]) -> Verdict | None:
     """Return straggler when the slowest member takes N times the fastest's time."""
     if float(m["ratio"]) < SLOW_ELAPSED_RATIO:
         return None
-    return _slow_member(_MEMBER_KIND[m["kind"].lower()])
+    return slow_member(MEMBER_KIND[m["kind"].lower()])
 
 
-def _uneven(m: re.Match[str]) -> Verdict | None:
-    """Return straggler on the members said to move at different paces, unless denied."""
-    if re.search(r"\b(?:no|not|never)\b", m[0], re.IGNORECASE):
-        return None
-    return _slow_member(_member_kind(m))
-
-
-def _named_slower(m: re.Match[str]) -> Verdict:
-    """Return straggler on the component the sentence names (GPU, node or rank)."""
-    kind = _MEMBER_KIND[m["kind"].lower()]
-    return _slow_member(kind)
-
-
-RULES: tuple[Rule, ...] = (
+TOOL_RULES: tuple[Rule, ...] = (
     rule(
         "straggler.node_elapsed",
         r"The elapsed time of nodes are \{(?P<nodes>[^}]*)\}",
@@ -335,145 +223,10 @@ RULES: tuple[Rule, ...] = (
         "(input, compute, transfer or unattributed) to hold back the synchronous step.",
         SLOW_RANK,
     ),
-    rule(
-        "straggler.named_slower_than_peers",
-        r"\b(?P<kind>GPU|card|device|node|host|rank|worker)\s*#?\s*\d+\b[^.;\n]{0,40}?\b"
-        + _DEGREE
-        + r"\s+slower,?\s+th[ae]n\s+"
-        + _PEERS,
-        ("slower",),
-        "A report naming one GPU, node or rank as much (or N times) slower than its peers: in a "
-        "synchronous job every other member waits for it, so it is a straggler to inspect.",
-        judge=_named_slower,
-        flags=re.IGNORECASE,
-    ),
-    rule(
-        "straggler.called_straggler",
-        r"\b(?:a|an|one|the|single)\s+(?:single\s+)?(?:straggl(?:er|ing)|struggl(?:er|ing))"
-        r"(?:\s+(?P<kind>GPU|card|device|node|host|rank|worker)s?\b)?"
-        r"|\b(?:straggl|struggl)(?:er|ing)\s+(?P<kind2>GPU|card|device|node|host|rank|worker)s?\b",
-        ("straggl", "struggl"),
-        "The report calls one member a straggler: in a synchronous job every other member "
-        "waits for it at each collective, so the job runs at its pace.",
-        judge=_called_straggler,
-        flags=re.IGNORECASE,
-    ),
-    rule(
-        "straggler.found_slow",
-        r"\b(?:found|find|finds|notic\w+|saw|see|sees|observed?|identified|detected|spotted)\s+"
-        r"(?:that\s+)?(?:[\w()-]+\s+){0,3}?(?P<kind>GPU|card|device|node|host|rank|worker)s?\s+"
-        r"(?:to\s+be|are|is|were|was|being|as)\s+(?:\w+\s+)?(?:slow|slower|stragglers?)\b",
-        ("slow", "straggler"),
-        "Someone found one or more members slow (by hand, or with a check): in a synchronous "
-        "job every other member waits for them, so they are stragglers to inspect.",
-        judge=_found_slow,
-        flags=re.IGNORECASE,
-    ),
-    rule(
-        "straggler.percent_behind_peers",
-        r"\b(?P<pct>\d+(?:\.\d+)?)\s*%\s+(?:longer|slower)\s+than\s+(?:its|their)\s+peers\b"
-        r"|\b(?P<pct2>\d+(?:\.\d+)?)\s*%\s+(?:longer|slower)\s+than\s+(?:all\s+)?the\s+"
-        r"(?:other\s+(?:GPU|card|device|node|host|rank|worker)s|rest)\b",
-        ("longer than", "slower than"),
-        f"One member said to take at least {PEER_GAP_PCT:g} % longer than its peers: in a "
-        "synchronous job every other member waits that long for it at each step.",
-        judge=_percent_behind,
-        flags=re.IGNORECASE,
-    ),
-    rule(
-        "straggler.slower_than_the_others",
-        r"\b(?P<kind>GPU|card|device|node|host|rank|worker)\b[^.\n]{0,40}?"
-        r"(?:\b(?P<degree>much|far|significantly|considerably|way|always|consistently)\s+)?"
-        r"\b(?P<slower>slower)\s+than\s+(?:the\s+|all\s+(?:the\s+)?)?(?:other\s+"
-        r"(?:GPU|card|device|node|host|rank|worker)s|others|rest)\b",
-        ("slower than",),
-        "A member said to be slower than the other members, by a clear degree or with the "
-        "others waiting for it at each collective: the straggler that paces the job.",
-        judge=_slower_than_others,
-        flags=re.IGNORECASE,
-    ),
-    rule(
-        "straggler.one_below_the_rest",
-        r"\b(?:GPU|card|device|node|host|rank|worker)s\s*#?\d+\s*(?:-|–|to|through|and)\s*#?\d+"
-        r"\s+(?:\w+\s+){0,2}?(?P<rest>\d+(?:\.\d+)?)\s*(?P<unit>[A-Za-z/]+)[^\n]{0,40}?"
-        r"\b(?:however|but|while|whereas)\b,?\s+(?:the\s+)?"
-        r"(?P<kind>GPU|card|device|node|host|rank|worker)\s*[/#]?\s*\d+\b[^.\n\d]{0,30}"
-        r"(?P<one>\d+(?:\.\d+)?)",
-        ("however", "but", "while", "whereas"),
-        "A report giving the rest of the members one figure and one member a worse one (`GPUs "
-        f"1 - 5 average 31.6 MHs. However, GPU/0 hashes at 25`): a gap of {PEER_GAP_PCT:g} % "
-        "or more is a fail-slow member the others wait for.",
-        judge=_one_below,
-        flags=re.IGNORECASE,
-    ),
-    rule(
-        "straggler.member_performs_badly",
-        r"\b(?:the\s+)?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|last|\d+(?:st|nd|rd|th))"
-        r"(?:\s+(?:and|&)\s+(?:the\s+)?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|last|"
-        r"\d+(?:st|nd|rd|th)))?\s+(?P<kind>GPU|card|device|node|host|rank|worker)s?\b[^.\n]{0,60}?"
-        r"\b(?:really\s+|very\s+|much\s+|consistently\s+|reporting\s+)*(?:bad|poor|low|lower|terrible|"
-        r"horrible|worse)\s+(?:hash\s*rates?|speeds?|performance|throughput|bandwidth|FLOPS)\b",
-        ("bad", "poor", "low", "terrible", "horrible", "worse"),
-        "A report that one particular member (the second node, the 2nd and 3rd cards) performs "
-        "badly while the others do not: a fail-slow member to inspect.",
-        judge=_found_slow,
-        flags=re.IGNORECASE,
-    ),
-    rule(
-        "straggler.paced_by_the_slowest",
-        r"\b(?:bottleneck\w*|held\s+back|limited|gated|paced|throttled)\s+(?:on|by|to)\s+"
-        r"(?:the\s+(?:speed\s+of\s+the\s+)?)?slowest\s+(?P<kind>GPU|card|device|node|host|rank|worker)\b",
-        ("slowest",),
-        "The job said to be held to the pace of its slowest member: a synchronous job runs at "
-        "its straggler's speed.",
-        judge=_found_slow,
-        flags=re.IGNORECASE,
-    ),
-    rule(
-        "straggler.few_members_slow",
-        r"\b(?:one|a\s+single|single|a\s+few|few)\s+(?:[\w-]+\s+){0,3}?"
-        r"(?P<kind>GPU|card|device|node|host|rank|worker)s?\b[^.\n]{0,120}",
-        (
-            "slow",
-            "throttl",
-            "lag",
-            "late",
-            "held up",
-            "hold",
-            "not fast enough",
-            "overheat",
-            "low",
-            "poor",
-            "bad",
-        ),
-        "One (or a few) members said to be slow, throttled or late while the others or the job "
-        "wait: a fail-slow member holds back every synchronous step.",
-        judge=_few_slow,
-        flags=re.IGNORECASE,
-    ),
-    rule(
-        "straggler.uneven_pace",
-        r"\b(?P<kind>GPU|card|device|node|host|rank|worker)s\b[^.\n]{0,40}?\b(?:progress|run|"
-        r"train|mov|go|work|step|advanc)\w*\s+(?:\w+\s+){0,2}?at\s+(?:\w+\s+){0,2}?"
-        r"(?:different|uneven|varying)\s+(?:paces?|speeds?|rates?)\b",
-        ("different", "uneven", "varying"),
-        "Members of one job said to move at different paces: in a synchronous job the fast ones "
-        "wait for the slowest at every collective, so one of them is a straggler to find.",
-        judge=_uneven,
-        flags=re.IGNORECASE,
-    ),
-    rule(
-        "straggler.member_late",
-        r"\b(?P<kind>GPU|card|device|node|host|rank|worker)\s*#?\s*\d+\b[^.\n]{0,60}?"
-        r"(?:\b\d+(?:\.\d+)?\s*(?:ms|s|sec|seconds?|min|minutes?)|\b(?:about\s+|almost\s+|"
-        r"nearly\s+|over\s+)?(?:a|one|several|a\s+few)\s+(?:seconds?|minutes?))\s+"
-        r"(?:later?\b|behind\s+(?:the|all|its|every)\b)",
-        ("late", "behind"),
-        "A named member arrives a measured time after (or behind) the others (at the "
-        "barrier, at the batch): every other member waited that long for it.",
-        judge=_late,
-        flags=re.IGNORECASE,
-    ),
+)
+"""The tools' own verdicts and formats: they run before the reports in words."""
+
+FIGURE_RULES: tuple[Rule, ...] = (
     rule(
         "straggler.outlier_row",
         r"(?im)^[^\n]*(?:node|host|gpu|rank)[\w.-]*\b[^\n]*\bOUTLIER\b"
@@ -526,3 +279,5 @@ RULES: tuple[Rule, ...] = (
         flags=re.IGNORECASE,
     ),
 )
+"""Figures judged against each other (rows, score maps, listed figures, ratios, utilisation):
+they run after the reports in words."""

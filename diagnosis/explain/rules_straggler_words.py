@@ -1,0 +1,275 @@
+"""Straggler reports in words: a person's or a tool's sentence naming the slow member.
+
+Each rule reads one way people say it, and a sentence that denies it is silent:
+
+- an operator's or tool's sentence that names one member (``GPU 2``, ``rank 7``, ``node 3``,
+  ``card 1``) as much, far or N times slower than the other members, the rest or its peers
+  (``GPU 2 much slower, then the other 5 GPUs``): the comparison is against peers, so a member
+  slower than before, or slower without a degree, is not one;
+- a report that calls one member a straggler (``a straggling node``, ``one rank ... (a
+  struggler)``) unless the sentence denies it (``no straggler``, ``without stragglers``);
+- one (or a few) members said to be slow, throttled, late or holding back the job (``a single
+  thermally throttled GPU ... every other GPU waits``, ``few GPUs can be slow``) in a sentence
+  about the job or the other members;
+- someone who found members slow (``found 2 gpus to be slow``), and a member said to take
+  ``PEER_GAP_PCT`` or more percent longer than its peers (``a single bar that is 25 % longer
+  than its peers``);
+- a member slower than the other members by a clear degree or with the others waiting for it
+  (``a GPU which is slower than other GPUs and ... all the other GPUs have to wait``); the rest
+  of the members given one figure and one member a worse one by ``PEER_GAP_PCT`` (``GPUs 1 - 5
+  average 31.6 MHs. However, GPU/0 hashes at 25 Mhs``); a particular member performing badly
+  (``on the second node I get really bad performance``); a job held to its slowest member;
+- a named member arriving a measured time late (``Rank 5 enters the barrier 290ms late``,
+  ``GPU 3 began about a minute later``);
+- a per-member result row a check flags ``OUTLIER``, and ClusterKit's ``Nodes exhibited poor
+
+Guarantees: a sentence needs a member (GPU, card, device, node, host, rank, worker) or the
+job's own words, and a degree, a figure or the others waiting where the rule says so; the
+verdict is a warning of lower confidence than a tool's own figures (`slow_member`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from diagnosis.catalog import Verdict
+from diagnosis.explain.rules import Rule, rule
+from diagnosis.explain.rules_straggler import MEMBER_KIND, TIME_WORDS, member_kind, slow_member
+from diagnosis.model import Action as A
+
+_DEGREE = r"(?:much|far|significantly|considerably|way|\d+(?:\.\d+)?\s*(?:x|times))"
+_PEERS = r"(?:the\s+|all\s+(?:the\s+)?)?(?:other|others|rest|remaining|peers|its\s+peers)\b"
+_DENIED = re.compile(r"\b(?:no|not|without|never|zero|0)\s+(?:\w+\s+){0,2}$", re.IGNORECASE)
+_SLOW_WORDS = re.compile(
+    r"\b(?:slow\w*|throttl\w*|lag\w*|late|straggl\w*|struggl\w*|held\s+up|hold\w*\s+"
+    r"(?:up|back)|not\s+fast\s+enough|overheat\w*|(?:very\s+|much\s+)?(?:low|lower|poor|bad)\s+"
+    r"(?:hash\s*rates?|speeds?|performance|throughput|bandwidth|FLOPS))\b",
+    re.IGNORECASE,
+)
+_JOB_WORDS = re.compile(
+    r"\b(?:other|others|rest|every|whole|entire|all|job|training|throughput|wait\w*|"
+    r"distributed|DDP|FSDP|all-?reduce|collective\w*|barrier|sync\w*)\b",
+    re.IGNORECASE,
+)
+PEER_GAP_PCT = 10.0
+"""A member said to take this many percent longer than its peers is a straggler."""
+
+
+def _called_straggler(m: re.Match[str]) -> Verdict | None:
+    """Return straggler unless the words just before deny it (``no straggler``)."""
+    before = m.string[max(0, m.start() - 30) : m.start()]
+    if _DENIED.search(before) or re.search(r"\b(?:no|not|without)\b", m[0], re.IGNORECASE):
+        return None
+    return slow_member(member_kind(m))
+
+
+def _few_slow(m: re.Match[str]) -> Verdict | None:
+    """Return straggler when the few members are slow and the text around is about the job
+    (the sentence, or what comes just before it)."""
+    around = m.string[max(0, m.start() - 200) : m.end()]
+    among = re.match(r"one\s+of\b", m[0], re.IGNORECASE) is not None  # one of several: peers
+    if not (_SLOW_WORDS.search(m[0]) and (among or _JOB_WORDS.search(around))):
+        return None
+    return slow_member(member_kind(m))
+
+
+def _found_slow(m: re.Match[str]) -> Verdict | None:
+    """Return straggler on the members someone found slow, unless the words before deny it
+    (``never found a node to be slow``)."""
+    before = m.string[max(0, m.start() - 30) : m.start() + len(m[0].split()[0])]
+    if re.search(r"\b(?:no|not|never|didn't|don't|couldn't|haven't|hasn't)\b", before, re.I):
+        return None
+    return slow_member(member_kind(m))
+
+
+def _percent_behind(m: re.Match[str]) -> Verdict | None:
+    """Return straggler when the gap to the peers is at least PEER_GAP_PCT."""
+    if float(m["pct"] or m["pct2"]) < PEER_GAP_PCT:
+        return None
+    return slow_member(member_kind(m), A.MONITOR)
+
+
+_SOFTENED = re.compile(r"\b(?:slightly|a\s+(?:bit|little)|marginally|barely)\s+$", re.I)
+_WAITED_FOR = re.compile(r"\bwait\w*|\bheld\s+back|\bhold\w*\s+back|\bbottleneck\w*", re.I)
+
+
+def _slower_than_others(m: re.Match[str]) -> Verdict | None:
+    """Return straggler when a member is said to be slower than the others and either by a
+    degree or with the others waiting for it; a slight difference is not one."""
+    if _SOFTENED.search(m.string[max(0, m.start("slower") - 20) : m.start("slower")]):
+        return None
+    sentence = m.string[m.start() : m.end() + 160].split(". ")[0]
+    if m["degree"] is None and not _WAITED_FOR.search(sentence):
+        return None
+    return slow_member(member_kind(m))
+
+
+def _one_below(m: re.Match[str]) -> Verdict | None:
+    """Return straggler when the one member's figure is PEER_GAP_PCT worse than the rest's (a
+    rate below, a time above)."""
+    rest, one = float(m["rest"]), float(m["one"])
+    if rest <= 0:
+        return None
+    timed = TIME_WORDS.search(m["unit"]) is not None or m["unit"].lower() in ("s", "ms")
+    gap = (one - rest) / rest if timed else (rest - one) / rest
+    return slow_member(member_kind(m)) if gap * 100 >= PEER_GAP_PCT else None
+
+
+def _late(m: re.Match[str]) -> Verdict:
+    return slow_member(member_kind(m), A.MONITOR)
+
+
+def _uneven(m: re.Match[str]) -> Verdict | None:
+    """Return straggler on the members said to move at different paces, unless denied."""
+    if re.search(r"\b(?:no|not|never)\b", m[0], re.IGNORECASE):
+        return None
+    return slow_member(member_kind(m))
+
+
+def _named_slower(m: re.Match[str]) -> Verdict:
+    """Return straggler on the component the sentence names (GPU, node or rank)."""
+    kind = MEMBER_KIND[m["kind"].lower()]
+    return slow_member(kind)
+
+
+RULES: tuple[Rule, ...] = (
+    rule(
+        "straggler.named_slower_than_peers",
+        r"\b(?P<kind>GPU|card|device|node|host|rank|worker)\s*#?\s*\d+\b[^.;\n]{0,40}?\b"
+        + _DEGREE
+        + r"\s+slower,?\s+th[ae]n\s+"
+        + _PEERS,
+        ("slower",),
+        "A report naming one GPU, node or rank as much (or N times) slower than its peers: in a "
+        "synchronous job every other member waits for it, so it is a straggler to inspect.",
+        judge=_named_slower,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "straggler.called_straggler",
+        r"\b(?:a|an|one|the|single)\s+(?:single\s+)?(?:straggl(?:er|ing)|struggl(?:er|ing))"
+        r"(?:\s+(?P<kind>GPU|card|device|node|host|rank|worker)s?\b)?"
+        r"|\b(?:straggl|struggl)(?:er|ing)\s+(?P<kind2>GPU|card|device|node|host|rank|worker)s?\b",
+        ("straggl", "struggl"),
+        "The report calls one member a straggler: in a synchronous job every other member "
+        "waits for it at each collective, so the job runs at its pace.",
+        judge=_called_straggler,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "straggler.found_slow",
+        r"\b(?:found|find|finds|notic\w+|saw|see|sees|observed?|identified|detected|spotted)\s+"
+        r"(?:that\s+)?(?:[\w()-]+\s+){0,3}?(?P<kind>GPU|card|device|node|host|rank|worker)s?\s+"
+        r"(?:to\s+be|are|is|were|was|being|as)\s+(?:\w+\s+)?(?:slow|slower|stragglers?)\b",
+        ("slow", "straggler"),
+        "Someone found one or more members slow (by hand, or with a check): in a synchronous "
+        "job every other member waits for them, so they are stragglers to inspect.",
+        judge=_found_slow,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "straggler.percent_behind_peers",
+        r"\b(?P<pct>\d+(?:\.\d+)?)\s*%\s+(?:longer|slower)\s+than\s+(?:its|their)\s+peers\b"
+        r"|\b(?P<pct2>\d+(?:\.\d+)?)\s*%\s+(?:longer|slower)\s+than\s+(?:all\s+)?the\s+"
+        r"(?:other\s+(?:GPU|card|device|node|host|rank|worker)s|rest)\b",
+        ("longer than", "slower than"),
+        f"One member said to take at least {PEER_GAP_PCT:g} % longer than its peers: in a "
+        "synchronous job every other member waits that long for it at each step.",
+        judge=_percent_behind,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "straggler.slower_than_the_others",
+        r"\b(?P<kind>GPU|card|device|node|host|rank|worker)\b[^.\n]{0,40}?"
+        r"(?:\b(?P<degree>much|far|significantly|considerably|way|always|consistently)\s+)?"
+        r"\b(?P<slower>slower)\s+than\s+(?:the\s+|all\s+(?:the\s+)?)?(?:other\s+"
+        r"(?:GPU|card|device|node|host|rank|worker)s|others|rest)\b",
+        ("slower than",),
+        "A member said to be slower than the other members, by a clear degree or with the "
+        "others waiting for it at each collective: the straggler that paces the job.",
+        judge=_slower_than_others,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "straggler.one_below_the_rest",
+        r"\b(?:GPU|card|device|node|host|rank|worker)s\s*#?\d+\s*(?:-|–|to|through|and)\s*#?\d+"
+        r"\s+(?:\w+\s+){0,2}?(?P<rest>\d+(?:\.\d+)?)\s*(?P<unit>[A-Za-z/]+)[^\n]{0,40}?"
+        r"\b(?:however|but|while|whereas)\b,?\s+(?:the\s+)?"
+        r"(?P<kind>GPU|card|device|node|host|rank|worker)\s*[/#]?\s*\d+\b[^.\n\d]{0,30}"
+        r"(?P<one>\d+(?:\.\d+)?)",
+        ("however", "but", "while", "whereas"),
+        "A report giving the rest of the members one figure and one member a worse one (`GPUs "
+        f"1 - 5 average 31.6 MHs. However, GPU/0 hashes at 25`): a gap of {PEER_GAP_PCT:g} % "
+        "or more is a fail-slow member the others wait for.",
+        judge=_one_below,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "straggler.member_performs_badly",
+        r"\b(?:the\s+)?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|last|\d+(?:st|nd|rd|th))"
+        r"(?:\s+(?:and|&)\s+(?:the\s+)?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|last|"
+        r"\d+(?:st|nd|rd|th)))?\s+(?P<kind>GPU|card|device|node|host|rank|worker)s?\b[^.\n]{0,60}?"
+        r"\b(?:really\s+|very\s+|much\s+|consistently\s+|reporting\s+)*(?:bad|poor|low|lower|terrible|"
+        r"horrible|worse)\s+(?:hash\s*rates?|speeds?|performance|throughput|bandwidth|FLOPS)\b",
+        ("bad", "poor", "low", "terrible", "horrible", "worse"),
+        "A report that one particular member (the second node, the 2nd and 3rd cards) performs "
+        "badly while the others do not: a fail-slow member to inspect.",
+        judge=_found_slow,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "straggler.paced_by_the_slowest",
+        r"\b(?:bottleneck\w*|held\s+back|limited|gated|paced|throttled)\s+(?:on|by|to)\s+"
+        r"(?:the\s+(?:speed\s+of\s+the\s+)?)?slowest\s+(?P<kind>GPU|card|device|node|host|rank|worker)\b",
+        ("slowest",),
+        "The job said to be held to the pace of its slowest member: a synchronous job runs at "
+        "its straggler's speed.",
+        judge=_found_slow,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "straggler.few_members_slow",
+        r"\b(?:one|a\s+single|single|a\s+few|few)\s+(?:[\w-]+\s+){0,3}?"
+        r"(?P<kind>GPU|card|device|node|host|rank|worker)s?\b[^.\n]{0,120}",
+        (
+            "slow",
+            "throttl",
+            "lag",
+            "late",
+            "held up",
+            "hold",
+            "not fast enough",
+            "overheat",
+            "low",
+            "poor",
+            "bad",
+        ),
+        "One (or a few) members said to be slow, throttled or late while the others or the job "
+        "wait: a fail-slow member holds back every synchronous step.",
+        judge=_few_slow,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "straggler.uneven_pace",
+        r"\b(?P<kind>GPU|card|device|node|host|rank|worker)s\b[^.\n]{0,40}?\b(?:progress|run|"
+        r"train|mov|go|work|step|advanc)\w*\s+(?:\w+\s+){0,2}?at\s+(?:\w+\s+){0,2}?"
+        r"(?:different|uneven|varying)\s+(?:paces?|speeds?|rates?)\b",
+        ("different", "uneven", "varying"),
+        "Members of one job said to move at different paces: in a synchronous job the fast ones "
+        "wait for the slowest at every collective, so one of them is a straggler to find.",
+        judge=_uneven,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "straggler.member_late",
+        r"\b(?P<kind>GPU|card|device|node|host|rank|worker)\s*#?\s*\d+\b[^.\n]{0,60}?"
+        r"(?:\b\d+(?:\.\d+)?\s*(?:ms|s|sec|seconds?|min|minutes?)|\b(?:about\s+|almost\s+|"
+        r"nearly\s+|over\s+)?(?:a|one|several|a\s+few)\s+(?:seconds?|minutes?))\s+"
+        r"(?:later?\b|behind\s+(?:the|all|its|every)\b)",
+        ("late", "behind"),
+        "A named member arrives a measured time after (or behind) the others (at the "
+        "barrier, at the batch): every other member waited that long for it.",
+        judge=_late,
+        flags=re.IGNORECASE,
+    ),
+)
