@@ -202,6 +202,7 @@ def all_rules() -> tuple[Rule, ...]:
         rules_nic,
         rules_process,
         rules_slowdown,
+        rules_slowness,
         rules_storage,
         rules_straggler,
         rules_straggler_words,
@@ -226,6 +227,7 @@ def all_rules() -> tuple[Rule, ...]:
         *rules_process.RULES,
         *rules_comm.RULES,
         *rules_train.FALLBACK_RULES,
+        *rules_slowness.RULES,
     )
     ids = [r.id for r in ordered]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})

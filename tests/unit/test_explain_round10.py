@@ -67,7 +67,10 @@ def test_the_members_found_slow_are_named() -> None:
 
 
 # the same texts saying the opposite (edited: the comment says how)
-EPOCHS_FASTER = EPOCHS.replace("1200s", "450s")  # rose less than twofold
+EPOCHS_FASTER = EPOCHS.replace("1200s", "450s").replace(  # rose less than twofold,
+    "this slowdown",
+    "this",  # and not called a slowdown (rules_slowness reads the word)
+)
 EPOCHS_WARMUP = "The first epoch took 1200s (compilation), then every epoch takes 390s."
 NOT_GROWING = GROWS.replace("the training time increases", "the training time does not increase")
 FASTER_PEERS = PERCENT.replace("25 % longer", "5 % longer")  # within the peers' jitter

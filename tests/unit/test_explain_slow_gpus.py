@@ -244,8 +244,6 @@ def test_the_named_member_sets_the_component(text: str, component: str) -> None:
     [
         # no degree: a plain comparison is not a report of a straggler
         "Nicehashminer is always showing GPU 2 slower, then the other 5 GPUs.",
-        # slower than its own past, not than its peers
-        "Nicehashminer is always showing GPU 2 much slower than before.",
         # no member named
         "Nicehashminer is always much slower than the other miners.",
         # a small degree is not one of the words for a large gap

@@ -1,0 +1,174 @@
+"""A slowdown told in general words: the last rule, for the reports no earlier rule reads.
+
+The straggler and slowdown rules before this one each follow one way of saying it (a member
+much slower than its peers, step times quoted as they rose, a detector's warning). People say
+it in many more ways; this rule reads the general shape instead of a phrase. A sentence of
+prose reports a slowdown when it has all of:
+
+1. a word of slowness (``SLOWNESS``): slower, slowdown, straggling, lagging, a bottleneck,
+   throttled, a lower hash rate, the speed dropped, the time grew, N ms late, takes longer,
+   different paces; or a plain one (``slow``, ``poor performance``) with a comparison or a
+   change around it (than, the others, only, after, now, became, ``from X to Y``);
+2. a subject it can be about (``SUBJECT``) in the sentence or its neighbours: a member (GPU,
+   card, node, host, rank, worker, machine) or the job's progress (training, epoch, iteration,
+   step, throughput, speed, hash rate);
+3. no denial in the words just before it (``not slower``, ``no slowdown``, ``without
+   lagging``; ``don't know why`` is not a denial), and nothing else slow in the sentence that
+   is not training (a disk, NFS, a download, a build, the boot, inference).
+
+Guarantees: only prose is read (records.is_prose: a log line or a table is left to the rules
+of its format); the rule runs after every other rule, so a record any other rule explains
+never reaches it; the verdict is a straggler warning of the lowest confidence of the family
+(``SLOWNESS_CONFIDENCE``), naming the member the sentence names, else the job.
+"""
+
+from __future__ import annotations
+
+import re
+
+from diagnosis.catalog import Verdict
+from diagnosis.explain.records import is_prose
+from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.explain.rules_straggler import MEMBER_KIND
+from diagnosis.model import Action as A
+from diagnosis.model import Blame as B
+from diagnosis.model import Category as C
+from diagnosis.model import ComponentKind as K
+from diagnosis.model import Severity as S
+
+SLOWNESS_CONFIDENCE = 0.3
+"""Below a quoted slowdown (0.35) and a named member (0.4): the words are general."""
+
+_RATE = r"(?:hash\s*rates?|speeds?|performance|perf|throughput|bandwidth|utili[sz]ation|FLOPS|it/s)"
+_COMPARATIVE = (
+    r"slow(?:s|ed|er|ing)|slow-?downs?|straggl\w*|struggl(?:er|ing)|lag(?:s|ged|ging|gard)"
+    r"|bottleneck\w*|throttl\w*|underperform\w*|held\s+(?:up|back)|hold(?:s|ing)?\s+(?:up|back)"
+    r"|(?:different|uneven|varying)\s+(?:paces?|speeds?|rates?)"
+    r"|\d+(?:\.\d+)?\s*(?:ms|s|secs?|seconds?|mins?|minutes?)\s+(?:late|later|behind)"
+    r"|(?:takes?|took|taking|needs?|needed)\s+(?:\w+\s+){0,2}?(?:longer|more\s+time)"
+    rf"|(?:lower|worse|reduced|decreas\w+|degrad\w+|dropp?(?:ed|s|ing)?)\s+(?:\w+\s+)?{_RATE}"
+    r"|(?:speed|performance|perf|throughput|hash\s*rate|it/s|utili[sz]ation)\s+(?:\w+\s+){0,3}?"
+    r"(?:drops?|dropped|decreas\w+|degrad\w+|falls?|fell|goes\s+down|went\s+down"
+    r"|is\s+(?:much\s+|very\s+|way\s+)?(?:lower|worse))"
+    r"|(?:time|duration)\s+(?:\w+\s+){0,3}?(?:increas\w+|grows?|grew|growing|goes\s+up|went\s+up"
+    r"|doubl\w+|tripl\w+|jump\w*|spik\w*)"
+)
+_PLAIN = rf"slow|slowly|slowest|(?:low|poor|bad|terrible|horrible)\s+(?:\w+\s+)?{_RATE}"
+SLOWNESS = re.compile(rf"\b(?:(?P<comparative>{_COMPARATIVE})|(?P<plain>{_PLAIN}))\b", re.I)
+"""A word of slowness; a plain one needs a comparison or a change around it."""
+
+_MEMBER = r"GPU|card|device|node|host|rank|worker|machine|server|process|replica|instance|VM|rig"
+_PROGRESS = (
+    r"training|train|epoch|iteration|iter|step|batch|job|run|throughput|speed|it/s|s/it"
+    r"|samples?/s\w*|hash\s*rate|performance|perf|FLOPS|utili[sz]ation|all-?reduce|collectives?"
+)
+SUBJECT = re.compile(rf"\b(?:{_MEMBER}|{_PROGRESS})s?\b", re.I)
+_MEMBER_WORD = re.compile(rf"\b({_MEMBER})s?\b", re.I)
+_COMPARED = re.compile(
+    r"\b(?:than|others?|rest|peers?|compared|whereas|while|but|however|only|one\s+of|single"
+    r"|found|noticed|after|then|now|suddenly|over\s+time"
+    r"|gradually|increasingly|from\s+\S+\s+to)\b",
+    re.I,
+)
+_NEGATION = r"(?:\b(?:no|not|never|without|nor|none|hardly|zero)\b|n't\b)"
+_DENIED = re.compile(rf"{_NEGATION}\s+(?:\w+\s+){{0,3}}$", re.I)
+_NONE_SLOW = re.compile(
+    rf"{_NEGATION}(?:\s+\w+){{0,3}}?\s+(?:straggl\w*|slow\w*|lag\w*|behind|bottleneck\w*"
+    rf"|(?:{_MEMBER})s?)\b",
+    re.I,
+)
+"""A sentence that denies any member is slow (``no rank is behind``, ``never found gpus``)."""
+_SOFTENED = re.compile(
+    r"\b(?:slightly|a\s+(?:bit|little|tad)|marginally|barely|somewhat)\s+$", re.I
+)
+_TURNED = re.compile(r"\b(?:gets?|got|getting|became|become|becomes|becoming)\s+(?:\w+\s+)?$", re.I)
+_RATIO = re.compile(r"(?P<ratio>\d+(?:\.\d+)?)\s*(?:x|×|times)\b|(?P<pct>\d+(?:\.\d+)?)\s*%", re.I)
+_MODEL_COMPARED = re.compile(
+    r"\b(?:[A-Z]{1,2}\d{1,4}\w*|(?:RTX|GTX|Tesla|Quadro|Radeon|RX|MI)\s*\d+\w*)\s+(?:GPU|card)s?"
+    r"\s+(?:is|are|was|were|runs?|ran)\b"
+)
+"""A GPU model compared (``the T4 GPU is slower than the other GPUs we benchmarked``): a
+benchmark of hardware, not a member of a job that became slow."""
+MIN_GAP_PCT = 10.0
+"""A slowdown the sentence puts at less than this (``5 %``, ``1.05x``) is too small to name."""
+_UNSURE = re.compile(r"^(?:n't|not)\s+(?:know|sure|understand)\b", re.I)
+_NOT_TRAINING = re.compile(
+    r"\b(?:nfs|disk|storage|ssd|hdd|nvme|download\w*|upload\w*|internet|website|page|browser"
+    r"|compil\w+|build|boot\w*|startup|install\w*|inference|requests?|serving)\b",
+    re.I,
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|;\s+")
+
+
+def _sentences(body: str) -> list[tuple[int, int]]:
+    """Return the (start, end) of each sentence of `body`."""
+    spans, start = [], 0
+    for m in _SENTENCE_END.finditer(body):
+        spans.append((start, m.start()))
+        start = m.end()
+    spans.append((start, len(body)))
+    return spans
+
+
+def _denied(m: re.Match[str], sentence: str, before: str) -> bool:
+    """Return whether the sentence denies the slowness: a negation in the words just before it
+    or in them (``does not increase``; ``don't know why`` is no denial), a denial that any
+    member is slow, or a softener (``slightly slower``)."""
+    near = _DENIED.search(before)
+    if near is not None and _UNSURE.match(before[near.start() :].lstrip()) is None:
+        return True
+    return bool(
+        re.search(_NEGATION, m[0], re.I) or _NONE_SLOW.search(sentence) or _SOFTENED.search(before)
+    )
+
+
+def _small(sentence: str) -> bool:
+    """Return whether the sentence puts the gap below MIN_GAP_PCT (a ratio or a percentage)."""
+    for g in _RATIO.finditer(sentence):
+        pct = float(g["pct"]) if g["pct"] else (float(g["ratio"]) - 1.0) * 100
+        if 0 < pct < MIN_GAP_PCT:
+            return True
+    return False
+
+
+def _reported(m: re.Match[str]) -> Verdict | None:
+    """Return a straggler warning when the sentence around `m` reports a slowdown (module doc)."""
+    body = m.string
+    if not is_prose(body):
+        return None
+    spans = _sentences(body)
+    i = next(k for k, (start, end) in enumerate(spans) if start <= m.start() <= end)
+    start, end = spans[i]
+    sentence, before = body[start:end], body[start : m.start()]
+    around = body[spans[max(0, i - 1)][0] : spans[min(len(spans) - 1, i + 1)][1]]
+    if _denied(m, sentence, before) or _NOT_TRAINING.search(sentence) or _small(sentence):
+        return None
+    if _MODEL_COMPARED.search(sentence):
+        return None
+    if not SUBJECT.search(around):
+        return None
+    if m["plain"] and not (_COMPARED.search(sentence) or _TURNED.search(before)):
+        return None
+    named = _MEMBER_WORD.search(sentence)
+    kind = MEMBER_KIND.get(named[1].lower(), K.NODE) if named else K.JOB
+    return verdict(C.STRAGGLER, B.UNKNOWN, kind, S.WARNING, A.MONITOR, SLOWNESS_CONFIDENCE)
+
+
+RULES: tuple[Rule, ...] = (
+    rule(
+        "straggler.slowness_in_words",
+        SLOWNESS.pattern,
+        (
+            *("slow", "straggl", "struggl", "lag", "bottleneck", "throttl", "underperform"),
+            *("held", "hold", "different", "uneven", "varying", "late", "behind", "longer"),
+            *("more time", "lower", "worse", "reduced", "decreas", "degrad", "drop", "time"),
+            *("duration", "speed", "perf", "throughput", "hash", "it/s", "utili", "low"),
+            *("poor", "bad", "terrible", "horrible"),
+        ),
+        "A sentence reporting that the job, or one of its members, became or is slower than it "
+        "should be, in words no earlier rule reads: a straggler or a slowdown to look at, with "
+        "the low confidence of general words.",
+        judge=_reported,
+        flags=re.IGNORECASE,
+    ),
+)

@@ -1,0 +1,98 @@
+"""The general slowdown rule (diagnosis/explain/rules_slowness.py, issue 21): a sentence of prose
+with a word of slowness, a subject it is about and no denial is a straggler warning.
+
+Positives: sentences of straggler records of the corpus's development part (read by id), which
+earlier phrase rules also explain, checked against this rule alone, so the general shape is
+shown to cover them; and sentences written here in words no phrase rule reads. Negatives:
+denials, slowness that is not training's, plain ``slow`` with nothing compared, log lines,
+and every benign record of the development part.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.explain import load, split_of
+from diagnosis.explain.rules import apply
+from diagnosis.explain.rules_slowness import RULES
+from diagnosis.model import Category, ComponentKind
+from tests.explain_helpers import corpus_text, first
+
+SLOWNESS = RULES[0]
+
+
+def _reads(text: str) -> bool:
+    """Return whether the rule alone finds a slowdown in some line of `text`."""
+    return any(apply(SLOWNESS, line) is not None for line in text.splitlines())
+
+
+@pytest.mark.parametrize(
+    ("batch", "number"),
+    [
+        ("fresh_15", "0010"),  # slow GPUs because of overheat (a scheduling paper's intro)
+        ("fresh_17", "0001"),  # horovod: the job became slower, one worker suspected
+        ("fresh_17", "0004"),  # GPUs progressing at drastically different paces
+        ("fresh_19", "0015"),  # throughput bottlenecked on the slowest node
+        ("fresh_22", "0004"),  # training speed (it/s) 2x slower after the first epoch
+        ("fresh_22", "0012"),  # step time takes linearly more time with each step
+    ],
+)
+def test_the_general_shape_reads_development_reports_phrase_rules_also_read(
+    batch: str, number: str
+) -> None:
+    assert _reads(corpus_text(batch, number))
+
+
+@pytest.mark.parametrize(
+    ("text", "component"),
+    [
+        ("Rank 3 is lagging behind the other ranks in every all-reduce on this job.", None),
+        ("The throughput of the job dropped by half after we added the third node.", None),
+        ("Today the hash rate of card 4 fell to 20 MH/s while the others stay at 31.", None),
+        ("We see a 30% slowdown in training speed on the new cluster.", ComponentKind.JOB),
+        ("Training is slow only on the second machine.", ComponentKind.NODE),
+        ("I don't know why the iteration time doubled after the restart.", ComponentKind.JOB),
+        # a member slower than its own past: a fail-slow GPU (no peer comparison needed)
+        ("Nicehashminer is always showing GPU 2 much slower than before.", ComponentKind.GPU),
+    ],
+)
+def test_a_slowdown_in_general_words_is_a_straggler_warning(
+    text: str, component: ComponentKind | None
+) -> None:
+    found = first(text)
+    assert found is not None and found[:2] == (Category.STRAGGLER, SLOWNESS.id), found
+    if component is not None:
+        assert found[2] == component
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The training is not slower after the upgrade, all ranks finish within 1%.",
+        "No straggler was detected in the last 24 hours of the job.",
+        "We saw no slowdown in training speed on the new cluster.",
+        "Loading the dataset from NFS is slow on the first epoch.",  # storage, not training
+        "The download of the model weights is slow from our region.",
+        "Our inference server is slower than the others after the update.",
+        "Training is slow.",  # plain slow, nothing compared or changed
+        "How can I make my training run faster on 8 GPUs?",
+        "The GPU runs at full speed and the training finishes in 3 hours as expected.",
+        "I set the learning rate lower for the second run of the job.",
+        "step 100 time 1.2 s lower bound 0.9 slow 0",  # a log line, not prose
+        "The T4 GPU is slower than the other GPUs we benchmarked for this model size.",
+        "With 16 GPUs each step is about 5% slower than with 8, which is expected.",
+        "A 64-GPU all-reduce runs at the speed of its slowest rank.",  # a truism, no report
+        "There is a slightly slower node in the pool but the job is fine.",
+        "Our training job sometimes does not get slower even after a day.",
+    ],
+)
+def test_denials_other_slowness_and_log_lines_are_silent(text: str) -> None:
+    assert not _reads(text)
+
+
+def test_no_benign_record_of_the_development_part_is_read_as_a_slowdown() -> None:
+    benign = [
+        r for r in load() if r.label == Category.BENIGN.value and split_of(r.source_key) == "dev"
+    ]
+    assert len(benign) > 100
+    assert [r.id for r in benign if _reads(r.text)] == []
