@@ -227,6 +227,7 @@ def all_rules() -> tuple[Rule, ...]:
         *rules_process.RULES,
         *rules_comm.RULES,
         *rules_train.FALLBACK_RULES,
+        *rules_straggler_words.SUBSET_RULES,
         *rules_slowness.RULES,
     )
     ids = [r.id for r in ordered]

@@ -34,7 +34,11 @@ from diagnosis.model import ComponentKind as K
 from diagnosis.model import Severity as S
 
 SLOWDOWN_RATIO = 2.0
-"""A step time quoted this many times its first figure, at the end, is a slowdown that stayed."""
+"""A step time quoted this many times its lowest earlier figure, at the end, is a slowdown that
+stayed."""
+RATE_DROP_PCT = 10.0
+"""A rate (hash rate, samples/s, TFLOPS) said to fall this many percent below its highest earlier
+figure is a slowdown."""
 
 SLOWED = verdict(C.STRAGGLER, B.UNKNOWN, K.JOB, S.WARNING, A.MONITOR, 0.35)
 
@@ -52,6 +56,11 @@ _FIGURE = re.compile(
 )
 _STEP_WORD = re.compile(
     r"\b(?:epoch|iter(?:ation)?|step|batch)s?\b|\bs/it\b|\bit/s\b", re.IGNORECASE
+)
+# a duration on a clock (`1:20 min`, `6:30 min`, `2:05 h`): minutes:seconds or hours:minutes
+_CLOCK = re.compile(
+    r"\b(?P<major>\d{1,3}):(?P<minor>[0-5]\d)\s*(?P<unit>mins?|minutes?|h|hrs?|hours?)\b",
+    re.IGNORECASE,
 )
 # a rate of steps (`~12it/s`): its inverse is a step time
 _STEP_RATE = re.compile(r"(?P<value>\d+(?:\.\d+)?)\s*it/s\b", re.IGNORECASE)
@@ -80,7 +89,14 @@ def figures(line: str) -> list[float]:
     found: list[tuple[int, float]] = [
         (m.start(), 1.0 / float(m["value"])) for m in _STEP_RATE.finditer(line) if float(m["value"])
     ]
+    clocks = list(_CLOCK.finditer(line))
+    for m in clocks:
+        minutes = m["unit"].lower().startswith("m")
+        major, minor = float(m["major"]), float(m["minor"])
+        found.append((m.start(), major * 60 + minor if minutes else major * 3600 + minor * 60))
     for m in _FIGURE.finditer(line):
+        if any(c.start() <= m.start("unit") < c.end() for c in clocks):
+            continue  # the minutes of `1:20 min`, read above
         if m["words"] is not None and m["unit"].lower() in ("s", "h", "hr", "hrs", "min", "mins"):
             continue  # `a s`, `an h`: not an amount in words
         if m["start"] is not None:
@@ -91,8 +107,12 @@ def figures(line: str) -> list[float]:
 
 
 def rose(times: list[float]) -> bool:
-    """Return whether the last of the quoted step times is SLOWDOWN_RATIO times the first."""
-    return len(times) >= 2 and times[0] > 0 and times[-1] >= SLOWDOWN_RATIO * times[0]
+    """Return whether the last of the quoted step times is SLOWDOWN_RATIO times the lowest one
+    before it (a time that fell first, then rose, is judged from its best)."""
+    if len(times) < 2:
+        return False
+    best = min(times[:-1])
+    return best > 0 and times[-1] >= SLOWDOWN_RATIO * best
 
 
 def quoted_step_times(body: str) -> tuple[list[float], bool] | None:
@@ -116,17 +136,82 @@ def _rose(m: re.Match[str]) -> Verdict | None:
     return SLOWED if rose(quoted[0]) else None
 
 
+_RATE_UNIT = (
+    r"(?:[kKMGTP]?H/s|[kKMGTP]?h/s|MHs?|Sol/s|sols?\b|(?:samples|images|imgs?|tokens|toks?|tks"
+    r"|sequences|seqs)/s(?:ec)?|(?:samples|images|tokens)\s+per\s+sec(?:ond)?|[GT]FLOPS"
+    r"|TFLOP/s|[GM]B/s|Gbps)"
+)
+_RATE_FIGURE = re.compile(
+    rf"(?P<value>\d+(?:\.\d+)?)(?:\s*(?:-|–)\s*(?P<high>\d+(?:\.\d+)?))?\s*{_RATE_UNIT}(?![\w/])",
+    re.IGNORECASE,
+)
+# `Sol/s rate drops from 26 to 20`: the unit (or the word rate) named once, the figures bare
+_RATE_FROM_TO = re.compile(
+    r"\b(?:hash\s*rate|rate|throughput|speed)\b[^.\n]{0,30}?\bfrom\s+(?P<a>\d+(?:\.\d+)?)"
+    r"\s+to\s+(?P<b>\d+(?:\.\d+)?)\b",
+    re.IGNORECASE,
+)
+_LEARNING_RATE = re.compile(r"\b(?:learning|lr|dropout|error|loss)\s+rates?\b", re.IGNORECASE)
+
+
+def quoted_rates(line: str) -> list[float]:
+    """Return the rate figures of a line, in order (a range ``32-33 MH/s`` as its middle;
+    ``rate drops from 26 to 20``: both)."""
+    found = [
+        (m.start(), (float(m["value"]) + float(m["high"] or m["value"])) / 2)
+        for m in _RATE_FIGURE.finditer(line)
+    ]
+    if not _LEARNING_RATE.search(line):
+        for m in _RATE_FROM_TO.finditer(line):
+            found += [(m.start("a"), float(m["a"])), (m.start("b"), float(m["b"]))]
+    return [rate for _, rate in sorted(found)]
+
+
+def _rate_fell(m: re.Match[str]) -> Verdict | None:
+    """Return a slowdown when the line says a rate fell and its last rate figure is
+    RATE_DROP_PCT below the highest one before it, unless the words before the fall deny it."""
+    if _DENIAL.search(m.string[max(0, m.start() - 40) : m.start()]):
+        return None
+    rates = quoted_rates(m.string)
+    if len(rates) < 2:
+        return None
+    best = max(rates[:-1])
+    return SLOWED if best > 0 and rates[-1] <= (1 - RATE_DROP_PCT / 100) * best else None
+
+
+def _barely(times: list[float]) -> bool:
+    """Return whether times quoted before and after rose less than RATE_DROP_PCT (the same
+    smallest gap worth naming as for rates)."""
+    return (
+        len(times) >= 2
+        and min(times[:-1]) > 0
+        and times[-1] / min(times[:-1]) - 1 < RATE_DROP_PCT / 100
+    )
+
+
 def _said_to_grow(m: re.Match[str]) -> Verdict | None:
     """Return a slowdown unless the words just before the verb (any of the pattern's verb
-    groups) deny it."""
+    groups) deny it, or the times it quotes rose less than RATE_DROP_PCT."""
     for group in ("verb", "verb2", "verb3", "verb4"):
         if m[group] is not None:
             before = m.string[max(0, m.start(group) - 40) : m.start(group)]
-            return None if _DENIAL.search(before) else SLOWED
+            return None if _DENIAL.search(before) or _barely(figures(m.string)) else SLOWED
     return None
 
 
 RULES: tuple[Rule, ...] = (
+    rule(
+        "slowdown.rate_fell",
+        r"\b(?:drops?|dropped|dropping|fell|falls?|falling|fallen|decreas\w+|declin\w+|degrad\w+"
+        r"|(?:goes|went|gone|is|was)\s+down|down\s+to)\b",
+        ("drop", "fell", "fall", "decreas", "declin", "degrad", "down"),
+        "A rate (hash rate, samples or tokens per second, TFLOPS) said to fall, quoted before "
+        f"and after, at least {RATE_DROP_PCT:g} % below its best: the device or the job became "
+        "slow (thermal or power throttling, a degraded link, a software change); compare it "
+        "with its peers.",
+        judge=_rate_fell,
+        flags=re.IGNORECASE,
+    ),
     rule(
         "slowdown.step_time_rose",
         rf"(?:\d\s*|\b(?:an?|one)\s+){_UNIT}\b|\d\s*it/s\b",

@@ -7,14 +7,19 @@ prose reports a slowdown when it has all of:
 
 1. a word of slowness (``SLOWNESS``): slower, slowdown, straggling, lagging, a bottleneck,
    throttled, a lower hash rate, the speed dropped, the time grew, N ms late, takes longer,
-   different paces; or a plain one (``slow``, ``poor performance``) with a comparison or a
-   change around it (than, the others, only, after, now, became, ``from X to Y``);
+   different paces; or a plain one (``slow``, ``slowest``, ``poor performance``) with a
+   comparison or a change in the same sentence (than, the others, only, after, now, ``from X
+   to Y``) or a word of becoming just before it (``gets slow``, ``became very slow``);
 2. a subject it can be about (``SUBJECT``) in the sentence or its neighbours: a member (GPU,
    card, node, host, rank, worker, machine) or the job's progress (training, epoch, iteration,
-   step, throughput, speed, hash rate);
+   step, throughput, speed, hash rate); a time said to grow (``the data time goes longer and
+   longer``) is its own subject;
 3. no denial in the words just before it (``not slower``, ``no slowdown``, ``without
-   lagging``; ``don't know why`` is not a denial), and nothing else slow in the sentence that
-   is not training (a disk, NFS, a download, a build, the boot, inference).
+   lagging``; ``don't know why`` is not a denial; ``no rank is behind``; ``slightly slower``),
+   nothing slow in the sentence that is not training (a disk, NFS, a download, a build, the
+   boot, inference, requests, a queue), no GPU model compared (``the T4 GPU is slower``), and no
+   gap the sentence itself puts below ``MIN_GAP_PCT`` (``5 %``, ``1.05x``, or times and rates
+   quoted before and after that differ by less).
 
 Guarantees: only prose is read (records.is_prose: a log line or a table is left to the rules
 of its format); the rule runs after every other rule, so a record any other rule explains
@@ -29,6 +34,7 @@ import re
 from diagnosis.catalog import Verdict
 from diagnosis.explain.records import is_prose
 from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.explain.rules_slowdown import figures, quoted_rates
 from diagnosis.explain.rules_straggler import MEMBER_KIND
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
@@ -42,16 +48,19 @@ SLOWNESS_CONFIDENCE = 0.3
 _RATE = r"(?:hash\s*rates?|speeds?|performance|perf|throughput|bandwidth|utili[sz]ation|FLOPS|it/s)"
 _COMPARATIVE = (
     r"slow(?:s|ed|er|ing)|slow-?downs?|straggl\w*|struggl(?:er|ing)|lag(?:s|ged|ging|gard)"
+    r"|(?:longer|slower)\s+and\s+(?:longer|slower)"
     r"|bottleneck\w*|throttl\w*|underperform\w*|held\s+(?:up|back)|hold(?:s|ing)?\s+(?:up|back)"
     r"|(?:different|uneven|varying)\s+(?:paces?|speeds?|rates?)"
     r"|\d+(?:\.\d+)?\s*(?:ms|s|secs?|seconds?|mins?|minutes?)\s+(?:late|later|behind)"
     r"|(?:takes?|took|taking|needs?|needed)\s+(?:\w+\s+){0,2}?(?:longer|more\s+time)"
     rf"|(?:lower|worse|reduced|decreas\w+|degrad\w+|dropp?(?:ed|s|ing)?)\s+(?:\w+\s+)?{_RATE}"
-    r"|(?:speed|performance|perf|throughput|hash\s*rate|it/s|utili[sz]ation)\s+(?:\w+\s+){0,3}?"
+    r"|(?:speed|performance|perf|throughput|(?:hash|sol/s|h/s|mh/s|sample|token|step|iteration"
+    r"|training|mining)\s*rates?|it/s|utili[sz]ation)\s+(?:\w+\s+){0,3}?"
     r"(?:drops?|dropped|decreas\w+|degrad\w+|falls?|fell|goes\s+down|went\s+down"
     r"|is\s+(?:much\s+|very\s+|way\s+)?(?:lower|worse))"
-    r"|(?:time|duration)\s+(?:\w+\s+){0,3}?(?:increas\w+|grows?|grew|growing|goes\s+up|went\s+up"
-    r"|doubl\w+|tripl\w+|jump\w*|spik\w*)"
+    r"|(?P<timed>(?:time|duration)s?\s+(?:\w+\s+){0,3}?(?:increas\w+|grows?|grew|growing"
+    r"|goes\s+up|went\s+up|doubl\w+|tripl\w+|jump\w*|spik\w*"
+    r"|(?:gets?|goes|went|got|getting|going|becomes?|became)\s+(?:much\s+|a\s+lot\s+)?longer))"
 )
 _PLAIN = rf"slow|slowly|slowest|(?:low|poor|bad|terrible|horrible)\s+(?:\w+\s+)?{_RATE}"
 SLOWNESS = re.compile(rf"\b(?:(?P<comparative>{_COMPARATIVE})|(?P<plain>{_PLAIN}))\b", re.I)
@@ -94,7 +103,8 @@ MIN_GAP_PCT = 10.0
 _UNSURE = re.compile(r"^(?:n't|not)\s+(?:know|sure|understand)\b", re.I)
 _NOT_TRAINING = re.compile(
     r"\b(?:nfs|disk|storage|ssd|hdd|nvme|download\w*|upload\w*|internet|website|page|browser"
-    r"|compil\w+|build|boot\w*|startup|install\w*|inference|requests?|serving)\b",
+    r"|compil\w+|build|boot\w*|startup|install\w*|inference|requests?|serving|queue\w*"
+    r"|response)\b",
     re.I,
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|;\s+")
@@ -123,11 +133,17 @@ def _denied(m: re.Match[str], sentence: str, before: str) -> bool:
 
 
 def _small(sentence: str) -> bool:
-    """Return whether the sentence puts the gap below MIN_GAP_PCT (a ratio or a percentage)."""
+    """Return whether the sentence puts the gap below MIN_GAP_PCT: a ratio or a percentage, or
+    times (rates) quoted before and after that differ by less."""
     for g in _RATIO.finditer(sentence):
         pct = float(g["pct"]) if g["pct"] else (float(g["ratio"]) - 1.0) * 100
         if 0 < pct < MIN_GAP_PCT:
             return True
+    times, rates = figures(sentence), quoted_rates(sentence)
+    if len(times) >= 2 and min(times[:-1]) > 0:
+        return times[-1] / min(times[:-1]) - 1 < MIN_GAP_PCT / 100
+    if len(rates) >= 2 and max(rates[:-1]) > 0:
+        return 1 - rates[-1] / max(rates[:-1]) < MIN_GAP_PCT / 100
     return False
 
 
@@ -145,7 +161,7 @@ def _reported(m: re.Match[str]) -> Verdict | None:
         return None
     if _MODEL_COMPARED.search(sentence):
         return None
-    if not SUBJECT.search(around):
+    if not (m["timed"] or SUBJECT.search(around)):
         return None
     if m["plain"] and not (_COMPARED.search(sentence) or _TURNED.search(before)):
         return None

@@ -11,7 +11,8 @@ RAID volume; ext4 (``Detected aborted journal``, ``Remounting filesystem read-on
 device``); NVMe (``I/O n QID n timeout``, ``Device not ready; aborting reset``, ``Removing after
 probe failure``, capacity change to 0); multipathd (``path is down``, ``path offline``,
 ``failed faulty running``), FC ``LOOP DOWN``; smartd failures; NFS/RPC timeouts and writeback
-(``nfs_file_fsync``). The disk is a node component (there is no disk component kind).
+(``nfs_file_fsync``), the lock manager's statd monitor calls that fail (``SM_MON failed``).
+The disk is a node component (there is no disk component kind).
 """
 
 from __future__ import annotations
@@ -140,10 +141,13 @@ RULES: tuple[Rule, ...] = (
     rule(
         "storage.nfs",
         r"nfs: server \S+ not responding|lockd: server \S+ not responding"
-        r"|RPC:\s+\d+ call_timeout|\bnfs_file_fsync\b|\bnfs4?_\w*wait\w*\+0x",
-        ("not responding", "rpc:", "nfs_file_fsync", "nfs"),
-        "The NFS server (or the RPC below it) stopped answering, or a task waits in NFS "
-        "writeback: every rank reading or checkpointing through it stalls.",
+        r"|RPC:\s+\d+ call_timeout|\bnfs_file_fsync\b|\bnfs4?_\w*wait\w*\+0x"
+        r"|\bSM_(?:UN)?MON\b[^\n]{0,40}?\bfail\w*|\blockd:\s+cannot\s+monitor\b"
+        r"|\bstatd\b[^\n]{0,40}?\b(?:timed\s+out|not\s+responding|failed\s+to\s+contact)",
+        ("not responding", "rpc:", "nfs_file_fsync", "nfs", "sm_mon", "sm_unmon", "cannot monitor"),
+        "The NFS server (or the RPC below it) stopped answering, the lock manager cannot reach "
+        "statd to monitor a client (``SM_MON failed``, ``lockd: cannot monitor``), or a task "
+        "waits in NFS writeback: every rank reading, locking or checkpointing through it stalls.",
         _disk(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.7),
     ),
 )
