@@ -9,7 +9,8 @@
 - Consecutive Megatron iteration lines of one stream feed the spike and slowdown checks;
   consecutive generic step-time lines (``Iteration took N s``) feed a coarser slowdown check
   (two slow steps in a row, or the last three crept up over the first three);
-  per-device rate lines of one shape feed the slow-peer check (diagnosis/explain/peers.py);
+  per-device rate lines of one shape feed the slow-peer check (diagnosis/explain/peers.py), as
+  do the cells of a miner's HASHRATE REPORT table, read from its header to its ``Totals``;
   the step times a person's sentences quote, one a sentence, feed the slowdown check of
   diagnosis/explain/rules_slowdown.py.
 - nvidia-smi -q's `Fabric` block: a `State` still `In Progress` or a `Status` other than
@@ -29,7 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.peers import rate_of, slow_peer
+from diagnosis.explain.peers import TABLE_HEADER, rate_of, slow_peer, table_rates
 from diagnosis.explain.records import Record, is_prose, records
 from diagnosis.explain.rules import Hit, normalize_pci, rule_set
 from diagnosis.explain.rules_driver import FABRIC_RULE, fabric_field
@@ -99,6 +100,7 @@ class _State:
     quoted: list[tuple[float, Record]] = field(default_factory=list)
     quoted_change: bool = False
     fabric_indent: int | None = None  # inside nvidia-smi -q's `Fabric` block: its indent
+    rate_table: bool = False  # inside a miner's HASHRATE REPORT table (peers.table_rates)
 
     def add(
         self, rule_id: str, verdict: Verdict, hit: Hit | None, rec: Record, conf: float
@@ -168,6 +170,11 @@ def _visit(state: _State, rec: Record) -> None:
         if peer is not None:
             shape, device, rate = peer
             state.peers.setdefault(shape, []).append((device, rate, rec))
+        if TABLE_HEADER in rec.body or rec.body.lstrip().startswith("Totals"):
+            state.rate_table = TABLE_HEADER in rec.body
+        elif state.rate_table:
+            for shape, device, rate in table_rates(rec.body):
+                state.peers.setdefault(shape, []).append((device, rate, rec))
         quoted = quoted_step_times(rec.body) if is_prose(rec.body) else None
         if quoted is not None:
             state.quoted.extend((seconds, rec) for seconds in quoted[0])

@@ -1,7 +1,8 @@
 """Classes added in the fifteenth corpus round (issue 21): durations on a clock (``1:20 min``), a
 time judged from its best earlier figure, rates quoted as they fell (hash rates, samples/s), a
 time said to get longer and longer, some members given a worse figure than the others (or most
-of them), and the NFS lock manager's failed statd monitor calls (``SM_MON failed``).
+of them), the NFS lock manager's failed statd monitor calls (``SM_MON failed``), and the cells of
+xmr-stak's HASHRATE REPORT table in the slow-peer check.
 
 The positive texts are records of the development part of the corpus, read by id
 (tests/fixtures/explain/corpus/fresh_25.jsonl; the comment names the source). The negative
@@ -27,6 +28,7 @@ MOST_AND_SOME = _real("0011")  # WildRig (most cards 450-480MH, some only 220MH)
 RATE_FROM_TO = _real("0012")  # nheqminer (Sol/s rate drops from 26 to 20)
 LONGER_AND_LONGER = _real("0014")  # CenterNet (data and net time go longer and longer)
 SM_MON = _real("0028")  # nfs-ganesha (NLM SM_MON failed: RPC: Timed out)
+TABLE = _real("0006")  # xmr-stak (one card's two threads at ~215 H/s, the others ~500)
 
 
 @pytest.mark.parametrize(
@@ -39,6 +41,7 @@ SM_MON = _real("0028")  # nfs-ganesha (NLM SM_MON failed: RPC: Timed out)
         (RATE_FROM_TO, Category.STRAGGLER, "slowdown.rate_fell"),
         (LONGER_AND_LONGER, Category.STRAGGLER, "straggler.slowness_in_words"),
         (SM_MON, Category.HOST_STORAGE, "storage.nfs"),
+        (TABLE, Category.STRAGGLER, "peers.slow_device"),
     ],
 )
 def test_each_class_finds_its_record(text: str, category: Category, rule: str) -> None:
@@ -79,6 +82,11 @@ def test_rates_are_read_with_their_ranges_and_bare_figures() -> None:
         "I have 3 GPUs and the others are in another box with 2 nodes.",  # no figures compared
         LONGER_AND_LONGER.replace("goes longer and longer", "stays the same"),
         "Aug 19 13:00:04 srv rpc.statd[811]: Version 2.6.1 starting",
+        TABLE.replace("214.7", "504.7").replace("214.6", "505.6"),  # every thread even
+        TABLE.replace("HASHRATE REPORT", "REPORT"),  # rows outside the tool's table
+        TABLE.replace("HASHRATE REPORT", "HASHRATE").replace(
+            "|  6 |  214.7", "Totals\n|  6 |  214.7"
+        ),
         "Aug 19 13:00:04 srv ganesha.nfsd[27399]: nsm_connect :NLM :EVENT :Monitor SM_MON ok",
     ],
 )
