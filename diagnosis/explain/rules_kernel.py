@@ -62,6 +62,15 @@ RULES: tuple[Rule, ...] = (
         _host(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.45),
     ),
     rule(
+        "kernel.crash_rip",
+        r"\bRIP: [0-9a-f]{4}:(?:\[<[0-9a-f]+>\]\s+){0,2}[\w.]+\+0x[0-9a-f]+/0x[0-9a-f]+",
+        ("rip:",),
+        "The instruction pointer the kernel prints with an Oops, a BUG or a WARN (``RIP: "
+        "0010:func+0x1b/0x350 [module]``): the kernel trapped in that function; the lines "
+        "around it say how badly, the module named is the suspect.",
+        _host(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.45),
+    ),
+    rule(
         "kernel.lockup",
         r"soft lockup\.? - CPU\s?#?\w+ stuck for \d+s|Watchdog detected hard LOCKUP"
         r"|rcu_\w+ (?:self-)?detected (?:stalls|stall)|BUG: workqueue lockup",

@@ -119,7 +119,8 @@ def slow_member(kind: K, action: A = A.HARDWARE_INSPECTION) -> Verdict:
 
 def member_kind(m: re.Match[str]) -> K:
     """The member the match names, else the last one named just before it, else a node."""
-    named = m.groupdict().get("kind") or m.groupdict().get("kind2")
+    groups = m.groupdict()
+    named = next((v for k, v in groups.items() if k.startswith("kind") and v), None)
     if named is None:
         before = _MEMBER_WORD.findall(m.string[max(0, m.start() - 80) : m.start()])
         named = before[-1] if before else "node"

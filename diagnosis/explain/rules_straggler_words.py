@@ -118,7 +118,7 @@ def _one_below(m: re.Match[str]) -> Verdict | None:
 
 _CLAUSE_END = re.compile(r"[.;!?](?:\s|$)|\b(?:while|whereas|but)\b|\n", re.IGNORECASE)
 _MAJORITY = re.compile(
-    r"\b(?:the\s+)?(?:others|other\s+(?:ones|\w+s)|rest|remaining\s+\w+|most\s+(?:of\s+)?\w+)\b",
+    r"\b(?:the\s+)?(?:others|other\s+(?:ones|\w+s|\d+)|rest|remaining\s+\w+|most\s+(?:of\s+)?\w+)\b",
     re.IGNORECASE,
 )
 _AMOUNT = re.compile(
@@ -143,14 +143,14 @@ def _clause_figure(text: str, start: int) -> tuple[float, str] | None:
     return (float(amount["low"]) + float(amount["high"] or amount["low"])) / 2, clause
 
 
-def _some_below(m: re.Match[str]) -> Verdict | None:
-    """Return straggler when the clause naming some members gives a figure PEER_GAP_PCT worse
-    than the clause about the others (or most of them): a rate lower, a time higher. The
-    majority's clause says which (a rate or a time); a subset quoted in the other kind of unit
-    is no comparison."""
+def _apart(m: re.Match[str]) -> Verdict | None:
+    """Return straggler when the clause naming some members gives a figure PEER_GAP_PCT apart
+    from the clause about the others (or most of them), either way: in one synchronous job the
+    faster group waits for the slower. The others' clause says what is compared (a rate or a
+    time); a group quoted in the other kind of unit is no comparison."""
     if not is_prose(m.string):
         return None
-    some = _clause_figure(m.string, m.end("kind") if m["kind"] else m.end("kind2"))
+    some = _clause_figure(m.string, max(m.end(g) for g in ("kind", "kind2", "kind3")))
     majority = next(
         (
             found
@@ -162,12 +162,11 @@ def _some_below(m: re.Match[str]) -> Verdict | None:
     )
     if some is None or majority is None or majority[0] <= 0:
         return None
-    if _RATE_WORDS.search(majority[1]) and not _SPACED_TIME.search(some[1]):
-        gap = (majority[0] - some[0]) / majority[0]
-    elif _TIME_UNITS.search(majority[1]) and not _RATE_WORDS.search(some[1]):
-        gap = (some[0] - majority[0]) / majority[0]
-    else:
+    rate = _RATE_WORDS.search(majority[1]) and not _SPACED_TIME.search(some[1])
+    timed = _TIME_UNITS.search(majority[1]) and not _RATE_WORDS.search(some[1])
+    if not (rate or timed):
         return None
+    gap = abs(majority[0] - some[0]) / max(majority[0], some[0])
     return slow_member(member_kind(m)) if gap * 100 >= PEER_GAP_PCT else None
 
 
@@ -332,16 +331,18 @@ RULES: tuple[Rule, ...] = (
 
 SUBSET_RULES: tuple[Rule, ...] = (
     rule(
-        "straggler.some_below_the_others",
+        "straggler.members_apart",
         r"\b(?:(?:some|a\s+few|few|one|two|three|four|a\s+couple)\s+(?:of\s+(?:the|my|our|these)\s+)?"
         r"(?:[\w-]+\s+){0,2}?(?P<kind>GPU|card|device|node|host|rank|worker)s?"
+        r"|(?:the\s+)?(?:first|second|third|last)\s+(?:(?:\d+|two|three|four)\s+)?(?:[\w-]+\s+){0,2}?"
+        r"(?P<kind3>GPU|card|device|node|host|rank|worker)s?"
         r"|\d+\s+(?:of\s+(?:the|my|our|these)\s+)?(?:[\w-]+\s+){0,2}?"
         r"(?P<kind2>GPU|card|device|node|host|rank|worker)s)\b",
         ("others", "other", "rest", "remaining", "most"),
-        "Some members given a figure worse than the others' (or most members') by "
+        "Some members given a figure apart from the others' (or most members') by "
         f"{PEER_GAP_PCT:g} % or more (``some gpus are getting 30s ... while the others are "
-        "getting 58 mh/s``): fail-slow members the rest wait for.",
-        judge=_some_below,
+        "getting 58 mh/s``): in one job the faster members wait for the slower.",
+        judge=_apart,
         flags=re.IGNORECASE,
     ),
 )
