@@ -65,7 +65,7 @@ _CLOCK = re.compile(
 # a rate of steps (`~12it/s`): its inverse is a step time
 _STEP_RATE = re.compile(r"(?P<value>\d+(?:\.\d+)?)\s*it/s\b", re.IGNORECASE)
 # the figures are one quantity over time: a change is said (a profile's phases are not)
-_CHANGE = re.compile(
+CHANGE = re.compile(
     r"\b(?:then|now|after|later|subsequent\w*|became|become|becomes|goes\s+up|went\s+up|rose|"
     r"rises|increas\w*|grew|grows|jump\w*|climb\w*|until|however|drops?|dropped|falls?|fell|"
     r"decreas\w*|initially|at\s+first|(?:at|from|in)\s+the\s+beginning)\b"
@@ -125,7 +125,7 @@ def quoted_step_times(body: str) -> tuple[list[float], bool] | None:
     if not _STEP_WORD.search(body):
         return None
     times = figures(body)
-    return (times, _CHANGE.search(body) is not None) if times else None
+    return (times, CHANGE.search(body) is not None) if times else None
 
 
 def _rose(m: re.Match[str]) -> Verdict | None:

@@ -5,9 +5,9 @@ much slower than its peers, step times quoted as they rose, a detector's warning
 it in many more ways; this rule reads the general shape instead of a phrase. A sentence of
 prose reports a slowdown when it has all of:
 
-1. a word of slowness (``SLOWNESS``): slower, slowdown, straggling, lagging, a bottleneck,
-   throttled, a lower hash rate, the speed dropped, the time grew, N ms late, takes longer,
-   different paces; or a plain one (``slow``, ``slowest``, ``poor performance``) with a
+1. a word of slowness (``SLOWNESS``): slower, slowdown, slows down, straggling, lagging, a
+   bottleneck, throttled, a lower hash rate, the speed dropped, the time grew, N ms late, takes
+   longer, longer than its peers, very different from the others, different paces; or a plain one (``slow``, ``slowest``, ``poor performance``) with a
    comparison or a change in the same sentence (than, the others, only, after, now, ``from X
    to Y``) or a word of becoming just before it (``gets slow``, ``became very slow``);
 2. a subject it can be about (``SUBJECT``) in the sentence or its neighbours: a member (GPU,
@@ -34,7 +34,7 @@ import re
 from diagnosis.catalog import Verdict
 from diagnosis.explain.records import is_prose
 from diagnosis.explain.rules import Rule, rule, verdict
-from diagnosis.explain.rules_slowdown import figures, quoted_rates
+from diagnosis.explain.rules_slowdown import CHANGE, figures, quoted_rates
 from diagnosis.explain.rules_straggler import MEMBER_KIND
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
@@ -47,7 +47,9 @@ SLOWNESS_CONFIDENCE = 0.3
 
 _RATE = r"(?:hash\s*rates?|speeds?|performance|perf|throughput|bandwidth|utili[sz]ation|FLOPS|it/s)"
 _COMPARATIVE = (
-    r"slow(?:s|ed|er|ing)|slow-?downs?|straggl\w*|struggl(?:er|ing)|lag(?:s|ged|ging|gard)"
+    r"slow(?:s|ed|er|ing)|slow-?downs?|slow(?:s|ed|ing)?\s+down|longer\s+than\s+(?:its|their|the)\s+"
+    r"(?:peers|others|rest)|(?:very|much|significantly|drastically|quite)\s+different\s+from\s+"
+    r"(?:the\s+)?others?|straggl\w*|struggl(?:er|ing)|lag(?:s|ged|ging|gard)"
     r"|(?:longer|slower)\s+and\s+(?:longer|slower)"
     r"|bottleneck\w*|throttl\w*|underperform\w*|held\s+(?:up|back)|hold(?:s|ing)?\s+(?:up|back)"
     r"|(?:different|uneven|varying)\s+(?:paces?|speeds?|rates?)"
@@ -139,10 +141,12 @@ def _small(sentence: str) -> bool:
         pct = float(g["pct"]) if g["pct"] else (float(g["ratio"]) - 1.0) * 100
         if 0 < pct < MIN_GAP_PCT:
             return True
+    if not CHANGE.search(sentence):
+        return False  # figures not quoted as they changed (``80 ms behind ... that 80 ms``)
     times, rates = figures(sentence), quoted_rates(sentence)
-    if len(times) >= 2 and min(times[:-1]) > 0:
+    if len(set(times)) >= 2 and min(times[:-1]) > 0:  # one figure said twice is no change
         return times[-1] / min(times[:-1]) - 1 < MIN_GAP_PCT / 100
-    if len(rates) >= 2 and max(rates[:-1]) > 0:
+    if len(set(rates)) >= 2 and max(rates[:-1]) > 0:
         return 1 - rates[-1] / max(rates[:-1]) < MIN_GAP_PCT / 100
     return False
 

@@ -30,6 +30,9 @@ def _reads(text: str) -> bool:
     ("batch", "number"),
     [
         ("fresh_15", "0010"),  # slow GPUs because of overheat (a scheduling paper's intro)
+        ("fresh_16", "0004"),  # rank 41 80 ms behind (the same 80 ms quoted twice: no change)
+        ("fresh_16", "0007"),  # the whole code slows down to the slowest node's pace
+        ("fresh_18", "0007"),  # a bar 25 % longer than its peers
         ("fresh_17", "0001"),  # horovod: the job became slower, one worker suspected
         ("fresh_17", "0004"),  # GPUs progressing at drastically different paces
         ("fresh_19", "0015"),  # throughput bottlenecked on the slowest node
@@ -50,6 +53,8 @@ def test_the_general_shape_reads_development_reports_phrase_rules_also_read(
         ("The throughput of the job dropped by half after we added the third node.", None),
         ("Today the hash rate of card 4 fell to 20 MH/s while the others stay at 31.", None),
         ("We see a 30% slowdown in training speed on the new cluster.", ComponentKind.JOB),
+        ("Since Monday the whole job slows down whenever node 3 joins.", ComponentKind.NODE),
+        ("The bandwidth of GPU 2 is very different from the others in our job.", ComponentKind.GPU),
         ("Training is slow only on the second machine.", ComponentKind.NODE),
         ("I don't know why the iteration time doubled after the restart.", ComponentKind.JOB),
         # a member slower than its own past: a fail-slow GPU (no peer comparison needed)
