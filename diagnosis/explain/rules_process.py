@@ -55,8 +55,12 @@ _NEEDLES = ("exitcode", "signal")
 RULES: tuple[Rule, ...] = (
     rule(
         "process.nccl_segfault",
-        r"segfault at \S+ ip \S+ sp \S+ error \d+ in libnccl|libnccl\.so[\d.]*\(\+0x[0-9a-f]+\)"
-        r"|^#\d+\s+0x[0-9a-f]+ in nccl\w+ \(|PC: @\s+0x[0-9a-f]+\s+\(unknown\)\s+nccl\w+\(\)"
+        r"segfault at \S+ ip \S+ sp \S+ error \d+ in libnccl"
+        # glibc's backtrace_symbols frame, with or without the symbol (``(ncclX+0x1a)``)
+        r"|libnccl[\w.+-]*\.so[\d.]*\((?:\w*[+-])?0x[0-9a-f]+\)"
+        r"|^#\d+\s+0x[0-9a-f]+ in nccl\w+ \("
+        # glog's failure handler: the PC line and the frames (``@ 0x7f... ncclGroupEnd``)
+        r"|(?:PC: )?@\s+0x[0-9a-f]+\s+(?:\(unknown\)\s+)?p?nccl[A-Z]\w*"
         r"|^\s*\d+\s+0x[0-9a-f]+ p?nccl[A-Z]\w*\(\)"
         # a person's sentence: a segfault and NCCL (or its calls) named together
         r"|(?i:\b(?:segfault|segmentation fault|SIGSEGV)\b[^\n]{0,80}\bp?nccl"

@@ -63,7 +63,10 @@ _CLOCK = re.compile(
     re.IGNORECASE,
 )
 # a rate of steps (`~12it/s`): its inverse is a step time
-_STEP_RATE = re.compile(r"(?P<value>\d+(?:\.\d+)?)\s*it/s\b", re.IGNORECASE)
+_STEP_RATE = re.compile(
+    r"(?P<value>\d+(?:\.\d+)?)\s*(?:it/s\b|(?:it|iters?|iterations?|steps?)\s*(?:/|per)\s*sec(?:ond)?s?\b)",
+    re.IGNORECASE,
+)
 # the figures are one quantity over time: a change is said (a profile's phases are not)
 CHANGE = re.compile(
     r"\b(?:then|now|after|later|subsequent\w*|became|become|becomes|goes\s+up|went\s+up|rose|"
@@ -138,7 +141,7 @@ def _rose(m: re.Match[str]) -> Verdict | None:
 
 _RATE_UNIT = (
     r"(?:[kKMGTP]?H/s|[kKMGTP]?h/s|MHs?|Sol/s|sols?\b|(?:samples|images|imgs?|tokens|toks?|tks"
-    r"|sequences|seqs)/s(?:ec)?|(?:samples|images|tokens)\s+per\s+sec(?:ond)?|[GT]FLOPS"
+    r"|sequences|seqs)/s(?:ec(?:ond)?)?|(?:samples|images|tokens)\s+per\s+sec(?:ond)?|[GT]FLOPS"
     r"|TFLOP/s|[GM]B/s|Gbps)"
 )
 _RATE_FIGURE = re.compile(

@@ -7,9 +7,10 @@ prose reports a slowdown when it has all of:
 
 1. a word of slowness (``SLOWNESS``): slower, slowdown, slows down, straggling, lagging, a
    bottleneck, throttled, a lower hash rate, the speed dropped, the time grew, N ms late, takes
-   longer, longer than its peers, very different from the others, different paces; or a plain one (``slow``, ``slowest``, ``poor performance``) with a
-   comparison or a change in the same sentence (than, the others, only, after, now, ``from X
-   to Y``) or a word of becoming just before it (``gets slow``, ``became very slow``);
+   longer, longer than its peers, very different from the others, different paces; or a plain
+   one (``slow``, ``slowest``, ``poor performance``) with a comparison or a change in the same
+   sentence (than, the others, only, after, now, ``from X to Y``) or a word of becoming just
+   before it (``gets slow``, ``became very slow``);
 2. a subject it can be about (``SUBJECT``) in the sentence or its neighbours: a member (GPU,
    card, node, host, rank, worker, machine) or the job's progress (training, epoch, iteration,
    step, throughput, speed, hash rate); a time said to grow (``the data time goes longer and
@@ -20,6 +21,12 @@ prose reports a slowdown when it has all of:
    boot, inference, requests, a queue), no GPU model compared (``the T4 GPU is slower``), and no
    gap the sentence itself puts below ``MIN_GAP_PCT`` (``5 %``, ``1.05x``, or times and rates
    quoted before and after that differ by less).
+
+A pronoun for the rate the sentence before named that falls (``the training speed is about
+400 images/s. It decreases gradually ...``) is a word of slowness too. The same shape is read in
+Chinese (``straggler.slowness_in_chinese``): a word of slowing (变慢, 减慢, 速度下降, 耗时增加,
+差异很大, 步调不一致) with a subject in its sentence (训练, 速度, step, rank, 卡, 节点) and no
+negation just before it (没有变慢); a plain 慢 (``训练速度有点慢``) is not one.
 
 Guarantees: only prose is read (records.is_prose: a log line or a table is left to the rules
 of its format); the rule runs after every other rule, so a record any other rule explains
@@ -57,15 +64,27 @@ _COMPARATIVE = (
     r"|(?:takes?|took|taking|needs?|needed)\s+(?:\w+\s+){0,2}?(?:longer|more\s+time)"
     rf"|(?:lower|worse|reduced|decreas\w+|degrad\w+|dropp?(?:ed|s|ing)?)\s+(?:\w+\s+)?{_RATE}"
     r"|(?:speed|performance|perf|throughput|(?:hash|sol/s|h/s|mh/s|sample|token|step|iteration"
-    r"|training|mining)\s*rates?|it/s|utili[sz]ation)\s+(?:\w+\s+){0,3}?"
+    r"|training|mining)\s*rates?|it/s|utili[sz]ation)\s+(?:\w+\s+){0,4}?"
     r"(?:drops?|dropped|decreas\w+|degrad\w+|falls?|fell|goes\s+down|went\s+down"
     r"|is\s+(?:much\s+|very\s+|way\s+)?(?:lower|worse))"
     r"|(?P<timed>(?:time|duration)s?\s+(?:\w+\s+){0,3}?(?:increas\w+|grows?|grew|growing"
     r"|goes\s+up|went\s+up|doubl\w+|tripl\w+|jump\w*|spik\w*"
     r"|(?:gets?|goes|went|got|getting|going|becomes?|became)\s+(?:much\s+|a\s+lot\s+)?longer))"
 )
+# a pronoun for the rate the sentence before named (``the training speed is about 400
+# images/s. It decreases gradually to about 130``)
+_ANAPHOR = (
+    r"(?:it|this|which)\s+(?:then\s+|gradually\s+|slowly\s+|suddenly\s+|steadily\s+)?"
+    r"(?:decreas\w*|drops?|dropped|falls?|fell|degrad\w*|declin\w*|goes\s+down|went\s+down)"
+)
+_NAMED_RATE = re.compile(
+    r"\b(?:speed|throughput|hash\s*rate|rate|it/s|samples?/s\w*|images?/s\w*|FLOPS|performance)\b",
+    re.I,
+)
 _PLAIN = rf"slow|slowly|slowest|(?:low|poor|bad|terrible|horrible)\s+(?:\w+\s+)?{_RATE}"
-SLOWNESS = re.compile(rf"\b(?:(?P<comparative>{_COMPARATIVE})|(?P<plain>{_PLAIN}))\b", re.I)
+SLOWNESS = re.compile(
+    rf"\b(?:(?P<comparative>{_COMPARATIVE})|(?P<anaphor>{_ANAPHOR})|(?P<plain>{_PLAIN}))\b", re.I
+)
 """A word of slowness; a plain one needs a comparison or a change around it."""
 
 _MEMBER = r"GPU|card|device|node|host|rank|worker|machine|server|process|replica|instance|VM|rig"
@@ -135,8 +154,8 @@ def _denied(m: re.Match[str], sentence: str, before: str) -> bool:
 
 
 def _small(sentence: str) -> bool:
-    """Return whether the sentence puts the gap below MIN_GAP_PCT: a ratio or a percentage, or
-    times (rates) quoted before and after that differ by less."""
+    """Return whether the sentence (with the one before it) puts the gap below MIN_GAP_PCT: a
+    ratio or a percentage, or times (rates) quoted before and after that differ by less."""
     for g in _RATIO.finditer(sentence):
         pct = float(g["pct"]) if g["pct"] else (float(g["ratio"]) - 1.0) * 100
         if 0 < pct < MIN_GAP_PCT:
@@ -161,13 +180,40 @@ def _reported(m: re.Match[str]) -> Verdict | None:
     start, end = spans[i]
     sentence, before = body[start:end], body[start : m.start()]
     around = body[spans[max(0, i - 1)][0] : spans[min(len(spans) - 1, i + 1)][1]]
-    if _denied(m, sentence, before) or _NOT_TRAINING.search(sentence) or _small(sentence):
+    with_before = body[spans[max(0, i - 1)][0] : end]  # figures may start a sentence earlier
+    if _denied(m, sentence, before) or _NOT_TRAINING.search(sentence) or _small(with_before):
         return None
     if _MODEL_COMPARED.search(sentence):
         return None
     if not (m["timed"] or SUBJECT.search(around)):
         return None
+    if m["anaphor"] and not _NAMED_RATE.search(body[spans[max(0, i - 1)][0] : m.start()]):
+        return None  # `it` is not a rate the sentence or the one before named
     if m["plain"] and not (_COMPARED.search(sentence) or _TURNED.search(before)):
+        return None
+    named = _MEMBER_WORD.search(sentence)
+    kind = MEMBER_KIND.get(named[1].lower(), K.NODE) if named else K.JOB
+    return verdict(C.STRAGGLER, B.UNKNOWN, kind, S.WARNING, A.MONITOR, SLOWNESS_CONFIDENCE)
+
+
+_SLOW_ZH = (
+    r"(?:变慢|减慢|越来越慢|慢了很多|慢很多|拖慢|速度(?:明显)?(?:下降|降低)|(?:耗时|时间)(?:明显)?(?:增加|变长)"
+    r"|越来越长|差异很大|差距很大|步调不一致)"
+)
+_SUBJECT_ZH = re.compile(r"训练|速度|step|迭代|epoch|rank|GPU|卡|节点|机器|耗时|吞吐", re.I)
+_DENIED_ZH = re.compile(r"(?:不|没|没有|未|无)\w{0,1}$")
+_SENTENCE_ZH = re.compile(r"[。！？；!?;\n]")
+
+
+def _reported_zh(m: re.Match[str]) -> Verdict | None:
+    """Return a straggler warning when a Chinese sentence reports a slowdown: a word of
+    slowing (变慢, 减慢, 速度下降, 耗时增加, 差异很大 ...) with a subject (训练, 速度, step, rank,
+    卡 ...) in the sentence and no negation just before it (没有变慢)."""
+    body = m.string
+    start = max((x.end() for x in _SENTENCE_ZH.finditer(body, 0, m.start())), default=0)
+    end_at = _SENTENCE_ZH.search(body, m.end())
+    sentence = body[start : end_at.start() if end_at else len(body)]
+    if _DENIED_ZH.search(body[start : m.start()]) or not _SUBJECT_ZH.search(sentence):
         return None
     named = _MEMBER_WORD.search(sentence)
     kind = MEMBER_KIND.get(named[1].lower(), K.NODE) if named else K.JOB
@@ -190,5 +236,14 @@ RULES: tuple[Rule, ...] = (
         "the low confidence of general words.",
         judge=_reported,
         flags=re.IGNORECASE,
+    ),
+    rule(
+        "straggler.slowness_in_chinese",
+        _SLOW_ZH,
+        ("慢", "下降", "降低", "增加", "变长", "越来越长", "差异", "差距", "步调"),
+        "A Chinese sentence reporting that the training, or one of its members, became "
+        "slower (变慢, 减慢, 速度下降, 耗时增加, 各个 rank 差异很大): a straggler or a "
+        "slowdown to look at, with the low confidence of general words.",
+        judge=_reported_zh,
     ),
 )

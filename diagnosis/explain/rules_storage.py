@@ -1,4 +1,4 @@
-"""Storage rules: md RAID, filesystem errors and read-only remounts, SCSI/NVMe errors, device
+"""Storage rules: md RAID, filesystem errors and read-only remounts, SCSI/ATA/NVMe errors, device
 mapper and multipath, SMART, NFS and RPC timeouts.
 
 Written from the development part of the corpus: mdadm events (``DegradedArray``,
@@ -8,11 +8,17 @@ RAID volume; ext4 (``Detected aborted journal``, ``Remounting filesystem read-on
 ``ext4_end_bio ... I/O error``), btrfs (``bdev ... errs: wr N, rd N``, ``bad tree block``,
 ``open_ctree failed``, ``errno=-5 IO failure``, ``forced readonly``); SCSI
 (``critical medium|target error``, ``Sense Key : Medium Error``, ``rejecting I/O to offline
-device``); NVMe (``I/O n QID n timeout``, ``Device not ready; aborting reset``, ``Removing after
-probe failure``, capacity change to 0); multipathd (``path is down``, ``path offline``,
-``failed faulty running``), FC ``LOOP DOWN``; smartd failures; NFS/RPC timeouts and writeback
-(``nfs_file_fsync``), the lock manager's statd monitor calls that fail (``SM_MON failed``).
-The disk is a node component (there is no disk component kind).
+device``); multipathd (``path is down``, ``path offline``, ``failed faulty running``), FC ``LOOP
+DOWN``; libata command failures (``error: { UNC }``); smartd failures.
+
+Two families follow their sources' own message catalogues rather than examples: the Linux NVMe
+host driver's fault messages (drivers/nvme/host: timeouts in the 5.x and 6.x formats, aborts,
+failed resets, fatal PCIe states, lost queues, ``nvme_log_error``'s failed namespace I/O, lost
+multipath paths, NVMe over fabrics and TCP connect, keep-alive and digest failures; its start-up
+lines stay silent), and the NFS client's (any RPC program's server not responding, the lock
+manager's failed statd monitor calls, the NFSv4 state manager's failed recovery, mount.nfs's
+failures, a stale file handle, writeback waits). The disk is a node component (there is no disk
+component kind).
 """
 
 from __future__ import annotations
@@ -96,20 +102,41 @@ RULES: tuple[Rule, ...] = (
     ),  # fmt: skip
     rule(
         "storage.nvme",
-        r"\bnvme\d+: (?:I/O \d+ (?:\(\S+\) )?QID \d+ timeout|Device not ready; aborting reset"
+        # the Linux NVMe host driver's fault messages (drivers/nvme/host: pci.c, core.c,
+        # multipath.c, fabrics.c, tcp.c), after its `nvme nvme0: ` or `nvme0n1: ` prefix
+        r"\bnvme\d+(?:n\d+)?:\s+(?:I/O (?:tag )?\d+ (?:\(\w+\) )?(?:type \d+ )?"
+        r"(?:opcode 0x[0-9a-f]+ \([^)]*\) )?QID \d+ timeout"
+        r"|Device not ready; aborting (?:reset|shutdown|initialisation)"
         r"|Removing after probe failure|controller is down|Disabling device after reset failure"
-        r"|Abort status: 0x[0-9a-f]+|resetting controller due to"
+        r"|Abort status: 0x[0-9a-f]+|resetting controller due to|IO queues (?:lost|not created)"
+        r"|(?:frozen|failure) state error detected|invalid id \d+ completed on queue"
+        r"|Identify Controller failed|Reading (?:CAP|VS|CRTO) failed|Could not set queue count"
         r"|Does your device have a faulty power saving mode enabled"
-        # NVMe over fabrics: a queue's timeout, a failed keep-alive
-        r"|queue \d+: timeout request 0x[0-9a-f]+|failed nvme_keep_alive_end_io)"
-        r"|\bblock nvme\d+n\d+: no usable path\b"
+        r"|ANATT timeout|starting error recovery|failed to connect (?:socket|queue)"
+        r"|Failed reconnect attempt|receive failed|failed to send request"
+        r"|Property (?:Get|Set) error|Connect command failed|(?:header|data) digest error"
+        r"|Received C2HTermReq|keep-alive failed|failed nvme_keep_alive_end_io"
+        r"|queue \d+: timeout request 0x[0-9a-f]+"
+        # a namespace I/O the drive failed (nvme_log_error), with its NVMe status
+        r"|\w+\(0x[0-9a-f]+\) @ LBA \d+, \d+ blocks, [^(\n]+\(sct 0x[0-9a-f]+ / sc 0x[0-9a-f]+\))"
+        r"|\bno (?:usable|available) path - (?:requeuing|failing) I/O"
         r"|nvme\d+n\d+: detected capacity change from \d+ to 0\b"
         r"|\bnvme_\w+\.c:\s*\d+:\w+: \*ERROR\*",
         ("nvme",),
-        "An NVMe drive timed out I/O, failed its reset or vanished (capacity 0), or an NVMe "
-        "over fabrics target stopped answering (queue timeouts, failed keep-alive, no usable "
-        "path): local checkpoints, caches and datasets on it fail.",
+        "An NVMe drive timed out or failed I/O, failed its reset or vanished (capacity 0, "
+        "queues lost), reported a fatal PCIe state, or an NVMe over fabrics target stopped "
+        "answering (queue timeouts, failed keep-alive, connect or reconnect, no usable path): "
+        "local checkpoints, caches and datasets on it fail.",
         _disk(S.ERROR, A.HARDWARE_INSPECTION, 0.75),
+    ),
+    rule(
+        "storage.ata",
+        r"\bata\d+(?:\.\d+)?: (?:error: \{[^}]*\b(?:UNC|IDNF|AMNF|ICRC)\b"
+        r"|failed command: (?:READ|WRITE)|exception Emask 0x[0-9a-f]+ [^\n]*\bfrozen\b)",
+        ("ata",),
+        "A SATA disk failed a command (libata: an uncorrectable read, a missing sector, an "
+        "interface CRC error, a frozen port): the disk or its cable is failing.",
+        _disk(S.ERROR, A.HARDWARE_INSPECTION, 0.7),
     ),
     rule(
         "storage.scsi_reset",
@@ -143,8 +170,20 @@ RULES: tuple[Rule, ...] = (
         r"nfs: server \S+ not responding|lockd: server \S+ not responding"
         r"|RPC:\s+\d+ call_timeout|\bnfs_file_fsync\b|\bnfs4?_\w*wait\w*\+0x"
         r"|\bSM_(?:UN)?MON\b[^\n]{0,40}?\bfail\w*|\blockd:\s+cannot\s+monitor\b"
+        # any RPC program's server not answering (nfs, lockd, statd, rpcbind, nfsacl), the
+        # NFSv4 state manager's failed recovery, mount.nfs's failures, a stale handle
+        r"|\b(?:statd|rpcbind|nfsacl|nfs4): server \S+ not responding"
+        r"|NFS: state manager[^\n]{0,40} failed on NFSv4 server"
+        r"|nfs_create_rpc_client: cannot create"
+        r"|mount\.nfs4?: (?:Connection timed out|Connection refused|No route to host"
+        r"|access denied by server|mount system call failed|Stale (?:NFS )?file handle)"
+        r"|mount to NFS server '[^']*' failed: (?:timed out|RPC Error|System Error)"
+        r"|\bStale NFS file handle\b"
         r"|\bstatd\b[^\n]{0,40}?\b(?:timed\s+out|not\s+responding|failed\s+to\s+contact)",
-        ("not responding", "rpc:", "nfs_file_fsync", "nfs", "sm_mon", "sm_unmon", "cannot monitor"),
+        (
+            *("not responding", "rpc:", "nfs_file_fsync", "nfs", "sm_mon", "sm_unmon"),
+            *("cannot monitor", "mount.nfs"),
+        ),
         "The NFS server (or the RPC below it) stopped answering, the lock manager cannot reach "
         "statd to monitor a client (``SM_MON failed``, ``lockd: cannot monitor``), or a task "
         "waits in NFS writeback: every rank reading, locking or checkpointing through it stalls.",
