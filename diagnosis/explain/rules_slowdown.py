@@ -202,7 +202,56 @@ def _said_to_grow(m: re.Match[str]) -> Verdict | None:
     return None
 
 
+# a figure against the job's own past or expectation: `takes 2 hours instead of 20 minutes`,
+# `30 s per step while it used to take 3 s`, `expected 1 s/step but got 5 s/step`
+def _fig(name: str) -> str:
+    return (
+        rf"(?P<{name}>\d+(?:\.\d+)?)\s*(?P<{name}_unit>{_RATE_UNIT}|{_UNIT})"
+        r"(?:/(?:epoch|iter\w*|step|batch|it)\b)?"
+    )
+
+
+_ABOUT = r"(?:~|about\s+|around\s+)?"
+_AGAINST = re.compile(
+    _fig("now") + r"[^.\n]{0,40}?\b(?:instead\s+of|(?:while|but|when|whereas)\s+(?:it\s+)?used\s+to"
+    r"(?:\s+(?:be|take))?|(?:than|from)\s+(?:the\s+)?(?:usual|normal|expected|before))\s+"
+    + _ABOUT
+    + _fig("then")
+    + r"|\bexpect\w*\s+"
+    + _ABOUT
+    + _fig("then2")
+    + r"[^.\n]{0,40}?\b(?:but|however)\b[^.\n]{0,30}?"
+    + _fig("now2"),
+    re.IGNORECASE,
+)
+
+
+def _against(m: re.Match[str]) -> Verdict | None:
+    """Return a slowdown when the figure now is SLOWDOWN_RATIO times the job's own earlier or
+    expected time, or RATE_DROP_PCT below its rate (both figures of one kind)."""
+    now, then = ("now", "then") if m["now"] is not None else ("now2", "then2")
+    now_unit, then_unit = m[f"{now}_unit"].lower(), m[f"{then}_unit"].lower()
+    timed = now_unit in _SECONDS
+    if timed != (then_unit in _SECONDS):
+        return None
+    if timed:
+        slower = _seconds(m[now], now_unit) >= SLOWDOWN_RATIO * _seconds(m[then], then_unit)
+        return SLOWED if slower else None
+    drop = 1 - float(m[now]) / float(m[then]) if float(m[then]) else 0.0
+    return SLOWED if drop * 100 >= RATE_DROP_PCT else None
+
+
 RULES: tuple[Rule, ...] = (
+    rule(
+        "slowdown.against_its_past",
+        _AGAINST.pattern,
+        ("instead of", "used to", "usual", "normal", "expected", "before", "expect"),
+        "A step time (or rate) given against the job's own past or expectation (`2 hours "
+        f"instead of 20 minutes`): {SLOWDOWN_RATIO:g}x the time, or {RATE_DROP_PCT:g} % below "
+        "the rate, is a slowdown; the job waits for something that became slow.",
+        judge=_against,
+        flags=re.IGNORECASE,
+    ),
     rule(
         "slowdown.rate_fell",
         r"\b(?:drops?|dropped|dropping|fell|falls?|falling|fallen|decreas\w+|declin\w+|degrad\w+"

@@ -97,7 +97,8 @@ _MEMBER_WORD = re.compile(rf"\b({_MEMBER})s?\b", re.I)
 _COMPARED = re.compile(
     r"\b(?:than|others?|rest|peers?|compared|whereas|while|but|however|only|one\s+of|single"
     r"|found|noticed|after|then|now|suddenly|over\s+time"
-    r"|gradually|increasingly|from\s+\S+\s+to)\b",
+    r"|gradually|increasingly|from\s+\S+\s+to"
+    r"|(?:GPU|card|device|node|host|rank|worker)\s*[#:/]?\s*\d+)\b",  # one member named
     re.I,
 )
 _NEGATION = r"(?:\b(?:no|not|never|without|nor|none|hardly|zero)\b|n't\b)"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 
 from bench.explain import load, split_of
+from diagnosis.explain import explain
 from diagnosis.explain.rules import apply
 from diagnosis.explain.rules_slowness import RULES
 from diagnosis.model import Category, ComponentKind
@@ -101,3 +102,36 @@ def test_no_benign_record_of_the_development_part_is_read_as_a_slowdown() -> Non
     ]
     assert len(benign) > 100
     assert [r.id for r in benign if _reads(r.text)] == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Each epoch now takes 2 hours instead of 20 minutes on the same cluster.",
+        "It is at 30 s per step while it used to take 3 s per step.",
+        "I expected about 1 s/step but I get 5 s/step with 8 GPUs.",
+        "The rig does 25 H/s instead of 31 H/s since the update.",  # a rate, not hours
+    ],
+)
+def test_a_figure_against_the_jobs_own_past_is_a_slowdown(text: str) -> None:
+    found = first(text)
+    assert found is not None and found[:2] == (Category.STRAGGLER, "slowdown.against_its_past")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Each epoch takes 21 minutes instead of 20 minutes.",  # within the ratio
+        "It takes 20 minutes instead of 2 hours now, great.",  # faster
+        "The rig does 31 H/s instead of 25 H/s since the update.",
+        "I expected about 5 s/step but I get 1 s/step with 8 GPUs.",
+    ],
+)
+def test_a_figure_no_worse_than_its_past_is_silent(text: str) -> None:
+    assert not any(f.category == Category.STRAGGLER for f in explain(text))
+
+
+def test_a_plain_slow_needs_a_member_named_or_a_comparison() -> None:
+    found = first("GPU 3 is slow on this job.")
+    assert found is not None and found[:2] == (Category.STRAGGLER, SLOWNESS.id)
+    assert first("My GPU is slow.") is None
