@@ -197,6 +197,7 @@ def all_rules() -> tuple[Rule, ...]:
         rules_driver,
         rules_fabric,
         rules_gpu,
+        rules_groups,
         rules_host,
         rules_kernel,
         rules_nic,
@@ -227,7 +228,7 @@ def all_rules() -> tuple[Rule, ...]:
         *rules_process.RULES,
         *rules_comm.RULES,
         *rules_train.FALLBACK_RULES,
-        *rules_straggler_words.SUBSET_RULES,
+        *rules_groups.RULES,
         *rules_slowness.RULES,
     )
     ids = [r.id for r in ordered]

@@ -33,7 +33,6 @@ from __future__ import annotations
 import re
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.records import is_prose
 from diagnosis.explain.rules import Rule, rule
 from diagnosis.explain.rules_straggler import MEMBER_KIND, TIME_WORDS, member_kind, slow_member
 from diagnosis.model import Action as A
@@ -113,60 +112,6 @@ def _one_below(m: re.Match[str]) -> Verdict | None:
         return None
     timed = TIME_WORDS.search(m["unit"]) is not None or m["unit"].lower() in ("s", "ms")
     gap = (one - rest) / rest if timed else (rest - one) / rest
-    return slow_member(member_kind(m)) if gap * 100 >= PEER_GAP_PCT else None
-
-
-_CLAUSE_END = re.compile(r"[.;!?](?:\s|$)|\b(?:while|whereas|but)\b|\n", re.IGNORECASE)
-_MAJORITY = re.compile(
-    r"\b(?:the\s+)?(?:others|other\s+(?:ones|\w+s|\d+)|rest|remaining\s+\w+|most\s+(?:of\s+)?\w+)\b",
-    re.IGNORECASE,
-)
-_AMOUNT = re.compile(
-    r"(?<![\w.])(?P<low>\d+(?:\.\d+)?)(?:\s*(?:-|–)\s*(?P<high>\d+(?:\.\d+)?))?(?!x\b)"
-)
-_RATE_WORDS = re.compile(
-    r"hash\s*rate|speed|throughput|FLOPS|/s\b|(?:\b|(?<=\d))(?:[kMGT]?H|MHs?|Sol|sols?|mh|kh|gh)\b",
-    re.IGNORECASE,
-)
-_SPACED_TIME = re.compile(r"\d\s+(?:ms|s|secs?|seconds?|mins?|minutes?|hours?)\b", re.I)
-_TIME_UNITS = re.compile(r"(?:\b|(?<=\d))(?:ms|s|secs?|seconds?|mins?|minutes?|hours?)\b", re.I)
-
-
-def _clause_figure(text: str, start: int) -> tuple[float, str] | None:
-    """Return the first amount of the clause starting at `start` (a range as its middle) and
-    the clause's text."""
-    end = _CLAUSE_END.search(text, start)
-    clause = text[start : end.start() if end else len(text)]
-    amount = _AMOUNT.search(clause)
-    if amount is None:
-        return None
-    return (float(amount["low"]) + float(amount["high"] or amount["low"])) / 2, clause
-
-
-def _apart(m: re.Match[str]) -> Verdict | None:
-    """Return straggler when the clause naming some members gives a figure PEER_GAP_PCT apart
-    from the clause about the others (or most of them), either way: in one synchronous job the
-    faster group waits for the slower. The others' clause says what is compared (a rate or a
-    time); a group quoted in the other kind of unit is no comparison."""
-    if not is_prose(m.string):
-        return None
-    some = _clause_figure(m.string, max(m.end(g) for g in ("kind", "kind2", "kind3")))
-    majority = next(
-        (
-            found
-            for g in _MAJORITY.finditer(m.string)
-            if not m.start() <= g.start() < m.end() + len(some[1] if some else "")
-            and (found := _clause_figure(m.string, g.end())) is not None
-        ),
-        None,
-    )
-    if some is None or majority is None or majority[0] <= 0:
-        return None
-    rate = _RATE_WORDS.search(majority[1]) and not _SPACED_TIME.search(some[1])
-    timed = _TIME_UNITS.search(majority[1]) and not _RATE_WORDS.search(some[1])
-    if not (rate or timed):
-        return None
-    gap = abs(majority[0] - some[0]) / max(majority[0], some[0])
     return slow_member(member_kind(m)) if gap * 100 >= PEER_GAP_PCT else None
 
 
@@ -325,24 +270,6 @@ RULES: tuple[Rule, ...] = (
         "A named member arrives a measured time after (or behind) the others (at the "
         "barrier, at the batch): every other member waited that long for it.",
         judge=_late,
-        flags=re.IGNORECASE,
-    ),
-)
-
-SUBSET_RULES: tuple[Rule, ...] = (
-    rule(
-        "straggler.members_apart",
-        r"\b(?:(?:some|a\s+few|few|one|two|three|four|a\s+couple)\s+(?:of\s+(?:the|my|our|these)\s+)?"
-        r"(?:[\w-]+\s+){0,2}?(?P<kind>GPU|card|device|node|host|rank|worker)s?"
-        r"|(?:the\s+)?(?:first|second|third|last)\s+(?:(?:\d+|two|three|four)\s+)?(?:[\w-]+\s+){0,2}?"
-        r"(?P<kind3>GPU|card|device|node|host|rank|worker)s?"
-        r"|\d+\s+(?:of\s+(?:the|my|our|these)\s+)?(?:[\w-]+\s+){0,2}?"
-        r"(?P<kind2>GPU|card|device|node|host|rank|worker)s)\b",
-        ("others", "other", "rest", "remaining", "most"),
-        "Some members given a figure apart from the others' (or most members') by "
-        f"{PEER_GAP_PCT:g} % or more (``some gpus are getting 30s ... while the others are "
-        "getting 58 mh/s``): in one job the faster members wait for the slower.",
-        judge=_apart,
         flags=re.IGNORECASE,
     ),
 )
