@@ -186,8 +186,8 @@ _HANG_RULES: tuple[Rule, ...] = (
     rule(
         "hang.watchdog_timeout",
         r"(?:\[Rank (?P<rank>\d+)\] )?Watchdog caught collective operation timeout"
-        r"|Timeout at NCCL work",
-        ("watchdog caught collective", "timeout at nccl work"),
+        r"|Timeout at NCCL work|\bWorkNCCL\(.*?\) timed out in blocking wait",
+        ("watchdog caught collective", "timeout at nccl work", "timed out in blocking wait"),
         "The ProcessGroupNCCL watchdog saw a collective exceed its timeout: a hang. Blame is "
         "unknown until localization finds the rank that stopped (app desync or a bad part).",
         _hang(S.ERROR, 0.8),

@@ -44,7 +44,9 @@ KERNEL_RULES: tuple[Rule, ...] = (
         # userspace OOM killer (systemd-oomd)
         r"|\b(?:Cgroup|System) OOM encountered, victim process|\bReason:\s+OOMKilled\b"
         r"|\bOOMKilled\b|systemd-oomd killed \d+ process|\boomd attempting to kill\b"
-        r"|\bKilled \S+ due to memory pressure\b",
+        r"|\bKilled \S+ due to memory pressure\b"
+        # Slurm's step daemon counting the cgroup's OOM kills
+        r"|\bDetected [1-9]\d* oom[-_ ]kill event|killed by the cgroup out-of-memory handler",
         (
             "out of memory",
             "oom-kill",
@@ -63,6 +65,7 @@ KERNEL_RULES: tuple[Rule, ...] = (
             "oomkilled",
             "oomd",
             "due to memory pressure",
+            "out-of-memory handler",
         ),
         "The kernel OOM killer ended a process, in every phrasing the kernel has used (Killed "
         "/ Kill process ... or sacrifice child, cgroup, oom-kill constraint, oom_reaper, the "

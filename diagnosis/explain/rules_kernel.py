@@ -81,7 +81,7 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "kernel.hung_task",
-        r"(?:INFO: )?task \S+:\d+ blocked for more than \d+ seconds",
+        r"(?:INFO: )?task \S+:(?:\d+|\$\w+) blocked for more than \d+ seconds",
         ("blocked for more than",),
         "A task waited in the kernel (D state) past the hung-task timeout: usually storage or "
         "a network filesystem, sometimes a driver (nvidia_uvm). The stack names the subsystem.",

@@ -52,7 +52,10 @@ from diagnosis.model import Severity as S
 SLOWNESS_CONFIDENCE = 0.3
 """Below a quoted slowdown (0.35) and a named member (0.4): the words are general."""
 
-_RATE = r"(?:hash\s*rates?|speeds?|performance|perf|throughput|bandwidth|utili[sz]ation|FLOPS|it/s)"
+_RATE = (
+    r"(?:hash\s*rates?|speeds?|performance|perf|throughput|bandwidth|utili[sz]ation|FLOPS|it/s"
+    r"|(?:iterations?|its|steps?|samples?|images?|tokens?)/s(?:ec)?)"
+)
 _COMPARATIVE = (
     r"slow(?:s|ed|er|ing)|slow-?downs?|slow(?:s|ed|ing)?\s+down|longer\s+than\s+(?:its|their|the)\s+"
     r"(?:peers|others|rest)|(?:very|much|significantly|drastically|quite)\s+different\s+from\s+"
@@ -64,7 +67,8 @@ _COMPARATIVE = (
     r"|(?:takes?|took|taking|needs?|needed)\s+(?:\w+\s+){0,2}?(?:longer|more\s+time)"
     rf"|(?:lower|worse|reduced|decreas\w+|degrad\w+|dropp?(?:ed|s|ing)?)\s+(?:\w+\s+)?{_RATE}"
     r"|(?:speed|performance|perf|throughput|(?:hash|sol/s|h/s|mh/s|sample|token|step|iteration"
-    r"|training|mining)\s*rates?|it/s|utili[sz]ation)\s+(?:\w+\s+){0,4}?"
+    r"|training|mining)\s*rates?|it/s|(?:iterations?|its|steps?|samples?|images?|tokens?)/s(?:ec)?"
+    r"|utili[sz]ation)\s+(?:\w+\s+){0,4}?"
     r"(?:drops?|dropped|decreas\w+|degrad\w+|falls?|fell|goes\s+down|went\s+down"
     r"|is\s+(?:much\s+|very\s+|way\s+)?(?:lower|worse))"
     r"|(?P<timed>(?:time|duration)s?\s+(?:\w+\s+){0,3}?(?:increas\w+|grows?|grew|growing"
@@ -75,7 +79,13 @@ _COMPARATIVE = (
 # images/s. It decreases gradually to about 130``)
 _ANAPHOR = (
     r"(?:it|this|which)\s+(?:then\s+|gradually\s+|slowly\s+|suddenly\s+|steadily\s+)?"
-    r"(?:decreas\w*|drops?|dropped|falls?|fell|degrad\w*|declin\w*|goes\s+down|went\s+down)"
+    r"(?:(?P<fell>decreas\w*|drops?|dropped|falls?|fell|degrad\w*|declin\w*|goes\s+down"
+    r"|went\s+down)|(?P<rose>increas\w*|grows?|grew|goes\s+up|went\s+up|doubl\w*|climb\w*))"
+)
+_NAMED_TIME = re.compile(
+    r"\b(?:time|duration|latency)\b|\d\s*(?:s|sec|secs|seconds?)\s*(?:/|per)\s*(?:it|iter\w*|step|batch)\b"
+    r"|\bs/it\b",
+    re.I,
 )
 _NAMED_RATE = re.compile(
     r"\b(?:speed|throughput|hash\s*rate|rate|it/s|samples?/s\w*|images?/s\w*|FLOPS|performance)\b",
@@ -122,6 +132,13 @@ _MODEL_COMPARED = re.compile(
 benchmark of hardware, not a member of a job that became slow."""
 MIN_GAP_PCT = 10.0
 """A slowdown the sentence puts at less than this (``5 %``, ``1.05x``) is too small to name."""
+_EXPECTED = re.compile(
+    r"\b(?:is|are|be|seems?|looks?)\s+(?:quite\s+|totally\s+|completely\s+|perfectly\s+)?"
+    r"(?:expected|normal|by\s+design|intended)\b",
+    re.I,
+)
+"""Said to be expected (``some slowdown is expected due to curriculum learning``): an
+explanation, not a fault report (``slower than expected`` is no such sentence)."""
 _UNSURE = re.compile(r"^(?:n't|not)\s+(?:know|sure|understand)\b", re.I)
 _NOT_TRAINING = re.compile(
     r"\b(?:nfs|disk|storage|ssd|hdd|nvme|download\w*|upload\w*|internet|website|page|browser"
@@ -151,6 +168,15 @@ def _denied(m: re.Match[str], sentence: str, before: str) -> bool:
         return True
     return bool(
         re.search(_NEGATION, m[0], re.I) or _NONE_SLOW.search(sentence) or _SOFTENED.search(before)
+    )
+
+
+def _said_expected(body: str, spans: list[tuple[int, int]]) -> bool:
+    """Return whether one of the sentences says the slowness is expected or normal, as a
+    statement (``Is this expected?`` asks, it does not explain)."""
+    return any(
+        _EXPECTED.search(body[start:end]) and not body[start:end].rstrip().endswith("?")
+        for start, end in spans
     )
 
 
@@ -186,10 +212,14 @@ def _reported(m: re.Match[str]) -> Verdict | None:
         return None
     if _MODEL_COMPARED.search(sentence):
         return None
+    if _said_expected(body, spans[max(0, i - 1) : i + 2]):
+        return None
     if not (m["timed"] or SUBJECT.search(around)):
         return None
-    if m["anaphor"] and not _NAMED_RATE.search(body[spans[max(0, i - 1)][0] : m.start()]):
-        return None  # `it` is not a rate the sentence or the one before named
+    if m["anaphor"]:  # `it` must be a rate that fell, or a time that rose, named just before
+        named = _NAMED_RATE if m["fell"] else _NAMED_TIME
+        if not named.search(body[spans[max(0, i - 1)][0] : m.start()]):
+            return None
     if m["plain"] and not (_COMPARED.search(sentence) or _TURNED.search(before)):
         return None
     named = _MEMBER_WORD.search(sentence)
@@ -198,10 +228,12 @@ def _reported(m: re.Match[str]) -> Verdict | None:
 
 
 _SLOW_ZH = (
-    r"(?:变慢|减慢|越来越慢|慢了很多|慢很多|拖慢|速度(?:明显)?(?:下降|降低)|(?:耗时|时间)(?:明显)?(?:增加|变长)"
+    r"(?:变慢|减慢|越\w{1,2}越慢|慢了很多|慢很多|拖慢|速度(?:明显)?(?:下降|降低)|(?:耗时|时间)(?:明显)?(?:增加|变长)"
     r"|越来越长|差异很大|差距很大|步调不一致)"
 )
-_SUBJECT_ZH = re.compile(r"训练|速度|step|迭代|epoch|rank|GPU|卡|节点|机器|耗时|吞吐", re.I)
+_SUBJECT_ZH = re.compile(
+    r"训练|微调|速度|step|迭代|epoch|rank|GPU|卡|节点|机器|耗时|吞吐|s/it|it/s", re.I
+)
 _DENIED_ZH = re.compile(r"(?:不|没|没有|未|无)\w{0,1}$")
 _SENTENCE_ZH = re.compile(r"[。！？；!?;\n]")
 
@@ -230,7 +262,8 @@ RULES: tuple[Rule, ...] = (
             *("held", "hold", "different", "uneven", "varying", "late", "behind", "longer"),
             *("more time", "lower", "worse", "reduced", "decreas", "degrad", "drop", "time"),
             *("duration", "speed", "perf", "throughput", "hash", "it/s", "utili", "low"),
-            *("poor", "bad", "terrible", "horrible"),
+            *("poor", "bad", "terrible", "horrible", "increas", "grow", "grew", "goes up"),
+            *("went up", "doubl", "climb", "fell", "fall", "declin", "goes down", "went down"),
         ),
         "A sentence reporting that the job, or one of its members, became or is slower than it "
         "should be, in words no earlier rule reads: a straggler or a slowdown to look at, with "
