@@ -64,7 +64,7 @@ _COMPARATIVE = (
     r"|bottleneck\w*|throttl\w*|underperform\w*|held\s+(?:up|back)|hold(?:s|ing)?\s+(?:up|back)"
     r"|(?:different|uneven|varying)\s+(?:paces?|speeds?|rates?)"
     r"|\d+(?:\.\d+)?\s*(?:ms|s|secs?|seconds?|mins?|minutes?)\s+(?:late|later|behind)"
-    r"|(?:takes?|took|taking|needs?|needed)\s+(?:\w+\s+){0,2}?(?:longer|more\s+time)"
+    r"|(?:takes?|took|taking|needs?|needed)\s+(?:\w+\s+){0,3}?(?:longer|more\s+time)"
     rf"|(?:lower|worse|reduced|decreas\w+|degrad\w+|dropp?(?:ed|s|ing)?)\s+(?:\w+\s+)?{_RATE}"
     r"|(?:speed|performance|perf|throughput|(?:hash|sol/s|h/s|mh/s|sample|token|step|iteration"
     r"|training|mining)\s*rates?|it/s|(?:iterations?|its|steps?|samples?|images?|tokens?)/s(?:ec)?"

@@ -104,7 +104,7 @@ RULES: tuple[Rule, ...] = (
         "storage.nvme",
         # the Linux NVMe host driver's fault messages (drivers/nvme/host: pci.c, core.c,
         # multipath.c, fabrics.c, tcp.c), after its `nvme nvme0: ` or `nvme0n1: ` prefix
-        r"\bnvme\d+(?:n\d+)?:\s+(?:I/O (?:tag )?\d+ (?:\(\w+\) )?(?:type \d+ )?"
+        r"\bnvme\d+(?:n\d+)?:\s+(?:I/O (?:tag )?\d+ (?:\([^)]*\) )?(?:type \d+ )?"
         r"(?:opcode 0x[0-9a-f]+ \([^)]*\) )?QID \d+ timeout"
         r"|Device not ready; aborting (?:reset|shutdown|initialisation)"
         r"|Removing after probe failure|controller is down|Disabling device after reset failure"

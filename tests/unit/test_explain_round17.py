@@ -1,12 +1,15 @@
-"""Classes added in the seventeenth corpus round (issue 21): a rate per second spelled out that
-decreases (``iterations/s ... decrease``), ``越跑越慢`` (slower the longer it runs), a pronoun
-for a step time that grows, a slowdown said to be expected (an explanation, not a report),
-a hung task whose name and pid were redacted, Slurm's count of a step's OOM kills, and
-ProcessGroupNCCL's timeout in blocking wait.
+"""Classes added in the seventeenth and eighteenth corpus rounds (issue 21): a rate per second
+spelled out that decreases (``iterations/s ... decrease``), ``越跑越慢`` (slower the longer
+it runs), a pronoun for a step time that grows, a slowdown said to be expected (an
+explanation, not a report), a hung task whose name and pid were redacted, Slurm's count of a
+step's OOM kills, and ProcessGroupNCCL's timeout in blocking wait; then a step said to take a
+measured time longer on one member, and the NVMe timeout that names its opcode (``I/O 193 (I/O
+Cmd) QID 14``).
 
 The positive texts are records of the development part of the corpus, read by id
-(tests/fixtures/explain/corpus/fresh_27.jsonl; the comment names the source). The negative
-controls are the records edited as the comment says, or lines written here.
+(tests/fixtures/explain/corpus/fresh_27.jsonl and fresh_28.jsonl; the comment names the
+source). The negative controls are the records edited as the comment says, or lines written
+here.
 """
 
 from __future__ import annotations
@@ -63,3 +66,20 @@ def test_each_class_finds_its_record(text: str, category: Category, rule: str) -
 )
 def test_the_same_texts_saying_otherwise_stay_silent(text: str) -> None:
     assert alarms(text) == [], text
+
+
+# the eighteenth round (tests/fixtures/explain/corpus/fresh_28.jsonl, development part)
+MINUTE_LONGER = corpus_text("fresh_28", "0005")  # Horovod: a minute longer per epoch on one
+NVME_OPCODE = corpus_text("fresh_28", "0010")  # NVMeVirt: I/O 193 (I/O Cmd) QID 14 timeout
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        (MINUTE_LONGER, "straggler.slowness_in_words"),
+        (NVME_OPCODE, "storage.nvme"),
+    ],
+)
+def test_the_eighteenth_rounds_classes(text: str, rule: str) -> None:
+    found = first(text)
+    assert found is not None and found[1] == rule, found
