@@ -217,8 +217,8 @@ def _reported(m: re.Match[str]) -> Verdict | None:
     if not (m["timed"] or SUBJECT.search(around)):
         return None
     if m["anaphor"]:  # `it` must be a rate that fell, or a time that rose, named just before
-        named = _NAMED_RATE if m["fell"] else _NAMED_TIME
-        if not named.search(body[spans[max(0, i - 1)][0] : m.start()]):
+        quantity = _NAMED_RATE if m["fell"] else _NAMED_TIME
+        if not quantity.search(body[spans[max(0, i - 1)][0] : m.start()]):
             return None
     if m["plain"] and not (_COMPARED.search(sentence) or _TURNED.search(before)):
         return None
