@@ -100,7 +100,8 @@ class _State:
     quoted: list[tuple[float, Record]] = field(default_factory=list)
     quoted_change: bool = False
     fabric_indent: int | None = None  # inside nvidia-smi -q's `Fabric` block: its indent
-    rate_table: bool = False  # inside a miner's HASHRATE REPORT table (peers.table_rates)
+    rate_table: int = 0  # the HASHRATE REPORT table read now (peers.table_rates); 0: none
+    rate_tables: int = 0  # tables seen: each is its own peer group
 
     def add(
         self, rule_id: str, verdict: Verdict, hit: Hit | None, rec: Record, conf: float
@@ -170,11 +171,7 @@ def _visit(state: _State, rec: Record) -> None:
         if peer is not None:
             shape, device, rate = peer
             state.peers.setdefault(shape, []).append((device, rate, rec))
-        if TABLE_HEADER in rec.body or rec.body.lstrip().startswith("Totals"):
-            state.rate_table = TABLE_HEADER in rec.body
-        elif state.rate_table:
-            for shape, device, rate in table_rates(rec.body):
-                state.peers.setdefault(shape, []).append((device, rate, rec))
+        _rate_table(state, rec)
         quoted = quoted_step_times(rec.body) if is_prose(rec.body) else None
         if quoted is not None:
             state.quoted.extend((seconds, rec) for seconds in quoted[0])
@@ -194,6 +191,20 @@ def _visit(state: _State, rec: Record) -> None:
         if seconds is not None:
             stream = (state.node or rec.host, rec.rank, rec.local_rank)
             state.step_times.setdefault(stream, []).append((seconds, rec))
+
+
+def _rate_table(state: _State, rec: Record) -> None:
+    """Follow a miner's HASHRATE REPORT table: each table is its own peer group, read from its
+    header to its ``Totals`` line or to the first line that is not a table row."""
+    if TABLE_HEADER in rec.body:
+        state.rate_tables += 1
+        state.rate_table = state.rate_tables
+    elif rec.body.lstrip().startswith("Totals") or "|" not in rec.body:
+        state.rate_table = 0
+    elif state.rate_table:
+        for shape, device, rate in table_rates(rec.body):
+            group = f"{shape} {state.rate_table}"
+            state.peers.setdefault(group, []).append((device, rate, rec))
 
 
 def _fabric_block(state: _State, rec: Record) -> bool:

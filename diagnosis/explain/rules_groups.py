@@ -18,10 +18,12 @@ explains never reaches it.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from diagnosis.catalog import Verdict
 from diagnosis.explain.records import is_prose
 from diagnosis.explain.rules import Rule, rule
+from diagnosis.explain.rules_slowness import NOT_TRAINING
 from diagnosis.explain.rules_straggler import member_kind, slow_member
 from diagnosis.explain.rules_straggler_words import PEER_GAP_PCT
 
@@ -34,42 +36,65 @@ _AMOUNT = re.compile(
     r"(?<![\w.])(?P<low>\d+(?:\.\d+)?)(?:\s*(?:-|–)\s*(?P<high>\d+(?:\.\d+)?))?(?!x\b)"
 )
 _RATE_WORDS = re.compile(
-    r"hash\s*rate|speed|throughput|FLOPS|/s\b|(?:\b|(?<=\d))(?:[kMGT]?H|MHs?|Sol|sols?|mh|kh|gh)\b",
+    r"hash\s*rate|speed|throughput|FLOPS|/s\b|(?:\b|(?<=\d))(?:(?-i:[kMGT]?H|MHs?)|Sol|sols?|mh|kh|gh)\b",
     re.IGNORECASE,
 )
 _SPACED_TIME = re.compile(r"\d\s+(?:ms|s|secs?|seconds?|mins?|minutes?|hours?)\b", re.I)
 _TIME_UNITS = re.compile(r"(?:\b|(?<=\d))(?:ms|s|secs?|seconds?|mins?|minutes?|hours?)\b", re.I)
 
 
+CLAUSE_CHARS = 200
+"""How far a clause is read for its figure: a sentence's worth, so a long line costs little."""
+MAX_MAJORITIES = 4
+"""Clauses about the others read per line (the first few: a long line costs little)."""
+
+
 def _clause_figure(text: str, start: int) -> tuple[float, str] | None:
     """Return the first amount of the clause starting at `start` (a range as its middle) and
-    the clause's text."""
-    end = _CLAUSE_END.search(text, start)
-    clause = text[start : end.start() if end else len(text)]
+    the clause's text (at most CLAUSE_CHARS)."""
+    limit = min(len(text), start + CLAUSE_CHARS)
+    end = _CLAUSE_END.search(text, start, limit)
+    clause = text[start : end.start() if end else limit]
     amount = _AMOUNT.search(clause)
     if amount is None:
         return None
     return (float(amount["low"]) + float(amount["high"] or amount["low"])) / 2, clause
 
 
+@lru_cache(maxsize=256)
+def _majorities(text: str) -> tuple[tuple[int, float, str], ...]:
+    """Return (position, figure, clause) of the first few clauses about the others in `text`."""
+    found = []
+    for g in _MAJORITY.finditer(text):
+        figure = _clause_figure(text, g.end())
+        if figure is not None:
+            found.append((g.start(), *figure))
+        if len(found) == MAX_MAJORITIES:
+            break
+    return tuple(found)
+
+
 def _apart(m: re.Match[str]) -> Verdict | None:
     """Return straggler when the clause naming some members gives a figure PEER_GAP_PCT apart
     from the clause about the others (or most of them), either way: in one synchronous job the
     faster group waits for the slower. The others' clause says what is compared (a rate or a
-    time); a group quoted in the other kind of unit is no comparison."""
-    if not is_prose(m.string):
+    time); a group quoted in the other kind of unit is no comparison, nor are figures of
+    something other than training (a boot, a download: rules_slowness.NOT_TRAINING)."""
+    if not is_prose(m.string) or NOT_TRAINING.search(m.string):
         return None
     some = _clause_figure(m.string, max(m.end(g) for g in ("kind", "kind2", "kind3")))
+    if some is None:
+        return None
+    some_end = m.end() + len(some[1])
     majority = next(
         (
-            found
-            for g in _MAJORITY.finditer(m.string)
-            if not m.start() <= g.start() < m.end() + len(some[1] if some else "")
-            and (found := _clause_figure(m.string, g.end())) is not None
+            (figure, clause)
+            for at, figure, clause in _majorities(m.string)
+            if not m.start() <= at < some_end
         ),
         None,
     )
-    if some is None or majority is None or majority[0] <= 0:
+    if majority is None or majority[0] <= 0:
         return None
     rate = _RATE_WORDS.search(majority[1]) and not _SPACED_TIME.search(some[1])
     timed = _TIME_UNITS.search(majority[1]) and not _RATE_WORDS.search(some[1])

@@ -6,10 +6,20 @@ A synchronous job whose step time rises and stays up is waiting for something th
 
 - the times they quote for a step, iteration, epoch or batch as it changed (``each iter was
   taking 6 seconds ... now upwards of 30 seconds per iteration``, ``it/s goes up from 10 to
-  250 s/it``): the last figure at least ``SLOWDOWN_RATIO`` times the first is a slowdown that
-  stayed;
+  250 s/it``): the last figure at least ``SLOWDOWN_RATIO`` times the lowest before it is a
+  slowdown that stayed;
 - the step or training time said to increase, grow or go up, or the training (iteration) speed
-  said to slow down, drop or degrade.
+  said to slow down, drop or degrade (unless the times it quotes rose less than
+  ``RATE_DROP_PCT``);
+- a rate said to fall whose figures, before and after, fall ``RATE_DROP_PCT`` or more
+  (``slowdown.rate_fell``: ``dropped to 32-33 MH/s`` after ``41 MH/s``);
+- a step time or rate given against the job's own past or expectation
+  (``slowdown.against_its_past``: ``2 hours instead of 20 minutes``, ``while it used to take
+  3 s``, ``expected about 1 s/step but I get 5``).
+
+Figures are read by diagnosis/explain/quantities.py (units, prefixes, clocks, the order a
+quantity changed in). A slowdown the text explains away (``EXPLAINED``: said to be expected or
+normal, or caused by the speaker's own change) is silent.
 
 A report spread over sentences (one figure each) is judged by the engine on the prose lines of
 one input together, with the same ratio and the same need for a word of change.
@@ -26,6 +36,7 @@ from __future__ import annotations
 import re
 
 from diagnosis.catalog import Verdict
+from diagnosis.explain.quantities import RATE_UNIT, UNIT, figures, quoted_rates, value
 from diagnosis.explain.rules import Rule, rule, verdict
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
@@ -42,30 +53,8 @@ figure is a slowdown."""
 
 SLOWED = verdict(C.STRAGGLER, B.UNKNOWN, K.JOB, S.WARNING, A.MONITOR, 0.35)
 
-_SECONDS = {"ms": 0.001, "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0}
-_SECONDS |= {"min": 60.0, "mins": 60.0, "minute": 60.0, "minutes": 60.0, "s/it": 1.0}
-_SECONDS |= {"h": 3600.0, "hr": 3600.0, "hrs": 3600.0, "hour": 3600.0, "hours": 3600.0}
-_UNIT = r"(?:ms|s/it|sec/it|secs?|seconds?|s|mins?|minutes?|h|hrs?|hours?)"
-_WORD_AMOUNT = {"a": 1.0, "an": 1.0, "one": 1.0, "half an": 0.5, "half a": 0.5}
-# a figure, optionally per unit of work (`8 hours/epoch`, `30 s per iteration`)
-_FIGURE = re.compile(
-    rf"\b(?:from\s+(?P<start>\d+(?:\.\d+)?)\s*(?P<start_unit>{_UNIT})?\s+to\s+)?"
-    rf"(?:(?P<value>\d+(?:\.\d+)?)\s*|(?P<words>half\s+an?|an?|one)\s+)(?P<unit>{_UNIT})"
-    r"(?:/(?:epoch|iter\w*|step|batch|it)\b)?(?![\w/])",
-    re.IGNORECASE,
-)
 _STEP_WORD = re.compile(
-    r"\b(?:epoch|iter(?:ation)?|step|batch)s?\b|\bs/it\b|\bit/s\b", re.IGNORECASE
-)
-# a duration on a clock (`1:20 min`, `6:30 min`, `2:05 h`): minutes:seconds or hours:minutes
-_CLOCK = re.compile(
-    r"\b(?P<major>\d{1,3}):(?P<minor>[0-5]\d)\s*(?P<unit>mins?|minutes?|h|hrs?|hours?)\b",
-    re.IGNORECASE,
-)
-# a rate of steps (`~12it/s`): its inverse is a step time
-_STEP_RATE = re.compile(
-    r"(?P<value>\d+(?:\.\d+)?)\s*(?:it/s\b|(?:it|iters?|iterations?|steps?)\s*(?:/|per)\s*sec(?:ond)?s?\b)",
-    re.IGNORECASE,
+    r"\b(?:epoch|iter(?:ation)?|step|batch)s?\b|\b(?:s|sec)/it\b|\bit/s\b", re.IGNORECASE
 )
 # the figures are one quantity over time: a change is said (a profile's phases are not)
 CHANGE = re.compile(
@@ -75,38 +64,19 @@ CHANGE = re.compile(
     r"|\bfrom\s+\d[^.\n]{0,20}?\bto\s+\d",
     re.IGNORECASE,
 )
+EXPLAINED = re.compile(
+    r"\b(?:is|are|be|seems?|looks?)\s+(?:quite\s+|totally\s+|completely\s+|perfectly\s+)?"
+    r"(?:expected|normal|by\s+design|intended)\b|\bas\s+expected\b"
+    r"|\bbecause\s+(?:we|I)\s+(?:\w+\s+)?(?:doubled|increased|added|changed|switched|enabled|raised)\b",
+    re.IGNORECASE,
+)
+"""Said to be expected or caused by the speaker's own change (``some slowdown is expected``, ``as
+expected for weak scaling``, ``because we doubled the dataset``): an explanation, not a fault
+report (``slower than expected`` is no such sentence)."""
 _DENIAL = re.compile(
     r"\b(?:not|never|no\s+longer|doesn't|didn't|don't|won't|stopped)\b[^.\n]{0,20}$",
     re.IGNORECASE,
 )
-
-
-def _seconds(value: str, unit: str) -> float:
-    unit = unit.lower().replace("sec/it", "s/it")
-    return float(value) * _SECONDS[unit]
-
-
-def figures(line: str) -> list[float]:
-    """Return the time figures of a line in seconds, in order (``from X to Y s``: both; a step
-    rate ``12it/s`` as its inverse, 1/12 s)."""
-    found: list[tuple[int, float]] = [
-        (m.start(), 1.0 / float(m["value"])) for m in _STEP_RATE.finditer(line) if float(m["value"])
-    ]
-    clocks = list(_CLOCK.finditer(line))
-    for m in clocks:
-        minutes = m["unit"].lower().startswith("m")
-        major, minor = float(m["major"]), float(m["minor"])
-        found.append((m.start(), major * 60 + minor if minutes else major * 3600 + minor * 60))
-    for m in _FIGURE.finditer(line):
-        if any(c.start() <= m.start("unit") < c.end() for c in clocks):
-            continue  # the minutes of `1:20 min`, read above
-        if m["words"] is not None and m["unit"].lower() in ("s", "h", "hr", "hrs", "min", "mins"):
-            continue  # `a s`, `an h`: not an amount in words
-        if m["start"] is not None:
-            found.append((m.start(), _seconds(m["start"], m["start_unit"] or m["unit"])))
-        amount = m["value"] or str(_WORD_AMOUNT[" ".join(m["words"].lower().split())])
-        found.append((m.start("unit"), _seconds(amount, m["unit"])))
-    return [seconds for _, seconds in sorted(found)]
 
 
 def rose(times: list[float]) -> bool:
@@ -132,48 +102,19 @@ def quoted_step_times(body: str) -> tuple[list[float], bool] | None:
 
 
 def _rose(m: re.Match[str]) -> Verdict | None:
-    """Return a slowdown when the line's last step time is SLOWDOWN_RATIO times its first."""
+    """Return a slowdown when the line's last step time is SLOWDOWN_RATIO times the lowest
+    one before it."""
     quoted = quoted_step_times(m.string)
     if quoted is None or not quoted[1]:
         return None
     return SLOWED if rose(quoted[0]) else None
 
 
-_RATE_UNIT = (
-    r"(?:[kKMGTP]?H/s|[kKMGTP]?h/s|MHs?|Sol/s|sols?\b|(?:samples|images|imgs?|tokens|toks?|tks"
-    r"|sequences|seqs)/s(?:ec(?:ond)?)?|(?:samples|images|tokens)\s+per\s+sec(?:ond)?|[GT]FLOPS"
-    r"|TFLOP/s|[GM]B/s|Gbps)"
-)
-_RATE_FIGURE = re.compile(
-    rf"(?P<value>\d+(?:\.\d+)?)(?:\s*(?:-|–)\s*(?P<high>\d+(?:\.\d+)?))?\s*{_RATE_UNIT}(?![\w/])",
-    re.IGNORECASE,
-)
-# `Sol/s rate drops from 26 to 20`: the unit (or the word rate) named once, the figures bare
-_RATE_FROM_TO = re.compile(
-    r"\b(?:hash\s*rate|rate|throughput|speed)\b[^.\n]{0,30}?\bfrom\s+(?P<a>\d+(?:\.\d+)?)"
-    r"\s+to\s+(?P<b>\d+(?:\.\d+)?)\b",
-    re.IGNORECASE,
-)
-_LEARNING_RATE = re.compile(r"\b(?:learning|lr|dropout|error|loss)\s+rates?\b", re.IGNORECASE)
-
-
-def quoted_rates(line: str) -> list[float]:
-    """Return the rate figures of a line, in order (a range ``32-33 MH/s`` as its middle;
-    ``rate drops from 26 to 20``: both)."""
-    found = [
-        (m.start(), (float(m["value"]) + float(m["high"] or m["value"])) / 2)
-        for m in _RATE_FIGURE.finditer(line)
-    ]
-    if not _LEARNING_RATE.search(line):
-        for m in _RATE_FROM_TO.finditer(line):
-            found += [(m.start("a"), float(m["a"])), (m.start("b"), float(m["b"]))]
-    return [rate for _, rate in sorted(found)]
-
-
 def _rate_fell(m: re.Match[str]) -> Verdict | None:
     """Return a slowdown when the line says a rate fell and its last rate figure is
-    RATE_DROP_PCT below the highest one before it, unless the words before the fall deny it."""
-    if _DENIAL.search(m.string[max(0, m.start() - 40) : m.start()]):
+    RATE_DROP_PCT below the highest one before it, unless the words before the fall deny it or
+    the line explains it away (``EXPLAINED``)."""
+    if _DENIAL.search(m.string[max(0, m.start() - 40) : m.start()]) or EXPLAINED.search(m.string):
         return None
     rates = quoted_rates(m.string)
     if len(rates) < 2:
@@ -206,8 +147,8 @@ def _said_to_grow(m: re.Match[str]) -> Verdict | None:
 # `30 s per step while it used to take 3 s`, `expected 1 s/step but got 5 s/step`
 def _fig(name: str) -> str:
     return (
-        rf"(?P<{name}>\d+(?:\.\d+)?)\s*(?P<{name}_unit>{_RATE_UNIT}|{_UNIT})"
-        r"(?:/(?:epoch|iter\w*|step|batch|it)\b)?"
+        rf"(?P<{name}>\d+(?:\.\d+)?)\s*(?P<{name}_unit>{RATE_UNIT}|{UNIT})"
+        r"(?:/(?:epoch|iter\w*|step|batch|it)\b)?(?![\w/])"
     )
 
 
@@ -228,17 +169,17 @@ _AGAINST = re.compile(
 
 def _against(m: re.Match[str]) -> Verdict | None:
     """Return a slowdown when the figure now is SLOWDOWN_RATIO times the job's own earlier or
-    expected time, or RATE_DROP_PCT below its rate (both figures of one kind)."""
+    expected step time, or RATE_DROP_PCT below its rate (both figures of one kind; a time must
+    be a step's, ``2 hours instead of 20 minutes`` of an epoch, not a timeout's)."""
     now, then = ("now", "then") if m["now"] is not None else ("now2", "then2")
-    now_unit, then_unit = m[f"{now}_unit"].lower(), m[f"{then}_unit"].lower()
-    timed = now_unit in _SECONDS
-    if timed != (then_unit in _SECONDS):
+    now_value, timed = value(m[now], m[f"{now}_unit"])
+    then_value, then_timed = value(m[then], m[f"{then}_unit"])
+    if timed != then_timed or then_value <= 0 or EXPLAINED.search(m.string):
         return None
     if timed:
-        slower = _seconds(m[now], now_unit) >= SLOWDOWN_RATIO * _seconds(m[then], then_unit)
+        slower = _STEP_WORD.search(m.string) and now_value >= SLOWDOWN_RATIO * then_value
         return SLOWED if slower else None
-    drop = 1 - float(m[now]) / float(m[then]) if float(m[then]) else 0.0
-    return SLOWED if drop * 100 >= RATE_DROP_PCT else None
+    return SLOWED if (1 - now_value / then_value) * 100 >= RATE_DROP_PCT else None
 
 
 RULES: tuple[Rule, ...] = (
@@ -254,7 +195,7 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "slowdown.rate_fell",
-        r"\b(?:drops?|dropped|dropping|fell|falls?|falling|fallen|decreas\w+|declin\w+|degrad\w+"
+        r"\b(?:drops?(?!-)|dropped|dropping|fell|falls?|falling|fallen|decreas\w+|declin\w+|degrad\w+"
         r"|(?:goes|went|gone|is|was)\s+down|down\s+to)\b",
         ("drop", "fell", "fall", "decreas", "declin", "degrad", "down"),
         "A rate (hash rate, samples or tokens per second, TFLOPS) said to fall, quoted before "
@@ -266,7 +207,7 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "slowdown.step_time_rose",
-        rf"(?:\d\s*|\b(?:an?|one)\s+){_UNIT}\b|\d\s*it/s\b",
+        rf"(?:\d\s*|\b(?:an?|one)\s+){UNIT}\b|\d\s*it/s\b",
         ("epoch", "iter", "step", "batch", "s/it", "it/s"),
         "The step (iteration, epoch) times quoted rise to at least "
         f"{SLOWDOWN_RATIO:g}x the first and stay there: a synchronous job that slowed down "

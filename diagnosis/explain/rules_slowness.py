@@ -28,9 +28,10 @@ Chinese (``straggler.slowness_in_chinese``): a word of slowing (变慢, 减慢, 
 差异很大, 步调不一致) with a subject in its sentence (训练, 速度, step, rank, 卡, 节点) and no
 negation just before it (没有变慢); a plain 慢 (``训练速度有点慢``) is not one.
 
-Guarantees: only prose is read (records.is_prose: a log line or a table is left to the rules
-of its format); the rule runs after every other rule, so a record any other rule explains
-never reaches it; the verdict is a straggler warning of the lowest confidence of the family
+Guarantees: only sentences are read (``reads_as_sentence``: records.is_prose, with figures and
+names such as ``GPU``, ``3x`` or ``PyTorch`` counted as neither; a log line or a table is left
+to the rules of its format); the rule runs after every other rule, so a record any other rule
+explains never reaches it; the verdict is a straggler warning of the lowest confidence of the family
 (``SLOWNESS_CONFIDENCE``), naming the member the sentence names, else the job.
 """
 
@@ -39,9 +40,10 @@ from __future__ import annotations
 import re
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.records import is_prose
+from diagnosis.explain.quantities import figures, quoted_rates
+from diagnosis.explain.records import PROSE_SHARE, is_prose
 from diagnosis.explain.rules import Rule, rule, verdict
-from diagnosis.explain.rules_slowdown import CHANGE, figures, quoted_rates
+from diagnosis.explain.rules_slowdown import CHANGE, EXPLAINED
 from diagnosis.explain.rules_straggler import MEMBER_KIND
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
@@ -60,10 +62,11 @@ _COMPARATIVE = (
     r"slow(?:s|ed|er|ing)|slow-?downs?|slow(?:s|ed|ing)?\s+down|longer\s+than\s+(?:its|their|the)\s+"
     r"(?:peers|others|rest)|(?:very|much|significantly|drastically|quite)\s+different\s+from\s+"
     r"(?:the\s+)?others?|straggl\w*|struggl(?:er|ing)|lag(?:s|ged|ging|gard)"
-    r"|(?:longer|slower)\s+and\s+(?:longer|slower)"
+    r"|(?:longer|slower)\s+and\s+(?:longer|slower)|(?:twice|thrice|\d+(?:\.\d+)?\s*(?:x|times)|"
+    r"(?:two|three|four|five|ten)\s+times)\s+as\s+(?:slow|long)"
     r"|bottleneck\w*|throttl\w*|underperform\w*|held\s+(?:up|back)|hold(?:s|ing)?\s+(?:up|back)"
     r"|(?:different|uneven|varying)\s+(?:paces?|speeds?|rates?)"
-    r"|\d+(?:\.\d+)?\s*(?:ms|s|secs?|seconds?|mins?|minutes?)\s+(?:late|later|behind)"
+    r"|\d+(?:\.\d+)?\s*(?:ms|s|secs?|seconds?|mins?|minutes?)\s+(?:late|behind)"
     r"|(?:takes?|took|taking|needs?|needed)\s+(?:\w+\s+){0,3}?(?:longer|more\s+time)"
     rf"|(?:lower|worse|reduced|decreas\w+|degrad\w+|dropp?(?:ed|s|ing)?)\s+(?:\w+\s+)?{_RATE}"
     r"|(?:speed|performance|perf|throughput|(?:hash|sol/s|h/s|mh/s|sample|token|step|iteration"
@@ -112,7 +115,12 @@ _COMPARED = re.compile(
     re.I,
 )
 _NEGATION = r"(?:\b(?:no|not|never|without|nor|none|hardly|zero)\b|n't\b)"
-_DENIED = re.compile(rf"{_NEGATION}\s+(?:\w+\s+){{0,3}}$", re.I)
+_DENIED = re.compile(rf"{_NEGATION}\s+(?:\w+\s+){{0,4}}$", re.I)
+_RESOLVED = re.compile(
+    r"\b(?:fix\w*|replac\w*|remov\w*|resolv\w*|drain\w*|exclud\w*|cordon\w*)\s+(?:the\s+|a\s+|that\s+)?$",
+    re.I,
+)
+"""The slow member already dealt with (``after we fixed the slow node``)."""
 _NONE_SLOW = re.compile(
     rf"{_NEGATION}(?:\s+\w+){{0,3}}?\s+(?:straggl\w*|slow\w*|lag\w*|behind|bottleneck\w*"
     rf"|(?:{_MEMBER})s?)\b",
@@ -132,21 +140,37 @@ _MODEL_COMPARED = re.compile(
 benchmark of hardware, not a member of a job that became slow."""
 MIN_GAP_PCT = 10.0
 """A slowdown the sentence puts at less than this (``5 %``, ``1.05x``) is too small to name."""
-_EXPECTED = re.compile(
-    r"\b(?:is|are|be|seems?|looks?)\s+(?:quite\s+|totally\s+|completely\s+|perfectly\s+)?"
-    r"(?:expected|normal|by\s+design|intended)\b",
-    re.I,
-)
-"""Said to be expected (``some slowdown is expected due to curriculum learning``): an
-explanation, not a fault report (``slower than expected`` is no such sentence)."""
+_HYPOTHETICAL = re.compile(r"\s+(?:if|when(?:ever)?|once)\s+(?:we|you|I|one|they)\b", re.I)
+"""A slowness that follows the speaker's own choice (``throughput drops if we cut the
+batch``): how the job behaves, not a fault."""
 _UNSURE = re.compile(r"^(?:n't|not)\s+(?:know|sure|understand)\b", re.I)
-_NOT_TRAINING = re.compile(
+NOT_TRAINING = re.compile(
     r"\b(?:nfs|disk|storage|ssd|hdd|nvme|download\w*|upload\w*|internet|website|page|browser"
     r"|compil\w+|build|boot\w*|startup|install\w*|inference|requests?|serving|queue\w*"
-    r"|response)\b",
+    r"|response|preempt\w*|warm-?up|autotun\w*|to\s+(?:start|launch|load|initiali[sz]e)"
+    r"|(?:first|initial)\s+(?:few\s+|\d+\s+)?(?:steps?|iterations?|epochs?|batch(?:es)?)\s+"
+    r"(?:is|are|was|were|runs?|takes?|took)\b(?!\s+(?:fine|fast|ok|normal)))\b",
     re.I,
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|;\s+")
+
+
+_FIGURE_OR_NAME = re.compile(
+    r"^[(\[]?(?:~?[\d.,]+(?:x|×|%|s|ms)?|#\d+|[A-Z][A-Z0-9]{1,4}s?\d*|[A-Z][a-z]+[A-Z]\w*)"
+    r"[)\]]?[.,;:!?]?$"
+)
+_PLAIN_WORD = re.compile(r"^[A-Za-z][a-z'’-]*[.,;:!?]?$")
+
+
+def reads_as_sentence(body: str) -> bool:
+    """Return whether `body` is a person's sentence (records.is_prose), counting figures and
+    names (``GPU``, ``3``, ``40%``, ``3x``, ``PyTorch``) as neither words nor noise: ``GPU 3 is
+    about 40 percent slower than the other GPUs`` is one."""
+    if is_prose(body):
+        return True
+    tokens = [t for t in body.split() if not _FIGURE_OR_NAME.match(t)]
+    words = sum(_PLAIN_WORD.match(t) is not None for t in tokens)
+    return words >= 5 and words >= PROSE_SHARE * len(tokens)
 
 
 def _sentences(body: str) -> list[tuple[int, int]]:
@@ -167,7 +191,10 @@ def _denied(m: re.Match[str], sentence: str, before: str) -> bool:
     if near is not None and _UNSURE.match(before[near.start() :].lstrip()) is None:
         return True
     return bool(
-        re.search(_NEGATION, m[0], re.I) or _NONE_SLOW.search(sentence) or _SOFTENED.search(before)
+        re.search(_NEGATION, m[0], re.I)
+        or _NONE_SLOW.search(sentence)
+        or _SOFTENED.search(before)
+        or _RESOLVED.search(before)
     )
 
 
@@ -175,7 +202,7 @@ def _said_expected(body: str, spans: list[tuple[int, int]]) -> bool:
     """Return whether one of the sentences says the slowness is expected or normal, as a
     statement (``Is this expected?`` asks, it does not explain)."""
     return any(
-        _EXPECTED.search(body[start:end]) and not body[start:end].rstrip().endswith("?")
+        EXPLAINED.search(body[start:end]) and not body[start:end].rstrip().endswith("?")
         for start, end in spans
     )
 
@@ -200,7 +227,7 @@ def _small(sentence: str) -> bool:
 def _reported(m: re.Match[str]) -> Verdict | None:
     """Return a straggler warning when the sentence around `m` reports a slowdown (module doc)."""
     body = m.string
-    if not is_prose(body):
+    if not reads_as_sentence(body):
         return None
     spans = _sentences(body)
     i = next(k for k, (start, end) in enumerate(spans) if start <= m.start() <= end)
@@ -208,7 +235,9 @@ def _reported(m: re.Match[str]) -> Verdict | None:
     sentence, before = body[start:end], body[start : m.start()]
     around = body[spans[max(0, i - 1)][0] : spans[min(len(spans) - 1, i + 1)][1]]
     with_before = body[spans[max(0, i - 1)][0] : end]  # figures may start a sentence earlier
-    if _denied(m, sentence, before) or _NOT_TRAINING.search(sentence) or _small(with_before):
+    if _HYPOTHETICAL.match(body, m.end()):
+        return None
+    if _denied(m, sentence, before) or NOT_TRAINING.search(sentence) or _small(with_before):
         return None
     if _MODEL_COMPARED.search(sentence):
         return None
@@ -234,7 +263,9 @@ _SLOW_ZH = (
 _SUBJECT_ZH = re.compile(
     r"训练|微调|速度|step|迭代|epoch|rank|GPU|卡|节点|机器|耗时|吞吐|s/it|it/s", re.I
 )
-_DENIED_ZH = re.compile(r"(?:不|没|没有|未|无)\w{0,1}$")
+_DENIED_ZH = re.compile(r"(?:不|没|没有|未|无|并非)\w{0,3}$")
+_EXPLAINED_ZH = re.compile(r"正常|预期|意料之中")
+_NOT_TRAINING_ZH = re.compile(r"推理|下载|编译|加载模型")
 _SENTENCE_ZH = re.compile(r"[。！？；!?;\n]")
 
 
@@ -247,6 +278,8 @@ def _reported_zh(m: re.Match[str]) -> Verdict | None:
     end_at = _SENTENCE_ZH.search(body, m.end())
     sentence = body[start : end_at.start() if end_at else len(body)]
     if _DENIED_ZH.search(body[start : m.start()]) or not _SUBJECT_ZH.search(sentence):
+        return None
+    if _EXPLAINED_ZH.search(sentence) or _NOT_TRAINING_ZH.search(sentence):
         return None
     named = _MEMBER_WORD.search(sentence)
     kind = MEMBER_KIND.get(named[1].lower(), K.NODE) if named else K.JOB

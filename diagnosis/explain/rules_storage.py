@@ -118,7 +118,8 @@ RULES: tuple[Rule, ...] = (
         r"|Received C2HTermReq|keep-alive failed|failed nvme_keep_alive_end_io"
         r"|queue \d+: timeout request 0x[0-9a-f]+"
         # a namespace I/O the drive failed (nvme_log_error), with its NVMe status
-        r"|\w+\(0x[0-9a-f]+\) @ LBA \d+, \d+ blocks, [^(\n]+\(sct 0x[0-9a-f]+ / sc 0x[0-9a-f]+\))"
+        r"|[\w/ ]{1,30}\(0x[0-9a-f]+\) @ LBA \d+, \d+ blocks, [^(\n]+"
+        r"\(sct 0x[0-9a-f]+ / sc 0x[0-9a-f]+\))"
         r"|\bno (?:usable|available) path - (?:requeuing|failing) I/O"
         r"|nvme\d+n\d+: detected capacity change from \d+ to 0\b"
         r"|\bnvme_\w+\.c:\s*\d+:\w+: \*ERROR\*",

@@ -15,6 +15,7 @@ report of the same tool is benign and a report with one far slower member is a s
   its threshold; the periodic score report alone is not a finding;
 - TraceML's end-of-run verdict, ``TraceML Verdict: INPUT STRAGGLER / CRITICAL`` (its rank-skew
   diagnoses: ``STRAGGLER`` alone or after INPUT, COMPUTE, H2D, RESIDUAL or WAIT);
+- a per-member result row a check flags ``OUTLIER``, and ClusterKit's ``Nodes exhibited poor
   performance with all other nodes``;
 - one GPU's utilisation several times the others' (or a third of it) in the same sentence: the
   busy one computes while the rest wait on it, or the idle one starves the rest;

@@ -21,7 +21,6 @@ Each rule reads one way people say it, and a sentence that denies it is silent:
   (``on the second node I get really bad performance``); a job held to its slowest member;
 - a named member arriving a measured time late (``Rank 5 enters the barrier 290ms late``,
   ``GPU 3 began about a minute later``);
-- a per-member result row a check flags ``OUTLIER``, and ClusterKit's ``Nodes exhibited poor
 
 Guarantees: a sentence needs a member (GPU, card, device, node, host, rank, worker) or the
 job's own words, and a degree, a figure or the others waiting where the rule says so; the

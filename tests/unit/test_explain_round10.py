@@ -15,7 +15,7 @@ from functools import partial
 
 import pytest
 
-from diagnosis.explain.rules_slowdown import figures
+from diagnosis.explain.quantities import figures
 from diagnosis.model import Category, ComponentKind
 from tests.explain_helpers import alarms, corpus_text, first
 

@@ -14,7 +14,7 @@ from functools import partial
 
 import pytest
 
-from diagnosis.explain.rules_slowdown import figures
+from diagnosis.explain.quantities import figures
 from diagnosis.explain.training import step_time_drift
 from diagnosis.model import Category
 from tests.explain_helpers import alarms, corpus_text, first

@@ -16,7 +16,8 @@ from functools import partial
 
 import pytest
 
-from diagnosis.explain.rules_slowdown import figures, quoted_rates, rose
+from diagnosis.explain.quantities import figures, quoted_rates
+from diagnosis.explain.rules_slowdown import rose
 from diagnosis.model import Category
 from tests.explain_helpers import alarms, corpus_text, first
 
@@ -77,7 +78,7 @@ def test_clock_durations_are_read_and_a_time_is_judged_from_its_best() -> None:
 
 
 def test_rates_are_read_with_their_ranges_and_bare_figures() -> None:
-    assert quoted_rates("around 41 MH/s ... dropped to 32-33 MH/s") == [41.0, 32.5]
+    assert quoted_rates("around 41 MH/s ... dropped to 32-33 MH/s") == [41e6, 32.5e6]
     assert quoted_rates("Sol/s rate drops from 26 to 20") == [26.0, 20.0]
     assert quoted_rates("the learning rate drops from 0.1 to 0.01") == []
 

@@ -17,7 +17,7 @@ from functools import partial
 
 import pytest
 
-from diagnosis.explain.rules_slowdown import figures, quoted_rates
+from diagnosis.explain.quantities import figures, quoted_rates
 from diagnosis.model import Category
 from tests.explain_helpers import alarms, corpus_text, first
 

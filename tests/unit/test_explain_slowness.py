@@ -60,6 +60,12 @@ def test_the_general_shape_reads_development_reports_phrase_rules_also_read(
         ("I don't know why the iteration time doubled after the restart.", ComponentKind.JOB),
         # a member slower than its own past: a fail-slow GPU (no peer comparison needed)
         ("Nicehashminer is always showing GPU 2 much slower than before.", ComponentKind.GPU),
+        # no degree, but one member named slower than the others
+        ("Nicehashminer is always showing GPU 2 slower, then the other 5 GPUs.", ComponentKind.GPU),
+        # figures and names count as neither words nor noise in a sentence
+        ("GPU 3 is about 40 percent slower than the other GPUs.", ComponentKind.GPU),
+        ("Training got 3x slower after upgrading to PyTorch 2.1.", ComponentKind.JOB),
+        ("Training is twice as slow as last week.", ComponentKind.JOB),
     ],
 )
 def test_a_slowdown_in_general_words_is_a_straggler_warning(
@@ -90,6 +96,17 @@ def test_a_slowdown_in_general_words_is_a_straggler_warning(
         "A 64-GPU all-reduce runs at the speed of its slowest rank.",  # a truism, no report
         "There is a slightly slower node in the pool but the job is fine.",
         "Our training job sometimes does not get slower even after a day.",
+        # sentences a reviewer wrote to find false alarms
+        "The first step is always slower because of memory allocation and cudnn autotuning.",
+        "I don't think the training is slower than before, the numbers look the same.",
+        "Training speed went up after we fixed the slow node.",
+        "The job was preempted and resumed 10 minutes later on another node.",
+        "Each worker process takes longer to start than the others.",
+        "The first node took 3 minutes to boot while the rest took only 1 minute.",
+        "Some slowdown is expected due to curriculum learning, later batches get slower.",
+        "训练速度并没有明显变慢",  # did not noticeably slow down
+        "训练变慢是正常的",  # the slowdown is normal
+        "模型推理速度下降了",  # inference, not training
     ],
 )
 def test_denials_other_slowness_and_log_lines_are_silent(text: str) -> None:

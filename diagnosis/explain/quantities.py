@@ -1,0 +1,142 @@
+"""Durations and rates quoted in a line, read as numbers: what the slowdown rules compare.
+
+- ``figures(line)``: every duration in seconds, in the order written: a number with a unit
+  (``30 s``, ``8 hours/epoch``, ``700 ms``, ``half an hour``), both ends of ``from X to Y s``,
+  a clock duration (``1:20 min``, ``2:05 h``, ``1:10:00 h``), and a step rate as its inverse
+  (``12it/s``, ``5 iteration per seconds``: 1/12 s, 1/5 s).
+- ``quoted_rates(line)``: every rate (hash rates, samples, images or tokens per second, FLOPS,
+  bytes per second), scaled by its prefix (``950 kH/s`` < ``1.2 MH/s``), a range as its middle
+  (``32-33 MH/s``), in the order the quantity changed: ``to X from Y`` reads Y then X, and
+  ``the Sol/s rate drops from 26 to 20`` reads the bare figures after a rate that falls.
+- ``value(amount, unit)``: one figure of either kind as a number (seconds, or a scaled rate),
+  with whether it is a duration.
+
+Guarantees: a unit must end its word (``2 hosts`` is no duration, ``64 samples`` no rate); a
+time of day (``at 12:30``) has no unit and is no duration; a learning, dropout, error or loss
+rate is never a rate of work.
+"""
+
+from __future__ import annotations
+
+import re
+
+SECONDS = {"ms": 0.001, "msec": 0.001, "msecs": 0.001, "millisecond": 0.001}
+SECONDS |= {"milliseconds": 0.001, "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0}
+SECONDS |= {"seconds": 1.0, "s/it": 1.0, "min": 60.0, "mins": 60.0, "minute": 60.0}
+SECONDS |= {"minutes": 60.0, "h": 3600.0, "hr": 3600.0, "hrs": 3600.0, "hour": 3600.0}
+SECONDS |= {"hours": 3600.0}
+"""Seconds per duration unit (lower case; ``sec/it`` is read as ``s/it``)."""
+UNIT = r"(?:ms|msecs?|milliseconds?|s/it|sec/it|secs?|seconds?|s|mins?|minutes?|h|hrs?|hours?)"
+RATE_UNIT = (
+    r"(?:[kMGTP]?H/s|MHs?|Sol/s|sols?|(?:samples|images|imgs?|tokens|toks?|tks|sequences|seqs)"
+    r"/s(?:ec(?:ond)?)?|(?:samples|images|tokens)\s+per\s+sec(?:ond)?|[GT]FLOPS|TFLOP/s"
+    r"|[kKMGT]?B/s|[MG]bps)"
+)
+_PREFIX = {"k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "p": 1e15}
+_WORD_AMOUNT = {"a": 1.0, "an": 1.0, "one": 1.0, "half an": 0.5, "half a": 0.5}
+# a figure, optionally per unit of work (`8 hours/epoch`, `30 s per iteration`)
+_FIGURE = re.compile(
+    rf"\b(?:from\s+(?P<start>\d+(?:\.\d+)?)\s*(?P<start_unit>{UNIT})?\s+to\s+)?"
+    rf"(?:(?P<value>\d+(?:\.\d+)?)\s*|(?P<words>half\s+an?|an?|one)\s+)(?P<unit>{UNIT})"
+    r"(?:/(?:epoch|iter\w*|step|batch|it)\b)?(?![\w/])",
+    re.IGNORECASE,
+)
+# a duration on a clock: minutes:seconds or hours:minutes with a unit, hours:minutes:seconds
+_CLOCK = re.compile(
+    r"(?<![\d:])(?P<major>\d{1,3}):(?P<minor>[0-5]\d)(?::(?P<sec>[0-5]\d))?\s*"
+    r"(?P<unit>mins?|minutes?|h|hrs?|hours?)\b",
+    re.IGNORECASE,
+)
+# a rate of steps (`~12it/s`, `5 iteration per seconds`): its inverse is a step time
+_STEP_RATE = re.compile(
+    r"(?P<value>\d+(?:\.\d+)?)\s*(?:it/s\b|(?:it|iters?|iterations?|steps?)\s*(?:/|per)\s*"
+    r"sec(?:ond)?s?\b)",
+    re.IGNORECASE,
+)
+_RATE_FIGURE = re.compile(
+    rf"(?P<value>\d+(?:\.\d+)?)(?:\s*(?:-|–)\s*(?P<high>\d+(?:\.\d+)?))?\s*(?P<unit>{RATE_UNIT})"
+    r"(?![\w/])",
+    re.IGNORECASE,
+)
+_FALLS = r"(?:drops?|dropped|fell|falls|fallen|decreas\w*|declin\w*|(?:goes|went)\s+down)"
+# `the Sol/s rate drops from 26 to 20`: a rate of work named once, then its bare figures
+_RATE_FROM_TO = re.compile(
+    r"(?<!learning )(?<!dropout )(?<!error )(?<!loss )(?<!lr )"
+    r"\b(?:hash\s*rate|rate|throughput|speed|\w+\s+per\s+second)\s+(?:\w+\s+){0,2}?"
+    rf"{_FALLS}\s+from\s+(?P<a>\d+(?:\.\d+)?)\s+to\s+(?P<b>\d+(?:\.\d+)?)\b",
+    re.IGNORECASE,
+)
+# `recovered to 2000 samples/s from 300 samples/s`: the later figure first
+_TO_FROM = re.compile(
+    rf"\bto\s+~?(?P<b>\d+(?:\.\d+)?)\s*(?P<b_unit>{RATE_UNIT})\s+from\s+~?"
+    rf"(?P<a>\d+(?:\.\d+)?)\s*(?P<a_unit>{RATE_UNIT})(?![\w/])",
+    re.IGNORECASE,
+)
+
+
+def seconds(amount: str, unit: str) -> float:
+    """Return a duration in seconds (`unit` one of ``SECONDS``, any case)."""
+    return float(amount) * SECONDS[unit.lower().replace("sec/it", "s/it")]
+
+
+def rate(amount: str, unit: str) -> float:
+    """Return a rate scaled by its prefix (``950 kH/s`` is 950,000; ``1.2 MH/s`` 1,200,000)."""
+    scale = (
+        _PREFIX.get(unit[:1].lower(), 1.0)
+        if re.match(r"[kMGTP](?:H|B|b|FLOP)", unit, re.I)
+        else 1.0
+    )
+    return float(amount) * scale
+
+
+def value(amount: str, unit: str) -> tuple[float, bool]:
+    """Return a figure as a number (seconds, or a scaled rate) and whether it is a duration."""
+    if unit.lower().replace("sec/it", "s/it") in SECONDS:
+        return seconds(amount, unit), True
+    return rate(amount, unit), False
+
+
+def figures(line: str) -> list[float]:
+    """Return the durations of a line in seconds, in order (module doc)."""
+    found: list[tuple[int, float]] = [
+        (m.start(), 1.0 / float(m["value"])) for m in _STEP_RATE.finditer(line) if float(m["value"])
+    ]
+    clocks = list(_CLOCK.finditer(line))
+    for m in clocks:
+        major, minor = float(m["major"]), float(m["minor"])
+        if m["sec"] is not None:  # h:mm:ss whatever the unit says
+            found.append((m.start(), major * 3600 + minor * 60 + float(m["sec"])))
+        elif m["unit"].lower().startswith("m"):
+            found.append((m.start(), major * 60 + minor))
+        else:
+            found.append((m.start(), major * 3600 + minor * 60))
+    for m in _FIGURE.finditer(line):
+        if any(c.start() <= m.start("unit") < c.end() for c in clocks):
+            continue  # the minutes of `1:20 min`, read above
+        if m["words"] is not None and m["unit"].lower() in ("s", "h", "hr", "hrs", "min", "mins"):
+            continue  # `a s`, `an h`: not an amount in words
+        if m["start"] is not None:
+            found.append((m.start(), seconds(m["start"], m["start_unit"] or m["unit"])))
+        amount = m["value"] or str(_WORD_AMOUNT[" ".join(m["words"].lower().split())])
+        found.append((m.start("unit"), seconds(amount, m["unit"])))
+    return [duration for _, duration in sorted(found)]
+
+
+def quoted_rates(line: str) -> list[float]:
+    """Return the rates of a line, in the order the quantity changed (module doc)."""
+    found: list[tuple[int, float]] = []
+    reversed_spans = []
+    for m in _TO_FROM.finditer(line):
+        reversed_spans.append((m.start(), m.end()))
+        found += [
+            (m.start(), rate(m["a"], m["a_unit"])),
+            (m.start() + 1, rate(m["b"], m["b_unit"])),
+        ]
+    for m in _RATE_FIGURE.finditer(line):
+        if any(start <= m.start() < end for start, end in reversed_spans):
+            continue
+        middle = (float(m["value"]) + float(m["high"] or m["value"])) / 2
+        found.append((m.start(), rate(str(middle), m["unit"])))
+    for m in _RATE_FROM_TO.finditer(line):
+        found += [(m.start("a"), float(m["a"])), (m.start("b"), float(m["b"]))]
+    return [figure for _, figure in sorted(found)]
