@@ -62,9 +62,19 @@ def _free(port: int) -> bool:
     return True
 
 
+def ephemeral_low() -> int:
+    """Return the first port the kernel hands out to outgoing connections."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_base() -> int:
-    """Return a base port whose every port of the cluster is free now."""
-    bases = list(range(21000, 40000, 200))
+    """Return a base port whose every port of the cluster is free now, below the kernel's
+    ephemeral range: a port in it can be taken by any outgoing connection (a Kafka or
+    ClickHouse client of this very test) between this check and the service's bind."""
+    bases = list(range(21000, ephemeral_low() - max(_OFFSETS), 200))
     random.shuffle(bases)
     for base in bases:
         if all(_free(base + off) for off in _OFFSETS):

@@ -28,6 +28,7 @@ from ingest.kafka_bus import KafkaBus
 from ingest.schema import decode_event
 from ingest.topics import TopicAdmin
 from tests.builders import make_step
+from tests.integration.cluster_helpers import ephemeral_low
 from tests.integration.conftest import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
@@ -75,7 +76,7 @@ class Cluster:
 def _free_block(size: int) -> int:
     """Return the first of `size` consecutive ports that are free on loopback now."""
     for _ in range(200):
-        base = random.randint(30_000, 60_000 - size)
+        base = random.randint(21_000, ephemeral_low() - size)  # below outgoing connections
         socks = []
         try:
             for port in range(base, base + size):
