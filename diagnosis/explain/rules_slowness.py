@@ -62,6 +62,7 @@ _COMPARATIVE = (
     r"slow(?:s|ed|er|ing)|slow-?downs?|slow(?:s|ed|ing)?\s+down|longer\s+than\s+(?:its|their|the)\s+"
     r"(?:peers|others|rest)|(?:very|much|significantly|drastically|quite)\s+different\s+from\s+"
     r"(?:the\s+)?others?|straggl\w*|struggl(?:er|ing)|lag(?:s|ged|ging|gard)"
+    r"|(?P<worse>(?:gets?|got|getting|became|becomes|becoming|goes|went)\s+(?:much\s+|a\s+lot\s+)?worse)"
     r"|(?:longer|slower)\s+and\s+(?:longer|slower)|(?:twice|thrice|\d+(?:\.\d+)?\s*(?:x|times)|"
     r"(?:two|three|four|five|ten)\s+times)\s+as\s+(?:slow|long)"
     r"|bottleneck\w*|throttl\w*|underperform\w*|held\s+(?:up|back)|hold(?:s|ing)?\s+(?:up|back)"
@@ -140,6 +141,9 @@ _MODEL_COMPARED = re.compile(
 benchmark of hardware, not a member of a job that became slow."""
 MIN_GAP_PCT = 10.0
 """A slowdown the sentence puts at less than this (``5 %``, ``1.05x``) is too small to name."""
+_SPEEDISH = re.compile(
+    r"\b(?:fast|faster|quick\w*|speed|slow\w*|throughput|it/s|s/it|time)\b", re.I
+)
 _HYPOTHETICAL = re.compile(r"\s+(?:if|when(?:ever)?|once)\s+(?:we|you|I|one|they)\b", re.I)
 """A slowness that follows the speaker's own choice (``throughput drops if we cut the
 batch``): how the job behaves, not a fault."""
@@ -241,6 +245,8 @@ def _reported(m: re.Match[str]) -> Verdict | None:
         return None
     if _MODEL_COMPARED.search(sentence):
         return None
+    if m["worse"] and not _SPEEDISH.search(sentence):
+        return None  # worse at what: a speed, not a loss
     if _said_expected(body, spans[max(0, i - 1) : i + 2]):
         return None
     if not (m["timed"] or SUBJECT.search(around)):

@@ -103,6 +103,7 @@ NUMERICAL_RULES: tuple[Rule, ...] = (
             "time this",
             "time per",
             "time of",
+            *("time delta", "elapsed", "duration", "time taken", "epoch time", "step time"),
         ),
         "A line that reports one step's duration (any framework): healthy on its own; "
         "consecutive lines feed the generic step-slowdown (straggler) check.",

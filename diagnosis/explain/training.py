@@ -41,11 +41,16 @@ STEP_TIME = re.compile(
     r"\b(?:iteration|iter|step|batch)[ _](?:took|time)\s*(?:\((?:ms|s)\))?\s*[:=]?\s*"
     r"(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>ms|s|sec|secs|seconds)?\b"
     r"|\btime\s+(?:this|per|of\s+(?:this|the))\s+(?:epoch|iteration|iter|step|batch)\s*[:=]\s*"
-    r"(?P<value2>\d+(?:\.\d+)?)\s*(?P<unit2>ms|s|sec|secs|seconds)?\b",
+    r"(?P<value2>\d+(?:\.\d+)?)\s*(?P<unit2>ms|s|sec|secs|seconds)?\b"
+    # a counted epoch or step whose time is a clock (`epoch: 10, ... time delta: 0:00:00.208`)
+    r"|^\W*(?:epoch|iteration|iter|step|batch)\b[^\n]{0,80}?\b(?:time\s+delta|elapsed|duration"
+    r"|time\s+taken|epoch\s+time|step\s+time)\s*[:=]\s*(?P<h>\d+):(?P<m>[0-5]\d):"
+    r"(?P<s>[0-5]\d(?:\.\d+)?)\b",
     re.IGNORECASE,
 )
 """A line that reports one step's (or epoch's) duration in any framework's words (`Iteration
-took 2.1 s`, `step_time: 850 ms`, `time this epoch= 1.75`; seconds unless 'ms')."""
+took 2.1 s`, `step_time: 850 ms`, `time this epoch= 1.75`; seconds unless 'ms'; a counted epoch
+with its time on a clock, `epoch: 10, ... time delta: 0:00:00.208632`)."""
 GENERIC_SLOW_RATIO = 1.5
 GENERIC_MIN_HISTORY = 3
 GENERIC_DRIFT_RATIO = 1.3
@@ -152,6 +157,8 @@ def parse_step_seconds(body: str) -> float | None:
     m = STEP_TIME.search(body)
     if m is None:
         return None
+    if m["h"] is not None:
+        return int(m["h"]) * 3600 + int(m["m"]) * 60 + float(m["s"])
     value = float(m["value"] or m["value2"])
     return value / 1000 if (m["unit"] or m["unit2"] or "").lower() == "ms" else value
 
