@@ -228,6 +228,14 @@ def _small(sentence: str) -> bool:
     return False
 
 
+def _slowed(sentence: str) -> Verdict:
+    """The straggler warning of a slowdown told in words: the member the sentence names (a
+    GPU, node or rank), else the job."""
+    named = _MEMBER_WORD.search(sentence)
+    kind = MEMBER_KIND.get(named[1].lower(), K.NODE) if named else K.JOB
+    return verdict(C.STRAGGLER, B.UNKNOWN, kind, S.WARNING, A.MONITOR, SLOWNESS_CONFIDENCE)
+
+
 def _reported(m: re.Match[str]) -> Verdict | None:
     """Return a straggler warning when the sentence around `m` reports a slowdown (module doc)."""
     body = m.string
@@ -257,9 +265,7 @@ def _reported(m: re.Match[str]) -> Verdict | None:
             return None
     if m["plain"] and not (_COMPARED.search(sentence) or _TURNED.search(before)):
         return None
-    named = _MEMBER_WORD.search(sentence)
-    kind = MEMBER_KIND.get(named[1].lower(), K.NODE) if named else K.JOB
-    return verdict(C.STRAGGLER, B.UNKNOWN, kind, S.WARNING, A.MONITOR, SLOWNESS_CONFIDENCE)
+    return _slowed(sentence)
 
 
 _SLOW_ZH = (
@@ -287,9 +293,7 @@ def _reported_zh(m: re.Match[str]) -> Verdict | None:
         return None
     if _EXPLAINED_ZH.search(sentence) or _NOT_TRAINING_ZH.search(sentence):
         return None
-    named = _MEMBER_WORD.search(sentence)
-    kind = MEMBER_KIND.get(named[1].lower(), K.NODE) if named else K.JOB
-    return verdict(C.STRAGGLER, B.UNKNOWN, kind, S.WARNING, A.MONITOR, SLOWNESS_CONFIDENCE)
+    return _slowed(sentence)
 
 
 RULES: tuple[Rule, ...] = (
