@@ -10,7 +10,8 @@
   consecutive generic step-time lines (``Iteration took N s``) feed a coarser slowdown check
   (two slow steps in a row, or the last three crept up over the first three);
   per-device rate lines of one shape feed the slow-peer check (diagnosis/explain/peers.py), as
-  do the cells of a miner's HASHRATE REPORT table, read from its header to its ``Totals``;
+  do the cells of a miner's HASHRATE REPORT table, read from its header to its ``Totals``, and
+  the lines of one step that several workers print without naming themselves;
   the step times a person's sentences quote, one a sentence, feed the slowdown check of
   diagnosis/explain/rules_slowdown.py.
 - nvidia-smi -q's `Fabric` block: a `State` still `In Progress` or a `Status` other than
@@ -30,7 +31,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.peers import TABLE_HEADER, rate_of, slow_peer, table_rates
+from diagnosis.explain.peers import (
+    MIN_PEERS,
+    MIN_STEP_PEERS,
+    STEP_GROUP,
+    TABLE_HEADER,
+    rate_of,
+    slow_peer,
+    step_rate_of,
+    table_rates,
+)
 from diagnosis.explain.records import Record, is_prose, records
 from diagnosis.explain.rules import Hit, normalize_pci, rule_set
 from diagnosis.explain.rules_driver import FABRIC_RULE, fabric_field
@@ -171,6 +181,10 @@ def _visit(state: _State, rec: Record) -> None:
         if peer is not None:
             shape, device, rate = peer
             state.peers.setdefault(shape, []).append((device, rate, rec))
+        at_step = step_rate_of(rec.body) if peer is None else None
+        if at_step is not None:  # the n-th line of a step is the n-th worker
+            workers = state.peers.setdefault(at_step[0], [])
+            workers.append((str(len(workers)), at_step[1], rec))
         _rate_table(state, rec)
         quoted = quoted_step_times(rec.body) if is_prose(rec.body) else None
         if quoted is not None:
@@ -233,8 +247,9 @@ def _sequences(state: _State) -> None:
         for position, verdict, rule_id in sequence_findings(iterations):
             rec = stream[position][1]
             state.add(rule_id, verdict, None, rec, verdict.confidence)
-    for group in state.peers.values():
-        slowest = slow_peer([(device, rate) for device, rate, _ in group])
+    for key, group in state.peers.items():
+        least = MIN_STEP_PEERS if key.startswith(STEP_GROUP) else MIN_PEERS
+        slowest = slow_peer([(device, rate) for device, rate, _ in group], least)
         if slowest is not None:
             state.add("peers.slow_device", SLOW_DEVICE, None, group[slowest][2], 0.5)
     if state.diag_rate is not None and state.diag_fail:

@@ -8,8 +8,15 @@ Lines of one shape (the text with its numbers blanked) that name at least ``MIN_
 devices form a peer group; a device whose rate is below ``SLOW_PEER_RATIO`` times the group's
 median is a fail-slow device. Only rates count (higher is better), never durations.
 
-Guarantees: a group needs ``MIN_PEERS`` distinct devices, so one or two lines never alarm;
-equal or jittering healthy rates (within 30 % of the median) never alarm.
+Workers of one job that print their progress without naming themselves (MXNet's
+``Epoch[0] Batch [100]	Speed: 889.48 samples/sec``, one line per worker) are told apart by the
+step: one process prints a step once, so the same step printed again is another worker
+(``step_rate_of``). The lines of one step, with their other figures blanked, form a group of
+peers, and ``MIN_STEP_PEERS`` of them suffice: the step names what they have in common.
+
+Guarantees: a group needs ``MIN_PEERS`` distinct devices (``MIN_STEP_PEERS`` workers of one
+step), so one or two lines never alarm; equal or jittering healthy rates (within 30 % of the
+median) never alarm.
 """
 
 from __future__ import annotations
@@ -18,6 +25,8 @@ import re
 from collections.abc import Sequence
 
 MIN_PEERS = 4
+MIN_STEP_PEERS = 3
+"""Three workers at one step: the slow one is an outlier of a majority of two."""
 SLOW_PEER_RATIO = 0.7
 
 _RATE = re.compile(
@@ -31,6 +40,35 @@ _DEVICE = re.compile(
 )
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _HINTS = ("lop", "/s", "gbps")
+
+
+# a progress rate with no device: `Speed: 889.48 samples/sec`, `1234 tokens/sec`, `3.2 it/s`
+_STEP_RATE = re.compile(
+    r"(?P<value>\d+(?:\.\d+)?)\s*(?:samples|tokens|images|img|sequences|seqs)/s(?:ec)?(?![\w/])"
+    r"|(?P<value2>\d+(?:\.\d+)?)\s*it/s\b",
+    re.IGNORECASE,
+)
+# the step a line reports: `Epoch[0] Batch [100]`, `epoch 3 step 1200`, `iter 50` (an epoch
+# names the step only with a batch, step or iteration inside it)
+_STEP = re.compile(
+    r"\b(?:epoch|batch|step|iter(?:ation)?)\s*[\[#:=]?\s*\d+\s*\]?(?:\s*/\s*\d+)?", re.IGNORECASE
+)
+STEP_GROUP = "step "
+"""The prefix of a same-step group's key (`slow_peer` needs only MIN_STEP_PEERS of them)."""
+
+
+def step_rate_of(body: str) -> tuple[str, float] | None:
+    """Return (group, rate) of a progress line that names its step but no device: the group is
+    the step with the line's other figures blanked, so the workers printing one step share it."""
+    rate = _STEP_RATE.search(body)
+    steps = _STEP.findall(body)
+    # an epoch alone is no step: a progress bar prints it on every update
+    if rate is None or all(s.lower().startswith("epoch") for s in steps) or _DEVICE.search(body):
+        return None
+    rest = _NUMBER.sub("#", _STEP.sub("", body.strip()))
+    return STEP_GROUP + " ".join(s.strip() for s in steps) + " | " + rest, float(
+        rate["value"] or rate["value2"]
+    )
 
 
 def rate_of(body: str) -> tuple[str, str, float] | None:
@@ -64,9 +102,10 @@ def table_rates(body: str) -> list[tuple[str, str, float]]:
     return found
 
 
-def slow_peer(group: Sequence[tuple[str, float]]) -> int | None:
-    """Return the index in `group` ((device, rate) pairs) of a device far below its peers."""
-    if len({device for device, _ in group}) < MIN_PEERS:
+def slow_peer(group: Sequence[tuple[str, float]], least: int = MIN_PEERS) -> int | None:
+    """Return the index in `group` ((device, rate) pairs) of a device far below its peers;
+    `least` devices make a group."""
+    if len({device for device, _ in group}) < least:
         return None
     rates = sorted(rate for _, rate in group)
     median = rates[len(rates) // 2]

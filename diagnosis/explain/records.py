@@ -131,11 +131,15 @@ def _hard_wrapped(segment: str, following: str) -> bool:
     """Return whether `following` is the rest of `segment` cut by a terminal at its width.
 
     A terminal copy breaks a message at the window width, mid-word and without indentation:
-    the segment is exactly one of the usual widths and the next line has no prefix of its own.
+    the segment is exactly one of the usual widths and the next line has no prefix of its own,
+    nor starts with the segment's own first word (``INFO:root:Epoch[0]`` again is the next
+    message of the same logger, one that happens to be as long as the window).
     """
+    first = segment.split(maxsplit=1)[:1]
     return (
         len(segment) in TERMINAL_WIDTHS
         and bool(following.strip())
+        and not (first and following.startswith(first[0]))
         and _strip(following)[0] == following
         and _TB_LINE.match(following.lstrip()) is None
         and _CONTINUATION.match(following) is None
