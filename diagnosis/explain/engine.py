@@ -62,7 +62,8 @@ MAX_EVIDENCE = 1000
 _MEMO_LIMIT = 65_536
 _SEVERITY_ORDER = {Severity.CRITICAL: 0, Severity.ERROR: 1, Severity.WARNING: 2, Severity.INFO: 3}
 _TB_HEADER = re.compile(r"^\s*Traceback \(most recent call last\):")
-_FRAME = re.compile(r'^\s*(?:File "[^"]*", line \d+|line \d+, in \S+|frame #\d+: )')
+# c10's C++ frames are skipped too, except one inside libnccl: the crash happened in NCCL
+_FRAME = re.compile(r'^\s*(?:File "[^"]*", line \d+|line \d+, in \S+|frame #\d+: (?!.*libnccl))')
 _SMI_GPU = re.compile(r"^GPU (?P<pci>[0-9A-Fa-f]{8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\s*$")
 SLOW_DEVICE = Verdict(
     Category.STRAGGLER,

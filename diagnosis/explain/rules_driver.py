@@ -124,15 +124,37 @@ RULES: tuple[Rule, ...] = (
     rule(
         "nvlink.links_down",
         r"Unable to retrieve NVLink information as all links are inActive"
-        r"|NVRM: \w*knvlink\w*: .*\bfailed\b|^\s*D(?: D){7,}\s*$"
+        r"|^\s*D(?: D){7,}\s*$"
         r"|^\s*Link \d+: <inactive>\s*$"
         r"|P2P is disabled between NVLINK connected GPUs \d+ and \d+",
-        ("nvlink information", "knvlink", "d d d d", "<inactive>", "nvlink connected gpus"),
+        ("nvlink information", "d d d d", "<inactive>", "nvlink connected gpus"),
         "NVLink failed without an Xid: every link inactive (nvidia-smi), a link shown "
-        "'<inactive>' by nvidia-smi nvlink -s, a failed link discovery (knvlink...), dcgmi "
+        "'<inactive>' by nvidia-smi nvlink -s, dcgmi "
         "showing every link Down, or NCCL's topology check finding P2P disabled between "
         "NVLink-connected GPUs (src/graph/paths.cc: 'probably due to a hardware issue'). "
         "Collectives over NVLink hang or fall back; reboot, then inspect.",
+        _hw(S.ERROR, A.REBOOT_NODE, 0.7),
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "nvlink.driver_error",
+        # RM prints only errors by default: an NVLink function's line saying it failed
+        r"NVRM: \w*nvlink\w*: (?!.*\b(?:not supported|Skipping|should enter)\b).*"
+        r"\b(?:fail\w*|unable|error\w*|could not|cannot|not connected|not registered)\b"
+        # the nvlink core module (nvlink_linux.c) and its training (debug builds)
+        r"|nvidia-nvlink: (?:Failed to (?:initialize driver|allocate)|\s?Unable to create"
+        r"|NVLink: (?:Assertion failed|requested sleep duration))"
+        r"|Unable to set (?:sub)?link state to (?:ACTIVE|HIGH SPEED)"
+        r"|No connections to (?:train to ACTIVE|exit L2)|did not transition to INIT"
+        r"|Invalid (?:tx |rx )?(?:sub)?link(?:/sublink)? mode while training",
+        ("nvlink", "link state to", "no connections to", "transition to init", "while training"),
+        "The NVIDIA driver's NVLink code reports a failure without an Xid (read from "
+        "open-gpu-kernel-modules: kernel_nvlinkcorelibtrain.c, kernel_nvlinkcorelibcallback.c, "
+        "nvlink_linux.c, nvlink_training.c): links that did not train to ACTIVE, could not be "
+        "shut down, reset, put to sleep or woken, a link state that could not be set or read, "
+        "a link with no remote end. Collectives over NVLink hang or fall back; reboot, then "
+        "inspect the GPU and its links. Its notices (L2 not supported, fabric managed "
+        "elsewhere) are not faults.",
         _hw(S.ERROR, A.REBOOT_NODE, 0.7),
         flags=re.IGNORECASE,
     ),

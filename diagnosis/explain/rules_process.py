@@ -52,6 +52,15 @@ def _signal(number: int, name: str) -> str:
 
 _NEEDLES = ("exitcode", "signal")
 
+_NCCL_SOURCE = (
+    r"(?:(?:\S*/)?(?:misc/(?:ibvwrap|cudawrap|nvmlwrap|ibvsymbols|shmutils|ipcsocket)"
+    r"|transport/(?:net_ib|net_socket|p2p|shm|coll_net|nvls|generic)"
+    r"|graph/(?:topo|search|paths|connect|rings|trees|tuning|xml))\.cc"
+    r"|\S*nccl\S*/\w+\.(?:cc|cu|h))"
+)
+"""A source file of NCCL a debugger frame names: one of its wrappers, transports or topology
+files (``misc/ibvwrap.cc``), or any file under a path that names NCCL."""
+
 RULES: tuple[Rule, ...] = (
     rule(
         "process.nccl_segfault",
@@ -59,13 +68,20 @@ RULES: tuple[Rule, ...] = (
         # glibc's backtrace_symbols frame, with or without the symbol (``(ncclX+0x1a)``)
         r"|libnccl[\w.+-]*\.so[\d.]*\((?:\w*[+-])?0x[0-9a-f]+\)"
         r"|^#\d+\s+0x[0-9a-f]+ in nccl\w+ \("
+        # gdb without a symbol (``in ?? () from .../libnccl.so.2``) or in NCCL's own sources
+        r"|^#\d+\s+0x[0-9a-f]+ in \S+ \(.*\) from \S*libnccl"
+        rf"|^#\d+\s+(?:0x[0-9a-f]+ in )?\S+ \(.*\) at {_NCCL_SOURCE}:\d+"
+        # c10's backtrace (``frame #2: <unknown function> + 0x7a1b3 (0x7f.. in .../libnccl.so.2)``)
+        # and backward-cpp's (``Object "/usr/lib/.../libnccl.so.2", at 0x7f.., in ncclX``)
+        r"|^frame #\d+: .{0,300}\(0x[0-9a-f]+ in \S*libnccl[\w.+-]*\.so"
+        r"|\bObject \"\S*libnccl[\w.+-]*\.so[\d.]*\", at 0x"
         # glog's failure handler: the PC line and the frames (``@ 0x7f... ncclGroupEnd``)
         r"|(?:PC: )?@\s+0x[0-9a-f]+\s+(?:\(unknown\)\s+)?p?nccl[A-Z]\w*"
         r"|^\s*\d+\s+0x[0-9a-f]+ p?nccl[A-Z]\w*\(\)"
         # a person's sentence: a segfault and NCCL (or its calls) named together
         r"|(?i:\b(?:segfault|segmentation fault|SIGSEGV)\b[^\n]{0,80}\bp?nccl"
         r"|\bp?nccl\w*\b[^\n]{0,80}\b(?:segfault|segmentation fault|SIGSEGV)\b)",
-        ("libnccl", "nccl"),
+        ("libnccl", "nccl", "misc/", "transport/", "graph/"),
         "A crash inside NCCL (kernel segfault line, backtrace frame): a NCCL bug or a library "
         "mismatch, so the job's stack (pin or upgrade NCCL); if it repeats on one node only, "
         "check that node's NIC and driver.",
