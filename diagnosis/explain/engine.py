@@ -44,7 +44,7 @@ from diagnosis.explain.peers import (
 from diagnosis.explain.records import Record, is_prose, records
 from diagnosis.explain.rules import Hit, normalize_pci, rule_set
 from diagnosis.explain.rules_driver import FABRIC_RULE, fabric_field
-from diagnosis.explain.rules_process import CONFIRMED_CONFIDENCE, EVIDENCE
+from diagnosis.explain.rules_process import CONFIRMED_CONFIDENCE, EVIDENCE, NCCL_FRAME
 from diagnosis.explain.rules_slowdown import SLOWED, quoted_step_times, rose
 from diagnosis.explain.training import (
     SLOWDOWN,
@@ -62,8 +62,7 @@ MAX_EVIDENCE = 1000
 _MEMO_LIMIT = 65_536
 _SEVERITY_ORDER = {Severity.CRITICAL: 0, Severity.ERROR: 1, Severity.WARNING: 2, Severity.INFO: 3}
 _TB_HEADER = re.compile(r"^\s*Traceback \(most recent call last\):")
-# c10's C++ frames are skipped too, except one inside libnccl: the crash happened in NCCL
-_FRAME = re.compile(r'^\s*(?:File "[^"]*", line \d+|line \d+, in \S+|frame #\d+: (?!.*libnccl))')
+_FRAME = re.compile(r'^\s*(?:File "[^"]*", line \d+|line \d+, in \S+|frame #\d+: )')
 _SMI_GPU = re.compile(r"^GPU (?P<pci>[0-9A-Fa-f]{8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\s*$")
 SLOW_DEVICE = Verdict(
     Category.STRAGGLER,
@@ -154,6 +153,10 @@ def _skip(state: _State, rec: Record) -> bool | None:
     body = rec.body
     # torchrun interleaves ranks, so each (host, rank, local rank) has its own traceback.
     stream = (rec.host, rec.rank, rec.local_rank)
+    if NCCL_FRAME.search(body):  # read, not skipped: the crash's place (rules_process)
+        if _FRAME.match(body):
+            state.in_traceback.add(stream)
+        return False
     if _TB_HEADER.match(body) or _FRAME.match(body):
         state.in_traceback.add(stream)
         return None

@@ -176,10 +176,16 @@ RULES: tuple[Rule, ...] = (
         r"(?:the\s+|its\s+|their\s+|an?\s+)?NVLinks?\b"
         r"|\bNVLinks?\s+(?:is|was|are|were|seems?|looks?)\s+(?:to\s+be\s+)?(?:broken|faulty|bad|"
         r"defective|dead|failing|failed)\b"
-        r"|\b(?:broken|faulty|bad|defective|failing|failed)\s+NVLinks?\b",
+        r"|\b(?:broken|faulty|bad|defective|failing|failed)\s+NVLinks?\b"
+        # a bridge that is not seated: `the nvlink bridge cannot plug in fully`
+        r"|\bNVLink\s+bridges?\b[^.\n]{0,40}?\b(?:cannot|can't|could\s*n[o']t|does\s*n't"
+        r"|did\s*n't|not|was\s*n't|is\s*n't)\s+(?:be\s+)?(?:\w+\s+){0,2}?"
+        r"(?:plug\w*|seat\w*|fit\w*|insert\w*)\b"
+        r"|\b(?:loose|unseated|half-seated)\s+NVLink\s+bridges?\b",
         ("nvlink",),
         "A report that a node's or GPU's NVLink is faulty (an error in the NVLink, a broken "
-        "link): collectives over it fail or hang; reboot, then inspect the GPU and its links.",
+        "link, a bridge not fully seated): collectives over it fail or hang; reboot, then "
+        "inspect the GPU and its links.",
         judge=_unless_denied,
         flags=re.IGNORECASE,
     ),

@@ -21,6 +21,8 @@ LlamaFactory#2206, ALAE#61, ...) and gpud/NCCL issue segfaults (nccl#291, nccl#7
 
 from __future__ import annotations
 
+import re
+
 from diagnosis.explain.rules import Rule, rule, verdict
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
@@ -61,25 +63,37 @@ _NCCL_SOURCE = (
 """A source file of NCCL a debugger frame names: one of its wrappers, transports or topology
 files (``misc/ibvwrap.cc``), or any file under a path that names NCCL."""
 
+NCCL_FRAME = re.compile(
+    r"segfault at \S+ ip \S+ sp \S+ error \d+ in libnccl"
+    # glibc's backtrace_symbols frame, with or without the symbol (``(ncclX+0x1a)``)
+    r"|libnccl[\w.+-]*\.so[\d.]*\((?:\w*[+-])?0x[0-9a-f]+\)"
+    r"|^#\d+\s+0x[0-9a-f]+ in nccl\w+ \("
+    # gdb without a symbol (``in ?? () from .../libnccl.so.2``) or in NCCL's own sources
+    r"|^#\d+\s+0x[0-9a-f]+ in \S+ \(.*\) from \S*libnccl"
+    rf"|^#\d+\s+(?:0x[0-9a-f]+ in )?\S+ \(.*\) at {_NCCL_SOURCE}:\d+"
+    # c10's backtrace (``frame #2: <unknown function> + 0x7a1b3 (0x7f.. in .../libnccl.so.2)``)
+    # and backward-cpp's (``Object "/usr/lib/.../libnccl.so.2", at 0x7f.., in ncclX``)
+    r"|^\s*frame #\d+: .{0,300}\(0x[0-9a-f]+ in \S*libnccl[\w.+-]*\.so"
+    r"|\bObject \"\S*libnccl[\w.+-]*\.so[\d.]*\", at 0x"
+    # PyTorch's symbolized native trace (``!!!!!!! Segfault encountered !!!!!!!``): frames in
+    # Python's shape, in NCCL's sources or its functions (``File "<unknown>", ... in ncclX``)
+    rf"|^\s*File \"{_NCCL_SOURCE}\", line \d+"
+    r"|^\s*File \"(?:<unknown>|[^\"]*\.(?:cc|cu|cpp|h))\", line \d+, in p?nccl[A-Z]\w*"
+    # glog's failure handler: the PC line and the frames (``@ 0x7f... ncclGroupEnd``)
+    r"|(?:PC: )?@\s+0x[0-9a-f]+\s+(?:\(unknown\)\s+)?p?nccl[A-Z]\w*"
+    r"|^\s*\d+\s+0x[0-9a-f]+ p?nccl[A-Z]\w*\(\)",
+    re.MULTILINE,
+)
+"""A native stack frame inside NCCL, in the shape of each crash reporter that prints one (the
+kernel, glibc, gdb, c10, backward-cpp, PyTorch's symbolized trace, glog, UCX). The engine does
+not skip such a frame as part of a traceback: it is the crash's place."""
+
 RULES: tuple[Rule, ...] = (
     rule(
         "process.nccl_segfault",
-        r"segfault at \S+ ip \S+ sp \S+ error \d+ in libnccl"
-        # glibc's backtrace_symbols frame, with or without the symbol (``(ncclX+0x1a)``)
-        r"|libnccl[\w.+-]*\.so[\d.]*\((?:\w*[+-])?0x[0-9a-f]+\)"
-        r"|^#\d+\s+0x[0-9a-f]+ in nccl\w+ \("
-        # gdb without a symbol (``in ?? () from .../libnccl.so.2``) or in NCCL's own sources
-        r"|^#\d+\s+0x[0-9a-f]+ in \S+ \(.*\) from \S*libnccl"
-        rf"|^#\d+\s+(?:0x[0-9a-f]+ in )?\S+ \(.*\) at {_NCCL_SOURCE}:\d+"
-        # c10's backtrace (``frame #2: <unknown function> + 0x7a1b3 (0x7f.. in .../libnccl.so.2)``)
-        # and backward-cpp's (``Object "/usr/lib/.../libnccl.so.2", at 0x7f.., in ncclX``)
-        r"|^frame #\d+: .{0,300}\(0x[0-9a-f]+ in \S*libnccl[\w.+-]*\.so"
-        r"|\bObject \"\S*libnccl[\w.+-]*\.so[\d.]*\", at 0x"
-        # glog's failure handler: the PC line and the frames (``@ 0x7f... ncclGroupEnd``)
-        r"|(?:PC: )?@\s+0x[0-9a-f]+\s+(?:\(unknown\)\s+)?p?nccl[A-Z]\w*"
-        r"|^\s*\d+\s+0x[0-9a-f]+ p?nccl[A-Z]\w*\(\)"
+        NCCL_FRAME.pattern
         # a person's sentence: a segfault and NCCL (or its calls) named together
-        r"|(?i:\b(?:segfault|segmentation fault|SIGSEGV)\b[^\n]{0,80}\bp?nccl"
+        + r"|(?i:\b(?:segfault|segmentation fault|SIGSEGV)\b[^\n]{0,80}\bp?nccl"
         r"|\bp?nccl\w*\b[^\n]{0,80}\b(?:segfault|segmentation fault|SIGSEGV)\b)",
         ("libnccl", "nccl", "misc/", "transport/", "graph/"),
         "A crash inside NCCL (kernel segfault line, backtrace frame): a NCCL bug or a library "
@@ -93,7 +107,9 @@ RULES: tuple[Rule, ...] = (
         r"fault \(11\)|segfault at [0-9a-f]+ ip [0-9a-f]+ sp [0-9a-f]+ error \d+"
         r"|Segmentation fault \(core dumped\)"
         # Python's faulthandler (two processes printing at once interleave it: no \b after)
-        r"|Fatal Python error: (?:Fatal Python error: )?Segmentation fault",
+        r"|Fatal Python error: (?:Fatal Python error: )?Segmentation fault"
+        # PyTorch's symbolized native trace (vLLM, SGLang)
+        r"|!!!!!!! Segfault encountered !!!!!!!",
         (*_NEEDLES, "segmentation fault", "segfault", "sigsegv"),
         "A process died of SIGSEGV: native code the job loaded crashed (an extension, a "
         "library). Application, moderate confidence: faulty memory can do it too.",

@@ -68,6 +68,7 @@ _COMPARATIVE = (
     r"|\d+(?:\.\d+)?\s*(?:ms|s|secs?|seconds?|mins?|minutes?)\s+(?:late|behind)"
     r"|(?:takes?|took|taking|needs?|needed)\s+(?:\w+\s+){0,3}?(?:longer|more\s+time)"
     rf"|(?:lower|worse|reduced|decreas\w+|degrad\w+|dropp?(?:ed|s|ing)?)\s+(?:\w+\s+)?{_RATE}"
+    rf"|less\s+(?:\w+\s+)?{_RATE}\s+than\s+(?:the\s+|its\s+|all\s+)?(?:others?|rest|remaining|peers?)"
     r"|(?:speed|performance|perf|throughput|(?:hash|sol/s|h/s|mh/s|sample|token|step|iteration"
     r"|training|mining)\s*rates?|it/s|(?:iterations?|its|steps?|samples?|images?|tokens?)/s(?:ec)?"
     r"|utili[sz]ation)\s+(?:\w+\s+){0,4}?"
@@ -75,7 +76,10 @@ _COMPARATIVE = (
     r"|is\s+(?:much\s+|very\s+|way\s+)?(?:lower|worse))"
     r"|(?P<timed>(?:time|duration)s?\s+(?:\w+\s+){0,3}?(?:increas\w+|grows?|grew|growing"
     r"|goes\s+up|went\s+up|doubl\w+|tripl\w+|jump\w*|spik\w*"
-    r"|(?:gets?|goes|went|got|getting|going|becomes?|became)\s+(?:much\s+|a\s+lot\s+)?longer))"
+    r"|(?:gets?|goes|went|got|getting|going|becomes?|became)\s+(?:much\s+|a\s+lot\s+)?longer)"
+    # a time that keeps growing as the run goes on, however it is named
+    r"|(?:time|duration)s?\s+(?:\w+\s+){0,6}?(?:keeps?|kept|keeping|continues?|continued)\s+"
+    r"(?:to\s+)?(?:increas\w*|grow\w*|ris(?:e|es|ing)|go(?:es|ing)?\s+up))"
 )
 # a pronoun for the rate the sentence before named (``the training speed is about 400
 # images/s. It decreases gradually to about 130``)

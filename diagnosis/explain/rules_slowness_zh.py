@@ -1,7 +1,8 @@
 """A slowdown told in Chinese words: the shape of rules_slowness, read in Chinese.
 
 A sentence (up to 。！？； or a line's end) reports a slowdown when it has a word of slowing
-(变慢, 减慢, 越跑越慢, 速度下降, 耗时增加, 差异很大, 步调不一致) with a subject in the same sentence
+(变慢, 减慢, 越跑越慢, 速度下降, 耗时增加, 差异很大, 步调不一致, or fast at first and slow later:
+刚开始...快，后续...慢) with a subject in the same sentence
 (训练, 速度, step, rank, 卡, 节点), no negation just before the word (没有变慢), no explanation
 (正常, 预期) and nothing slow that is not training (推理, 下载, 编译). A plain 慢
 (``训练速度有点慢``) is not a word of slowing: it says how fast, not that it changed.
@@ -21,7 +22,10 @@ from diagnosis.explain.rules_slowness import slowed
 
 _SLOW_ZH = (
     r"(?:变慢|减慢|越\w{1,2}越慢|慢了很多|慢很多|拖慢|速度(?:明显)?(?:下降|降低)|(?:耗时|时间)(?:明显)?(?:增加|变长)"
-    r"|越来越长|差异很大|差距很大|步调不一致)"
+    r"|越来越长|差异很大|差距很大|步调不一致"
+    # fast at first, slow later (刚开始训练速度快，后续训练速度很慢)
+    r"|(?:刚开始|一开始|开始时?|起初|前期)[^。！？]{0,12}快[^。！？]{0,24}?"
+    r"(?:后续|后来|后面|之后|后期|然后)[^。！？]{0,12}慢)"
 )
 _SUBJECT_ZH = re.compile(
     r"训练|微调|速度|step|迭代|epoch|rank|GPU|卡|节点|机器|耗时|吞吐|s/it|it/s", re.I
