@@ -11,6 +11,11 @@ RAID volume; ext4 (``Detected aborted journal``, ``Remounting filesystem read-on
 device``); multipathd (``path is down``, ``path offline``, ``failed faulty running``), FC ``LOOP
 DOWN``; libata command failures (``error: { UNC }``); smartd failures.
 
+Device mapper, multipath, md and the filesystems' faults were completed from their sources'
+catalogues too (dm-mpath, dm-thin, dm-verity, dm-integrity, dm-crypt, dm-snap, dm-cache,
+multipath-tools, md's raid1/raid5/md.c, LVM's dmeventd, ext4, jbd2, XFS, btrfs): their start-up,
+recovery and notice lines (a path reinstated, a resync done, a clean mount) stay silent.
+
 Two families follow their sources' own message catalogues rather than examples: the Linux NVMe
 host driver's fault messages (drivers/nvme/host: timeouts in the 5.x and 6.x formats, aborts,
 failed resets, fatal PCIe states, lost queues, ``nvme_log_error``'s failed namespace I/O, lost
@@ -44,7 +49,12 @@ RULES: tuple[Rule, ...] = (
         r"|md/raid\d*:md\w+: Disk failure|\[\d+/\d+\] \[U*_[U_]*\]|\b\w+\[\d+\]\(F\)"
         r"|State : [\w, ]*degraded|\bfaulty\s+/dev/|\|\s*Degraded\s*\|"
         r"|\bmd: super_written gets error=|md/raid\d*:md\w+: (?:Cannot continue operation"
-        r"|read error not correctable)|^\s*-\s+0\s+0\s+\d+\s+removed\s*$",
+        r"|read error not correctable)|^\s*-\s+0\s+0\s+\d+\s+removed\s*$"
+        # md's and LVM's own catalogues (raid1.c, raid5.c, md.c, dmeventd_raid.c)
+        r"|md/raid\d*:md\w+: (?:\S+: unrecoverable I/O read error|read error NOT corrected"
+        r"|Too many read errors|cannot start dirty degraded array)"
+        r"|\bmd: kicking non-fresh \S+ from array"
+        r"|WARNING: Device #\d+ of \w+ array, \S+, has failed|Repair of RAID device \S+ failed",
         (
             "event",
             "md/raid",
@@ -56,6 +66,9 @@ RULES: tuple[Rule, ...] = (
             "faulty",
             "super_written",
             "removed",
+            "non-fresh",
+            "has failed",
+            "repair of raid",
         ),
         "A RAID array lost a member (mdadm event, /proc/mdstat, mdadm --detail and its member "
         "table's 'removed' slot, controller): "
@@ -76,10 +89,19 @@ RULES: tuple[Rule, ...] = (
         r"\d+|bad tree block|open_ctree failed|IO failure|direct IO failed|csum failed"
         r"|corrupt leaf|tree block corruption)|BTRFS: error \(device"
         r"|EXT4-fs (?:warning|error) \(device [^)]+\):? .*\berror\b"
-        r"|EXT4-fs \(\S+\): (?:I/O error while writing superblock|error count since last fsck)",
-        ("btrfs", "ext4-fs"),
-        "The filesystem reports I/O errors or corruption on its device (btrfs device stats, "
-        "ext4 bio/superblock errors): the disk under it is failing.",
+        r"|EXT4-fs \(\S+\): (?:I/O error while writing superblock|error count since last fsck"
+        r"|previous I/O error to superblock detected)"
+        r"|EXT4-fs error \(device [^)]+\)(?::| in) "
+        r"|BTRFS[^\n]{0,40}parent transid verify failed"
+        # XFS (xfs_fsops.c, xfs_log.c, xfs_buf.c): a shutdown, a metadata I/O error, corruption
+        r"|XFS \([^)]+\): (?:.*Shutting down filesystem|Filesystem has been shut down"
+        r"|metadata I/O error in|Corruption detected|Metadata (?:corruption|CRC error) detected"
+        r"|log I/O error|xfs_do_force_shutdown|log mount/recovery failed)"
+        r"|JBD2: Detected IO errors while flushing",
+        ("btrfs", "ext4-fs", "xfs (", "jbd2"),
+        "The filesystem reports I/O errors or corruption on its device (btrfs device stats and "
+        "transid failures, ext4 errors, an XFS shutdown or metadata I/O error, jbd2 flush "
+        "errors): the disk under it is failing.",
         _disk(S.ERROR, A.HARDWARE_INSPECTION, 0.75),
     ),
     rule(
@@ -150,12 +172,44 @@ RULES: tuple[Rule, ...] = (
         _disk(S.WARNING, A.HARDWARE_INSPECTION, 0.55),
     ),
     rule(
+        "storage.device_mapper",
+        # device-mapper targets' fault messages (drivers/md/dm-*.c, after `device-mapper:
+        # <target>: `): data that fails its check, and thin, cache or snapshot volumes that
+        # can no longer write
+        r"device-mapper: verity: [^\n]*\bblock \d+ is corrupted|device-mapper: verity: \S+: "
+        r"reached maximum errors|device-mapper: integrity: [^\n]*Checksum failed at sector"
+        r"|device-mapper: crypt: [^\n]*INTEGRITY AEAD ERROR"
+        r"|device-mapper: snapshots: Invalidating snapshot"
+        r"|device-mapper: (?:thin|cache): (?:\S+: )?(?:switching (?:pool|cache) to "
+        r"(?:out-of-data-space|read-only|fail)\b|metadata operation '[^']+' failed"
+        r"|failed to abort metadata transaction|unable to switch (?:pool|cache) to write mode"
+        r"|unable to read needs_check flag|No free metadata blocks|Could not get free metadata"
+        r"|(?:alloc_data_block|dm_thin_find_block)\(\) failed)"
+        r"|Failed to extend snapshot \S+",
+        ("device-mapper", "failed to extend snapshot"),
+        "A device-mapper volume reports a fault (read from drivers/md/dm-*.c): a verity, "
+        "integrity or dm-crypt block that fails its check (corruption below it), an "
+        "invalidated snapshot, a thin pool or cache out of space or its metadata failing "
+        "(read-only or failing I/O). The volume's readers and writers fail; inspect the disk "
+        "under it, or extend the pool.",
+        _disk(S.ERROR, A.HARDWARE_INSPECTION, 0.7),
+    ),
+    rule(
         "storage.multipath",
         r"multipathd\[\d+\]: .*(?:path is down|path offline|failing path|remaining active paths"
-        r": 0)|\bfailed faulty running\b|device-mapper: multipath: Failing path",
+        r": 0)|\bfailed faulty running\b|device-mapper: multipath: (?:\S+: )?Failing path"
+        # multipath-tools' and dm-mpath's own catalogues: all paths down and I/O failed, a
+        # failover that failed, a path the checker cannot use
+        r"|device-mapper: multipath: (?:queue_if_no_path timeout on \S+, failing queued IO"
+        r"|Could not failover)"
+        r"|multipathd\[\d+\]: [^\n]*(?:Entering recovery mode|Disable queueing|reinstate failed"
+        r"|unusable path \([^)]*\) - checker failed|checker failed path|: mark as failed"
+        r"|Could not synchronize with kernel state|checker has no usable fd)",
         ("multipath", "failed faulty"),
-        "A path to a SAN/iSCSI volume failed (multipath): I/O stalls or fails over; all paths "
-        "down makes the filesystem read-only.",
+        "A path to a SAN/iSCSI volume failed (multipath: the kernel failed a path or its "
+        "failover, multipathd's checker marked it down or failed, all paths are down and "
+        "queueing stopped): I/O stalls or fails over; all paths down makes the filesystem "
+        "read-only.",
         _disk(S.ERROR, A.CHECK_NETWORK, 0.7),
     ),
     rule(
