@@ -79,8 +79,12 @@ KERNEL_RULES: tuple[Rule, ...] = (
     rule(
         "host.mce_uncorrected",
         r"\[Hardware Error\]: (?:Uncorrected|Fatal)|mce: Uncorrected hardware memory error"
-        r"|Memory error not recovered|EDAC MC\d+: \d+ UE ",
-        ("hardware error", "memory error", "edac"),
+        r"|Memory error not recovered|EDAC MC\d+: \d+ UE "
+        # mce/core.c: an exception in progress, its severity; mcelog's and rasdaemon's records
+        r"|\[Hardware Error\]: (?:CPU \d+: Machine Check Exception:|Machine check: )"
+        r"|Uncorrected hardware memory error in user-access|^\s*Uncorrected error\s*$"
+        r"|^\s*Processor context corrupt\s*$|\b\d+ (?:Uncorrected|Fatal) errors?:",
+        ("hardware error", "memory error", "edac", "uncorrected", "context corrupt", "fatal"),
         "An uncorrected machine check or DIMM error: the host's CPU or memory failed.",
         _hardware(S.CRITICAL, A.ISOLATE_NODE, 0.85),
     ),

@@ -111,9 +111,14 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "nic.efa_admin",
-        r"(?:infiniband (?:rdmap\w+|efa_\d+)|\befa \S+): "
+        r"(?:infiniband (?:rdmap\w+|efa_\d+)|\befa \S+(?: efa_\d+)?): "
         r"(?:Wait for completion \(polling\) timeout|The device didn't send any completion"
-        r"|Admin queue is closed|Reset indication didn't turn (?:on|off)|Device isn't ready)",
+        r"|Admin queue is closed|Reset indication didn't turn (?:on|off)|Device isn't ready"
+        # efa_com.c and efa_main.c (read from source): a register read or an interrupt that
+        # never came, a broken completion context, a device that would not initialise
+        r"|Reading register timed out|The device sent a completion but the driver didn't"
+        r"|Completion context for command_id \S+ is occupied|comp_ctx is NULL"
+        r"|EFA device init failed|Failed to enable MSI-X)",
         ("infiniband", "efa "),
         "The EFA device stopped answering its admin queue or could not be reset: the node's "
         "EFA network is down (NVSentinel: replace the VM).",
@@ -121,11 +126,21 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "nic.efa_libfabric",
-        r"\bprov/efa/src/\S+:\d+|\blibfabric:\d+:\d+:efa:\w+:\S+:\d+:<warn>",
-        ("prov/efa", "libfabric:"),
+        r"\bprov/efa/src/\S+:\d+|\blibfabric:\d+:\d+:(?:[^:\s]*:)?efa:\w+:\S+?:\d+:?<warn>"
+        # the provider's completion errors (efa_errno.h), whatever prefix carries them
+        r"|The peer of address \S+ becomes unresponsive|Unresponsive receiver \((?:connection "
+        r"previously established|reachable by EFA device)|Unresponsive remote \(was previously"
+        r"|Unreachable remote \(never received a response\)"
+        # aws-ofi-nccl's completion errors (NCCL WARN NET/OFI ...)
+        r"|NET/OFI (?:Request \S+ completed with error|Unable to read from fi_cq_readerr"
+        r"|Fatal: rx buffer recv completed with error|Unable to retrieve completion queue entries"
+        r"|fi_read failed)",
+        ("prov/efa", "libfabric:", "unresponsive", "unreachable remote", "net/ofi"),
         "An error from libfabric's EFA provider (its messages carry the provider's source path, "
-        "prov/efa/src/..., or the libfabric log prefix with the efa provider): the job's EFA "
-        "transport failed; check the EFA device and driver before the job.",
+        "prov/efa/src/..., or the libfabric log prefix with the efa provider; its completion "
+        "errors: a peer unresponsive or unreachable) or from the OFI plugin's completions "
+        "(aws-ofi-nccl: a request completed with error): the job's EFA transport failed; "
+        "check the EFA device and driver, and the peer named, before the job.",
         _nic(S.ERROR, A.CHECK_NETWORK, 0.6),
     ),
     rule(

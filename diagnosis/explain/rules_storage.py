@@ -139,6 +139,15 @@ RULES: tuple[Rule, ...] = (
         r"|Property (?:Get|Set) error|Connect command failed|(?:header|data) digest error"
         r"|Received C2HTermReq|keep-alive failed|failed nvme_keep_alive_end_io"
         r"|queue \d+: timeout request 0x[0-9a-f]+"
+        # NVMe over RDMA (rdma.c) and over Fibre Channel (fc.c, `NVME-FC{0}: `)
+        r"|rdma (?:connection establishment|_resolve_addr|_resolve_route|_connect) failed"
+        r"|rdma_(?:resolve_addr|resolve_route|connect) failed|tag 0x[0-9a-f]+ on QP \S+ not found"
+        r"|\w+ for CQE 0x[0-9a-f]+ failed with status|Connect rejected: status"
+        r"|Unexpected RDMA CM event|NVME-FC\{\d+(?:\.\d+)?\}: (?:controller connectivity lost"
+        r"|transport association (?:error detected|event)|transport error during"
+        r"|io timeout: opcode|reset: Reconnect attempt failed|Max reconnect attempts"
+        r"|dev_loss_tmo \(\d+\) expired|Couldn't schedule reset|error_recovery: Couldn't"
+        r"|failed to init ctrl state)"
         # a namespace I/O the drive failed (nvme_log_error), with its NVMe status
         r"|[\w/ ]{1,30}\(0x[0-9a-f]+\) @ LBA \d+, \d+ blocks, [^(\n]+"
         r"\(sct 0x[0-9a-f]+ / sc 0x[0-9a-f]+\))"
@@ -147,10 +156,29 @@ RULES: tuple[Rule, ...] = (
         r"|\bnvme_\w+\.c:\s*\d+:\w+: \*ERROR\*",
         ("nvme",),
         "An NVMe drive timed out or failed I/O, failed its reset or vanished (capacity 0, "
-        "queues lost), reported a fatal PCIe state, or an NVMe over fabrics target stopped "
-        "answering (queue timeouts, failed keep-alive, connect or reconnect, no usable path): "
+        "queues lost), reported a fatal PCIe state, or an NVMe over fabrics target (TCP, RDMA, "
+        "Fibre Channel) stopped answering (queue timeouts, failed keep-alive, connect or "
+        "reconnect, lost connectivity, no usable path): "
         "local checkpoints, caches and datasets on it fail.",
         _disk(S.ERROR, A.HARDWARE_INSPECTION, 0.75),
+    ),
+    rule(
+        "storage.smart_failed",
+        # smartctl's NVMe health (smartmontools nvmeprint.cpp) and nvme-cli's smart-log: the
+        # drive says it is failing (critical warning bits, media errors)
+        r"SMART overall-health self-assessment test result: FAILED"
+        r"|^\s*- (?:available spare has fallen below threshold|NVM subsystem reliability has "
+        r"been degraded|media has been placed in read only mode|volatile memory backup device "
+        r"has failed|persistent memory region has become read-only)"
+        r"|^\s*Critical Warning:\s+0x(?!00\b)[0-9a-f]{2}\b"
+        r"|^\s*Media and Data Integrity Errors:\s+[1-9]"
+        r"|^\s*critical_warning\s*:\s*(?:0x)?[1-9a-f]|^\s*media_errors\s*:\s*[1-9]",
+        ("smart", "- ", "critical warning", "media and data", "critical_warning", "media_errors"),
+        "The drive's own health log says it is failing (smartctl's verdict FAILED, an NVMe "
+        "critical warning: spare below threshold, reliability degraded, read-only media, a "
+        "failed backup device; media and data integrity errors): replace it before the "
+        "checkpoints on it are lost.",
+        _disk(S.ERROR, A.HARDWARE_INSPECTION, 0.7),
     ),
     rule(
         "storage.ata",
