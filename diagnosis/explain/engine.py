@@ -44,7 +44,15 @@ from diagnosis.explain.peers import (
 from diagnosis.explain.records import Record, is_prose, records
 from diagnosis.explain.rules import Hit, normalize_pci, rule_set
 from diagnosis.explain.rules_driver import FABRIC_RULE, fabric_field
-from diagnosis.explain.rules_process import CONFIRMED_CONFIDENCE, EVIDENCE, NCCL_FRAME
+from diagnosis.explain.rules_process import (
+    CONFIRMED_CONFIDENCE,
+    CRASH_RULES,
+    CRASH_WORDS,
+    EVIDENCE,
+    NCCL_FRAME,
+    NCCL_STACK_FRAME,
+    NEEDS_CRASH,
+)
 from diagnosis.explain.rules_slowdown import SLOWED, quoted_step_times, rose
 from diagnosis.explain.training import (
     SLOWDOWN,
@@ -111,6 +119,10 @@ class _State:
     quoted_change: bool = False
     fabric_indent: int | None = None  # inside nvidia-smi -q's `Fabric` block: its indent
     rate_table: int = 0  # the HASHRATE REPORT table read now (peers.table_rates); 0: none
+    visited: int = 0  # records visited so far
+    crash_said: bool = False  # a record names a crash (rules_process.CRASH_WORDS)
+    step_run: tuple[str, int] = ("", -1)  # the last step line's group key, and its record
+    step_runs: int = 0  # runs of identical step lines seen, each its own group
     rate_tables: int = 0  # tables seen: each is its own peer group
 
     def add(
@@ -148,12 +160,23 @@ def _classify(state: _State, body: str, exception_line: bool) -> tuple[Hit, floa
     return result
 
 
+def _maybe_crash(body: str) -> bool:
+    """Whether `body` can name a crash (a cheap gate before CRASH_WORDS)."""
+    return "eg" in body or "EG" in body or "rash" in body or "IG" in body or "dump" in body
+
+
+def _maybe_nccl(body: str) -> bool:
+    """Whether `body` can hold a frame inside NCCL (a cheap gate before its patterns)."""
+    return "nccl" in body or "misc/" in body or "transport/" in body or "graph/" in body
+
+
 def _skip(state: _State, rec: Record) -> bool | None:
     """Advance the traceback state; None skips `rec`, else whether `rec` ends a traceback."""
     body = rec.body
     # torchrun interleaves ranks, so each (host, rank, local rank) has its own traceback.
     stream = (rec.host, rec.rank, rec.local_rank)
-    if NCCL_FRAME.search(body):  # read, not skipped: the crash's place (rules_process)
+    # a frame inside NCCL is read, not skipped: the crash's place (rules_process)
+    if _maybe_nccl(body) and (NCCL_FRAME.search(body) or NCCL_STACK_FRAME.search(body)):
         if _FRAME.match(body):
             state.in_traceback.add(stream)
         return False
@@ -169,6 +192,9 @@ def _skip(state: _State, rec: Record) -> bool | None:
 
 def _visit(state: _State, rec: Record) -> None:
     """Classify one record into the state."""
+    state.visited += 1
+    if not state.crash_said and _maybe_crash(rec.body):
+        state.crash_said = CRASH_WORDS.search(rec.body) is not None
     exception_line = _skip(state, rec)
     if exception_line is None or not rec.body.strip():
         return
@@ -185,10 +211,7 @@ def _visit(state: _State, rec: Record) -> None:
         if peer is not None:
             shape, device, rate = peer
             state.peers.setdefault(shape, []).append((device, rate, rec))
-        at_step = step_rate_of(rec.body) if peer is None else None
-        if at_step is not None:  # the n-th line of a step is the n-th worker
-            workers = state.peers.setdefault(at_step[0], [])
-            workers.append((str(len(workers)), at_step[1], rec))
+        _step_peer(state, rec, None if peer is not None else step_rate_of(rec.body))
         _rate_table(state, rec)
         quoted = quoted_step_times(rec.body) if is_prose(rec.body) else None
         if quoted is not None:
@@ -209,6 +232,19 @@ def _visit(state: _State, rec: Record) -> None:
         if seconds is not None:
             stream = (state.node or rec.host, rec.rank, rec.local_rank)
             state.step_times.setdefault(stream, []).append((seconds, rec))
+
+
+def _step_peer(state: _State, rec: Record, at_step: tuple[str, float] | None) -> None:
+    """Group the consecutive lines of one step that several workers print (peers.step_rate_of):
+    each run of identical lines, with no other record between them, is its own group, and its
+    n-th line is the n-th worker."""
+    if at_step is None:
+        return
+    if state.step_run != (at_step[0], state.visited - 1):
+        state.step_runs += 1
+    state.step_run = (at_step[0], state.visited)
+    workers = state.peers.setdefault(f"{at_step[0]} {state.step_runs}", [])
+    workers.append((str(len(workers)), at_step[1], rec))
 
 
 def _rate_table(state: _State, rec: Record) -> None:
@@ -273,8 +309,12 @@ def _sequences(state: _State) -> None:
 
 
 def _confirm(state: _State) -> None:
-    """Raise signal findings that other findings of the same input confirm (OOM killer, shm)."""
+    """Raise signal findings that other findings of the same input confirm (OOM killer, shm);
+    drop the findings that stand only with a crash (NEEDS_CRASH) when the input shows none."""
     present = {key[0] for key in state.found}
+    if not (present & CRASH_RULES or state.crash_said):
+        for key in [key for key in state.found if key[0] in NEEDS_CRASH]:
+            del state.found[key]
     for key, cand in state.found.items():
         confirming = EVIDENCE.get(key[0])
         if confirming and confirming & present:

@@ -9,10 +9,12 @@ devices form a peer group; a device whose rate is below ``SLOW_PEER_RATIO`` time
 median is a fail-slow device. Only rates count (higher is better), never durations.
 
 Workers of one job that print their progress without naming themselves (MXNet's
-``Epoch[0] Batch [100]	Speed: 889.48 samples/sec``, one line per worker) are told apart by the
-step: one process prints a step once, so the same step printed again is another worker
-(``step_rate_of``). The lines of one step, with their other figures blanked, form a group of
-peers, and ``MIN_STEP_PEERS`` of them suffice: the step names what they have in common.
+``Epoch[0] Batch [100]	Speed: 889.48 samples/sec``, one line per worker) print the same step
+together: consecutive lines that name a step and are identical but for their rate and their
+decimals (loss, accuracy) are the workers of that step (``step_rate_of``); ``MIN_STEP_PEERS`` of
+them suffice. A line that differs in an integer (another step, micro-batch, fold, precision or
+model size, a clock) or comes back later (a replay after a restart, a counter that restarts
+each epoch) is not a peer.
 
 Guarantees: a group needs ``MIN_PEERS`` distinct devices (``MIN_STEP_PEERS`` workers of one
 step), so one or two lines never alarm; equal or jittering healthy rates (within 30 % of the
@@ -30,7 +32,7 @@ MIN_STEP_PEERS = 3
 SLOW_PEER_RATIO = 0.7
 
 _RATE = re.compile(
-    r"(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>[GT]FLOPS|[GT]Flops|[GT]FLOP/s|TFLOPs|GB/s|Gbps"
+    r"(?<![\d.])(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>[GT]FLOPS|[GT]Flops|[GT]FLOP/s|TFLOPs|GB/s|Gbps"
     r"|samples/s|tokens/s|[kKMGT]?H/s|[kKMGT]?h/s|Sol/s|images/sec|img/s)(?![\w/])"
 )
 # `GPU 3`, `ADAPTER#3`, `rank=2`, `cuda:1`, hashcat's `Dev.#3`, a miner's `| #0 GeForce ...`
@@ -42,10 +44,12 @@ _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _HINTS = ("lop", "/s", "gbps")
 
 
-# a progress rate with no device: `Speed: 889.48 samples/sec`, `1234 tokens/sec`, `3.2 it/s`
+# a progress rate with no device: `Speed: 889.48 samples/sec`, `1,234 tokens/sec`, `3.2 it/s`
+# (a figure starts a number: no match inside a run of digits)
+_FIGURE = r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\d.,])\d+(?:\.\d+)?"
 _STEP_RATE = re.compile(
-    r"(?P<value>\d+(?:\.\d+)?)\s*(?:samples|tokens|images|img|sequences|seqs)/s(?:ec)?(?![\w/])"
-    r"|(?P<value2>\d+(?:\.\d+)?)\s*it/s\b",
+    rf"(?P<value>{_FIGURE})\s*(?:(?:samples|tokens|images|img|sequences|seqs)/s(?:ec)?|it/s)"
+    r"(?![\w/])",
     re.IGNORECASE,
 )
 # the step a line reports: `Epoch[0] Batch [100]`, `epoch 3 step 1200`, `iter 50` (an epoch
@@ -53,22 +57,35 @@ _STEP_RATE = re.compile(
 _STEP = re.compile(
     r"\b(?:epoch|batch|step|iter(?:ation)?)\s*[\[#:=]?\s*\d+\s*\]?(?:\s*/\s*\d+)?", re.IGNORECASE
 )
+# a time the logger put first (`10:00:01 INFO ...`, `2017-01-26 20:50:44,995 Epoch[0] ...`):
+# workers print one step a moment apart
+_LEADING_TIME = re.compile(
+    r"\s*\[?\d{1,4}[-:/.]\d{1,2}[-:/.]\d{1,2}(?:[T ][\d:.,]+)?(?:Z|[+-]\d\d:?\d\d)?\]?\s+"
+)
+_DECIMAL = re.compile(r"\d+\.\d+(?:e[+-]?\d+)?", re.IGNORECASE)
 STEP_GROUP = "step "
 """The prefix of a same-step group's key (`slow_peer` needs only MIN_STEP_PEERS of them)."""
 
 
 def step_rate_of(body: str) -> tuple[str, float] | None:
-    """Return (group, rate) of a progress line that names its step but no device: the group is
-    the step with the line's other figures blanked, so the workers printing one step share it."""
+    """Return (group, rate) of a progress line that names its step but no device.
+
+    The group is the line with its rate and its decimals (loss, accuracy) blanked: the lines of
+    several workers at one step are identical but for those, while one process's lines differ
+    in an integer (another step, another micro-batch, fold, precision or model size, a clock).
+    The engine groups only consecutive lines (the workers print a step together; a replay after
+    a restart or a counter that restarts each epoch comes back later)."""
+    if "/s" not in body:
+        return None
     rate = _STEP_RATE.search(body)
     steps = _STEP.findall(body)
     # an epoch alone is no step: a progress bar prints it on every update
     if rate is None or all(s.lower().startswith("epoch") for s in steps) or _DEVICE.search(body):
         return None
-    rest = _NUMBER.sub("#", _STEP.sub("", body.strip()))
-    return STEP_GROUP + " ".join(s.strip() for s in steps) + " | " + rest, float(
-        rate["value"] or rate["value2"]
-    )
+    stamp = _LEADING_TIME.match(body)
+    start = stamp.end() if stamp else len(body) - len(body.lstrip())
+    blanked = body[start : rate.start()] + "#" + body[rate.end("value") :].rstrip()
+    return STEP_GROUP + _DECIMAL.sub("#", blanked), float(rate["value"].replace(",", ""))
 
 
 def rate_of(body: str) -> tuple[str, str, float] | None:

@@ -127,19 +127,29 @@ def _continues(line: str, body: str) -> bool:
     )
 
 
+_MESSAGE_START = re.compile(
+    r"\[|\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}:\d{2}\b"
+    r"|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} "
+    r"|(?:INFO|WARN|WARNING|ERROR|DEBUG|CRITICAL|FATAL|TRACE|NOTICE)\b|[IWEF]\d{4} \d"
+)
+"""How a log message starts: a bracket, a date or a clock, a level (``INFO``, glog's ``I0813``)."""
+
+
 def _hard_wrapped(segment: str, following: str) -> bool:
     """Return whether `following` is the rest of `segment` cut by a terminal at its width.
 
     A terminal copy breaks a message at the window width, mid-word and without indentation:
     the segment is exactly one of the usual widths and the next line has no prefix of its own,
-    nor starts with the segment's own first word (``INFO:root:Epoch[0]`` again is the next
-    message of the same logger, one that happens to be as long as the window).
+    and does not start as a message does: with the segment's own first word (``INFO:root:`` again
+    is the next message of the same logger, one that happens to be as long as the window), a
+    time, a log level or a bracket (a log whose lines are all about one width).
     """
     first = segment.split(maxsplit=1)[:1]
     return (
         len(segment) in TERMINAL_WIDTHS
         and bool(following.strip())
         and not (first and following.startswith(first[0]))
+        and _MESSAGE_START.match(following) is None
         and _strip(following)[0] == following
         and _TB_LINE.match(following.lstrip()) is None
         and _CONTINUATION.match(following) is None

@@ -139,13 +139,14 @@ RULES: tuple[Rule, ...] = (
     rule(
         "nvlink.driver_error",
         # RM prints only errors by default: an NVLink function's line saying it failed
-        r"NVRM: \w*nvlink\w*: (?!.*\b(?:not supported|Skipping|should enter)\b).*"
+        r"NVRM: (?:GPU\d+ |GPU [0-9a-f:.]+: )?\w*nvlink\w*: "
+        r"(?!.*\b(?:not supported|Skipping|should enter|error counts?|error counters?|cleared)\b).*"
         r"\b(?:fail\w*|unable|error\w*|could not|cannot|not connected|not registered)\b"
         # the nvlink core module (nvlink_linux.c) and its training (debug builds)
         r"|nvidia-nvlink: (?:Failed to (?:initialize driver|allocate)|\s?Unable to create"
         r"|NVLink: (?:Assertion failed|requested sleep duration))"
         r"|Unable to set (?:sub)?link state to (?:ACTIVE|HIGH SPEED)"
-        r"|No connections to (?:train to ACTIVE|exit L2)|did not transition to INIT"
+        r"|No connections to train to ACTIVE|did not transition to INIT"
         r"|Invalid (?:tx |rx )?(?:sub)?link(?:/sublink)? mode while training",
         ("nvlink", "link state to", "no connections to", "transition to init", "while training"),
         "The NVIDIA driver's NVLink code reports a failure without an Xid (read from "
@@ -178,9 +179,9 @@ RULES: tuple[Rule, ...] = (
         r"defective|dead|failing|failed)\b"
         r"|\b(?:broken|faulty|bad|defective|failing|failed)\s+NVLinks?\b"
         # a bridge that is not seated: `the nvlink bridge cannot plug in fully`
-        r"|\bNVLink\s+bridges?\b[^.\n]{0,40}?\b(?:cannot|can't|could\s*n[o']t|does\s*n't"
-        r"|did\s*n't|not|was\s*n't|is\s*n't)\s+(?:be\s+)?(?:\w+\s+){0,2}?"
-        r"(?:plug\w*|seat\w*|fit\w*|insert\w*)\b"
+        r"|\bNVLink\s+bridges?\s+(?:\w+\s+){0,3}?(?:cannot|can't|could\s*n[o']t|couldn't"
+        r"|(?:is|was|does|did|would|will)\s*(?:n't|\s+not))\s+(?:be\s+)?(?:fully\s+|properly\s+)?"
+        r"(?:plugged|plug\s+in|seated|seat|inserted)\b(?![^.\n]*\?)"
         r"|\b(?:loose|unseated|half-seated)\s+NVLink\s+bridges?\b",
         ("nvlink",),
         "A report that a node's or GPU's NVLink is faulty (an error in the NVLink, a broken "

@@ -67,26 +67,53 @@ NCCL_FRAME = re.compile(
     r"segfault at \S+ ip \S+ sp \S+ error \d+ in libnccl"
     # glibc's backtrace_symbols frame, with or without the symbol (``(ncclX+0x1a)``)
     r"|libnccl[\w.+-]*\.so[\d.]*\((?:\w*[+-])?0x[0-9a-f]+\)"
-    r"|^#\d+\s+0x[0-9a-f]+ in nccl\w+ \("
-    # gdb without a symbol (``in ?? () from .../libnccl.so.2``) or in NCCL's own sources
-    r"|^#\d+\s+0x[0-9a-f]+ in \S+ \(.*\) from \S*libnccl"
-    rf"|^#\d+\s+(?:0x[0-9a-f]+ in )?\S+ \(.*\) at {_NCCL_SOURCE}:\d+"
-    # c10's backtrace (``frame #2: <unknown function> + 0x7a1b3 (0x7f.. in .../libnccl.so.2)``)
-    # and backward-cpp's (``Object "/usr/lib/.../libnccl.so.2", at 0x7f.., in ncclX``)
-    r"|^\s*frame #\d+: .{0,300}\(0x[0-9a-f]+ in \S*libnccl[\w.+-]*\.so"
+    # backward-cpp's (``Object "/usr/lib/.../libnccl.so.2", at 0x7f.., in ncclX``)
     r"|\bObject \"\S*libnccl[\w.+-]*\.so[\d.]*\", at 0x"
-    # PyTorch's symbolized native trace (``!!!!!!! Segfault encountered !!!!!!!``): frames in
-    # Python's shape, in NCCL's sources or its functions (``File "<unknown>", ... in ncclX``)
-    rf"|^\s*File \"{_NCCL_SOURCE}\", line \d+"
-    r"|^\s*File \"(?:<unknown>|[^\"]*\.(?:cc|cu|cpp|h))\", line \d+, in p?nccl[A-Z]\w*"
+    # systemd-coredump's (``#0  0x00007f3b9a11b2c3 n/a (libnccl.so.2 + 0x8a1b3)``)
+    r"|^\s*#\d+\s+0x[0-9a-f]+ \S+ \(libnccl[\w.+-]*\.so[\d.]* \+ 0x[0-9a-f]+\)"
     # glog's failure handler: the PC line and the frames (``@ 0x7f... ncclGroupEnd``)
     r"|(?:PC: )?@\s+0x[0-9a-f]+\s+(?:\(unknown\)\s+)?p?nccl[A-Z]\w*"
     r"|^\s*\d+\s+0x[0-9a-f]+ p?nccl[A-Z]\w*\(\)",
     re.MULTILINE,
 )
-"""A native stack frame inside NCCL, in the shape of each crash reporter that prints one (the
-kernel, glibc, gdb, c10, backward-cpp, PyTorch's symbolized trace, glog, UCX). The engine does
-not skip such a frame as part of a traceback: it is the crash's place."""
+"""A native stack frame inside NCCL as a crash handler prints it (the kernel, glibc,
+backward-cpp, systemd-coredump, glog, UCX): these print only when a process crashes."""
+
+NCCL_STACK_FRAME = re.compile(
+    # gdb: a frame with NCCL's symbol, without a symbol (``in ?? () from .../libnccl.so.2``), in
+    # NCCL's own sources, or the line it stops on (no ``#N``)
+    r"^#\d+\s+0x[0-9a-f]+ in nccl\w+ \("
+    r"|^(?:#\d+\s+)?0x[0-9a-f]+ in \S+ \(.*\) from \S*libnccl"
+    rf"|^#\d+\s+(?:0x[0-9a-f]+ in )?\S+ \(.*\) at {_NCCL_SOURCE}:\d+"
+    # c10's backtrace (``frame #2: <unknown function> + 0x7a1b3 (0x7f.. in .../libnccl.so.2)``)
+    # and lldb's (``frame #0: 0x00007fffe1b2c3d4 libnccl.so.2`ncclProxyProgress + 52``)
+    r"|^\s*(?:\*\s+)?frame #\d+: .{0,300}\(0x[0-9a-f]+ in \S*libnccl[\w.+-]*\.so"
+    r"|^\s*(?:\*\s+)?frame #\d+: 0x[0-9a-f]+ libnccl[\w.+-]*\.so[\d.]*`"
+    # PyTorch's symbolized native trace and backward-cpp's with sources: frames in NCCL's
+    # sources or its functions (``File "<unknown>", ... in ncclX``, ``Source "src/proxy.cc"``)
+    rf"|^\s*(?:File|#\d+\s+Source) \"{_NCCL_SOURCE}\", line \d+"
+    r"|^\s*(?:File|#\d+\s+Source) \"(?:<unknown>|[^\"]*\.(?:cc|cu|cpp|h))\", line \d+, in "
+    r"p?nccl[A-Z]\w*",
+    re.MULTILINE,
+)
+"""A stack frame inside NCCL as a debugger or a trace prints it (gdb, lldb, c10, PyTorch's
+symbolized trace, backward-cpp with sources). These print for a hung process or an exception
+too, so their finding stands only with a crash in the same input (``CRASH_RULES``)."""
+
+CRASH_RULES = frozenset(
+    {"process.segfault", "process.sigbus", "process.sigabrt", "process.nccl_segfault"}
+)
+"""Rules whose finding says a process crashed (a fatal signal, a crash handler's frame)."""
+
+NEEDS_CRASH: frozenset[str] = frozenset({"process.nccl_frame"})
+"""Rules whose finding stands only with a crash in the same input: a CRASH_RULES finding, or a
+person's word for one (CRASH_WORDS: ``GDB stacktrace of the segv``)."""
+
+CRASH_WORDS = re.compile(
+    r"\b(?:segv|segfault\w*|segmentation\s+fault|SIGSEGV|SIGBUS|SIGABRT|core\s+dump(?:ed)?"
+    r"|crash(?:es|ed|ing)?)\b",
+    re.IGNORECASE,
+)
 
 RULES: tuple[Rule, ...] = (
     rule(
@@ -102,14 +129,27 @@ RULES: tuple[Rule, ...] = (
         verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.7),
     ),
     rule(
+        "process.nccl_frame",
+        NCCL_STACK_FRAME.pattern,
+        ("libnccl", "nccl", "misc/", "transport/", "graph/"),
+        "A debugger's or a trace's frame inside NCCL in an input that shows a crash (a fatal "
+        "signal): the crash happened in NCCL. Without a crash the frame is a hung or "
+        "waiting process's stack, and no finding.",
+        verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.7),
+        flags=re.MULTILINE,
+    ),
+    rule(
         "process.segfault",
         _signal(11, "SIGSEGV") + r"|Caught signal 11 \(Segmentation fault|Signal: Segmentation "
         r"fault \(11\)|segfault at [0-9a-f]+ ip [0-9a-f]+ sp [0-9a-f]+ error \d+"
         r"|Segmentation fault \(core dumped\)"
         # Python's faulthandler (two processes printing at once interleave it: no \b after)
         r"|Fatal Python error: (?:Fatal Python error: )?Segmentation fault"
-        # PyTorch's symbolized native trace (vLLM, SGLang)
-        r"|!!!!!!! Segfault encountered !!!!!!!",
+        # PyTorch's symbolized native trace (vLLM, SGLang), gdb's stop, lldb's stop reason,
+        # systemd-coredump's signal, glog's failure handler
+        r"|!!!!!!! Segfault encountered !!!!!!!|received signal SIGSEGV, Segmentation fault"
+        r"|stop reason = signal SIGSEGV|^\s*Signal: 11 \(SEGV\)"
+        r"|\*\*\* SIGSEGV \(@0x[0-9a-f]+\) received by PID",
         (*_NEEDLES, "segmentation fault", "segfault", "sigsegv"),
         "A process died of SIGSEGV: native code the job loaded crashed (an extension, a "
         "library). Application, moderate confidence: faulty memory can do it too.",

@@ -78,8 +78,12 @@ _COMPARATIVE = (
     r"|goes\s+up|went\s+up|doubl\w+|tripl\w+|jump\w*|spik\w*"
     r"|(?:gets?|goes|went|got|getting|going|becomes?|became)\s+(?:much\s+|a\s+lot\s+)?longer)"
     # a time that keeps growing as the run goes on, however it is named
-    r"|(?:time|duration)s?\s+(?:\w+\s+){0,6}?(?:keeps?|kept|keeping|continues?|continued)\s+"
-    r"(?:to\s+)?(?:increas\w*|grow\w*|ris(?:e|es|ing)|go(?:es|ing)?\s+up))"
+    # (not `over time` or `every time`: those say when, and name no time)
+    r"|(?<!over\s)(?<!every\s)(?<!each\s)(?<!some\s)(?<!same\s)(?<!first\s)(?<!last\s)"
+    r"(?<!next\s)(?<!any\s)(?:time|duration)s?\s+(?:\w+\s+){0,6}?"
+    r"(?:keeps?|kept|keeping|continues?|continued)\s+(?:to\s+)?(?:increas\w*|grow\w*"
+    r"|ris(?:e|es|ing)|climb\w*|creep\w*(?:\s+up)?|go(?:es|ing)?\s+up"
+    r"|get(?:s|ting)?\s+longer))"
 )
 # a pronoun for the rate the sentence before named (``the training speed is about 400
 # images/s. It decreases gradually to about 130``)

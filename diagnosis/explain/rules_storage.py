@@ -224,14 +224,16 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "storage.multipath",
-        r"multipathd\[\d+\]: .*(?:path is down|path offline|failing path|remaining active paths"
-        r": 0)|\bfailed faulty running\b|device-mapper: multipath: (?:\S+: )?Failing path"
+        r"multipathd(?:\[\d+\])?: .*(?:path is down|path offline|failing path"
+        r"|remaining active paths: 0)|\bfailed faulty running\b"
+        r"|device-mapper: multipath: (?:\S+: )?Failing path"
         # multipath-tools' and dm-mpath's own catalogues: all paths down and I/O failed, a
         # failover that failed, a path the checker cannot use
         r"|device-mapper: multipath: (?:queue_if_no_path timeout on \S+, failing queued IO"
         r"|Could not failover)"
-        r"|multipathd\[\d+\]: [^\n]*(?:Entering recovery mode|Disable queueing|reinstate failed"
-        r"|unusable path \([^)]*\) - checker failed|checker failed path|: mark as failed"
+        r"|multipathd(?:\[\d+\])?: [^\n]*(?:Entering recovery mode|Disable queueing"
+        r"|reinstate failed|unusable path \([^)]*\) - checker failed|checker failed path"
+        r"|: mark as failed"
         r"|Could not synchronize with kernel state|checker has no usable fd)",
         ("multipath", "failed faulty"),
         "A path to a SAN/iSCSI volume failed (multipath: the kernel failed a path or its "
