@@ -8,7 +8,9 @@
   has no count field, so how many lines collapsed is not reported.
 - Consecutive Megatron iteration lines of one stream feed the spike and slowdown checks;
   consecutive generic step-time lines (``Iteration took N s``) feed a coarser slowdown check
-  (two slow steps in a row, or the last three crept up over the first three);
+  (two slow steps in a row, or the last three crept up over the first three), and so do the
+  progress rates of the steps a log names (``Batch [40] Speed: 46.48 samples/sec``, one rate a
+  step, read as its time: one over the rate);
   per-device rate lines of one shape feed the slow-peer check (diagnosis/explain/peers.py), as
   do the cells of a miner's HASHRATE REPORT table, read from its header to its ``Totals``, and
   the lines of one step that several workers print without naming themselves;
@@ -36,6 +38,7 @@ from diagnosis.explain.peers import (
     MIN_STEP_PEERS,
     STEP_GROUP,
     TABLE_HEADER,
+    StepRate,
     rate_of,
     slow_peer,
     step_rate_of,
@@ -106,6 +109,10 @@ class _State:
     streams: dict[tuple[str | None, int | None, int | None], list[tuple[StepLine, Record]]] = field(
         default_factory=dict
     )
+    # per stream, the progress rate of each step (peers.step_rate_of) as its time, 1 / rate
+    rate_streams: dict[
+        tuple[str | None, int | None, int | None], list[tuple[str, float, Record]]
+    ] = field(default_factory=dict)
     step_times: dict[tuple[str | None, int | None, int | None], list[tuple[float, Record]]] = field(
         default_factory=dict
     )
@@ -234,17 +241,22 @@ def _visit(state: _State, rec: Record) -> None:
             state.step_times.setdefault(stream, []).append((seconds, rec))
 
 
-def _step_peer(state: _State, rec: Record, at_step: tuple[str, float] | None) -> None:
+def _step_peer(state: _State, rec: Record, at_step: StepRate | None) -> None:
     """Group the consecutive lines of one step that several workers print (peers.step_rate_of):
     each run of identical lines, with no other record between them, is its own group, and its
-    n-th line is the n-th worker."""
+    n-th line is the n-th worker. The first rate of each new step also joins its stream's
+    progress rates, read as step times (one over the rate) by the slowdown check."""
     if at_step is None:
         return
-    if state.step_run != (at_step[0], state.visited - 1):
+    if state.step_run != (at_step.group, state.visited - 1):
         state.step_runs += 1
-    state.step_run = (at_step[0], state.visited)
-    workers = state.peers.setdefault(f"{at_step[0]} {state.step_runs}", [])
-    workers.append((str(len(workers)), at_step[1], rec))
+    state.step_run = (at_step.group, state.visited)
+    workers = state.peers.setdefault(f"{at_step.group} {state.step_runs}", [])
+    workers.append((str(len(workers)), at_step.rate, rec))
+    stream = (state.node or rec.host, rec.rank, rec.local_rank)
+    rates = state.rate_streams.setdefault(stream, [])
+    if at_step.rate > 0 and (not rates or rates[-1][0] != at_step.step):
+        rates.append((at_step.step, 1 / at_step.rate, rec))
 
 
 def _rate_table(state: _State, rec: Record) -> None:
@@ -295,6 +307,12 @@ def _sequences(state: _State) -> None:
     if state.diag_rate is not None and state.diag_fail:
         hit, rec = state.diag_rate
         state.add("gpu.diag_slow", SLOW_DEVICE, hit, rec, 0.6)
+    for progress in state.rate_streams.values():
+        times = [seconds for _, seconds, _ in progress]
+        slow = step_time_slowdown(times)
+        slow = step_time_drift(times) if slow is None else slow
+        if slow is not None:
+            state.add("training.step_slowdown", SLOWDOWN, None, progress[slow][2], 0.3)
     for steps in state.step_times.values():
         times = [seconds for seconds, _ in steps]
         slow = step_time_slowdown(times)

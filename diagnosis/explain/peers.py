@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import NamedTuple
 
 MIN_PEERS = 4
 MIN_STEP_PEERS = 3
@@ -41,6 +42,13 @@ _DEVICE = re.compile(
     r"|(?:^|[\s|])#(?P<dev2>\d+)\s+[A-Za-z]"
 )
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
+# a board partner's name before the GPU model (ccminer's `GPU #2: ASUS GTX 1070, 3067 kH/s`):
+# cards of one model from two vendors are peers
+_VENDOR = re.compile(
+    r"\b(?:ASUS|Asus|MSI|Gigabyte|GIGABYTE|EVGA|Zotac|ZOTAC|PNY|Palit|Gainward|Inno3D|Colorful"
+    r"|Galax|KFA2|Sapphire|XFX|PowerColor|ASRock|Biostar|Manli|Leadtek|Dell|HP|Lenovo|NVIDIA"
+    r"|Nvidia)\s+(?=(?:GeForce\s+)?(?:GTX|RTX|RX|Radeon|Tesla|Quadro|GT|[A-Z]\d{2,4}\b))"
+)
 _HINTS = ("lop", "/s", "gbps")
 
 
@@ -67,7 +75,15 @@ STEP_GROUP = "step "
 """The prefix of a same-step group's key (`slow_peer` needs only MIN_STEP_PEERS of them)."""
 
 
-def step_rate_of(body: str) -> tuple[str, float] | None:
+class StepRate(NamedTuple):
+    """A progress line's rate: its group of same-step peers, the rate, and the step it names."""
+
+    group: str
+    rate: float
+    step: str
+
+
+def step_rate_of(body: str) -> StepRate | None:
     """Return (group, rate) of a progress line that names its step but no device.
 
     The group is the line with its rate and its decimals (loss, accuracy) blanked: the lines of
@@ -85,7 +101,11 @@ def step_rate_of(body: str) -> tuple[str, float] | None:
     stamp = _LEADING_TIME.match(body)
     start = stamp.end() if stamp else len(body) - len(body.lstrip())
     blanked = body[start : rate.start()] + "#" + body[rate.end("value") :].rstrip()
-    return STEP_GROUP + _DECIMAL.sub("#", blanked), float(rate["value"].replace(",", ""))
+    return StepRate(
+        STEP_GROUP + _DECIMAL.sub("#", blanked),
+        float(rate["value"].replace(",", "")),
+        " ".join(step.strip() for step in steps),
+    )
 
 
 def rate_of(body: str) -> tuple[str, str, float] | None:
@@ -96,7 +116,8 @@ def rate_of(body: str) -> tuple[str, str, float] | None:
     device = _DEVICE.search(body)
     if rate is None or device is None:
         return None
-    return _NUMBER.sub("#", body.strip()), device["dev"] or device["dev2"], float(rate["value"])
+    shape = _NUMBER.sub("#", _VENDOR.sub("", body.strip()))
+    return shape, device["dev"] or device["dev2"], float(rate["value"])
 
 
 # xmr-stak's HASHRATE REPORT: `|  0 |  503.1 |   (na) |   (na) |  1 |  510.5 | ...`, one cell of

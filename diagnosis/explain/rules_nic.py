@@ -210,4 +210,18 @@ RULES: tuple[Rule, ...] = (
         "NIC, its driver or the peer-memory module, not the job.",
         _nic(S.ERROR, A.CHECK_NETWORK, 0.55),
     ),
+    rule(
+        "rdma.error_completion_dump",
+        # the mlx5 driver's dump of a failed completion, and perftest's report of one
+        r"\b(?:Requester|Responder) error cqe on cqn\b|\bmlx5_\w+:\d+:\(pid \d+\): "
+        r"(?:dump error cqe|local (?:QP operation|protection) err)"
+        r"|\bCompletion with error at (?:client|server)\b|^\s*Failed status \d+: wr_id \d+"
+        r"|Failed to complete run_iter_\w+ function successfully",
+        ("error cqe", "mlx5_", "completion with error", "failed status", "run_iter_"),
+        "An RDMA work request completed with an error (the mlx5 driver's requester or responder "
+        "error completion, perftest's 'Completion with error'): the transfer failed at the NIC "
+        "or at its peer (protection, retry exceeded, a remote access error); check both NICs, "
+        "the fabric between them and the memory registration.",
+        _nic(S.ERROR, A.CHECK_NETWORK, 0.6),
+    ),
 )

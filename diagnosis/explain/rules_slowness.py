@@ -69,6 +69,9 @@ _COMPARATIVE = (
     r"|(?:takes?|took|taking|needs?|needed)\s+(?:\w+\s+){0,3}?(?:longer|more\s+time)"
     rf"|(?:lower|worse|reduced|decreas\w+|degrad\w+|dropp?(?:ed|s|ing)?)\s+(?:\w+\s+)?{_RATE}"
     rf"|less\s+(?:\w+\s+)?{_RATE}\s+than\s+(?:the\s+|its\s+|all\s+)?(?:others?|rest|remaining|peers?)"
+    # a rate stuck low, or a fraction of what it should be (`get half the hashrate`)
+    rf"|{_RATE}\s+(?:\w+\s+){{0,4}}?(?:is\s+|was\s+|gets?\s+|got\s+)?stuck\s+(?:at|on|around)\s+\d+"
+    rf"|(?:half|a\s+third|a\s+quarter|one\s+third)\s+(?:of\s+)?(?:the\s+|their\s+|its\s+)?{_RATE}"
     r"|(?:speed|performance|perf|throughput|(?:hash|sol/s|h/s|mh/s|sample|token|step|iteration"
     r"|training|mining)\s*rates?|it/s|(?:iterations?|its|steps?|samples?|images?|tokens?)/s(?:ec)?"
     r"|utili[sz]ation)\s+(?:\w+\s+){0,4}?"

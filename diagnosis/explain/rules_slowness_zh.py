@@ -21,7 +21,9 @@ from diagnosis.explain.rules import Rule, rule
 from diagnosis.explain.rules_slowness import slowed
 
 _SLOW_ZH = (
-    r"(?:变慢|减慢|越\w{1,2}越慢|慢了很多|慢很多|拖慢|速度(?:明显)?(?:下降|降低)|(?:耗时|时间)(?:明显)?(?:增加|变长)"
+    r"(?:变慢|减慢|越\w{1,2}越慢|慢了很多|慢很多|拖慢"
+    r"|速度(?:明显|大幅|显著|严重|急剧|大大)?地?(?:下降|降低)"
+    r"|(?:耗时|时间)(?:明显|大幅|显著)?(?:增加|变长)"
     r"|越来越长|差异很大|差距很大|步调不一致"
     # fast at first, slow later (刚开始训练速度快，后续训练速度很慢)
     # (慢慢 is `gradually`, not slow; a negation before the 慢 denies it)
