@@ -10,7 +10,10 @@
   consecutive generic step-time lines (``Iteration took N s``) feed a coarser slowdown check
   (two slow steps in a row, or the last three crept up over the first three), and so do the
   progress rates of the steps a log names (``Batch [40] Speed: 46.48 samples/sec``, one rate a
-  step, read as its time: one over the rate);
+  step, read as its time: one over the rate), and the step times or throughputs of the
+  frameworks' progress lines (diagnosis/explain/progress.py: mmcv's ``time: 0.853``, DeepSpeed's
+  ``CurrSamplesPerSec=``, fairseq's ``wps=``, Keras' ``150ms/step`` ...), one stream per field
+  and line shape;
   per-device rate lines of one shape feed the slow-peer check (diagnosis/explain/peers.py), as
   do the cells of a miner's HASHRATE REPORT table, read from its header to its ``Totals``, and
   the lines of one step that several workers print without naming themselves;
@@ -44,6 +47,7 @@ from diagnosis.explain.peers import (
     step_rate_of,
     table_rates,
 )
+from diagnosis.explain.progress import progress_stream, step_seconds
 from diagnosis.explain.records import Record, is_prose, records
 from diagnosis.explain.rules import Hit, normalize_pci, rule_set
 from diagnosis.explain.rules_driver import FABRIC_RULE, fabric_field
@@ -108,6 +112,10 @@ class _State:
     found: dict[Key, _Candidate] = field(default_factory=dict)
     streams: dict[tuple[str | None, int | None, int | None], list[tuple[StepLine, Record]]] = field(
         default_factory=dict
+    )
+    # per stream and progress field, the step times frameworks print (progress.step_seconds)
+    progress: dict[tuple[str | None, int | None, int | None, str], list[tuple[float, Record]]] = (
+        field(default_factory=dict)
     )
     # per stream, the progress rate of each step (peers.step_rate_of) as its time, 1 / rate
     rate_streams: dict[
@@ -219,6 +227,11 @@ def _visit(state: _State, rec: Record) -> None:
             shape, device, rate = peer
             state.peers.setdefault(shape, []).append((device, rate, rec))
         _step_peer(state, rec, None if peer is not None else step_rate_of(rec.body))
+        figure = step_seconds(rec.body) if peer is None else None
+        if figure is not None:
+            stream = (state.node or rec.host, rec.rank, rec.local_rank)
+            key = (*stream, progress_stream(rec.body, figure.field))
+            state.progress.setdefault(key, []).append((figure.seconds, rec))
         _rate_table(state, rec)
         quoted = quoted_step_times(rec.body) if is_prose(rec.body) else None
         if quoted is not None:
@@ -307,6 +320,12 @@ def _sequences(state: _State) -> None:
     if state.diag_rate is not None and state.diag_fail:
         hit, rec = state.diag_rate
         state.add("gpu.diag_slow", SLOW_DEVICE, hit, rec, 0.6)
+    for steps in state.progress.values():
+        times = [seconds for seconds, _ in steps]
+        slow = step_time_slowdown(times)
+        slow = step_time_drift(times) if slow is None else slow
+        if slow is not None:
+            state.add("training.step_slowdown", SLOWDOWN, None, steps[slow][1], 0.3)
     for progress in state.rate_streams.values():
         times = [seconds for _, seconds, _ in progress]
         slow = step_time_slowdown(times)
