@@ -1,7 +1,8 @@
 """Durations and rates quoted in a line, read as numbers: what the slowdown rules compare.
 
 - ``figures(line)``: every duration in seconds, in the order written: a number with a unit
-  (``30 s``, ``8 hours/epoch``, ``700 ms``, ``half an hour``), both ends of ``from X to Y s``,
+  (``30 s``, ``8 hours/epoch``, ``700 ms``, ``half an hour``, ``eight hours``), both ends of
+  ``from X to Y s``,
   a clock duration (``1:20 min``, ``2:05 h``, ``1:10:00 h``), and a step rate as its inverse
   (``12it/s``, ``5 iteration per seconds``: 1/12 s, 1/5 s).
 - ``quoted_rates(line)``: every rate (hash rates, samples, images or tokens per second, FLOPS,
@@ -34,10 +35,15 @@ RATE_UNIT = (
 )
 _PREFIX = {"k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "p": 1e15}
 _WORD_AMOUNT = {"a": 1.0, "an": 1.0, "one": 1.0, "half an": 0.5, "half a": 0.5}
+_NUMBERS = {"two": 2.0, "three": 3.0, "four": 4.0, "five": 5.0, "six": 6.0, "seven": 7.0}
+_NUMBERS |= {"eight": 8.0, "nine": 9.0, "ten": 10.0, "eleven": 11.0, "twelve": 12.0}
+_NUMBERS |= {"fifteen": 15.0, "twenty": 20.0, "thirty": 30.0, "forty": 40.0, "fifty": 50.0}
+_WORD_AMOUNT |= _NUMBERS
 # a figure, optionally per unit of work (`8 hours/epoch`, `30 s per iteration`)
 _FIGURE = re.compile(
     rf"\b(?:from\s+(?P<start>\d+(?:\.\d+)?)\s*(?P<start_unit>{UNIT})?\s+to\s+)?"
-    rf"(?:(?P<value>\d+(?:\.\d+)?)\s*|(?P<words>half\s+an?|an?|one)\s+)(?P<unit>{UNIT})"
+    rf"(?:(?P<value>\d+(?:\.\d+)?)\s*|(?P<words>half\s+an?|an?|one|{'|'.join(_NUMBERS)})\s+)"
+    rf"(?P<unit>{UNIT})"
     r"(?:/(?:epoch|iter\w*|step|batch|it)\b)?(?![\w/])",
     re.IGNORECASE,
 )
@@ -96,6 +102,13 @@ def value(amount: str, unit: str) -> tuple[float, bool]:
     return rate(amount, unit), False
 
 
+# what follows `a second` when it is a duration (`a second per step`, `a second later`)
+_ORDINAL = re.compile(
+    r"\s+(?!(?:per|each|to|for|and|or|later|ago|of|on|in|at|every|longer|slower|faster|more|less"
+    r"|before|after|behind|or\s+two)\b)[A-Za-z]"
+)
+
+
 def figures(line: str) -> list[float]:
     """Return the durations of a line in seconds, in order (module doc)."""
     found: list[tuple[int, float]] = [
@@ -115,6 +128,12 @@ def figures(line: str) -> list[float]:
             continue  # the minutes of `1:20 min`, read above
         if m["words"] is not None and m["unit"].lower() in ("s", "h", "hr", "hrs", "min", "mins"):
             continue  # `a s`, `an h`: not an amount in words
+        if (
+            m["words"] is not None
+            and _ORDINAL.match(line, m.end())
+            and m["unit"].lower() == "second"
+        ):
+            continue  # `a second GPU`: the ordinal, not a duration
         if m["start"] is not None:
             found.append((m.start(), seconds(m["start"], m["start_unit"] or m["unit"])))
         amount = m["value"] or str(_WORD_AMOUNT[" ".join(m["words"].lower().split())])

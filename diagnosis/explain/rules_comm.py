@@ -43,11 +43,11 @@ _NETWORK_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "rdma.completion_error",
-        r"\b(?:transport|RNR) retry counter exceeded\b|\bIBV_WC_(?:RETRY_EXC|RNR_RETRY_EXC|"
+        r"\b(?:transport|RNR) retry count(?:er)? exceeded\b|\bIBV_WC_(?:RETRY_EXC|RNR_RETRY_EXC|"
         r"REM_ACCESS|REM_OP|LOC_PROT|LOC_QP_OP|FATAL)_ERR\b|\b(?:remote access|remote operation|"
         r"local protection|local QP operation) error\b",
         (
-            "retry counter exceeded",
+            "retry count",
             "ibv_wc_",
             "remote access error",
             "remote operation error",

@@ -113,7 +113,8 @@ SLOWNESS = re.compile(
 _MEMBER = r"GPU|card|device|node|host|rank|worker|machine|server|process|replica|instance|VM|rig"
 _PROGRESS = (
     r"training|train|epoch|iteration|iter|step|batch|job|run|throughput|speed|it/s|s/it"
-    r"|samples?/s\w*|hash\s*rate|performance|perf|FLOPS|utili[sz]ation|all-?reduce|collectives?"
+    r"|samples?/s\w*|hash\s*rate|performance|perf|FLOPS|utili[sz]ation|collectives?"
+    r"|all-?reduce|all-?gather|reduce-?scatter|all-?to-?all|broadcast"
 )
 SUBJECT = re.compile(rf"\b(?:{_MEMBER}|{_PROGRESS})s?\b", re.I)
 _MEMBER_WORD = re.compile(rf"\b({_MEMBER})s?\b", re.I)
@@ -177,11 +178,14 @@ _PLAIN_WORD = re.compile(r"^[A-Za-z][a-z'’-]*[.,;:!?]?$")
 
 def reads_as_sentence(body: str) -> bool:
     """Return whether `body` is a person's sentence (records.is_prose), counting figures and
-    names (``GPU``, ``3``, ``40%``, ``3x``, ``PyTorch``) as neither words nor noise: ``GPU 3 is
-    about 40 percent slower than the other GPUs`` is one."""
+    names (``GPU``, ``3``, ``40%``, ``3x``, ``PyTorch``) and dashes as neither words nor noise,
+    and reading words inside markdown's emphasis: ``GPU 3 is about 40 percent slower than the
+    other GPUs`` is one."""
     if is_prose(body):
         return True
-    tokens = [t for t in body.split() if not _FIGURE_OR_NAME.match(t)]
+    # markdown's emphasis and code marks around a word are no part of it (`**is 1.5x slower**`)
+    bare = (t.strip("*_`") for t in body.split())
+    tokens = [t for t in bare if t and t not in "—–-" and not _FIGURE_OR_NAME.match(t)]
     words = sum(_PLAIN_WORD.match(t) is not None for t in tokens)
     return words >= 5 and words >= PROSE_SHARE * len(tokens)
 
