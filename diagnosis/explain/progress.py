@@ -24,7 +24,7 @@ _NUM = r"\d+(?:\.\d+)?"
 _FIELDS = re.compile(
     # seconds per step: mm*/detectron2/torchvision `time: 0.853`, timm `Time: 0.416s,`,
     # Paddle `batch_cost: 0.52`, NeMo `train_step_timing in s=0.41`, Keras `- 150ms/step`
-    rf"(?<![\w.])time: (?P<time>\d+\.\d+)\b(?!\s*\()"
+    rf"(?<![\w.])time: ?(?P<time>\d+\.\d+)\b(?!\s*\()"
     rf"|\bTime: (?P<timm>{_NUM})s,"
     rf"|\b(?:avg_)?batch_cost: (?P<paddle>{_NUM})"
     rf"|\btrain_step_timing(?: in s)?[=:] ?(?P<nemo>{_NUM})"

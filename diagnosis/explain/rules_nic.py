@@ -216,10 +216,15 @@ RULES: tuple[Rule, ...] = (
         r"\b(?:Requester|Responder) error cqe on cqn\b|\bmlx5_\w+:\d+:\(pid \d+\): "
         r"(?:dump error cqe|local (?:QP operation|protection) err)"
         r"|\bCompletion with error at (?:client|server)\b|^\s*Failed status \d+: wr_id \d+"
-        r"|Failed to complete run_iter_\w+ function successfully",
-        ("error cqe", "mlx5_", "completion with error", "failed status", "run_iter_"),
+        r"|Failed to complete run_iter_\w+ function successfully"
+        # ParaStation MPI's pscom over verbs (`<PSP:r0000359:ib:ibv_poll_cq(): ...>`)
+        r"|<PSP:\S+:ib:ibv_\w+\(\): Infiniband returned"
+        r"|<PSP:\S+:connection to \S+ \(type:openib,[^)]*\) : (?:read|write) : "
+        r"(?:Broken pipe|Connection reset)",
+        ("error cqe", "mlx5_", "completion with error", "failed status", "run_iter_", "<psp:"),
         "An RDMA work request completed with an error (the mlx5 driver's requester or responder "
-        "error completion, perftest's 'Completion with error'): the transfer failed at the NIC "
+        "error completion, perftest's 'Completion with error', ParaStation MPI's verbs errors "
+        "and broken openib connections): the transfer failed at the NIC "
         "or at its peer (protection, retry exceeded, a remote access error); check both NICs, "
         "the fabric between them and the memory registration.",
         _nic(S.ERROR, A.CHECK_NETWORK, 0.6),

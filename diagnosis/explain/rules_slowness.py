@@ -190,6 +190,10 @@ def reads_as_sentence(body: str) -> bool:
     return words >= 5 and words >= PROSE_SHARE * len(tokens)
 
 
+_NEXT_CLAUSE = re.compile(r"\s+(?:and|but|while|whereas|so)\s+(?:it|they|this|that|I|we)\b|;")
+"""Where the clause of a word of slowness ends: the next clause with its own subject."""
+
+
 def _sentences(body: str) -> list[tuple[int, int]]:
     """Return the (start, end) of each sentence of `body`."""
     spans, start = [], 0
@@ -259,7 +263,10 @@ def _reported(m: re.Match[str]) -> Verdict | None:
     start, end = spans[i]
     sentence, before = body[start:end], body[start : m.start()]
     around = body[spans[max(0, i - 1)][0] : spans[min(len(spans) - 1, i + 1)][1]]
-    with_before = body[spans[max(0, i - 1)][0] : end]  # figures may start a sentence earlier
+    # figures may start a sentence earlier, and end with the clause of the word of slowness
+    # (`goes down (from 43 to 17) and won't go back to 43`: the 43 it won't reach is no figure)
+    clause_end = _NEXT_CLAUSE.search(body, m.end(), end)
+    with_before = body[spans[max(0, i - 1)][0] : clause_end.start() if clause_end else end]
     if _HYPOTHETICAL.match(body, m.end()):
         return None
     if _denied(m, sentence, before) or NOT_TRAINING.search(sentence) or _small(with_before):

@@ -54,6 +54,8 @@ RULES: tuple[Rule, ...] = (
         r"|md/raid\d*:md\w+: (?:\S+: unrecoverable I/O read error|read error NOT corrected"
         r"|Too many read errors|cannot start dirty degraded array)"
         r"|\bmd: kicking non-fresh \S+ from array"
+        # older kernels' md prefix, without the array (`raid1: Disk failure on sdb1, ...`)
+        r"|\braid\d+: Disk failure on \S+, disabling device"
         r"|WARNING: Device #\d+ of \w+ array, \S+, has failed|Repair of RAID device \S+ failed",
         (
             "event",
@@ -67,6 +69,7 @@ RULES: tuple[Rule, ...] = (
             "super_written",
             "removed",
             "non-fresh",
+            "disk failure",
             "has failed",
             "repair of raid",
         ),
