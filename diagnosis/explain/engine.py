@@ -47,7 +47,12 @@ from diagnosis.explain.peers import (
     step_rate_of,
     table_rates,
 )
-from diagnosis.explain.progress import progress_stream, step_seconds
+from diagnosis.explain.progress import (
+    RUN_START,
+    progress_stream,
+    step_counter,
+    step_seconds,
+)
 from diagnosis.explain.records import Record, is_prose, records
 from diagnosis.explain.rules import Hit, normalize_pci, rule_set
 from diagnosis.explain.rules_driver import FABRIC_RULE, fabric_field
@@ -114,13 +119,10 @@ class _State:
         default_factory=dict
     )
     # per stream and progress field, the step times frameworks print (progress.step_seconds)
-    progress: dict[tuple[str | None, int | None, int | None, str], list[tuple[float, Record]]] = (
-        field(default_factory=dict)
-    )
-    # per stream, the progress rate of each step (peers.step_rate_of) as its time, 1 / rate
-    rate_streams: dict[
-        tuple[str | None, int | None, int | None], list[tuple[str, float, Record]]
-    ] = field(default_factory=dict)
+    # per stream, line shape and run, the step times frameworks print (progress.step_seconds)
+    progress: dict[tuple[object, ...], list[tuple[float, Record]]] = field(default_factory=dict)
+    progress_at: dict[tuple[object, ...], tuple[int, int | None]] = field(default_factory=dict)
+    runs: int = 0  # lines that started a new run (progress.RUN_START)
     step_times: dict[tuple[str | None, int | None, int | None], list[tuple[float, Record]]] = field(
         default_factory=dict
     )
@@ -208,6 +210,8 @@ def _skip(state: _State, rec: Record) -> bool | None:
 def _visit(state: _State, rec: Record) -> None:
     """Classify one record into the state."""
     state.visited += 1
+    if RUN_START.match(rec.body):
+        state.runs += 1
     if not state.crash_said and _maybe_crash(rec.body):
         state.crash_said = CRASH_WORDS.search(rec.body) is not None
     exception_line = _skip(state, rec)
@@ -226,12 +230,13 @@ def _visit(state: _State, rec: Record) -> None:
         if peer is not None:
             shape, device, rate = peer
             state.peers.setdefault(shape, []).append((device, rate, rec))
-        _step_peer(state, rec, None if peer is not None else step_rate_of(rec.body))
-        figure = step_seconds(rec.body) if peer is None else None
+        at_step = None if peer is not None else step_rate_of(rec.body)
+        _step_peer(state, rec, at_step)
+        figure = None if peer is not None else step_seconds(rec.body)
         if figure is not None:
-            stream = (state.node or rec.host, rec.rank, rec.local_rank)
-            key = (*stream, progress_stream(rec.body, figure.field))
-            state.progress.setdefault(key, []).append((figure.seconds, rec))
+            _progress(state, rec, progress_stream(rec.body, figure.field), figure.seconds)
+        elif at_step is not None and at_step.rate > 0:
+            _progress(state, rec, "rate:" + at_step.shape, 1 / at_step.rate)
         _rate_table(state, rec)
         quoted = quoted_step_times(rec.body) if is_prose(rec.body) else None
         if quoted is not None:
@@ -254,11 +259,27 @@ def _visit(state: _State, rec: Record) -> None:
             state.step_times.setdefault(stream, []).append((seconds, rec))
 
 
+def _progress(state: _State, rec: Record, shape: str, seconds: float) -> None:
+    """Add a progress line's step time (progress.step_seconds, or a rate per named step read
+    as its inverse) to its stream: one process's lines of one field and shape, one figure a
+    step (the first: other workers print the same step), started again where the step count
+    goes back (a new epoch, run or resume) or a new run starts (progress.RUN_START)."""
+    key = (state.node or rec.host, rec.rank, rec.local_rank, state.runs, shape)
+    counter = step_counter(rec.body)
+    run, last = state.progress_at.get(key, (0, None))
+    if counter is not None and last is not None:
+        if counter == last:
+            return  # the same step again: another worker's line, or another metric's
+        if counter < last:
+            run += 1
+    state.progress_at[key] = (run, counter if counter is not None else last)
+    state.progress.setdefault((*key, run), []).append((seconds, rec))
+
+
 def _step_peer(state: _State, rec: Record, at_step: StepRate | None) -> None:
     """Group the consecutive lines of one step that several workers print (peers.step_rate_of):
     each run of identical lines, with no other record between them, is its own group, and its
-    n-th line is the n-th worker. The first rate of each new step also joins its stream's
-    progress rates, read as step times (one over the rate) by the slowdown check."""
+    n-th line is the n-th worker."""
     if at_step is None:
         return
     if state.step_run != (at_step.group, state.visited - 1):
@@ -266,10 +287,6 @@ def _step_peer(state: _State, rec: Record, at_step: StepRate | None) -> None:
     state.step_run = (at_step.group, state.visited)
     workers = state.peers.setdefault(f"{at_step.group} {state.step_runs}", [])
     workers.append((str(len(workers)), at_step.rate, rec))
-    stream = (state.node or rec.host, rec.rank, rec.local_rank)
-    rates = state.rate_streams.setdefault(stream, [])
-    if at_step.rate > 0 and (not rates or rates[-1][0] != at_step.step):
-        rates.append((at_step.step, 1 / at_step.rate, rec))
 
 
 def _rate_table(state: _State, rec: Record) -> None:
@@ -326,12 +343,6 @@ def _sequences(state: _State) -> None:
         slow = step_time_drift(times) if slow is None else slow
         if slow is not None:
             state.add("training.step_slowdown", SLOWDOWN, None, steps[slow][1], 0.3)
-    for progress in state.rate_streams.values():
-        times = [seconds for _, seconds, _ in progress]
-        slow = step_time_slowdown(times)
-        slow = step_time_drift(times) if slow is None else slow
-        if slow is not None:
-            state.add("training.step_slowdown", SLOWDOWN, None, progress[slow][2], 0.3)
     for steps in state.step_times.values():
         times = [seconds for seconds, _ in steps]
         slow = step_time_slowdown(times)

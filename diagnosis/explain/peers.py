@@ -42,6 +42,8 @@ _DEVICE = re.compile(
     r"|(?:^|[\s|])#(?P<dev2>\d+)\s+[A-Za-z]"
 )
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
+# a GPU model (`GTX 1070`, `RTX 3090`, `RX 580`, `A100`, `H100 80GB`)
+_MODEL = re.compile(r"\b(?:GTX|RTX|RX|GT|Radeon|Tesla|Quadro)\s*[A-Z]?\d{2,4}\w*|\b[A-Z]\d{2,4}\b")
 # a board partner's name before the GPU model (ccminer's `GPU #2: ASUS GTX 1070, 3067 kH/s`):
 # cards of one model from two vendors are peers
 _VENDOR = re.compile(
@@ -76,11 +78,14 @@ STEP_GROUP = "step "
 
 
 class StepRate(NamedTuple):
-    """A progress line's rate: its group of same-step peers, the rate, and the step it names."""
+    """A progress line's rate: its group of same-step peers, the rate, the step it names, and
+    its shape without the step (the stream of one process's steps: a rate of another unit or
+    another sequence length is another stream)."""
 
     group: str
     rate: float
     step: str
+    shape: str
 
 
 def step_rate_of(body: str) -> StepRate | None:
@@ -105,6 +110,7 @@ def step_rate_of(body: str) -> StepRate | None:
         STEP_GROUP + _DECIMAL.sub("#", blanked),
         float(rate["value"].replace(",", "")),
         " ".join(step.strip() for step in steps),
+        _DECIMAL.sub("#", _STEP.sub("", blanked)),
     )
 
 
@@ -117,7 +123,12 @@ def rate_of(body: str) -> tuple[str, str, float] | None:
     if rate is None or device is None:
         return None
     shape = _NUMBER.sub("#", _VENDOR.sub("", body.strip()))
-    return shape, device["dev"] or device["dev2"], float(rate["value"])
+    model = _MODEL.search(body)  # kept whole: a 3060 is no peer of a 3090
+    return (
+        shape + (f" | {model[0]}" if model else ""),
+        device["dev"] or device["dev2"],
+        float(rate["value"]),
+    )
 
 
 # xmr-stak's HASHRATE REPORT: `|  0 |  503.1 |   (na) |   (na) |  1 |  510.5 | ...`, one cell of

@@ -5,14 +5,20 @@ duration or its throughput were read from their sources (mmcv, mmengine, detectr
 torchvision's MetricLogger, timm, PaddlePaddle, NeMo, Keras, DeepSpeed, fairseq, torchtitan,
 OpenNMT, TensorFlow's hooks, Horovod's and tf_cnn_benchmarks' benchmarks). ``step_seconds``
 returns one figure per line, as seconds per step: a throughput is read as its inverse (only its
-changes matter to the slowdown check), a unit is honoured (Keras' ``ms/step``, ``us/step``).
+changes matter to the slowdown check), a unit is honoured (Keras' ``ms/step``, ``us/sample``).
+JSON log lines of the same fields (mmcv's ``.log.json``, detectron2's ``metrics.json``,
+fairseq's ``--log-format json``) are read too.
 
 Guarantees: the fields that are not a step's time are never read: an ETA (``eta: 1 day,
 3:17:40``), a loader's wait inside the step (``data_time:``, ``Data:``), a cumulative clock
-(fairseq's ``wall=``, OpenNMT's trailing ``N sec``); running or window means are read as they
-are (they rise less than the steps but never without them). Each line's stream is told apart by
-its words (``progress_stream``), so a validation loop's faster lines do not become a training
-loop's history.
+(fairseq's ``wall=``, OpenNMT's trailing ``N sec``, a loop's own ``Elapsed time:``: a bare
+``time:`` is read only beside the ``eta`` or ``data_time`` the frameworks print with it), and
+Keras' lines without a loss (``predict`` and ``evaluate`` calls). Running or window means are read
+as they are (they rise less than the steps but never without them). A line's stream is told
+apart by its field and its words, without the ETA and the unit (``progress_stream``), so a
+validation loop's faster lines do not become a training loop's history; ``step_counter`` gives
+the step a line counts, so a stream starts again where its count goes back (a new epoch, a new
+run, a resumed one).
 """
 
 from __future__ import annotations
@@ -21,40 +27,50 @@ import re
 from typing import NamedTuple
 
 _NUM = r"\d+(?:\.\d+)?"
-_FIELDS = re.compile(
-    # seconds per step: mm*/detectron2/torchvision `time: 0.853`, timm `Time: 0.416s,`,
-    # Paddle `batch_cost: 0.52`, NeMo `train_step_timing in s=0.41`, Keras `- 150ms/step`
-    rf"(?<![\w.])time: ?(?P<time>\d+\.\d+)\b(?!\s*\()"
-    rf"|\bTime: (?P<timm>{_NUM})s,"
-    rf"|\b(?:avg_)?batch_cost: (?P<paddle>{_NUM})"
-    rf"|\btrain_step_timing(?: in s)?[=:] ?(?P<nemo>{_NUM})"
-    rf"|\s(?P<keras>{_NUM})(?P<keras_unit>us|ms|s)/step\b"
-    # throughputs: DeepSpeed, fairseq, torchtitan, OpenNMT, Paddle, TF hooks, Horovod and
-    # tf_cnn_benchmarks
-    rf"|\bCurrSamplesPerSec=(?P<deepspeed>{_NUM})"
-    rf"|\bwps=(?P<fairseq>{_NUM})"
-    r"|\btps: (?P<titan>\d{1,3}(?:,\d{3})+|\d+)"
-    rf"|;\s+(?P<onmt>\d+)/\s*\d+ tok/s;"
-    rf"|\bips: (?P<ips>{_NUM})"
-    rf"|\bglobal_step/sec: (?P<tf>{_NUM})"
-    rf"|\b(?P<horovod>{_NUM}) img/sec per GPU"
-    rf"|\bimages/sec: (?P<tfcnn>{_NUM}) \+/-"
+_Q = r"\"?"  # a JSON key's or value's quote
+# each field, by the needle that must be in the line before its pattern is tried
+_FIELDS: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
+    (needle, field, re.compile(pattern))
+    for needle, field, pattern in (
+        # seconds per step: mm*/detectron2/torchvision `time: 0.853` (beside its `eta` or
+        # `data_time`), timm `Time: 0.416s,`, Paddle `batch_cost: 0.52`, NeMo
+        # `train_step_timing in s=0.41`, Keras `- 150ms/step - loss:`
+        ("time", "time", re.compile(rf"(?<![\w.]){_Q}time{_Q}: ?{_Q}(\d+\.\d+)\b(?!\s*\()")),
+        ("Time: ", "timm", re.compile(rf"\bTime: ({_NUM})s,")),
+        ("batch_cost", "paddle", re.compile(rf"\b(?:avg_)?batch_cost: ({_NUM})")),
+        ("timing", "nemo", re.compile(rf"\btrain_step_timing(?: in s)?[=:] ?({_NUM})")),
+        ("/step", "keras", re.compile(rf"\s({_NUM})(us|ms|s)/(?:step|sample)\b.*\bloss\b")),
+        ("/sample", "keras", re.compile(rf"\s({_NUM})(us|ms|s)/(?:step|sample)\b.*\bloss\b")),
+        # throughputs: DeepSpeed, fairseq, torchtitan, OpenNMT, Paddle, PaddleNLP, TF hooks,
+        # Horovod and tf_cnn_benchmarks
+        ("SamplesPerSec=", "deepspeed", re.compile(rf"\b(?:Curr)?SamplesPerSec=({_NUM})")),
+        ("wps", "fairseq", re.compile(rf"{_Q}\bwps{_Q}[=:] ?{_Q}(\d{{1,3}}(?:,\d{{3}})+|{_NUM})")),
+        ("tps:", "titan", re.compile(r"\btps: (\d{1,3}(?:,\d{3})+|\d+)")),
+        ("tok/s", "onmt", re.compile(r";\s+(\d+)/\s*\d+ tok/s;")),
+        ("ips:", "ips", re.compile(rf"\bips: ({_NUM})")),
+        ("step/s", "paddlenlp", re.compile(rf"\bspeed: ({_NUM}) step/s")),
+        ("global_step/sec", "tf", re.compile(rf"\bglobal_step/sec: ({_NUM})")),
+        ("per GPU", "horovod", re.compile(rf"\b({_NUM}) img/sec per GPU")),
+        ("images/sec:", "tfcnn", re.compile(rf"\bimages/sec: ({_NUM}) \+/-")),
+    )
 )
-_RATES = ("deepspeed", "fairseq", "titan", "onmt", "ips", "tf", "horovod", "tfcnn")
-_KERAS_UNIT = {"us": 1e-6, "ms": 1e-3, "s": 1.0}
-_NEEDLES = (
-    "time",
-    "Time",
-    "timing",
-    "batch_cost",
-    "/step",
-    "PerSec",
-    "wps=",
-    "tps:",
-    "tok/s",
-    "ips:",
+_RATES = frozenset(
+    {"deepspeed", "fairseq", "titan", "onmt", "ips", "paddlenlp", "tf", "horovod", "tfcnn"}
 )
+# a bare `time:` is a step time only beside the fields the frameworks print with it
+_TIME_CONTEXT = re.compile(r"\beta\b|data_time|\bdata: ")
+_UNIT = {"us": 1e-6, "ms": 1e-3, "s": 1.0}
 _WORD = re.compile(r"[A-Za-z_]{2,}")
+_NOT_SHAPE = re.compile(
+    r"\beta\W+(?:\d+\s+days?,\s*)?[\d:]+|\d+(?:\.\d+)?(?:us|ms|s)/(?:step|sample)", re.IGNORECASE
+)
+# the step a line counts: `[  50/1251`, `[50/7330]`, `iter: 19`, `step: 10`, `Iter #0`,
+# `global_step=100`, `| epoch 001:    100 / 1000`, a leading `10  images/sec`
+_COUNTER = re.compile(
+    r"\[\s*(\d+)\s*/\s*\d+|\b(?:iter(?:ation)?|step|global_step|num_updates)\b\W{0,3}(\d+)"
+    r"|\bIter #(\d+)|:\s+(\d+)\s*/\s*\d+\b|^\s*(\d+)\s+images/sec",
+    re.IGNORECASE,
+)
 
 
 class StepFigure(NamedTuple):
@@ -66,23 +82,36 @@ class StepFigure(NamedTuple):
 
 def step_seconds(body: str) -> StepFigure | None:
     """Return the step time a progress line reports (a throughput as its inverse), or None."""
-    if not any(needle in body for needle in _NEEDLES) and "sec" not in body:
-        return None
-    m = _FIELDS.search(body)
-    if m is None or m.lastgroup is None:
-        return None
-    field = "keras" if m["keras"] is not None else m.lastgroup
-    value = float(m[field].replace(",", ""))
-    if value <= 0:
-        return None
-    if field in _RATES:
-        return StepFigure(field, 1 / value)
-    if field == "keras":
-        return StepFigure(field, value * _KERAS_UNIT[m["keras_unit"]])
-    return StepFigure(field, value)
+    for needle, field, pattern in _FIELDS:
+        if needle not in body:
+            continue
+        m = pattern.search(body)
+        if m is None or (field == "time" and _TIME_CONTEXT.search(body) is None):
+            continue
+        value = float(m[1].replace(",", ""))
+        if value <= 0:
+            return None
+        if field in _RATES:
+            return StepFigure(field, 1 / value)
+        if field == "keras":
+            return StepFigure(field, value * _UNIT[m[2]])
+        return StepFigure(field, value)
+    return None
 
 
 def progress_stream(body: str, field: str) -> str:
-    """Return the key of the stream a progress line belongs to: its field and its words (a
-    validation loop prints other words than the training loop it interrupts)."""
-    return field + ":" + " ".join(sorted(set(_WORD.findall(body))))
+    """Return the key of the stream a progress line belongs to: its field and its words,
+    without its ETA and its unit (a validation loop prints other words than the training loop
+    it interrupts; an ETA past a day or a step past a second is the same stream)."""
+    return field + ":" + " ".join(sorted(set(_WORD.findall(_NOT_SHAPE.sub(" ", body)))))
+
+
+def step_counter(body: str) -> int | None:
+    """Return the step (or batch, or iteration) a progress line counts, or None."""
+    m = _COUNTER.search(body)
+    return int(next(g for g in m.groups() if g is not None)) if m else None
+
+
+RUN_START = re.compile(r"^\s*(?:Epoch 1/\d+|Model:\s+\S+|Step\s+Img/sec\b)", re.IGNORECASE)
+"""A line that starts a new run in the same text (a second Keras ``fit``, a benchmark's next
+model): the progress streams before it are not its history."""

@@ -213,15 +213,21 @@ RULES: tuple[Rule, ...] = (
     rule(
         "rdma.error_completion_dump",
         # the mlx5 driver's dump of a failed completion, and perftest's report of one
-        r"\b(?:Requester|Responder) error cqe on cqn\b|\bmlx5_\w+:\d+:\(pid \d+\): "
-        r"(?:dump error cqe|local (?:QP operation|protection) err)"
+        r"\b(?:Requester|Responder) error cqe on cqn\b"
+        r"|\b\w+:\d+:\(pid \d+\): (?:dump error cqe|WC error: \d+"
+        r"|local (?:QP operation|protection) err)"
+        # rdma-core's libmlx5, for every error completion but a flush
+        r"|^mlx5: \S+: got completion with error:"
         r"|\bCompletion with error at (?:client|server)\b|^\s*Failed status \d+: wr_id \d+"
         r"|Failed to complete run_iter_\w+ function successfully"
         # ParaStation MPI's pscom over verbs (`<PSP:r0000359:ib:ibv_poll_cq(): ...>`)
         r"|<PSP:\S+:ib:ibv_\w+\(\): Infiniband returned"
         r"|<PSP:\S+:connection to \S+ \(type:openib,[^)]*\) : (?:read|write) : "
         r"(?:Broken pipe|Connection reset)",
-        ("error cqe", "mlx5_", "completion with error", "failed status", "run_iter_", "<psp:"),
+        (
+            *("error cqe", "wc error", "local qp operation", "local protection"),
+            *("completion with error", "failed status", "run_iter_", "<psp:"),
+        ),
         "An RDMA work request completed with an error (the mlx5 driver's requester or responder "
         "error completion, perftest's 'Completion with error', ParaStation MPI's verbs errors "
         "and broken openib connections): the transfer failed at the NIC "

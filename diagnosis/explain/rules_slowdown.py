@@ -67,11 +67,14 @@ CHANGE = re.compile(
 EXPLAINED = re.compile(
     r"\b(?:is|are|be|seems?|looks?)\s+(?:quite\s+|totally\s+|completely\s+|perfectly\s+)?"
     r"(?:expected|normal|by\s+design|intended)\b|\bas\s+expected\b"
-    r"|\bbecause\s+(?:we|I)\s+(?:\w+\s+)?(?:doubled|increased|added|changed|switched|enabled|raised)\b",
+    r"|\bbecause\s+(?:we|I)\s+(?:\w+\s+)?(?:doubled|increased|added|changed|switched|enabled|raised)\b"
+    r"|\bwhat\s+(?:I|we|you)\s+(?:had\s+)?expected\b|\b(?:documentation|docs)\s+says\b"
+    r"|\bas\s+documented\b",
     re.IGNORECASE,
 )
 """Said to be expected or caused by the speaker's own change (``some slowdown is expected``, ``as
-expected for weak scaling``, ``because we doubled the dataset``): an explanation, not a fault
+expected for weak scaling``, ``exactly what I expected``, ``as the documentation says``,
+``because we doubled the dataset``): an explanation, not a fault
 report (``slower than expected`` is no such sentence)."""
 _DENIAL = re.compile(
     r"\b(?:not|never|no\s+longer|doesn't|didn't|don't|won't|stopped)\b[^.\n]{0,20}$",

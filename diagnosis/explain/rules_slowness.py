@@ -7,7 +7,8 @@ prose reports a slowdown when it has all of:
 
 1. a word of slowness (``SLOWNESS``): slower, slowdown, slows down, straggling, lagging, a
    bottleneck, throttled, a lower hash rate, the speed dropped, the time grew, N ms late, takes
-   longer, longer than its peers, very different from the others, different paces; or a plain
+   longer, longer than its peers, very different from the others, different paces, a rate stuck
+   at a figure (not zero: a hang) with a comparison around it, half the rate; or a plain
    one (``slow``, ``slowest``, ``poor performance``) with a comparison or a change in the same
    sentence (than, the others, only, after, now, ``from X to Y``) or a word of becoming just
    before it (``gets slow``, ``became very slow``);
@@ -70,7 +71,8 @@ _COMPARATIVE = (
     rf"|(?:lower|worse|reduced|decreas\w+|degrad\w+|dropp?(?:ed|s|ing)?)\s+(?:\w+\s+)?{_RATE}"
     rf"|less\s+(?:\w+\s+)?{_RATE}\s+than\s+(?:the\s+|its\s+|all\s+)?(?:others?|rest|remaining|peers?)"
     # a rate stuck low, or a fraction of what it should be (`get half the hashrate`)
-    rf"|{_RATE}\s+(?:\w+\s+){{0,4}}?(?:is\s+|was\s+|gets?\s+|got\s+)?stuck\s+(?:at|on|around)\s+\d+"
+    rf"|(?P<stuck>{_RATE}\s+(?:\w+\s+){{0,4}}?(?:is\s+|was\s+|gets?\s+|got\s+)?stuck\s+"
+    r"(?:at|on|around)\s+(?!0(?:\.0+)?\b)\d+)"
     rf"|(?:half|a\s+third|a\s+quarter|one\s+third)\s+(?:of\s+)?(?:the\s+|their\s+|its\s+)?{_RATE}"
     r"|(?:speed|performance|perf|throughput|(?:hash|sol/s|h/s|mh/s|sample|token|step|iteration"
     r"|training|mining)\s*rates?|it/s|(?:iterations?|its|steps?|samples?|images?|tokens?)/s(?:ec)?"
@@ -285,6 +287,8 @@ def _reported(m: re.Match[str]) -> Verdict | None:
             return None
     if m["plain"] and not (_COMPARED.search(sentence) or _TURNED.search(before)):
         return None
+    if m["stuck"] and not _COMPARED.search(around):
+        return None  # stuck at a figure: low only against another member or an earlier figure
     return slowed(sentence)
 
 

@@ -22,7 +22,8 @@ from diagnosis.explain.rules_slowness import slowed
 
 _SLOW_ZH = (
     r"(?:变慢|减慢|越\w{1,2}越慢|慢了很多|慢很多|拖慢"
-    r"|速度(?:明显|大幅|显著|严重|急剧|大大)?地?(?:下降|降低)"
+    # (not the loss's 下降速度: how fast it converges)
+    r"|(?<!下降)(?<!收敛)速度(?:明显|大幅|显著|严重|急剧|大大)?地?(?:下降|降低)"
     r"|(?:耗时|时间)(?:明显|大幅|显著)?(?:增加|变长)"
     r"|越来越长|差异很大|差距很大|步调不一致"
     # fast at first, slow later (刚开始训练速度快，后续训练速度很慢)
@@ -34,7 +35,7 @@ _SUBJECT_ZH = re.compile(
     r"训练|微调|速度|step|迭代|epoch|rank|GPU|卡|节点|机器|耗时|吞吐|s/it|it/s", re.I
 )
 _DENIED_ZH = re.compile(r"(?:不|没|没有|未|无|并非)\w{0,3}$")
-_EXPLAINED_ZH = re.compile(r"正常|预期|意料之中")
+_EXPLAINED_ZH = re.compile(r"正常|预期|意料之中|因为|由于")
 _NOT_TRAINING_ZH = re.compile(r"推理|下载|编译|加载模型")
 _SENTENCE_ZH = re.compile(r"[。！？；!?;\n]")
 

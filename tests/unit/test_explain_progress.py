@@ -34,7 +34,9 @@ FORMATS: dict[str, Callable[[int, float], str]] = {
         f"epoch=0/micro_step={i * 50}/global_step={i * 50}, RunningAvgSamplesPerSec=245.73, "
         f"CurrSamplesPerSec={64 / t:.4f}, MemAllocated=4.21GB, MaxMemAllocated=9.87GB"
     ),
-    "keras": lambda i, t: f"100/100 [==============================] - 15s {t * 1000:.0f}ms/step",
+    "keras": lambda i, t: (
+        f"100/100 [==============================] - 15s {t * 1000:.0f}ms/step - loss: 0.5012"
+    ),
     "torchtitan": lambda i, t: (
         f"step: {i * 10}  loss: 7.2104  memory: 30.12GiB(38.06%)  tps: {int(8192 / t):,}  "
         "tflops: 301.45  mfu: 30.48%"
@@ -88,6 +90,10 @@ def test_steady_steps_and_one_slow_step_stay_silent(name: str) -> None:
         "| epoch 001 | valid on 'valid' subset | loss 9.1 | wall 1234 | train_wall 1200",
         "Test: [  10/100]  Time: 0.100 (0.120)  Loss: 1.0  Acc@1: 76.1",  # timm's validation
         "The ETA is about time: 12:00:01 tonight",
+        "Epoch 1/20, Loss: 0.5000, Acc: 0.5200, Elapsed time: 121.50",  # a loop's own clock
+        "[step 100] loss: 2.900 | time: 42.00",
+        "313/313 [==============================] - 1s 2ms/step",  # Keras evaluate/predict
+        "batch size   8: inference time: 0.0089 s, throughput: 898.9 img/s",
     ],
 )
 def test_fields_that_are_not_a_step_time_are_not_read(line: str) -> None:
@@ -102,3 +108,96 @@ def test_a_validation_loop_does_not_become_the_training_loops_history() -> None:
     ]
     after = [FORMATS["mmcv"](i, 0.86) for i in range(4, 7)]
     assert alarms("\n".join([*train, *val, *after])) == []
+
+
+def _keras_epoch(ms: int) -> str:
+    return f"291/291 [==============================] - 25s {ms}ms/step - loss: 0.2912"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Keras transfer learning: a frozen base, then a second fit with the base unfrozen
+        "\n".join(
+            [
+                "Epoch 1/5",
+                _keras_epoch(86),
+                *(f"Epoch {e}/5\n{_keras_epoch(52)}" for e in (2, 3, 4, 5)),
+            ]
+            + [f"Epoch {e}/10\n{_keras_epoch(155)}" for e in (1, 2, 3)]
+        ),
+        # torchvision's MetricLogger: the first prints of each epoch carry the workers' start-up
+        "\n".join(
+            f"Epoch: [{epoch}]  [{i:>4d}/1563]  eta: 0:07:49  lr: 0.1  img/s: 106.7  "
+            f"loss: 2.3000 (2.4000)  time: {t:.4f}  data: 0.0300  max mem: 10240"
+            for epoch in (0, 1)
+            for i, t in ((0, 3.5), (10, 0.6), (20, 0.3), (30, 0.3), (40, 0.3), (50, 0.3))
+        ),
+        # a benchmark's second model pasted after the first
+        "\n".join(
+            [
+                f"Model: {model}\n"
+                + "\n".join(f"Iter #{i}: {rate:.1f} img/sec per GPU" for i in range(6))
+                for model, rate in (("resnet50", 345.2), ("resnet101", 201.7))
+            ]
+        ),
+        # a rate of another unit (evaluation in it/s) inside a training stream of samples/s
+        "\n".join(
+            [
+                f"step {s}00/3000 | loss 2.{9 - s}00 | lr 3.0e-04 | 812.{s} samples/s"
+                for s in (1, 2, 3)
+            ]
+            + ["eval step 10/50 | 14.10 it/s", "eval step 20/50 | 14.20 it/s"]
+            + [
+                f"step {s}00/3000 | loss 2.{9 - s}00 | lr 3.0e-04 | 812.{s} samples/s"
+                for s in (4, 5, 6)
+            ]
+        ),
+        # the sequence length grows on purpose: fewer samples per second, as many tokens
+        "\n".join(
+            f"step {i}00 | seq_len {n} | loss 3.{9 - i} | {r} samples/s"
+            for i, n, r in (
+                (1, 256, 96.1),
+                (2, 256, 95.8),
+                (3, 256, 96.3),
+                (4, 512, 47.9),
+                (5, 512, 48.2),
+                (6, 1024, 23.8),
+            )
+        ),
+    ],
+)
+def test_a_new_regime_is_not_a_slowdown(text: str) -> None:
+    assert alarms(text) == [], text
+
+
+def test_a_slowdown_that_pushes_the_eta_past_a_day_is_one_stream() -> None:
+    lines = [
+        f"Epoch [1][{i * 50}/7330]\tlr: 2.000e-02, eta: {eta}, time: {t}, data_time: 0.054, "
+        "memory: 3843, loss: 0.5855"
+        for i, eta, t in (
+            (1, "20:58:00", "0.853"),
+            (2, "20:57:00", "0.853"),
+            (3, "20:56:00", "0.853"),
+            (4, "20:55:00", "0.853"),
+            (5, "1 day, 7:10:00", "1.710"),
+            (6, "1 day, 7:09:00", "1.710"),
+        )
+    ]
+    found = first("\n".join(lines))
+    assert found is not None and found[1] == "training.step_slowdown", found
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"mode": "train", "epoch": 1, "iter": 50, "data_time": 0.05, "loss": 0.58, "time": 0.85}',
+        '2020-10-22 10:20:31 | INFO | train_inner | {"epoch": 1, "wps": "12345.6", "ups": "1.2"}',
+        "[rank0]:2024-04-12 10:20:31,123 - root - INFO - step: 10  loss: 7.1234  wps: 5,432",
+        "global step 100/10000, epoch: 0, batch: 99, loss: 2.9123, speed: 2.0000 step/s",
+        "60000/60000 [==============================] - 30s 500us/sample - loss: 0.20 - acc: 0.90",
+        "[INFO] [timer.py:157:stop] 0/100, SamplesPerSec=512.000000",
+    ],
+)
+def test_other_versions_and_json_lines_are_read(line: str) -> None:
+    assert step_seconds(line) is not None, line

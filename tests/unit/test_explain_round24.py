@@ -1,7 +1,7 @@
 """Classes added in the twenty-fourth corpus round (issue 21): md's failure line in older
 kernels' wording (``raid1: Disk failure on sdb1, disabling device.``), ParaStation MPI's verbs
 errors, a rate's fall judged by the figures of its own clause (``goes down (from 43 to 17) and
-won't go back to 43``), and BasicSR's ``time:51.8`` progress field.
+won't go back to 43``), and a ``time:51.8`` progress field without a space.
 
 The positive texts are records of the development part of the corpus, read by id
 (tests/fixtures/explain/corpus/fresh_34.jsonl; the comment names the source). The negative
@@ -40,9 +40,13 @@ def test_each_class_finds_its_record(text: str, category: Category) -> None:
     assert found is not None and found[0] == category, found
 
 
-def test_basicsrs_time_field_is_read_without_a_space() -> None:
+def test_a_bare_time_field_needs_the_fields_frameworks_print_with_it() -> None:
+    # BasicSR's `time:84.443` carries no `eta` or `data_time`: a loop's own clock looks the
+    # same (`[step 100] loss: 2.9 | time: 42.00`), so it is not read as a step time
     line = "21-08-10 11:33:07.015 - INFO: <epoch:193, iter: 505,200, lr:5.000e-05, , time:84.443>"
-    figure = step_seconds(line)
+    assert step_seconds(line) is None
+    with_eta = line.replace(", , time", ", eta: 2:00:00, time")
+    figure = step_seconds(with_eta)
     assert figure is not None and figure.seconds == pytest.approx(84.443)
 
 
