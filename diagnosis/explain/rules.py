@@ -204,7 +204,7 @@ def all_rules() -> tuple[Rule, ...]:
         rules_process,
         rules_slowdown,
         rules_slowness,
-        rules_slowness_zh,
+        rules_slowness_cjk,
         rules_storage,
         rules_straggler,
         rules_straggler_words,
@@ -231,7 +231,7 @@ def all_rules() -> tuple[Rule, ...]:
         *rules_train.FALLBACK_RULES,
         *rules_groups.RULES,
         *rules_slowness.RULES,
-        *rules_slowness_zh.RULES,
+        *rules_slowness_cjk.RULES,
     )
     ids = [r.id for r in ordered]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})

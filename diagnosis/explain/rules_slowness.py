@@ -25,7 +25,7 @@ prose reports a slowdown when it has all of:
 
 A pronoun for the rate the sentence before named that falls (``the training speed is about
 400 images/s. It decreases gradually ...``) is a word of slowness too. The same shape in Chinese
-is read by rules_slowness_zh.
+is read by rules_slowness_cjk (Chinese and Korean).
 
 Guarantees: only sentences are read (``reads_as_sentence``: records.is_prose, with figures and
 names such as ``GPU``, ``3x`` or ``PyTorch`` counted as neither; a log line or a table is left
@@ -62,7 +62,11 @@ _COMPARATIVE = (
     r"(?:peers|others|rest)|(?:very|much|significantly|drastically|quite)\s+different\s+from\s+"
     r"(?:the\s+)?others?|straggl\w*|struggl(?:er|ing)|lag(?:s|ged|ging|gard)"
     r"|(?P<worse>(?:gets?|got|getting|became|becomes|becoming|goes|went)\s+(?:much\s+|a\s+lot\s+)?worse)"
-    r"|(?:longer|slower)\s+and\s+(?:longer|slower)|(?:twice|thrice|\d+(?:\.\d+)?\s*(?:x|times)|"
+    r"|(?:longer|slower)\s+and\s+(?:longer|slower)|more\s+and\s+more\s+(?:long|slow)"
+    # a GPU that falls into a low-clock performance state (P2, P8) and stays there
+    r"|(?:drops?|dropped|falls?|fell|stuck|locked|goes|went|changes?|changed)\s+(?:in|to|into)\s+"
+    r"(?:a\s+|the\s+)?(?:(?:low[- ]clock|low[- ]power)\s+(?:perf(?:ormance)?\s+)?state|P[2-8])"
+    r"|(?:twice|thrice|\d+(?:\.\d+)?\s*(?:x|times)|"
     r"(?:two|three|four|five|ten)\s+times)\s+as\s+(?:slow|long)"
     r"|bottleneck\w*|throttl\w*|underperform\w*|held\s+(?:up|back)|hold(?:s|ing)?\s+(?:up|back)"
     r"|(?:different|uneven|varying)\s+(?:paces?|speeds?|rates?)"
@@ -124,7 +128,10 @@ _COMPARED = re.compile(
     r"\b(?:than|others?|rest|peers?|compared|whereas|while|but|however|only|one\s+of|single"
     r"|found|noticed|after|then|now|suddenly|over\s+time"
     r"|gradually|increasingly|from\s+\S+\s+to"
-    r"|(?:GPU|card|device|node|host|rank|worker)\s*[#:/]?\s*\d+)\b",  # one member named
+    r"|(?:GPU|card|device|node|host|rank|worker)\s*[#:/]?\s*\d+"  # one member named
+    # one member by its place (`the second PS instance is very slow`)
+    r"|(?:first|second|third|fourth|last|\d+(?:st|nd|rd|th))\s+(?:\w+\s+)?(?:instance|pod|node"
+    r"|GPU|card|rank|worker|machine|server|host|process|replica)s?)\b",
     re.I,
 )
 _NEGATION = r"(?:\b(?:no|not|never|without|nor|none|hardly|zero)\b|n't\b)"
@@ -303,6 +310,7 @@ RULES: tuple[Rule, ...] = (
             *("duration", "speed", "perf", "throughput", "hash", "it/s", "utili", "low"),
             *("poor", "bad", "terrible", "horrible", "increas", "grow", "grew", "goes up"),
             *("went up", "doubl", "climb", "fell", "fall", "declin", "goes down", "went down"),
+            *("more and more", "state", "p2", "p5", "p8", "stuck", "half"),
         ),
         "A sentence reporting that the job, or one of its members, became or is slower than it "
         "should be, in words no earlier rule reads: a straggler or a slowdown to look at, with "

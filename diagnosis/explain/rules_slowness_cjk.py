@@ -1,0 +1,114 @@
+"""A slowdown told in Chinese or Korean words: the shape of rules_slowness, read in each.
+
+A sentence (up to 。！？； or a line's end) reports a slowdown when it has a word of slowing with
+a subject in the same sentence, no negation just before the word, no explanation and nothing slow
+that is not training (``Reader``: one set of patterns a language).
+
+- Chinese: 变慢, 减慢, 越跑越慢, 速度下降, 耗时增加, 差异很大, 步调不一致, or fast at first and
+  slow later (刚开始...快，后续...慢); subjects 训练, 速度, step, rank, 卡, 节点; negations 没有,
+  不, 未; explanations 正常, 预期, 因为; not training: 推理, 下载, 编译. A plain 慢
+  (``训练速度有点慢``) is not a word of slowing: it says how fast, not that it changed.
+- Korean: 느려졌다, 느려지다, 속도 저하, 속도가 떨어지다, 시간이 오래 걸리다 (more and more);
+  subjects 학습, 훈련, 속도, GPU, 에폭; negations 안, 없 before the verb, 않, 못 after it
+  (느려지지 않았다); explanations 정상, 예상, 때문.
+
+Guarantees: the rules run right after the English one, after every other rule; the verdict is
+rules_slowness.slowed's: a straggler warning of the family's lowest confidence, naming the member
+the sentence names, else the job.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from diagnosis.catalog import Verdict
+from diagnosis.explain.rules import Rule, rule
+from diagnosis.explain.rules_slowness import slowed
+
+_SLOW_ZH = (
+    r"(?:变慢|减慢|越\w{1,2}越慢|慢了很多|慢很多|拖慢"
+    # (not the loss's 下降速度: how fast it converges)
+    r"|(?<!下降)(?<!收敛)速度(?:明显|大幅|显著|严重|急剧|大大)?地?(?:下降|降低)"
+    r"|(?:耗时|时间)(?:明显|大幅|显著)?(?:增加|变长)"
+    r"|越来越长|差异很大|差距很大|步调不一致"
+    # fast at first, slow later (刚开始训练速度快，后续训练速度很慢)
+    # (慢慢 is `gradually`, not slow; a negation before the 慢 denies it)
+    r"|(?:刚开始|一开始|开始时?|起初|前期|前几个?|前面)[^。！？]{0,12}快[^。！？]{0,24}?"
+    r"(?:后续|后来|后面|之后|后期|然后)(?:(?![不没未无])[^。！？]){0,12}(?<!慢)慢(?!慢))"
+)
+_SUBJECT_ZH = re.compile(
+    r"训练|微调|速度|step|迭代|epoch|rank|GPU|卡|节点|机器|耗时|吞吐|s/it|it/s", re.I
+)
+_DENIED_ZH = re.compile(r"(?:不|没|没有|未|无|并非)\w{0,3}$")
+_EXPLAINED_ZH = re.compile(r"正常|预期|意料之中|因为|由于")
+_NOT_TRAINING_ZH = re.compile(r"推理|下载|编译|加载模型")
+
+
+_SLOW_KO = (
+    r"(?:느려(?:졌|지|짐|져)|속도\s*(?:가\s*)?(?:많이\s*|현저히\s*|크게\s*|급격히\s*)?(?:저하|떨어|감소|줄어)"
+    r"|(?:시간|소요\s*시간)\s*(?:이\s*)?(?:점점\s*|계속\s*)?(?:늘어|증가|길어))"
+)
+_SUBJECT_KO = re.compile(r"학습|훈련|속도|GPU|에폭|epoch|step|스텝|이터레이션|노드|카드", re.I)
+_DENIED_KO = re.compile(r"(?:안|않|없|아니)\w{0,2}\s*$")
+_EXPLAINED_KO = re.compile(r"정상|예상|때문")
+_NOT_TRAINING_KO = re.compile(r"추론|다운로드|컴파일")
+
+
+@dataclass(frozen=True)
+class Reader:
+    """One language's patterns for a slowdown told in its words."""
+
+    subject: re.Pattern[str]
+    denied: re.Pattern[str]
+    explained: re.Pattern[str]
+    not_training: re.Pattern[str]
+    denied_after: re.Pattern[str] | None = None  # a negation that follows the verb (Korean)
+
+    def judge(self) -> Callable[[re.Match[str]], Verdict | None]:
+        """Return the rule's judge: the module doc's shape, in this language."""
+
+        def reported(m: re.Match[str]) -> Verdict | None:
+            body = m.string
+            start = max((x.end() for x in _SENTENCE.finditer(body, 0, m.start())), default=0)
+            end_at = _SENTENCE.search(body, m.end())
+            sentence = body[start : end_at.start() if end_at else len(body)]
+            if self.denied.search(body[start : m.start()]) or not self.subject.search(sentence):
+                return None
+            if self.denied_after is not None and self.denied_after.match(body, m.end()):
+                return None
+            if self.explained.search(sentence) or self.not_training.search(sentence):
+                return None
+            return slowed(sentence)
+
+        return reported
+
+
+_SENTENCE = re.compile(r"[。！？；!?;\n]|\.\s")
+CHINESE = Reader(_SUBJECT_ZH, _DENIED_ZH, _EXPLAINED_ZH, _NOT_TRAINING_ZH)
+KOREAN = Reader(
+    _SUBJECT_KO, _DENIED_KO, _EXPLAINED_KO, _NOT_TRAINING_KO, re.compile(r"\w{0,2}\s*(?:않|못)")
+)
+
+
+RULES: tuple[Rule, ...] = (
+    rule(
+        "straggler.slowness_in_chinese",
+        _SLOW_ZH,
+        ("慢", "下降", "降低", "增加", "变长", "越来越长", "差异", "差距", "步调"),
+        "A Chinese sentence reporting that the training, or one of its members, became "
+        "slower (变慢, 减慢, 速度下降, 耗时增加, 各个 rank 差异很大): a straggler or a "
+        "slowdown to look at, with the low confidence of general words.",
+        judge=CHINESE.judge(),
+    ),
+    rule(
+        "straggler.slowness_in_korean",
+        _SLOW_KO,
+        ("느려", "속도", "시간", "소요"),
+        "A Korean sentence reporting that the training, or one of its members, became slower "
+        "(느려졌다, 속도 저하, 시간이 점점 늘어나다): a straggler or a slowdown to look at, with "
+        "the low confidence of general words.",
+        judge=KOREAN.judge(),
+    ),
+)
