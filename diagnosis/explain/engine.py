@@ -182,9 +182,10 @@ def _maybe_crash(body: str) -> bool:
     return "eg" in body or "EG" in body or "rash" in body or "IG" in body or "dump" in body
 
 
-def _maybe_nccl(body: str) -> bool:
-    """Whether `body` can hold a frame inside NCCL (a cheap gate before its patterns)."""
-    return "nccl" in body or "misc/" in body or "transport/" in body or "graph/" in body
+def _nccl_frame(body: str) -> bool:
+    """Whether `body` is a stack frame inside NCCL (a cheap gate before the patterns)."""
+    maybe = "nccl" in body or "misc/" in body or "transport/" in body or "graph/" in body
+    return maybe and bool(NCCL_FRAME.search(body) or NCCL_STACK_FRAME.search(body))
 
 
 def _skip(state: _State, rec: Record) -> bool | None:
@@ -192,17 +193,14 @@ def _skip(state: _State, rec: Record) -> bool | None:
     body = rec.body
     # torchrun interleaves ranks, so each (host, rank, local rank) has its own traceback.
     stream = (rec.host, rec.rank, rec.local_rank)
-    # a frame inside NCCL is read, not skipped: the crash's place (rules_process)
-    if _maybe_nccl(body) and (NCCL_FRAME.search(body) or NCCL_STACK_FRAME.search(body)):
-        if _FRAME.match(body):
-            state.in_traceback.add(stream)
-        return False
-    if _TB_HEADER.match(body) or _FRAME.match(body):
+    if _TB_HEADER.match(body):
         state.in_traceback.add(stream)
         return None
     inside = stream in state.in_traceback
-    if inside and body[:1].isspace() and body.strip():
-        return None
+    if _FRAME.match(body) or (inside and body[:1].isspace() and body.strip()):
+        state.in_traceback.add(stream)
+        # a frame inside NCCL is read, not skipped: the crash's place (rules_process)
+        return False if _nccl_frame(body) else None
     state.in_traceback.discard(stream)
     return inside and bool(body.strip())
 
@@ -210,10 +208,6 @@ def _skip(state: _State, rec: Record) -> bool | None:
 def _visit(state: _State, rec: Record) -> None:
     """Classify one record into the state."""
     state.visited += 1
-    if RUN_START.match(rec.body):
-        state.runs += 1
-    if not state.crash_said and _maybe_crash(rec.body):
-        state.crash_said = CRASH_WORDS.search(rec.body) is not None
     exception_line = _skip(state, rec)
     if exception_line is None or not rec.body.strip():
         return
@@ -225,23 +219,7 @@ def _visit(state: _State, rec: Record) -> None:
         return
     result = _classify(state, rec.body, exception_line)
     if result is None:
-        state.diag_fail = state.diag_fail or _DIAG_FAIL.search(rec.body) is not None
-        peer = rate_of(rec.body)
-        if peer is not None:
-            shape, device, rate = peer
-            state.peers.setdefault(shape, []).append((device, rate, rec))
-        at_step = None if peer is not None else step_rate_of(rec.body)
-        _step_peer(state, rec, at_step)
-        figure = None if peer is not None else step_seconds(rec.body)
-        if figure is not None:
-            _progress(state, rec, progress_stream(rec.body, figure.field), figure.seconds)
-        elif at_step is not None and at_step.rate > 0:
-            _progress(state, rec, "rate:" + at_step.shape, 1 / at_step.rate)
-        _rate_table(state, rec)
-        quoted = quoted_step_times(rec.body) if is_prose(rec.body) else None
-        if quoted is not None:
-            state.quoted.extend((seconds, rec) for seconds in quoted[0])
-            state.quoted_change = state.quoted_change or quoted[1]
+        _unclassified(state, rec)
         return
     hit, confidence = result
     state.add(hit.rule, hit.verdict, hit, rec, confidence)
@@ -257,6 +235,32 @@ def _visit(state: _State, rec: Record) -> None:
         if seconds is not None:
             stream = (state.node or rec.host, rec.rank, rec.local_rank)
             state.step_times.setdefault(stream, []).append((seconds, rec))
+
+
+def _unclassified(state: _State, rec: Record) -> None:
+    """Read a record no rule classified: a run's start, a person's word for a crash, a
+    diagnostic's failure, per-device and per-step rates, progress lines, quoted step times."""
+    if RUN_START.match(rec.body):
+        state.runs += 1
+    if not state.crash_said and _maybe_crash(rec.body):
+        state.crash_said = CRASH_WORDS.search(rec.body) is not None
+    state.diag_fail = state.diag_fail or _DIAG_FAIL.search(rec.body) is not None
+    peer = rate_of(rec.body)
+    if peer is not None:
+        shape, device, rate = peer
+        state.peers.setdefault(shape, []).append((device, rate, rec))
+    at_step = None if peer is not None else step_rate_of(rec.body)
+    _step_peer(state, rec, at_step)
+    figure = None if peer is not None else step_seconds(rec.body)
+    if figure is not None:
+        _progress(state, rec, progress_stream(rec.body, figure.field), figure.seconds)
+    elif at_step is not None and at_step.rate > 0:
+        _progress(state, rec, "rate:" + at_step.shape, 1 / at_step.rate)
+    _rate_table(state, rec)
+    quoted = quoted_step_times(rec.body) if is_prose(rec.body) else None
+    if quoted is not None:
+        state.quoted.extend((seconds, rec) for seconds in quoted[0])
+        state.quoted_change = state.quoted_change or quoted[1]
 
 
 def _progress(state: _State, rec: Record, shape: str, seconds: float) -> None:

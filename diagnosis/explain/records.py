@@ -144,10 +144,11 @@ def _hard_wrapped(segment: str, following: str) -> bool:
     is the next message of the same logger, one that happens to be as long as the window), a
     time, a log level or a bracket (a log whose lines are all about one width).
     """
+    if len(segment) not in TERMINAL_WIDTHS:
+        return False
     first = segment.split(maxsplit=1)[:1]
     return (
-        len(segment) in TERMINAL_WIDTHS
-        and bool(following.strip())
+        bool(following.strip())
         and not (first and following.startswith(first[0]))
         and _MESSAGE_START.match(following) is None
         and _strip(following)[0] == following
