@@ -37,11 +37,13 @@ from dataclasses import dataclass, field
 
 from diagnosis.catalog import Verdict
 from diagnosis.explain.peers import (
+    MIN_LINE_PEERS,
     MIN_PEERS,
     MIN_STEP_PEERS,
     STEP_GROUP,
     TABLE_HEADER,
     StepRate,
+    line_rates,
     rate_of,
     slow_peer,
     step_rate_of,
@@ -82,6 +84,8 @@ MAX_EVIDENCE = 1000
 _MEMO_LIMIT = 65_536
 _SEVERITY_ORDER = {Severity.CRITICAL: 0, Severity.ERROR: 1, Severity.WARNING: 2, Severity.INFO: 3}
 _TB_HEADER = re.compile(r"^\s*Traceback \(most recent call last\):")
+LINE_GROUP = "line "
+"""The prefix of a one-line group of devices' rates (peers.line_rates)."""
 _FRAME = re.compile(r'^\s*(?:File "[^"]*", line \d+|line \d+, in \S+|frame #\d+: )')
 _SMI_GPU = re.compile(r"^GPU (?P<pci>[0-9A-Fa-f]{8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\s*$")
 SLOW_DEVICE = Verdict(
@@ -249,6 +253,9 @@ def _unclassified(state: _State, rec: Record) -> None:
     if peer is not None:
         shape, device, rate = peer
         state.peers.setdefault(shape, []).append((device, rate, rec))
+    listed = line_rates(rec.body)
+    if listed:
+        state.peers[f"{LINE_GROUP}{state.visited}"] = [(dev, rate, rec) for dev, rate in listed]
     at_step = None if peer is not None else step_rate_of(rec.body)
     _step_peer(state, rec, at_step)
     figure = None if peer is not None else step_seconds(rec.body)
@@ -335,6 +342,7 @@ def _sequences(state: _State) -> None:
             state.add(rule_id, verdict, None, rec, verdict.confidence)
     for key, group in state.peers.items():
         least = MIN_STEP_PEERS if key.startswith(STEP_GROUP) else MIN_PEERS
+        least = MIN_LINE_PEERS if key.startswith(LINE_GROUP) else least
         slowest = slow_peer([(device, rate) for device, rate, _ in group], least)
         if slowest is not None:
             state.add("peers.slow_device", SLOW_DEVICE, None, group[slowest][2], 0.5)

@@ -16,9 +16,12 @@ them suffice. A line that differs in an integer (another step, micro-batch, fold
 model size, a clock) or comes back later (a replay after a restart, a counter that restarts
 each epoch) is not a peer.
 
+Several devices' rates on one line (Claymore's ``ETH: GPU0 13.875 Mh/s, GPU1 26.397 Mh/s, GPU2
+26.743 Mh/s``) are a group of their own: ``MIN_LINE_PEERS`` of them suffice (``line_rates``).
+
 Guarantees: a group needs ``MIN_PEERS`` distinct devices (``MIN_STEP_PEERS`` workers of one
-step), so one or two lines never alarm; equal or jittering healthy rates (within 30 % of the
-median) never alarm.
+step, ``MIN_LINE_PEERS`` devices of one line), so one or two lines never alarm; equal or
+jittering healthy rates (within 30 % of the median) never alarm.
 """
 
 from __future__ import annotations
@@ -112,6 +115,22 @@ def step_rate_of(body: str) -> StepRate | None:
         " ".join(step.strip() for step in steps),
         _DECIMAL.sub("#", _STEP.sub("", blanked)),
     )
+
+
+# several devices' rates on one line (Claymore's `ETH: GPU0 13.875 Mh/s, GPU1 26.397 Mh/s, ...`)
+_LINE_RATE = re.compile(
+    r"\bGPU\s*#?(?P<dev>\d+)\s*[:=]?\s*(?P<value>\d+(?:\.\d+)?)\s*(?:[kKMGT]?[Hh]/s|Sol/s)(?![\w/])"
+)
+MIN_LINE_PEERS = 3
+"""Devices one line must list to be a group of peers: the line names them all together."""
+
+
+def line_rates(body: str) -> list[tuple[str, float]]:
+    """Return the (device, rate) pairs of a line that lists MIN_LINE_PEERS devices or more."""
+    if "/s" not in body:
+        return []
+    found = [(m["dev"], float(m["value"])) for m in _LINE_RATE.finditer(body)]
+    return found if len({device for device, _ in found}) >= MIN_LINE_PEERS else []
 
 
 def rate_of(body: str) -> tuple[str, str, float] | None:

@@ -35,7 +35,7 @@ _FIELDS: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
         # seconds per step: mm*/detectron2/torchvision `time: 0.853` (beside its `eta` or
         # `data_time`), timm `Time: 0.416s,`, Paddle `batch_cost: 0.52`, NeMo
         # `train_step_timing in s=0.41`, Keras `- 150ms/step - loss:`
-        ("time", "time", re.compile(rf"(?<![\w.]){_Q}time{_Q}: ?{_Q}(\d+\.\d+)\b(?!\s*\()")),
+        ("time", "time", re.compile(rf"(?<![\w.]){_Q}time{_Q}: ?{_Q}(\d+\.\d+)s?\b(?!\s*\()")),
         ("Time: ", "timm", re.compile(rf"\bTime: ({_NUM})s,")),
         ("batch_cost", "paddle", re.compile(rf"\b(?:avg_)?batch_cost: ({_NUM})")),
         ("timing", "nemo", re.compile(rf"\btrain_step_timing(?: in s)?[=:] ?({_NUM})")),
@@ -58,7 +58,7 @@ _RATES = frozenset(
     {"deepspeed", "fairseq", "titan", "onmt", "ips", "paddlenlp", "tf", "horovod", "tfcnn"}
 )
 # a bare `time:` is a step time only beside the fields the frameworks print with it
-_TIME_CONTEXT = re.compile(r"\beta\b|data_time|\bdata: ")
+_TIME_CONTEXT = re.compile(r"\beta\b|data_time|\bdata: ", re.IGNORECASE)
 _UNIT = {"us": 1e-6, "ms": 1e-3, "s": 1.0}
 _WORD = re.compile(r"[A-Za-z_]{2,}")
 _NOT_SHAPE = re.compile(

@@ -46,8 +46,14 @@ KERNEL_RULES: tuple[Rule, ...] = (
         r"|\bOOMKilled\b|systemd-oomd killed \d+ process|\boomd attempting to kill\b"
         r"|\bKilled \S+ due to memory pressure\b"
         # Slurm's step daemon counting the cgroup's OOM kills
-        r"|\bDetected [1-9]\d* oom[-_ ]kill event|killed by the cgroup out-of-memory handler",
+        r"|\bDetected [1-9]\d* oom[-_ ]kill event|killed by the cgroup out-of-memory handler"
+        # the node's own OOM killer as kubelet reports it; batch schedulers' memory kills
+        # (Slurm, LSF, PBS Pro and Torque)
+        r"|\bSystemOOM\b|\bSystem OOM encountered\b|Exceeded job memory limit"
+        r"|TERM_MEMLIMIT: job killed after reaching LSF memory usage limit"
+        r"|PBS: job killed: v?mem \d+\w* exceeded limit \d+",
         (
+            *("systemoom", "system oom", "exceeded job memory", "term_memlimit", "pbs: job killed"),
             "out of memory",
             "oom-kill",
             "oom_reaper",
@@ -83,8 +89,13 @@ KERNEL_RULES: tuple[Rule, ...] = (
         # mce/core.c: an exception in progress, its severity; mcelog's and rasdaemon's records
         r"|\[Hardware Error\]: (?:CPU \d+: Machine Check Exception:|Machine check: )"
         r"|Uncorrected hardware memory error in user-access|^\s*Uncorrected error\s*$"
+        # a BMC's system event log (Supermicro, HPE iLO, ipmitool): asserted, not deasserted
+        r"|\bUncorrectable (?:ECC|Memory Error)\b(?![^\n]*\bDeassert)"
         r"|^\s*Processor context corrupt\s*$|\b\d+ (?:Uncorrected|Fatal) errors?:",
-        ("hardware error", "memory error", "edac", "uncorrected", "context corrupt", "fatal"),
+        (
+            *("hardware error", "memory error", "edac", "uncorrected", "context corrupt"),
+            *("fatal", "uncorrectable"),
+        ),
         "An uncorrected machine check or DIMM error: the host's CPU or memory failed.",
         _hardware(S.CRITICAL, A.ISOLATE_NODE, 0.85),
     ),

@@ -78,6 +78,9 @@ _COMPARATIVE = (
     rf"|(?P<stuck>{_RATE}\s+(?:\w+\s+){{0,4}}?(?:is\s+|was\s+|gets?\s+|got\s+)?stuck\s+"
     r"(?:at|on|around)\s+(?!0(?:\.0+)?\b)\d+)"
     rf"|(?:half|a\s+third|a\s+quarter|one\s+third)\s+(?:of\s+)?(?:the\s+|their\s+|its\s+)?{_RATE}"
+    # a member at a share of its peers (`it only gets 50% of the other two`)
+    r"|(?:gets?|got|does|did|runs?\s+at|reach(?:es)?|performs?\s+at)\s+(?:only\s+|about\s+|around\s+)?"
+    r"(?P<share>\d+(?:\.\d+)?)\s*%\s+of\s+(?:the\s+)?(?:others?|rest|peers?|other\s+\w+)"
     r"|(?:speed|performance|perf|throughput|(?:hash|sol/s|h/s|mh/s|sample|token|step|iteration"
     r"|training|mining)\s*rates?|it/s|(?:iterations?|its|steps?|samples?|images?|tokens?)/s(?:ec)?"
     r"|utili[sz]ation)\s+(?:\w+\s+){0,4}?"
@@ -119,7 +122,7 @@ SLOWNESS = re.compile(
 _MEMBER = r"GPU|card|device|node|host|rank|worker|machine|server|process|replica|instance|VM|rig"
 _PROGRESS = (
     r"training|train|epoch|iteration|iter|step|batch|job|run|throughput|speed|it/s|s/it"
-    r"|samples?/s\w*|hash\s*rate|performance|perf|FLOPS|utili[sz]ation|collectives?"
+    r"|samples?/s\w*|hash\s*rate|mining|performance|perf|FLOPS|utili[sz]ation|collectives?"
     r"|all-?reduce|all-?gather|reduce-?scatter|all-?to-?all|broadcast"
 )
 SUBJECT = re.compile(rf"\b(?:{_MEMBER}|{_PROGRESS})s?\b", re.I)
@@ -294,6 +297,8 @@ def _reported(m: re.Match[str]) -> Verdict | None:
             return None
     if m["plain"] and not (_COMPARED.search(sentence) or _TURNED.search(before)):
         return None
+    if m["share"] and float(m["share"]) >= 100 - MIN_GAP_PCT:
+        return None  # 95 % of the others: too small a gap to name
     if m["stuck"] and not _COMPARED.search(around):
         return None  # stuck at a figure: low only against another member or an earlier figure
     return slowed(sentence)
@@ -310,7 +315,7 @@ RULES: tuple[Rule, ...] = (
             *("duration", "speed", "perf", "throughput", "hash", "it/s", "utili", "low"),
             *("poor", "bad", "terrible", "horrible", "increas", "grow", "grew", "goes up"),
             *("went up", "doubl", "climb", "fell", "fall", "declin", "goes down", "went down"),
-            *("more and more", "state", "p2", "p5", "p8", "stuck", "half"),
+            *("more and more", "state", "p2", "p5", "p8", "stuck", "half", "% of"),
         ),
         "A sentence reporting that the job, or one of its members, became or is slower than it "
         "should be, in words no earlier rule reads: a straggler or a slowdown to look at, with "

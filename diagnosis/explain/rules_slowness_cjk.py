@@ -28,7 +28,9 @@ from diagnosis.explain.rules import Rule, rule
 from diagnosis.explain.rules_slowness import slowed
 
 _SLOW_ZH = (
-    r"(?:变慢|减慢|越\w{1,2}越慢|慢了很多|慢很多|拖慢"
+    r"(?:[变變]慢|[减減]慢|越\w{1,2}越慢|慢了很多|慢很多|拖慢"
+    # a rate that drops to a figure (掉到剩十几 samples/s), a time or ETA that keeps growing
+    r"|(?:掉|降|跌)(?:到|至)|(?:ETA|eta)\w{0,3}(?:不断|一直|持续)?(?:增加|变长|上升)"
     # (not the loss's 下降速度: how fast it converges)
     r"|(?<!下降)(?<!收敛)速度(?:明显|大幅|显著|严重|急剧|大大)?地?(?:下降|降低)"
     r"|(?:耗时|时间)(?:明显|大幅|显著)?(?:增加|变长)"
@@ -39,10 +41,12 @@ _SLOW_ZH = (
     r"(?:后续|后来|后面|之后|后期|然后)(?:(?![不没未无])[^。！？]){0,12}(?<!慢)慢(?!慢))"
 )
 _SUBJECT_ZH = re.compile(
-    r"训练|微调|速度|step|迭代|epoch|rank|GPU|卡|节点|机器|耗时|吞吐|s/it|it/s", re.I
+    r"[训訓][练練]|微[调調]|速度|step|迭代|epoch|rank|GPU|卡|[节節]点|机器|耗[时時]|吞吐|s/it|it/s"
+    r"|samples?/s|images?/s|ETA",
+    re.I,
 )
 _DENIED_ZH = re.compile(r"(?:不|没|没有|未|无|并非)\w{0,3}$")
-_EXPLAINED_ZH = re.compile(r"正常|预期|意料之中|因为|由于")
+_EXPLAINED_ZH = re.compile(r"正常|[预預]期|意料之中|因[为為]|由于")
 _NOT_TRAINING_ZH = re.compile(r"推理|下载|编译|加载模型")
 
 
@@ -96,7 +100,10 @@ RULES: tuple[Rule, ...] = (
     rule(
         "straggler.slowness_in_chinese",
         _SLOW_ZH,
-        ("慢", "下降", "降低", "增加", "变长", "越来越长", "差异", "差距", "步调"),
+        (
+            *("慢", "下降", "降低", "增加", "变长", "越来越长", "差异", "差距", "步调"),
+            *("掉到", "掉至", "降到", "降至", "跌到", "跌至"),
+        ),
         "A Chinese sentence reporting that the training, or one of its members, became "
         "slower (变慢, 减慢, 速度下降, 耗时增加, 各个 rank 差异很大): a straggler or a "
         "slowdown to look at, with the low confidence of general words.",
