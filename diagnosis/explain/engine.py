@@ -349,13 +349,7 @@ def _sequences(state: _State) -> None:
     if state.diag_rate is not None and state.diag_fail:
         hit, rec = state.diag_rate
         state.add("gpu.diag_slow", SLOW_DEVICE, hit, rec, 0.6)
-    for steps in state.progress.values():
-        times = [seconds for seconds, _ in steps]
-        slow = step_time_slowdown(times)
-        slow = step_time_drift(times) if slow is None else slow
-        if slow is not None:
-            state.add("training.step_slowdown", SLOWDOWN, None, steps[slow][1], 0.3)
-    for steps in state.step_times.values():
+    for steps in [*state.progress.values(), *state.step_times.values()]:
         times = [seconds for seconds, _ in steps]
         slow = step_time_slowdown(times)
         slow = step_time_drift(times) if slow is None else slow
