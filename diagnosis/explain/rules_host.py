@@ -30,6 +30,23 @@ def _hardware(severity: S, action: A, confidence: float) -> Verdict:
 
 _MEMORY = verdict(C.HOST_MEMORY, APP, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.9)
 
+_SEL_SENSOR = (
+    r"\|\s*(?:Memory|Processor|Critical Interrupt|Power Supply|System Event|Temperature)"
+    r"(?: #0x[0-9a-f]{2})?[^|\n]{0,40}"
+)
+_SEL_FAULT = (
+    r"Uncorrectable ECC|Parity|Memory Scrub Failed|Memory Device Disabled|Critical Overtemperature"
+    r"|IERR|Thermal Trip|FRB[123]/[^|\n]+|SM BIOS Uncorrectable CPU-complex Error"
+    r"|Uncorrectable machine check exception|Bus Timeout|I/O Channel check NMI|PCI PERR|PCI SERR"
+    r"|Bus Uncorrectable error|Fatal NMI|Bus Fatal Error|Failure detected|Power Supply AC lost"
+    r"|AC lost or out-of-range|Upper (?:Critical|Non-recoverable) going high"
+    r"|Undetermined system hardware failure"
+)
+_SEL_WARNING = (
+    r"Correctable ECC(?: logging limit reached)?|Correctable machine check error|Throttled"
+    r"|Predictive failure|Bus Correctable error|Bus Degraded"
+)
+
 KERNEL_RULES: tuple[Rule, ...] = (
     rule(
         "host.oom_killer",
@@ -98,6 +115,27 @@ KERNEL_RULES: tuple[Rule, ...] = (
         ),
         "An uncorrected machine check or DIMM error: the host's CPU or memory failed.",
         _hardware(S.CRITICAL, A.ISOLATE_NODE, 0.85),
+    ),
+    rule(
+        "host.bmc_fault",
+        # a BMC's system event log as `ipmitool sel list` prints it (ipmitool's
+        # sensor_specific_event_types[]): a fault's event, asserted (a deasserted one cleared)
+        rf"{_SEL_SENSOR}\s*\|\s*(?:{_SEL_FAULT})\s*\|\s*Asserted\b",
+        ("asserted",),
+        "The node's BMC logged a hardware fault (ipmitool's SEL: an uncorrectable ECC or parity "
+        "error, a disabled DIMM, a processor IERR, thermal trip or uncorrectable machine check, "
+        "a PCI SERR/PERR or fatal NMI, a failed power supply or lost AC, a temperature past its "
+        "upper critical threshold, an undetermined hardware failure): inspect the node.",
+        _hardware(S.ERROR, A.HARDWARE_INSPECTION, 0.75),
+    ),
+    rule(
+        "host.bmc_warning",
+        rf"{_SEL_SENSOR}\s*\|\s*(?:{_SEL_WARNING})\s*\|\s*Asserted\b",
+        ("asserted",),
+        "The node's BMC logged a warning (ipmitool's SEL: correctable ECC or its logging limit, a "
+        "correctable machine check, a throttled processor, a predictive power-supply failure, a "
+        "correctable or degraded bus): the part is degrading; watch it.",
+        _hardware(S.WARNING, A.MONITOR, 0.6),
     ),
     rule(
         "host.mce",

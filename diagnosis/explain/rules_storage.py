@@ -184,6 +184,17 @@ RULES: tuple[Rule, ...] = (
         _disk(S.ERROR, A.HARDWARE_INSPECTION, 0.7),
     ),
     rule(
+        "storage.bmc_drive",
+        # a BMC's system event log (ipmitool sel list): a drive slot's fault, asserted
+        r"\|\s*Drive Slot(?: / Bay)?(?: #0x[0-9a-f]{2})?[^|\n]{0,40}\|\s*"
+        r"(?:Drive Fault|In Failed Array|Rebuild Aborted|Predictive Failure|In Critical Array)"
+        r"\s*\|\s*Asserted\b",
+        ("drive slot",),
+        "The node's BMC logged a drive fault (ipmitool's SEL: a drive fault, a failed or "
+        "critical array, an aborted rebuild, a predicted failure): replace the drive.",
+        _disk(S.ERROR, A.HARDWARE_INSPECTION, 0.7),
+    ),
+    rule(
         "storage.ata",
         r"\bata\d+(?:\.\d+)?: (?:error: \{[^}]*\b(?:UNC|IDNF|AMNF|ICRC)\b"
         r"|failed command: (?:READ|WRITE)|exception Emask 0x[0-9a-f]+ [^\n]*\bfrozen\b)",
