@@ -37,12 +37,10 @@ from dataclasses import dataclass, field
 
 from diagnosis.catalog import Verdict
 from diagnosis.explain.peers import (
-    MIN_LINE_PEERS,
-    MIN_PEERS,
-    MIN_STEP_PEERS,
-    STEP_GROUP,
+    LINE_GROUP,
     TABLE_HEADER,
     StepRate,
+    least_peers,
     line_rates,
     rate_of,
     slow_peer,
@@ -84,8 +82,6 @@ MAX_EVIDENCE = 1000
 _MEMO_LIMIT = 65_536
 _SEVERITY_ORDER = {Severity.CRITICAL: 0, Severity.ERROR: 1, Severity.WARNING: 2, Severity.INFO: 3}
 _TB_HEADER = re.compile(r"^\s*Traceback \(most recent call last\):")
-LINE_GROUP = "line "
-"""The prefix of a one-line group of devices' rates (peers.line_rates)."""
 _FRAME = re.compile(r'^\s*(?:File "[^"]*", line \d+|line \d+, in \S+|frame #\d+: )')
 _SMI_GPU = re.compile(r"^GPU (?P<pci>[0-9A-Fa-f]{8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\s*$")
 SLOW_DEVICE = Verdict(
@@ -341,9 +337,7 @@ def _sequences(state: _State) -> None:
             rec = stream[position][1]
             state.add(rule_id, verdict, None, rec, verdict.confidence)
     for key, group in state.peers.items():
-        least = MIN_STEP_PEERS if key.startswith(STEP_GROUP) else MIN_PEERS
-        least = MIN_LINE_PEERS if key.startswith(LINE_GROUP) else least
-        slowest = slow_peer([(device, rate) for device, rate, _ in group], least)
+        slowest = slow_peer([(device, rate) for device, rate, _ in group], least_peers(key))
         if slowest is not None:
             state.add("peers.slow_device", SLOW_DEVICE, None, group[slowest][2], 0.5)
     if state.diag_rate is not None and state.diag_fail:

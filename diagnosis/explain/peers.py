@@ -78,16 +78,24 @@ _LEADING_TIME = re.compile(
 _DECIMAL = re.compile(r"\d+\.\d+(?:e[+-]?\d+)?", re.IGNORECASE)
 STEP_GROUP = "step "
 """The prefix of a same-step group's key (`slow_peer` needs only MIN_STEP_PEERS of them)."""
+LINE_GROUP = "line "
+"""The prefix of a one-line group of devices' rates (``line_rates``: MIN_LINE_PEERS suffice)."""
+
+
+def least_peers(group: str) -> int:
+    """Return how many devices the peer group keyed `group` needs (its prefix says its kind)."""
+    if group.startswith(STEP_GROUP):
+        return MIN_STEP_PEERS
+    return MIN_LINE_PEERS if group.startswith(LINE_GROUP) else MIN_PEERS
 
 
 class StepRate(NamedTuple):
-    """A progress line's rate: its group of same-step peers, the rate, the step it names, and
-    its shape without the step (the stream of one process's steps: a rate of another unit or
-    another sequence length is another stream)."""
+    """A progress line's rate: its group of same-step peers, the rate, and its shape without
+    the step (the stream of one process's steps: a rate of another unit or another sequence
+    length is another stream)."""
 
     group: str
     rate: float
-    step: str
     shape: str
 
 
@@ -112,7 +120,6 @@ def step_rate_of(body: str) -> StepRate | None:
     return StepRate(
         STEP_GROUP + _DECIMAL.sub("#", blanked),
         float(rate["value"].replace(",", "")),
-        " ".join(step.strip() for step in steps),
         _DECIMAL.sub("#", _STEP.sub("", blanked)),
     )
 

@@ -39,8 +39,7 @@ _FIELDS: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
         ("Time: ", "timm", re.compile(rf"\bTime: ({_NUM})s,")),
         ("batch_cost", "paddle", re.compile(rf"\b(?:avg_)?batch_cost: ({_NUM})")),
         ("timing", "nemo", re.compile(rf"\btrain_step_timing(?: in s)?[=:] ?({_NUM})")),
-        ("/step", "keras", re.compile(rf"\s({_NUM})(us|ms|s)/(?:step|sample)\b.*\bloss\b")),
-        ("/sample", "keras", re.compile(rf"\s({_NUM})(us|ms|s)/(?:step|sample)\b.*\bloss\b")),
+        ("s/s", "keras", re.compile(rf"\s({_NUM})(us|ms|s)/(?:step|sample)\b.*\bloss\b")),
         # throughputs: DeepSpeed, fairseq, torchtitan, OpenNMT, Paddle, PaddleNLP, TF hooks,
         # Horovod and tf_cnn_benchmarks
         ("SamplesPerSec=", "deepspeed", re.compile(rf"\b(?:Curr)?SamplesPerSec=({_NUM})")),
