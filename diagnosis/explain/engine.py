@@ -56,6 +56,7 @@ from diagnosis.explain.progress import (
 from diagnosis.explain.records import Record, is_prose, records
 from diagnosis.explain.rules import Hit, normalize_pci, rule_set
 from diagnosis.explain.rules_driver import FABRIC_RULE, fabric_field
+from diagnosis.explain.rules_netfs import CLEARED_BY
 from diagnosis.explain.rules_process import (
     CONFIRMED_CONFIDENCE,
     CRASH_RULES,
@@ -66,6 +67,7 @@ from diagnosis.explain.rules_process import (
     NEEDS_CRASH,
 )
 from diagnosis.explain.rules_slowdown import SLOWED, quoted_step_times, rose
+from diagnosis.explain.tables import TableReader
 from diagnosis.explain.training import (
     SLOWDOWN,
     parse_step_seconds,
@@ -141,6 +143,7 @@ class _State:
     step_run: tuple[str, int] = ("", -1)  # the last step line's group key, and its record
     step_runs: int = 0  # runs of identical step lines seen, each its own group
     rate_tables: int = 0  # tables seen: each is its own peer group
+    tables: TableReader[Record] = field(default_factory=TableReader)  # members' figures
 
     def add(
         self, rule_id: str, verdict: Verdict, hit: Hit | None, rec: Record, conf: float
@@ -239,7 +242,8 @@ def _visit(state: _State, rec: Record) -> None:
 
 def _unclassified(state: _State, rec: Record) -> None:
     """Read a record no rule classified: a run's start, a person's word for a crash, a
-    diagnostic's failure, per-device and per-step rates, progress lines, quoted step times."""
+    diagnostic's failure, per-device and per-step rates, tables of members' figures, progress
+    lines, quoted step times."""
     if RUN_START.match(rec.body):
         state.runs += 1
     if not state.crash_said and _maybe_crash(rec.body):
@@ -260,6 +264,7 @@ def _unclassified(state: _State, rec: Record) -> None:
     elif at_step is not None and at_step.rate > 0:
         _progress(state, rec, "rate:" + at_step.shape, 1 / at_step.rate)
     _rate_table(state, rec)
+    state.tables.feed(rec.body, rec)
     quoted = quoted_step_times(rec.body) if is_prose(rec.body) else None
     if quoted is not None:
         state.quoted.extend((seconds, rec) for seconds in quoted[0])
@@ -336,6 +341,8 @@ def _sequences(state: _State) -> None:
         for position, verdict, rule_id in sequence_findings(iterations):
             rec = stream[position][1]
             state.add(rule_id, verdict, None, rec, verdict.confidence)
+    for n, column in enumerate(state.tables.groups()):
+        state.peers[f"table {n}"] = column
     for key, group in state.peers.items():
         slowest = slow_peer([(device, rate) for device, rate, _ in group], least_peers(key))
         if slowest is not None:
@@ -358,11 +365,14 @@ def _sequences(state: _State) -> None:
 
 def _confirm(state: _State) -> None:
     """Raise signal findings that other findings of the same input confirm (OOM killer, shm);
-    drop the findings that stand only with a crash (NEEDS_CRASH) when the input shows none."""
+    drop the findings that stand only with a crash (NEEDS_CRASH) when the input shows none, and
+    the waits that a later recovery in the same input ended (rules_netfs.CLEARED_BY)."""
     present = {key[0] for key in state.found}
     if not (present & CRASH_RULES or state.crash_said):
         for key in [key for key in state.found if key[0] in NEEDS_CRASH]:
             del state.found[key]
+    for key in [key for key in state.found if CLEARED_BY.get(key[0], frozenset()) & present]:
+        del state.found[key]
     for key, cand in state.found.items():
         confirming = EVIDENCE.get(key[0])
         if confirming and confirming & present:

@@ -126,7 +126,8 @@ def step_rate_of(body: str) -> StepRate | None:
 
 # several devices' rates on one line (Claymore's `ETH: GPU0 13.875 Mh/s, GPU1 26.397 Mh/s, ...`)
 _LINE_RATE = re.compile(
-    r"\bGPU\s*#?(?P<dev>\d+)\s*[:=]?\s*(?P<value>\d+(?:\.\d+)?)\s*(?:[kKMGT]?[Hh]/s|Sol/s)(?![\w/])"
+    r"\b(?i:GPU)\s*#?(?P<dev>\d+)\]?\s*[:=]?\s*(?P<value>\d+(?:\.\d+)?)\s*"
+    r"(?:[kKMGT]?[Hh]/s|Sol/s|it/s|(?:samples|images|img|tokens)/s(?:ec)?|[GT]B/s|[GT]FLOPS)(?![\w/])"
 )
 MIN_LINE_PEERS = 3
 """Devices one line must list to be a group of peers: the line names them all together."""

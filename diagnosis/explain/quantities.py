@@ -42,7 +42,7 @@ _WORD_AMOUNT |= _NUMBERS
 # a figure, optionally per unit of work (`8 hours/epoch`, `30 s per iteration`)
 _FIGURE = re.compile(
     rf"\b(?:from\s+(?P<start>\d+(?:\.\d+)?)\s*(?P<start_unit>{UNIT})?\s+to\s+)?"
-    rf"(?:(?P<value>\d+(?:\.\d+)?)\s*|(?P<words>half\s+an?|an?|one|{'|'.join(_NUMBERS)})\s+)"
+    rf"(?:(?P<value>\d+(?:\.\d+)?)\+?\s*|(?P<words>half\s+an?|an?|one|{'|'.join(_NUMBERS)})\s+)"
     rf"(?P<unit>{UNIT})"
     r"(?:/(?:epoch|iter\w*|step|batch|it)\b)?(?![\w/])",
     re.IGNORECASE,

@@ -194,17 +194,21 @@ def all_rules() -> tuple[Rule, ...]:
     """Return every line rule in precedence order (most specific first); ids are unique."""
     from diagnosis.explain import (
         rules_comm,
+        rules_dcgm,
         rules_driver,
         rules_fabric,
         rules_gpu,
         rules_groups,
         rules_host,
         rules_kernel,
+        rules_netfs,
         rules_nic,
         rules_process,
+        rules_scheduler,
         rules_slowdown,
         rules_slowness,
         rules_slowness_cjk,
+        rules_slowness_euro,
         rules_storage,
         rules_straggler,
         rules_straggler_words,
@@ -215,10 +219,13 @@ def all_rules() -> tuple[Rule, ...]:
         *rules_gpu.RULES,
         *rules_driver.RULES,
         *rules_fabric.RULES,
+        *rules_dcgm.RULES,
         *rules_nic.RULES,
         *rules_kernel.RULES,
         *rules_host.KERNEL_RULES,
         *rules_storage.RULES,
+        *rules_netfs.RULES,
+        *rules_scheduler.RULES,
         *rules_straggler.TOOL_RULES,
         *rules_straggler_words.RULES,
         *rules_straggler.FIGURE_RULES,
@@ -232,6 +239,7 @@ def all_rules() -> tuple[Rule, ...]:
         *rules_groups.RULES,
         *rules_slowness.RULES,
         *rules_slowness_cjk.RULES,
+        *rules_slowness_euro.RULES,
     )
     ids = [r.id for r in ordered]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})

@@ -100,6 +100,46 @@ RULES: tuple[Rule, ...] = (
         "Any other port module error (cable unplugged, bad module).",
         _nic(S.WARNING, A.CHECK_NETWORK, 0.6),
     ),
+    # InfiniBand fabric tools and the subnet manager (infiniband-diags, OpenSM, NCCL's async
+    # events, ethtool's PHY counters; catalogued in the session notes of 2026-12-05)
+    rule(
+        "ib.error_counters",
+        r"\[(?:SymbolErrorCounter|LinkErrorRecoveryCounter|LinkDownedCounter|PortRcvErrors"
+        r"|PortRcvRemotePhysicalErrors|LocalLinkIntegrityErrors|ExcessiveBufferOverrunErrors"
+        r"|PortXmitDiscards) == [1-9]\d*\]"
+        r"|^\s*(?:SymbolErrorCounter|LinkErrorRecoveryCounter|LinkDownedCounter|PortRcvErrors"
+        r"|LocalLinkIntegrityErrors|ExcessiveBufferOverrunErrors):\.+\s*[1-9]\d*\s*$"
+        r"|^\s*(?:rx_crc_errors_phy|rx_pcs_symbol_err_phy|rx_symbol_err_phy|link_down_events_phy)"
+        r":\s+[1-9]\d*\s*$",
+        ("counter", "errors", "_phy"),
+        "A port's error counters are not zero (ibqueryerrors, perfquery, ethtool -S): symbol "
+        "errors, link recoveries or downs, receive errors. The link (cable, optic or port) is "
+        "bad if they keep rising; congestion counters (PortXmitWait) are not read.",
+        _nic(S.WARNING, A.CHECK_NETWORK, 0.45),
+    ),
+    rule(
+        "ib.degraded_link",
+        r"\(\s*Could be (?:[\d.]+ Gbps|\d+X)[^)]*\)",
+        ("could be",),
+        "iblinkinfo marks a link that trained below what both ends support (`Could be 53.125 "
+        "Gbps`, `Could be 4X`): a degraded cable or port; traffic over it is slower.",
+        _nic(S.WARNING, A.CHECK_NETWORK, 0.55),
+    ),
+    rule(
+        "ib.sm_port_down",
+        r"\bOpenSM\b.*\bSM port is down\b|^\s*SM port is down\s*$",
+        ("sm port is down",),
+        "The subnet manager's own port went down: the fabric has no working subnet manager "
+        "until a standby takes over; new ports and paths cannot be set up.",
+        verdict(C.NETWORK, INFRA, K.SWITCH, S.ERROR, A.CHECK_NETWORK, 0.6),
+    ),
+    rule(
+        "ib.async_port_error",
+        r"NET/IB ?: \S+ Got (?:non-fatal |fatal )?async event: port error",
+        ("async event",),
+        "NCCL got a port-error event from the HCA: the port went down under the job.",
+        _nic(S.WARNING, A.CHECK_NETWORK, 0.55),
+    ),
     rule(
         "nic.tx_timeout",
         r"NETDEV WATCHDOG: .*transmit queue \d+ timed out|\bTX timeout detected|\bRX timeout on "

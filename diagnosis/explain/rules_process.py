@@ -49,10 +49,13 @@ def _signal(number: int, name: str) -> str:
         rf"|interrupted by signal \d+: {name}\b|\*\*\* {name} received"
         rf"|is killed by signal: {_STRSIGNAL[number]}\b"
         rf"|exited on signal {number} \({_STRSIGNAL[number]}\)"
+        # srun's task summary (`srun: error: node01: task 3: Killed`), a wait status printed
+        # as is (slurmctld's `_job_complete: JobId=12 WTERMSIG 9`)
+        rf"|\btasks? [\d,\-]+: {_STRSIGNAL[number]}\b|\bWTERMSIG {number}\b"
     )
 
 
-_NEEDLES = ("exitcode", "signal")
+_NEEDLES = ("exitcode", "signal", "task", "wtermsig")
 
 _NCCL_SOURCE = (
     r"(?:(?:\S*/)?(?:misc/(?:ibvwrap|cudawrap|nvmlwrap|ibvsymbols|shmutils|ipcsocket)"

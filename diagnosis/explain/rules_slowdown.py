@@ -60,22 +60,26 @@ _STEP_WORD = re.compile(
 CHANGE = re.compile(
     r"\b(?:then|now|after|later|subsequent\w*|became|become|becomes|goes\s+up|went\s+up|rose|"
     r"rises|increas\w*|grew|grows|jump\w*|climb\w*|until|however|drops?|dropped|falls?|fell|"
-    r"decreas\w*|initially|at\s+first|(?:at|from|in)\s+the\s+beginning)\b"
-    r"|\bfrom\s+\d[^.\n]{0,20}?\bto\s+\d",
+    r"decreas\w*|initially|at\s+first|(?:at|from|in)\s+the\s+beginning|used\s+to|since)\b"
+    r"|\bfrom\s+\d[^.\n]{0,20}?\bto\s+\d|\d\S*\s*(?:->|→|=>)\s*~?\d",
     re.IGNORECASE,
 )
 EXPLAINED = re.compile(
-    r"\b(?:is|are|be|seems?|looks?)\s+(?:quite\s+|totally\s+|completely\s+|perfectly\s+)?"
+    r"(?:\b(?:is|are|be|seems?|looks?)|['’]s)\s+(?:quite\s+|totally\s+|completely\s+|perfectly\s+)?"
     r"(?:expected|normal|by\s+design|intended)\b|\bas\s+expected\b"
     r"|\bbecause\s+(?:we|I)\s+(?:\w+\s+)?(?:doubled|increased|added|changed|switched|enabled|raised)\b"
     r"|\bwhat\s+(?:I|we|you)\s+(?:had\s+)?expected\b|\b(?:documentation|docs)\s+says\b"
-    r"|\bas\s+documented\b",
+    r"|\bas\s+documented\b"
+    # a cost chosen (`we capped the GPUs at 300 W ... accepted as a trade-off`) or a fix
+    # announced (a changelog's `Fixed a slowdown in ...`)
+    r"|\btrade-?offs?\b|\b(?:we|I)\s+(?:deliberately\s+|intentionally\s+)?(?:power-)?capped\b"
+    r"|\bfix(?:ed|es)\s+(?:a|an|the)\s+(?:\w+\s+){0,2}?(?:slowdown|slowness|regression)\b",
     re.IGNORECASE,
 )
 """Said to be expected or caused by the speaker's own change (``some slowdown is expected``, ``as
 expected for weak scaling``, ``exactly what I expected``, ``as the documentation says``,
-``because we doubled the dataset``): an explanation, not a fault
-report (``slower than expected`` is no such sentence)."""
+``because we doubled the dataset``, a trade-off, a changelog's fix): an explanation, not a
+fault report (``slower than expected`` is no such sentence)."""
 _DENIAL = re.compile(
     r"\b(?:not|never|no\s+longer|doesn't|didn't|don't|won't|stopped)\b[^.\n]{0,20}$",
     re.IGNORECASE,
@@ -104,13 +108,21 @@ def quoted_step_times(body: str) -> tuple[list[float], bool] | None:
     return (times, CHANGE.search(body) is not None) if times else None
 
 
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
 def _rose(m: re.Match[str]) -> Verdict | None:
-    """Return a slowdown when the line's last step time is SLOWDOWN_RATIO times the lowest
-    one before it."""
-    quoted = quoted_step_times(m.string)
-    if quoted is None or not quoted[1]:
+    """Return a slowdown when the line's (or one of its sentences') last step time is
+    SLOWDOWN_RATIO times the lowest one before it, unless the line explains it away."""
+    if EXPLAINED.search(m.string):
         return None
-    return SLOWED if rose(quoted[0]) else None
+    # the line, else one of its sentences (`went from 1.2 s/it to 3.5 s/it ... never recovers.
+    # if I restart it's back to 1.2 s/it`: the restart's figure ends the line, not the report)
+    for body in (m.string, *_SENTENCE.split(m.string)):
+        quoted = quoted_step_times(body)
+        if quoted is not None and quoted[1] and rose(quoted[0]):
+            return SLOWED
+    return None
 
 
 def _rate_fell(m: re.Match[str]) -> Verdict | None:
@@ -142,7 +154,9 @@ def _said_to_grow(m: re.Match[str]) -> Verdict | None:
     for group in ("verb", "verb2", "verb3", "verb4"):
         if m[group] is not None:
             before = m.string[max(0, m.start(group) - 40) : m.start(group)]
-            return None if _DENIAL.search(before) or _barely(figures(m.string)) else SLOWED
+            explained = EXPLAINED.search(m.string) is not None
+            denied = _DENIAL.search(before) or _barely(figures(m.string))
+            return None if denied or explained else SLOWED
     return None
 
 
@@ -185,7 +199,27 @@ def _against(m: re.Match[str]) -> Verdict | None:
     return SLOWED if (1 - now_value / then_value) * 100 >= RATE_DROP_PCT else None
 
 
+def _utilisation_fell(m: re.Match[str]) -> Verdict | None:
+    """Return a slowdown when the later utilisation figure is RATE_DROP_PCT below the earlier,
+    unless the line explains it away or denies the fall."""
+    before, after = float(m["before"]), float(m["after"])
+    if EXPLAINED.search(m.string) or _DENIAL.search(m.string[: m.start("after")]):
+        return None
+    return SLOWED if before > 0 and after <= (1 - RATE_DROP_PCT / 100) * before else None
+
+
 RULES: tuple[Rule, ...] = (
+    rule(
+        "slowdown.utilisation_fell",
+        r"\b(?:MFU|HFU|model\s+flops\s+utili[sz]ation)\b[^.\n]{0,60}?~?(?P<before>\d+(?:\.\d+)?)\s*%"
+        r"[^.\n]{0,80}?\b(?:now|then|after|dropped|fell|down|to)\b[^.\n]{0,40}?~?"
+        r"(?P<after>\d+(?:\.\d+)?)\s*%",
+        ("mfu", "hfu", "flops"),
+        "The job's model FLOPs utilisation quoted as it fell (`MFU was ~52% ... now 31%`): the "
+        "job does less work a second than it did, waiting for something that became slow.",
+        judge=_utilisation_fell,
+        flags=re.IGNORECASE,
+    ),
     rule(
         "slowdown.against_its_past",
         _AGAINST.pattern,

@@ -60,7 +60,7 @@ _RATE = (
 _COMPARATIVE = (
     r"slow(?:s|ed|er|ing)|slow-?downs?|slow(?:s|ed|ing)?\s+down|longer\s+than\s+(?:its|their|the)\s+"
     r"(?:peers|others|rest)|(?:very|much|significantly|drastically|quite)\s+different\s+from\s+"
-    r"(?:the\s+)?others?|straggl\w*|struggl(?:er|ing)|lag(?:s|ged|ging|gard)"
+    r"(?:the\s+)?others?|straggl\w*|struggl(?:er|ing)|lag(?:s|ged|ging|gard)?"
     r"|(?P<worse>(?:gets?|got|getting|became|becomes|becoming|goes|went)\s+(?:much\s+|a\s+lot\s+)?worse)"
     r"|(?:longer|slower)\s+and\s+(?:longer|slower)|more\s+and\s+more\s+(?:long|slow)"
     # a GPU that falls into a low-clock performance state (P2, P8) and stays there
@@ -70,7 +70,13 @@ _COMPARATIVE = (
     r"(?:two|three|four|five|ten)\s+times)\s+as\s+(?:slow|long)"
     r"|bottleneck\w*|throttl\w*|underperform\w*|held\s+(?:up|back)|hold(?:s|ing)?\s+(?:up|back)"
     r"|(?:different|uneven|varying)\s+(?:paces?|speeds?|rates?)"
-    r"|\d+(?:\.\d+)?\s*(?:ms|s|secs?|seconds?|mins?|minutes?)\s+(?:late|behind)"
+    r"|\d+(?:\.\d+)?\s*(?:ms|s|secs?|seconds?|mins?|minutes?)\s+(?:late|behind"
+    r"|after\s+(?:(?:every|each|all)\s+(?:the\s+)?others?|the\s+others|everyone|the\s+rest))"
+    # a member a share behind, or the last to arrive every time (`consistently ~30% behind`,
+    # `always arriving last`)
+    r"|~?\d+(?:\.\d+)?\s*%\s+behind"
+    r"|(?:always|consistently|invariably)\s+(?:the\s+)?(?:(?:arriv|finish|complet|reach)\w*"
+    r"\s+|comes?\s+|coming\s+|is\s+|being\s+)?last"
     r"|(?:takes?|took|taking|needs?|needed)\s+(?:\w+\s+){0,3}?(?:longer|more\s+time)"
     rf"|(?:lower|worse|reduced|decreas\w+|degrad\w+|dropp?(?:ed|s|ing)?)\s+(?:\w+\s+)?{_RATE}"
     rf"|less\s+(?:\w+\s+)?{_RATE}\s+than\s+(?:the\s+|its\s+|all\s+)?(?:others?|rest|remaining|peers?)"
@@ -84,7 +90,7 @@ _COMPARATIVE = (
     r"|(?:speed|performance|perf|throughput|(?:hash|sol/s|h/s|mh/s|sample|token|step|iteration"
     r"|training|mining)\s*rates?|it/s|(?:iterations?|its|steps?|samples?|images?|tokens?)/s(?:ec)?"
     r"|utili[sz]ation)\s+(?:\w+\s+){0,4}?"
-    r"(?:drops?|dropped|decreas\w+|degrad\w+|falls?|fell|goes\s+down|went\s+down"
+    r"(?:drops?|dropped|dropping|decreas\w+|degrad\w+|falls?|falling|fell|goes\s+down|went\s+down"
     r"|is\s+(?:much\s+|very\s+|way\s+)?(?:lower|worse))"
     r"|(?P<timed>(?:time|duration)s?\s+(?:\w+\s+){0,3}?(?:increas\w+|grows?|grew|growing"
     r"|goes\s+up|went\s+up|doubl\w+|tripl\w+|jump\w*|spik\w*"
@@ -315,7 +321,7 @@ RULES: tuple[Rule, ...] = (
             *("duration", "speed", "perf", "throughput", "hash", "it/s", "utili", "low"),
             *("poor", "bad", "terrible", "horrible", "increas", "grow", "grew", "goes up"),
             *("went up", "doubl", "climb", "fell", "fall", "declin", "goes down", "went down"),
-            *("more and more", "state", "p2", "p5", "p8", "stuck", "half", "% of"),
+            *("more and more", "state", "p2", "p5", "p8", "stuck", "half", "% of", "last"),
         ),
         "A sentence reporting that the job, or one of its members, became or is slower than it "
         "should be, in words no earlier rule reads: a straggler or a slowdown to look at, with "

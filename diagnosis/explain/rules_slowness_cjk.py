@@ -1,4 +1,5 @@
-"""A slowdown told in Chinese or Korean words: the shape of rules_slowness, read in each.
+"""A slowdown told in Chinese, Japanese or Korean words: the shape of rules_slowness, read in
+each.
 
 A sentence (up to 。！？； or a line's end) reports a slowdown when it has a word of slowing with
 a subject in the same sentence, no negation just before the word, no explanation and nothing slow
@@ -8,6 +9,9 @@ that is not training (``Reader``: one set of patterns a language).
   slow later (刚开始...快，后续...慢); subjects 训练, 速度, step, rank, 卡, 节点; negations 没有,
   不, 未; explanations 正常, 预期, 因为; not training: 推理, 下载, 编译. A plain 慢
   (``训练速度有点慢``) is not a word of slowing: it says how fast, not that it changed.
+- Japanese: 遅くなった, 速度が低下, 時間が...増えた (長くなった), ...より遅い; subjects 学習,
+  速度, イテレーション, ステップ, エポック, GPU, ノード; negations ない, ません after the verb;
+  explanations 想定, 予想, 正常, 仕様; not training: 推論, ダウンロード, コンパイル.
 - Korean: 느려졌다, 느려지다, 속도 저하, 속도가 떨어지다, 시간이 오래 걸리다 (more and more);
   subjects 학습, 훈련, 속도, GPU, 에폭; negations 안, 없 before the verb, 않, 못 after it
   (느려지지 않았다); explanations 정상, 예상, 때문.
@@ -34,6 +38,7 @@ _SLOW_ZH = (
     # (not the loss's 下降速度: how fast it converges)
     r"|(?<!下降)(?<!收敛)速度(?:明显|大幅|显著|严重|急剧|大大)?地?(?:下降|降低)"
     r"|(?:耗时|时间)(?:明显|大幅|显著)?(?:增加|变长)"
+    r"|(?:耗时|时间|用时)[^。！？，,]{0,16}?(?:涨|增|升|增加|增长)(?:到|至)"
     r"|越来越长|差异很大|差距很大|步调不一致"
     # fast at first, slow later (刚开始训练速度快，后续训练速度很慢)
     # (慢慢 is `gradually`, not slow; a negation before the 慢 denies it)
@@ -58,6 +63,20 @@ _SUBJECT_KO = re.compile(r"학습|훈련|속도|GPU|에폭|epoch|step|스텝|이
 _DENIED_KO = re.compile(r"(?:안|않|없|아니)\w{0,2}\s*$")
 _EXPLAINED_KO = re.compile(r"정상|예상|때문")
 _NOT_TRAINING_KO = re.compile(r"추론|다운로드|컴파일")
+
+
+_SLOW_JA = (
+    r"(?:遅くな(?:った|って|り|る)|速度が(?:大幅に|著しく|かなり)?(?:低下|落ち|下が)"
+    r"|(?:時間|所要時間)が[^。！？]{0,20}?(?:増え|増加|長くな|伸び)"
+    r"|より(?:も)?(?:大幅に|かなり|明らかに|ずっと)?遅い)"
+)
+_SUBJECT_JA = re.compile(
+    r"学習|訓練|速度|イテレーション|ステップ|エポック|GPU|ノード|ランク|カード|スループット|it/s|s/it",
+    re.I,
+)
+_DENIED_JA = re.compile(r"(?!)")  # Japanese denies after the verb (遅くならない)
+_EXPLAINED_JA = re.compile(r"想定|予想|正常|仕様|期待通り")
+_NOT_TRAINING_JA = re.compile(r"推論|ダウンロード|コンパイル")
 
 
 @dataclass(frozen=True)
@@ -91,6 +110,9 @@ class Reader:
 
 _SENTENCE = re.compile(r"[。！？；!?;\n]|\.\s")
 CHINESE = Reader(_SUBJECT_ZH, _DENIED_ZH, _EXPLAINED_ZH, _NOT_TRAINING_ZH)
+JAPANESE = Reader(
+    _SUBJECT_JA, _DENIED_JA, _EXPLAINED_JA, _NOT_TRAINING_JA, re.compile(r"\w?\s*(?:ない|ません)")
+)
 KOREAN = Reader(
     _SUBJECT_KO, _DENIED_KO, _EXPLAINED_KO, _NOT_TRAINING_KO, re.compile(r"\w{0,2}\s*(?:않|못)")
 )
@@ -102,12 +124,21 @@ RULES: tuple[Rule, ...] = (
         _SLOW_ZH,
         (
             *("慢", "下降", "降低", "增加", "变长", "越来越长", "差异", "差距", "步调"),
-            *("掉到", "掉至", "降到", "降至", "跌到", "跌至"),
+            *("掉到", "掉至", "降到", "降至", "跌到", "跌至", "到", "至"),
         ),
         "A Chinese sentence reporting that the training, or one of its members, became "
         "slower (变慢, 减慢, 速度下降, 耗时增加, 各个 rank 差异很大): a straggler or a "
         "slowdown to look at, with the low confidence of general words.",
         judge=CHINESE.judge(),
+    ),
+    rule(
+        "straggler.slowness_in_japanese",
+        _SLOW_JA,
+        ("遅く", "速度", "時間", "遅い"),
+        "A Japanese sentence reporting that the training, or one of its members, became slower "
+        "(遅くなった, 速度が低下, 時間が増えた, 他より遅い): a straggler or a slowdown to look at, "
+        "with the low confidence of general words.",
+        judge=JAPANESE.judge(),
     ),
     rule(
         "straggler.slowness_in_korean",

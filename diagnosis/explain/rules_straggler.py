@@ -40,7 +40,7 @@ import re
 from statistics import median
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.peers import MIN_PEERS, slow_peer
+from diagnosis.explain.peers import MIN_PEERS, SLOW_PEER_RATIO, slow_peer
 from diagnosis.explain.rules import Rule, rule, verdict
 from diagnosis.explain.training import HEALTHY
 from diagnosis.model import Action as A
@@ -181,7 +181,24 @@ def _slowest_times(m: re.Match[str]) -> Verdict | None:
     return slow_member(MEMBER_KIND[m["kind"].lower()])
 
 
+def _minmax(m: re.Match[str]) -> Verdict | None:
+    """Return a slow GPU when the slowest rank's round trip is 1/SLOW_PEER_RATIO times the
+    fastest's (Megatron's StragglerDetector: healthy ranks are within a few percent)."""
+    fastest, slowest = float(m["mn"]), float(m["mx"])
+    return SLOW_GPU if fastest > 0 and slowest * SLOW_PEER_RATIO >= fastest else None
+
+
 TOOL_RULES: tuple[Rule, ...] = (
+    rule(
+        "straggler.megatron_minmax",
+        r"MnRtt/Rnk: (?P<mn>\d+(?:\.\d+)?)ms/\d+ \| "
+        r"MxRtt/Rnk: (?P<mx>\d+(?:\.\d+)?)ms/(?P<rank>\d+)",
+        ("mnrtt/rnk",),
+        "Megatron's straggler detector prints the fastest and slowest rank's round trip each "
+        "interval; the slowest far above the fastest (healthy ranks are within a few percent) "
+        "is a slow GPU the others wait for.",
+        judge=_minmax,
+    ),
     rule(
         "straggler.node_elapsed",
         r"The elapsed time of nodes are \{(?P<nodes>[^}]*)\}",

@@ -1,0 +1,108 @@
+"""Network and parallel filesystems seen from a compute node: Lustre and LNet, Spectrum Scale
+(GPFS), BeeGFS, CephFS and libceph, FUSE mounts (s3fs, gcsfuse, blobfuse).
+
+Read from the producers' sources (catalogued in the session notes of 2026-12-05: lustre-release's
+LCONSOLE messages and their ids, ptlrpc's and ldlm's request and lock timeouts, LNet's o2ib and
+socket drivers; BeeGFS' messaging; the kernel's ceph and libceph; errno 107 of a dead FUSE
+daemon) and, for GPFS, from IBM's message documentation:
+
+- the client lost its data (``This client was evicted by``, ``evicting client``, ``dirty page
+  discard ... may get corrupted``, CephFS' ``reconnect denied``/``rejected``, a GPFS node
+  expelled or its file system unmounted by the system, a disk failure, BeeGFS failing on all
+  routes, a FUSE mount whose daemon died: ``Transport endpoint is not connected`` on a path):
+  host storage, error;
+- the client waits for the server (Lustre's ``Connection to ... was lost``, a request timed out
+  for a slow reply, a lock timed out entering recovery, CephFS' stale caps or hung MDS, BeeGFS'
+  retries, a GPFS lease overdue, any other ``LustreError:``): host storage, warning: the client
+  recovers by itself unless it repeats; a line in the same input that says it recovered
+  (``Connection restored to``, ``reconnect success``, ``caps renewed``, ``session
+  established``) makes the input benign (``CLEARED_BY``);
+- LNet's own transport errors (``Timed out RDMA with``, ``Timed out tx``, ``Closing conn``, a
+  request failed ``due to network error``): the network between the node and its servers.
+
+Guarantees: anchored on each producer's prefix or message id, so prose that mentions Lustre is
+not read; libceph's routine ``session lost, hunting for new mon`` and mount messages stay silent;
+errno 107 from a socket (no path) is not read as storage.
+"""
+
+from __future__ import annotations
+
+from diagnosis.catalog import Verdict
+from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.model import Action as A
+from diagnosis.model import Blame as B
+from diagnosis.model import Category as C
+from diagnosis.model import ComponentKind as K
+from diagnosis.model import Severity as S
+
+INFRA = B.INFRASTRUCTURE
+
+
+def _storage(severity: S, action: A, confidence: float) -> Verdict:
+    return verdict(C.HOST_STORAGE, INFRA, K.NODE, severity, action, confidence)
+
+
+RULES: tuple[Rule, ...] = (
+    rule(
+        "netfs.data_lost",
+        r"This client was evicted by \S+|Evicted from \S+ \(at \S+\) after server handle changed"
+        r"|lock callback timer expired after \d+s: evicting client|dirty page discard: .* may get "
+        r"corrupted|\bLustreError: .*(?:ASSERTION\(.*\) failed|LBUG)"
+        r"|\bceph: (?:\[\S+ \d+\]: )?mds\d+ (?:reconnect (?:denied|rejected)|rejected session)"
+        r"|\bauto reconnect after blocklisted|\bis being expelled\b|Lost membership in cluster"
+        r"|unmounted by the system with return code|Disk failure\.\s+Volume|\bMMFS_DISKFAIL\b"
+        r"|Failed to connect to file system daemon|Connect failed on all available routes"
+        r"|'?/[^\s':]*'?: Transport endpoint is not connected|Transport endpoint is not connected"
+        r":? '?/",
+        (
+            *("evict", "dirty page discard", "assertion", "lbug", "reconnect", "rejected"),
+            *("blocklisted", "expelled", "lost membership", "unmounted by the system"),
+            *("disk failure", "diskfail", "file system daemon", "all available routes"),
+            "transport endpoint",
+        ),
+        "The node's network or parallel filesystem client lost its server's state (evicted, "
+        "expelled, unmounted, a reconnect refused, a FUSE daemon dead): the job's open files "
+        "and unwritten data are gone; I/O fails until the mount recovers.",
+        _storage(S.ERROR, A.ISOLATE_NODE, 0.75),
+    ),
+    rule(
+        "netfs.lnet_error",
+        r"\bLNetError: .*(?:Timed out RDMA with|Timed out tx|Closing conn to|UNREACHABLE"
+        r"|CONNECT ERROR|REJECTED|DISCONNECTED|device removal|Can't connect to)"
+        r"|@@@ Request sent has (?:failed due to network error|timed out for sent delay)",
+        ("lneterror", "@@@"),
+        "LNet (Lustre's transport) failed to reach a server or peer over the fabric: the "
+        "network between the node and its storage (its NIC, cable or switch).",
+        verdict(C.NETWORK, INFRA, K.NIC, S.WARNING, A.CHECK_NETWORK, 0.5),
+    ),
+    rule(
+        "netfs.reconnected",
+        r"\bConnection restored to \S+|\bceph: (?:\[\S+ \d+\]: )?mds\d+ (?:reconnect success"
+        r"|came back|caps renewed)|\blibceph: (?:\[\S+ \d+\]: )?mon\d+ .*session established"
+        r"|\bConnected: \S+@\S+ \(protocol:",
+        ("restored", "reconnect success", "came back", "caps renewed", "established", "connected"),
+        "The filesystem client reconnected to its server: the waits before it were recovered.",
+        verdict(C.BENIGN, B.UNKNOWN, K.NODE, S.INFO, A.NONE, 0.5),
+    ),
+    rule(
+        "netfs.server_wait",
+        r"\bConnection to \S+ \(at \S+\) was lost\b|@@@ Request sent has timed out for slow reply"
+        r"|### lock timed out .* entering recovery"
+        r"|\bceph: (?:\[\S+ \d+\]: )?mds\d+ (?:caps (?:went |still )?stale|hung)\b"
+        r"|Communication error: Node: |Retrying communication with (?:metadata )?node"
+        r"|lease renewal is overdue|Disk lease period expired|\bLustreError: \S",
+        (
+            *("connection to", "timed out", "lock timed out", "stale", "hung", "communication"),
+            *("lease", "lustreerror"),
+        ),
+        "The filesystem client is waiting for its server (a lost connection, a request or "
+        "lock timed out, stale capabilities, retries): I/O stalls until it recovers; a fault "
+        "when it repeats or never reconnects.",
+        _storage(S.WARNING, A.MONITOR, 0.4),
+    ),
+)
+
+CLEARED_BY: dict[str, frozenset[str]] = {
+    "netfs.server_wait": frozenset({"netfs.reconnected"}),
+}
+"""For a rule of waiting, the rules whose finding in the same input says the wait ended."""

@@ -1,0 +1,180 @@
+"""What the job's scheduler says about it: Slurm's job output and daemons, Kubernetes' events and
+NVIDIA's device plugin.
+
+Read from the producers' sources, not from examples (catalogued in the session notes of
+2026-12-05: SchedMD/slurm's slurmstepd, srun, slurmctld and error tables; kubernetes' kubelet
+events, eviction messages and node conditions; NVIDIA/k8s-device-plugin's health checks):
+
+- Slurm: a node lost under the job (``srun: error: Node failure on <node>``, the step's ``***
+  ... DUE TO NODE FAILURE ... ***`` banner, slurmctld's ``Killing JobId=... on failed node``,
+  ``Nodes ... not responding, setting DOWN``, ``Node ... unexpectedly rebooted``): host hardware
+  at moderate confidence (a network partition reads the same); ``UNCORRECTABLE MEMORY ERROR``;
+  a step that would not die (``DUE TO JOB NOT ENDING WITH SIGNALS``, the drain reason ``Kill
+  task failed``): a hang on the node; a memory limit enforced by polling (``exceeded memory
+  limit (N > M), being killed``, a task's ``Out Of Memory``); the wall-clock limit (``DUE TO
+  TIME LIMIT``, ``Time limit exhausted``): the job's own budget; a task's non-zero exit
+  (``task N: Exited with exit code K``): the application, at the lowest confidence, since the
+  cause is printed before it. A user's ``CANCELLED AT ... ***`` without a reason, a preemption,
+  a requeue, ``Job step aborted: Waiting up to 32 seconds`` are no fault and stay silent.
+- Kubernetes: an eviction or admission refusal for memory (``The node was low on resource:
+  memory``, ``The node had condition: [MemoryPressure]``, ``kubelet has insufficient memory
+  available``) is host memory; for ephemeral storage, inodes or ``DiskPressure`` host storage;
+  ``Kubelet stopped posting node status`` a node gone dark; ``UnexpectedAdmissionError`` with
+  devices unavailable for ``nvidia.com/gpu`` (or ``OutOfnvidia.com/gpu``) a GPU lost after
+  scheduling; a crash loop (``Back-off restarting failed container``) the application at low
+  confidence. Conditions that say all is well (``kubelet has sufficient memory``, ``has no disk
+  pressure``) stay silent.
+- NVIDIA's device plugin: ``XidCriticalError: Xid=N on Device=...; marking device as
+  unhealthy`` takes the Xid catalogue's verdict for N; a device or all devices marked unhealthy
+  otherwise is GPU hardware.
+
+Guarantees: each pattern is anchored on the producer's own wording, so a person quoting a word
+(``node failure``) in prose is not read; the verdicts that stand for a cause printed elsewhere
+(a task's exit code, a crash loop, a time limit) rank below any finding of that cause.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from diagnosis.catalog import Verdict, xid_entry
+from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.model import Action as A
+from diagnosis.model import Blame as B
+from diagnosis.model import Category as C
+from diagnosis.model import ComponentKind as K
+from diagnosis.model import Severity as S
+
+INFRA = B.INFRASTRUCTURE
+
+
+def _device_plugin_xid(m: re.Match[str]) -> Verdict:
+    """Return the Xid catalogue's verdict for the Xid the device plugin acted on."""
+    return replace(xid_entry(int(m["xid"])).policy.verdict)
+
+
+_EVICTED_FOR = re.compile(r"ephemeral-storage|inodes|DiskPressure|disk pressure", re.IGNORECASE)
+
+
+def _evicted(m: re.Match[str]) -> Verdict:
+    """Return host storage for an eviction for disk, host memory for one for memory."""
+    if _EVICTED_FOR.search(m[0]):
+        return verdict(C.HOST_STORAGE, INFRA, K.NODE, S.ERROR, A.FREE_DISK, 0.7)
+    return verdict(C.HOST_MEMORY, B.APPLICATION, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.7)
+
+
+RULES: tuple[Rule, ...] = (
+    rule(
+        "slurm.node_failure",
+        r"\bNode failure on \S+|\*\*\* .* DUE TO NODE FAILURE\b|\bKilling \S+ on failed node \S+"
+        r"|\bNodes? \S+ not responding, setting DOWN|\bNode \S+ unexpectedly rebooted",
+        ("node failure", "failed node", "setting down", "unexpectedly rebooted"),
+        "Slurm lost a node under the job (node failure, not responding and set DOWN, an "
+        "unexpected reboot): the node's hardware, power or kernel, or a network partition; "
+        "slurmctld's log and the node's console say which. The job must restart elsewhere.",
+        verdict(C.HOST_HARDWARE, INFRA, K.NODE, S.ERROR, A.ISOLATE_NODE, 0.55),
+    ),
+    rule(
+        "slurm.memory_error",
+        r"\*\*\* .* UNCORRECTABLE MEMORY ERROR AT ",
+        ("uncorrectable memory error",),
+        "Slurm ended the job because its node saw an uncorrectable memory error: the node's "
+        "memory is failing; drain it and inspect the DIMMs.",
+        verdict(C.HOST_HARDWARE, INFRA, K.NODE, S.CRITICAL, A.ISOLATE_NODE, 0.8),
+    ),
+    rule(
+        "slurm.unkillable_step",
+        r"DUE TO JOB NOT ENDING WITH SIGNALS|DUE TO JOB NOT RUNNING\b|Reason=Kill task failed"
+        r"|\bKill task failed\b",
+        ("not ending with signals", "not running", "kill task failed"),
+        "The job's processes would not die when Slurm killed them: they are stuck in the kernel "
+        "(D state on storage I/O, or in the GPU driver); the node is drained. Its kernel log "
+        "says which.",
+        verdict(C.HANG, INFRA, K.NODE, S.ERROR, A.REBOOT_NODE, 0.6),
+    ),
+    rule(
+        "slurm.memory_limit",
+        r"exceeded (?:virtual )?memory limit \(\d+ > \d+\), being killed"
+        r"|\btasks? [\d,\-]+: Out Of Memory\b",
+        ("memory limit", "out of memory"),
+        "Slurm killed the job for exceeding its memory request (job accounting's polling, or a "
+        "task that died of the OOM signal): host memory, the job's own limit; ask for more "
+        "memory or use less.",
+        verdict(C.HOST_MEMORY, B.APPLICATION, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.75),
+    ),
+    rule(
+        "slurm.time_limit",
+        r"\*\*\* .* CANCELLED AT \S+ DUE TO TIME LIMIT|\bTime limit exhausted for \S+"
+        r"|Inactivity time limit reached for \S+",
+        ("time limit",),
+        "Slurm ended the job at its wall-clock limit: the job's own budget, unless it had "
+        "stopped making progress before (then a hang): check its last progress line.",
+        verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.WARNING, A.FIX_APPLICATION, 0.4),
+    ),
+    rule(
+        "slurm.task_exit",
+        r"\btasks? [\d,\-]+: Exited with exit code [1-9]\d*",
+        ("exited with exit code",),
+        "A task of the step exited with a non-zero code: the job failed, and the reason is in "
+        "the lines before (a traceback, an NCCL or CUDA error). Lowest confidence alone.",
+        verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.WARNING, A.FIX_APPLICATION, 0.3),
+    ),
+    rule(
+        "k8s.evicted",
+        r"The node was low on resource: [\w-]+|The node had condition: \[\w+\]"
+        r"|\bkubelet has (?:insufficient memory available|disk pressure)\b"
+        r"|\bNodeHas(?:InsufficientMemory|DiskPressure)\b"
+        r"|exceeded its local ephemeral storage limit|Pod ephemeral local storage usage exceeds",
+        (
+            *("low on resource", "had condition", "insufficient memory", "disk pressure"),
+            *("insufficientmemory", "diskpressure", "ephemeral"),
+        ),
+        "The kubelet evicted the pod (or refused it) because the node ran short: memory (the "
+        "job's host memory, often DataLoader workers or pinned memory) or disk (ephemeral "
+        "storage, inodes).",
+        judge=_evicted,
+    ),
+    rule(
+        "k8s.node_lost",
+        r"Kubelet stopped posting node status",
+        ("stopped posting node status",),
+        "The node stopped reporting to the control plane: it died, hung or was cut off from "
+        "the network; its pods will be evicted.",
+        verdict(C.HOST_HARDWARE, INFRA, K.NODE, S.ERROR, A.ISOLATE_NODE, 0.45),
+    ),
+    rule(
+        "k8s.gpu_admission",
+        r"requested number of devices unavailable for nvidia\.com/gpu|\bOutOfnvidia\.com/gpu\b"
+        r"|Node didn't have enough resource: nvidia\.com/gpu",
+        ("nvidia.com/gpu",),
+        "The kubelet could not hand the pod the GPUs the scheduler counted: a GPU was marked "
+        "unhealthy (an Xid, a lost device) after scheduling. Check the device plugin's log.",
+        verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.HARDWARE_INSPECTION, 0.5),
+    ),
+    rule(
+        "k8s.crash_loop",
+        r"Back-off restarting failed container|\bCrashLoopBackOff\b",
+        ("back-off restarting", "crashloopbackoff"),
+        "The container keeps crashing and the kubelet backs off restarting it: the cause is "
+        "the previous container's exit (its log, its terminated reason).",
+        verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.WARNING, A.FIX_APPLICATION, 0.3),
+    ),
+    rule(
+        "k8s.device_plugin_xid",
+        r"XidCriticalError: Xid=(?P<xid>\d+) on Device=\S+?;? marking device as unhealthy",
+        ("xidcriticalerror",),
+        "NVIDIA's device plugin saw a critical Xid and took the GPU out of the node's "
+        "allocatable GPUs: the Xid catalogue's verdict.",
+        judge=_device_plugin_xid,
+    ),
+    rule(
+        "k8s.device_unhealthy",
+        r"device marked unhealthy: \S+|marking all devices as unhealthy"
+        r"|\bMarking device \S+ as unhealthy\b|; marking it (?:as )?unhealthy",
+        ("unhealthy",),
+        "NVIDIA's device plugin marked a GPU (or all of them) unhealthy: the GPU or its driver "
+        "failed a health check; the node has fewer GPUs than it should.",
+        verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.HARDWARE_INSPECTION, 0.6),
+    ),
+)

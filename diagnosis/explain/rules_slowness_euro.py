@@ -1,0 +1,125 @@
+"""A slowdown told in German, French, Spanish, Portuguese or Russian words: the shape of
+rules_slowness, read in each with rules_slowness_cjk's ``Reader``.
+
+A sentence reports a slowdown when it has a word of slowing (a comparative: langsamer, plus
+lent, más lento, mais lento, медленнее; a verb: verlangsamt, ralentit, se ralentiza,
+замедлилось; a speed or throughput that falls; a step that takes longer) with a subject in the
+same sentence (training, GPU, node, rank, card, epoch, step, iteration, speed), no negation in
+the words just before it, no explanation (expected, normal, because) and nothing slow that is
+not training (inference, a download, a compilation, a disk). Two GPU models named in the
+sentence are a comparison of hardware, not a member that became slow.
+
+Guarantees: the rules run right after the English one, after every other rule; the verdict is
+rules_slowness.slowed's: a straggler warning of the family's lowest confidence.
+"""
+
+from __future__ import annotations
+
+import re
+
+from diagnosis.explain.rules import Rule, rule
+from diagnosis.explain.rules_slowness_cjk import Reader
+
+_MODELS = r"|(?:RTX|GTX|[AHVTL])\s?\d{2,4}\b.*\b(?:RTX|GTX|[AHVTL])\s?\d{2,4}\b"
+"""Two GPU models in one sentence: hardware compared (kept with each language's not-training)."""
+
+
+def _words(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+_SLOW = {
+    "german": (
+        r"\blangsamer\b|\bverlangsam\w+|\b(?:Geschwindigkeit|Durchsatz|Leistung)\s+(?:\w+\s+){0,3}?"
+        r"(?:sinkt|fällt|gesunken|gefallen|bricht\s+ein|eingebrochen)\b"
+        r"|\bdauer(?:t|n)\s+(?:\w+\s+){0,2}?länger\b"
+    ),
+    "french": (
+        r"\bplus\s+lente?s?\b|\bralenti\w*|\b(?:vitesse|débit|performances?)\s+(?:\w+\s+){0,3}?"
+        r"(?:baisse|chute|diminue|a\s+baissé|a\s+chuté)\b|\bprend\s+(?:\w+\s+){0,2}?plus\s+de\s+"
+        r"temps\b"
+    ),
+    "spanish": (
+        r"\bm[aá]s\s+lent[oa]s?\b|\bralentiz\w+|\b(?:velocidad|rendimiento)\s+(?:\w+\s+){0,3}?"
+        r"(?:baja|cae|cayó|disminuye|disminuyó|bajó|se\s+reduce)\b|\btarda\w*\s+(?:\w+\s+){0,2}?"
+        r"m[aá]s\b"
+    ),
+    "portuguese": (
+        r"\bmais\s+lent[oa]s?\b|\bdesaceler\w+|\b(?:velocidade|desempenho)\s+(?:\w+\s+){0,3}?"
+        r"(?:caiu|cai|diminuiu|diminui)\b|\bdemora\w*\s+(?:\w+\s+){0,2}?mais\b"
+    ),
+    "russian": (
+        r"медленнее|замедл\w+|(?:скорость|производительность)\s+(?:\w+\s+){0,3}?"
+        r"(?:упала|падает|снизилась|снижается|уменьшилась)|(?:стал|стало|стала|стали)\s+"
+        r"(?:\w+\s+)?дольше"
+    ),
+}
+_READERS = {
+    "german": Reader(
+        _words(
+            r"\b(?:Training|Knoten|GPUs?|Ranks?|Karten?|Grafikkarten?|Epochen?|Schritte?|"
+            r"Iterationen?|Durchsatz|Geschwindigkeit|Worker)\b"
+        ),
+        _words(r"\b(?:nicht|kein\w*|nie)\s+(?:\w+\s+){0,3}$"),
+        _words(r"\berwartet|\bnormal\b|\bweil\b|\bda\s+wir\b"),
+        _words(r"\bInferenz|\bDownload|\bKompil\w+|\bFestplatte" + _MODELS),
+    ),
+    "french": Reader(
+        _words(
+            r"\b(?:entra[iî]nement|GPUs?|n(?:œ|oe)uds?|rangs?|cartes?|époques?|epochs?|étapes?|"
+            r"itérations?|débit|vitesse|workers?)\b"
+        ),
+        _words(r"\b(?:pas|jamais|aucun\w*)\s+(?:\w+\s+){0,2}$"),
+        _words(r"\battendu|\bnormal\b|\bparce\s+que\b|\bcar\s+nous\b"),
+        _words(r"\binférence|\btéléchargement|\bcompilation|\bdisque" + _MODELS),
+    ),
+    "spanish": Reader(
+        _words(
+            r"\b(?:entrenamiento|GPUs?|nodos?|rangos?|tarjetas?|épocas?|pasos?|iteraci\w+|"
+            r"velocidad|rendimiento)\b"
+        ),
+        _words(r"\b(?:no|nunca|ningún|ninguna)\s+(?:\w+\s+){0,2}$"),
+        _words(r"\besperado|\bnormal\b|\bporque\b|\bdebido\s+a\b"),
+        _words(r"\binferencia|\bdescarga|\bcompilaci\w+|\bdisco\b" + _MODELS),
+    ),
+    "portuguese": Reader(
+        _words(
+            r"\b(?:treinamento|treino|GPUs?|nós?|épocas?|passos?|iteraç\w+|velocidade|"
+            r"desempenho)\b"
+        ),
+        _words(r"\b(?:não|nunca|nenhum\w*)\s+(?:\w+\s+){0,2}$"),
+        _words(r"\besperado|\bnormal\b|\bporque\b"),
+        _words(r"\binferência|\bdownload|\bcompilaç\w+|\bdisco\b" + _MODELS),
+    ),
+    "russian": Reader(
+        _words(
+            r"обучени\w+|тренировк\w+|GPU|видеокарт\w+|карт\w+|узл\w+|нод\w+|ранг\w*|эпох\w+|"
+            r"шаг\w*|итераци\w+|скорость|DDP"
+        ),
+        _words(r"(?:\bне|\bнет|никогда)\s+(?:\w+\s+){0,2}$"),
+        _words(r"ожидаем\w*|нормальн\w*|потому\s+что"),
+        _words(r"инференс\w*|загрузк\w+|компиляци\w+|диск\w*" + _MODELS),
+    ),
+}
+_NEEDLES = {
+    "german": ("langsamer", "verlangsam", "sinkt", "fällt", "gesunken", "gefallen", "ein")
+    + ("länger",),
+    "french": ("lent", "ralenti", "baisse", "chute", "diminue", "baissé", "chuté", "temps"),
+    "spanish": ("lent", "ralentiz", "baja", "cae", "cayó", "disminu", "bajó", "reduce", "tarda"),
+    "portuguese": ("lent", "desaceler", "caiu", "cai", "diminu", "demora"),
+    "russian": ("медленнее", "замедл", "упала", "падает", "сниз", "уменьш", "дольше"),
+}
+
+RULES: tuple[Rule, ...] = tuple(
+    rule(
+        f"straggler.slowness_in_{language}",
+        pattern,
+        _NEEDLES[language],
+        f"A sentence in {language.capitalize()} reporting that the training, or one of its "
+        "members, became slower or is slower than its peers: a straggler or a slowdown to look "
+        "at, with the low confidence of general words.",
+        judge=_READERS[language].judge(),
+        flags=re.IGNORECASE,
+    )
+    for language, pattern in _SLOW.items()
+)
