@@ -104,11 +104,13 @@ Key = tuple[str, Verdict, str | None, int | None, str | None, int | None, int | 
 
 @dataclass
 class _Candidate:
-    """A finding being collected: where it was first seen and its best confidence."""
+    """A finding being collected: where it was first seen, its best confidence, and how many
+    records gave it."""
 
     index: int
     line: str
     confidence: float
+    seen: int = 1
 
 
 @dataclass
@@ -159,7 +161,9 @@ class _State:
         known = self.found.get(key)
         if known is None:
             self.found[key] = _Candidate(rec.line_no, rec.raw.strip()[:MAX_EVIDENCE], conf)
-        elif conf > known.confidence:
+            return
+        known.seen += 1
+        if conf > known.confidence:
             known.confidence = conf
 
 
@@ -366,12 +370,18 @@ def _sequences(state: _State) -> None:
 def _confirm(state: _State) -> None:
     """Raise signal findings that other findings of the same input confirm (OOM killer, shm);
     drop the findings that stand only with a crash (NEEDS_CRASH) when the input shows none, and
-    the waits that a later recovery in the same input ended (rules_netfs.CLEARED_BY)."""
+    a wait said once that a recovery in the same input ended (rules_netfs.CLEARED_BY)."""
     present = {key[0] for key in state.found}
     if not (present & CRASH_RULES or state.crash_said):
         for key in [key for key in state.found if key[0] in NEEDS_CRASH]:
             del state.found[key]
-    for key in [key for key in state.found if CLEARED_BY.get(key[0], frozenset()) & present]:
+    # a wait said once and ended later is no fault; a wait that repeats is (a flapping server)
+    cleared = [
+        key
+        for key, cand in state.found.items()
+        if cand.seen == 1 and CLEARED_BY.get(key[0], frozenset()) & present
+    ]
+    for key in cleared:
         del state.found[key]
     for key, cand in state.found.items():
         confirming = EVIDENCE.get(key[0])

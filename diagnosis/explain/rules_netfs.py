@@ -16,7 +16,8 @@ daemon) and, for GPFS, from IBM's message documentation:
   retries, a GPFS lease overdue, any other ``LustreError:``): host storage, warning: the client
   recovers by itself unless it repeats; a line in the same input that says it recovered
   (``Connection restored to``, ``reconnect success``, ``caps renewed``, ``session
-  established``) makes the input benign (``CLEARED_BY``);
+  established``) makes a wait said once benign (``CLEARED_BY``); waits that repeat are a
+  flapping server, a fault even when each recovered;
 - LNet's own transport errors (``Timed out RDMA with``, ``Timed out tx``, ``Closing conn``, a
   request failed ``due to network error``): the network between the node and its servers.
 

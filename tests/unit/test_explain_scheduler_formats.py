@@ -321,7 +321,7 @@ def test_benign_lines_of_the_same_producers_stay_silent(line: str) -> None:
     assert alarms(line) == [], line
 
 
-def test_a_wait_that_recovered_in_the_same_input_is_benign() -> None:
+def test_a_wait_said_once_that_recovered_is_benign_and_a_repeated_one_is_not() -> None:
     text = (
         "Lustre: scratch-OST0004-osc-ffff88103e5c2000: Connection to scratch-OST0004 (at "
         "10.0.0.5@o2ib) was lost; in progress operations using this service will wait for "
@@ -331,6 +331,9 @@ def test_a_wait_that_recovered_in_the_same_input_is_benign() -> None:
     )
     assert alarms(text) == []
     assert first(text) == (Category.BENIGN, "netfs.reconnected", ComponentKind.NODE)
+    flapping = "\n".join([text, text.replace("scratch-OST0004-osc", "scratch-OST0005-osc")])
+    found = first(flapping)
+    assert found is not None and found[:2] == (Category.HOST_STORAGE, "netfs.server_wait")
 
 
 def test_errno_107_of_a_socket_is_not_read_as_storage() -> None:
