@@ -114,6 +114,27 @@ RULES: tuple[Rule, ...] = (
         _hw(S.CRITICAL, A.REBOOT_NODE, 0.8),
     ),
     rule(
+        "nvml.container_cli",
+        r"nvidia-container-cli: (?:initialization|detection) error: nvml error: "
+        r"(?:unknown error|gpu is lost)",
+        ("nvml error",),
+        "The container runtime's hook could not query a GPU through NVML (`unknown error`, `gpu "
+        "is lost`): a GPU on the node is in a bad state; pods asking for GPUs cannot start.",
+        _hw(S.ERROR, A.RESET_GPU, 0.6),
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "gpu.lost_in_words",
+        r"\b(?:has|have|had)\s+lost\s+(?:a|one|two|three|four|\d+)\s+(?:of\s+(?:its|their|the)\s+)?"
+        r"GPUs?\b|\bGPUs?\s+(?:has\s+|have\s+)?(?:gone|went)\s+missing\b"
+        r"|\b(?:a|one)\s+GPU\s+(?:fell|dropped)\s+off\s+the\s+bus\b",
+        ("lost", "missing", "off the bus"),
+        "A person says a node lost a GPU (it went missing, fell off the bus): the GPU or its "
+        "slot failed; reboot or reseat, then inspect.",
+        _hw(S.ERROR, A.REBOOT_NODE, 0.5),
+        flags=re.IGNORECASE,
+    ),
+    rule(
         "nvml.inforom_corrupted",
         r"infoROM is corrupted",
         ("inforom is corrupted",),

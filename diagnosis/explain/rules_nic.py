@@ -106,7 +106,7 @@ RULES: tuple[Rule, ...] = (
         "ib.error_counters",
         r"\[(?:SymbolErrorCounter|LinkErrorRecoveryCounter|LinkDownedCounter|PortRcvErrors"
         r"|PortRcvRemotePhysicalErrors|LocalLinkIntegrityErrors|ExcessiveBufferOverrunErrors"
-        r"|PortXmitDiscards) == [1-9]\d*\]"
+        r"|PortXmitDiscards|PortLocalPhysicalErrors) == [1-9]\d*(?: \([^)]*\))?\]"
         r"|^\s*(?:SymbolErrorCounter|LinkErrorRecoveryCounter|LinkDownedCounter|PortRcvErrors"
         r"|LocalLinkIntegrityErrors|ExcessiveBufferOverrunErrors):\.+\s*[1-9]\d*\s*$"
         r"|^\s*(?:rx_crc_errors_phy|rx_pcs_symbol_err_phy|rx_symbol_err_phy|link_down_events_phy)"
