@@ -164,6 +164,29 @@ def flood(lines: int = 200_000) -> dict[str, Any]:
     }
 
 
+HOSTILE = {
+    "label, 4,000 blanks, a word": "Reason" + " " * 4000 + "None",
+    "label, 4,000 tabs, a word": "a" + "\t" * 4000 + "x",
+    "4,000 dashes, a word": "-" * 4000 + "x",
+    "4,000 bars, a word": "|" * 4000 + "x",
+    "a step time, then 4,000 digits": "the step time went from 1.0 s to 2.0 s then " + "1" * 4000,
+    "4,000 digits and dots": "1." * 2000,
+    "a table row, 4,000 blanks": "| n01 |" + " " * 4000 + "x",
+}
+"""Single long lines that make a backtracking pattern slow (reviews of 2026-12-04 and -05)."""
+
+
+def hostile() -> dict[str, float]:
+    """Time `explain` on each HOSTILE line (the rules compiled first, once)."""
+    explain("warm-up")
+    seconds = {}
+    for name, line in HOSTILE.items():
+        started = time.perf_counter()
+        explain(line)
+        seconds[name] = round(time.perf_counter() - started, 4)
+    return seconds
+
+
 def run(records: list[Record]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Return the result document and the scored rows."""
     rows = list(evaluate(records))
@@ -176,6 +199,7 @@ def run(records: list[Record]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         "eval": score([r for r in rows if r["split"] == "eval"]),
         "all": score(rows),
         "flood": flood(),
+        "hostile_lines_s": hostile(),
     }
     return result, rows
 

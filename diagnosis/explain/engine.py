@@ -56,7 +56,7 @@ from diagnosis.explain.progress import (
 from diagnosis.explain.records import Record, is_prose, records
 from diagnosis.explain.rules import Hit, normalize_pci, rule_set
 from diagnosis.explain.rules_driver import FABRIC_RULE, fabric_field
-from diagnosis.explain.rules_netfs import CLEARED_BY
+from diagnosis.explain.rules_netfs import ONLY_TO_RECOVER, RECOVERED_BY
 from diagnosis.explain.rules_process import (
     CONFIRMED_CONFIDENCE,
     CRASH_RULES,
@@ -66,7 +66,9 @@ from diagnosis.explain.rules_process import (
     NCCL_STACK_FRAME,
     NEEDS_CRASH,
 )
+from diagnosis.explain.rules_scheduler import EXPLAINED_BY
 from diagnosis.explain.rules_slowdown import SLOWED, quoted_step_times, rose
+from diagnosis.explain.rules_straggler import MINMAX_MARK, MINMAX_RULE
 from diagnosis.explain.tables import TableReader
 from diagnosis.explain.training import (
     SLOWDOWN,
@@ -146,6 +148,7 @@ class _State:
     step_runs: int = 0  # runs of identical step lines seen, each its own group
     rate_tables: int = 0  # tables seen: each is its own peer group
     tables: TableReader[Record] = field(default_factory=TableReader)  # members' figures
+    minmax_calm: int = 0  # Megatron straggler-detector intervals that named no straggler
 
     def add(
         self, rule_id: str, verdict: Verdict, hit: Hit | None, rec: Record, conf: float
@@ -253,6 +256,7 @@ def _unclassified(state: _State, rec: Record) -> None:
     if not state.crash_said and _maybe_crash(rec.body):
         state.crash_said = CRASH_WORDS.search(rec.body) is not None
     state.diag_fail = state.diag_fail or _DIAG_FAIL.search(rec.body) is not None
+    state.minmax_calm += MINMAX_MARK in rec.body  # a detector's interval without a straggler
     peer = rate_of(rec.body)
     if peer is not None:
         shape, device, rate = peer
@@ -370,16 +374,31 @@ def _sequences(state: _State) -> None:
 def _confirm(state: _State) -> None:
     """Raise signal findings that other findings of the same input confirm (OOM killer, shm);
     drop the findings that stand only with a crash (NEEDS_CRASH) when the input shows none, and
-    a wait said once that a recovery in the same input ended (rules_netfs.CLEARED_BY)."""
+    a wait said once that a later recovery ended (rules_netfs.RECOVERED_BY), and a line whose
+    cause the same input gives (rules_scheduler.EXPLAINED_BY)."""
     present = {key[0] for key in state.found}
     if not (present & CRASH_RULES or state.crash_said):
         for key in [key for key in state.found if key[0] in NEEDS_CRASH]:
             del state.found[key]
-    # a wait said once and ended later is no fault; a wait that repeats is (a flapping server)
+    # a wait said once and ended later is no fault; a wait that repeats is (a flapping server);
+    # a line that follows from a cause printed in the same input gives way to it
+    first_seen: dict[str, int] = {}
+    for key, cand in state.found.items():
+        first_seen[key[0]] = min(first_seen.get(key[0], cand.index), cand.index)
     cleared = [
         key
         for key, cand in state.found.items()
-        if cand.seen == 1 and CLEARED_BY.get(key[0], frozenset()) & present
+        if EXPLAINED_BY.get(key[0], frozenset()) & present
+        or cand.seen == 1
+        and any(first_seen.get(r, -1) > cand.index for r in RECOVERED_BY.get(key[0], ()))
+    ]
+    cleared += [key for key in state.found if key[0] in ONLY_TO_RECOVER]
+    # a detector's spread in one interval that its other intervals do not repeat: a warm-up or
+    # a checkpoint, not a straggler
+    cleared += [
+        key
+        for key, cand in state.found.items()
+        if key[0] == MINMAX_RULE and cand.seen == 1 and state.minmax_calm
     ]
     for key in cleared:
         del state.found[key]

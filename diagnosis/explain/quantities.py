@@ -55,7 +55,7 @@ _CLOCK = re.compile(
 )
 # a rate of steps (`~12it/s`, `5 iteration per seconds`): its inverse is a step time
 _STEP_RATE = re.compile(
-    r"(?P<value>\d+(?:\.\d+)?)\s*(?:it/s\b|(?:it|iters?|iterations?|steps?)\s*(?:/|per)\s*"
+    r"(?<![\d.])(?P<value>\d+(?:\.\d+)?)\s*(?:it/s\b|(?:it|iters?|iterations?|steps?)\s*(?:/|per)\s*"
     r"sec(?:ond)?s?\b)",
     re.IGNORECASE,
 )

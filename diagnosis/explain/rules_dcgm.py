@@ -71,10 +71,12 @@ RULES: tuple[Rule, ...] = (
         r"|CUDA APIs have indicated that a double-bit ECC error has occ?urr?ed"
         r"|A memory mismatch was detected on GPU|miscompare failure in the L1 cache"
         r"|had uncorrectable memory errors and (?:row remapping failed|\d+ rows were remapped)"
-        r"|GPU had an uncontained error|Pending page retirements together with a DBE",
+        r"|GPU had an uncontained error|Pending page retirements together with a DBE"
+        # DCGM 4.x names the field: `Detected 3 ecc_dbe_volatile_total for GPU 1`
+        r"|Detected \d+ \w*dbe\w* for GPU \d+",
         (
             *("double-bit", "retired pages", "inforom", "memory elements", "memory mismatch"),
-            *("miscompare", "uncorrectable memory", "uncontained", "pending page"),
+            *("miscompare", "uncorrectable memory", "uncontained", "pending page", "dbe"),
         ),
         "DCGM found the GPU's memory failing (a double-bit ECC error, retired pages past the "
         "limit, faulty memory elements, a failed row remap, an uncontained error) or its "
@@ -92,11 +94,12 @@ RULES: tuple[Rule, ...] = (
         r"|(?:Clocks are being throttled|Clocks event) for GPU \d+ because"
         r"|did not reach desired (?:stress level|power)|only achieved a memory bandwidth of"
         r"|Bandwidth of GPU \d+ in direction \S+ of [\d.]+ did not exceed"
-        r"|Latency type \S+ of GPU \d+ value [\d.]+ exceeded",
+        r"|Latency type \S+ of GPU \d+ value [\d.]+ exceeded"
+        r"|Detected \d+ \w*(?:sbe|pcie_replay)\w* for GPU \d+ which is above the threshold",
         (
             *("pending retired page", "row remappings", "pcie replay", "pci link"),
             *("violation", "temperature", "throttled", "clocks event", "did not reach"),
-            *("memory bandwidth", "did not exceed", "latency type"),
+            *("memory bandwidth", "did not exceed", "latency type", "above the threshold"),
         ),
         "DCGM found the GPU degraded: pending retirements or remaps (a reset applies them), "
         "PCIe replays or a link trained down, clocks held back by heat or power, a stress, "

@@ -16,17 +16,21 @@ daemon) and, for GPFS, from IBM's message documentation:
   retries, a GPFS lease overdue, any other ``LustreError:``): host storage, warning: the client
   recovers by itself unless it repeats; a line in the same input that says it recovered
   (``Connection restored to``, ``reconnect success``, ``caps renewed``, ``session
-  established``) makes a wait said once benign (``CLEARED_BY``); waits that repeat are a
-  flapping server, a fault even when each recovered;
+  established``) after it makes a wait said once benign (``RECOVERED_BY``; the line of recovery
+  gives no finding of its own); waits that repeat are a flapping server, a fault even when
+  each recovered; a recovery logged before the wait does not end it;
 - LNet's own transport errors (``Timed out RDMA with``, ``Timed out tx``, ``Closing conn``, a
   request failed ``due to network error``): the network between the node and its servers.
 
 Guarantees: anchored on each producer's prefix or message id, so prose that mentions Lustre is
-not read; libceph's routine ``session lost, hunting for new mon`` and mount messages stay silent;
+not read; the caller's own Lustre errors (``rc = -2``, a quota) are the job's; libceph's
+routine ``session lost, hunting for new mon`` and mount messages stay silent;
 errno 107 from a socket (no path) is not read as storage.
 """
 
 from __future__ import annotations
+
+import re
 
 from diagnosis.catalog import Verdict
 from diagnosis.explain.rules import Rule, rule, verdict
@@ -41,6 +45,13 @@ INFRA = B.INFRASTRUCTURE
 
 def _storage(severity: S, action: A, confidence: float) -> Verdict:
     return verdict(C.HOST_STORAGE, INFRA, K.NODE, severity, action, confidence)
+
+
+def _caller_error(m: re.Match[str]) -> Verdict:
+    """Return the application's warning for a quota exceeded, else a benign note."""
+    if m["quota"]:
+        return verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.WARNING, A.FREE_DISK, 0.5)
+    return verdict(C.BENIGN, B.APPLICATION, K.JOB, S.INFO, A.NONE, 0.4)
 
 
 RULES: tuple[Rule, ...] = (
@@ -86,12 +97,23 @@ RULES: tuple[Rule, ...] = (
         verdict(C.BENIGN, B.UNKNOWN, K.NODE, S.INFO, A.NONE, 0.5),
     ),
     rule(
+        "netfs.caller_error",
+        r"\bLustreError: .*(?P<quota>quota|\brc\s*=?\s*-122\b)"
+        r"|\bLustreError: .*\brc\s*=?\s*-(?:1|2|13|17)\b",
+        ("lustreerror",),
+        "The Lustre client returned the caller's own error (a missing file, a permission, an "
+        "existing name) or a quota exceeded: the job's, not the filesystem's.",
+        judge=_caller_error,
+    ),
+    rule(
         "netfs.server_wait",
         r"\bConnection to \S+ \(at \S+\) was lost\b|@@@ Request sent has timed out for slow reply"
         r"|### lock timed out .* entering recovery"
         r"|\bceph: (?:\[\S+ \d+\]: )?mds\d+ (?:caps (?:went |still )?stale|hung)\b"
         r"|Communication error: Node: |Retrying communication with (?:metadata )?node"
-        r"|lease renewal is overdue|Disk lease period expired|\bLustreError: \S",
+        r"|lease renewal is overdue|Disk lease period expired"
+        # any other LustreError (the caller's own are netfs.caller_error's)
+        r"|\bLustreError: \S",
         (
             *("connection to", "timed out", "lock timed out", "stale", "hung", "communication"),
             *("lease", "lustreerror"),
@@ -103,7 +125,11 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-CLEARED_BY: dict[str, frozenset[str]] = {
+RECOVERED_BY: dict[str, frozenset[str]] = {
     "netfs.server_wait": frozenset({"netfs.reconnected"}),
 }
-"""For a rule of waiting, the rules whose finding in the same input says the wait ended."""
+"""For a rule of waiting, the rules whose finding later in the same input says the wait ended
+(a wait said more than once stands: a flapping server)."""
+ONLY_TO_RECOVER = frozenset({"netfs.reconnected"})
+"""Rules that only say a wait ended: no finding of their own (a mount's routine `session
+established` is not worth one)."""

@@ -104,14 +104,17 @@ RULES: tuple[Rule, ...] = (
     # events, ethtool's PHY counters; catalogued in the session notes of 2026-12-05)
     rule(
         "ib.error_counters",
-        r"\[(?:SymbolErrorCounter|LinkErrorRecoveryCounter|LinkDownedCounter|PortRcvErrors"
+        r"\[(?:SymbolErrorCounter|LinkErrorRecoveryCounter|PortRcvErrors"
         r"|PortRcvRemotePhysicalErrors|LocalLinkIntegrityErrors|ExcessiveBufferOverrunErrors"
         r"|PortXmitDiscards|PortLocalPhysicalErrors) == [1-9]\d*(?: \([^)]*\))?\]"
-        r"|^\s*(?:SymbolErrorCounter|LinkErrorRecoveryCounter|LinkDownedCounter|PortRcvErrors"
-        r"|LocalLinkIntegrityErrors|ExcessiveBufferOverrunErrors):\.+\s*[1-9]\d*\s*$"
-        r"|^\s*(?:rx_crc_errors_phy|rx_pcs_symbol_err_phy|rx_symbol_err_phy|link_down_events_phy)"
-        r":\s+[1-9]\d*\s*$",
-        ("counter", "errors", "_phy"),
+        r"|^\s*(?:SymbolErrorCounter|LinkErrorRecoveryCounter|PortRcvErrors|PortXmitDiscards"
+        r"|PortRcvRemotePhysicalErrors|LocalLinkIntegrityErrors|ExcessiveBufferOverrunErrors)"
+        r":\.+\s*[1-9]\d*\s*$"
+        r"|^\s*(?:rx_crc_errors_phy|rx_pcs_symbol_err_phy|rx_symbol_err_phy):\s+[1-9]\d*\s*$"
+        # a link that went down once or twice is a boot or a reseat; more is a flapping link
+        r"|^\s*(?:LinkDownedCounter:\.+|link_down_events_phy:)\s*(?:[3-9]|[1-9]\d+)\s*$"
+        r"|\[LinkDownedCounter == (?:[3-9]|[1-9]\d+)(?: \([^)]*\))?\]",
+        ("counter", "errors", "_phy", "discards"),
         "A port's error counters are not zero (ibqueryerrors, perfquery, ethtool -S): symbol "
         "errors, link recoveries or downs, receive errors. The link (cable, optic or port) is "
         "bad if they keep rising; congestion counters (PortXmitWait) are not read.",
@@ -135,8 +138,10 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "ib.async_port_error",
-        r"NET/IB ?: \S+ Got (?:non-fatal |fatal )?async event: port error",
-        ("async event",),
+        # three NCCL wordings: `Got async event : port error`, `Got async error event: port
+        # error`, `mlx5_0:1 Got non-fatal async event: port error(10)`
+        r"NET/IB ?: (?:\S+ )?Got (?:non-fatal |fatal )?async (?:error )?event ?: port error",
+        ("async",),
         "NCCL got a port-error event from the HCA: the port went down under the job.",
         _nic(S.WARNING, A.CHECK_NETWORK, 0.55),
     ),

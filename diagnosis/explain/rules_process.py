@@ -49,9 +49,11 @@ def _signal(number: int, name: str) -> str:
         rf"|interrupted by signal \d+: {name}\b|\*\*\* {name} received"
         rf"|is killed by signal: {_STRSIGNAL[number]}\b"
         rf"|exited on signal {number} \({_STRSIGNAL[number]}\)"
-        # srun's task summary (`srun: error: node01: task 3: Killed`), a wait status printed
-        # as is (slurmctld's `_job_complete: JobId=12 WTERMSIG 9`)
-        rf"|\btasks? [\d,\-]+: {_STRSIGNAL[number]}\b|\bWTERMSIG {number}\b"
+        # srun's task summary (`srun: error: node01: task 3: Segmentation fault`; its `Killed`
+        # is rules_scheduler's: srun prints it after a time limit or a cancel too), a wait
+        # status printed as is (slurmctld's `_job_complete: JobId=12 WTERMSIG 9`)
+        + (rf"|\btasks? [\d,\-]+: {_STRSIGNAL[number]}\b" if number != 9 else "")
+        + rf"|\bWTERMSIG {number}\b"
     )
 
 

@@ -54,22 +54,30 @@ def _device_plugin_xid(m: re.Match[str]) -> Verdict:
     return replace(xid_entry(int(m["xid"])).policy.verdict)
 
 
-_EVICTED_FOR = re.compile(r"ephemeral-storage|inodes|DiskPressure|disk pressure", re.IGNORECASE)
+_MEMORY = re.compile(r"memory|MemoryPressure", re.IGNORECASE)
+_DISK = re.compile(r"ephemeral-storage|inodes|DiskPressure|disk pressure|EmptyDir", re.IGNORECASE)
 
 
-def _evicted(m: re.Match[str]) -> Verdict:
-    """Return host storage for an eviction for disk, host memory for one for memory."""
-    if _EVICTED_FOR.search(m[0]):
+def _evicted(m: re.Match[str]) -> Verdict | None:
+    """Return host memory for an eviction for memory, host storage for one for disk (memory
+    first when both are named), the application for one for PIDs (a process leak)."""
+    if _MEMORY.search(m[0]):
+        return verdict(C.HOST_MEMORY, B.APPLICATION, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.7)
+    if _DISK.search(m[0]):
         return verdict(C.HOST_STORAGE, INFRA, K.NODE, S.ERROR, A.FREE_DISK, 0.7)
-    return verdict(C.HOST_MEMORY, B.APPLICATION, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.7)
+    if "pids" in m[0].lower() or "PID" in m[0]:
+        return verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.5)
+    return None
 
 
 RULES: tuple[Rule, ...] = (
     rule(
         "slurm.node_failure",
         r"\bNode failure on \S+|\*\*\* .* DUE TO NODE FAILURE\b|\bKilling \S+ on failed node \S+"
-        r"|\bNodes? \S+ not responding, setting DOWN|\bNode \S+ unexpectedly rebooted",
-        ("node failure", "failed node", "setting down", "unexpectedly rebooted"),
+        r"|\bNodes? \S+ not responding, setting DOWN|\bNode \S+ unexpectedly rebooted"
+        # sacct's State column
+        r"|^\s*\d+(?:\.\w+)?\s+.*\sNODE_FAIL\s",
+        ("node failure", "failed node", "setting down", "unexpectedly rebooted", "node_fail"),
         "Slurm lost a node under the job (node failure, not responding and set DOWN, an "
         "unexpected reboot): the node's hardware, power or kernel, or a network partition; "
         "slurmctld's log and the node's console say which. The job must restart elsewhere.",
@@ -86,7 +94,7 @@ RULES: tuple[Rule, ...] = (
     rule(
         "slurm.unkillable_step",
         r"DUE TO JOB NOT ENDING WITH SIGNALS|DUE TO JOB NOT RUNNING\b|Reason=Kill task failed"
-        r"|\bKill task failed\b",
+        r"|^\s*Kill task failed\s{2,}\S",  # sinfo -R's REASON column
         ("not ending with signals", "not running", "kill task failed"),
         "The job's processes would not die when Slurm killed them: they are stuck in the kernel "
         "(D state on storage I/O, or in the GPU driver); the node is drained. Its kernel log "
@@ -96,8 +104,10 @@ RULES: tuple[Rule, ...] = (
     rule(
         "slurm.memory_limit",
         r"exceeded (?:virtual )?memory limit \(\d+ > \d+\), being killed"
-        r"|\btasks? [\d,\-]+: Out Of Memory\b",
-        ("memory limit", "out of memory"),
+        r"|\btasks? [\d,\-]+: Out Of Memory\b"
+        # sacct's State column (`OUT_OF_ME+` when the column is narrow)
+        r"|^\s*\d+(?:\.\w+)?\s+.*\sOUT_OF_ME(?:MORY|\+)(?:\s|$)",
+        ("memory limit", "out of memory", "out_of_me"),
         "Slurm killed the job for exceeding its memory request (job accounting's polling, or a "
         "task that died of the OOM signal): host memory, the job's own limit; ask for more "
         "memory or use less.",
@@ -113,6 +123,24 @@ RULES: tuple[Rule, ...] = (
         verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.WARNING, A.FIX_APPLICATION, 0.4),
     ),
     rule(
+        "slurm.task_killed",
+        r"\btasks? [\d,\-]+: Killed\b",
+        ("killed",),
+        "srun says a task was killed (SIGKILL): most often a memory kill, but srun prints the "
+        "same after a time limit, a node failure or a cancel; those, printed in the same "
+        "input, explain it (EXPLAINED_BY).",
+        verdict(C.HOST_MEMORY, B.APPLICATION, K.NODE, S.WARNING, A.FIX_APPLICATION, 0.35),
+    ),
+    rule(
+        "slurm.cancelled",
+        r"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+"
+        r"(?: DUE TO (?:PREEMPTION|JOB REQUEUE))? \*\*\*",
+        ("cancelled at",),
+        "Slurm cancelled the job or step on request (a user's or an administrator's scancel, a "
+        "preemption, a requeue): no fault.",
+        verdict(C.BENIGN, B.UNKNOWN, K.JOB, S.INFO, A.NONE, 0.5),
+    ),
+    rule(
         "slurm.task_exit",
         r"\btasks? [\d,\-]+: Exited with exit code [1-9]\d*",
         ("exited with exit code",),
@@ -122,13 +150,14 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "k8s.evicted",
-        r"The node was low on resource: [\w-]+|The node had condition: \[\w+\]"
+        r"The node was low on resource: [\w-]+|The node had condition: \[[\w ]+\]"
+        r"|Usage of EmptyDir volume \S+ exceeds the limit"
         r"|\bkubelet has (?:insufficient memory available|disk pressure)\b"
         r"|\bNodeHas(?:InsufficientMemory|DiskPressure)\b"
         r"|exceeded its local ephemeral storage limit|Pod ephemeral local storage usage exceeds",
         (
             *("low on resource", "had condition", "insufficient memory", "disk pressure"),
-            *("insufficientmemory", "diskpressure", "ephemeral"),
+            *("insufficientmemory", "diskpressure", "ephemeral", "emptydir"),
         ),
         "The kubelet evicted the pod (or refused it) because the node ran short: memory (the "
         "job's host memory, often DataLoader workers or pinned memory) or disk (ephemeral "
@@ -154,7 +183,8 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "k8s.crash_loop",
-        r"Back-off restarting failed container|\bCrashLoopBackOff\b",
+        r"Back-off restarting failed container|\sCrashLoopBackOff\s{2,}\d"
+        r"|Reason:\s+CrashLoopBackOff\b",  # kubectl get pods' STATUS column, describe's state
         ("back-off restarting", "crashloopbackoff"),
         "The container keeps crashing and the kubelet backs off restarting it: the cause is "
         "the previous container's exit (its log, its terminated reason).",
@@ -171,10 +201,20 @@ RULES: tuple[Rule, ...] = (
     rule(
         "k8s.device_unhealthy",
         r"device marked unhealthy: \S+|marking all devices as unhealthy"
-        r"|\bMarking device \S+ as unhealthy\b|; marking it (?:as )?unhealthy",
+        r"|marking devices? as unhealthy|\bMarking device \S+ as unhealthy\b"
+        r"|(?:device|GPU|UUID)[^;\n]*; marking it (?:as )?unhealthy",
         ("unhealthy",),
         "NVIDIA's device plugin marked a GPU (or all of them) unhealthy: the GPU or its driver "
         "failed a health check; the node has fewer GPUs than it should.",
         verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.HARDWARE_INSPECTION, 0.6),
+        flags=re.IGNORECASE,
     ),
 )
+
+EXPLAINED_BY: dict[str, frozenset[str]] = {
+    "slurm.task_killed": frozenset(
+        {"slurm.cancelled", "slurm.time_limit", "slurm.node_failure", "slurm.memory_limit"}
+    ),
+}
+"""For a rule whose line follows from another cause, the rules whose finding in the same input
+gives that cause (srun's `Killed` after a time limit, a node failure or a cancel)."""

@@ -60,8 +60,10 @@ _STEP_WORD = re.compile(
 CHANGE = re.compile(
     r"\b(?:then|now|after|later|subsequent\w*|became|become|becomes|goes\s+up|went\s+up|rose|"
     r"rises|increas\w*|grew|grows|jump\w*|climb\w*|until|however|drops?|dropped|falls?|fell|"
-    r"decreas\w*|initially|at\s+first|(?:at|from|in)\s+the\s+beginning|used\s+to|since)\b"
-    r"|\bfrom\s+\d[^.\n]{0,20}?\bto\s+\d|\d\S*\s*(?:->|→|=>)\s*~?\d",
+    r"decreas\w*|initially|at\s+first|(?:at|from|in)\s+the\s+beginning|used\s+to"
+    r"|since(?!\s+(?:version|release|v?\d)))\b"
+    # figure to figure (`0.9s -> 2.7s`; not a label's arrow: `bs32 -> 0.8 s/it`)
+    r"|\bfrom\s+\d[^.\n]{0,20}?\bto\s+\d|(?<![\w.])\d+(?:\.\d+)?\s*[a-z/]*\s*(?:->|→|=>)\s*~?\d",
     re.IGNORECASE,
 )
 EXPLAINED = re.compile(
@@ -199,12 +201,22 @@ def _against(m: re.Match[str]) -> Verdict | None:
     return SLOWED if (1 - now_value / then_value) * 100 >= RATE_DROP_PCT else None
 
 
+_COMPARED = re.compile(
+    r"\bwith\s+(?:TP|PP|DP|EP|bs|batch)\b|\b(?:TP|PP|DP|EP)\s*=|\b(?:target|goal|expected|aim\w*)\b"
+    r"|\b(?:[AHVBL]\d{2,3}|RTX\s?\d{4})\b.*\b(?:[AHVBL]\d{2,3}|RTX\s?\d{4})\b",
+)
+"""Configurations, GPU models or a target compared (``52% with TP=1 and 31% with TP=8``, ``up
+to 60% on H100 and 45% on A100``, ``our target was 50%``): no job that slowed."""
+
+
 def _utilisation_fell(m: re.Match[str]) -> Verdict | None:
     """Return a slowdown when the later utilisation figure is RATE_DROP_PCT below the earlier,
     unless the line explains it away or denies the fall."""
     before, after = float(m["before"]), float(m["after"])
     if EXPLAINED.search(m.string) or _DENIAL.search(m.string[: m.start("after")]):
         return None
+    if _COMPARED.search(m.string):
+        return None  # configurations or hardware compared, or a target missed
     return SLOWED if before > 0 and after <= (1 - RATE_DROP_PCT / 100) * before else None
 
 
@@ -212,7 +224,8 @@ RULES: tuple[Rule, ...] = (
     rule(
         "slowdown.utilisation_fell",
         r"\b(?:MFU|HFU|model\s+flops\s+utili[sz]ation)\b[^.\n]{0,60}?~?(?P<before>\d+(?:\.\d+)?)\s*%"
-        r"[^.\n]{0,80}?\b(?:now|then|after|dropped|fell|down|to)\b[^.\n]{0,40}?~?"
+        r"[^.\n]{0,80}?\b(?:now|then|after|dropped|fell|(?:went|gone|goes)\s+down|down\s+to)\b"
+        r"[^.\n]{0,40}?~?"
         r"(?P<after>\d+(?:\.\d+)?)\s*%",
         ("mfu", "hfu", "flops"),
         "The job's model FLOPs utilisation quoted as it fell (`MFU was ~52% ... now 31%`): the "

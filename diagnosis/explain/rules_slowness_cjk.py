@@ -11,7 +11,8 @@ that is not training (``Reader``: one set of patterns a language).
   (``训练速度有点慢``) is not a word of slowing: it says how fast, not that it changed.
 - Japanese: 遅くなった, 速度が低下, 時間が...増えた (長くなった), ...より遅い; subjects 学習,
   速度, イテレーション, ステップ, エポック, GPU, ノード; negations ない, ません after the verb;
-  explanations 想定, 予想, 正常, 仕様; not training: 推論, ダウンロード, コンパイル.
+  explanations 想定, 予想, 正常, 仕様, and a condition (すると, 場合: what happens if); not
+  training: 推論, ダウンロード, コンパイル.
 - Korean: 느려졌다, 느려지다, 속도 저하, 속도가 떨어지다, 시간이 오래 걸리다 (more and more);
   subjects 학습, 훈련, 속도, GPU, 에폭; negations 안, 없 before the verb, 않, 못 after it
   (느려지지 않았다); explanations 정상, 예상, 때문.
@@ -75,7 +76,7 @@ _SUBJECT_JA = re.compile(
     re.I,
 )
 _DENIED_JA = re.compile(r"(?!)")  # Japanese denies after the verb (遅くならない)
-_EXPLAINED_JA = re.compile(r"想定|予想|正常|仕様|期待通り")
+_EXPLAINED_JA = re.compile(r"想定|予想|正常|仕様|期待通り|すると|場合|トレードオフ")
 _NOT_TRAINING_JA = re.compile(r"推論|ダウンロード|コンパイル")
 
 

@@ -5,7 +5,9 @@ A sentence reports a slowdown when it has a word of slowing (a comparative: lang
 lent, más lento, mais lento, медленнее; a verb: verlangsamt, ralentit, se ralentiza,
 замедлилось; a speed or throughput that falls; a step that takes longer) with a subject in the
 same sentence (training, GPU, node, rank, card, epoch, step, iteration, speed), no negation in
-the words just before it, no explanation (expected, normal, because) and nothing slow that is
+the words just before it (or, in German, ``nicht`` after it), no explanation (expected,
+normal, because, a trade-off's concession: dafür, en revanche, en cambio, em compensação,
+зато; a changelog's fix: behoben, corrigé) and nothing slow that is
 not training (inference, a download, a compilation, a disk). Two GPU models named in the
 sentence are a comparison of hardware, not a member that became slow.
 
@@ -20,8 +22,12 @@ import re
 from diagnosis.explain.rules import Rule, rule
 from diagnosis.explain.rules_slowness_cjk import Reader
 
-_MODELS = r"|(?:RTX|GTX|[AHVTL])\s?\d{2,4}\b.*\b(?:RTX|GTX|[AHVTL])\s?\d{2,4}\b"
-"""Two GPU models in one sentence: hardware compared (kept with each language's not-training)."""
+_MODELS = (
+    r"|(?-i:\b(?P<model>(?:RTX|GTX|[AHVTL])\s?\d{2,4})\b.*\b(?!(?P=model)\b)"
+    r"(?:RTX|GTX|[AHVTL])\s?\d{2,4}\b)"
+)
+"""Two different GPU models in one sentence: hardware compared (kept with each language's
+not-training)."""
 
 
 def _words(pattern: str) -> re.Pattern[str]:
@@ -41,12 +47,12 @@ _SLOW = {
     ),
     "spanish": (
         r"\bm[aá]s\s+lent[oa]s?\b|\bralentiz\w+|\b(?:velocidad|rendimiento)\s+(?:\w+\s+){0,3}?"
-        r"(?:baja|cae|cayó|disminuye|disminuyó|bajó|se\s+reduce)\b|\btarda\w*\s+(?:\w+\s+){0,2}?"
-        r"m[aá]s\b"
+        r"(?:cae|cayó|disminuye|disminuyó|bajó|se\s+reduce)\b|\btarda\w*\s+(?:\w+\s+){0,2}?"
+        r"m[aá]s\b(?!\s+o\s+menos)"
     ),
     "portuguese": (
         r"\bmais\s+lent[oa]s?\b|\bdesaceler\w+|\b(?:velocidade|desempenho)\s+(?:\w+\s+){0,3}?"
-        r"(?:caiu|cai|diminuiu|diminui)\b|\bdemora\w*\s+(?:\w+\s+){0,2}?mais\b"
+        r"(?:caiu|cai|diminuiu|diminui)\b|\bdemora\w*\s+(?:\w+\s+){0,2}?mais\b(?!\s+ou\s+menos)"
     ),
     "russian": (
         r"медленнее|замедл\w+|(?:скорость|производительность)\s+(?:\w+\s+){0,3}?"
@@ -61,16 +67,20 @@ _READERS = {
             r"Iterationen?|Durchsatz|Geschwindigkeit|Worker)\b"
         ),
         _words(r"\b(?:nicht|kein\w*|nie)\s+(?:\w+\s+){0,3}$"),
-        _words(r"\berwartet|\bnormal\b|\bweil\b|\bda\s+wir\b"),
+        _words(r"\berwartet|\bnormal\b|\bweil\b|\bda\s+wir\b|\bdafür\b|\bBehoben\b|\bbehoben\b"),
         _words(r"\bInferenz|\bDownload|\bKompil\w+|\bFestplatte" + _MODELS),
+        _words(r"(?:\s+\w+){0,3}?\s+(?:nicht|kaum)\b"),  # a negation after the verb
     ),
     "french": Reader(
         _words(
             r"\b(?:entra[iî]nement|GPUs?|n(?:œ|oe)uds?|rangs?|cartes?|époques?|epochs?|étapes?|"
             r"itérations?|débit|vitesse|workers?)\b"
         ),
-        _words(r"\b(?:pas|jamais|aucun\w*)\s+(?:\w+\s+){0,2}$"),
-        _words(r"\battendu|\bnormal\b|\bparce\s+que\b|\bcar\s+nous\b"),
+        _words(
+            r"\b(?:pas|jamais|aucun\w*)\s+(?:\w+\s+){0,2}$|\bne\s+(?:\w+\s+)?$|\bn['’]\s*$"
+            r"|\béviter\s+de\s+$"
+        ),
+        _words(r"\battendu|\bnormal\b|\bparce\s+que\b|\bcar\s+nous\b|\ben\s+revanche\b|\bcorrigé"),
         _words(r"\binférence|\btéléchargement|\bcompilation|\bdisque" + _MODELS),
     ),
     "spanish": Reader(
@@ -79,25 +89,26 @@ _READERS = {
             r"velocidad|rendimiento)\b"
         ),
         _words(r"\b(?:no|nunca|ningún|ninguna)\s+(?:\w+\s+){0,2}$"),
-        _words(r"\besperado|\bnormal\b|\bporque\b|\bdebido\s+a\b"),
+        _words(r"\besperado|\bnormal\b|\bporque\b|\bdebido\s+a\b|\ben\s+cambio\b|\bcorregido"),
         _words(r"\binferencia|\bdescarga|\bcompilaci\w+|\bdisco\b" + _MODELS),
     ),
     "portuguese": Reader(
         _words(
-            r"\b(?:treinamento|treino|GPUs?|nós?|épocas?|passos?|iteraç\w+|velocidade|"
+            r"\b(?:treinamento|treino|GPUs?|nó|épocas?|passos?|iteraç\w+|velocidade|"
             r"desempenho)\b"
         ),
         _words(r"\b(?:não|nunca|nenhum\w*)\s+(?:\w+\s+){0,2}$"),
-        _words(r"\besperado|\bnormal\b|\bporque\b"),
+        _words(r"\besperado|\bnormal\b|\bporque\b|\bem\s+compensação\b|\bcorrigido"),
         _words(r"\binferência|\bdownload|\bcompilaç\w+|\bdisco\b" + _MODELS),
     ),
     "russian": Reader(
         _words(
-            r"обучени\w+|тренировк\w+|GPU|видеокарт\w+|карт\w+|узл\w+|нод\w+|ранг\w*|эпох\w+|"
+            r"обучени\w+|тренировк\w+|GPU|(?:видео)?карт(?:а|ы|у|е|ой|ами|ах)\b|узл\w+|нод\w+|ранг\w*|"
+            r"эпох\w+|"
             r"шаг\w*|итераци\w+|скорость|DDP"
         ),
         _words(r"(?:\bне|\bнет|никогда)\s+(?:\w+\s+){0,2}$"),
-        _words(r"ожидаем\w*|нормальн\w*|потому\s+что"),
+        _words(r"ожидаем\w*|нормальн\w*|потому\s+что|\bзато\b|исправлен\w*"),
         _words(r"инференс\w*|загрузк\w+|компиляци\w+|диск\w*" + _MODELS),
     ),
 }

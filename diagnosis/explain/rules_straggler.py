@@ -181,6 +181,12 @@ def _slowest_times(m: re.Match[str]) -> Verdict | None:
     return slow_member(MEMBER_KIND[m["kind"].lower()])
 
 
+MINMAX_RULE = "straggler.megatron_minmax"
+MINMAX_MARK = "MnRtt/Rnk:"
+"""The detector's report line: the engine counts those that named no straggler, and a spread
+said once among calm intervals (a warm-up, a checkpoint) is dropped."""
+
+
 def _minmax(m: re.Match[str]) -> Verdict | None:
     """Return a slow GPU when the slowest rank's round trip is 1/SLOW_PEER_RATIO times the
     fastest's (Megatron's StragglerDetector: healthy ranks are within a few percent)."""
@@ -190,7 +196,7 @@ def _minmax(m: re.Match[str]) -> Verdict | None:
 
 TOOL_RULES: tuple[Rule, ...] = (
     rule(
-        "straggler.megatron_minmax",
+        MINMAX_RULE,
         r"MnRtt/Rnk: (?P<mn>\d+(?:\.\d+)?)ms/\d+ \| "
         r"MxRtt/Rnk: (?P<mx>\d+(?:\.\d+)?)ms/(?P<rank>\d+)",
         ("mnrtt/rnk",),

@@ -13,12 +13,14 @@ a column that names neither, or both, is not read. Each column read is a group o
 peers.slow_peer: a member below ``SLOW_PEER_RATIO`` times the median rate (a time above its
 inverse times the median) is a slow member.
 
-Guarantees: a row needs a member's label, a name with a digit (``n03``, ``gpu-a03``,
-``node5``, ``GPU 3``) or a bare number under a first header that names members (rank, node,
-GPU, host, device, worker), so a sweep over message sizes (nccl-tests' ``size`` column) or
-steps is no group; fewer than ``MIN_PEERS`` members, or figures within 30 % of their median,
-never alarm. Lines are read one at a time (``TableReader.feed``), with only the current table
-held; a line that is no row of it ends it.
+Guarantees: a row needs a member's label: names of one shape with a number (``n03``,
+``gpu-a03``, ``node5``, ``GPU 3``) or bare numbers under a first header that names one member
+(rank, node, GPU, host, device, worker), their numbers a run without gaps; so a sweep (message
+sizes, 1/2/4/8 nodes, batch sizes), epochs or steps, or GPU models compared are no group. A
+slow row explained by another of its figures (half the GPUs, half the rate) is silent, and so
+is a caption's quantity for a table of several figures. Fewer than ``MIN_PEERS`` members, or
+figures within 30 % of their median, never alarm. Lines are read one at a time
+(``TableReader.feed``), with only the current table held; a line that is no row of it ends it.
 """
 
 from __future__ import annotations
@@ -33,25 +35,37 @@ from diagnosis.explain.peers import MIN_PEERS
 T = TypeVar("T")
 
 # a row: a label (one or two words), a separator (a bar, a tab, two spaces), then a figure
+# (possessive quantifiers: a label followed by a long run of blanks fails at once)
 _ROW = re.compile(
-    r"^\s*\|?\s*[\w.#:/-]+(?: [\w.#:/-]+)?\s*(?:\||\t|\s{2,})[\s|]*~?\d[\d,]*(?:\.\d+)?\b"
+    r"^\s*+\|?\s*+[\w.#:/-]++(?: [\w.#:/-]++)?(?:\s*+\||\t|\s{2,}+)[\s|]*+~?\d[\d,]*(?:\.\d+)?\b"
 )
-_SEPARATOR = re.compile(r"^\s*\|?[\s:|-]*-{3,}[\s:|-]*$")
+_SEPARATOR = re.compile(r"^[\s:|-]*+$")
 _SPLIT = re.compile(r"\s*\|\s*|\t+|\s{2,}")
 _FIGURE = re.compile(r"~?(?P<n>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?:\s*[A-Za-z/%]+)?")
 _MEMBER_LABEL = re.compile(r"(?=.*[A-Za-z])(?=.*\d)[\w.#:/ -]+")
 _MEMBER_HEADER = re.compile(
-    r"^(?:rank|node|gpu|host|hostname|device|dev|worker|card|server|machine|member|id|name|#)s?\b",
+    r"^(?:rank|node|gpu|host|hostname|device|dev|worker|card|server|machine|member|id|name|#)\b",
     re.IGNORECASE,
 )
+# labels that are points in time or configurations, never peers (an epoch, a step, a batch
+# size, a run, a version, a precision, a model)
+_NOT_MEMBER = re.compile(
+    r"\b(?:epoch|step|iter\w*|batch|bs|size|seq\w*|len|run|trial|exp\w*|config\w*|version|v"
+    r"|fp\d+|bf\d+|tf\d+|int\d+|tp|pp|dp|ep|workers?|threads?|nodes|gpus)\b",
+    re.IGNORECASE,
+)
+_DIGITS = re.compile(r"\d+")
 _RATE_WORDS = re.compile(
     r"/s\b|/sec\b|\bper\s+sec|\bbandwidth|\bbusbw|\balgbw|\bthroughput|\bspeed\b|flops?\b"
-    r"|\bflop/s|\bmfu\b|\bhfu\b|\bhash\s*rate|\bsamples\b|\btokens\b|\bimages\b|\bbw\b|\bgbps\b",
+    r"|\bflop/s|\bmfu\b|\bhfu\b|\bhash\s*rate|\bbw\b|\bgbps\b",
     re.IGNORECASE,
 )
+SIBLING_SHARE = 0.25
+"""A slow row whose other figure (its GPUs, its batch) is low by the same share (within this)
+is explained by it: four GPUs give half of eight's throughput."""
 _TIME_WORDS = re.compile(
     r"\btime\b|\bms\b|\(s\)|\bsec(?:onds?)?\b|\bs/it\b|\blatency\b|\bduration\b|\bfwd\b|\bbwd\b"
-    r"|\bforward\b|\bbackward\b|\belapsed\b",
+    r"|\bforward\b|\bbackward\b|\belapsed\b|\bhours?\b|\bmin(?:utes?)?\b",
     re.IGNORECASE,
 )
 
@@ -74,6 +88,40 @@ def _quantity(text: str) -> str | None:
     return "time" if time and not rate else None
 
 
+def _members(labels: list[str], first_header: str) -> bool:
+    """Return whether the labels name MIN_PEERS distinct members of one kind: names of one
+    shape with a number (``n01``, ``gpu-a03``, ``GPU 3``) or bare numbers under a header that
+    names members, their numbers a run without gaps (ranks 0-7, nodes 01-05); not points in
+    time or configurations (epochs, batch sizes, models)."""
+    if len(set(labels)) < MIN_PEERS or any(_NOT_MEMBER.search(label) for label in labels):
+        return False
+    if len({_DIGITS.sub("#", label) for label in labels}) != 1:
+        return False  # `T4`, `A100`: models; `1 node`, `2 nodes`: a sweep
+    named = all(_MEMBER_LABEL.fullmatch(label) for label in labels)
+    if not (named or _MEMBER_HEADER.match(first_header)):
+        return False
+    numbers = sorted(int(_DIGITS.findall(label)[-1]) for label in labels)
+    return numbers == list(range(numbers[0], numbers[0] + len(numbers)))
+
+
+def _explained_by_sibling(rates: list[float], others: list[list[float | None]]) -> bool:
+    """Return whether the slowest row is as low in another column of figures (its GPU count,
+    its batch) as in this one, against each column's median."""
+    slowest = min(range(len(rates)), key=rates.__getitem__)
+    share = rates[slowest] / sorted(rates)[len(rates) // 2]
+    for column in others:
+        figures = [v for v in column if v is not None]
+        median = sorted(figures)[len(figures) // 2]
+        other = column[slowest]
+        if (
+            median > 0
+            and other is not None
+            and abs(other / median - share) <= SIBLING_SHARE * share
+        ):
+            return True
+    return False
+
+
 @dataclass
 class TableReader(Generic[T]):
     """Follow the tables of one input, a line at a time; `groups` yields, per table column
@@ -87,7 +135,7 @@ class TableReader(Generic[T]):
 
     def feed(self, body: str, item: T) -> None:
         """Read one line (`item` is what a finding will point at)."""
-        if not body.strip() or _SEPARATOR.match(body):
+        if not body.strip() or ("---" in body and _SEPARATOR.match(body)):
             return
         if _ROW.match(body):
             row = cells(body)
@@ -116,22 +164,27 @@ class TableReader(Generic[T]):
         if header is None or len(rows) < MIN_PEERS:
             return
         labels = [row[0] for row, _ in rows]
-        named = all(_MEMBER_LABEL.fullmatch(label) for label in labels)
-        if not (named or _MEMBER_HEADER.match(header[0])):
+        if not _members(labels, header[0]):
             return
-        if len(set(labels)) < MIN_PEERS:
-            return
-        for col in range(1, len(header)):
-            kind = _quantity(header[col]) or _quantity(self._caption)
-            values = [_figure(row[col]) for row, _ in rows]
-            if kind is None or any(v is None or v <= 0 for v in values):
+        columns = {
+            col: [_figure(row[col]) for row, _ in rows]
+            for col in range(1, len(header))
+            if all(_figure(row[col]) is not None for row, _ in rows)
+        }
+        for col, values in columns.items():
+            # the caption names the quantity only of a table with one column of figures
+            kind = _quantity(header[col]) or (
+                _quantity(self._caption) if len(columns) == 1 else None
+            )
+            figures = [v for v in values if v is not None]
+            if kind is None or min(figures) <= 0:
+                continue
+            rates = [v if kind == "rate" else 1 / v for v in figures]
+            others = [c for k, c in columns.items() if k != col]
+            if _explained_by_sibling(rates, others):
                 continue
             self._done.append(
-                [
-                    (label, v if kind == "rate" else 1 / v, item)
-                    for label, v, (_, item) in zip(labels, values, rows, strict=True)
-                    if v is not None
-                ]
+                [(label, r, item) for label, r, (_, item) in zip(labels, rates, rows, strict=True)]
             )
 
     def groups(self) -> Iterator[list[tuple[str, float, T]]]:

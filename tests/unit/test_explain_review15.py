@@ -89,10 +89,42 @@ def test_a_sweep_over_sizes_is_no_group_of_peers() -> None:
     assert first(sweep) is None
 
 
-def test_bare_numbers_need_a_header_that_names_members() -> None:
-    rows = [(str(step), "4.1" if step == 300 else "9.8") for step in range(100, 600, 100)]
+def test_bare_numbers_need_a_header_that_names_members_and_no_gaps() -> None:
+    rows = [(str(n), "4.1" if n == 2 else "9.8") for n in range(5)]
     assert first(_table(rows, "| step | it/s |")) is None
     assert first(_table(rows, "| worker | it/s |")) is not None
+    sweep = [(str(n), "4.1" if n == 1 else "9.8") for n in (1, 2, 4, 8, 16)]
+    assert first(_table(sweep, "| nodes | samples/s per node |")) is None
+
+
+@pytest.mark.parametrize(
+    ("header", "rows"),
+    [
+        ("| GPU | TFLOPS |", [("A100", "312"), ("H100", "989"), ("V100", "125"), ("T4", "65")]),
+        ("| epoch | time (s) |", [(f"epoch {n}", "312" if n == 1 else "100") for n in range(1, 6)]),
+        ("| batch | samples/s |", [(f"bs{n}", str(n * 10)) for n in (8, 16, 32, 64, 128)]),
+        ("| node | samples |", [(f"n0{n}", "10" if n == 3 else "100") for n in range(1, 6)]),
+    ],
+)
+def test_models_epochs_configurations_and_counts_are_no_peers(
+    header: str, rows: list[tuple[str, str]]
+) -> None:
+    assert first(_table(rows, header)) is None
+
+
+def test_a_row_explained_by_its_own_gpu_count_is_no_straggler() -> None:
+    table = "\n".join(
+        [
+            "| node | GPUs | samples/s |",
+            "|---|---|---|",
+            *(
+                f"| n0{n} | {4 if n == 3 else 8} | {1200 if n == 3 else 2400} |"
+                for n in range(1, 6)
+            ),
+        ]
+    )
+    assert first(table) is None
+    assert first(table.replace("| 4 |", "| 8 |")) is not None
 
 
 @pytest.mark.parametrize(
