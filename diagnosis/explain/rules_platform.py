@@ -1,0 +1,152 @@
+"""What the server's platform says about the host: BMC event logs beyond ipmitool's (Redfish
+and its registries, OpenBMC, Dell iDRAC, HPE iLO) and the clouds' notices about the machine
+under a GPU instance (AWS, Google Cloud, Azure).
+
+Read from the registries and the providers' documentation (catalogued in the session notes of
+2026-12-05: DMTF's ResourceEvent registry, openbmc/bmcweb's registry, Dell's EEMI message ids,
+HPE's IML classes and iLO events, AWS scheduled events and status checks, GCE's system events,
+Azure's Scheduled Events and Resource Health):
+
+- a GPU, NVSwitch or NVLink of an HGX baseboard that the host BMC reports through Redfish
+  (``The resource property GPU_SXM_4 Memory has detected errors of type 'Row-Remapping
+  Failure'``): the GPU (a pending remap, throttling or a thermal warning degrades it), an
+  NVSwitch the network's switch;
+- the host's memory (an uncorrectable or multi-bit error, a parity error, a DIMM's thermal
+  trip), processors (IERR, thermal trip, a degraded UPI or QPI link), PCIe (a fatal error, a
+  SERR), power (an input lost, a failed supply, power-good not asserted, a voltage out of
+  range), fans and critical thresholds crossed going out of range: host hardware, error; the
+  rates of correctable errors past their threshold, a supply predicted to fail, a warning
+  threshold crossed: host hardware, warning; a failed drive: host storage;
+- a cloud saying the machine under the instance failed or is degrading (AWS ``running on
+  degraded hardware``, a failed system reachability check; GCE ``hostError``; Azure's host
+  crashed, rebooted or healed for repair, possibly degraded): host hardware.
+
+Guarantees: the recovery direction of a threshold (``going low`` after ``high``), deasserted or
+repaired entries, notices already completed or cancelled (``[Completed]``), planned
+maintenance, preemptions and live migrations stay silent; a Redfish error on a resource that
+is not a GPU keeps host hardware (host.mce_uncorrected reads DIMMs).
+"""
+
+from __future__ import annotations
+
+import re
+
+from diagnosis.catalog import Verdict
+from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.model import Action as A
+from diagnosis.model import Blame as B
+from diagnosis.model import Category as C
+from diagnosis.model import ComponentKind as K
+from diagnosis.model import Severity as S
+
+INFRA = B.INFRASTRUCTURE
+_DONE = r"^(?!.*(?:\[Completed\]|\[Canceled\]|\bRepaired\b|Deassert))"
+"""A notice already done, cancelled or repaired is history, not a fault."""
+_DEGRADING = re.compile(r"pending|throttl|thermal warning|warning", re.IGNORECASE)
+
+
+def _baseboard(m: re.Match[str]) -> Verdict:
+    """Return the verdict for an HGX baseboard part the host BMC reports through Redfish."""
+    if re.search(r"NVSwitch", m["part"], re.IGNORECASE):
+        return verdict(C.NETWORK, INFRA, K.SWITCH, S.ERROR, A.HARDWARE_INSPECTION, 0.7)
+    if _DEGRADING.search(m["kind"]):
+        return verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.MONITOR, 0.6)
+    return verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.ISOLATE_GPU, 0.75)
+
+
+def _host(severity: S, action: A, confidence: float) -> Verdict:
+    return verdict(C.HOST_HARDWARE, INFRA, K.NODE, severity, action, confidence)
+
+
+RULES: tuple[Rule, ...] = (
+    rule(
+        "platform.repaired",
+        r"^\s*\d+\s+Repaired\s|Severity:\s*Repaired\b|\"Repaired\":\s*true",
+        ("repaired",),
+        "An iLO Integrated Management Log entry marked repaired: history, not a fault now.",
+        verdict(C.BENIGN, B.UNKNOWN, K.NODE, S.INFO, A.NONE, 0.5),
+    ),
+    rule(
+        "platform.gpu_baseboard",
+        _DONE + r".*The resource property (?P<part>[^']*?(?:GPU_SXM|HGX_GPU|GPU_\d|NVSwitch|NVLink)"
+        r"[^']*?) has detected errors of type '(?P<kind>[^']+)'",
+        ("has detected errors of type",),
+        "The host's BMC reports an error on a GPU, NVLink or NVSwitch of the HGX baseboard "
+        "(through Redfish): the GPU's memory, links or PCIe failed (a pending remap or "
+        "throttling only degrades it); an NVSwitch's is the fabric's.",
+        judge=_baseboard,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "platform.host_fault",
+        _DONE + r".*(?:\bMEM0001\b|Multi-bit memory errors detected on a memory device"
+        r"|Memory ECC uncorrectable error\.|Command and Address parity error\."
+        r"|Memory parity error\."
+        r"|Memory ThermTrip asserted|Uncorrectable Memory Error detected by ROM"
+        r"|POST Error: 201-Memory Error|CPU \d+ has an internal error \(IERR\)|CPU Error Occurred:"
+        r"|CPU \d+ Thermal Trip|UPI link width reduced|QPI\) Link Degradation"
+        r"|PCIe Fatal [\w ]+\. Bus=|A (?:bus )?fatal error was detected on a component at"
+        r"|Legacy PCI SERR\.|PCI Bus Error \(Slot|The power input for power supply \S+ is lost"
+        r"|is not receiving input power|Power supply redundancy is lost|Power supply \S+ failed\."
+        r"|Power supply \S+ power lost\.|System Power Lost\.|power good failed to assert"
+        r"|POST Error: 1615|voltage is outside of range|Fan redundancy lost\.|Fan Failure \(Fan"
+        r"|Voltage Regulator Overheated|SSB Thermal trip|Operating System Shutdown Initiated Due to"
+        r"|Unrecoverable System Error|sensor crossed a critical (?:high threshold going high"
+        r"|low threshold going low))",
+        (
+            *("mem0001", "multi-bit", "uncorrectable", "parity error", "thermtrip", "post error"),
+            *("internal error", "cpu error", "thermal trip", "link width", "link degradation"),
+            *("pcie fatal", "fatal error", "serr", "bus error", "power input", "input power"),
+            *("redundancy is lost", "failed.", "power lost", "power good", "voltage"),
+            *("fan", "overheated", "shutdown initiated", "unrecoverable", "crossed a critical"),
+        ),
+        "The server's BMC reports a failing host part (memory, a processor, PCIe, power, "
+        "voltage, fans, a critical threshold crossed): the node is unreliable for training; "
+        "drain it and have the part inspected.",
+        _host(S.ERROR, A.ISOLATE_NODE, 0.7),
+    ),
+    rule(
+        "platform.host_warning",
+        _DONE + r".*(?:\bMEM070[12]\b|Correctable memory error rate exceeded"
+        r"|Persistent correctable memory error|Corrected Memory Error threshold exceeded"
+        r"|Power supply \S+ failure predicted|Power supply redundancy is degraded"
+        r"|sensor crossed a warning (?:high threshold going high|low threshold going low))",
+        (
+            "mem070",
+            "correctable memory error",
+            "failure predicted",
+            "degraded",
+            "crossed a warning",
+        ),
+        "The server's BMC reports a host part degrading (correctable memory errors past their "
+        "rate, a supply predicted to fail, a warning threshold crossed): plan a replacement.",
+        _host(S.WARNING, A.HARDWARE_INSPECTION, 0.5),
+    ),
+    rule(
+        "platform.drive_failed",
+        _DONE + r".*(?:Drive Array Device Failure|Drive \S+ in Backplane .* has failed"
+        r"|DrvArr(?:PhysDrv|LogDrv|Controller)Failed|Drive Error Occurred:)",
+        ("drive array", "backplane", "drvarr", "drive error"),
+        "The server's BMC reports a failed drive or array controller: the node's local storage "
+        "(checkpoints, datasets, scratch) fails.",
+        verdict(C.HOST_STORAGE, INFRA, K.NODE, S.ERROR, A.HARDWARE_INSPECTION, 0.7),
+    ),
+    rule(
+        "cloud.host_degraded",
+        _DONE + r".*(?:running on degraded hardware|has detected degradation of the underlying "
+        r"hardware|System reachability check failed|StatusCheckFailed_System"
+        r"|compute\.instances\.hostError|VirtualMachineHostCrashed"
+        r"|VirtualMachineHostRebootedForRepair|VirtualMachineMigrationInitiatedForRepair"
+        r"|VirtualMachinePossiblyDegradedDueToHardwareFailure"
+        r"|VirtualMachineMigrationScheduledForDegradedHardware"
+        r"|VirtualMachineScheduledForServiceHealing|Host server is undergoing an emergency repair)",
+        (
+            *("degraded hardware", "degradation", "reachability", "statuscheckfailed"),
+            *("hosterror", "virtualmachine", "emergency repair"),
+        ),
+        "The cloud provider says the machine under the instance failed or is degrading (a host "
+        "error, a crash, a repair, degraded hardware, the system check failing): the instance "
+        "is lost or will be; restart the job elsewhere.",
+        _host(S.ERROR, A.ISOLATE_NODE, 0.7),
+    ),
+)
