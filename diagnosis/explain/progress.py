@@ -2,8 +2,9 @@
 
 Frameworks print their progress every N steps in their own words; the fields that carry a step's
 duration or its throughput were read from their sources (mmcv, mmengine, detectron2,
-torchvision's MetricLogger, timm, PaddlePaddle, NeMo, Keras, DeepSpeed, fairseq, torchtitan,
-OpenNMT, TensorFlow's hooks, Horovod's and tf_cnn_benchmarks' benchmarks). ``step_seconds``
+torchvision's MetricLogger, timm, PaddlePaddle and PaddleNLP, NeMo, Keras, DeepSpeed, fairseq,
+torchtitan, OpenNMT, TensorFlow's hooks, Horovod's and tf_cnn_benchmarks' benchmarks, tqdm's bar
+as HF Trainer, accelerate and Lightning print it). ``step_seconds``
 returns one figure per line, as seconds per step: a throughput is read as its inverse (only its
 changes matter to the slowdown check), a unit is honoured (Keras' ``ms/step``, ``us/sample``).
 JSON log lines of the same fields (mmcv's ``.log.json``, detectron2's ``metrics.json``,
@@ -40,6 +41,11 @@ _FIELDS: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
         ("batch_cost", "paddle", re.compile(rf"\b(?:avg_)?batch_cost: ({_NUM})")),
         ("timing", "nemo", re.compile(rf"\btrain_step_timing(?: in s)?[=:] ?({_NUM})")),
         ("s/s", "keras", re.compile(rf"\s({_NUM})(us|ms|s)/(?:step|sample)\b.*\bloss\b")),
+        # tqdm's bar (HF Trainer, accelerate, Lightning 1.x): `| 180/1311 [06:22<39:58,  2.12s/it]`
+        # (its rate is a moving average; it prints it/s above one step a second)
+        ("<", "tqdm", re.compile(rf"\|\s*\d+/\d+ \[[\d:]+<[\d:?]+,\s*({_NUM})(s/it|it/s)\]")),
+        # PaddleNLP's Trainer: the seconds of the last logging interval
+        ("interval_runtime", "paddle_interval", re.compile(rf"\binterval_runtime: ({_NUM})")),
         # throughputs: DeepSpeed, fairseq, torchtitan, OpenNMT, Paddle, PaddleNLP, TF hooks,
         # Horovod and tf_cnn_benchmarks
         ("SamplesPerSec=", "deepspeed", re.compile(rf"\b(?:Curr)?SamplesPerSec=({_NUM})")),
@@ -63,10 +69,11 @@ _WORD = re.compile(r"[A-Za-z_]{2,}")
 _NOT_SHAPE = re.compile(
     r"\beta\W+(?:\d+\s+days?,\s*)?[\d:]+|\d+(?:\.\d+)?(?:us|ms|s)/(?:step|sample)", re.IGNORECASE
 )
-# the step a line counts: `[  50/1251`, `[50/7330]`, `iter: 19`, `step: 10`, `Iter #0`,
-# `global_step=100`, `| epoch 001:    100 / 1000`, a leading `10  images/sec`
+# the step a line counts: tqdm's `| 180/1311 [`, `[  50/1251`, `[50/7330]`, `iter: 19`,
+# `step: 10`, `Iter #0`, `global_step=100`, `| epoch 001:    100 / 1000`, a leading `10  images/sec`
 _COUNTER = re.compile(
-    r"\[\s*(\d+)\s*/\s*\d+|\b(?:iter(?:ation)?|step|global_step|num_updates)\b\W{0,3}(\d+)"
+    r"\|\s*(\d+)/\d+ \[|\[\s*(\d+)\s*/\s*\d+"
+    r"|\b(?:iter(?:ation)?|step|global_step|num_updates)\b\W{0,3}(\d+)"
     r"|\bIter #(\d+)|:\s+(\d+)\s*/\s*\d+\b|^\s*(\d+)\s+images/sec",
     re.IGNORECASE,
 )
@@ -94,6 +101,8 @@ def step_seconds(body: str) -> StepFigure | None:
             return StepFigure(field, 1 / value)
         if field == "keras":
             return StepFigure(field, value * _UNIT[m[2]])
+        if field == "tqdm":
+            return StepFigure(field, value if m[2] == "s/it" else 1 / value)
         return StepFigure(field, value)
     return None
 

@@ -68,8 +68,9 @@ _FALLS = r"(?:drops?|dropped|fell|falls|fallen|decreas\w*|declin\w*|(?:goes|went
 # `the Sol/s rate drops from 26 to 20`: a rate of work named once, then its bare figures
 _RATE_FROM_TO = re.compile(
     r"(?<!learning )(?<!dropout )(?<!error )(?<!loss )(?<!lr )"
-    r"\b(?:hash\s*rate|rate|throughput|speed|\w+\s+per\s+second)\s+(?:\w+\s+){0,2}?"
-    rf"{_FALLS}\s+from\s+(?P<a>\d+(?:\.\d+)?)\s+to\s+(?P<b>\d+(?:\.\d+)?)\b",
+    r"\b(?:hash\s*rate|rate|throughput|speed|\w+\s+per\s+second|\w+_per_sec(?:ond)?)\s+"
+    rf"(?:\w+\s+){{0,2}}?(?:{_FALLS}|went|goes)\s+from\s+~?(?P<a>\d+(?:\.\d+)?)\s+to\s+~?"
+    r"(?P<b>\d+(?:\.\d+)?)\b",
     re.IGNORECASE,
 )
 # `recovered to 2000 samples/s from 300 samples/s`: the later figure first

@@ -72,6 +72,9 @@ EXPLAINED = re.compile(
     r"|\bbecause\s+(?:we|I)\s+(?:\w+\s+)?(?:doubled|increased|added|changed|switched|enabled|raised)\b"
     r"|\bwhat\s+(?:I|we|you)\s+(?:had\s+)?expected\b|\b(?:documentation|docs)\s+says\b"
     r"|\bas\s+documented\b"
+    # the speed said to be fine (not `fine for the first 1500 steps`, not the loss)
+    r"|\b(?:speed|throughput|samples?/s\w*|it/s|s/it|step\s+time|tokens?/s\w*|performance)\s+"
+    r"(?:\w+\s+){0,2}?(?:looks?|seems?|is)\s+fine\b(?!\s+(?:for|until|at\s+first|initially))"
     # a cost chosen (`we capped the GPUs at 300 W ... accepted as a trade-off`) or a fix
     # announced (a changelog's `Fixed a slowdown in ...`)
     r"|\btrade-?offs?\b|\b(?:we|I)\s+(?:deliberately\s+|intentionally\s+)?(?:power-)?capped\b"
@@ -173,7 +176,8 @@ def _fig(name: str) -> str:
 
 _ABOUT = r"(?:~|about\s+|around\s+)?"
 _AGAINST = re.compile(
-    _fig("now") + r"[^.\n]{0,40}?\b(?:instead\s+of|(?:while|but|when|whereas)\s+(?:it\s+)?used\s+to"
+    _fig("now")
+    + r"[^.\n]{0,40}?\b(?:instead\s+of|(?:while|but|when|whereas|where)\s+(?:it\s+)?used\s+to"
     r"(?:\s+(?:be|take))?|(?:than|from)\s+(?:the\s+)?(?:usual|normal|expected|before))\s+"
     + _ABOUT
     + _fig("then")

@@ -74,7 +74,12 @@ _COMPARATIVE = (
     r"|after\s+(?:(?:every|each|all)\s+(?:the\s+)?others?|the\s+others|everyone|the\s+rest))"
     # a member a share behind, or the last to arrive every time (`consistently ~30% behind`,
     # `always arriving last`)
-    r"|~?\d+(?:\.\d+)?\s*%\s+behind"
+    r"|~?\d+(?:\.\d+)?\s*%\s+behind|(?:way|far|well|always)\s+behind\s+(?:the\s+|all\s+)?"
+    r"(?:others?|rest|other\s+\w+)"
+    # a rate that falls to a share of itself (`falls to about a third`, `a third of what it was`)
+    r"|(?:falls?|fell|drops?|dropped|goes\s+down|went\s+down)\s+to\s+(?:about\s+|around\s+"
+    r"|roughly\s+)?(?:a\s+third|half|a\s+quarter|one\s+third)\b"
+    r"|(?:half|a\s+third|a\s+quarter|one\s+third)\s+of\s+what\s+it\s+(?:was|used\s+to)"
     r"|(?:always|consistently|invariably)\s+(?:the\s+)?(?:(?:arriv|finish|complet|reach)\w*"
     r"\s+|comes?\s+|coming\s+|is\s+|being\s+)?last"
     r"|(?:takes?|took|taking|needs?|needed)\s+(?:\w+\s+){0,3}?(?:longer|more\s+time)"
@@ -91,8 +96,9 @@ _COMPARATIVE = (
     r"|training|mining)\s*rates?|it/s|(?:iterations?|its|steps?|samples?|images?|tokens?)/s(?:ec)?"
     r"|utili[sz]ation)\s+(?:\w+\s+){0,4}?"
     r"(?:drops?|dropped|dropping|decreas\w+|degrad\w+|falls?|falling|fell|goes\s+down|went\s+down"
+    r"|going\s+down"
     r"|is\s+(?:much\s+|very\s+|way\s+)?(?:lower|worse))"
-    r"|(?P<timed>(?:time|duration)s?\s+(?:\w+\s+){0,3}?(?:increas\w+|grows?|grew|growing"
+    r"|(?P<timed>(?:time|duration|\w+_cost)s?\s+(?:\w+\s+){0,3}?(?:increas\w+|grows?|grew|growing"
     r"|goes\s+up|went\s+up|doubl\w+|tripl\w+|jump\w*|spik\w*"
     r"|(?:gets?|goes|went|got|getting|going|becomes?|became)\s+(?:much\s+|a\s+lot\s+)?longer)"
     # a time that keeps growing as the run goes on, however it is named
@@ -180,11 +186,21 @@ NOT_TRAINING = re.compile(
     r"\b(?:nfs|disk|storage|ssd|hdd|nvme|download\w*|upload\w*|internet|website|page|browser"
     r"|compil\w+|build|boot\w*|startup|install\w*|inference|requests?|serving|queue\w*"
     r"|response|preempt\w*|warm-?up|autotun\w*|to\s+(?:start|launch|load|initiali[sz]e)"
-    r"|(?:first|initial)\s+(?:few\s+|\d+\s+)?(?:steps?|iterations?|epochs?|batch(?:es)?)\s+"
-    r"(?:is|are|was|were|runs?|takes?|took)\b(?!\s+(?:fine|fast|ok|normal)))\b",
+    r"|(?:first|initial)\s+(?:few\s+|\d+\s+)?(?:steps?|iterations?|epochs?|batch(?:es)?"
+    r"|intervals?)(?:\s+\w+){0,2}?\s+(?:is|are|was|were|runs?|takes?|took)\b"
+    r"(?!\s+(?:fine|fast|ok|normal))"
+    # the first epoch or step, a warm-up (`why is epoch 1 slower than the rest?`)
+    r"|(?:epoch|step|iter\w*)\s*#?\s*[01]\s+(?:is\s+|was\s+)?(?:much\s+|a\s+lot\s+)?slow\w*)\b",
     re.I,
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|;\s+")
+_ASKED = re.compile(
+    r"^(?:[^!?,]*,\s*)?(?:is|are|was|does|do|could|can|would|should)\s+(?:this|that|it|there)\b"
+    r"[^.!?]*\?$",
+    re.IGNORECASE,
+)
+"""A yes-or-no question whether something is a slowdown (``is that a slowdown?``): the speaker
+asks, and does not report one."""
 
 
 _FIGURE_OR_NAME = re.compile(
@@ -293,7 +309,7 @@ def _reported(m: re.Match[str]) -> Verdict | None:
         return None
     if m["worse"] and not _SPEEDISH.search(sentence):
         return None  # worse at what: a speed, not a loss
-    if _said_expected(body, spans[max(0, i - 1) : i + 2]):
+    if _said_expected(body, spans[max(0, i - 1) : i + 2]) or _ASKED.match(sentence.lstrip()):
         return None
     if not (m["timed"] or SUBJECT.search(around)):
         return None
@@ -322,6 +338,7 @@ RULES: tuple[Rule, ...] = (
             *("poor", "bad", "terrible", "horrible", "increas", "grow", "grew", "goes up"),
             *("went up", "doubl", "climb", "fell", "fall", "declin", "goes down", "went down"),
             *("more and more", "state", "p2", "p5", "p8", "stuck", "half", "% of", "last"),
+            *("cost", "third", "quarter"),
         ),
         "A sentence reporting that the job, or one of its members, became or is slower than it "
         "should be, in words no earlier rule reads: a straggler or a slowdown to look at, with "

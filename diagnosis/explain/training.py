@@ -9,8 +9,10 @@ sequence checks compare each iteration with the recent past of the same stream (
   ``WINDOW`` iterations, or a grad norm ``SPIKE_GRAD_RATIO`` times the lowest (the one spike
   rule, `diagnosis.spikes`, with the explainer's thresholds);
 - a step-time regression: time per iteration ``SLOW_RATIO`` above the fastest of the window,
-  and throughput (TFLOPs) down as much when it is printed; a step that skipped or hit NaN is
-  not a slowdown signal (real_logs nan-loss: the NaN step took 19% longer).
+  and throughput (TFLOPs) down as much when it is printed, in that iteration and the next (one
+  slow iteration after an evaluation or a checkpoint is none; the input's last iteration counts
+  alone); a step that skipped or hit NaN is not a slowdown signal (real_logs nan-loss: the NaN
+  step took 19% longer).
 
 Both are heuristics with low confidence; the straggler detector over step telemetry decides.
 
@@ -146,7 +148,10 @@ def sequence_findings(stream: Sequence[StepLine]) -> list[tuple[int, Verdict, st
         if "training.loss_spike" not in seen and _spiked(window, stream[i]):
             found.append((i, SPIKE, "training.loss_spike"))
             seen.add("training.loss_spike")
-        if "training.step_slowdown" not in seen and _slowed(window, stream[i]):
+        # a slowdown stays: the next iteration is slow too (one slow iteration after an
+        # evaluation or a checkpoint is no slowdown), unless the input ends with it
+        stays = i == len(stream) - 1 or _slowed(window, stream[i + 1])
+        if "training.step_slowdown" not in seen and _slowed(window, stream[i]) and stays:
             found.append((i, SLOWDOWN, "training.step_slowdown"))
             seen.add("training.step_slowdown")
     return found
