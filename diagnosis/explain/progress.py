@@ -41,9 +41,18 @@ _FIELDS: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
         ("batch_cost", "paddle", re.compile(rf"\b(?:avg_)?batch_cost: ({_NUM})")),
         ("timing", "nemo", re.compile(rf"\btrain_step_timing(?: in s)?[=:] ?({_NUM})")),
         ("s/s", "keras", re.compile(rf"\s({_NUM})(us|ms|s)/(?:step|sample)\b.*\bloss\b")),
-        # tqdm's bar (HF Trainer, accelerate, Lightning 1.x): `| 180/1311 [06:22<39:58,  2.12s/it]`
+        # tqdm's bar (HF Trainer, accelerate, Lightning): `| 180/1311 [06:22<39:58,  2.12s/it]`
         # (its rate is a moving average; it prints it/s above one step a second)
-        ("<", "tqdm", re.compile(rf"\|\s*\d+/\d+ \[[\d:]+<[\d:?]+,\s*({_NUM})(s/it|it/s)\]")),
+        # (a bar of a training loop only: none or an epoch, step or training description, not a
+        # download, a map, a generation or an evaluation; Lightning adds `, v_num=0`)
+        (
+            "<",
+            "tqdm",
+            re.compile(
+                rf"^(?:\s*|.*\b(?:[Ee]poch|[Tt]rain\w*|[Ss]teps?|[Ii]ter\w*)\b[^|]*?)\s*\d+%\|"
+                rf"[^|]*\|\s*\d+/(\d+) \[[\d:]+<[\d:?]+,\s*({_NUM})(s/it|it/s)(?:,[^\]]*)?\]"
+            ),
+        ),
         # PaddleNLP's Trainer: the seconds of the last logging interval
         ("interval_runtime", "paddle_interval", re.compile(rf"\binterval_runtime: ({_NUM})")),
         # throughputs: DeepSpeed, fairseq, torchtitan, OpenNMT, Paddle, PaddleNLP, TF hooks,
@@ -67,7 +76,8 @@ _TIME_CONTEXT = re.compile(r"\beta\b|data_time|\bdata: ", re.IGNORECASE)
 _UNIT = {"us": 1e-6, "ms": 1e-3, "s": 1.0}
 _WORD = re.compile(r"[A-Za-z_]{2,}")
 _NOT_SHAPE = re.compile(
-    r"\beta\W+(?:\d+\s+days?,\s*)?[\d:]+|\d+(?:\.\d+)?(?:us|ms|s)/(?:step|sample)", re.IGNORECASE
+    r"\beta\W+(?:\d+\s+days?,\s*)?[\d:]+|(?<![\d.])\d+(?:\.\d+)?(?:us|ms|s)/(?:step|sample)",
+    re.IGNORECASE,
 )
 # the step a line counts: tqdm's `| 180/1311 [`, `[  50/1251`, `[50/7330]`, `iter: 19`,
 # `step: 10`, `Iter #0`, `global_step=100`, `| epoch 001:    100 / 1000`, a leading `10  images/sec`
@@ -94,6 +104,11 @@ def step_seconds(body: str) -> StepFigure | None:
         m = pattern.search(body)
         if m is None or (field == "time" and _TIME_CONTEXT.search(body) is None):
             continue
+        if field == "tqdm":  # the bar's total tells the loop apart (train against evaluation)
+            rate = float(m[2])
+            return (
+                StepFigure(f"tqdm/{m[1]}", rate if m[3] == "s/it" else 1 / rate) if rate else None
+            )
         value = float(m[1].replace(",", ""))
         if value <= 0:
             return None
@@ -101,8 +116,6 @@ def step_seconds(body: str) -> StepFigure | None:
             return StepFigure(field, 1 / value)
         if field == "keras":
             return StepFigure(field, value * _UNIT[m[2]])
-        if field == "tqdm":
-            return StepFigure(field, value if m[2] == "s/it" else 1 / value)
         return StepFigure(field, value)
     return None
 

@@ -42,7 +42,7 @@ _WORD_AMOUNT |= _NUMBERS
 # a figure, optionally per unit of work (`8 hours/epoch`, `30 s per iteration`)
 _FIGURE = re.compile(
     rf"\b(?:from\s+(?P<start>\d+(?:\.\d+)?)\s*(?P<start_unit>{UNIT})?\s+to\s+)?"
-    rf"(?:(?P<value>\d+(?:\.\d+)?)\+?\s*|(?P<words>half\s+an?|an?|one|{'|'.join(_NUMBERS)})\s+)"
+    rf"(?:(?P<value>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?)\+?\s*|(?P<words>half\s+an?|an?|one|{'|'.join(_NUMBERS)})\s+)"
     rf"(?P<unit>{UNIT})"
     r"(?:/(?:epoch|iter\w*|step|batch|it)\b)?(?![\w/])",
     re.IGNORECASE,
@@ -137,7 +137,9 @@ def figures(line: str) -> list[float]:
             continue  # `a second GPU`: the ordinal, not a duration
         if m["start"] is not None:
             found.append((m.start(), seconds(m["start"], m["start_unit"] or m["unit"])))
-        amount = m["value"] or str(_WORD_AMOUNT[" ".join(m["words"].lower().split())])
+        amount = (m["value"] or "").replace(",", "") or str(
+            _WORD_AMOUNT[" ".join(m["words"].lower().split())]
+        )
         found.append((m.start("unit"), seconds(amount, m["unit"])))
     return [duration for _, duration in sorted(found)]
 

@@ -30,8 +30,9 @@ is not a GPU keeps host hardware (host.mce_uncorrected reads DIMMs).
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
-from diagnosis.catalog import Verdict
+from diagnosis.catalog import Verdict, xid_entry
 from diagnosis.explain.rules import Rule, rule, verdict
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
@@ -40,13 +41,22 @@ from diagnosis.model import ComponentKind as K
 from diagnosis.model import Severity as S
 
 INFRA = B.INFRASTRUCTURE
-_DONE = r"^(?!.*(?:\[Completed\]|\[Canceled\]|\bRepaired\b|Deassert))"
-"""A notice already done, cancelled or repaired is history, not a fault."""
-_DEGRADING = re.compile(r"pending|throttl|thermal warning|warning", re.IGNORECASE)
+_DONE = (
+    r"^(?!.*(?:\[Completed\]|\[Canceled\]|\bRepaired\b|Deassert|\bresolved\b"
+    r"|has been restored))"
+)
+"""A notice already done, cancelled, repaired or resolved is history, not a fault."""
+_DEGRADING = re.compile(
+    r"pending|throttl|thermal (?:warning|alert)|warning|power brake|(?<!un)correctable",
+    re.IGNORECASE,
+)
 
 
 def _baseboard(m: re.Match[str]) -> Verdict:
-    """Return the verdict for an HGX baseboard part the host BMC reports through Redfish."""
+    """Return the verdict for an HGX baseboard part the host BMC reports through Redfish (an
+    Xid it passes on takes the Xid catalogue's)."""
+    if m["xid"]:
+        return replace(xid_entry(int(m["xid"])).policy.verdict)
     if re.search(r"NVSwitch", m["part"], re.IGNORECASE):
         return verdict(C.NETWORK, INFRA, K.SWITCH, S.ERROR, A.HARDWARE_INSPECTION, 0.7)
     if _DEGRADING.search(m["kind"]):
@@ -68,8 +78,11 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "platform.gpu_baseboard",
-        _DONE + r".*The resource property (?P<part>[^']*?(?:GPU_SXM|HGX_GPU|GPU_\d|NVSwitch|NVLink)"
-        r"[^']*?) has detected errors of type '(?P<kind>[^']+)'",
+        _DONE
+        + r".*The resource property '?(?P<part>[^'\n]{0,80}?(?:GPU_SXM|HGX_GPU|GPU_\d|NVSwitch"
+        r"|NVLink)[^'\n]{0,80}?)'? has detected errors of type (?:'(?P<kind>[^'\n]+)'"
+        # NVIDIA's BMC passes the driver's Xid event on: `[time][pid][gpu] XID 48 DBE ...`
+        r"|(?:\[[^\]\n]*\]){3} XID (?P<xid>\d+))",
         ("has detected errors of type",),
         "The host's BMC reports an error on a GPU, NVLink or NVSwitch of the HGX baseboard "
         "(through Redfish): the GPU's memory, links or PCIe failed (a pending remap or "
@@ -92,13 +105,22 @@ RULES: tuple[Rule, ...] = (
         r"|POST Error: 1615|voltage is outside of range|Fan redundancy lost\.|Fan Failure \(Fan"
         r"|Voltage Regulator Overheated|SSB Thermal trip|Operating System Shutdown Initiated Due to"
         r"|Unrecoverable System Error|sensor crossed a critical (?:high threshold going high"
-        r"|low threshold going low))",
+        r"|low threshold going low)"
+        # the DMTF sensor registries' and Dell's wordings of a critical threshold crossed
+        r"|reading of [\d.]+ (?:\(\w+\) |\S+ )?is (?:above the [\d.]+ upper"
+        r"|below the [\d.]+ lower) critical threshold"
+        r"|is (?:greater than the upper|less than the lower) critical threshold"
+        # FreeIPMI's ipmi-sel and HPE's hplog tables, Solaris/ILOM fault management
+        r"|\|\s*Critical\s*\|\s*(?:Power Supply Failure detected|Uncorrectable ECC|Processor IERR"
+        r"|Thermal Trip|Power Supply AC lost)|\b(?:Pwr\.|Power)\s+Supply\s+Bay\s+Failed\b"
+        r"|Problem class\s*:\s*fault\.(?:cpu|memory|io|psu|fan|chassis|board)\.)",
         (
             *("mem0001", "multi-bit", "uncorrectable", "parity error", "thermtrip", "post error"),
             *("internal error", "cpu error", "thermal trip", "link width", "link degradation"),
             *("pcie fatal", "fatal error", "serr", "bus error", "power input", "input power"),
             *("redundancy is lost", "failed.", "power lost", "power good", "voltage"),
             *("fan", "overheated", "shutdown initiated", "unrecoverable", "crossed a critical"),
+            *("critical", "supply bay", "problem class", "threshold"),
         ),
         "The server's BMC reports a failing host part (memory, a processor, PCIe, power, "
         "voltage, fans, a critical threshold crossed): the node is unreliable for training; "
@@ -110,6 +132,7 @@ RULES: tuple[Rule, ...] = (
         _DONE + r".*(?:\bMEM070[12]\b|Correctable memory error rate exceeded"
         r"|Persistent correctable memory error|Corrected Memory Error threshold exceeded"
         r"|Power supply \S+ failure predicted|Power supply redundancy is degraded"
+        r"|\bDIMM_Degraded\b|The DIMM has degraded|\w*CECCCountMemErr\w*"
         r"|sensor crossed a warning (?:high threshold going high|low threshold going low))",
         (
             "mem070",
@@ -134,14 +157,14 @@ RULES: tuple[Rule, ...] = (
     rule(
         "cloud.host_degraded",
         _DONE + r".*(?:running on degraded hardware|has detected degradation of the underlying "
-        r"hardware|System reachability check failed|StatusCheckFailed_System"
-        r"|compute\.instances\.hostError|VirtualMachineHostCrashed"
+        r"hardware|System reachability check failed|\bAWS_EC2_\w*RETIREMENT_SCHEDULED\b"
+        r"|\binstance-retirement\b|(?<!=)(?<!=\")compute\.instances\.hostError|VirtualMachineHostCrashed"
         r"|VirtualMachineHostRebootedForRepair|VirtualMachineMigrationInitiatedForRepair"
         r"|VirtualMachinePossiblyDegradedDueToHardwareFailure"
         r"|VirtualMachineMigrationScheduledForDegradedHardware"
         r"|VirtualMachineScheduledForServiceHealing|Host server is undergoing an emergency repair)",
         (
-            *("degraded hardware", "degradation", "reachability", "statuscheckfailed"),
+            *("degraded hardware", "degradation", "reachability", "retirement"),
             *("hosterror", "virtualmachine", "emergency repair"),
         ),
         "The cloud provider says the machine under the instance failed or is degrading (a host "

@@ -74,7 +74,8 @@ EXPLAINED = re.compile(
     r"|\bas\s+documented\b"
     # the speed said to be fine (not `fine for the first 1500 steps`, not the loss)
     r"|\b(?:speed|throughput|samples?/s\w*|it/s|s/it|step\s+time|tokens?/s\w*|performance)\s+"
-    r"(?:\w+\s+){0,2}?(?:looks?|seems?|is)\s+fine\b(?!\s+(?:for|until|at\s+first|initially))"
+    r"(?:\w+\s+){0,2}?(?:looks?|seems?|is)\s+fine\b(?!\s+(?:for|until|at\s+first|initially|on|in"
+    r"|with|except))"
     # a cost chosen (`we capped the GPUs at 300 W ... accepted as a trade-off`) or a fix
     # announced (a changelog's `Fixed a slowdown in ...`)
     r"|\btrade-?offs?\b|\b(?:we|I)\s+(?:deliberately\s+|intentionally\s+)?(?:power-)?capped\b"

@@ -195,8 +195,8 @@ NOT_TRAINING = re.compile(
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|;\s+")
 _ASKED = re.compile(
-    r"^(?:[^!?,]*,\s*)?(?:is|are|was|does|do|could|can|would|should)\s+(?:this|that|it|there)\b"
-    r"[^.!?]*\?$",
+    r"^(?:[^!?,]*,\s*)?(?:is|was|could|can|would|should)\s+(?:this|that|it)\s+(?:be\s+)?(?:just\s+)?"
+    r"(?:a\s+|an\s+)?(?:slowdown|regression|straggler|problem|issue|bug|normal|expected|ok)\b[^.!?]*\?$",
     re.IGNORECASE,
 )
 """A yes-or-no question whether something is a slowdown (``is that a slowdown?``): the speaker

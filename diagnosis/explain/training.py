@@ -169,15 +169,18 @@ def parse_step_seconds(body: str) -> float | None:
 
 
 def step_time_slowdown(seconds: Sequence[float]) -> int | None:
-    """Return the position of the first of two consecutive slow steps in `seconds`, or None.
+    """Return the position of the first of two consecutive slow steps in `seconds` when the
+    last step is still slow, or None.
 
     A step is slow when it takes ``GENERIC_SLOW_RATIO`` times the median of the (up to
-    ``WINDOW``) steps before it, given at least ``GENERIC_MIN_HISTORY`` of them.
+    ``WINDOW``) steps before it, given at least ``GENERIC_MIN_HISTORY`` of them. A slowdown the
+    steps recover from before the input ends (a checkpoint's pause in a moving average) is none.
     """
     for i in range(GENERIC_MIN_HISTORY, len(seconds) - 1):
         window = sorted(seconds[max(0, i - WINDOW) : i])
         median = window[len(window) // 2]
-        if median > 0 and all(t >= GENERIC_SLOW_RATIO * median for t in seconds[i : i + 2]):
+        slow = GENERIC_SLOW_RATIO * median
+        if median > 0 and all(t >= slow for t in seconds[i : i + 2]) and seconds[-1] >= slow:
             return i
     return None
 
