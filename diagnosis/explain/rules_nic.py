@@ -145,6 +145,27 @@ RULES: tuple[Rule, ...] = (
         "NCCL got a port-error event from the HCA: the port went down under the job.",
         _nic(S.WARNING, A.CHECK_NETWORK, 0.55),
     ),
+    # UCX, rdma-core and Open MPI over verbs (catalogued in the session notes of 2026-12-05)
+    rule(
+        "rdma.memlock",
+        r"ibv_reg_mr\(.*\) failed: Cannot allocate memory|Please set max locked memory"
+        r"|max locked memory \(ulimit -l\)",
+        ("ibv_reg_mr", "max locked memory"),
+        "Registering memory with the NIC failed for the locked-memory limit (`ulimit -l`): the "
+        "job's (or its container's) configuration, not the host's memory; raise memlock.",
+        verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.7),
+    ),
+    rule(
+        "rdma.transport_timeout",
+        r"UD endpoint \S+ to .*: unhandled timeout error|\(status Endpoint timeout\)"
+        r"|status: Endpoint timeout\b|The InfiniBand retry count between two MPI processes has"
+        r"|ib_mlx5_log\.c:\d+\s+UCX\s+ERROR (?:Transport retry count|RNR retry count) exceeded",
+        ("endpoint", "retry count"),
+        "The RDMA transport gave up on a peer (UCX's endpoint timeout, its UD endpoint's "
+        "timeout, Open MPI's retry count exceeded): the link, the NIC or the switch between "
+        "the two dropped packets, or the peer died; check the port counters on both sides.",
+        _nic(S.ERROR, A.CHECK_NETWORK, 0.6),
+    ),
     rule(
         "nic.tx_timeout",
         r"NETDEV WATCHDOG: .*transmit queue \d+ timed out|\bTX timeout detected|\bRX timeout on "

@@ -4,7 +4,8 @@ catalogues (issue 21, "whole families, not lines").
 The lines are the producers' format strings with their arguments filled in (SchedMD/slurm's
 slurmstepd, srun and slurmctld; kubernetes' kubelet events and eviction messages;
 NVIDIA/k8s-device-plugin; lustre-release, BeeGFS, the kernel's ceph and libceph, errno 107 of a
-FUSE mount; NVIDIA/DCGM's dcgm_errors.h; infiniband-diags, OpenSM, NCCL's net_ib, ethtool -S).
+FUSE mount; NVIDIA/DCGM's dcgm_errors.h; infiniband-diags, OpenSM, NCCL's net_ib, ethtool -S;
+UCX's uct and ucp, Open MPI's openib help text).
 The negative controls are the same producers' benign lines, several of them worded like faults.
 """
 
@@ -254,6 +255,31 @@ FAULTS = [
         "ib.degraded_link",
     ),
     ("Jan 10 10:00:00 sm01 OpenSM[1234]: SM port is down", C.NETWORK, "ib.sm_port_down"),
+    # UCX, Open MPI over verbs, a memlock limit
+    (
+        "[1712345678.123456] [gpu-node-3:12345:0]        ud_ep.c:278  UCX  ERROR UD endpoint "
+        "0x1b4e7e0 to <no debug data>: unhandled timeout error",
+        C.NETWORK,
+        "rdma.transport_timeout",
+    ),
+    (
+        "ucp_ep.c:1510 UCX  ERROR Error on ep 0x7f2 (status Endpoint timeout) will not be handled "
+        "since no error callback is installed",
+        C.NETWORK,
+        "rdma.transport_timeout",
+    ),
+    (
+        "The InfiniBand retry count between two MPI processes has been\nexceeded.",
+        C.NETWORK,
+        "rdma.transport_timeout",
+    ),
+    (
+        "[gpu-node-3:12345:0:12345] ib_md.c:349  UCX  ERROR ibv_reg_mr(address=0x7f, "
+        "length=4194304, access=0xf) failed: Cannot allocate memory : Please set max locked "
+        "memory (ulimit -l) to 'unlimited' (current: 65536 kbytes)",
+        C.APPLICATION,
+        "rdma.memlock",
+    ),
     (
         "gpu-node-01:1234:1300 [0] NCCL INFO NET/IB : mlx5_0:1 Got non-fatal async event: port "
         "error(10)",
