@@ -140,6 +140,16 @@ _NETWORK_RULES: tuple[Rule, ...] = (
         _net(K.NODE, S.ERROR, 0.6),
     ),
     rule(
+        "dist.gloo_transport",
+        r"gloo/transport/tcp/(?:pair|device|listener)\.cc:\d+\]|Gloo connectFullMesh failed"
+        r"|\bgloo::(?:IoException|EnforceNotMet)\b",
+        ("gloo",),
+        "gloo's TCP transport failed to reach or lost a peer (a connection refused, closed or "
+        "timed out, a full mesh that did not connect): the network between the nodes, a wrong "
+        "interface or address, or a peer that died.",
+        _net(K.NODE, S.ERROR, 0.6),
+    ),
+    rule(
         "dist.store_timeout",
         r"DistNetworkError|DistStoreError|client socket has timed out|Socket Timeout"
         r"|Timed out after \d+ seconds waiting for clients|\bRendezvousTimeoutError\b",

@@ -1,6 +1,7 @@
 """Findings of a review that tried to break the platform rules and the progress readers of
 2026-12-05 (tqdm bars, PaddleNLP intervals, BMC and cloud events, questions and `is fine`),
-each input with what it must give now; and the development records of round 29 (fresh_39).
+each input with what it must give now; and the development records of rounds 29 and 30
+(fresh_39, fresh_40).
 """
 
 from __future__ import annotations
@@ -117,6 +118,9 @@ READ = [
     (_r39("0014"), C.STRAGGLER, None),  # DeepSpeed: step() from ~100ms to 10,000+ ms
     (_r39("0018"), C.STRAGGLER, None),  # 训练突然变得很慢
     (_r39("0019"), C.HOST_HARDWARE, "platform.host_fault"),  # hplog -p: a failed supply bay
+    # round 30's development records: gloo's transport
+    (corpus_text("fresh_40", "0002"), C.NETWORK, "dist.gloo_transport"),  # pair.cc: refused
+    (corpus_text("fresh_40", "0003"), C.NETWORK, "dist.gloo_transport"),  # connectFullMesh
 ]
 
 
@@ -126,6 +130,11 @@ def test_each_missed_wording_is_read(text: str, category: Category, rule: str | 
     assert found is not None and found[0] == category, found
     if rule is not None:
         assert found[1] == rule
+
+
+def test_gloos_connected_peers_and_c10ds_address_warning_stay_silent() -> None:
+    assert alarms(corpus_text("fresh_40", "0009")) == []  # c10d's IPv6 `gai error` warning
+    assert alarms(corpus_text("fresh_40", "0014")) == []  # gloo connected to 0 peer ranks
 
 
 def test_a_question_whether_it_is_a_slowdown_asks_and_does_not_report() -> None:
