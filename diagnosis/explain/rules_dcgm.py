@@ -29,10 +29,10 @@ internal error during the test``, plugins that would not load) are no GPU fault.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
-from diagnosis.catalog import Verdict, xid_entry
+from diagnosis.catalog import Verdict
 from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.explain.rules_gpu import xid_policy
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
 from diagnosis.model import Category as C
@@ -40,11 +40,6 @@ from diagnosis.model import ComponentKind as K
 from diagnosis.model import Severity as S
 
 INFRA = B.INFRASTRUCTURE
-
-
-def _xid(m: re.Match[str]) -> Verdict:
-    """Return the Xid catalogue's verdict for the Xid DCGM reports."""
-    return replace(xid_entry(int(m["xid"])).policy.verdict)
 
 
 def _switch(m: re.Match[str]) -> Verdict:
@@ -60,7 +55,7 @@ RULES: tuple[Rule, ...] = (
         r"\bDetected XID (?P<xid>\d+) for GPU (?P<gpu>\d+)",
         ("detected xid",),
         "DCGM's health watch saw an Xid on the GPU: the Xid catalogue's verdict.",
-        judge=_xid,
+        judge=xid_policy,
     ),
     rule(
         "dcgm.gpu_memory",

@@ -37,10 +37,16 @@ def _recovery_verdict(base: Verdict, detail: str) -> Verdict:
     return base
 
 
+def xid_policy(m: re.Match[str]) -> Verdict:
+    """Return the Xid catalogue's verdict for the Xid a line names (its ``xid`` group): for
+    the tools that pass the driver's Xid on (DCGM, NVIDIA's device plugin, the HGX BMC)."""
+    return xid_entry(int(m["xid"])).policy.verdict
+
+
 def _xid_verdict(m: re.Match[str]) -> Verdict:
     """Return the catalog's verdict for the Xid in `m`, refined by the line's own words."""
     code = int(m["xid"])
-    base = xid_entry(code).policy.verdict
+    base = xid_policy(m)
     detail = m["detail"]
     if code == 154:
         return _recovery_verdict(base, detail)

@@ -30,10 +30,10 @@ is not a GPU keeps host hardware (host.mce_uncorrected reads DIMMs).
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
-from diagnosis.catalog import Verdict, xid_entry
+from diagnosis.catalog import Verdict
 from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.explain.rules_gpu import xid_policy
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
 from diagnosis.model import Category as C
@@ -56,7 +56,7 @@ def _baseboard(m: re.Match[str]) -> Verdict:
     """Return the verdict for an HGX baseboard part the host BMC reports through Redfish (an
     Xid it passes on takes the Xid catalogue's)."""
     if m["xid"]:
-        return replace(xid_entry(int(m["xid"])).policy.verdict)
+        return xid_policy(m)
     if re.search(r"NVSwitch", m["part"], re.IGNORECASE):
         return verdict(C.NETWORK, INFRA, K.SWITCH, S.ERROR, A.HARDWARE_INSPECTION, 0.7)
     if _DEGRADING.search(m["kind"]):

@@ -36,10 +36,10 @@ Guarantees: each pattern is anchored on the producer's own wording, so a person 
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
-from diagnosis.catalog import Verdict, xid_entry
+from diagnosis.catalog import Verdict
 from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.explain.rules_gpu import xid_policy
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
 from diagnosis.model import Category as C
@@ -47,11 +47,6 @@ from diagnosis.model import ComponentKind as K
 from diagnosis.model import Severity as S
 
 INFRA = B.INFRASTRUCTURE
-
-
-def _device_plugin_xid(m: re.Match[str]) -> Verdict:
-    """Return the Xid catalogue's verdict for the Xid the device plugin acted on."""
-    return replace(xid_entry(int(m["xid"])).policy.verdict)
 
 
 _MEMORY = re.compile(r"memory|MemoryPressure", re.IGNORECASE)
@@ -196,7 +191,7 @@ RULES: tuple[Rule, ...] = (
         ("xidcriticalerror",),
         "NVIDIA's device plugin saw a critical Xid and took the GPU out of the node's "
         "allocatable GPUs: the Xid catalogue's verdict.",
-        judge=_device_plugin_xid,
+        judge=xid_policy,
     ),
     rule(
         "k8s.device_unhealthy",

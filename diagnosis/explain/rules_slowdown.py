@@ -124,7 +124,8 @@ def _rose(m: re.Match[str]) -> Verdict | None:
         return None
     # the line, else one of its sentences (`went from 1.2 s/it to 3.5 s/it ... never recovers.
     # if I restart it's back to 1.2 s/it`: the restart's figure ends the line, not the report)
-    for body in (m.string, *_SENTENCE.split(m.string)):
+    sentences = _SENTENCE.split(m.string)
+    for body in (m.string, *(sentences if len(sentences) > 1 else ())):
         quoted = quoted_step_times(body)
         if quoted is not None and quoted[1] and rose(quoted[0]):
             return SLOWED
