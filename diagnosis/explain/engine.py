@@ -36,6 +36,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from diagnosis.catalog import Verdict
+from diagnosis.explain import rules_dist, rules_scheduler
 from diagnosis.explain.peers import (
     LINE_GROUP,
     TABLE_HEADER,
@@ -66,7 +67,6 @@ from diagnosis.explain.rules_process import (
     NCCL_STACK_FRAME,
     NEEDS_CRASH,
 )
-from diagnosis.explain.rules_scheduler import EXPLAINED_BY
 from diagnosis.explain.rules_slowdown import SLOWED, quoted_step_times, rose
 from diagnosis.explain.rules_straggler import MINMAX_MARK, MINMAX_RULE
 from diagnosis.explain.tables import TableReader
@@ -99,6 +99,8 @@ SLOW_DEVICE = Verdict(
 """One device's rate far below its peers' in a per-device report (diagnosis/explain/peers.py)."""
 _FABRIC_HEADER = re.compile(r"^\s*Fabric\s*$")
 _DIAG_FAIL = re.compile(r'"status"\s*:\s*"Fail"')
+_EXPLAINED_BY = {**rules_scheduler.EXPLAINED_BY, **rules_dist.EXPLAINED_BY}
+"""For a rule whose line follows from another cause, the rules that give that cause."""
 _SMI_RULES = frozenset({"gpu.remap_failure", "gpu.remap_pending", "gpu.ecc_counter"})
 
 Key = tuple[str, Verdict, str | None, int | None, str | None, int | None, int | None]
@@ -375,7 +377,7 @@ def _confirm(state: _State) -> None:
     """Raise signal findings that other findings of the same input confirm (OOM killer, shm);
     drop the findings that stand only with a crash (NEEDS_CRASH) when the input shows none, and
     a wait said once that a later recovery ended (rules_netfs.RECOVERED_BY), and a line whose
-    cause the same input gives (rules_scheduler.EXPLAINED_BY)."""
+    cause the same input gives (rules_scheduler's and rules_dist's EXPLAINED_BY)."""
     present = {key[0] for key in state.found}
     if not (present & CRASH_RULES or state.crash_said):
         for key in [key for key in state.found if key[0] in NEEDS_CRASH]:
@@ -388,7 +390,7 @@ def _confirm(state: _State) -> None:
     cleared = [
         key
         for key, cand in state.found.items()
-        if EXPLAINED_BY.get(key[0], frozenset()) & present
+        if _EXPLAINED_BY.get(key[0], frozenset()) & present
         or cand.seen == 1
         and any(first_seen.get(r, -1) > cand.index for r in RECOVERED_BY.get(key[0], ()))
     ]

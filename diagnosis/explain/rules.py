@@ -195,6 +195,7 @@ def all_rules() -> tuple[Rule, ...]:
     from diagnosis.explain import (
         rules_comm,
         rules_dcgm,
+        rules_dist,
         rules_driver,
         rules_fabric,
         rules_gpu,
@@ -236,6 +237,7 @@ def all_rules() -> tuple[Rule, ...]:
         *rules_gpu.CUDA_RULES,
         *rules_host.PROCESS_RULES,
         *rules_process.RULES,
+        *rules_dist.RULES,
         *rules_comm.RULES,
         *rules_train.FALLBACK_RULES,
         *rules_groups.RULES,

@@ -152,7 +152,8 @@ _NETWORK_RULES: tuple[Rule, ...] = (
     rule(
         "dist.store_timeout",
         r"DistNetworkError|DistStoreError|client socket has timed out|Socket Timeout"
-        r"|Timed out after \d+ seconds waiting for clients|\bRendezvousTimeoutError\b",
+        r"|Timed out after \d+ seconds waiting for clients|\bRendezvousTimeoutError\b"
+        r"|timed out waiting for all \d+ members to join",
         (
             "distnetworkerror",
             "diststoreerror",
@@ -160,6 +161,7 @@ _NETWORK_RULES: tuple[Rule, ...] = (
             "socket timeout",
             "waiting for clients",
             "rendezvoustimeouterror",
+            "members to join",
         ),
         "The rendezvous/TCPStore could not be reached, or torch elastic's rendezvous timed out "
         "waiting for the other nodes: the master node or the network (real_logs "

@@ -1,0 +1,122 @@
+"""PyTorch distributed's own lines around the network: the TCPStore and its sockets, gloo's
+connection set-up, torchelastic's rendezvous, read in their own wording before the general
+network rules (diagnosis/explain/rules_comm.py) see a ``Connection reset by peer`` in them.
+
+Read from the producers' sources, not from examples (catalogued in the session notes of
+2026-12-05: pytorch's c10d socket.cpp, TCPStore.cpp and ProcessGroupGloo.cpp, gloo's tcp
+transport and debug logger, torchelastic's rendezvous and agent):
+
+- Retries are not faults: the store client's ``failed to connect/validate ... - retrying
+  (try=N`` is a peer still starting while N is small and the network once the client has
+  retried ``RETRIES_BEFORE_FAULT`` times; its ``- timed out`` is the network. gloo's
+  ``failed to connect, willRetry=1`` is silent, ``willRetry=0`` the network; a rank
+  ``NOT connected to`` its peers is the network.
+- The caller's set-up: a store port already taken (``failed to bind to ... Address already in
+  use``, ``failed to listen on any local network address``, elastic's ``port: N already in
+  use``) and an interface gloo cannot find (``Unable to find address for``) are the job's
+  configuration. The agent store's own ignored bind failure (``TORCHELASTIC_USE_AGENT_STORE is
+  enabled so ignoring the error``) is no fault, printed at error level or not.
+- Shutdown: a rendezvous that could not be shut down (the store's host left first), the
+  heartbeat monitor's ``should dump`` check on a store already gone and a finished worker
+  group are no fault; a store connection that dropped (``recvValue failed``, ``Failed to recv,
+  got 0 bytes``) in an input that shows the shutdown is its noise (EXPLAINED_BY). A failed run
+  shows its cause in other lines, which these rules leave alone.
+
+Guarantees: every pattern is anchored on the producer's wording (``[c10d]``, ``[Gloo]``,
+``TCP client``, ``rendezvous``), so the same words in another tool's output are not read here.
+"""
+
+from __future__ import annotations
+
+import re
+
+from diagnosis.catalog import Verdict
+from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.model import Action as A
+from diagnosis.model import Blame as B
+from diagnosis.model import Category as C
+from diagnosis.model import ComponentKind as K
+from diagnosis.model import Severity as S
+
+RETRIES_BEFORE_FAULT = 3
+"""Store-client retries that are still a start-up race (its delay doubles each try: the third
+retry is seconds after the first attempt, longer than peers take to start together)."""
+
+_QUIET = verdict(C.BENIGN, B.UNKNOWN, K.JOB, S.INFO, A.NONE, 0.5)
+_RETRYING = verdict(C.NETWORK, B.INFRASTRUCTURE, K.NODE, S.WARNING, A.CHECK_NETWORK, 0.5)
+_GAVE_UP = verdict(C.NETWORK, B.INFRASTRUCTURE, K.NODE, S.ERROR, A.CHECK_NETWORK, 0.7)
+_SET_UP = verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.6)
+
+
+def _store_client(m: re.Match[str]) -> Verdict:
+    """The store client's retry: quiet while young, the network when old or given up."""
+    if m["end"] == "timed out":
+        return _GAVE_UP
+    return _RETRYING if int(m["try"]) >= RETRIES_BEFORE_FAULT else _QUIET
+
+
+RULES: tuple[Rule, ...] = (
+    rule(
+        "dist.agent_store_bind",
+        r"has failed to bind\. TORCHELASTIC_USE_AGENT_STORE is enabled so ignoring the error",
+        ("torchelastic_use_agent_store",),
+        "torchrun's agent already hosts the store, so the worker's own bind failure is "
+        "expected and ignored (printed at error level all the same).",
+        _QUIET,
+    ),
+    rule(
+        "dist.store_client",
+        r"TCP client failed to connect/validate to host \S+ - (?P<end>retrying|timed out) "
+        r"\(try=(?P<try>\d+)",
+        ("tcp client failed",),
+        "The TCPStore client's connection attempts: a few retries are peers still starting; "
+        "many, or the final 'timed out', mean the store's host cannot be reached.",
+        judge=_store_client,
+    ),
+    rule(
+        "dist.shutdown",
+        r"has failed to shutdown the rendezvous|Failed to check the \"should dump\" flag on "
+        r"TCPStore|worker group successfully finished",
+        ("failed to shutdown the rendezvous", "should dump", "successfully finished"),
+        "Shutdown order: the store's host (rank 0's agent) left first, so the others cannot "
+        "close the rendezvous or poll the store; after a finished run this is no fault.",
+        _QUIET,
+    ),
+    rule(
+        "dist.port_in_use",
+        r"\[c10d\] The server socket has failed to (?:bind to|listen on) .*?Address already in "
+        r"use|The server socket has failed to listen on any local network address"
+        r"|\bport: \d+ already in use",
+        ("server socket has failed", "already in use"),
+        "The store's port is taken: a process of an earlier run still holds MASTER_PORT, or two "
+        "jobs share it. The job's set-up, not the network.",
+        _SET_UP,
+    ),
+    rule(
+        "dist.gloo_address",
+        r"Unable to find (?:address|interface) for\b",
+        ("unable to find address", "unable to find interface"),
+        "gloo cannot find the interface or address to bind (GLOO_SOCKET_IFNAME names no "
+        "interface here, or the host name resolves to a loopback address): the job's set-up.",
+        _SET_UP,
+    ),
+    rule(
+        "dist.gloo_unconnected",
+        r"\[Gloo\] Rank \d+ is NOT connected to|failed to connect, willRetry=0\b",
+        ("not connected to", "willretry=0"),
+        "gloo could not connect a rank to all its peers (or gave up retrying): the network "
+        "between the nodes, or a peer that is not there.",
+        _GAVE_UP,
+    ),
+    rule(
+        "dist.client_unreachable",
+        r"\[c10d\] The client socket has failed to connect to any network address of",
+        ("failed to connect to any network address",),
+        "The store client reached none of the master's addresses: MASTER_ADDR is unreachable "
+        "(the network, a firewall) or its host is down.",
+        _GAVE_UP,
+    ),
+)
+
+EXPLAINED_BY: dict[str, frozenset[str]] = {"dist.store_recv_failed": frozenset({"dist.shutdown"})}
+"""A store connection that dropped, in an input that shows the shutdown's order: its noise."""
