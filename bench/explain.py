@@ -172,8 +172,12 @@ HOSTILE = {
     "a step time, then 4,000 digits": "the step time went from 1.0 s to 2.0 s then " + "1" * 4000,
     "4,000 digits and dots": "1." * 2000,
     "a table row, 4,000 blanks": "| n01 |" + " " * 4000 + "x",
+    "a rate said to drop 600 times": "throughput " + "dropped " * 600 + "5%",
+    "800 members' times": "r0 212ms " * 800,
+    "a member, then 500 others": "rank 3 takes 1.2s " + "and the other " * 500,
 }
-"""Single long lines that make a backtracking pattern slow (reviews of 2026-12-04 and -05)."""
+"""Single long lines that make a backtracking pattern, or a judge that rereads its line for
+each match, slow (reviews of 2026-12-04 and -05; the figure readers of 2026-12-05)."""
 
 
 def hostile() -> dict[str, float]:

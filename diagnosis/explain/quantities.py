@@ -1,8 +1,8 @@
 """Durations and rates quoted in a line, read as numbers: what the slowdown rules compare.
 
 - ``figures(line)``: every duration in seconds, in the order written: a number with a unit
-  (``30 s``, ``8 hours/epoch``, ``700 ms``, ``half an hour``, ``eight hours``), both ends of
-  ``from X to Y s``,
+  (``30 s``, ``8 hours/epoch``, ``700 ms``, ``half an hour``, ``eight hours``), a range as its
+  middle (``3-4s``), both ends of ``from X to Y s``,
   a clock duration (``1:20 min``, ``2:05 h``, ``1:10:00 h``), and a step rate as its inverse
   (``12it/s``, ``5 iteration per seconds``: 1/12 s, 1/5 s).
 - ``quoted_rates(line)``: every rate (hash rates, samples, images or tokens per second, FLOPS,
@@ -42,6 +42,7 @@ _WORD_AMOUNT |= _NUMBERS
 # a figure, optionally per unit of work (`8 hours/epoch`, `30 s per iteration`)
 _FIGURE = re.compile(
     rf"\b(?:from\s+(?P<start>\d+(?:\.\d+)?)\s*(?P<start_unit>{UNIT})?\s+to\s+)?"
+    r"(?:(?P<low>\d+(?:\.\d+)?)\s*[-–]\s*(?=\d))?"  # a range (`3-4s`): read as its middle
     rf"(?:(?P<value>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?)\+?\s*|(?P<words>half\s+an?|an?|one|{'|'.join(_NUMBERS)})\s+)"
     rf"(?P<unit>{UNIT})"
     r"(?:/(?:epoch|iter\w*|step|batch|it)\b)?(?![\w/])",
@@ -140,6 +141,8 @@ def figures(line: str) -> list[float]:
         amount = (m["value"] or "").replace(",", "") or str(
             _WORD_AMOUNT[" ".join(m["words"].lower().split())]
         )
+        if m["low"] is not None:
+            amount = str((float(m["low"]) + float(amount)) / 2)
         found.append((m.start("unit"), seconds(amount, m["unit"])))
     return [duration for _, duration in sorted(found)]
 

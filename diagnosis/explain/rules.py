@@ -198,6 +198,7 @@ def all_rules() -> tuple[Rule, ...]:
         rules_dist,
         rules_driver,
         rules_fabric,
+        rules_figures,
         rules_gpu,
         rules_groups,
         rules_host,
@@ -211,6 +212,7 @@ def all_rules() -> tuple[Rule, ...]:
         rules_slowness,
         rules_slowness_cjk,
         rules_slowness_euro,
+        rules_stalled,
         rules_storage,
         rules_straggler,
         rules_straggler_words,
@@ -229,10 +231,12 @@ def all_rules() -> tuple[Rule, ...]:
         *rules_storage.RULES,
         *rules_netfs.RULES,
         *rules_scheduler.RULES,
+        *rules_stalled.RULES,
         *rules_straggler.TOOL_RULES,
         *rules_straggler_words.RULES,
         *rules_straggler.FIGURE_RULES,
         *rules_slowdown.RULES,
+        *rules_figures.MEMBER_RULES,
         *rules_train.NUMERICAL_RULES,
         *rules_gpu.CUDA_RULES,
         *rules_host.PROCESS_RULES,
@@ -244,6 +248,7 @@ def all_rules() -> tuple[Rule, ...]:
         *rules_slowness.RULES,
         *rules_slowness_cjk.RULES,
         *rules_slowness_euro.RULES,
+        *rules_figures.RULES,
     )
     ids = [r.id for r in ordered]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})

@@ -79,6 +79,19 @@ _SLOWDOWN = "HW Slowdown|HW Thermal Slowdown|HW Power Brake Slowdown|SW Thermal 
 _SLOWDOWN_XML = "hw_slowdown|hw_thermal_slowdown|hw_power_brake_slowdown|sw_thermal_slowdown"
 
 
+SLOWDOWN_BITS = 0x8 | 0x20 | 0x40 | 0x80
+"""NVML's clocks-event reasons that cut a GPU's clocks: HW slowdown, SW and HW thermal slowdown,
+HW power brake (nvmlClocksEventReason*, the bits of DCGM_FI_DEV_CLOCK_THROTTLE_REASONS)."""
+
+
+def _slowdown_mask(m: re.Match[str]) -> Verdict | None:
+    """Return GPU degradation when the mask holds a slowdown reason (module constants)."""
+    mask = int(m["mask"], 16) if m["mask"].lower().startswith("0x") else int(m["mask"])
+    if not mask & SLOWDOWN_BITS:
+        return None
+    return verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.HARDWARE_INSPECTION, 0.6)
+
+
 def _dcgm_memory_field(m: re.Match[str]) -> Verdict | None:
     """Return the verdict of a DCGM memory field with a value (None when it is healthy)."""
     value = float(m["value"].replace(",", ""))
@@ -197,15 +210,27 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "gpu.clocks_slowdown",
-        rf"^\s*(?:{_SLOWDOWN})\s*:\s*Active\b"
-        rf"|<clocks_(?:throttle|event)_reason_(?:{_SLOWDOWN_XML})>\s*Active\s*<",
+        rf"^\s*(?:{_SLOWDOWN})\s*:\s*Active\b|['‘\"“](?:{_SLOWDOWN})\s*:\s*Active\b"
+        rf"|<clocks_(?:throttle|event)_reason_(?:{_SLOWDOWN_XML})>\s*Active\s*<"
+        rf"|\bclocks_(?:throttle|event)_reasons\.(?:{_SLOWDOWN_XML})\s*[:=]\s*Active\b",
         ("slowdown",),
         "nvidia-smi -q 'Clocks Throttle Reasons' / 'Clocks Event Reasons' (and its -x XML): a "
         "hardware slowdown (thermal, power brake) or the driver's thermal slowdown is active. "
         "NVML documents HW Slowdown as clocks cut by half or more for heat, an external power "
         "brake (PSU, BMC) or a power spike. 'SW Power Cap' and 'Idle' are normal and are not "
-        "matched; 'Not Active', 'N/A' and the event counters (a duration, not 'Active') are not.",
+        "matched; 'Not Active', 'N/A' and the event counters (a duration, not 'Active') are not. "
+        "Also quoted in a sentence, and as --query-gpu's field (clocks_event_reasons.hw_slowdown).",
         verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.HARDWARE_INSPECTION, 0.6),
+    ),
+    rule(
+        "gpu.clock_reasons_mask",
+        r"\bDCGM_FI_DEV_CLOCK_(?:THROTTLE|EVENT)_REASONS\b\W{1,4}(?P<mask>0x[0-9a-fA-F]+|\d+)\b",
+        ("dcgm_fi_dev_clock_",),
+        "DCGM's clock-event reasons field, a bit mask of NVML's reasons: a hardware slowdown "
+        "(0x8), the driver's or the hardware's thermal slowdown (0x20, 0x40) or a power brake "
+        "(0x80) is a GPU cut below its clocks; idle, the application's clocks, the power cap and "
+        "sync boost (0x1, 0x2, 0x4, 0x10) are normal.",
+        judge=_slowdown_mask,
     ),
     rule(
         "gpu.throttled_below_threshold",

@@ -34,6 +34,7 @@ increases, or a time that decreases, is never a slowdown.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from diagnosis.catalog import Verdict
 from diagnosis.explain.quantities import RATE_UNIT, UNIT, figures, quoted_rates, value
@@ -44,7 +45,7 @@ from diagnosis.model import Category as C
 from diagnosis.model import ComponentKind as K
 from diagnosis.model import Severity as S
 
-SLOWDOWN_RATIO = 2.0
+SLOWDOWN_RATIO = 1.25
 """A step time quoted this many times its lowest earlier figure, at the end, is a slowdown that
 stayed."""
 RATE_DROP_PCT = 10.0
@@ -63,7 +64,7 @@ CHANGE = re.compile(
     r"decreas\w*|initially|at\s+first|(?:at|from|in)\s+the\s+beginning|used\s+to"
     r"|since(?!\s+(?:version|release|v?\d)))\b"
     # figure to figure (`0.9s -> 2.7s`; not a label's arrow: `bs32 -> 0.8 s/it`)
-    r"|\bfrom\s+\d[^.\n]{0,20}?\bto\s+\d|(?<![\w.])\d+(?:\.\d+)?\s*[a-z/]*\s*(?:->|→|=>)\s*~?\d",
+    r"|\bfrom\s+~?\d[\d.,]*[^.\n]{0,20}?\bto\s+~?\d|(?<![\w.])\d+(?:\.\d+)?\s*[a-z/]*\s*(?:->|→|=>)\s*~?\d",
     re.IGNORECASE,
 )
 EXPLAINED = re.compile(
@@ -79,13 +80,17 @@ EXPLAINED = re.compile(
     # a cost chosen (`we capped the GPUs at 300 W ... accepted as a trade-off`) or a fix
     # announced (a changelog's `Fixed a slowdown in ...`)
     r"|\btrade-?offs?\b|\b(?:we|I)\s+(?:deliberately\s+|intentionally\s+)?(?:power-)?capped\b"
-    r"|\bfix(?:ed|es)\s+(?:a|an|the)\s+(?:\w+\s+){0,2}?(?:slowdown|slowness|regression)\b",
+    r"|\bfix(?:ed|es)\s+(?:a|an|the)\s+(?:\w+\s+){0,2}?(?:slowdown|slowness|regression)\b"
+    # designed so, or one slow iteration that comes back every N steps (a checkpoint, an eval)
+    r"|\b(?:as|by)\s+design(?:ed)?\b|\bevery\s+[\d,]+k?\s+(?:steps?|iter\w*|batch\w*)\b[^.\n]{0,40}?"
+    r"\b(?:one|an?|single)\s+(?:step|iter\w*|batch)\b",
     re.IGNORECASE,
 )
 """Said to be expected or caused by the speaker's own change (``some slowdown is expected``, ``as
 expected for weak scaling``, ``exactly what I expected``, ``as the documentation says``,
-``because we doubled the dataset``, a trade-off, a changelog's fix): an explanation, not a
-fault report (``slower than expected`` is no such sentence)."""
+``because we doubled the dataset``, a trade-off, a changelog's fix, ``as designed``, one slow
+iteration every N steps): an explanation, not a fault report (``slower than expected`` is no
+such sentence)."""
 _DENIAL = re.compile(
     r"\b(?:not|never|no\s+longer|doesn't|didn't|don't|won't|stopped)\b[^.\n]{0,20}$",
     re.IGNORECASE,
@@ -132,13 +137,22 @@ def _rose(m: re.Match[str]) -> Verdict | None:
     return None
 
 
+@lru_cache(maxsize=64)
+def _explained(line: str) -> bool:
+    """EXPLAINED on a line, once a line (a judge may see many matches of one line)."""
+    return EXPLAINED.search(line) is not None
+
+
+_rates = lru_cache(maxsize=64)(quoted_rates)
+
+
 def _rate_fell(m: re.Match[str]) -> Verdict | None:
     """Return a slowdown when the line says a rate fell and its last rate figure is
     RATE_DROP_PCT below the highest one before it, unless the words before the fall deny it or
     the line explains it away (``EXPLAINED``)."""
-    if _DENIAL.search(m.string[max(0, m.start() - 40) : m.start()]) or EXPLAINED.search(m.string):
+    if _DENIAL.search(m.string[max(0, m.start() - 40) : m.start()]) or _explained(m.string):
         return None
-    rates = quoted_rates(m.string)
+    rates = _rates(m.string)
     if len(rates) < 2:
         return None
     best = max(rates[:-1])
@@ -207,7 +221,7 @@ def _against(m: re.Match[str]) -> Verdict | None:
     return SLOWED if (1 - now_value / then_value) * 100 >= RATE_DROP_PCT else None
 
 
-_COMPARED = re.compile(
+COMPARED = re.compile(
     r"\bwith\s+(?:TP|PP|DP|EP|bs|batch)\b|\b(?:TP|PP|DP|EP)\s*=|\b(?:target|goal|expected|aim\w*)\b"
     r"|\b(?:[AHVBL]\d{2,3}|RTX\s?\d{4})\b.*\b(?:[AHVBL]\d{2,3}|RTX\s?\d{4})\b",
 )
@@ -221,7 +235,7 @@ def _utilisation_fell(m: re.Match[str]) -> Verdict | None:
     before, after = float(m["before"]), float(m["after"])
     if EXPLAINED.search(m.string) or _DENIAL.search(m.string[: m.start("after")]):
         return None
-    if _COMPARED.search(m.string):
+    if COMPARED.search(m.string):
         return None  # configurations or hardware compared, or a target missed
     return SLOWED if before > 0 and after <= (1 - RATE_DROP_PCT / 100) * before else None
 

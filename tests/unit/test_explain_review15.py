@@ -24,16 +24,31 @@ KNOWN_LIMITS = {
     "r15-58": "Spanish `tarda 4 horas en vez de 1,5`: figures against the past are read in English",
     "r15-75": "a bandwidthTest summary in words with devices as ranges (`devices 0-3 and 5-7`)",
 }
+CAUSE_NAMED = {"r15-80": Category.GPU_DEGRADED}
+"""Reports of a slow member that quote its cause: the cause is the finding (nvidia-smi's `HW
+Slowdown: Active`, a throttled GPU; review 17 labels this shape gpu.degraded)."""
 
 
 @pytest.mark.parametrize(
     "case",
-    [c for c in REVIEW if c["label"] == "straggler" and c["id"] not in KNOWN_LIMITS],
+    [
+        c
+        for c in REVIEW
+        if c["label"] == "straggler" and c["id"] not in KNOWN_LIMITS | CAUSE_NAMED.keys()
+    ],
     ids=lambda c: c["id"],
 )
 def test_each_report_of_a_slowdown_is_read_as_a_straggler(case: dict[str, str]) -> None:
     found = first(case["text"])
     assert found is not None and found[0] == Category.STRAGGLER, case["why"]
+
+
+@pytest.mark.parametrize(
+    "case", [c for c in REVIEW if c["id"] in CAUSE_NAMED], ids=lambda c: c["id"]
+)
+def test_a_slow_member_whose_cause_is_quoted_is_read_as_the_cause(case: dict[str, str]) -> None:
+    found = first(case["text"])
+    assert found is not None and found[0] == CAUSE_NAMED[case["id"]], case["why"]
 
 
 @pytest.mark.parametrize(
