@@ -35,8 +35,8 @@ def _hang(severity: S, confidence: float) -> Verdict:
 _NETWORK_RULES: tuple[Rule, ...] = (
     rule(
         "nccl.ib_completion_error",
-        r"NET/IBP?\s*:\s*Got completion from peer .*?(?:with error |status=)(?P<status>\d+)",
-        ("got completion from peer",),
+        r"NET/IBP?\s*:\s*Got completion (?:from peer .*?)?(?:with error |status=)(?P<status>\d+)",
+        ("got completion",),
         "An InfiniBand work completion failed (12 = retry exceeded: link or peer gone; 4 = "
         "local protection, often GPUDirect/peermem): the NIC or fabric, not the job.",
         _net(K.NIC, S.ERROR, 0.85),
@@ -68,6 +68,71 @@ _NETWORK_RULES: tuple[Rule, ...] = (
         "Fabric Manager or the NVSwitches (Fabric Manager not running, a switch not ready); "
         "collectives fail at communicator init.",
         _net(K.SWITCH, S.ERROR, 0.75),
+    ),
+    rule(
+        "nccl.ib_fatal",
+        r"NET/IB ?: ?\S+ async fatal event\b|\bcommunicator encountered a fatal error \(detected in"
+        r"|NET/IB ?: ?Unable to (?:open|query) (?:device|port)\b",
+        (
+            "async fatal event",
+            "communicator encountered a fatal error",
+            "unable to open device",
+            "unable to query",
+        ),
+        "NCCL's InfiniBand transport saw the HCA fail (an async fatal event on the device, a "
+        "CQ or a QP; a device it cannot open or query): the NIC or its driver, on this node.",
+        _net(K.NIC, S.ERROR, 0.75),
+    ),
+    rule(
+        "nccl.socket_gave_up",
+        r"\bexceeded error retry count\b|\bCall to (?:recv from|send to) \S+ failed\b",
+        ("exceeded error retry count", "call to recv from", "call to send to"),
+        "NCCL's sockets gave up on a peer (a connect retried to its limit, a recv or send that "
+        "failed): the network between the nodes, or a peer that is not there.",
+        _net(K.NODE, S.ERROR, 0.65),
+    ),
+    rule(
+        "nccl.no_interface",
+        r"Bootstrap ?: no socket interface found|NET/Socket ?: (?:No usable listening interface "
+        r"found|no interface found)|NET/IB ?: No IP interface found|Failed to initialize any NET "
+        r"plugin",
+        (
+            "no socket interface",
+            "no usable listening interface",
+            "no interface found",
+            "no ip interface",
+            "failed to initialize any net plugin",
+        ),
+        "NCCL found no network interface to use (NCCL_SOCKET_IFNAME names none that is up, or "
+        "no transport initialised): the node's network configuration, or the job's setting.",
+        _net(K.NODE, S.ERROR, 0.6),
+    ),
+    rule(
+        "nccl.size_mismatch",
+        r"NET/IB ?: req \S+ tag \S+ peer \S+ collective mismatch error"
+        r"|NET/Socket ?: message truncated : receiving \d+ bytes instead of \d+",
+        ("collective mismatch error", "message truncated"),
+        "Two ranks called collectives that do not match (another size or order): the job's "
+        "code, not the network.",
+        verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.6),
+    ),
+    rule(
+        "nccl.benign_warn",
+        r"Could not find real path of|send side and recv side have different number of sockets"
+        r"|\bis greater than the maximum allowed, setting\b|Got (?:non-fatal )?async event ?: "
+        r"(?:port active|SM change|client reregistration|LID change|P_?Key change|GID table change)"
+        r"|NET/IB ?: ?\S+ GID table changed",
+        (
+            "could not find real path",
+            "different number of sockets",
+            "maximum allowed",
+            "async event",
+            "gid table changed",
+        ),
+        "NCCL's warnings that are no fault: a sysfs path it cannot resolve in a container, a "
+        "socket count it evens out, a setting it clamps, a port that came up, a subnet manager "
+        "that changed (NVIDIA/nccl net_ib, net_socket).",
+        verdict(C.BENIGN, B.UNKNOWN, K.NODE, S.INFO, A.NONE, 0.5),
     ),
     rule(
         "nccl.connect_retry",

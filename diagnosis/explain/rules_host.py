@@ -192,8 +192,10 @@ PROCESS_RULES: tuple[Rule, ...] = (
     rule(
         "host.shm_full",
         r"unable to write to file </torch_\d+|/dev/shm\b.*(?:No space left|is full)"
-        r"|insufficient shared memory \(shm\)",
-        ("torch_", "/dev/shm", "shared memory (shm)"),
+        r"|insufficient shared memory \(shm\)"
+        # NCCL's shared memory (NVIDIA/nccl shmutils): older builds print no errno
+        r"|Error while (?:creating|attaching to) shared memory segment",
+        ("torch_", "/dev/shm", "shared memory (shm)", "shared memory segment"),
         "The DataLoader could not write to shared memory: /dev/shm is full (a container's "
         "default 64 MB); raise --shm-size or lower num_workers.",
         verdict(C.HOST_MEMORY, APP, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.85),

@@ -149,6 +149,7 @@ RULES: tuple[Rule, ...] = (
     rule(
         "rdma.memlock",
         r"ibv_reg_mr\(.*\) failed: Cannot allocate memory|Please set max locked memory"
+        r"|Call to ibv_reg_\w*mr\w* failed with error Cannot allocate memory"
         r"|max locked memory \(ulimit -l\)",
         ("ibv_reg_mr", "max locked memory"),
         "Registering memory with the NIC failed for the locked-memory limit (`ulimit -l`): the "
@@ -258,7 +259,8 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "rdma.verbs_failed",
-        r"\bCall to ibv_\w+ failed|\bibv_\w+: (?:Invalid argument|Cannot allocate memory)"
+        r"\bCall to ibv_\w+ failed(?![^\n]*\bretrying \d+/\d+)"
+        r"|\bibv_\w+: (?:Invalid argument|Cannot allocate memory)"
         r"|failed on ibv_cmd_\w+|\bumem get failed|Failed to register memory \S+: Bad address"
         r"|nvidia_p2p_get_pages\([^)]*\) failed|\bibv_reg_\w*mr\w* failed"
         r"|Couldn't (?:register (?:GPU )?MR|allocate PD|create (?:CQ|QP)\b)",
@@ -273,7 +275,8 @@ RULES: tuple[Rule, ...] = (
         ),
         "An RDMA verbs call failed (create/modify a queue pair or CQ, register memory, pin GPU "
         "pages for GPUDirect; perftest's 'Couldn't register MR' / 'Couldn't create QP'): the "
-        "NIC, its driver or the peer-memory module, not the job.",
+        "NIC, its driver or the peer-memory module, not the job. NCCL's retries (`retrying "
+        "1/35`) are not read.",
         _nic(S.ERROR, A.CHECK_NETWORK, 0.55),
     ),
     rule(
