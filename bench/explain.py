@@ -175,6 +175,9 @@ HOSTILE = {
     "a rate said to drop 600 times": "throughput " + "dropped " * 600 + "5%",
     "800 members' times": "r0 212ms " * 800,
     "a member, then 500 others": "rank 3 takes 1.2s " + "and the other " * 500,
+    "a stop in Chinese, 2,040 times": "[rank0] " + "卡住" * 2040,
+    "800 figures after a sign of change": "[rank0] then " + "1s 2 " * 800,
+    "a step time, then 700 more": "step time " + "1.2 s then " * 700,
 }
 """Single long lines that make a backtracking pattern, or a judge that rereads its line for
 each match, slow (reviews of 2026-12-04 and -05; the figure readers of 2026-12-05)."""

@@ -251,7 +251,8 @@ _NETWORK_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "dist.backend_error",
-        r"^(?!terminate called after throwing).*?(?:DistBackendError|NCCL error)",
+        r"^(?!terminate called after throwing).*?(?<!\bno )(?<!\bzero )(?<!\bwithout )"
+        r"(?:DistBackendError|NCCL error)",
         ("distbackenderror", "nccl error"),
         "Any other NCCL/backend error raised to Python (not the C++ 'terminate called' line: "
         "its what() line says why).",

@@ -18,9 +18,10 @@ transport and debug logger, torchelastic's rendezvous and agent):
   enabled so ignoring the error``) is no fault, printed at error level or not.
 - Shutdown: a rendezvous that could not be shut down (the store's host left first), the
   heartbeat monitor's ``should dump`` check on a store already gone and a finished worker
-  group are no fault; a store connection that dropped (``recvValue failed``, ``Failed to recv,
-  got 0 bytes``) in an input that shows the shutdown is its noise (EXPLAINED_BY). A failed run
-  shows its cause in other lines, which these rules leave alone.
+  group are no fault alone; a store connection that dropped (``recvValue failed``, ``Failed to
+  recv, got 0 bytes``) in an input that shows the worker group finished is its noise
+  (EXPLAINED_BY). The first two are printed whenever the store's host goes away, mid-run too,
+  so they explain nothing away; a failed run shows its cause in other lines.
 
 Guarantees: every pattern is anchored on the producer's wording (``[c10d]``, ``[Gloo]``,
 ``TCP client``, ``rendezvous``), so the same words in another tool's output are not read here.
@@ -49,10 +50,16 @@ _SET_UP = verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.ERROR, A.FIX_APPLICATIO
 
 
 def _store_client(m: re.Match[str]) -> Verdict:
-    """The store client's retry: quiet while young, the network when old or given up."""
+    """The store client's retry: quiet while young or refused (the host answered: its store is
+    not listening yet), the network when old or given up."""
     if m["end"] == "timed out":
         return _GAVE_UP
-    return _RETRYING if int(m["try"]) >= RETRIES_BEFORE_FAULT else _QUIET
+    if int(m["try"]) < RETRIES_BEFORE_FAULT or _REFUSED.search(m.string):
+        return _QUIET
+    return _RETRYING
+
+
+_REFUSED = re.compile(r"Connection refused|errno: 111\b")
 
 
 RULES: tuple[Rule, ...] = (
@@ -74,10 +81,18 @@ RULES: tuple[Rule, ...] = (
         judge=_store_client,
     ),
     rule(
+        "dist.finished",
+        r"worker group successfully finished",
+        ("successfully finished",),
+        "torchrun's agent says the worker group finished: the run ended well, and the store "
+        "connections that drop after it are its shutdown.",
+        _QUIET,
+    ),
+    rule(
         "dist.shutdown",
         r"has failed to shutdown the rendezvous|Failed to check the \"should dump\" flag on "
-        r"TCPStore|worker group successfully finished",
-        ("failed to shutdown the rendezvous", "should dump", "successfully finished"),
+        r"TCPStore",
+        ("failed to shutdown the rendezvous", "should dump"),
         "Shutdown order: the store's host (rank 0's agent) left first, so the others cannot "
         "close the rendezvous or poll the store; after a finished run this is no fault.",
         _QUIET,
@@ -118,5 +133,7 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-EXPLAINED_BY: dict[str, frozenset[str]] = {"dist.store_recv_failed": frozenset({"dist.shutdown"})}
-"""A store connection that dropped, in an input that shows the shutdown's order: its noise."""
+EXPLAINED_BY: dict[str, frozenset[str]] = {"dist.store_recv_failed": frozenset({"dist.finished"})}
+"""A store connection that dropped, in an input that shows the run finished: its shutdown noise.
+A rendezvous that could not be shut down, or the heartbeat monitor's `should dump` check, is
+printed whenever the store's host goes away, mid-run too: they explain nothing."""

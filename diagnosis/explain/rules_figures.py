@@ -48,6 +48,7 @@ from diagnosis.explain.rules_slowdown import (
 )
 from diagnosis.explain.rules_straggler import slow_member
 from diagnosis.explain.rules_straggler_words import PEER_GAP_PCT
+from diagnosis.explain.training import step_time_drift, step_time_slowdown
 from diagnosis.model import ComponentKind as K
 
 # seconds per time unit, in the languages the readers know (lower case)
@@ -59,34 +60,47 @@ _TIME_UNITS = {
     **dict.fromkeys(("menit", "dakika", "minuten", "minutos", "minuti", "минут", "мин"), 60.0),
     **dict.fromkeys(("h", "hr", "hrs", "hour", "hours", "小时", "時間", "시간", "giờ"), 3600.0),
     **dict.fromkeys(("jam", "saat", "stunden", "heures", "horas", "ore", "час", "часа"), 3600.0),
+    **dict.fromkeys(("с", "ث", "วินาที", "sekund", "seconden", "सेकंड"), 1.0),
+    **dict.fromkeys(("นาที", "minut", "minuten"), 60.0),
+    **dict.fromkeys(("ชั่วโมง", "godzin", "uur"), 3600.0),
 }
 _RATE_UNIT = (
-    r"it/s|steps?/s(?:ec)?|(?:samples?|images?|imgs?|img|tokens?|toks?|seqs?|sequences)"
+    r"it/s|steps?/s(?:ec)?|(?:samples?|images?|imgs?|img|tokens?|toks?|seqs?|sequences|amostras"
+    r"|muestras|échantillons|campioni)"
     r"(?:/s(?:ec)?|\s+per\s+sec(?:ond)?|_per_sec(?:ond)?)(?:/gpu)?|[GT]FLOP[sS]?(?:/s)?(?:/GPU)?"
     r"|[kKMG]?H/s|wps|tps"
 )
 _TIME_UNIT = "|".join(sorted((re.escape(u) for u in _TIME_UNITS), key=len, reverse=True))
-# a figure with its unit: the time's may be per unit of work (`s/it`, `ms/step`, `s per step`)
+# a number: thousands separated by commas (`5,200`), a decimal comma (`2,4`), a point
+_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?"
+# a figure with its unit: the time's may be per unit of work (`s/it`, `ms/step`, `s per step`);
+# a range (`1.4-1.5k`) is read as its middle
 _FIGURE = re.compile(
-    r"(?<![\w.\-/])(?P<sign>[-+−])?[~≈]?(?P<num>\d+(?:\.\d+)?)(?P<k>\s?[kK](?![a-zA-Z]))?\s*"
+    rf"(?<![\w.\-/])(?P<sign>[-+−])?[~≈]?(?:(?P<low>{_NUM})\s*[-–]\s*)?(?P<num>{_NUM})"
+    r"(?P<k>\s?[kKM](?![a-zA-Z]))?\s*"
     rf"(?:(?P<rate>{_RATE_UNIT})|(?P<pct>%)|(?P<time>{_TIME_UNIT})"
     r"(?:\s*(?:/|per\s+)(?:it\b|iter\w*|steps?|batch|epoch))?)"
     r"(?![a-zA-Zа-яё/])",
     re.IGNORECASE,
 )
 # a number without a unit (ids, versions and model names are words: `a100-14`, `llama3-8b`)
-_BARE = re.compile(
-    r"(?<![\w.\-/:=#])[~≈]?(?P<num>\d+(?:\.\d+)?)(?P<k>[kK](?![a-zA-Z]))?(?![\w.\-/:%])"
+_BARE = re.compile(rf"(?<![\w.\-/:=#,])[~≈]?(?P<num>{_NUM})(?P<k>[kKM](?![a-zA-Z]))?(?![\w.\-/:%])")
+_OTHER_QUANTITY = re.compile(
+    r"\b(?:loss|lr|learning\s+rate|acc(?:uracy)?|grad\w*|norm|perplexity|ppl|reward|score|bleu|"
+    r"memory|mem|temp\w*|power|clock\w*|fan|util\w*|timeout|interval)\b[^\d\n]{0,20}$",
+    re.IGNORECASE,
 )
 # what makes a number a count, a step, an id or a clock rather than a speed
 _COUNTED_BEFORE = re.compile(
     r"(?:\b(?:steps?|iter\w*|epochs?|batch(?:es)?|rank|gpus?|nodes?|hosts?|workers?|cards?|at|"
     r"v|version|bs|seq(?:uence)?(?:\s+len\w*)?|tp|pp|dp|ep|of|top|last|first|every|around|"
-    r"past|layers?)\s*[=:#]?\s*|[\[(#])$",
+    r"past|layers?|jan\w*|feb\w*|mar\w*|apr\w*|may|jun\w*|jul\w*|aug\w*|sep\w*|oct\w*|nov\w*|"
+    r"dec\w*|(?:py)?torch|cuda|nccl|driver|python|transformers|deepspeed|megatron|jax|nemo|"
+    r"release|rc)\s*(?:to\s+|from\s+)?[=:#]?\s*v?|[\[(#])$",
     re.IGNORECASE,
 )
 _COUNTED_AFTER = re.compile(
-    r"^\s*(?:k\s*)?(?:steps?|iter\w*|epochs?|batch\w*|gpus?|nodes?|hosts?|ranks?|workers?|"
+    r"^\s*(?:k\s*)?(?:steps?|iter\w*|epochs?|batch\w*|gpus?|nodes?|hosts?|ranks?|workers?|pods?|"
     r"cards?|am|pm|gb|g|mb|w|°c|mhz|ghz|layers?|x\b|times|st|nd|rd|th|of\b|identical|"
     r"步|卡|台|個|개|에폭|エポック|ステップ|번째)",
     re.IGNORECASE,
@@ -107,7 +121,7 @@ _TIME_METRIC = re.compile(
 )
 # numbers in a row of arrows: one speed over time (`1100 -> 950 -> 800 -> 700`)
 _CHAIN = re.compile(
-    r"[~≈]?\d+(?:\.\d+)?[kK]?(?:[^\d\n>→]{0,15}?(?:->|→|=>|⟶)\s*[~≈]?\d+(?:\.\d+)?[kK]?)+"
+    rf"[~≈]?(?:{_NUM})[kKM]?(?:[^\d\n>→]{{0,15}}?(?:->|→|=>|⟶)\s*[~≈]?(?:{_NUM})[kKM]?)+"
 )
 _RATE_METRIC = re.compile(
     r"(?:\bthroughput\b|\b(?:tokens?|toks?|samples?|images?|imgs?|img|seqs?)(?:/s\w*|_per_sec\w*)"
@@ -115,7 +129,9 @@ _RATE_METRIC = re.compile(
     r"|\btps\b|\bwps\b|速度|吞吐)[^\d\n]{0,80}$",
     re.IGNORECASE,
 )
-_UTILISATION = re.compile(r"\b(?:MFU|HFU|utili[sz]ation|util)\b|利用率|Auslastung", re.IGNORECASE)
+_UTILISATION = re.compile(r"\b(?:MFU|HFU|model\s+flops\s+utili[sz]ation)\b", re.IGNORECASE)
+"""A percentage is a speed only as the model's FLOPs utilisation (a GPU's or memory's
+utilisation that falls is a job that ended or a setting, not a slowdown)."""
 
 # a sign that the figures are one speed over time
 _CHANGED = re.compile(
@@ -133,14 +149,17 @@ _CHANGED = re.compile(
     r"|(?<![\w])(?:с|от)\s+[~≈]?\d[^.\n]{0,25}?(?:до|на)\s+[~≈]?\d|(?<![\w])(?:потом|после|сейчас|"
     r"теперь|сначала|упал\w*|пада\w*)(?![\w])"
     r"|\b(?:từ|xuống|còn|sau|bây\s+giờ|ban\s+đầu|dari|menjadi|jadi|sekarang|awalnya|setelah|"
-    r"turun|sonra|şimdi|başta|düş\w*)\b",
+    r"turun|sonra|şimdi|başta|düş\w*)\b"
+    r"|จาก|เป็น|ตั้งแต่|ลดลง|(?<![\w])(?:من|إلى|ارتفع|انخفض|منذ)(?![\w])"
+    r"|\bvan\s+[~≈]?\d[^.\n]{0,20}?\bnaar\b|\b(?:zakte|daalde|steeg|sinds)\b"
+    r"|\b(?:od|z)\s+[~≈]?\d[^.\n]{0,20}?\b(?:do|na)\b|\b(?:teraz|spad\w*|wzr[oó]s\w*|od\s+wczoraj)\b",
     re.IGNORECASE,
 )
 # figures not in the order the speed changed (`X instead of Y`, `to X from Y`: other rules read
 # them), or of setups compared rather than one job over time (`vs`, GPU models, batch sizes)
 _NOT_IN_ORDER = re.compile(
     r"\bvs\.?(?!\s+(?:before|earlier|yesterday|baseline))|\bversus\b|\bcompared\s+(?:to|with)\b"
-    r"|\binstead\s+of\b|\brather\s+than\b|\bthan\b|\bto\s+[~≈]?\d[^.\n]{0,25}?\bfrom\s+[~≈]?\d"
+    r"|\brather\s+than\b|\bthan\b|\bto\s+[~≈]?\d[^.\n]{0,25}?\bfrom\s+[~≈]?\d"
     r"|\b(?:bs|batch[\s_-]*size|seq[\s_-]*len\w*|mbs|gbs)\s*[=:]?\s*\d+\b(?:[^.\n]|(?<=\d)\.(?=\d))*?"
     r"\b(?:bs|batch[\s_-]*size|seq[\s_-]*len\w*|mbs|gbs)\s*[=:]?\s*\d+\b",
     re.IGNORECASE,
@@ -156,8 +175,14 @@ class Figure:
     timed: bool
 
 
-def _number(num: str, k: str | None) -> float:
-    return float(num) * (1000.0 if k else 1.0)
+_SUFFIX = {"k": 1e3, "m": 1e6}
+
+
+def _number(num: str, k: str | None = None) -> float:
+    """A number as written: `5,200` (thousands), `2,4` (a decimal comma), `381k`, `1.02M`."""
+    if "," in num:
+        num = num.replace(",", "" if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", num) else ".")
+    return float(num) * _SUFFIX.get((k or "").strip().lower(), 1.0)
 
 
 def speed_figures(sentence: str) -> list[Figure]:
@@ -170,19 +195,28 @@ def speed_figures(sentence: str) -> list[Figure]:
         if m["sign"]:
             continue  # a change (`-30%`), not a figure
         value = _number(m["num"], m["k"])
+        if m["low"] is not None:
+            value = (value + _number(m["low"], m["k"])) / 2
         if m["time"]:
-            if _PERIOD_BEFORE.search(text[: m.start()]) or _PERIOD_AFTER.match(text[m.end() :]):
+            before = text[max(0, m.start() - 30) : m.start()]
+            if _PERIOD_BEFORE.search(before) or _PERIOD_AFTER.match(text[m.end() : m.end() + 30]):
                 continue
             found.append(Figure(m.start(), value * _TIME_UNITS[m["time"].lower()], True))
+        elif m["rate"] and re.match(r"(?:it|steps?)/s", m["rate"], re.IGNORECASE):
+            if value > 0:  # a rate of steps is a step time: tqdm switches it/s to s/it
+                found.append(Figure(m.start(), 1 / value, True))
         elif m["rate"] or _UTILISATION.search(text):
-            scaled = rate(m["num"], m["rate"]) if m["rate"] else float(m["num"])
-            found.append(Figure(m.start(), scaled * (1000.0 if m["k"] else 1.0), False))
+            found.append(
+                Figure(m.start(), value * (rate("1", m["rate"]) if m["rate"] else 1), False)
+            )
     chains = [(c.start(), c.end()) for c in _CHAIN.finditer(text)]
-    for m in _BARE.finditer(text):
+    for n, m in enumerate(_BARE.finditer(text)):
+        if n >= _MAX_BARE:
+            break
         if any(start <= m.start() < end for start, end in taken):
             continue
         in_chain = next((start for start, end in chains if start <= m.start() < end), None)
-        reach = 80 if in_chain is not None else 25
+        reach = 80 if in_chain is not None else 40
         named = _named_speed(
             text[
                 max(0, (m.start() if in_chain is None else in_chain) - reach) : m.start()
@@ -190,6 +224,8 @@ def speed_figures(sentence: str) -> list[Figure]:
                 else in_chain
             ]
         )
+        if _OTHER_QUANTITY.search(text[max(0, m.start() - 25) : m.start()]):
+            continue  # `loss went from 1.9 to 2.8`: another quantity's figure
         if named is None:
             before, after = text[max(0, m.start() - 40) : m.start()], text[m.end() :]
             if _COUNTED_BEFORE.search(before) or _COUNTED_AFTER.match(after):
@@ -200,6 +236,10 @@ def speed_figures(sentence: str) -> list[Figure]:
         if figure is not None:
             found.append(figure)
     return sorted(found, key=lambda f: f.at)
+
+
+_MAX_BARE = 64
+"""Numbers without a unit read in one sentence (a speed report quotes a few)."""
 
 
 def _named_speed(before: str) -> tuple[bool, float] | None:
@@ -223,13 +263,28 @@ def _bare_figure(
     )
     if timed is None:
         return None
-    peers = [f.value for f in before if f.timed is timed]
+    peers = [f.value for f in before[-8:] if f.timed is timed]
     if not peers:
         return Figure(at, value * scale, timed) if named is not None else None
     for unit in (scale, 0.001, 60.0):  # a time named without its unit: the sentence's
         if any(0.1 * v <= value * unit <= 10 * v for v in peers):
             return Figure(at, value * unit, timed)
     return None
+
+
+_STEP_CONTEXT = re.compile(
+    r"\b(?:epoch|iter(?:ation)?|step|batch)s?\b|(?:s|sec|ms)/(?:it|step|iter)|(?<![a-z])it/s\b|\bETA\b|"
+    r"\btrain\w*\s+time\b|step_time|iter_time|\b(?:fwd|bwd|forward|backward)\b|"
+    r"步|イテレーション|ステップ|에폭|스텝|Schritt\w*|[ée]poca|époque|epoca|шаг\w*|эпох\w*|"
+    r"langkah|adım|bước|الخطوة|ขั้น|krok\w*|stap",
+    re.IGNORECASE,
+)
+_NOT_A_STEP = re.compile(
+    r"\b(?:timeout|interval|start-?up|boot\w*|compil\w*|ckpt|checkpoint\w*|sav(?:e|ing)|load\w*|"
+    r"download\w*|ping|rtt|queue\w*|pending|wait\s+time)\b",
+    re.IGNORECASE,
+)
+"""Times that are no step's: a timeout, an interval, a start-up, a save, a ping."""
 
 
 def _slowed(figures: list[Figure]) -> bool:
@@ -255,72 +310,261 @@ def _explained(sentence: str) -> bool:
     return EXPLAINED.search(sentence) is not None
 
 
-# a figure now against a baseline named after it (`current 2210ms, baseline 1390ms`)
-_BASELINE = re.compile(
-    r"\bcurrent(?:ly)?\b[^\d\n]{0,10}(?P<now>[~≈]?\d[^,;()\n]{0,20}?)[,;]?\s*(?:vs\.?\s*)?"
-    r"(?:the\s+)?(?:baseline|usual|normal|typical|expected)\b[^\d\n]{0,10}"
-    r"(?P<then>[~≈]?\d[^,;()\n]{0,20})",
+# a figure against its baseline (`current 2210ms, baseline 1390ms`, `1840 (7d baseline 1210)`,
+# `150 MB/s vs 4 GB/s normal`, `3.1s vs 2.0s median across 32 pods`): the baseline is the past
+_BASELINE_WORD = re.compile(
+    r"\b(?:\d+\s*[dhw]\s+)?(?:baseline|usual|normal|typical|median)\b", re.IGNORECASE
+)
+_SAID_NUMBER = re.compile(rf"(?P<num>{_NUM})(?P<k>[kKM](?![a-zA-Z]))?")
+# the figure first, the past after a word that says it came before (`2,4 s statt 1,6 s`)
+_INSTEAD = re.compile(
+    r"\binstead\s+of\b|\b(?:an)?statt\b|\bau\s+lieu\s+de\b|\ben\s+(?:lugar|vez)\s+de\b|"
+    r"\bem\s+vez\s+de\b|\bao\s+inv[eé]s\s+de\b|\binvece\s+di\b|(?<![\w])вместо(?![\w])|"
+    r"\bzamiast\b|\byerine\b|\bthay\s+vì\b|而不是|而非|代わりに|대신",
     re.IGNORECASE,
 )
 
 
+def _said_after(sentence: str, at: int, timed: bool) -> Figure | None:
+    """The figure given just after `at` (within a few characters, an `=` or `:` allowed), read
+    as the kind of the sentence's figures."""
+    m = re.match(r"\W{0,4}", sentence[at:])
+    said = _SAID_NUMBER.match(sentence, at + (m.end() if m else 0))
+    if said is None:
+        return None
+    return Figure(said.start(), _number(said["num"], said["k"]), timed)
+
+
 def _against_baseline(sentence: str) -> bool:
-    """Whether the sentence gives the figure now worse than its baseline (order reversed)."""
-    m = _BASELINE.search(sentence)
+    """Whether the sentence gives a figure worse than its baseline (the baseline is the past)."""
+    if not _BASELINE_WORD.search(sentence):
+        return False
+    figures = speed_figures(sentence)
+    for word in _BASELINE_WORD.finditer(sentence):
+        after = next((f for f in figures if word.end() <= f.at <= word.end() + 6), None)
+        before = next(
+            (f for f in reversed(figures) if word.start() - 15 <= f.at < word.start()), None
+        )
+        kind = _sentence_kind(sentence)
+        said = _said_after(sentence, word.end(), kind) if kind is not None else None
+        then = after or said or before
+        if then is None:
+            continue
+        said_now = _current_figures(sentence, then.timed, figures)
+        if kind is not None and then is not before:
+            said_now.extend(_said_before(sentence, word.start(), kind))
+        now = next(
+            (f for f in [*said_now, *figures] if abs(f.at - then.at) > 2 and f.timed is then.timed),
+            None,
+        )
+        if now is not None and _slowed([then, now]):
+            return True
+    return False
+
+
+def _said_before(sentence: str, at: int, timed: bool) -> list[Figure]:
+    """The number said last before `at` (`= 1.02M, baseline ...`, `=1840 (7d baseline`)."""
+    said = list(_SAID_NUMBER.finditer(sentence[max(0, at - 25) : at]))
+    if not said:
+        return []
+    last, offset = said[-1], max(0, at - 25)
+    return [Figure(offset + last.start(), _number(last["num"], last["k"]), timed)]
+
+
+def _current_figures(sentence: str, timed: bool, figures: list[Figure]) -> list[Figure]:
+    """Figures said after `current` or `now` (`current=381k`, `current 402ms`), bare or not."""
+    found = []
+    for word in re.finditer(r"\b(?:current(?:ly)?|now)\b", sentence, re.IGNORECASE):
+        near = [f for f in figures if word.end() <= f.at <= word.end() + 6]
+        said = near[0] if near else _said_after(sentence, word.end(), timed)
+        if said is not None:
+            found.append(said)
+    return found
+
+
+_TIME_WORDS = re.compile(
+    r"\b(?:step|iter(?:ation)?|batch|epoch)[\s_-]*tim\w*|\btime\s+per\b|\b(?:s|sec|ms)/(?:it|step|"
+    r"iter|epoch)\b|\bsec(?:onds)?\s+per\b|\bwall-?clock\b",
+    re.IGNORECASE,
+)
+_RATE_WORDS = re.compile(
+    r"\bthroughput|tokens?(?:/s|_per_sec)|toks?/s|samples?(?:/s|_per_sec)|\bit/s\b|steps?/s|"
+    r"steps_per_second|\b[GT]FLOP|\bMFU\b|\bHFU\b|\btps\b|\bwps\b|img/s|images/s",
+    re.IGNORECASE,
+)
+
+
+def _sentence_kind(sentence: str) -> bool | None:
+    """Whether the speed a sentence names is a time (True), a rate (False), or neither/both."""
+    timed, rated = _TIME_WORDS.search(sentence), _RATE_WORDS.search(sentence)
+    return None if bool(timed) == bool(rated) else bool(timed)
+
+
+_PAST = re.compile(
+    r"\b(?:yesterday|before|earlier|previously|originally|last\s+(?:week|night|run|month)|"
+    r"used\s+to\s+be|(?:it\s+)?was)\b|昨天|之前|以前|昨日|以前は|어제|gestern|vorher|hier|ayer|ontem|"
+    r"ieri|вчера|раньше",
+    re.IGNORECASE,
+)
+_PRESENT = re.compile(
+    r"\b(?:now|today|currently|this\s+(?:week|morning|run))\b|今天|现在|今日|今は|오늘|지금|heute|jetzt|"
+    r"aujourd'hui|maintenant|hoy|ahora|hoje|agora|oggi|ora|сегодня|сейчас",
+    re.IGNORECASE,
+)
+
+
+def _past_and_present(line: str) -> bool:
+    """Whether a figure marked as now is worse than one marked as before, in either order
+    (`Step time is 2.1s now; it was 1.3s yesterday`, `yesterday: 1.2 s/it, today: 2.6 s/it`)."""
+    if not (_PAST.search(line) and _PRESENT.search(line)) or _NOT_A_STEP.search(line):
+        return False
+    figures = speed_figures(line)
+    if not _STEP_CONTEXT.search(line):
+        figures = [f for f in figures if not f.timed]
+    then = [f for f in figures if _nearest_marker(line, f.at) is _PAST]
+    now = [f for f in figures if _nearest_marker(line, f.at) is _PRESENT]
+    return any(
+        a.timed is b.timed and a is not b and _slowed([a, b]) for a in then[:2] for b in now[:2]
+    )
+
+
+def _nearest_marker(line: str, at: int) -> re.Pattern[str] | None:
+    """The marker (past or present) nearest the figure at `at`, within a few words."""
+    best: tuple[int, re.Pattern[str]] | None = None
+    for marker in (_PAST, _PRESENT):
+        for m in marker.finditer(line, max(0, at - 18), min(len(line), at + 18)):
+            distance = at - m.end() if m.end() <= at else m.start() - at
+            if best is None or distance < best[0]:
+                best = (distance, marker)
+    return best[1] if best else None
+
+
+def _instead(sentence: str) -> bool:
+    """Whether a figure said before `instead of` (in any language) is worse than the one after."""
+    m = _INSTEAD.search(sentence)
     if m is None:
         return False
-    now, then = speed_figures(m["now"]), speed_figures(m["then"])
-    return bool(now and then) and _slowed([then[0], now[0]])
+    figures = speed_figures(sentence)
+    if not _STEP_CONTEXT.search(sentence) or _NOT_A_STEP.search(sentence):
+        figures = [f for f in figures if not f.timed]
+    now = [f for f in figures if f.at < m.start()]
+    then = [f for f in figures if f.at >= m.end()]
+    return bool(now and then) and now[-1].timed is then[0].timed and _slowed([then[0], now[-1]])
+
+
+_DIGIT = re.compile(r"\d")
+# setups beyond rules_slowdown.COMPARED: model sizes, precisions, the speaker's own switch
+_SETUPS = re.compile(
+    r"\b\d+(?:\.\d+)?[BM]\b.*\b\d+(?:\.\d+)?[BM]\b|\b(?:FP8|BF16|FP16|FP32|TF32)\b.*\b(?:FP8|BF16|"
+    r"FP16|FP32|TF32)\b|\b(?:after|when|since)\s+(?:we\s+|I\s+)?(?:switch\w*|mov\w*|chang\w*|"
+    r"enabl\w*|disabl\w*|turn\w*|upgrad\w*|downgrad\w*|increas\w*|rais\w*|doubl\w*|went|added)\b",
+    re.IGNORECASE,
+)
+_BATCHES = re.compile(
+    r"\b(?:bs|batch[\s_-]*size|seq[\s_-]*len\w*|mbs|gbs)\s*[=:]?\s*\d+\b[^.\n]*?"
+    r"\b(?:bs|batch[\s_-]*size|seq[\s_-]*len\w*|mbs|gbs)\s*[=:]?\s*\d+\b",
+    re.IGNORECASE,
+)
+_STEADY = re.compile(
+    r"\b(?:step\s*time|iter\w*\s+time|throughput|tokens?/s|samples?/s|it/s|s/it|speed|MFU)\b"
+    r"[^.;\n]{0,30}?\b(?:flat|steady|stable|unchanged|constant|the\s+same)\b",
+    re.IGNORECASE,
+)
 
 
 def _changed(m: re.Match[str]) -> Verdict | None:
     """Return a slowdown when a sentence of the line gives a speed that changed for the worse
     (module doc), unless it compares setups or explains the change away."""
     line = m.string
-    if _explained(line):
+    if not _DIGIT.search(line) or _explained(line):
         return None
+    if _past_and_present(line):
+        return SLOWED
     for sentence in _SENTENCE.split(line):
         if _against_baseline(sentence):
             return SLOWED
+        if _INSTEAD.search(sentence):  # the figure first, then its past: not in order
+            if _instead(sentence):
+                return SLOWED
+            continue
         if not _CHANGED.search(sentence) or _NOT_IN_ORDER.search(sentence):
             continue
-        if COMPARED.search(sentence):  # configurations, GPU models or a target compared
-            continue
-        if _slowed(speed_figures(sentence)):
+        if COMPARED.search(sentence) or _SETUPS.search(sentence) or _STEADY.search(sentence):
+            continue  # configurations, models, precisions or a target compared; a steady speed
+        figures = speed_figures(sentence)
+        if not _STEP_CONTEXT.search(sentence) or _NOT_A_STEP.search(sentence):
+            figures = [f for f in figures if not f.timed]
+        if _slowed(figures):
             return SLOWED
     return None
 
 
 # a named member: `GPU4`, `GPU 2`, `rank 0`, `r3`, `node-c`, `gpu-node-12`, `host a100-14`
-_MEMBER = (
-    r"(?P<kind>GPU|card|device|node|host|rank|worker)(?:[\s#-]*(?:\d+|[a-z])\b|"
-    r"\s+[\w-]*\d[\w-]*)|(?P<kind2>node|host|gpu)-[\w-]+"
-)
+def _member(n: str) -> str:
+    """A named member's pattern; `n` names its groups apart (a pattern may name two)."""
+    return (
+        rf"(?P<kind{n}>GPU|card|device|node|host|rank|worker|pod|Ранг|ранг|nó|nodo|nœud)"
+        r"(?:[\s#-]*(?:\d+(?!\d)|[a-z]\b)|\s+\(?[\w-]*\d[\w-]*\)?)"
+        rf"|(?P<kindb{n}>node|host|gpu|pod)-[\w-]+"
+    )
+
+
+_MEMBER = _member("")
 _PEERS = (
-    r"(?:the\s+|all\s+(?:the\s+)?)?(?:other|remaining)\b[^.\n]{0,20}?|(?:the\s+)?others\b|"
-    r"(?:the\s+)?rest\b|(?:its|their)\s+(?:identical\s+)?(?:peers|siblings)\b|everyone\s+else|"
-    r"(?:ranks?|GPUs?|nodes?|hosts?|workers?|cards?)\s*\d+\s*(?:-|–|to|through)\s*\d+"
+    r"(?:the\s+|all\s+(?:the\s+)?)?(?:other|remaining)\b[^.\n]{0,20}?|(?:all\s+)?(?:the\s+)?others\b|"
+    r"(?:the\s+)?rest\b|(?:its|their)\s+(?:\d+\s+)?(?:identical\s+)?(?:peers|siblings)\b|"
+    r"everyone\s+else|median\s+(?:across|of)\b|"
+    r"(?:ranks?|GPUs?|nodes?|hosts?|workers?|cards?|pods?)\s*\d+\s*(?:-|–|to|through)\s*\d+|"
+    # the others in the languages the readers know
+    r"他は|他の|其他|其余|其它|다른|(?:los|las)\s+(?:demás|otr[oa]s)|(?:os|as)\s+(?:outr[oa]s|demais)|"
+    r"die\s+(?:anderen|übrigen)|les\s+autres|gli\s+altri|le\s+altre|остальн\w*|други\w*|"
+    r"(?:node|nodo|nó)s?\s+(?:lain|lainnya)|diğer\w*|pozostał\w*|de\s+andere|(?:\w+\s+)?khác"
 )
 _SPAN = r"(?:[^.;\n]|(?<=\d)\.(?=\d))"  # within a sentence: a decimal point is no full stop
+_WHILE = (
+    r"(?:[,;、，]\s*|\s+(?:while|whereas|but|and|enquanto|mientras|während|alors\s+que|tandis\s+que|"
+    r"mentre|а|але|ama|tapi|sedangkan|trong\s+khi)\s+|\s)"
+)
+_VERSUS = re.compile(
+    r"\bvs\.?|\bversus\b|\bagainst\b|\bcompared\s+(?:to|with)\b|(?<!\w)против(?!\w)|\bcontre\b"
+    r"|\bcontra\b|\bgegen\b",
+    re.IGNORECASE,
+)
 _MEMBER_FIGURES = re.compile(
-    rf"\b(?:{_MEMBER})(?P<mine>{_SPAN}{{0,50}}?)(?:\b(?:while|whereas|but|and)\s+(?:for\s+)?"
-    rf"(?:{_PEERS})(?P<theirs>{_SPAN}{{0,40}})|,\s*(?:{_PEERS})(?P<theirs2>{_SPAN}{{0,30}})"
-    rf"|\b(?:vs\.?|versus|against|compared\s+(?:to|with))(?P<theirs3>{_SPAN}{{0,20}}?)"
-    rf"\b(?:on|for|of|from|in)\s+(?:{_PEERS}))",
+    rf"(?<!\w)(?:{_MEMBER})(?P<mine>{_SPAN}{{0,60}}?){_WHILE}(?:for\s+|on\s+|of\s+)?(?:{_PEERS})"
+    rf"(?P<theirs>{_SPAN}{{0,40}})"
+    rf"|(?<!\w)(?:{_member('3')})(?P<mine3>{_SPAN}{{0,60}}?)(?:\bvs\.?|\bversus\b|\bagainst\b|"
+    rf"\bcompared\s+(?:to|with)\b|(?<!\w)против(?!\w)|\bcontre\b|\bcontra\b|\bgegen\b)"
+    rf"(?P<theirs3>{_SPAN}{{0,20}}?)(?:\b(?:on|for|of|from|in|across)\s+|(?<!\w)у\s+)?"
+    rf"(?:{_PEERS})",
     re.IGNORECASE,
 )
 _MEMBER_PERCENT = re.compile(
-    rf"\b(?:{_MEMBER}|one\s+(?:[\w-]+\s+){{0,3}}?(?P<kind3>GPU|card|device|node|host|rank|worker))"
-    r"\b[^.\n]{0,60}?[~≈]?(?P<pct>\d+(?:\.\d+)?)\s*%\s+(?:longer|slower|more\s+time|fewer|less|"
-    rf"lower)\b[^.\n]{{0,60}}?(?:\bthan\s+(?:{_PEERS})|\b(?:{_PEERS})[^.\n]{{0,40}}?\bwait)",
+    rf"\b(?:{_MEMBER}|one\s+(?:[\w-]+\s+){{0,3}}?(?P<kindone>GPU|card|device|node|host|rank|worker))"
+    r"\b[^.\n]{0,60}?[~≈]?(?P<pct>\d+(?:\.\d+)?)\s*%\s+(?:longer|slower|more\s+time|(?:fewer|less|"
+    r"lower)\s+(?P<what>[\w/]+))\b[^.\n]{0,60}?"
+    rf"(?:\bthan\s+(?:{_PEERS})|\b(?:{_PEERS})[^.\n]{{0,40}}?\bwait)",
     re.IGNORECASE,
 )
-_KIND = {"gpu": K.GPU, "card": K.GPU, "device": K.GPU, "node": K.NODE, "host": K.NODE}
+_MEMBER_FACTOR = re.compile(
+    rf"(?<!\w)(?:{_MEMBER})[^.\n]{{0,50}}?(?:(?P<x>\d+(?:\.\d+)?)\s*(?:x|times)\s+(?:longer|slower|as\s+"
+    rf"long)\b[^.\n]{{0,40}}?\b(?:than|as)\s+(?:{_PEERS})|(?:{_PEERS})[^.\n]{{0,10}}?"
+    r"(?P<x2>\d+(?:\.\d+)?)\s*倍)"
+    rf"|(?<!\w)(?:{_member('3')})[^.\n]{{0,60}}?(?:(?P<low>{_NUM})\s*[-–]\s*)?(?P<lag>{_NUM})\s*"
+    r"(?:ms|s|sec\w*)\s+(?:after|behind|later\s+than)\s+(?:the\s+|all\s+)?(?:other\w*|rest|"
+    r"every|workers?|ranks?|GPUs?|nodes?)",
+    re.IGNORECASE,
+)
+_KIND = {
+    **{"gpu": K.GPU, "card": K.GPU, "device": K.GPU, "node": K.NODE, "host": K.NODE},
+    **{"nó": K.NODE, "nodo": K.NODE, "nœud": K.NODE},
+}
 
 
 def _kind(m: re.Match[str]) -> K:
-    named = m["kind"] or m["kind2"] or (m.groupdict().get("kind3"))
-    return _KIND.get((named or "").lower(), K.JOB)
+    """The kind of member the match names (any of its `kind` groups)."""
+    named = next((v for k, v in m.groupdict().items() if k.startswith("kind") and v), "")
+    return _KIND.get(named.lower(), K.JOB)
 
 
 def _behind(mine: list[Figure], theirs: list[Figure]) -> bool:
@@ -341,50 +585,118 @@ def _member_figures(m: re.Match[str]) -> Verdict | None:
     """Return straggler when the member's figure is PEER_GAP_PCT worse than its peers'."""
     if _explained(m.string):
         return None
-    mine = speed_figures(m["mine"])
-    theirs_text = m["theirs"] or m["theirs2"] or m["theirs3"] or ""
+    mine_text, theirs_text = m["mine"] or m["mine3"] or "", m["theirs"] or m["theirs3"] or ""
+    versus = _VERSUS.search(mine_text)
+    if versus is not None:  # `2.1 s/step vs 1.4 on the others`: the peers' figure after `vs`
+        mine_text, theirs_text = mine_text[: versus.start()], mine_text[versus.end() :]
+    mine = speed_figures(mine_text)
     theirs = speed_figures(theirs_text)
     if mine and not theirs:  # `2.1 s/step vs 1.4 on the others`: the unit said once
-        theirs = [
-            Figure(0, float(n), mine[-1].timed)
-            for n in re.findall(r"\d+(?:\.\d+)?", theirs_text)[:1]
-        ]
+        theirs = [Figure(0, _number(n), mine[-1].timed) for n in re.findall(_NUM, theirs_text)[-1:]]
     return slow_member(_kind(m)) if _behind(mine, theirs) else None
 
 
+_WORK = re.compile(
+    r"^(?:throughput|tokens?|toks?|samples?|images?|img|it/s|steps?|TFLOP\w*|FLOP\w*|MFU|speed|"
+    r"work|bandwidth|hash\w*)",
+    re.IGNORECASE,
+)
+
+
 def _member_percent(m: re.Match[str]) -> Verdict | None:
-    """Return straggler when the member is said to be PEER_GAP_PCT or more behind its peers."""
+    """Return straggler when the member is said to be PEER_GAP_PCT or more behind its peers:
+    longer or slower, or less of a rate of work (less time, a lower temperature: no)."""
     if float(m["pct"]) < PEER_GAP_PCT or _explained(m.string):
+        return None
+    if m["what"] is not None and not _WORK.match(m["what"]):
         return None
     return slow_member(_kind(m))
 
 
+def _member_factor(m: re.Match[str]) -> Verdict | None:
+    """Return straggler on a member said to take a factor longer than its peers (at least
+    1 + PEER_GAP_PCT/100), or to arrive a measured time after them."""
+    factor = m["x"] or m["x2"]
+    if factor is not None and float(factor) < 1 + PEER_GAP_PCT / 100:
+        return None
+    return None if _explained(m.string) else slow_member(_kind(m))
+
+
 def _percent_changed(m: re.Match[str]) -> Verdict | None:
     """Return a slowdown when a rate fell, or a time rose, by RATE_DROP_PCT or more."""
-    pct = float(m["fell"] or m["rose"])
+    pct = float(m["fell"] or m["rose"] or m["fell2"] or m["rose2"])
     return _words(m) if pct >= RATE_DROP_PCT else None
 
 
-# members' times listed on one line (`r0 212ms r1 209ms r2 214ms r3 355ms`)
+# members' figures listed on one line (`r0 212ms r1 209ms r3 355ms`, `host-a 1480, host-d 910`)
 _LISTED = re.compile(
-    r"\b(?P<kind>r|rank|gpu|node|worker|host)\s*#?(?P<id>\d+)\s*[:=]?\s*(?P<num>\d+(?:\.\d+)?)\s*"
-    r"(?P<unit>ms|s|sec)\b",
+    r"(?<![\w-])(?P<kind>r|rank|gpu|node|worker|host|pod)[-_#]?\s?(?P<id>\d+|[a-z])(?![\w-])\s*[:=]?\s*"
+    rf"(?P<num>{_NUM})\s*(?P<unit>ms|s|sec)?\b",
+    re.IGNORECASE,
+)
+# a label and four or more figures (`sec/epoch: 301, 298, 305, 460`, `[1.21, 1.20, 1.98]`)
+_LIST = re.compile(
+    r"[:=]\s*\[?\s*(?P<items>[~≈]?\d[\d.]*\s*(?:ms|s|%)?"
+    r"(?:\s*[,/;|]\s*[~≈]?\d[\d.]*\s*(?:ms|s|%)?){3,})\s*\]?(?P<after>[^\n]{0,40})"
+)
+_PER_MEMBER = re.compile(
+    r"\bper[-\s]?(?:rank|host|gpu|node|worker|pod|device)\b|\((?:rank|host|gpu|node|worker|pod)\s*\w+\)",
+    re.IGNORECASE,
+)
+_OVER_TIME = re.compile(
+    r"\bsec(?:onds)?/epoch\b|\bper\s+(?:\d+\s+)?(?:steps?|epochs?|iter\w*)\b|\bwall-?clock\b|"
+    r"\b(?:epoch|step|iter(?:ation)?)[\s_-]*times?\b|\bs/it\b|\bit/s\b|\bthroughput\b|\bMFU\b|"
+    r"\btokens?/s\b|\bsamples?/s\b",
     re.IGNORECASE,
 )
 
 
 def _listed(m: re.Match[str]) -> Verdict | None:
-    """Return straggler when one of the members' times listed on the line is far behind the
-    others' (peers.slow_peer on their inverse)."""
+    """Return straggler when one of the members' figures listed on the line is far behind the
+    others' (peers.slow_peer: a time is read as its inverse)."""
     return slow_member(_KIND.get(m["kind"].lower(), K.JOB)) if _one_behind(m.string) else None
 
 
 @lru_cache(maxsize=64)
 def _one_behind(line: str) -> bool:
     """Whether one member of those the line lists is far behind (once a line: every match of
-    the rule asks the same)."""
-    pairs = [(p["id"], 1 / float(p["num"])) for p in _LISTED.finditer(line) if float(p["num"])]
-    return slow_peer(pairs, MIN_LINE_PEERS + 1) is not None and not _explained(line)
+    the rule asks the same). Times are the members' own unit or the line's time metric; rates
+    the line's rate metric."""
+    if _NOT_A_STEP.search(line) or re.search(r"\blatenc\w*|\bRTT\b", line, re.IGNORECASE):
+        return False  # a checkpoint's save, a ping, a load: not the members' step times
+    listed = list(_LISTED.finditer(line))
+    kind = _sentence_kind(line)
+    timed = any(p["unit"] for p in listed) or kind is True
+    if not (timed or kind is False) or _explained(line):
+        return False
+    pairs = [(p["id"], _number(p["num"])) for p in listed]
+    pairs = [(i, 1 / v if timed else v) for i, v in pairs if v > 0]
+    return slow_peer(pairs, MIN_LINE_PEERS + 1) is not None
+
+
+def _list_behind(m: re.Match[str]) -> Verdict | None:
+    """Return straggler for a list of figures: one member far behind the rest (a list per
+    member) or a series whose last figures stay worse (a list over time)."""
+    label = re.split(r"[:=\n]", m.string[max(0, m.start() - 60) : m.start()])[-1]
+    after = m["after"]
+    values = [_number(v) for v in re.findall(r"\d+(?:\.\d+)?", m["items"])]
+    timed = _sentence_kind(label) is not False and (
+        "%" not in m["items"]
+        and (
+            re.search(r"\b(?:s|sec|ms|time|wall-?clock)\b|\(s\)", label, re.I)
+            or bool(re.search(r"\d\s*m?s\b", m["items"]))
+        )
+    )
+    if _explained(m.string) or min(values) <= 0:
+        return None
+    if _PER_MEMBER.search(label) or _PER_MEMBER.search(after):
+        rates = [(str(n), 1 / v if timed else v) for n, v in enumerate(values)]
+        return slow_member(K.JOB) if slow_peer(rates, MIN_LINE_PEERS + 1) is not None else None
+    if not _OVER_TIME.search(label):
+        return None
+    times = values if timed else [1 / v for v in values]
+    slow = step_time_slowdown(times)
+    return SLOWED if slow is not None or step_time_drift(times) is not None else None
 
 
 def _words(m: re.Match[str]) -> Verdict | None:
@@ -392,44 +704,42 @@ def _words(m: re.Match[str]) -> Verdict | None:
     before = m.string[max(0, m.start() - 25) : m.start()]
     if re.search(r"\b(?:not|never|no|n't|didn't|doesn't|won't)\b", before + m[0], re.I):
         return None
-    return None if _explained(m.string) else SLOWED
+    compared = COMPARED.search(m.string) or _SETUPS.search(m.string) or _BATCHES.search(m.string)
+    return None if compared or _explained(m.string) else SLOWED
 
 
 _CHANGE_WORDS = (
-    "current|baseline|->|→|=>|⟶|from|then|now|after|since|went|goes|drop|fell|fall|"
-    "increas|decreas|grew|grows|climb|creep|crept|halv|doubl|initially|overnight|"
-    "stay|at launch|at start|at the start|at first|used to|before|resum|later|became|"
-    "become|变|降|掉|之后|以后|后来|现在|开始|最初|から|その後|今は|以降|에서|이후|처음|지금|von|jetzt|danach|"
-    "anfangs|nach|fällt|sinkt|de |da |puis|maintenant|après|passe|tombe|luego|"
-    "después|depois|ahora|agora|poi|dopo|ora|adesso|scende|с |от |потом|после|сейчас|"
-    "теперь|упал|пада|từ|xuống|còn|sau|dari|menjadi|sekarang|awalnya|setelah|sonra|"
-    "şimdi|başta|düş"
+    "yesterday|today|earlier|previously|originally|now;|now.|昨天|今天|昨日|今日|어제|오늘|gestern|"
+    "heute|hier|aujourd|ayer|hoy|ontem|hoje|ieri|oggi|вчера|сегодня|раньше|current|"
+    "baseline|usual|normal|typical|median|instead|statt|au lieu|en lugar|en vez|em vez|"
+    "ao invés|invece|вместо|zamiast|yerine|thay vì|而不是|而非|代わりに|대신|จาก|เป็น|ตั้งแต่|من |"
+    "إلى|van |zakte|daalde|steeg|sinds|od |teraz|spad|->|→|=>|⟶|from |then|now |now,|now:|"
+    "after|since|went|goes|drop|fell|fall|increas|decreas|grew|grows|climb|creep|crept|"
+    "halv|doubl|initially|overnight|stay|at launch|at start|at the start|at first|used to|"
+    "before|resum|later|became|become|变|降|掉|之后|以后|后来|现在|开始|最初|から|その後|今は|以降|에서|이후|처음|지금|"
+    "von |jetzt|danach|anfangs|nach |fällt|sinkt|de |da |puis|maintenant|après|passe|"
+    "tombe|luego|después|depois|ahora|agora| poi | dopo | ora |adesso|scende|с |от |потом|"
+    "после|сейчас|теперь|упал|пада|từ |xuống|còn |sau |dari |menjadi|sekarang|awalnya|"
+    "setelah|sonra|şimdi|başta|düş"
 )
 _CHANGE_NEEDLES = tuple(_CHANGE_WORDS.split("|"))
 """The words and signs of change (`_CHANGED`) that gate the change reader."""
+
+
+_PEER_WORDS = (
+    "other|rest|peers|siblings|everyone else|vs|versus|against|compared|ranks|gpus|nodes|hosts|"
+    "workers|cards|pods|median|他は|他の|其他|其余|其它|다른|demás|otros|otras|outros|outras|demais|"
+    "anderen|übrigen|autres|altri|altre|остальн|други|против|lain|diğer|pozostał|andere|khác"
+)
+_PEER_NEEDLES = tuple(_PEER_WORDS.split("|"))
+"""The words that name the peers or set a member against them (the member rules' gate)."""
 
 
 MEMBER_RULES: tuple[Rule, ...] = (
     rule(
         "figures.member_behind_peers",
         _MEMBER_FIGURES.pattern,
-        (
-            "other",
-            "rest",
-            "peers",
-            "siblings",
-            "everyone else",
-            "vs",
-            "versus",
-            "against",
-            "compared",
-            "ranks",
-            "gpus",
-            "nodes",
-            "hosts",
-            "workers",
-            "cards",
-        ),
+        _PEER_NEEDLES,
         f"A named member's speed given against its peers', {PEER_GAP_PCT:g} % worse (`GPU4 "
         "takes 1.7s/step while the other five take 1.1s/step`): in a synchronous job every "
         "other member waits for it at each step.",
@@ -446,13 +756,35 @@ MEMBER_RULES: tuple[Rule, ...] = (
         flags=re.IGNORECASE,
     ),
     rule(
+        "figures.member_factor_behind",
+        _MEMBER_FACTOR.pattern,
+        ("longer", "slower", "as long", "倍", "after", "behind", "later than"),
+        "A member said to take a factor longer than its peers (`1.7x longer than its 7 "
+        "siblings`, `他の 1.6 倍`) or to finish a measured time after them: the straggler the "
+        "others wait for.",
+        judge=_member_factor,
+        flags=re.IGNORECASE,
+    ),
+    rule(
         "figures.members_listed",
         _LISTED.pattern,
-        ("ms", "s", "sec"),
-        "Members' times listed on one line, one far behind the others (`r0 212ms r1 209ms r3 "
-        "355ms`): the others wait for it at each step.",
+        (*(f"r{n}" for n in range(10)), "rank", "gpu", "node", "worker", "host", "pod"),
+        "Members' figures listed on one line, one far behind the others (`r0 212ms r1 209ms r3 "
+        "355ms`, `host-a 1480, host-d 910`): the others wait for it at each step.",
         judge=_listed,
         flags=re.IGNORECASE,
+    ),
+    rule(
+        "figures.list_behind",
+        _LIST.pattern,
+        (
+            *("epoch", "step", "iter", "per", "wall", "s/it", "it/s", "throughput", "mfu"),
+            *("token", "sample", "rank", "host", "gpu", "node", "worker", "pod", "device", "time"),
+        ),
+        "A label and four or more figures: per member, one far behind the rest (`per-rank step "
+        "(s): [1.21, 1.20, 1.98, 1.21]`); over time, the last ones staying worse (`sec/epoch: "
+        "301, 298, 460, 472`).",
+        judge=_list_behind,
     ),
 )
 """Members against their peers: before the step-time readers, which take a line that says
@@ -471,9 +803,15 @@ RULES: tuple[Rule, ...] = (
     rule(
         "figures.percent_changed",
         r"\b(?:throughput|tps|wps|tokens?/s\w*|toks?/s\w*|samples?/s\w*|samples_per_sec\w*|img/s|"
-        r"images/s|it/s|steps?/s\w*|steps_per_second|TFLOP\w*|MFU|HFU|speed)\b[^.\n\d]{0,20}?"
+        r"images/s|it/s|steps?/s\w*|steps_per_second|TFLOP\w*|MFU|HFU|(?:training|train|iteration)\s+"
+        r"speed)\b[^.\n\d]{0,20}?"
         r"\b(?:dropped|drops|fell|falls|decreased|went\s+down|down|declined|regressed)\s+(?:by\s+)?"
         r"(?:about\s+|~)?(?P<fell>\d+(?:\.\d+)?)\s*%"
+        r"|(?P<fell2>\d+(?:\.\d+)?)\s*%\s+(?:drop|decrease|fall|decline|regression|reduction|loss)\s+"
+        r"(?:in|of)\s+(?:the\s+)?(?:throughput|tokens?/s|toks?/s|samples?/s|img/s|it/s|TFLOP\w*|MFU|"
+        r"training\s+speed)"
+        r"|(?P<rose2>\d+(?:\.\d+)?)\s*%\s+(?:increase|rise|jump|regression)\s+(?:in|of)\s+(?:the\s+)?"
+        r"(?:step|iteration|iter|epoch)\s*time"
         r"|\b(?:step|iteration|iter|epoch|batch)[\s_]*time\w*\b[^.\n\d]{0,20}?(?:\b(?:rose|rises|"
         r"increased|went\s+up|up|grew|regressed)\s+(?:by\s+)?(?:about\s+|~)?|\+)"
         r"(?P<rose>\d+(?:\.\d+)?)\s*%",

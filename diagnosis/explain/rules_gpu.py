@@ -84,6 +84,25 @@ SLOWDOWN_BITS = 0x8 | 0x20 | 0x40 | 0x80
 HW power brake (nvmlClocksEventReason*, the bits of DCGM_FI_DEV_CLOCK_THROTTLE_REASONS)."""
 
 
+_SEARCHED = re.compile(
+    r"\b(?:grep\w*|search\w*|look(?:ing)?\s+for|check\w*\s+for|alert\w*\s+(?:on|if|when)|if|whether|"
+    r"watch\w*\s+for)\b[^\n]{0,30}$",
+    re.IGNORECASE,
+)
+_NOT_FOUND = re.compile(
+    r"^[^\n]{0,60}?\b(?:returned\s+nothing|no\s+match\w*|not\s+found|never)\b", re.I
+)
+
+
+def _clocks_slowdown(m: re.Match[str]) -> Verdict | None:
+    """Return GPU degradation on a slowdown reason that is active, unless the line quotes it as
+    a search (`grep '...'`, `alert if ...`, `... returned nothing`)."""
+    before, after = m.string[: m.start()], m.string[m.end() :]
+    if _SEARCHED.search(before) or _NOT_FOUND.match(after):
+        return None
+    return verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.HARDWARE_INSPECTION, 0.6)
+
+
 def _slowdown_mask(m: re.Match[str]) -> Verdict | None:
     """Return GPU degradation when the mask holds a slowdown reason (module constants)."""
     mask = int(m["mask"], 16) if m["mask"].lower().startswith("0x") else int(m["mask"])
@@ -168,7 +187,8 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "gpu.remap_pending",
-        r"^\s*Pending(?: Page Blacklist)?\s*:\s*Yes\b|row[\s|]+remappings are pending",
+        r"^\s*Pending(?: Page Blacklist)?\s*:\s*Yes\b|row[\s|]+remappings are pending"
+        r"|\bretired\s+pages?\s+pending\s*[:=]?\s*Yes\b|\bpending\s+(?:page\s+)?retirement\s*[:=]?\s*Yes\b",
         ("pending",),
         "nvidia-smi -q 'Remapped Rows / Pending: Yes' (or dcgmi's wording): a reset applies the "
         "remap, as Xid 63.",
@@ -219,12 +239,15 @@ RULES: tuple[Rule, ...] = (
         "NVML documents HW Slowdown as clocks cut by half or more for heat, an external power "
         "brake (PSU, BMC) or a power spike. 'SW Power Cap' and 'Idle' are normal and are not "
         "matched; 'Not Active', 'N/A' and the event counters (a duration, not 'Active') are not. "
-        "Also quoted in a sentence, and as --query-gpu's field (clocks_event_reasons.hw_slowdown).",
-        verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.HARDWARE_INSPECTION, 0.6),
+        "Also quoted in a sentence, and as --query-gpu's field (clocks_event_reasons.hw_slowdown); "
+        "a quote that is a search (`grep 'HW Slowdown: Active' ... returned nothing`) is not.",
+        judge=_clocks_slowdown,
     ),
     rule(
         "gpu.clock_reasons_mask",
-        r"\bDCGM_FI_DEV_CLOCK_(?:THROTTLE|EVENT)_REASONS\b\W{1,4}(?P<mask>0x[0-9a-fA-F]+|\d+)\b",
+        # a value after the name, its Prometheus labels or `=`/`:` (not a field id in brackets)
+        r"\bDCGM_FI_DEV_CLOCK_(?:THROTTLE|EVENT)_REASONS\b(?:\{[^}\n]*\})?\s*[=:]?\s*"
+        r"(?P<mask>0x[0-9a-fA-F]+|\d+)\b(?!\s*\))",
         ("dcgm_fi_dev_clock_",),
         "DCGM's clock-event reasons field, a bit mask of NVML's reasons: a hardware slowdown "
         "(0x8), the driver's or the hardware's thermal slowdown (0x20, 0x40) or a power brake "

@@ -82,15 +82,20 @@ EXPLAINED = re.compile(
     r"|\btrade-?offs?\b|\b(?:we|I)\s+(?:deliberately\s+|intentionally\s+)?(?:power-)?capped\b"
     r"|\bfix(?:ed|es)\s+(?:a|an|the)\s+(?:\w+\s+){0,2}?(?:slowdown|slowness|regression)\b"
     # designed so, or one slow iteration that comes back every N steps (a checkpoint, an eval)
-    r"|\b(?:as|by)\s+design(?:ed)?\b|\bevery\s+[\d,]+k?\s+(?:steps?|iter\w*|batch\w*)\b[^.\n]{0,40}?"
+    r"|\b(?:as|by)\s+design(?:ed)?\b|^\W*RESOLVED\b|\bauto-?resolved\b|\bback\s+to\s+normal\b"
+    r"|\bfixed\s+(?:in|by)\s+(?:#|PR|v?\d|the\s+patch)|\b(?:throughput|tokens?/s|samples?/s|it/s)\s+"
+    r"(?:is\s+|was\s+|stays?\s+|basically\s+|roughly\s+)*(?:unchanged|the\s+same|flat)\b"
+    r"|\b(?:enabled|turned\s+on|switched\s+on)\s+(?:gradient|activation)\s+checkpointing\b"
+    r"|\b(?:usual|expected|known)\s+(?:~?\d+\s*%\s+)?(?:recompute\s+)?(?:cost|overhead|penalty)\b|\bevery\s+[\d,]+k?\s+(?:steps?|iter\w*|batch\w*)\b[^.\n]{0,40}?"
     r"\b(?:one|an?|single)\s+(?:step|iter\w*|batch)\b",
     re.IGNORECASE,
 )
 """Said to be expected or caused by the speaker's own change (``some slowdown is expected``, ``as
 expected for weak scaling``, ``exactly what I expected``, ``as the documentation says``,
 ``because we doubled the dataset``, a trade-off, a changelog's fix, ``as designed``, one slow
-iteration every N steps): an explanation, not a fault report (``slower than expected`` is no
-such sentence)."""
+iteration every N steps, an alert already resolved, a speed back to normal, a throughput said
+to be unchanged, checkpointing turned on, a known overhead): an explanation, not a fault report
+(``slower than expected`` is no such sentence)."""
 _DENIAL = re.compile(
     r"\b(?:not|never|no\s+longer|doesn't|didn't|don't|won't|stopped)\b[^.\n]{0,20}$",
     re.IGNORECASE,
@@ -125,16 +130,22 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 def _rose(m: re.Match[str]) -> Verdict | None:
     """Return a slowdown when the line's (or one of its sentences') last step time is
     SLOWDOWN_RATIO times the lowest one before it, unless the line explains it away."""
-    if EXPLAINED.search(m.string):
-        return None
+    return SLOWED if _line_rose(m.string) else None
+
+
+@lru_cache(maxsize=64)
+def _line_rose(line: str) -> bool:
+    """`_rose` once a line (every match of the rule asks the same of the whole line)."""
+    if EXPLAINED.search(line):
+        return False
     # the line, else one of its sentences (`went from 1.2 s/it to 3.5 s/it ... never recovers.
     # if I restart it's back to 1.2 s/it`: the restart's figure ends the line, not the report)
-    sentences = _SENTENCE.split(m.string)
-    for body in (m.string, *(sentences if len(sentences) > 1 else ())):
+    sentences = _SENTENCE.split(line)
+    for body in (line, *(sentences if len(sentences) > 1 else ())):
         quoted = quoted_step_times(body)
         if quoted is not None and quoted[1] and rose(quoted[0]):
-            return SLOWED
-    return None
+            return True
+    return False
 
 
 @lru_cache(maxsize=64)

@@ -28,6 +28,7 @@ stopped the job``, early stopping) stay silent.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from diagnosis.catalog import Verdict
 from diagnosis.explain.rules import Rule, rule, verdict
@@ -41,8 +42,8 @@ STALLED = verdict(C.HANG, B.UNKNOWN, K.JOB, S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.
 
 _PROGRESS = (
     r"(?:training|train|job|run|process\w*|program|script|progress(?:\s+bar)?|bar|steps?|"
-    r"iterations?|epochs?|ranks?|workers?|nodes?|everything|torchrun|launcher|NCCL|"
-    r"all-?reduce|collectives?|model|fine-?tun\w*|pre-?train\w*|logs?|output)"
+    r"iterations?|epochs?|ranks?|workers?|nodes?|everything|torchrun|launcher|NCCL|tqdm|counter|"
+    r"all-?reduce|collectives?|model|fine-?tun\w*|pre-?train\w*)"
 )
 _STOP = (
     r"(?P<verb>hangs?|hung|hanging|deadlock\w*|freez(?:es|ing)|frozen|froze|stuck|stall(?:s|ed)|"
@@ -50,16 +51,18 @@ _STOP = (
     r"advancing))?)"
 )
 _WHY_A_STOP = re.compile(
-    r"\bfor\s+(?:~|about\s+|over\s+|more\s+than\s+|almost\s+|nearly\s+)?(?:\d+(?:\.\d+)?\s*(?:m|min\w*|"
-    r"h|hrs?|hours?|s|secs?|seconds?|days?)\b|an?\s+(?:hour|day)|hours|days|ages)|\bforever\b|"
-    r"\bindefinitely\b|\bno\s+(?:more\s+)?(?:errors?|output|logs?|log\s+lines?|progress|new\s+lines?|"
-    r"exceptions?)\b|\bcompletely\b|\bat\s+(?:step|iter\w*|epoch|batch)\s*\d|\bat\s+\d+(?:\.\d+)?\s*%",
+    r"\bfor\s+(?:the\s+(?:last|past)\s+)?(?:~|about\s+|over\s+|more\s+than\s+|almost\s+|nearly\s+)?"
+    r"(?:\d+(?:\.\d+)?\+?\s*(?:m|min\w*|h|hrs?|hours?|days?)\b|(?:half\s+)?an?\s+(?:hour|day)|hours|days|"
+    r"ages)|\bforever\b|"
+    r"\bindefinitely\b|\bno\s+(?:more\s+|new\s+)?(?:errors?|output|logs?|log\s+lines?|progress|lines?|"
+    r"exceptions?)\b|\bcompletely\b|\bat\s+(?:step|iter\w*|epoch|batch)\s*\d|\bat\s+\d+(?:\.\d+)?\s*%|"
+    r"\bsince\s+(?:last\s+night|yesterday|this\s+morning|\d)",
     re.IGNORECASE,
 )
 _NEVER_A_PAUSE = re.compile(r"^(?:hangs?|hung|hanging|deadlock\w*)$", re.IGNORECASE)
 _NOT_A_STOP = re.compile(
-    r"\b(?:not|never|no\s+longer|n't|without|avoid\w*|prevent\w*|if|whether|when(?:ever)?|"
-    r"in\s+case|might|may|could|sometimes)\b[^.\n]{0,25}$",
+    r"\b(?:not|never|no|zero|no\s+longer|n't|without|avoid\w*|prevent\w*|if|whether|when(?:ever)?|"
+    r"in\s+case|might|may|could|sometimes|fix(?:ed|es|ing)?|used\s+to)\b[^.\n]{0,25}$",
     re.IGNORECASE,
 )
 _A_THING = re.compile(
@@ -73,8 +76,23 @@ _AT_A_LEVEL = re.compile(
 )
 _ON_PURPOSE = re.compile(
     r"\b(?:I|we|you|user|admin)\s+(?:\w+\s+)?stopped\b|\bearly[\s_-]*stop\w*|\bstopped\s+(?:by|at)\s+"
-    r"(?:the\s+)?(?:user|max_steps|epoch\s+limit|max\s+epochs)",
+    r"(?:the\s+)?(?:user|max_steps|epoch\s+limit|max\s+epochs)|\breached\s+(?:the\s+)?(?:max\w*|end|"
+    r"limit|target)|\bmax_(?:steps|epochs)\b|\b(?:finished|completed|preempt\w*|maintenance|scancel\w*|"
+    r"cancel\w*)\b|\b(?:kept|keeps)\s+(?:going|training|running)\b|\bstill\s+(?:running|training|"
+    r"progressing|going)\b|\bexpected\b|\bevery\s+[\d,]+k?\s+(?:steps?|iter\w*|epochs?)\b|\bwhile\s+"
+    r"(?:the\s+)?(?:checkpoint|eval\w*|sav\w*|wandb|the\s+logger)",
     re.IGNORECASE,
+)
+"""A stop on purpose or one that is no stop of the training: a normal end, a cancel, a
+preemption, logs that stopped while training kept going, an expected quiet phase, a pause at
+every checkpoint."""
+_NOT_PROGRESS = re.compile(
+    r"\b(?:acc(?:uracy)?|loss|lr|learning\s+rate|perplexity|ppl|reward|score|bleu|mAP|f1|memory|"
+    r"power|clocks?|temp\w*|util\w*|fan|queue|PENDING|ContainerCreating)\b",
+    re.IGNORECASE,
+)
+_QUEUED = re.compile(
+    r"^\s*(?:in|at)\s+(?:the\s+)?(?:PENDING|Pending|queue|ContainerCreating|Init)", re.I
 )
 
 
@@ -84,8 +102,10 @@ def _stopped(m: re.Match[str]) -> Verdict | None:
     before = line[max(0, m.start("verb") - 40) : m.start("verb")]
     if _NOT_A_STOP.search(before) or _ON_PURPOSE.search(line) or _NOW_AND_THEN.search(line):
         return None
-    if _A_THING.match(line[m.end("verb") :]):
-        return None  # `hang detection`, `stuck-job watchdog`: the thing, not the event
+    if _A_THING.match(line[m.end("verb") :]) or _QUEUED.match(line[m.end("verb") :]):
+        return None  # `hang detection`, `stuck in PENDING`: a thing, or a queue
+    if _NOT_PROGRESS.search(line[m.start() : m.start("verb")]):
+        return None  # `accuracy has been stuck at 50%`: a figure of the model, not its progress
     if _AT_A_LEVEL.match(line[m.end("verb") :]):
         return None  # `stuck there`, `stuck at 25 MH/s`: a figure that stays, not a stop
     if _NEVER_A_PAUSE.match(m["verb"]) or _WHY_A_STOP.search(line[m.start() :]):
@@ -94,24 +114,28 @@ def _stopped(m: re.Match[str]) -> Verdict | None:
 
 
 def _silence(m: re.Match[str]) -> Verdict | None:
-    """Return a hang on a silence of a given length, unless the words before deny it."""
-    return None if _NOT_A_STOP.search(m.string[max(0, m.start() - 30) : m.start()]) else STALLED
+    """Return a hang on a silence of a given length, unless the words before deny it or the
+    line says why it is quiet (an expected phase, logs that stopped while training kept going)."""
+    if _NOT_A_STOP.search(m.string[max(0, m.start() - 30) : m.start()]):
+        return None
+    return None if _ON_PURPOSE.search(m.string) else STALLED
 
 
 # a stop in the other languages: Japanese, Chinese, Korean, German, French, Spanish, Portuguese,
 # Italian, Russian, Vietnamese, Indonesian, Turkish
 _STOP_ELSEWHERE = (
-    r"止まっ|止まり|止まる|固まっ|フリーズ|ハングし|卡住|卡死|卡在|不动了|停住|挂住|hang住|"
+    r"止まっ|止まり|止まる|固まっ|フリーズ|ハングし|卡住|卡死|卡在(?=\s*(?:第|step|iter|epoch|batch|\d|这|那))|不动了|"
+    r"停住|挂住|hang住|"
     r"멈췄|멈춰|멈춤|먹통|\bhängt\b|hängen\s+geblieben|eingefroren|\bbloqué|\bse\s+fige|\bfigé|"
     r"ne\s+progresse\s+plus|se\s+cuelga|se\s+queda\s+colgad\w*|\bcongelad\w*|\batascad\w*|"
-    r"no\s+avanza|\btrava(?:do|da)?\b|não\s+avança|si\s+blocca|\bbloccat\w*|"
+    r"no\s+avanza|\btrav(?:a|ado|ada|ou)\b|não\s+avança|si\s+blocca|\bbloccat\w*|"
     r"(?<![\w])(?:завис\w*|застрял\w*|висит)(?![\w])|bị\s+treo|đứng\s+im|\bmacet\b|"
     r"\btakıl\w*|\bdondu\b"
 )
 _NO_OUTPUT_ELSEWHERE = re.compile(
-    r"ログ|出力|エラー|完全に|步|日志|输出|没有|로그|출력|완전히|Ausgabe|Log|sortie|journal|"
+    r"ログ|出力|エラー|完全に|步|日志|输出|로그|출력|완전히|Ausgabe|Log|sortie|journal|"
     r"salida|registro|saída|uscita|лог|вывод|log|output|(?:step|iter\w*|epoch|第)\s*\d|"
-    r"\d+(?:\.\d+)?\s*(?:%|分钟|分|小时|時間|時|min\w*|h\b|hours?|Minuten|Stunden|heures|minutos|"
+    r"\d+(?:\.\d+)?\s*(?:分钟|分|小时|時間|時|min\w*|h\b|hours?|Minuten|Stunden|heures|minutos|"
     r"horas|minuti|ore\b|минут|час)",
     re.IGNORECASE,
 )
@@ -123,14 +147,45 @@ _NOW_AND_THEN = re.compile(
 """A stop that comes and goes (`时而`, `sometimes`): a stutter, not a hang."""
 
 
+_DENIED_ELSEWHERE = re.compile(
+    r"(?:没有|没|不|未|並|并)$|^(?:ていない|てない|ていません|ません|ない)|^(?:\s+\w+){0,4}?\s+ab\b|^\s+par\b",
+    re.IGNORECASE,
+)
+"""A stop denied around the verb (`没有卡住`, `止まっていない`), or a verb in another sense
+(`hängt ... ab`: depends on; `bloqué par le pare-feu`: blocked by the firewall)."""
+
+
 def _stopped_elsewhere(m: re.Match[str]) -> Verdict | None:
     """Return a hang on a stop in another language with a place, a length or no output."""
-    if _NO_OUTPUT_ELSEWHERE.search(m.string) is None or _NOW_AND_THEN.search(m.string):
+    around = (m.string[max(0, m.start() - 3) : m.start()], m.string[m.end() : m.end() + 30])
+    if _DENIED_ELSEWHERE.search(around[0]) or _DENIED_ELSEWHERE.search(around[1]):
         return None
-    return None if _NOT_A_STOP.search(m.string[max(0, m.start() - 30) : m.start()]) else STALLED
+    return STALLED if _why_elsewhere(m.string) else None
+
+
+@lru_cache(maxsize=64)
+def _why_elsewhere(line: str) -> bool:
+    """Whether the line gives a place, a length or no output, and no stutter (once a line)."""
+    return _NO_OUTPUT_ELSEWHERE.search(line) is not None and _NOW_AND_THEN.search(line) is None
 
 
 RULES: tuple[Rule, ...] = (
+    rule(
+        "stalled.at_a_place",
+        r"^\W*(?:stuck|frozen|hung|hangs?|hanging)\s+(?:at|on|in)\s+(?:step|iter\w*|epoch|batch)\s*\d"
+        r"|\b(?:never|doesn't|does\s+not|didn't)\s+returns?\s+from\s+(?:the\s+)?(?:all_?reduce|all_?gather|"
+        r"reduce_?scatter|barrier|broadcast|collective|NCCL)\w*|\bNoProgress\b"
+        r"|\b(?:hasn't|has\s+not|haven't|didn't|hasnt)\s+(?:logged|printed|written|output|reported|"
+        r"advanced|moved)\s+(?:anything|a\s+(?:line|step))?\s*(?:in|for)\s+(?:the\s+(?:last|past)\s+)?\d+\s*"
+        r"(?:min\w*|h|hours?)"
+        r"|\b\d+\s*(?:min\w*|h|hours?)\s+without\s+(?:a\s+|any\s+)?(?:new\s+)?(?:step|progress|log|output|"
+        r"update)",
+        ("stuck", "frozen", "hung", "hang", "return", "noprogress", "without", "n't", "has not"),
+        "A job stopped at a named place (stuck at step N), a collective that never returns, a "
+        "monitor's no-progress alert, minutes without a step: a hang.",
+        judge=_silence,
+        flags=re.IGNORECASE,
+    ),
     rule(
         "stalled.said",
         rf"\b{_PROGRESS}\b[^.\n]{{0,40}}?\b{_STOP}\b",
@@ -159,6 +214,7 @@ RULES: tuple[Rule, ...] = (
             *("멈", "먹통", "hängt", "hängen", "eingefroren", "bloqué", "fige", "figé"),
             *("progresse plus", "cuelga", "colgad", "congelad", "atascad", "no avanza", "trava"),
             *("não avança", "blocca", "завис", "застрял", "висит", "treo", "đứng im", "macet"),
+            *("travou", "travad"),
             *("takıl", "dondu"),
         ),
         "The job said to be stuck in another language (止まって, 卡住, hängt, bloqué, se "

@@ -142,9 +142,22 @@ def test_benign_lines_of_the_same_producers_stay_silent(line: str) -> None:
     assert alarms(line) == [], line
 
 
-def test_a_dropped_store_connection_at_shutdown_is_its_noise() -> None:
-    finished = "{'train_runtime': 3600.1, 'train_loss': 1.23}\n" + _RECV_FAILED + "\n" + _SHUTDOWN
+_FINISHED = (
+    "[2024-07-25 06:36:18,293] torch.distributed.elastic.agent.server.api: [INFO] [default] "
+    "worker group successfully finished. Waiting 300 seconds for other agents to finish."
+)
+
+
+def test_a_dropped_store_connection_after_a_finished_run_is_its_noise() -> None:
+    finished = "\n".join([_FINISHED, _RECV_FAILED, _SHUTDOWN])
     assert alarms(finished) == []
+
+
+def test_a_store_lost_mid_run_is_not_explained_away_by_the_shutdown_lines() -> None:
+    """The rendezvous shutdown and the heartbeat's `should dump` check are printed whenever the
+    store's host goes away, mid-run too (review 17b)."""
+    lost = "\n".join([_RECV_FAILED, _SHUTDOWN])
+    assert alarms(lost) == ["dist.store_recv_failed"]
 
 
 def test_a_failed_run_keeps_its_cause_through_the_shutdown_noise() -> None:

@@ -155,3 +155,152 @@ def test_a_stop_that_is_none_stays_no_hang(text: str) -> None:
 def test_a_clock_slowdown_quoted_or_masked_is_the_gpu(text: str, category: Category | None) -> None:
     found = first(text)
     assert (found[0] if found else None) == category, text
+
+
+ALERTS_AND_LISTS = [
+    # a figure against its baseline, in the forms monitors print
+    "[Grafana] ALERT train_throughput_tokens_per_sec current=381k baseline=512k (-25.6%) for 45m",
+    "[FIRING] StepTimeRegression job=gpt-neox-20b p50 step_time_ms=1840 (7d baseline 1210)",
+    "Alert: tflops_per_gpu current 198, baseline 301 (-34%), job llama3-70b-pretrain, duration 2h",
+    # past and present in either order
+    "Step time is 2.1s now; it was 1.3s yesterday.",
+    "yesterday: 1.2 s/it, today: 2.6 s/it",
+    # a figure first, then its past, in other languages
+    "Seit Schritt 25k liegt die Schrittzeit bei 2,4 s statt 1,6 s, Setup unverändert.",
+    "Od wczoraj ten sam job robi 1.7 s/it zamiast 1.1 s/it i tak zostaje.",
+    # thousands separators and a unit switch
+    "started at 5,200 samples/sec, since day 2 stuck at 3,400 samples/sec",
+    "tqdm went from 3.2it/s to 1.4s/it overnight",
+    # lists over time and per member
+    "sec/epoch: 301, 298, 305, 460, 472, 468, 471",
+    "per-rank step (s): [1.21, 1.20, 1.22, 1.21, 1.98, 1.20, 1.21, 1.22]",
+    "per-host samples/sec: host-a 1480, host-b 1475, host-c 1490, host-d 910",
+    # members in other languages, a factor, a lag
+    "Satu node (node-09) lebih lambat: 2,8 s/step, node lain 1,9 s/step.",
+    "Ранг 13 стабильно отстаёт: 1.9 с на шаг против 1.2 с у остальных 63.",
+    "8GPU中、GPU5だけ1イテレーション 640ms、他は 410ms 前後です。",
+    "GPU 3 on node-44 takes 1.7x longer in backward than its 7 siblings, every step",
+    "worker-3 consistently finishes its forward 180-220ms after workers 0,1,2,4..15",
+    "rank 5 runs at 1.7 s/step; all others at 1.1",
+    "we see a 40% drop in tokens/s since yesterday",
+]
+
+
+@pytest.mark.parametrize("text", ALERTS_AND_LISTS)
+def test_alerts_lists_and_other_word_orders_are_read(text: str) -> None:
+    found = first(text)
+    assert found is not None and found[0] == C.STRAGGLER, text
+
+
+QUIET_FIGURES = [
+    "RESOLVED: StepTimeHigh job=vit-h current 402ms baseline 405ms, auto-resolved 03:14",
+    "MFU was 40% before, now it is 55% after the fix.",
+    "I set the NCCL timeout to 60 min instead of 30 min for the large job.",
+    "raised the NCCL timeout from 600s to 1800s",
+    "step time has been flat at ~1.1s since June 3",
+    "step time ~1.1s, unchanged after upgrading torch to 2.4",
+    "GPU utilization went from 98% to 0% after training finished",
+    "MFU went from 52% on the 8B to 38% on the 70B model",
+    "8200 tok/s with FP8, then 5400 tok/s after switching back to BF16 for stability",
+    "step time doubled when we went from bs 16 to bs 32",
+    "GPU 5 takes 25% less time per step than the others",
+    "GPU7 has 30% lower temperature than the others",
+    "ckpt save: rank0 45s rank1 2s rank2 2s rank3 2s",
+    "doubled global batch 1024 -> 2048 so step time went 1.1s -> 2.1s, tokens/s basically "
+    "unchanged",
+    "enabled gradient checkpointing to fit bs=16, throughput 5.1k -> 3.9k tok/s, the usual ~25% "
+    "recompute cost",
+    "Fixed in #4412: the 2.1s -> 3.0s/step slowdown was the logging callback",
+]
+
+
+@pytest.mark.parametrize("text", QUIET_FIGURES)
+def test_figures_of_setups_settings_and_other_quantities_are_no_slowdown(text: str) -> None:
+    assert alarms(text) == [], text
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        (
+            "nccl-tests all_reduce_perf busbw 38 GB/s across nodes vs ~190 GB/s expected; training "
+            "step 1.1s -> 2.6s",
+            C.NETWORK,
+        ),
+        (
+            "ibstat: mlx5_3 port 1 flapped 14 times in the last hour; tokens/s 9.2k -> 5.5k",
+            C.NETWORK,
+        ),
+        (
+            "NCCL INFO NET/Socket : Using [0]eth0 (NET/IB not found) and the job is 3x slower than "
+            "usual",
+            C.NETWORK,
+        ),
+        (
+            "GPU util drops to 10-20% and it/s falls from 5 to 1 when reading the dataset from our "
+            "NFS share; nfsiostat shows ~200ms read latency",
+            C.HOST_STORAGE,
+        ),
+        (
+            "dcgm.power_violation high on node-31 GPU0, enforced power limit 300W (default 700W), "
+            "step 1.9s vs 1.3s",
+            C.GPU_DEGRADED,
+        ),
+    ],
+)
+def test_a_slowdown_told_with_its_cause_is_the_cause(text: str, category: Category) -> None:
+    found = first(text)
+    assert found is not None and found[0] == category, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "GPU temps 71-76°C on all 8 cards, SM clocks 1980 MHz, step time 690ms steady",
+        "    GPU Slowdown Temp                 : 90 C",
+        "Mean busbw: 365.2 GB/s",
+        "A single thermally throttled GPU can cut your distributed training throughput by 5x.",
+    ],
+)
+def test_a_cause_without_a_slowdown_or_in_general_words_names_no_cause(text: str) -> None:
+    found = first(text)
+    assert found is None or found[0] not in (C.NETWORK, C.HOST_STORAGE, C.GPU_DEGRADED), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "training has been stuck for the last 40 minutes",
+        "training has been stuck for half an hour",
+        "the job hasn't logged anything in 45 minutes",
+        "stuck at step 18432 for 47 minutes, GPU util 100% on all 8 cards",
+        "rank 12 never returns from all_reduce; others sit in ncclKernel for 30+ min",
+        "[PagerDuty] NoProgress job=llama-70b: last step logged 02:11, now 03:40 (89 min without a "
+        "step)",
+        "o treino travou no passo 3000 e não sai nada no log",
+        "训练卡在 epoch 3 的第 1200 个 batch，已经 2 个小时没有任何输出了。",
+    ],
+)
+def test_more_stops_told_in_words_are_hangs(text: str) -> None:
+    found = first(text)
+    assert found is not None and found[0] == C.HANG, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Soak test: training ran 48h, no hangs, no NCCL errors",
+        "Training stopped at step 100000: reached max_steps.",
+        "we fixed the training hang at step 5000 by upgrading NCCL to 2.21",
+        "my job has been stuck in PENDING for 2 hours",
+        "training hangs for ~30 s every 500 steps while the checkpoint is saved",
+        "logs stopped for 20 minutes while wandb was down, training kept going",
+        "no new log lines for 10 minutes, expected: the eval loop only logs at the end",
+        "训练没有卡住，只是比较慢",
+        "学習は止まっていない、ログは普通に出ている",
+        "3号卡在跑的时候利用率只有 30%，其他卡都是 100%",
+    ],
+)
+def test_stops_that_are_none_or_denied_are_no_hang(text: str) -> None:
+    found = first(text)
+    assert found is None or found[0] != C.HANG, text
