@@ -194,6 +194,7 @@ def all_rules() -> tuple[Rule, ...]:
     """Return every line rule in precedence order (most specific first); ids are unique."""
     from diagnosis.explain import (
         rules_comm,
+        rules_container,
         rules_dcgm,
         rules_dist,
         rules_driver,
@@ -232,6 +233,7 @@ def all_rules() -> tuple[Rule, ...]:
         *rules_storage.RULES,
         *rules_netfs.RULES,
         *rules_scheduler.RULES,
+        *rules_container.RULES,
         *rules_stalled.RULES,
         *rules_slow_cause.RULES,
         *rules_straggler.TOOL_RULES,
