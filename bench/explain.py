@@ -178,6 +178,10 @@ HOSTILE = {
     "a stop in Chinese, 2,040 times": "[rank0] " + "卡住" * 2040,
     "800 figures after a sign of change": "[rank0] then " + "1s 2 " * 800,
     "a step time, then 700 more": "step time " + "1.2 s then " * 700,
+    "128 ranks stuck in a collective": "py-spy summary: "
+    + ", ".join(f"rank {n} stuck in ncclAllReduce" for n in range(128)),
+    "a member against its peers, 100 times": "per-GPU step time: "
+    + ", ".join(f"GPU{n} 1.0{n % 3}s/step vs 1.01 on the others" for n in range(100)),
 }
 """Single long lines that make a backtracking pattern, or a judge that rereads its line for
 each match, slow (reviews of 2026-12-04 and -05; the figure readers of 2026-12-05)."""

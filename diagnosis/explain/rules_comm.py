@@ -72,16 +72,20 @@ _NETWORK_RULES: tuple[Rule, ...] = (
     rule(
         "nccl.ib_fatal",
         r"NET/IB ?: ?\S+ async fatal event\b|\bcommunicator encountered a fatal error \(detected in"
-        r"|NET/IB ?: ?Unable to (?:open|query) (?:device|port)\b",
-        (
-            "async fatal event",
-            "communicator encountered a fatal error",
-            "unable to open device",
-            "unable to query",
-        ),
+        r"|NET/IB ?: (?:\S+ )?Got async event ?: (?:local catastrophic error|QP fatal error|"
+        r"CQ error|device fatal|local work queue catastrophic error)",
+        ("async fatal event", "communicator encountered a fatal error", "async event"),
         "NCCL's InfiniBand transport saw the HCA fail (an async fatal event on the device, a "
-        "CQ or a QP; a device it cannot open or query): the NIC or its driver, on this node.",
+        "CQ or a QP, in the newer and the older wording): the NIC or its driver, on this node.",
         _net(K.NIC, S.ERROR, 0.75),
+    ),
+    rule(
+        "nccl.ib_device_skipped",
+        r"NET/IB ?: ?Unable to (?:open|query) (?:device|port)\b",
+        ("unable to open device", "unable to query"),
+        "NCCL could not open or query one HCA and goes on without it (the next lines show the "
+        "devices it uses): a NIC to check, not yet a failure of the job.",
+        _net(K.NIC, S.WARNING, 0.4),
     ),
     rule(
         "nccl.socket_gave_up",

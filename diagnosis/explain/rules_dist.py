@@ -133,7 +133,11 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-EXPLAINED_BY: dict[str, frozenset[str]] = {"dist.store_recv_failed": frozenset({"dist.finished"})}
-"""A store connection that dropped, in an input that shows the run finished: its shutdown noise.
+EXPLAINED_BY: dict[str, frozenset[str]] = {
+    rule_id: frozenset({"dist.finished"})
+    for rule_id in ("dist.store_recv_failed", "nccl.connection_closed", "nccl.socket_gave_up")
+}
+"""A store or NCCL connection that dropped, in an input that shows the run finished: its
+shutdown noise.
 A rendezvous that could not be shut down, or the heartbeat monitor's `should dump` check, is
 printed whenever the store's host goes away, mid-run too: they explain nothing."""

@@ -275,6 +275,7 @@ def _bare_figure(
 _STEP_CONTEXT = re.compile(
     r"\b(?:epoch|iter(?:ation)?|step|batch)s?\b|(?:s|sec|ms)/(?:it|step|iter)|(?<![a-z])it/s\b|\bETA\b|"
     r"\btrain\w*\s+time\b|step_time|iter_time|\b(?:fwd|bwd|forward|backward)\b|"
+    r"\bend[- ]to[- ]end\b|\belapsed\b|\bwall[- ]?(?:clock|time)\b|\brun\s*time\b|"
     r"步|イテレーション|ステップ|에폭|스텝|Schritt\w*|[ée]poca|époque|epoca|шаг\w*|эпох\w*|"
     r"langkah|adım|bước|الخطوة|ขั้น|krok\w*|stap",
     re.IGNORECASE,
@@ -306,15 +307,45 @@ _SENTENCE = re.compile(
 )
 
 
+@lru_cache(maxsize=256)
 def _explained(sentence: str) -> bool:
-    return EXPLAINED.search(sentence) is not None
+    """Whether the speaker explains the speed away (rules_slowdown.EXPLAINED, the same `because
+    we ...` in the other languages, a warm-up, a member's own extra work); once a text."""
+    return bool(
+        EXPLAINED.search(sentence) or _BECAUSE_WE.search(sentence) or _OWN_WORK.search(sentence)
+    )
+
+
+_BECAUSE_WE = re.compile(
+    r"\b(?:weil|da)\s+wir\b|\bparce\s+qu(?:e|')\s*(?:nous|on)\b|\bcar\s+nous\b|\bporque\s+"
+    r"(?:nosotros|hemos|duplicamos|aumentamos|nós|dobramos)\b|\bperché\s+abbiamo\b|потому\s+что\s+мы|"
+    r"因为我们|我们把|したため|ので|karena\s+kami|vì\s+chúng\s+tôi|çünkü|"
+    r"\b(?:erwartet|prévu|attendu|esperado|previsto|ожидаемо)\b|予想通り|预期|"
+    # a trade-off said in the other languages (`dafür ...`, `зато ...`: in return)
+    r"\bdafür\b|(?<!\w)зато(?!\w)|\ben\s+cambio\b|\ben\s+échange\b|\bem\s+troca\b|\bin\s+cambio\b|"
+    r"\bgradient\s+checkpointing\b",
+    re.IGNORECASE,
+)
+_OWN_WORK = re.compile(
+    r"\bbecause\s+(?:it|this\s+\w+)\s+(?:also\s+)?(?:runs|does|handles|hosts|logs|saves|writes|"
+    r"evaluat\w*|holds)\b|\bduring\s+(?:the\s+)?warm-?up\b|\bwarm-?up\s+only\b",
+    re.IGNORECASE,
+)
 
 
 # a figure against its baseline (`current 2210ms, baseline 1390ms`, `1840 (7d baseline 1210)`,
 # `150 MB/s vs 4 GB/s normal`, `3.1s vs 2.0s median across 32 pods`): the baseline is the past
 _BASELINE_WORD = re.compile(
-    r"\b(?:\d+\s*[dhw]\s+)?(?:baseline|usual|normal|typical|median)\b", re.IGNORECASE
+    r"(?:\b|_)(?:(?:\d+\s*[dhw]|\d+-day)\s+)?(?:baseline|usual|normal|typical|median)(?:_\w+)?\b"
+    r"|\b\d+\s*[dhw]\s+(?:avg|average|mean)\b|\b\d+-(?:day|week|hour)\s+(?:avg|average|mean)\b",
+    re.IGNORECASE,
 )
+_TO_FROM = re.compile(
+    r"\b(?:down|up|dropped|fell|rose|grew|climbed)\s+to\s+(?P<now>~?\d[\d.,]*\s*[^\s,;]*)\s+from\s+"
+    r"(?P<then>~?\d[\d.,]*\s*[^\s,;]*)",
+    re.IGNORECASE,
+)
+_PERCENTILES = re.compile(r"\bp(?:9[05]|99|50|999)\b|\bpercentile", re.IGNORECASE)
 _SAID_NUMBER = re.compile(rf"(?P<num>{_NUM})(?P<k>[kKM](?![a-zA-Z]))?")
 # the figure first, the past after a word that says it came before (`2,4 s statt 1,6 s`)
 _INSTEAD = re.compile(
@@ -341,6 +372,8 @@ def _against_baseline(sentence: str) -> bool:
         return False
     figures = speed_figures(sentence)
     for word in _BASELINE_WORD.finditer(sentence):
+        if "median" in word[0].lower() and _PERCENTILES.search(sentence):
+            continue  # `p99 1.9s, median 1.0s`: one run's spread, not its past
         after = next((f for f in figures if word.end() <= f.at <= word.end() + 6), None)
         before = next(
             (f for f in reversed(figures) if word.start() - 15 <= f.at < word.start()), None
@@ -418,6 +451,8 @@ def _past_and_present(line: str) -> bool:
     (`Step time is 2.1s now; it was 1.3s yesterday`, `yesterday: 1.2 s/it, today: 2.6 s/it`)."""
     if not (_PAST.search(line) and _PRESENT.search(line)) or _NOT_A_STEP.search(line):
         return False
+    if _counts_differ(line) or COMPARED.search(line):
+        return False
     figures = speed_figures(line)
     if not _STEP_CONTEXT.search(line):
         figures = [f for f in figures if not f.timed]
@@ -460,14 +495,28 @@ _SETUPS = re.compile(
     r"enabl\w*|disabl\w*|turn\w*|upgrad\w*|downgrad\w*|increas\w*|rais\w*|doubl\w*|went|added)\b",
     re.IGNORECASE,
 )
+_WARMUP = re.compile(
+    r"\b(?:warm-?up|warming\s+up|torch\.compile|autotun\w*|compil(?:e|ing|ation)|cold\s+start)\b",
+    re.IGNORECASE,
+)
 _BATCHES = re.compile(
     r"\b(?:bs|batch[\s_-]*size|seq[\s_-]*len\w*|mbs|gbs)\s*[=:]?\s*\d+\b[^.\n]*?"
     r"\b(?:bs|batch[\s_-]*size|seq[\s_-]*len\w*|mbs|gbs)\s*[=:]?\s*\d+\b",
     re.IGNORECASE,
 )
+_COUNTS = re.compile(r"\bon\s+(\d+)\s+(?:GPUs?|nodes?|hosts?)\b", re.IGNORECASE)
+
+
+def _counts_differ(text: str) -> bool:
+    """Whether the text gives the figures on different numbers of GPUs or nodes."""
+    return len({m.group(1) for m in _COUNTS.finditer(text)}) > 1 or bool(
+        re.search(r"\bmaintenance\b|\bdrained\b", text, re.IGNORECASE)
+    )
+
+
 _STEADY = re.compile(
     r"\b(?:step\s*time|iter\w*\s+time|throughput|tokens?/s|samples?/s|it/s|s/it|speed|MFU)\b"
-    r"[^.;\n]{0,30}?\b(?:flat|steady|stable|unchanged|constant|the\s+same)\b",
+    r"[^.;\n]{0,30}?\b(?:flat|steady|stable|unchanged|constant|the\s+same(?!\s+\w))\b",
     re.IGNORECASE,
 )
 
@@ -475,17 +524,35 @@ _STEADY = re.compile(
 def _changed(m: re.Match[str]) -> Verdict | None:
     """Return a slowdown when a sentence of the line gives a speed that changed for the worse
     (module doc), unless it compares setups or explains the change away."""
-    line = m.string
-    if not _DIGIT.search(line) or _explained(line):
-        return None
-    if _past_and_present(line):
-        return SLOWED
+    return SLOWED if figures_slowed(m.string) else None
+
+
+@lru_cache(maxsize=256)
+def figures_slowed(line: str) -> bool:
+    """Whether a sentence of `line` gives a speed that changed for the worse: against its
+    baseline, its past, in order or before `instead of` (module doc); once a line."""
+    if not _DIGIT.search(line) or _WARMUP.search(line):
+        return False  # no figure; a warm-up's or a compile's steps are slow by design
+    if len(speed_figures(line)) < 2 and not _BASELINE_WORD.search(line):
+        return False  # one figure or none, and no baseline to set it against: no change
+    if _past_and_present(line) and not _explained(line):
+        return True
     for sentence in _SENTENCE.split(line):
+        if _explained(sentence) or _WARMUP.search(sentence):
+            continue
         if _against_baseline(sentence):
-            return SLOWED
+            return True
+        reverse = _TO_FROM.search(sentence)
+        if reverse is not None:  # `down to 28% from 45%`: the later figure first
+            figures = speed_figures(sentence)
+            now = [f for f in figures if reverse.start("now") <= f.at < reverse.end("now")]
+            then = [f for f in figures if reverse.start("then") <= f.at < reverse.end("then")]
+            if now and then and now[0].timed is then[0].timed and _slowed([then[0], now[0]]):
+                return True
+            continue
         if _INSTEAD.search(sentence):  # the figure first, then its past: not in order
             if _instead(sentence):
-                return SLOWED
+                return True
             continue
         if not _CHANGED.search(sentence) or _NOT_IN_ORDER.search(sentence):
             continue
@@ -495,8 +562,8 @@ def _changed(m: re.Match[str]) -> Verdict | None:
         if not _STEP_CONTEXT.search(sentence) or _NOT_A_STEP.search(sentence):
             figures = [f for f in figures if not f.timed]
         if _slowed(figures):
-            return SLOWED
-    return None
+            return True
+    return False
 
 
 # a named member: `GPU4`, `GPU 2`, `rank 0`, `r3`, `node-c`, `gpu-node-12`, `host a100-14`
@@ -548,7 +615,7 @@ _MEMBER_PERCENT = re.compile(
 )
 _MEMBER_FACTOR = re.compile(
     rf"(?<!\w)(?:{_MEMBER})[^.\n]{{0,50}}?(?:(?P<x>\d+(?:\.\d+)?)\s*(?:x|times)\s+(?:longer|slower|as\s+"
-    rf"long)\b[^.\n]{{0,40}}?\b(?:than|as)\s+(?:{_PEERS})|(?:{_PEERS})[^.\n]{{0,10}}?"
+    rf"long)\b[^.\n]{{0,40}}?\b(?:than|as)\s+(?:(?:on|for|in|at)\s+)?(?:{_PEERS})|(?:{_PEERS})[^.\n]{{0,10}}?"
     r"(?P<x2>\d+(?:\.\d+)?)\s*倍)"
     rf"|(?<!\w)(?:{_member('3')})[^.\n]{{0,60}}?(?:(?P<low>{_NUM})\s*[-–]\s*)?(?P<lag>{_NUM})\s*"
     r"(?:ms|s|sec\w*)\s+(?:after|behind|later\s+than)\s+(?:the\s+|all\s+)?(?:other\w*|rest|"
@@ -592,7 +659,7 @@ def _member_figures(m: re.Match[str]) -> Verdict | None:
     mine = speed_figures(mine_text)
     theirs = speed_figures(theirs_text)
     if mine and not theirs:  # `2.1 s/step vs 1.4 on the others`: the unit said once
-        theirs = [Figure(0, _number(n), mine[-1].timed) for n in re.findall(_NUM, theirs_text)[-1:]]
+        theirs = _peers_said(theirs_text, mine[-1])
     return slow_member(_kind(m)) if _behind(mine, theirs) else None
 
 
@@ -601,6 +668,27 @@ _WORK = re.compile(
     r"work|bandwidth|hash\w*)",
     re.IGNORECASE,
 )
+
+
+_MEMBERS_NOUN = re.compile(
+    r"\s*(?:hosts?|nodes?|gpus?|ranks?|pods?|workers?|cards?|devices?|nós|nodos|узл\w*|ノード|节点|台)\b",
+    re.IGNORECASE,
+)
+
+
+def _peers_said(text: str, mine: Figure) -> list[Figure]:
+    """The peers' figure said without its unit (`vs 1.4 on the others`, `the other 63 hosts are
+    at 520-530`): the first number that is no count of the peers and is of the member's
+    magnitude (a range is its middle)."""
+    for m in re.finditer(rf"(?P<low>{_NUM})\s*[-–]\s*(?P<high>{_NUM})|{_NUM}", text):
+        if _MEMBERS_NOUN.match(text, m.end()):
+            continue  # `63 hosts`: how many peers, not their figure
+        value = (
+            (_number(m["low"]) + _number(m["high"])) / 2 if m["low"] is not None else _number(m[0])
+        )
+        if mine.value <= 0 or 0.1 * mine.value <= value <= 10 * mine.value:
+            return [Figure(m.start(), value, mine.timed)]
+    return []
 
 
 def _member_percent(m: re.Match[str]) -> Verdict | None:
@@ -622,9 +710,36 @@ def _member_factor(m: re.Match[str]) -> Verdict | None:
     return None if _explained(m.string) else slow_member(_kind(m))
 
 
+# a percentage slower in the other languages (`慢了大概 15%`, `%15 daha yavaş`, `25% ほど遅い`)
+_PERCENT_SLOWER = re.compile(
+    r"(?P<pct>\d+(?:[.,]\d+)?)\s*%[^.\n。]{0,12}?(?:慢|遅|느려|yavaş|lent[oa]|langsamer|plus\s+lent|"
+    r"медленн\w*|lambat|chậm|trage|wolniej|más\s+(?:en|tiempo|por|lento)|mais\s+(?:tempo|lento))"
+    r"|(?:慢了|遅く|느려|медленнее|lebih\s+lambat|chậm\s+hơn)[^.\n。]{0,12}?(?P<pct2>\d+(?:[.,]\d+)?)\s*%"
+    r"|%\s*(?P<pct3>\d+(?:[.,]\d+)?)\s*(?:daha\s+)?yavaş",
+    re.IGNORECASE,
+)
+_THAN_ELSEWHERE = re.compile(
+    r"より|比|\bque\b|\bals\b|(?<!\w)чем(?!\w)|\bdaripada\b|\bhơn\b|\bthan\b"
+)
+_PEER_ELSEWHERE = re.compile(rf"(?:{_PEERS})", re.IGNORECASE)
+
+
+def _percent_slower(m: re.Match[str]) -> Verdict | None:
+    """Return straggler on a job or member said to be N % slower in another language, when
+    the comparison (if any) is with its peers or its past, not another setup."""
+    pct = _number(m["pct"] or m["pct2"] or m["pct3"])
+    line = m.string
+    if pct < PEER_GAP_PCT or _explained(line):
+        return None
+    if _THAN_ELSEWHERE.search(line) and not _PEER_ELSEWHERE.search(line):
+        return None  # slower than another setup
+    member = re.search(rf"(?<!\w)(?:{_MEMBER})", line, re.IGNORECASE)
+    return slow_member(_kind(member)) if member and _PEER_ELSEWHERE.search(line) else SLOWED
+
+
 def _percent_changed(m: re.Match[str]) -> Verdict | None:
     """Return a slowdown when a rate fell, or a time rose, by RATE_DROP_PCT or more."""
-    pct = float(m["fell"] or m["rose"] or m["fell2"] or m["rose2"])
+    pct = float(m["fell"] or m["rose"] or m["fell2"] or m["rose2"] or m["fell3"])
     return _words(m) if pct >= RATE_DROP_PCT else None
 
 
@@ -674,6 +789,18 @@ def _one_behind(line: str) -> bool:
     return slow_peer(pairs, MIN_LINE_PEERS + 1) is not None
 
 
+_OTHER_LABEL = re.compile(
+    r"\b(?:loss|lr|learning\s+rate|acc\w*|grad\w*|norm|memory|mem|GB|MB|disk|free|temp\w*|power|"
+    r"util\w*|ppl|perplexity|reward|score)\b",
+    re.IGNORECASE,
+)
+_SPEED_LABEL = re.compile(
+    r"\b(?:throughput|tokens?/s\w*|samples?/s\w*|it/s|s/it|steps?/s|TFLOP\w*|MFU|HFU|speed|img/s|"
+    r"images/s|sec(?:onds)?/epoch|wall-?clock|step|epoch|iter\w*|time)\b",
+    re.IGNORECASE,
+)
+
+
 def _list_behind(m: re.Match[str]) -> Verdict | None:
     """Return straggler for a list of figures: one member far behind the rest (a list per
     member) or a series whose last figures stay worse (a list over time)."""
@@ -689,6 +816,8 @@ def _list_behind(m: re.Match[str]) -> Verdict | None:
     )
     if _explained(m.string) or min(values) <= 0:
         return None
+    if _OTHER_LABEL.search(label) or not (_SPEED_LABEL.search(label) or timed):
+        return None  # `train loss per epoch`, `GPU memory used (GB) per rank`: no speed
     if _PER_MEMBER.search(label) or _PER_MEMBER.search(after):
         rates = [(str(n), 1 / v if timed else v) for n, v in enumerate(values)]
         return slow_member(K.JOB) if slow_peer(rates, MIN_LINE_PEERS + 1) is not None else None
@@ -709,7 +838,7 @@ def _words(m: re.Match[str]) -> Verdict | None:
 
 
 _CHANGE_WORDS = (
-    "yesterday|today|earlier|previously|originally|now;|now.|昨天|今天|昨日|今日|어제|오늘|gestern|"
+    "avg|average|mean|yesterday|today|earlier|previously|originally|now;|now.|昨天|今天|昨日|今日|어제|오늘|gestern|"
     "heute|hier|aujourd|ayer|hoy|ontem|hoje|ieri|oggi|вчера|сегодня|раньше|current|"
     "baseline|usual|normal|typical|median|instead|statt|au lieu|en lugar|en vez|em vez|"
     "ao invés|invece|вместо|zamiast|yerine|thay vì|而不是|而非|代わりに|대신|จาก|เป็น|ตั้งแต่|من |"
@@ -812,6 +941,9 @@ RULES: tuple[Rule, ...] = (
         r"training\s+speed)"
         r"|(?P<rose2>\d+(?:\.\d+)?)\s*%\s+(?:increase|rise|jump|regression)\s+(?:in|of)\s+(?:the\s+)?"
         r"(?:step|iteration|iter|epoch)\s*time"
+        r"|\b(?:throughput|tokens?/s\w*|samples?/s\w*|MFU|TFLOP\w*|it/s)\b[^.\n\d]{0,20}?"
+        r"(?P<fell3>\d+(?:\.\d+)?)\s*%\s+(?:lower|less|down)\s+than\s+(?:yesterday|before|usual|last\s+\w+|"
+        r"the\s+baseline|it\s+was)"
         r"|\b(?:step|iteration|iter|epoch|batch)[\s_]*time\w*\b[^.\n\d]{0,20}?(?:\b(?:rose|rises|"
         r"increased|went\s+up|up|grew|regressed)\s+(?:by\s+)?(?:about\s+|~)?|\+)"
         r"(?P<rose>\d+(?:\.\d+)?)\s*%",
@@ -819,6 +951,16 @@ RULES: tuple[Rule, ...] = (
         f"A rate said to have fallen, or a step time to have risen, by {RATE_DROP_PCT:g} % or "
         "more: the job became slower.",
         judge=_percent_changed,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "figures.percent_slower_elsewhere",
+        _PERCENT_SLOWER.pattern,
+        ("%",),
+        "A job (or a member against its peers) said to be N % slower in another language "
+        "(`慢了大概 15%`, `%15 daha yavaş`, `他のノードより 25% ほど遅い`, `un 30% más ... que el "
+        "resto`): the job waits for something that became slow.",
+        judge=_percent_slower,
         flags=re.IGNORECASE,
     ),
     rule(

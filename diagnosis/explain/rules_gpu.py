@@ -86,11 +86,12 @@ HW power brake (nvmlClocksEventReason*, the bits of DCGM_FI_DEV_CLOCK_THROTTLE_R
 
 _SEARCHED = re.compile(
     r"\b(?:grep\w*|search\w*|look(?:ing)?\s+for|check\w*\s+for|alert\w*\s+(?:on|if|when)|if|whether|"
-    r"watch\w*\s+for)\b[^\n]{0,30}$",
+    r"watch\w*\s+for|ruled\s+out|when|fires|runbook|means)\b[^\n]{0,40}$",
     re.IGNORECASE,
 )
 _NOT_FOUND = re.compile(
-    r"^[^\n]{0,60}?\b(?:returned\s+nothing|no\s+match\w*|not\s+found|never)\b", re.I
+    r"^[^\n]{0,60}?\b(?:returned\s+nothing|no\s+match\w*|not\s+found|never|means|is\s+normal)\b",
+    re.IGNORECASE,
 )
 
 
@@ -104,7 +105,10 @@ def _clocks_slowdown(m: re.Match[str]) -> Verdict | None:
 
 
 def _slowdown_mask(m: re.Match[str]) -> Verdict | None:
-    """Return GPU degradation when the mask holds a slowdown reason (module constants)."""
+    """Return GPU degradation when the mask holds a slowdown reason (module constants), unless
+    the line explains the field (a runbook's `8 means HW slowdown`, a question)."""
+    if _SEARCHED.search(m.string[: m.start()]) or _NOT_FOUND.match(m.string[m.end() :]):
+        return None
     mask = int(m["mask"], 16) if m["mask"].lower().startswith("0x") else int(m["mask"])
     if not mask & SLOWDOWN_BITS:
         return None
@@ -187,8 +191,11 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "gpu.remap_pending",
-        r"^\s*Pending(?: Page Blacklist)?\s*:\s*Yes\b|row[\s|]+remappings are pending"
-        r"|\bretired\s+pages?\s+pending\s*[:=]?\s*Yes\b|\bpending\s+(?:page\s+)?retirement\s*[:=]?\s*Yes\b",
+        r"^\s*Pending(?: Page Blacklist)?\s*:\s*Yes\b"
+        r"|(?<!\bNo )(?<!\bno )row[\s|]+remappings are pending"
+        r"|['\"‘“]Pending(?: Page Blacklist)?\s*:\s*Yes['\"’”]"
+        r"|\bretired\s+pages?\s+pending\s*[:=]?\s*Yes\b"
+        r"|\bpending\s+(?:page\s+)?retirement\s*[:=]?\s*Yes\b",
         ("pending",),
         "nvidia-smi -q 'Remapped Rows / Pending: Yes' (or dcgmi's wording): a reset applies the "
         "remap, as Xid 63.",
@@ -246,9 +253,9 @@ RULES: tuple[Rule, ...] = (
     rule(
         "gpu.clock_reasons_mask",
         # a value after the name, its Prometheus labels or `=`/`:` (not a field id in brackets)
-        r"\bDCGM_FI_DEV_CLOCK_(?:THROTTLE|EVENT)_REASONS\b(?:\{[^}\n]*\})?\s*[=:]?\s*"
+        r"\bDCGM_FI_DEV_CLOCKS?_(?:THROTTLE|EVENT)_REASONS\b(?:\{[^}\n]*\})?\s*[=:]?\s*"
         r"(?P<mask>0x[0-9a-fA-F]+|\d+)\b(?!\s*\))",
-        ("dcgm_fi_dev_clock_",),
+        ("dcgm_fi_dev_clock",),
         "DCGM's clock-event reasons field, a bit mask of NVML's reasons: a hardware slowdown "
         "(0x8), the driver's or the hardware's thermal slowdown (0x20, 0x40) or a power brake "
         "(0x80) is a GPU cut below its clocks; idle, the application's clocks, the power cap and "

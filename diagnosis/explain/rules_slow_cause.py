@@ -26,6 +26,7 @@ import re
 
 from diagnosis.catalog import Verdict
 from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.explain.rules_figures import figures_slowed
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
 from diagnosis.model import Category as C
@@ -35,68 +36,92 @@ from diagnosis.model import Severity as S
 _CAUSES: tuple[tuple[re.Pattern[str], Verdict], ...] = (
     (
         re.compile(
-            r"\bbusbw\b|\bnccl-tests\b|\ball_reduce_perf\b|\bPFC\b|\bpause\s+frames?\b|"
-            r"\brx_discards\w*|\bsymbol_?error\w*|\blink_?downed\w*|\bflapp\w*|\bport\s+\S+\s+"
-            r"(?:down|flapped)\b|\bRate\b[^.\n]{0,12}\d+\s*(?:->|→)\s*\d+\s*Gb|NET/IB\s+not\s+found|"
-            r"Using\s+(?:network\s+)?\[?\d?\]?\s*Socket|fell\s+back\s+to\s+(?:TCP|sockets?)|"
-            r"\bretransmi\w+|\bpacket\s+loss\b|\bECN\s+marks?\b|\bcongest\w+|\bLink\s+up,\s+speed\b",
+            r"\bbusbw\s+~?\d[\d.]*\s*GB/s[^.\n]{0,40}?\b(?:vs|expected|instead|while|but)\b|"
+            r"\b(?:PFC|pause\s+frames?)\b[^.\n]{0,20}?\b(?:storm|spik\w*|high|ris\w*|climb\w*)|"
+            r"\b(?:rx_discards\w*|symbol_?error\w*|link_?downed\w*)\b[^.\n]{0,30}?(?:->|→|increas\w*|ris\w*|"
+            r"climb\w*|[1-9][\d,.]*[kKM]?\b)|\bflapp\w*|\bport\s+\S+\s+(?:went\s+)?down\b|"
+            r"\bRate\b[^.\n]{0,12}\d+\s*(?:->|→)\s*\d+\s*Gb|\brenegotiated\s+to\s+\d+\s*Gb|"
+            r"NET/IB\s+not\s+found|Using\s+(?:network\s+)?\[?\d?\]?\s*Socket|fell\s+back\s+to\s+"
+            r"(?:TCP|sockets?)|\bretransmi\w+\s+(?:rate\s+)?(?:~?[1-9]|high|spik\w*|ris\w*)|"
+            r"\bpacket\s+loss\s+(?:of\s+)?~?[1-9]|\b[1-9][\d.]*\s*%\s+packet\s+loss|"
+            r"\bLink\s+up,\s+speed\s+\d+\s*Gb/s\b[^.\n]{0,40}?\b(?:used\s+to|instead|was|expected)",
             re.IGNORECASE,
         ),
         verdict(C.NETWORK, B.INFRASTRUCTURE, K.NIC, S.WARNING, A.CHECK_NETWORK, 0.45),
     ),
     (
         re.compile(
-            r"\biostat\b|\bnfsiostat\b|\bawait\s+\d|\bNFS\b|\bLustre\b|"
-            r"\bOST\d+|\bgcsfuse\b|\bs3fs\b|\bS3\s+(?:GET|read)|\bGCS\b|\bobject\s+store\b|"
-            r"\bread\s+latency\b|\bI/?O\s*wait\b|\biowait\b|"
-            r"\bdisk\s+(?:util\w*|latency|busy)",
+            r"\b(?:NFS|Lustre|GPFS|BeeGFS|CephFS|gcsfuse|s3fs|S3|GCS|object\s+store)\b[^.\n]{0,40}?"
+            r"\b(?:latency|slow\w*|stall\w*|not\s+respond\w*|hang\w*|degraded|timeouts?|evict\w*|"
+            r"instead\s+of)|\b(?:reads?|reading|moved\s+to)\s+(?:from\s+|the\s+)?(?:shared\s+)?(?:NFS|Lustre|"
+            r"GPFS|BeeGFS|S3|GCS)\b|\b~?\d[\d.]*\s*m?s\s+(?:read\s+)?latency\b|"
+            r"\bOST\d*\s+degraded|\b(?:read|p99|GET)\s+latency\s+(?:p\d+\s+)?~?\d|"
+            r"\biostat\b[^.\n]{0,60}?(?:100\s*%|\bawait\b)|\bawait\s+\d{3,}|\biowait\s+[1-9]\d\s*%|"
+            r"\b(?:disk|NVMe)\b[^.\n]{0,20}?\b100\s*%",
             re.IGNORECASE,
         ),
         verdict(C.HOST_STORAGE, B.INFRASTRUCTURE, K.NODE, S.WARNING, A.MONITOR, 0.45),
     ),
     (
         re.compile(
-            r"\bpower[_\s](?:limit|violation|brake)\w*|\benforced\s+power\s+limit\b|"
-            r"\b\d{2,3}\s*°?\s*C\b|\d{2,3}\s*℃|\bretired\s+pages?\b|"
-            r"\brow\s+remap\w*|\bECC\s+(?:error|correctable|uncorrectable)\w*|\bLnkSta\b|\bdowngraded\b|"
-            r"温度|クロック|频率|降频",
+            r"\benforced\s+power\s+limit\s+\d+\s*W\s*\(default\s+\d+|\bpower_?violation\w*\s+high\b|"
+            r"\b(?:8\d|9\d|1[01]\d)\s*°?\s*C\b|\b(?:8\d|9\d|1[01]\d)\s*℃|"
+            r"\b(?:SM\s+)?clocks?\b[^.\n]{0,15}?\b(?:stuck\s+at|down\s+to|dropped\s+to|at)\s+~?\d[\d,]*\s*MHz"
+            r"[^.\n]{0,30}?\b(?:instead|vs|while|others?|fleet|baseline)|\bretired\s+pages?\s+pending\s*"
+            r":?\s*Yes|\bLnkSta\b[^.\n]{0,40}?\(downgraded\)|\bECC\b[^.\n]{0,30}?\b(?:climbing|rising|"
+            r"increas\w*)|温度[^。\n]{0,20}?(?:8\d|9\d)|クロック[^。\n]{0,20}?下が|降频",
             re.IGNORECASE,
         ),
         verdict(C.GPU_DEGRADED, B.INFRASTRUCTURE, K.GPU, S.WARNING, A.HARDWARE_INSPECTION, 0.45),
     ),
 )
 _SLOWNESS = re.compile(
-    r"\bslow(?!down\s*(?::|temp))\w*|\bcrawl\w*|\blag\w*|"
-    r"\+\d+\s*%|"
-    r"\b\d+(?:\.\d+)?\s*x\s+slower\b|\b(?:step|iteration|epoch)\s*time\s+(?:is\s+)?\d+(?:\.\d+)?\s*x\b|->|→|\bdropped\b|\bhalved\b|\bGPUs?\s+(?:sit\s+)?idle\b|"
-    r"\bidle\s+\d+\s*%|\bGPU\s+util\w*\s+drops?\b|langsam|lento|lent\b|慢|遅|느려|медлен|замедл|"
-    r"passe\s+de|on\s+passe|下が|掉到|\bvs\b",
+    r"\bslow(?!down\s*(?::|temp))\w*|\bcrawl\w*|\b\d+(?:\.\d+)?\s*x\s+slower\b|"
+    r"\b(?:step|iteration|epoch)\s*time\s+(?:is\s+|up\s+)?\d+(?:\.\d+)?\s*x\b|\bhalved\b|"
+    r"\b(?:step|iteration|iter|epoch|allreduce|all-reduce)\s*time\b[^.\n]{0,20}?\+\d+\s*%|"
+    r"\b(?:dropped|fell|down)\s+(?:by\s+)?~?\d+\s*%|\b\d+\s*%\s+(?:slower|lower|drop)|"
+    r"\bGPUs?\s+(?:sit\s+)?idle\b|\bidle\s+[1-9]\d\s*%|\bGPU\s+util\w*\s+drops?\b|"
+    r"\bwaiting\s+for\s+(?:batches|data)\b|langsam|\blent[oa]\b|\bplus\s+lent\b|慢|遅|느려|медлен|"
+    r"замедл|on\s+passe\s+de|下が|掉到|"
+    # figure to figure: `180ms -> 610ms`, `1.9s vs 1.3s`
+    r"\d[\d.,]*\s*[a-zA-Z/%]*\s*(?:->|→)\s*~?\d|\d[\d.,]*\s*[a-zA-Z/%]*\s+vs\.?\s+(?:[a-z]+\s+)?~?\d",
     re.IGNORECASE,
 )
-_DENIED = re.compile(
-    r"\b(?:no|not|without|zero|nothing\s+in)\s+(?:\w+\s+){0,2}$|\bis\s+fine\b|\blooks?\s+(?:fine|ok|"
-    r"healthy)\b|\bruled\s+out\b",
+_CAUSE_WORDS = (
+    "busbw|pfc|pause frame|rx_discards|symbol|link_down|flapp|port |gb|renegotiated|"
+    "net/ib not found|socket|fell back|retransmi|packet loss|link up|nfs|lustre|gpfs|beegfs|"
+    "cephfs|gcsfuse|s3|gcs|object store|ost0|ost1|ost2|ost3|ost4|ost5|ost6|ost7|ost8|ost9|"
+    "latency|iostat|await|iowait|disk|nvme|power|°c|℃|clock|mhz|retired page|lnksta|ecc|"
+    "温度|クロック|降频"
+)
+_CAUSE_NEEDLES = tuple(_CAUSE_WORDS.split("|"))
+"""The words of the causes (`_CAUSES`) that gate the rule."""
+_RULED_OUT = re.compile(
+    r"\bruled\s+out\b|\b(?:is|are|was|were)n't\s+the\s+(?:problem|cause|issue)|\bnot\s+the\s+"
+    r"(?:problem|cause|issue)\b|\bhealthy\b|\ball\s+green\b|\blooks?\s+(?:fine|ok|normal|clean|healthy)\b|"
+    r"\b(?:are|is)\s+(?:fine|clean|normal)\b|\brunbook\b|^\s*if\b|\bbefore\s+blaming\b|\?\s*$",
     re.IGNORECASE,
 )
+"""A cause ruled out or only mentioned: a postmortem's list, a runbook's advice, a question."""
 _TABLE = re.compile(r"\|.*\|.*\||^\s*[\w .()/-]+?\s{2,}:\s")
 """A table row, or a tool's `Field   : value` line (nvidia-smi -q): a dump, not a report."""
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
 
 
 def _cause(m: re.Match[str]) -> Verdict | None:
-    """Return the verdict of the first cause family the line names, when it also names a
-    slowness and does not deny the cause."""
+    """Return the verdict of the first cause family a sentence of the line names, when the
+    line names a slowness and the sentence neither rules the cause out nor only mentions it."""
     line = m.string
-    if _TABLE.search(line) or not _SLOWNESS.search(line):
+    if _TABLE.search(line) or not any(pattern.search(line) for pattern, _ in _CAUSES):
         return None
-    for pattern, given in _CAUSES:
-        found = pattern.search(line)
-        if found is None:
+    if not (_SLOWNESS.search(line) or figures_slowed(line)):
+        return None
+    for sentence in _SENTENCE.split(line):
+        if _RULED_OUT.search(sentence):
             continue
-        before = line[max(0, found.start() - 25) : found.start()]
-        after = line[found.end() : found.end() + 25]
-        if _DENIED.search(before) or re.match(r"\s*(?:is|are|looks?)\s+(?:fine|ok|healthy)", after):
-            continue
-        return given
+        for pattern, given in _CAUSES:
+            if pattern.search(sentence):
+                return given
     return None
 
 
@@ -104,16 +129,7 @@ RULES: tuple[Rule, ...] = (
     rule(
         "slowness.cause_named",
         r"\A",
-        (
-            *("busbw", "nccl-tests", "all_reduce_perf", "pfc", "pause frame", "rx_discards"),
-            *("symbol", "link_down", "flapp", "rate", "net/ib not found", "socket", "fell back"),
-            *("retransmi", "packet loss", "ecn", "congest", "link up", "ibstat", "gb/s"),
-            *("iostat", "await", "nfs"),
-            *("lustre", "gcsfuse", "s3", "gcs", "object store", "read latency", "i/o"),
-            *("iowait", "disk"),
-            *("power", "thermal", "throttl", "°c", "temp", "℃", "retired page", "row remap"),
-            *("ecc", "lnksta", "downgraded", "温度", "クロック", "频率", "降频"),
-        ),
+        _CAUSE_NEEDLES,
         "A slowdown reported with its cause (the fabric's, the storage's or the GPU's evidence "
         "in the same line): the synchronous job waits for that cause, so the finding names it.",
         judge=_cause,

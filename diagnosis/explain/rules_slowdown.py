@@ -45,7 +45,7 @@ from diagnosis.model import Category as C
 from diagnosis.model import ComponentKind as K
 from diagnosis.model import Severity as S
 
-SLOWDOWN_RATIO = 1.25
+SLOWDOWN_RATIO = 1.2
 """A step time quoted this many times its lowest earlier figure, at the end, is a slowdown that
 stayed."""
 RATE_DROP_PCT = 10.0
@@ -136,7 +136,7 @@ def _rose(m: re.Match[str]) -> Verdict | None:
 @lru_cache(maxsize=64)
 def _line_rose(line: str) -> bool:
     """`_rose` once a line (every match of the rule asks the same of the whole line)."""
-    if EXPLAINED.search(line):
+    if EXPLAINED.search(line) or COMPARED.search(line):
         return False
     # the line, else one of its sentences (`went from 1.2 s/it to 3.5 s/it ... never recovers.
     # if I restart it's back to 1.2 s/it`: the restart's figure ends the line, not the report)
@@ -234,10 +234,12 @@ def _against(m: re.Match[str]) -> Verdict | None:
 
 COMPARED = re.compile(
     r"\bwith\s+(?:TP|PP|DP|EP|bs|batch)\b|\b(?:TP|PP|DP|EP)\s*=|\b(?:target|goal|expected|aim\w*)\b"
+    r"|\b(?:torch|pytorch|cuda|nccl|driver|version|v)\s*\d+(?:\.\d+)+\s*(?:->|→|to|vs\.?)\s*v?\d"
     r"|\b(?:[AHVBL]\d{2,3}|RTX\s?\d{4})\b.*\b(?:[AHVBL]\d{2,3}|RTX\s?\d{4})\b",
 )
-"""Configurations, GPU models or a target compared (``52% with TP=1 and 31% with TP=8``, ``up
-to 60% on H100 and 45% on A100``, ``our target was 50%``): no job that slowed."""
+"""Configurations, GPU models, versions or a target compared (``52% with TP=1 and 31% with
+TP=8``, ``up to 60% on H100 and 45% on A100``, ``our target was 50%``, ``torch 2.3 -> 2.4``): no
+job that slowed."""
 
 
 def _utilisation_fell(m: re.Match[str]) -> Verdict | None:

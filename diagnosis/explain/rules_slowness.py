@@ -287,6 +287,16 @@ def slowed(sentence: str) -> Verdict:
     return verdict(C.STRAGGLER, B.UNKNOWN, kind, S.WARNING, A.MONITOR, SLOWNESS_CONFIDENCE)
 
 
+_NOT_A_REPORT = re.compile(
+    r"['\"‘“]?\b(?:HW|SW)\s+(?:Thermal\s+|Power\s+Brake\s+)?Slowdown\s*:?\s*(?:Not\s+)?Active\b"
+    r"|\bbecause\s+(?:it|this\s+\w+)\s+(?:also\s+)?(?:runs|does|handles|hosts|logs|saves|writes|"
+    r"evaluat\w*|holds)\b",
+    re.IGNORECASE,
+)
+"""Not a report of slowness: nvidia-smi's clock-reason field quoted (the GPU rules read it) and
+a member slower for its own extra work (`because it also runs evaluation`)."""
+
+
 def _reported(m: re.Match[str]) -> Verdict | None:
     """Return a straggler warning when the sentence around `m` reports a slowdown (module doc)."""
     body = m.string
@@ -305,8 +315,8 @@ def _reported(m: re.Match[str]) -> Verdict | None:
         return None
     if _denied(m, sentence, before) or NOT_TRAINING.search(sentence) or _small(with_before):
         return None
-    if _MODEL_COMPARED.search(sentence):
-        return None
+    if _MODEL_COMPARED.search(sentence) or _NOT_A_REPORT.search(sentence):
+        return None  # models compared; a tool's field name, or a member's own extra work
     if m["worse"] and not _SPEEDISH.search(sentence):
         return None  # worse at what: a speed, not a loss
     if _said_expected(body, spans[max(0, i - 1) : i + 2]) or _ASKED.match(sentence.lstrip()):

@@ -59,6 +59,11 @@ _WHY_A_STOP = re.compile(
     r"\bsince\s+(?:last\s+night|yesterday|this\s+morning|\d)",
     re.IGNORECASE,
 )
+_IN_COLLECTIVE = re.compile(
+    r"\s+in\s+(?:an?\s+|the\s+)?(?:nccl\w+|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|barrier|"
+    r"broadcast|collective\w*)",
+    re.IGNORECASE,
+)
 _NEVER_A_PAUSE = re.compile(r"^(?:hangs?|hung|hanging|deadlock\w*)$", re.IGNORECASE)
 _NOT_A_STOP = re.compile(
     r"\b(?:not|never|no|zero|no\s+longer|n't|without|avoid\w*|prevent\w*|if|whether|when(?:ever)?|"
@@ -80,7 +85,10 @@ _ON_PURPOSE = re.compile(
     r"limit|target)|\bmax_(?:steps|epochs)\b|\b(?:finished|completed|preempt\w*|maintenance|scancel\w*|"
     r"cancel\w*)\b|\b(?:kept|keeps)\s+(?:going|training|running)\b|\bstill\s+(?:running|training|"
     r"progressing|going)\b|\bexpected\b|\bevery\s+[\d,]+k?\s+(?:steps?|iter\w*|epochs?)\b|\bwhile\s+"
-    r"(?:the\s+)?(?:checkpoint|eval\w*|sav\w*|wandb|the\s+logger)",
+    r"(?:the\s+)?(?:final\s+)?(?:checkpoint|eval\w*|sav\w*|wandb|the\s+logger|torch\.compile|compil\w*)|"
+    r"\bknown\s+issue\b|\bfixed\s+in\b|\bchangelog\b|\brelease\s+notes?\b|\btime\s+limit\b|"
+    r"--time=|\bwall-?time\s+limit|\bwarm\w*\s+up\b|\b(?:then\s+)?resumed\b|\brecovered\b|"
+    r"\bcame\s+back\b",
     re.IGNORECASE,
 )
 """A stop on purpose or one that is no stop of the training: a normal end, a cancel, a
@@ -100,7 +108,7 @@ def _stopped(m: re.Match[str]) -> Verdict | None:
     """Return a hang when the stop is said of the job's progress and is a stop (module doc)."""
     line = m.string
     before = line[max(0, m.start("verb") - 40) : m.start("verb")]
-    if _NOT_A_STOP.search(before) or _ON_PURPOSE.search(line) or _NOW_AND_THEN.search(line):
+    if _NOT_A_STOP.search(before) or _no_stop_said(line):
         return None
     if _A_THING.match(line[m.end("verb") :]) or _QUEUED.match(line[m.end("verb") :]):
         return None  # `hang detection`, `stuck in PENDING`: a thing, or a queue
@@ -110,7 +118,15 @@ def _stopped(m: re.Match[str]) -> Verdict | None:
         return None  # `stuck there`, `stuck at 25 MH/s`: a figure that stays, not a stop
     if _NEVER_A_PAUSE.match(m["verb"]) or _WHY_A_STOP.search(line[m.start() :]):
         return STALLED
+    if _IN_COLLECTIVE.match(line[m.end("verb") :]):
+        return STALLED  # `rank 3 stuck in ncclAllReduce`: a collective that does not return
     return None
+
+
+@lru_cache(maxsize=64)
+def _no_stop_said(line: str) -> bool:
+    """Whether the line says the stop was on purpose, ended or came and went (once a line)."""
+    return bool(_ON_PURPOSE.search(line) or _NOW_AND_THEN.search(line))
 
 
 def _silence(m: re.Match[str]) -> Verdict | None:
@@ -118,7 +134,7 @@ def _silence(m: re.Match[str]) -> Verdict | None:
     line says why it is quiet (an expected phase, logs that stopped while training kept going)."""
     if _NOT_A_STOP.search(m.string[max(0, m.start() - 30) : m.start()]):
         return None
-    return None if _ON_PURPOSE.search(m.string) else STALLED
+    return None if _no_stop_said(m.string) else STALLED
 
 
 # a stop in the other languages: Japanese, Chinese, Korean, German, French, Spanish, Portuguese,
@@ -148,11 +164,16 @@ _NOW_AND_THEN = re.compile(
 
 
 _DENIED_ELSEWHERE = re.compile(
-    r"(?:没有|没|不|未|並|并)$|^(?:ていない|てない|ていません|ません|ない)|^(?:\s+\w+){0,4}?\s+ab\b|^\s+par\b",
+    r"(?:没有|没|不|未|並|并)$|^(?:ていない|てない|ていません|ません|ない)|^(?:\s+\w+){0,4}?\s+ab\b"
+    r"|^\s+par\b",
     re.IGNORECASE,
 )
 """A stop denied around the verb (`没有卡住`, `止まっていない`), or a verb in another sense
 (`hängt ... ab`: depends on; `bloqué par le pare-feu`: blocked by the firewall)."""
+_RECOVERED_ELSEWHERE = re.compile(
+    r"恢复|回復|再開|復旧|回复|se\s+recuper|se\s+rétabli|erholt|восстанов", re.IGNORECASE
+)
+"""A stop that ended by itself (`10 秒后自己恢复了`): a pause, not a hang."""
 
 
 def _stopped_elsewhere(m: re.Match[str]) -> Verdict | None:
@@ -165,8 +186,13 @@ def _stopped_elsewhere(m: re.Match[str]) -> Verdict | None:
 
 @lru_cache(maxsize=64)
 def _why_elsewhere(line: str) -> bool:
-    """Whether the line gives a place, a length or no output, and no stutter (once a line)."""
-    return _NO_OUTPUT_ELSEWHERE.search(line) is not None and _NOW_AND_THEN.search(line) is None
+    """Whether the line gives a place, a length or no output, and no stutter or recovery (once
+    a line)."""
+    return bool(
+        _NO_OUTPUT_ELSEWHERE.search(line)
+        and not _NOW_AND_THEN.search(line)
+        and not _RECOVERED_ELSEWHERE.search(line)
+    )
 
 
 RULES: tuple[Rule, ...] = (
@@ -175,12 +201,23 @@ RULES: tuple[Rule, ...] = (
         r"^\W*(?:stuck|frozen|hung|hangs?|hanging)\s+(?:at|on|in)\s+(?:step|iter\w*|epoch|batch)\s*\d"
         r"|\b(?:never|doesn't|does\s+not|didn't)\s+returns?\s+from\s+(?:the\s+)?(?:all_?reduce|all_?gather|"
         r"reduce_?scatter|barrier|broadcast|collective|NCCL)\w*|\bNoProgress\b"
+        r"|\b(?:waiting|stuck|blocked|sitting|hanging)\s+in\s+(?:nccl\w+|all_?reduce|all_?gather|barrier|"
+        r"collective\w*)\s+for\s+(?:over\s+|more\s+than\s+)?\d+\s*(?:min\w*|h|hours?)"
+        r"|\b(?:sitting|sat|stuck|frozen|hung)\s+(?:at|on)\s+(?:step|iter\w*|epoch|batch)\s*\d+[^.\n]{0,30}?"
+        r"\bfor\s+(?:over\s+|more\s+than\s+)?(?:an?\s+hour|\d+\s*(?:min\w*|h|hours?))"
+        r"|\b(?:progress(?:\s+bar)?|step\s+counter|bar|tqdm|training|job|run)\s+(?:has\s+not|hasn't)\s+"
+        r"(?:moved|advanced|changed|updated|progressed)\s+(?:since|for|in)\b"
+        r"|\bno\s+heartbeat\b[^.\n]{0,30}?\bfor\s+\d+\s*(?:s|secs?|seconds|min\w*|h)\b"
+        r"|\bheartbeat\b[^.\n]{0,30}?\bnot\s+updated\s+for\s+\d+\s*(?:s|secs?|seconds|min\w*|h)\b"
         r"|\b(?:hasn't|has\s+not|haven't|didn't|hasnt)\s+(?:logged|printed|written|output|reported|"
         r"advanced|moved)\s+(?:anything|a\s+(?:line|step))?\s*(?:in|for)\s+(?:the\s+(?:last|past)\s+)?\d+\s*"
         r"(?:min\w*|h|hours?)"
         r"|\b\d+\s*(?:min\w*|h|hours?)\s+without\s+(?:a\s+|any\s+)?(?:new\s+)?(?:step|progress|log|output|"
         r"update)",
-        ("stuck", "frozen", "hung", "hang", "return", "noprogress", "without", "n't", "has not"),
+        (
+            *("stuck", "frozen", "hung", "hang", "return", "noprogress", "without", "n't"),
+            *("has not", "waiting in", "blocked in", "sitting", "heartbeat"),
+        ),
         "A job stopped at a named place (stuck at step N), a collective that never returns, a "
         "monitor's no-progress alert, minutes without a step: a hang.",
         judge=_silence,

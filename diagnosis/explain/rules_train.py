@@ -84,9 +84,12 @@ NUMERICAL_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "training.nan_loss",
-        r"\bloss(?: is|:|=)\s*(?:nan|inf)\b|returned nan values",
+        r"\bloss(?: is|:|=)\s*(?:nan|inf)\b|returned nan values"
+        r"|\bloss\b(?![\s_-]*scal)\s*(?:=|:|\||is|became|becomes|went\s+to|turned|se\s+volvió|变成|为|が)?\s*"
+        r"(?:nan|inf)\b",
         ("loss", "nan values"),
-        "A loss reported as NaN/inf outside a Megatron iteration line.",
+        "A loss reported as NaN/inf outside a Megatron iteration line (`loss = nan`, `| loss nan "
+        "|`, `loss became NaN`), never a loss scale's.",
         verdict(C.NUMERICAL, APP, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.7),
         flags=re.IGNORECASE,
     ),

@@ -1,12 +1,14 @@
-"""A review that read the day's new rules and wrote inputs to break them
-(tests/fixtures/explain_review/review17b.json): false alarms of the figure readers (a faster
-member, a timeout, a loss, a version, a GPU's utilisation), of the stall readers (`no hangs`, a
-normal end, a queue, a negation in Chinese or Japanese, `hängt ... ab`), of torch
-distributed's shutdown lines that explained away a store lost mid-run, of DCGM's clock-reason
-field named as an id; misses; two lines that took a second.
+"""Reviews that read the day's new rules and wrote inputs to break them
+(tests/fixtures/explain_review/review17b.json, review18b.json): false alarms of the figure
+readers (a faster member, a timeout, a loss, a version, a GPU's utilisation, a list of memory),
+of the stall readers (`no hangs`, a normal end, a queue, a changelog, a pause that resumed, a
+negation in Chinese or Japanese), of a slowdown's named cause on healthy text (a dashboard all
+green, a cause ruled out, a runbook), of torch distributed's shutdown lines, of DCGM's field
+named as an id; misses; lines that took a second.
 
-A false alarm must be silent now; a miss must be read, unless it is a known limit. The two slow
-lines are timed by the benchmark (`hostile_lines_s`), not here.
+A false alarm must be silent now (or, if the reviewer expected another category, no longer the
+wrong one); a miss must be read, unless it is a known limit. The slow lines are timed by the
+benchmark (`hostile_lines_s`), not here.
 """
 
 from __future__ import annotations
@@ -20,9 +22,12 @@ from diagnosis.explain import explain
 from diagnosis.model import Category, Severity
 from tests.explain_helpers import first
 
-REVIEW = json.loads(
-    (Path(__file__).resolve().parents[1] / "fixtures/explain_review/review17b.json").read_text()
-)
+_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures/explain_review"
+REVIEW = [
+    finding
+    for name in ("review17b", "review18b")
+    for finding in json.loads((_FIXTURES / f"{name}.json").read_text())
+]
 KNOWN_LIMITS = {
     "b17-05": "Chinese `只是比较慢` (just slower) after a denied stop: no slowdown reader for it",
     "b17-06": "a Chinese utilisation skew between cards (`利用率只有 30%，其他卡都是 100%`)",
@@ -30,10 +35,11 @@ KNOWN_LIMITS = {
     "b17-14": "a ping's round-trip times listed per node: not read as the network",
     "b17-15": "a link speed said to be down 50 % in words",
     "b17-18": "a loss that rose, in a sentence that says the speed is steady",
-    "b17-23": "`grep 'HW Slowdown: Active' ... returned nothing`: the slowness reader's word",
     "b17-24": "German `hängt stark vom Dataloader ab` (depends on): no longer a hang, not read",
     "b17-26": "French `bloqué par le pare-feu` (a firewall): no longer a hang, not read",
     "b17-43": "nvidia-smi's CSV: the value is on the row below its field name",
+    "b18-03": "a postmortem's `the slowdown was in the dataloader`: read as a straggler",
+    "b18-06": "an HCA NCCL skipped, then the HCAs it uses: the skip stays a warning",
 }
 
 

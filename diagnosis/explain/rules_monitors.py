@@ -1,0 +1,227 @@
+"""What fleet monitoring shows: error counters sampled twice, alerts by their names, a switch's
+and a bond's view of a link, a job whose progress stopped moving, a Xid or a lost NFS server
+named in a person's words.
+
+Read as general shapes, each from the producers' own wording (nvidia-smi nvlink -e, ethtool -S,
+perfquery, DCGM's fields, node-exporter's and RoCE alert names, NX-OS and EOS syslog, Linux
+bonding, a step counter or heartbeat a monitor watches):
+
+- a counter of errors sampled twice and rising (`Replay Errors: 1203 -> 12845`,
+  `rx_crc_errors_phy: 18422 -> 26007`, `SymbolErrorCounter: 1 -> 4123`,
+  `DCGM_FI_DEV_ECC_SBE_VOL_TOTAL ... 0 -> 38,412`): NVLink and correctable ECC counters degrade
+  the GPU, uncorrectable ones fail it, the link's counters are the network;
+- alerts by name: a PFC pause storm and links past the BER threshold are the network; a
+  filesystem almost full is the host's storage;
+- a switch port down for a link failure, a bonded interface down or failing, are the network;
+- a job whose progress stopped moving for minutes (a step counter or heartbeat unchanged, the
+  last line written hours ago, the SMs idle while the job runs, the same stacks across dumps,
+  every rank's last collective started and none completed) is a hang;
+- `Xid 79` said in a sentence takes the Xid catalogue's category as a warning at lower
+  confidence (a tool's own line ranks first); an NFS
+  mount said not to respond (in the languages the readers know) is the host's storage.
+
+Guarantees: a counter that stays or falls is silent; a counter of zero, a healthy alert (its
+`resolved` form), a port that came up, a progress that moves stay silent.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from diagnosis.catalog import Verdict
+from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.explain.rules_gpu import xid_policy
+from diagnosis.model import Action as A
+from diagnosis.model import Blame as B
+from diagnosis.model import Category as C
+from diagnosis.model import ComponentKind as K
+from diagnosis.model import Severity as S
+
+INFRA = B.INFRASTRUCTURE
+_NETWORK = verdict(C.NETWORK, INFRA, K.NIC, S.WARNING, A.CHECK_NETWORK, 0.5)
+_SWITCH = verdict(C.NETWORK, INFRA, K.SWITCH, S.WARNING, A.CHECK_NETWORK, 0.5)
+_DEGRADED = verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.HARDWARE_INSPECTION, 0.5)
+_FAILED = verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.ISOLATE_GPU, 0.6)
+_STORAGE = verdict(C.HOST_STORAGE, INFRA, K.NODE, S.WARNING, A.MONITOR, 0.5)
+_STALLED = verdict(C.HANG, B.UNKNOWN, K.JOB, S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.45)
+_NUMERICAL = verdict(C.NUMERICAL, B.APPLICATION, K.JOB, S.WARNING, A.FIX_APPLICATION, 0.5)
+_SLOW_MEMBER = verdict(C.STRAGGLER, B.UNKNOWN, K.GPU, S.WARNING, A.HARDWARE_INSPECTION, 0.5)
+
+_RULED_OUT = re.compile(
+    r"\bruled\s+out\b|\bfalse\s+positive\b|\bno\s+Xid\b|\bnot\s+(?:an?\s+)?Xid\b|\bwithout\s+(?:an?\s+)?Xid\b",
+    re.IGNORECASE,
+)
+# a named error counter, then two samples of it: `CRC Errors: 88 -> 960`
+_RISING = re.compile(
+    r"(?P<name>\b(?:Replay|Recovery|CRC|Symbol\w*|rx_crc_errors\w*|rx_symbol_err\w*|LinkDowned\w*|"
+    r"link_down\w*|PortRcvErrors|PortXmitDiscards|ExcessiveBufferOverrunErrors|"
+    r"DCGM_FI_DEV_ECC_(?:SBE|DBE)\w*|DCGM_FI_DEV_NVLINK_\w*ERROR\w*|"
+    r"(?:single|double)[- ]bit\s+ECC\w*)"
+    r"[\w .:]*?)[^\n]{0,40}?(?<![\w,])(?P<a>\d[\d,]*)\s*(?:->|→|=>)\s*(?P<b>\d[\d,]*)",
+    re.IGNORECASE,
+)
+
+
+def _rising(m: re.Match[str]) -> Verdict | None:
+    """Return the verdict of a counter that rose between two samples, by its name."""
+    if int(m["b"].replace(",", "")) <= int(m["a"].replace(",", "")):
+        return None
+    name = m["name"].lower()
+    if "dbe" in name or "double" in name:
+        return _FAILED
+    if "sbe" in name or "single" in name or "ecc" in name or "nvlink" in name:
+        return _DEGRADED
+    if name.startswith(("replay", "recovery", "crc errors")):
+        return _DEGRADED  # nvidia-smi nvlink -e's own names (a NIC's are rx_crc_errors_phy ...)
+    return _NETWORK
+
+
+def _loss_spike(m: re.Match[str]) -> Verdict | None:
+    """Return numerical when the loss at least doubled against its past or its baseline."""
+    before, after = float(m["a"] or m["a2"]), float(m["b"] or m["b2"])
+    return _NUMERICAL if before > 0 and after >= 2 * before else None
+
+
+def _clock_low(m: re.Match[str]) -> Verdict | None:
+    """Return GPU degradation when the clock is well below its baseline (a fifth or more)."""
+    return _DEGRADED if float(m["now"]) <= 0.8 * float(m["then"]) else None
+
+
+def _relative_perf(m: re.Match[str]) -> Verdict | None:
+    """Return straggler when a detector scores a member's relative performance below 0.9."""
+    return _SLOW_MEMBER if float(m["score"]) < 0.9 else None
+
+
+def _xid_said(m: re.Match[str]) -> Verdict | None:
+    """A Xid named in words: the catalogue's verdict, at lower confidence than the driver's;
+    none when the sentence rules it out."""
+    if _RULED_OUT.search(m.string):
+        return None
+    given = xid_policy(m)
+    severity = S.WARNING if given.severity in (S.ERROR, S.CRITICAL) else given.severity
+    return replace(given, severity=severity, confidence=min(given.confidence, 0.4))
+
+
+RULES: tuple[Rule, ...] = (
+    rule(
+        "monitor.counter_rising",
+        _RISING.pattern,
+        ("->", "→", "=>"),
+        "An error counter sampled twice that rose (NVLink replays, CRC or symbol errors, links "
+        "downed, correctable or uncorrectable ECC): the link or the GPU degrades under the job.",
+        judge=_rising,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "monitor.network_alert",
+        r"PFC\s*Pause\s*Storm\b|\bpause\s+storm\b|\brx_pfc_pause_frames\s+rate\b[^\n]{0,20}?\d[\d.]*\s*[kM]"
+        r"|\bexceed\w*\s+the\s+(?:effective\s+)?BER\s+threshold\b"
+        r"|%(?:ETHPORT|ETH_PORT|LINK|LINEPROTO)-\d-(?:IF_DOWN\w*|UPDOWN):[^\n]*\b(?:down|failure)\b"
+        r"|^\s*MII Status:\s*down\b|^\s*Link Failure Count:\s*[1-9]",
+        (
+            "pause",
+            "pfc",
+            "ber threshold",
+            "%ethport",
+            "%eth_port",
+            "%link",
+            "%lineproto",
+            "mii",
+            "link failure count",
+        ),
+        "The fabric's monitors say a link misbehaves: a PFC pause storm, links past the BER "
+        "threshold, a switch port down for a link failure, a bonded interface down or failing.",
+        _SWITCH,
+        flags=re.IGNORECASE | re.MULTILINE,
+    ),
+    rule(
+        "monitor.filesystem_full",
+        r"\bNodeFilesystem(?:AlmostFull|SpaceFillingUp|FilesFillingUp|AlmostOutOfFiles)\b"
+        r"|\bfilesystem\s+(?:is\s+)?(?:almost|nearly)\s+full\b|\bpredicted\s+full\s+in\b",
+        ("nodefilesystem", "almost full", "nearly full", "predicted full"),
+        "A filesystem of the node is (almost) full: writes of checkpoints and logs fail next.",
+        _STORAGE,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "monitor.progress_stalled",
+        r"\b(?:train_step\w*|step(?:_total|\s+counter)?|progress|heartbeat\w*|iteration\w*)\b[^.\n]{0,40}?"
+        r"\b(?:unchanged|not\s+(?:updated|incremented|advanced))\s+for\s+\d+\s*(?:s|secs?|m|min\w*|h\w*)\b"
+        r"|\blast\s+(?:line|log\s+line|step|log)\b[^\n]{0,60}?\bwritten\s+\d+\s*(?:h|hours?|m|min\w*)\s+ago\b"
+        r"|SM_ACTIVE\s*=\s*0\b[^.\n]{0,60}?\bfor\s+\d+\s*(?:m|min\w*|h)\b"
+        r"|\b(?:identical|unchanged)\b[^.\n]{0,40}?\bacross\s+\d+\s+dumps\b"
+        r"|\bnone\s+completed\b[^.\n]{0,60}?\b\d+\s*(?:m|min\w*|h)\s+old\b",
+        (
+            "unchanged",
+            "not updated",
+            "not incremented",
+            "not advanced",
+            "written",
+            "sm_active",
+            "dumps",
+            "none completed",
+        ),
+        "A monitor shows the job's progress stopped moving for minutes (a step counter or "
+        "heartbeat unchanged, the last line hours old, the SMs idle, the same stacks across "
+        "dumps, every rank's last collective started and none completed): a hang.",
+        _STALLED,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "monitor.loss_spike",
+        r"\b(?:train_)?loss\b[^.\n]{0,20}?\b(?:jumped|spiked|shot\s+up|went|rose|exploded)\s+(?:from\s+)?"
+        r"~?(?P<a>\d+(?:\.\d+)?)\s+to\s+~?(?P<b>\d+(?:\.\d+)?)"
+        r"|\b(?:train_)?loss\s*[=:]\s*(?P<b2>\d+(?:\.\d+)?)\s*\((?:\d+\s*d\s+)?(?:median|avg|mean|baseline)\s+"
+        r"(?P<a2>\d+(?:\.\d+)?)",
+        ("loss",),
+        "The loss at least doubled against its past or its baseline (a spike that stays): the "
+        "recipe, the data or a silent corruption; check the grad norm and the batch.",
+        judge=_loss_spike,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "monitor.gpu_below_baseline",
+        r"SM_CLOCK\s*[=:]\s*(?P<now>\d+)\s*MHz\s*\((?:fleet\s+)?baseline\s+(?P<then>\d+)",
+        ("sm_clock",),
+        "A GPU's clock far below its fleet's baseline under load: the GPU throttles.",
+        judge=_clock_low,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "monitor.pcie_downgraded",
+        r"\bLnkSta:\s*Speed\s+[\d.]+\s*GT/s\s*\(downgraded\)|\bLnkSta:[^\n]*\bWidth\s+x\d+\s*\(downgraded\)",
+        ("lnksta",),
+        "lspci's link status: the GPU's PCIe link trained below its capability (a riser, a slot "
+        "or the GPU); transfers to and from it slow down.",
+        _DEGRADED,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "monitor.relative_perf",
+        r"(?:\b|_)(?:rel(?:ative)?_?perf\w*|relative\s+performance(?:\s+score)?)\s*[=:]\s*"
+        r"(?P<score>0?\.\d+|1\.0+)\b",
+        ("rel_perf", "relative_perf", "relperf", "relative perf"),
+        "A straggler detector's relative performance of one member below 0.9 of its peers.",
+        judge=_relative_perf,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "monitor.xid_said",
+        r"\bXid\s*[:=#]?\s*(?P<xid>\d{1,3})\b(?!\s*(?:was|were|is)\s+(?:ruled|not))",
+        ("xid",),
+        "A Xid named in a person's words: the Xid catalogue's category, as a warning of lower "
+        "confidence than the driver's own line (which ranks first when both are given).",
+        judge=_xid_said,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "monitor.nfs_unresponsive",
+        r"\bNFS\b[^.\n]{0,40}?(?:\bnot\s+respond\w*|\bnon\s+risponde|\bno\s+responde|\bnão\s+responde|"
+        r"\bantwortet\s+nicht|\bne\s+répond\s+plus|не\s+отвечает|無応答|没有响应|无响应)",
+        ("nfs",),
+        "An NFS mount said not to respond: the data loading waits on its server.",
+        _STORAGE,
+        flags=re.IGNORECASE,
+    ),
+)
