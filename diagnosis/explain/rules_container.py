@@ -38,7 +38,8 @@ from diagnosis.model import Severity as S
 RULES: tuple[Rule, ...] = (
     rule(
         "container.cuda_requirement",
-        r"(?:requirement error: )?unsatisfied condition:\s*cuda\s*>=?\s*[\d.]+"
+        r"(?:requirement error: )?unsatisfied condition:\s*(?:cuda|driver|brand|arch)\s*"
+        r"(?:>=?|=|<=?)\s*\S+"
         r"|requirement error: invalid expression",
         ("unsatisfied condition", "requirement error"),
         "The image asks for a newer CUDA than the node's driver provides (or a requirement the "

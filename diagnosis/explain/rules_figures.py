@@ -944,7 +944,7 @@ RULES: tuple[Rule, ...] = (
         r"|\b(?:throughput|tokens?/s\w*|samples?/s\w*|MFU|TFLOP\w*|it/s)\b[^.\n\d]{0,20}?"
         r"(?P<fell3>\d+(?:\.\d+)?)\s*%\s+(?:lower|less|down)\s+than\s+(?:yesterday|before|usual|last\s+\w+|"
         r"the\s+baseline|it\s+was)"
-        r"|\b(?:step|iteration|iter|epoch|batch)[\s_]*time\w*\b[^.\n\d]{0,20}?(?:\b(?:rose|rises|"
+        r"|\b(?:step|iteration|iter|epoch|batch)[\s_]*time\w*\b[^.\n\d]{0,40}?(?:\b(?:rose|rises|"
         r"increased|went\s+up|up|grew|regressed)\s+(?:by\s+)?(?:about\s+|~)?|\+)"
         r"(?P<rose>\d+(?:\.\d+)?)\s*%",
         ("%",),

@@ -194,6 +194,7 @@ RULES: tuple[Rule, ...] = (
         r"^\s*Pending(?: Page Blacklist)?\s*:\s*Yes\b"
         r"|(?<!\bNo )(?<!\bno )row[\s|]+remappings are pending"
         r"|['\"‘“]Pending(?: Page Blacklist)?\s*:\s*Yes['\"’”]"
+        r"|\bRemapped\s+Rows:\s*Pending:\s*Yes\b"
         r"|\bretired\s+pages?\s+pending\s*[:=]?\s*Yes\b"
         r"|\bpending\s+(?:page\s+)?retirement\s*[:=]?\s*Yes\b",
         ("pending",),

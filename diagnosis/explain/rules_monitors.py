@@ -12,7 +12,8 @@ bonding, a step counter or heartbeat a monitor watches):
   the GPU, uncorrectable ones fail it, the link's counters are the network;
 - alerts by name: a PFC pause storm and links past the BER threshold are the network; a
   filesystem almost full is the host's storage;
-- a switch port down for a link failure, a bonded interface down or failing, are the network;
+- a switch port down for a link failure, a bonded interface down, are the network (a bond's
+  `Link Failure Count` counts since boot: no fault alone);
 - a job whose progress stopped moving for minutes (a step counter or heartbeat unchanged, the
   last line written hours ago, the SMs idle while the job runs, the same stacks across dumps,
   every rank's last collective started and none completed) is a hang;
@@ -30,7 +31,7 @@ import re
 from dataclasses import replace
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.explain.rules import Judge, Rule, rule, verdict
 from diagnosis.explain.rules_gpu import xid_policy
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
@@ -49,22 +50,31 @@ _NUMERICAL = verdict(C.NUMERICAL, B.APPLICATION, K.JOB, S.WARNING, A.FIX_APPLICA
 _SLOW_MEMBER = verdict(C.STRAGGLER, B.UNKNOWN, K.GPU, S.WARNING, A.HARDWARE_INSPECTION, 0.5)
 
 _RULED_OUT = re.compile(
-    r"\bruled\s+out\b|\bfalse\s+positive\b|\bno\s+Xid\b|\bnot\s+(?:an?\s+)?Xid\b|\bwithout\s+(?:an?\s+)?Xid\b",
+    r"\bruled\s+out\b|\bfalse\s+positive\b|\bno\s+Xid\b|\bnot\s+(?:an?\s+)?Xid\b|\bwithout\s+(?:an?\s+)?Xid\b"
+    r"|\?|\brunbook\b|\bdocs?\b|\bdifference\b|\bRESOLVED\b|\breplaced\b|\bmeans\b",
     re.IGNORECASE,
 )
-# a named error counter, then two samples of it: `CRC Errors: 88 -> 960`
+_HAPPENED = re.compile(
+    r"\b(?:dmesg|NVRM|kernel|journal\w*|logs?|steht|zeigt|shows?|showed|reports?|reported|threw|"
+    r"hit|got|saw|seeing|logged|raised|fired|printed|with|after|from)\b|\b(?:on|auf)\s+(?:gpu|GPU|node)",
+    re.IGNORECASE,
+)
+# a named error counter, then two samples of it right after its name: `CRC Errors: 88 -> 960`
 _RISING = re.compile(
-    r"(?P<name>\b(?:Replay|Recovery|CRC|Symbol\w*|rx_crc_errors\w*|rx_symbol_err\w*|LinkDowned\w*|"
-    r"link_down\w*|PortRcvErrors|PortXmitDiscards|ExcessiveBufferOverrunErrors|"
-    r"DCGM_FI_DEV_ECC_(?:SBE|DBE)\w*|DCGM_FI_DEV_NVLINK_\w*ERROR\w*|"
-    r"(?:single|double)[- ]bit\s+ECC\w*)"
-    r"[\w .:]*?)[^\n]{0,40}?(?<![\w,])(?P<a>\d[\d,]*)\s*(?:->|→|=>)\s*(?P<b>\d[\d,]*)",
+    r"(?P<name>\b(?:Replay\s+Errors|Recovery\s+Errors|CRC\s+Errors|Symbol\w*|rx_crc_errors\w*|"
+    r"rx_symbol_err\w*|LinkDowned\w*|link_down\w*|PortRcvErrors|PortXmitDiscards|"
+    r"ExcessiveBufferOverrunErrors|DCGM_FI_DEV_ECC_(?:SBE|DBE)\w*|DCGM_FI_DEV_NVLINK_\w*ERROR\w*|"
+    r"rx_\w*(?:symbol|crc)\w*|"
+    r"(?:single|double)[- ]bit\s+ECC\w*))"
+    r"(?:\s+(?:on\s+|for\s+)?[\w-]+(?:\s+(?:GPU\s*)?\d+)?)?\s*[:=]?\.{0,40}\s*"
+    r"(?P<a>\d[\d,]*)\s*(?:->|→|=>)\s*(?P<b>\d[\d,]*)",
     re.IGNORECASE,
 )
 
 
 def _rising(m: re.Match[str]) -> Verdict | None:
-    """Return the verdict of a counter that rose between two samples, by its name."""
+    """Return the verdict of a counter that rose between two samples, by its name (a counter
+    that reset or stayed is silent)."""
     if int(m["b"].replace(",", "")) <= int(m["a"].replace(",", "")):
         return None
     name = m["name"].lower()
@@ -72,19 +82,23 @@ def _rising(m: re.Match[str]) -> Verdict | None:
         return _FAILED
     if "sbe" in name or "single" in name or "ecc" in name or "nvlink" in name:
         return _DEGRADED
-    if name.startswith(("replay", "recovery", "crc errors")):
+    if name.startswith(("replay errors", "recovery errors", "crc errors")):
         return _DEGRADED  # nvidia-smi nvlink -e's own names (a NIC's are rx_crc_errors_phy ...)
     return _NETWORK
 
 
 def _loss_spike(m: re.Match[str]) -> Verdict | None:
     """Return numerical when the loss at least doubled against its past or its baseline."""
-    before, after = float(m["a"] or m["a2"]), float(m["b"] or m["b2"])
+    before = float(m["a"] or m["a2"] or m["a3"])
+    after = float(m["b"] or m["b2"] or m["b3"])
     return _NUMERICAL if before > 0 and after >= 2 * before else None
 
 
 def _clock_low(m: re.Match[str]) -> Verdict | None:
-    """Return GPU degradation when the clock is well below its baseline (a fifth or more)."""
+    """Return GPU degradation when the clock is well below its baseline (a fifth or more),
+    unless the GPU is idle (an idle GPU drops its clocks by design)."""
+    if re.search(r"\bidle\b", m.string, re.IGNORECASE):
+        return None
     return _DEGRADED if float(m["now"]) <= 0.8 * float(m["then"]) else None
 
 
@@ -94,13 +108,37 @@ def _relative_perf(m: re.Match[str]) -> Verdict | None:
 
 
 def _xid_said(m: re.Match[str]) -> Verdict | None:
-    """A Xid named in words: the catalogue's verdict, at lower confidence than the driver's;
-    none when the sentence rules it out."""
-    if _RULED_OUT.search(m.string):
+    """A Xid named in words as something that happened (`im dmesg steht Xid 79`, `we hit Xid
+    48`): the catalogue's verdict, at lower confidence than the driver's; none in a question, a
+    runbook or doc, a resolved incident, or a sentence that rules it out."""
+    before = m.string[max(0, m.start() - 40) : m.start()]
+    clause = (
+        re.split(r"[,;]|\bbut\b", m.string[: m.start()])[-1] + m.string[m.start() :].split(",")[0]
+    )
+    if _RULED_OUT.search(clause) or "?" in m.string or not _HAPPENED.search(before):
         return None
     given = xid_policy(m)
     severity = S.WARNING if given.severity in (S.ERROR, S.CRITICAL) else given.severity
     return replace(given, severity=severity, confidence=min(given.confidence, 0.4))
+
+
+_RESOLVED = re.compile(
+    r"\bRESOLVED\b|\bstatus=resolved\b|ALARM\s*->\s*OK\b|\bauto-?resolved\b|\bresolved\s+at\b|"
+    r"\{\{|\bresumed\b|(?<!\bnone )\bcompleted\b|\bexit\s+0\b|\bduring\s+(?:the\s+)?checkpoint|"
+    r"\bADMIN_DOWN\b|\bAdministratively\s+down\b|\bfor\s+\d{1,3}\s*s(?:ec\w*)?\b",
+    re.IGNORECASE,
+)
+"""An alert in its resolved form, a rule's template, a stop that resumed or a job that
+completed, a port taken down by an administrator, a pause of seconds: no fault."""
+
+
+def _firing(given: Verdict) -> Judge:
+    """A judge that gives `given` unless the line is an alert's resolved form."""
+
+    def judge(m: re.Match[str]) -> Verdict | None:
+        return None if _RESOLVED.search(m.string) else given
+
+    return judge
 
 
 RULES: tuple[Rule, ...] = (
@@ -118,7 +156,7 @@ RULES: tuple[Rule, ...] = (
         r"PFC\s*Pause\s*Storm\b|\bpause\s+storm\b|\brx_pfc_pause_frames\s+rate\b[^\n]{0,20}?\d[\d.]*\s*[kM]"
         r"|\bexceed\w*\s+the\s+(?:effective\s+)?BER\s+threshold\b"
         r"|%(?:ETHPORT|ETH_PORT|LINK|LINEPROTO)-\d-(?:IF_DOWN\w*|UPDOWN):[^\n]*\b(?:down|failure)\b"
-        r"|^\s*MII Status:\s*down\b|^\s*Link Failure Count:\s*[1-9]",
+        r"|^\s*MII Status:\s*down\b",
         (
             "pause",
             "pfc",
@@ -128,20 +166,54 @@ RULES: tuple[Rule, ...] = (
             "%link",
             "%lineproto",
             "mii",
-            "link failure count",
         ),
         "The fabric's monitors say a link misbehaves: a PFC pause storm, links past the BER "
-        "threshold, a switch port down for a link failure, a bonded interface down or failing.",
-        _SWITCH,
+        "threshold, a switch port down for a link failure, a bonded interface down.",
+        judge=_firing(_SWITCH),
+        flags=re.IGNORECASE | re.MULTILINE,
+    ),
+    rule(
+        "monitor.link_alert",
+        r"NVLink\w*Errors?\w*Rising|\bNVLink:\s*\d+\s+(?:CRC|replay|recovery)\s+\w*\s*errors?\s+detected",
+        ("nvlink",),
+        "An alert or DCGM's health watch says a GPU's NVLink errors rise past their threshold: the "
+        "GPU or its NVLink degrades.",
+        judge=_firing(_DEGRADED),
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "monitor.fabric_counters",
+        r"\b(?:symbol_error_counter|link_error_recovery_counter|link_downed_counter|port_rcv_errors|"
+        r"port_xmit_discards)\s*=\s*[1-9]\d*\s*\(threshold"
+        r"|^\s*Recommendation\s*:\s*(?!No\s+issue|N/A)\w",
+        ("counter", "port_rcv_errors", "port_xmit_discards", "recommendation"),
+        "ibdiagnet's counters past their threshold on a port, or mlxlink's recommendation for a "
+        "link with an issue (a cable, a transceiver, signal integrity): the fabric.",
+        _NETWORK,
         flags=re.IGNORECASE | re.MULTILINE,
     ),
     rule(
         "monitor.filesystem_full",
         r"\bNodeFilesystem(?:AlmostFull|SpaceFillingUp|FilesFillingUp|AlmostOutOfFiles)\b"
-        r"|\bfilesystem\s+(?:is\s+)?(?:almost|nearly)\s+full\b|\bpredicted\s+full\s+in\b",
-        ("nodefilesystem", "almost full", "nearly full", "predicted full"),
+        r"|\bfilesystem\s+(?:is\s+)?(?:almost|nearly)\s+full\b|\bpredicted\s+full\s+in\b"
+        r"|\bUse%\s*100\s*%|\b100\s*%\s+(?:full|cheio|lleno|plein|voll|pieno|заполнен)|"
+        r"\bdisk\s+(?:is\s+)?(?:completely\s+)?full\b",
+        (
+            "nodefilesystem",
+            "almost full",
+            "nearly full",
+            "predicted full",
+            "use%",
+            "full",
+            "cheio",
+            "lleno",
+            "plein",
+            "voll",
+            "pieno",
+            "заполнен",
+        ),
         "A filesystem of the node is (almost) full: writes of checkpoints and logs fail next.",
-        _STORAGE,
+        judge=_firing(_STORAGE),
         flags=re.IGNORECASE,
     ),
     rule(
@@ -165,13 +237,16 @@ RULES: tuple[Rule, ...] = (
         "A monitor shows the job's progress stopped moving for minutes (a step counter or "
         "heartbeat unchanged, the last line hours old, the SMs idle, the same stacks across "
         "dumps, every rank's last collective started and none completed): a hang.",
-        _STALLED,
+        judge=_firing(_STALLED),
         flags=re.IGNORECASE,
     ),
     rule(
         "monitor.loss_spike",
-        r"\b(?:train_)?loss\b[^.\n]{0,20}?\b(?:jumped|spiked|shot\s+up|went|rose|exploded)\s+(?:from\s+)?"
-        r"~?(?P<a>\d+(?:\.\d+)?)\s+to\s+~?(?P<b>\d+(?:\.\d+)?)"
+        r"\b(?:train_)?loss\b(?![\s_-]*scal)[^.\n]{0,20}?\b(?:jumped|spiked|shot\s+up|went|rose|exploded)\s+"
+        r"(?:from\s+)?"
+        r"~?(?P<a>\d+(?:\.\d+)?)\s*(?:to|->|→)\s*~?(?P<b>\d+(?:\.\d+)?)"
+        r"|\bloss\b(?![\s_-]*scal)[^.\n]{0,20}?\b(?:spiked|jumped|rose|went|shot)\s+(?:up\s+)?to\s+~?"
+        r"(?P<b3>\d+(?:\.\d+)?)\s+from\s+~?(?P<a3>\d+(?:\.\d+)?)"
         r"|\b(?:train_)?loss\s*[=:]\s*(?P<b2>\d+(?:\.\d+)?)\s*\((?:\d+\s*d\s+)?(?:median|avg|mean|baseline)\s+"
         r"(?P<a2>\d+(?:\.\d+)?)",
         ("loss",),
@@ -190,16 +265,16 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "monitor.pcie_downgraded",
-        r"\bLnkSta:\s*Speed\s+[\d.]+\s*GT/s\s*\(downgraded\)|\bLnkSta:[^\n]*\bWidth\s+x\d+\s*\(downgraded\)",
+        r"\bLnkSta:[^\n]*\bWidth\s+x\d+\s*\(downgraded\)",
         ("lnksta",),
-        "lspci's link status: the GPU's PCIe link trained below its capability (a riser, a slot "
-        "or the GPU); transfers to and from it slow down.",
+        "lspci's link status: the GPU's PCIe link trained narrower than it can (a riser, a slot "
+        "or the GPU); a lower speed alone is an idle GPU saving power, by design.",
         _DEGRADED,
         flags=re.IGNORECASE,
     ),
     rule(
         "monitor.relative_perf",
-        r"(?:\b|_)(?:rel(?:ative)?_?perf\w*|relative\s+performance(?:\s+score)?)\s*[=:]\s*"
+        r"(?:\b|_)(?:rel(?:ative)?_?perf(?!\w*threshold)\w*|relative\s+performance(?:\s+score)?)\s*[=:]\s*"
         r"(?P<score>0?\.\d+|1\.0+)\b",
         ("rel_perf", "relative_perf", "relperf", "relative perf"),
         "A straggler detector's relative performance of one member below 0.9 of its peers.",
@@ -217,7 +292,9 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "monitor.nfs_unresponsive",
-        r"\bNFS\b[^.\n]{0,40}?(?:\bnot\s+respond\w*|\bnon\s+risponde|\bno\s+responde|\bnão\s+responde|"
+        r"(?<!\bif )\bNFS\b[^.;,\n]{0,40}?(?:\bnot\s+respond\w*|"
+        r"\bstopped\s+(?:answering|responding)|"
+        r"\bunreachable\b|\bnon\s+risponde|\bno\s+responde|\bnão\s+responde|"
         r"\bantwortet\s+nicht|\bne\s+répond\s+plus|не\s+отвечает|無応答|没有响应|无响应)",
         ("nfs",),
         "An NFS mount said not to respond: the data loading waits on its server.",

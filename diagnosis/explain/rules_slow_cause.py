@@ -82,9 +82,7 @@ _SLOWNESS = re.compile(
     r"\b(?:dropped|fell|down)\s+(?:by\s+)?~?\d+\s*%|\b\d+\s*%\s+(?:slower|lower|drop)|"
     r"\bGPUs?\s+(?:sit\s+)?idle\b|\bidle\s+[1-9]\d\s*%|\bGPU\s+util\w*\s+drops?\b|"
     r"\bwaiting\s+for\s+(?:batches|data)\b|langsam|\blent[oa]\b|\bplus\s+lent\b|慢|遅|느려|медлен|"
-    r"замедл|on\s+passe\s+de|下が|掉到|"
-    # figure to figure: `180ms -> 610ms`, `1.9s vs 1.3s`
-    r"\d[\d.,]*\s*[a-zA-Z/%]*\s*(?:->|→)\s*~?\d|\d[\d.,]*\s*[a-zA-Z/%]*\s+vs\.?\s+(?:[a-z]+\s+)?~?\d",
+    r"замедл|on\s+passe\s+de|下が|掉到",
     re.IGNORECASE,
 )
 _CAUSE_WORDS = (
@@ -99,7 +97,8 @@ _CAUSE_NEEDLES = tuple(_CAUSE_WORDS.split("|"))
 _RULED_OUT = re.compile(
     r"\bruled\s+out\b|\b(?:is|are|was|were)n't\s+the\s+(?:problem|cause|issue)|\bnot\s+the\s+"
     r"(?:problem|cause|issue)\b|\bhealthy\b|\ball\s+green\b|\blooks?\s+(?:fine|ok|normal|clean|healthy)\b|"
-    r"\b(?:are|is)\s+(?:fine|clean|normal)\b|\brunbook\b|^\s*if\b|\bbefore\s+blaming\b|\?\s*$",
+    r"\b(?:are|is)\s+(?:fine|clean|normal|low)\b|\brunbook\b|^\s*if\b|\bbefore\s+blaming\b|\?\s*$|"
+    r"\bnot\s+(?:from|due\s+to|caused\s+by)\b|\bno\s+(?:flapp\w*|PFC|symbol|link|packet)|\bwe\s+checked\b",
     re.IGNORECASE,
 )
 """A cause ruled out or only mentioned: a postmortem's list, a runbook's advice, a question."""
@@ -108,13 +107,38 @@ _TABLE = re.compile(r"\|.*\|.*\||^\s*[\w .()/-]+?\s{2,}:\s")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
 
 
+# figure to figure: `180ms -> 610ms` (then, now), `1.9s vs 1.3s` (now, then)
+_PAIR = re.compile(
+    r"(?P<a>\d+(?:\.\d+)?)\s*(?P<ua>ms|s|sec|min|GB/s|Gb/s|[kKM]?\s*tok\w*/s|samples/s|%)?(?:/\w+)?\s*"
+    r"(?P<sign>->|→|vs\.?)\s+(?:[a-z]+\s+)?~?(?P<b>\d+(?:\.\d+)?)\s*(?P<ub>ms|s|sec|min|GB/s|Gb/s|"
+    r"[kKM]?\s*tok\w*/s|samples/s|%)?",
+    re.IGNORECASE,
+)
+
+
+def _pair_worse(line: str) -> bool:
+    """Whether a pair of figures says the speed got worse: a time that rose or a rate that fell
+    by a fifth or more (an arrow reads then -> now; `vs` reads now vs then)."""
+    for m in _PAIR.finditer(line):
+        unit = (m["ua"] or m["ub"] or "").lower()
+        if not unit:
+            continue
+        then, now = float(m["a"]), float(m["b"])
+        if m["sign"].startswith("vs"):
+            then, now = now, then
+        timed = unit in ("ms", "s", "sec", "min")
+        if then > 0 and (now >= 1.2 * then if timed else now <= 0.8 * then):
+            return True
+    return False
+
+
 def _cause(m: re.Match[str]) -> Verdict | None:
     """Return the verdict of the first cause family a sentence of the line names, when the
     line names a slowness and the sentence neither rules the cause out nor only mentions it."""
     line = m.string
     if _TABLE.search(line) or not any(pattern.search(line) for pattern, _ in _CAUSES):
         return None
-    if not (_SLOWNESS.search(line) or figures_slowed(line)):
+    if not (_SLOWNESS.search(line) or figures_slowed(line) or _pair_worse(line)):
         return None
     for sentence in _SENTENCE.split(line):
         if _RULED_OUT.search(sentence):

@@ -76,7 +76,7 @@ _A_THING = re.compile(
 )
 _AT_A_LEVEL = re.compile(
     r"\s+(?:there|at\s+(?:that|this|those|these|a|the)\b|at\s+(?:around|about|~)?\s*\d[\d.,]*\s*"
-    r"(?!%|\d)[A-Za-z/°])",
+    r"(?!%|\d|for\b|since\b)[A-Za-z/°])",
     re.IGNORECASE,
 )
 _ON_PURPOSE = re.compile(
@@ -88,7 +88,7 @@ _ON_PURPOSE = re.compile(
     r"(?:the\s+)?(?:final\s+)?(?:checkpoint|eval\w*|sav\w*|wandb|the\s+logger|torch\.compile|compil\w*)|"
     r"\bknown\s+issue\b|\bfixed\s+in\b|\bchangelog\b|\brelease\s+notes?\b|\btime\s+limit\b|"
     r"--time=|\bwall-?time\s+limit|\bwarm\w*\s+up\b|\b(?:then\s+)?resumed\b|\brecovered\b|"
-    r"\bcame\s+back\b",
+    r"\bcame\s+back\b|\bRESOLVED\b",
     re.IGNORECASE,
 )
 """A stop on purpose or one that is no stop of the training: a normal end, a cancel, a
@@ -146,7 +146,7 @@ _STOP_ELSEWHERE = (
     r"ne\s+progresse\s+plus|se\s+cuelga|se\s+queda\s+colgad\w*|\bcongelad\w*|\batascad\w*|"
     r"no\s+avanza|\btrav(?:a|ado|ada|ou)\b|não\s+avança|si\s+blocca|\bbloccat\w*|"
     r"(?<![\w])(?:завис\w*|застрял\w*|висит)(?![\w])|bị\s+treo|đứng\s+im|\bmacet\b|"
-    r"\btakıl\w*|\bdondu\b"
+    r"\btakıl\w*|\bdondu\b|\bstoi\s+od\b|\bzawiesi\w*"
 )
 _NO_OUTPUT_ELSEWHERE = re.compile(
     r"ログ|出力|エラー|完全に|步|日志|输出|로그|출력|완전히|Ausgabe|Log|sortie|journal|"
@@ -200,7 +200,9 @@ RULES: tuple[Rule, ...] = (
         "stalled.at_a_place",
         r"^\W*(?:stuck|frozen|hung|hangs?|hanging)\s+(?:at|on|in)\s+(?:step|iter\w*|epoch|batch)\s*\d"
         r"|\b(?:never|doesn't|does\s+not|didn't)\s+returns?\s+from\s+(?:the\s+)?(?:all_?reduce|all_?gather|"
-        r"reduce_?scatter|barrier|broadcast|collective|NCCL)\w*|\bNoProgress\b"
+        r"reduce_?scatter|barrier|broadcast|collective|NCCL)\w*|NoProgress\b"
+        r"|\bno\s+(?:new\s+)?(?:training\s+)?progress\s+since\s+\d"
+        r"|\b(?:hasn't|has\s+not)\s+(?:printed|logged|written)\s+anything\s+since\s+\d"
         r"|\b(?:waiting|stuck|blocked|sitting|hanging)\s+in\s+(?:nccl\w+|all_?reduce|all_?gather|barrier|"
         r"collective\w*)\s+for\s+(?:over\s+|more\s+than\s+)?\d+\s*(?:min\w*|h|hours?)"
         r"|\b(?:sitting|sat|stuck|frozen|hung)\s+(?:at|on)\s+(?:step|iter\w*|epoch|batch)\s*\d+[^.\n]{0,30}?"
@@ -216,7 +218,7 @@ RULES: tuple[Rule, ...] = (
         r"update)",
         (
             *("stuck", "frozen", "hung", "hang", "return", "noprogress", "without", "n't"),
-            *("has not", "waiting in", "blocked in", "sitting", "heartbeat"),
+            *("has not", "waiting in", "blocked in", "sitting", "heartbeat", "progress since"),
         ),
         "A job stopped at a named place (stuck at step N), a collective that never returns, a "
         "monitor's no-progress alert, minutes without a step: a hang.",
@@ -251,7 +253,7 @@ RULES: tuple[Rule, ...] = (
             *("멈", "먹통", "hängt", "hängen", "eingefroren", "bloqué", "fige", "figé"),
             *("progresse plus", "cuelga", "colgad", "congelad", "atascad", "no avanza", "trava"),
             *("não avança", "blocca", "завис", "застрял", "висит", "treo", "đứng im", "macet"),
-            *("travou", "travad"),
+            *("travou", "travad", "stoi od", "zawiesi"),
             *("takıl", "dondu"),
         ),
         "The job said to be stuck in another language (止まって, 卡住, hängt, bloqué, se "

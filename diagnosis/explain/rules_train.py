@@ -85,8 +85,9 @@ NUMERICAL_RULES: tuple[Rule, ...] = (
     rule(
         "training.nan_loss",
         r"\bloss(?: is|:|=)\s*(?:nan|inf)\b|returned nan values"
-        r"|\bloss\b(?![\s_-]*scal)\s*(?:=|:|\||is|became|becomes|went\s+to|turned|se\s+volvió|变成|为|が)?\s*"
-        r"(?:nan|inf)\b",
+        r"|\bloss\b(?![\s_-]*scal)\s*(?:=|:|\||is|became|becomes|went\s+to|goes\s+to|going\s+to|turned|"
+        r"se\s+volvió|passe\s+à|"
+        r"devient|wird|wurde|становится|stała\s+się|变成|为|が|가|는)?\s*(?:nan|inf)\b",
         ("loss", "nan values"),
         "A loss reported as NaN/inf outside a Megatron iteration line (`loss = nan`, `| loss nan "
         "|`, `loss became NaN`), never a loss scale's.",

@@ -1,10 +1,11 @@
 """Reviews that read the day's new rules and wrote inputs to break them
-(tests/fixtures/explain_review/review17b.json, review18b.json): false alarms of the figure
-readers (a faster member, a timeout, a loss, a version, a GPU's utilisation, a list of memory),
-of the stall readers (`no hangs`, a normal end, a queue, a changelog, a pause that resumed, a
-negation in Chinese or Japanese), of a slowdown's named cause on healthy text (a dashboard all
-green, a cause ruled out, a runbook), of torch distributed's shutdown lines, of DCGM's field
-named as an id; misses; lines that took a second.
+(tests/fixtures/explain_review/review17b.json, review18b.json, review19b.json): false alarms of
+the figure readers (a faster member, a timeout, a loss, a version, a GPU's utilisation, a list
+of memory), of the stall readers (`no hangs`, a normal end, a queue, a changelog, a pause that
+resumed, a negation in Chinese or Japanese), of a slowdown's named cause on healthy text (a
+dashboard all green, a cause ruled out, a runbook), of torch distributed's shutdown lines, of
+DCGM's field named as an id, of the monitors' readers (resolved alerts, a bond's failures since
+boot, idle GPUs, counters that reset); misses; lines that took a second.
 
 A false alarm must be silent now (or, if the reviewer expected another category, no longer the
 wrong one); a miss must be read, unless it is a known limit. The slow lines are timed by the
@@ -25,7 +26,7 @@ from tests.explain_helpers import first
 _FIXTURES = Path(__file__).resolve().parents[1] / "fixtures/explain_review"
 REVIEW = [
     finding
-    for name in ("review17b", "review18b")
+    for name in ("review17b", "review18b", "review19b")
     for finding in json.loads((_FIXTURES / f"{name}.json").read_text())
 ]
 KNOWN_LIMITS = {
@@ -40,6 +41,15 @@ KNOWN_LIMITS = {
     "b17-43": "nvidia-smi's CSV: the value is on the row below its field name",
     "b18-03": "a postmortem's `the slowdown was in the dataloader`: read as a straggler",
     "b18-06": "an HCA NCCL skipped, then the HCAs it uses: the skip stays a warning",
+    "b19-09": "an uncorrectable ECC counter rising is read by the host's MCE rule first",
+    "b19-11": "a runbook's table row names Xid 79 (`fallen off the bus`): read as the event",
+    "b19-22": "every cause ruled out and the job still 2x slower: read as a straggler",
+    "b19-26": "`grep 'loss: nan' ... returned nothing`: the NaN line read as quoted",
+    "b19-27": "a changelog's fixed `requirement error`: read as the error",
+    "b19-33": "a GPU at 87 C with the job slower: the temperature alone names no cause",
+    "b19-34": "NFS latency against its usual in a report of a slow job: read as a slowdown",
+    "b19-35": "a question naming a degraded Lustre OST: questions name no cause",
+    "b19-38": "docker's OCI error without the NVIDIA clause on its line",
 }
 
 

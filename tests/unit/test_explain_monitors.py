@@ -39,7 +39,7 @@ READ = [
     ("train_loss = 11.8 (7d median 2.3)", C.NUMERICAL),
     ("step 8814 | loss nan | grad_norm nan | lr 2.8e-4", C.NUMERICAL),
     ("DCGM_FI_DEV_SM_CLOCK = 1005 MHz (fleet baseline 1980 MHz under load)", C.GPU_DEGRADED),
-    ("\tLnkSta:\tSpeed 2.5GT/s (downgraded), Width x16", C.GPU_DEGRADED),
+    ("\tLnkSta:\tSpeed 16GT/s, Width x8 (downgraded)", C.GPU_DEGRADED),
     ("[straggler-detector] step=18000 rank=12 host=gpu-041 rel_perf=0.71", C.STRAGGLER),
 ]
 
@@ -62,6 +62,7 @@ def test_each_monitor_s_evidence_is_read(text: str, category: Category) -> None:
         "Loss went from 2.3 to 1.9 after the warm-up",  # a loss that fell
         "DCGM_FI_DEV_SM_CLOCK = 1975 MHz (fleet baseline 1980 MHz under load)",
         "\tLnkSta:\tSpeed 32GT/s, Width x16",
+        "\tLnkSta:\tSpeed 2.5GT/s (downgraded), Width x16",  # an idle GPU saves power
         "[straggler-detector] step=18000 rank=12 host=gpu-041 rel_perf=0.98",
         "The Xid 79 alert was ruled out as a false positive of the old exporter.",
     ],
