@@ -3,30 +3,41 @@
 Short reports of a slowdown give two figures of one speed, in any language, and say how they
 relate; these rules read the figures and the relation, not the phrasing around them:
 
-- **a speed that changed** (``figures.speed_changed``): two or more figures of one speed in a
-  sentence with a sign of change (``->``, ``from X to Y``, then, now, after, since, at launch;
+- **a speed that changed** (``figures.speed_changed``, ``figures_slowed``): two or more figures
+  of one speed with a sign of change (``->``, ``from X to Y``, then, now, since, at launch;
   ``变成``, ``von X auf Y``, ``de X à Y``, ``da X a Y``, ``с X до Y``, ``xuống còn``,
-  ``menjadi``, ``이후``, ...). A speed is a time per step, iteration, batch or epoch, or a rate
-  (samples, tokens or images a second, steps a second, TFLOPS, a utilisation such as MFU).
+  ``menjadi``, ``이후``, ``van X naar Y``, ...); a figure against its baseline (``current=381k
+  baseline=512k``, ``1840 (7d baseline 1210)``, ``7-day avg``, ``fleet_median``); figures
+  marked as past and present in either order (``2.1s now; it was 1.3s yesterday``); a figure
+  before ``instead of`` in ten languages, or ``down to X from Y``. A speed is a time per step,
+  iteration, batch or epoch (the sentence must name one, in a dozen languages) or a rate
+  (samples, tokens or images a second, steps a second, TFLOPS, the model's FLOPs utilisation).
   The last time ``SLOWDOWN_RATIO`` times the lowest before it, or the last rate
   ``RATE_DROP_PCT`` below the highest before it, is a slowdown that stayed. A number without a
-  unit counts when the sentence named the speed just before it (``s/it ... 1.3 at start ->
-  5.0``) or gave a figure of the same magnitude with a unit (``~5.1k tok/s before, ~2.4k
-  after``).
-- **a member against its peers** (``figures.member_behind_peers``): a named member (``GPU4``,
-  ``rank 0``, ``node-c``, ``gpu-node-12``) given a figure and the others (``the other five``,
-  ``the rest``, ``ranks 1-7``, ``its siblings``) another of the same kind, the member's
-  ``PEER_GAP_PCT`` worse; or a member said to take N % longer, or give N % fewer, than its
-  peers.
-- **a rate halved, a time doubled, an ETA that keeps growing** in words (``tokens/s halves
-  after resuming``, ``the training ETA kept getting later``).
+  unit counts when the speed is named just before it (``s/it ... 1.3 at start -> 5.0``) or a
+  figure of the same magnitude has one (``~5.1k tok/s before, ~2.4k after``); thousands
+  separators, decimal commas, k and M suffixes and ranges are read.
+- **a member against its peers** (``figures.member_behind_peers`` and its siblings): a named
+  member (``GPU4``, ``rank 0``, ``node-c``, ``gpu-node-12``, ``pod trainer-7``, ``Ранг 13``)
+  given a figure and its peers (``the other five``, ``the rest``, ``ranks 1-7``, ``its
+  siblings``, ``他は``, ``node lain``, ``os outros``, ...) another of the same kind, the member's
+  ``PEER_GAP_PCT`` worse; a member N % longer or with N % less work than its peers, a factor
+  (``1.7x longer than its 7 siblings``, ``他の 1.6 倍``), a lag (``180-220ms after workers
+  ...``); members' figures listed on a line or under a label (``per-rank step (s): [...]``).
+- **a list over time** (``sec/epoch: 301, 298, 460, 472``), **a percentage** said of a rate or a
+  step time in any of the languages (``tps dropped 18%``, ``慢了大概 15%``, ``%15 daha
+  yavaş``), **a rate halved, a time doubled, an ETA that keeps growing**.
 
-Guarantees: a period is no step time (``over ~6 hours``, ``12h later``, ``for 30m``); counts,
-steps, ids and model names are no figures (``step 41k``, ``a100-14``, ``256-gpu``); figures of
-setups compared (``vs``, ``compared to``, batch sizes, GPU models, a target) are no change; a
-sentence the speaker explains away (rules_slowdown.EXPLAINED: expected, by design, one slow
-iteration every N steps) is silent; a time that falls or a rate that rises is never a slowdown;
-a judge reads its line once however many matches ask (hostile lines stay linear).
+Guarantees: a period is no step time (``over ~6 hours``, ``12h later``, ``for 30m``), nor is a
+timeout, an interval, a start-up, a save or a ping; counts, steps, ids, versions, months and
+model names are no figures, and a number said of another quantity (a loss, memory, a
+temperature) is none; figures of setups compared (``vs``, batch sizes, GPU models, precisions,
+model sizes, GPU counts, versions, a target) are no change; a sentence the speaker explains
+away (rules_slowdown.EXPLAINED, ``because we ...`` in seven languages, a trade-off, a warm-up,
+a member's own extra work) is silent; a time that falls or a rate that rises is never a
+slowdown, nor is a less or lower that is not of work (``25% less time``, ``30% lower
+temperature``); a judge reads its line once however many matches ask (hostile lines stay
+linear).
 """
 
 from __future__ import annotations

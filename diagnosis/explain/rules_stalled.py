@@ -11,8 +11,12 @@ in the last 25m``). These rules read:
   what makes it a stop rather than a pause: a duration (``for 40 minutes``), no output or no
   error, ``completely``, or the place it stopped (``at step 3412``, ``at 57%``). ``hangs``
   and ``deadlocked`` need no more: they are never a pause.
-- a silence with its length: no log lines, output, data or progress for (or in the last) a
-  number of minutes or hours.
+- a stop at a place with its length (``stuck at step 18432 for 47 minutes``), a collective
+  that never returns or that every rank waits in for minutes (``waiting in ncclAllReduce for 40
+  min``, ``rank 3 stuck in ncclAllReduce``), a monitor's no-progress alert, no heartbeat for a
+  number of seconds;
+- a silence with its length: no log lines, output, data or progress for (or in the last, or
+  since) a number of minutes or hours, a job that has not logged anything in 45 minutes.
 
 The verdict is a hang at warning: the action is to capture stacks (py-spy, the flight
 recorder) before a restart. A hang said after a slowdown (``got slower and then completely
@@ -21,8 +25,11 @@ stopped``) is the hang: these rules come before the slowdown readers.
 Guarantees: a stop said of a figure (a loss, a clock, power, memory, a temperature ``stuck at``,
 a rate ``stuck there``) is no hang, nor is one that comes and goes (``时而``, ``sometimes``); a
 negated or conditional stop (``no longer hangs``, ``doesn't freeze``, ``if it hangs``, ``to
-avoid hangs``), a hang detector or timeout named as a thing, and a job stopped on purpose (``I
-stopped the job``, early stopping) stay silent.
+avoid hangs``, ``no hangs``, ``fixed the hang``), a hang detector or timeout named as a thing,
+a job stopped on purpose or by its limits (``I stopped the job``, early stopping, max_steps, a
+time limit, a cancel, a preemption), a queue (``stuck in PENDING``), a pause that resumed, a
+quiet phase said to be expected (a compile's warm-up, an evaluation, a checkpoint's save), a
+changelog's known issue and a resolved alert stay silent.
 """
 
 from __future__ import annotations
