@@ -43,12 +43,11 @@ linear).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
 from functools import lru_cache
 
 from diagnosis.catalog import Verdict
 from diagnosis.explain.peers import MIN_LINE_PEERS, slow_peer
-from diagnosis.explain.quantities import rate
 from diagnosis.explain.rules import Rule, rule
 from diagnosis.explain.rules_slowdown import (
     COMPARED,
@@ -57,92 +56,19 @@ from diagnosis.explain.rules_slowdown import (
     SLOWDOWN_RATIO,
     SLOWED,
 )
-from diagnosis.explain.rules_straggler import slow_member
+from diagnosis.explain.rules_straggler import MEMBER_KIND, slow_member
 from diagnosis.explain.rules_straggler_words import PEER_GAP_PCT
+from diagnosis.explain.speed_figures import (
+    NOT_A_STEP,
+    NUM,
+    Figure,
+    number,
+    slowed,
+    speed_figures,
+    step_figures,
+)
 from diagnosis.explain.training import step_time_drift, step_time_slowdown
 from diagnosis.model import ComponentKind as K
-
-# seconds per time unit, in the languages the readers know (lower case)
-_TIME_UNITS = {
-    **dict.fromkeys(("ms", "msec", "msecs", "millisecond", "milliseconds", "毫秒"), 0.001),
-    **dict.fromkeys(("s", "sec", "secs", "second", "seconds", "秒", "초", "giây", "detik"), 1.0),
-    **dict.fromkeys(("saniye", "sekunden", "secondes", "segundos", "secondi", "секунд"), 1.0),
-    **dict.fromkeys(("сек", "min", "mins", "minute", "minutes", "分钟", "分", "분", "phút"), 60.0),
-    **dict.fromkeys(("menit", "dakika", "minuten", "minutos", "minuti", "минут", "мин"), 60.0),
-    **dict.fromkeys(("h", "hr", "hrs", "hour", "hours", "小时", "時間", "시간", "giờ"), 3600.0),
-    **dict.fromkeys(("jam", "saat", "stunden", "heures", "horas", "ore", "час", "часа"), 3600.0),
-    **dict.fromkeys(("с", "ث", "วินาที", "sekund", "seconden", "सेकंड"), 1.0),
-    **dict.fromkeys(("นาที", "minut", "minuten"), 60.0),
-    **dict.fromkeys(("ชั่วโมง", "godzin", "uur"), 3600.0),
-}
-_RATE_UNIT = (
-    r"it/s|steps?/s(?:ec)?|(?:samples?|images?|imgs?|img|tokens?|toks?|seqs?|sequences|amostras"
-    r"|muestras|échantillons|campioni)"
-    r"(?:/s(?:ec)?|\s+per\s+sec(?:ond)?|_per_sec(?:ond)?)(?:/gpu)?|[GT]FLOP[sS]?(?:/s)?(?:/GPU)?"
-    r"|[kKMG]?H/s|wps|tps"
-)
-_TIME_UNIT = "|".join(sorted((re.escape(u) for u in _TIME_UNITS), key=len, reverse=True))
-# a number: thousands separated by commas (`5,200`), a decimal comma (`2,4`), a point
-_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?"
-# a figure with its unit: the time's may be per unit of work (`s/it`, `ms/step`, `s per step`);
-# a range (`1.4-1.5k`) is read as its middle
-_FIGURE = re.compile(
-    rf"(?<![\w.\-/])(?P<sign>[-+−])?[~≈]?(?:(?P<low>{_NUM})\s*[-–]\s*)?(?P<num>{_NUM})"
-    r"(?P<k>\s?[kKM](?![a-zA-Z]))?\s*"
-    rf"(?:(?P<rate>{_RATE_UNIT})|(?P<pct>%)|(?P<time>{_TIME_UNIT})"
-    r"(?:\s*(?:/|per\s+)(?:it\b|iter\w*|steps?|batch|epoch))?)"
-    r"(?![a-zA-Zа-яё/])",
-    re.IGNORECASE,
-)
-# a number without a unit (ids, versions and model names are words: `a100-14`, `llama3-8b`)
-_BARE = re.compile(rf"(?<![\w.\-/:=#,])[~≈]?(?P<num>{_NUM})(?P<k>[kKM](?![a-zA-Z]))?(?![\w.\-/:%])")
-_OTHER_QUANTITY = re.compile(
-    r"\b(?:loss|lr|learning\s+rate|acc(?:uracy)?|grad\w*|norm|perplexity|ppl|reward|score|bleu|"
-    r"memory|mem|temp\w*|power|clock\w*|fan|util\w*|timeout|interval)\b[^\d\n]{0,20}$",
-    re.IGNORECASE,
-)
-# what makes a number a count, a step, an id or a clock rather than a speed
-_COUNTED_BEFORE = re.compile(
-    r"(?:\b(?:steps?|iter\w*|epochs?|batch(?:es)?|rank|gpus?|nodes?|hosts?|workers?|cards?|at|"
-    r"v|version|bs|seq(?:uence)?(?:\s+len\w*)?|tp|pp|dp|ep|of|top|last|first|every|around|"
-    r"past|layers?|jan\w*|feb\w*|mar\w*|apr\w*|may|jun\w*|jul\w*|aug\w*|sep\w*|oct\w*|nov\w*|"
-    r"dec\w*|(?:py)?torch|cuda|nccl|driver|python|transformers|deepspeed|megatron|jax|nemo|"
-    r"release|rc)\s*(?:to\s+|from\s+)?[=:#]?\s*v?|[\[(#])$",
-    re.IGNORECASE,
-)
-_COUNTED_AFTER = re.compile(
-    r"^\s*(?:k\s*)?(?:steps?|iter\w*|epochs?|batch\w*|gpus?|nodes?|hosts?|ranks?|workers?|pods?|"
-    r"cards?|am|pm|gb|g|mb|w|°c|mhz|ghz|layers?|x\b|times|st|nd|rd|th|of\b|identical|"
-    r"步|卡|台|個|개|에폭|エポック|ステップ|번째)",
-    re.IGNORECASE,
-)
-# a time that is a period, not a step's: `over ~6 hours`, `after an hour`, `12h later`
-_PERIOD_BEFORE = re.compile(
-    r"\b(?:over|after|for|within|since|during|last|past|every|sustained\s+for|consecutive)\s+"
-    r"(?:the\s+)?(?:~|≈|about\s+)?$",
-    re.IGNORECASE,
-)
-_PERIOD_AFTER = re.compile(r"^\s*(?:later|ago|in|into|of\s+training|after|before)\b", re.I)
-# the speed named before a bare number (its unit, where it gives one: `step_time_ms`, `(ms)`)
-_TIME_METRIC = re.compile(
-    r"(?:\b(?:step|iter(?:ation)?|batch|epoch)[\s_-]*tim\w*?(?:_(?P<ms>ms))?\b|\btime\s+per\s+\w+"
-    r"|\b(?:s|sec)/(?:it|step|iter)\b|\bms/(?:it|step|iter)\b|['\"]time['\"]|\btiming\b)"
-    r"[^\d\n]{0,80}$",
-    re.IGNORECASE,
-)
-# numbers in a row of arrows: one speed over time (`1100 -> 950 -> 800 -> 700`)
-_CHAIN = re.compile(
-    rf"[~≈]?(?:{_NUM})[kKM]?(?:[^\d\n>→]{{0,15}}?(?:->|→|=>|⟶)\s*[~≈]?(?:{_NUM})[kKM]?)+"
-)
-_RATE_METRIC = re.compile(
-    r"(?:\bthroughput\b|\b(?:tokens?|toks?|samples?|images?|imgs?|img|seqs?)(?:/s\w*|_per_sec\w*)"
-    r"(?:/gpu)?|\bit/s\b|\bsteps?(?:/s\w*|_per_second)|\b[GT]FLOP[sS]?(?:/\w+)*|\bMFU\b|\bHFU\b"
-    r"|\btps\b|\bwps\b|速度|吞吐)[^\d\n]{0,80}$",
-    re.IGNORECASE,
-)
-_UTILISATION = re.compile(r"\b(?:MFU|HFU|model\s+flops\s+utili[sz]ation)\b", re.IGNORECASE)
-"""A percentage is a speed only as the model's FLOPs utilisation (a GPU's or memory's
-utilisation that falls is a job that ended or a setting, not a slowdown)."""
 
 # a sign that the figures are one speed over time
 _CHANGED = re.compile(
@@ -166,150 +92,19 @@ _CHANGED = re.compile(
     r"|\b(?:od|z)\s+[~≈]?\d[^.\n]{0,20}?\b(?:do|na)\b|\b(?:teraz|spad\w*|wzr[oó]s\w*|od\s+wczoraj)\b",
     re.IGNORECASE,
 )
+# two configurations given (`bs32 -> 0.8 s/it, bs64 -> 1.5 s/it`): setups compared
+_BATCHES = re.compile(
+    r"\b(?:bs|batch[\s_-]*size|seq[\s_-]*len\w*|mbs|gbs)\s*[=:]?\s*\d+\b(?:[^.\n]|(?<=\d)\.(?=\d))*?"
+    r"\b(?:bs|batch[\s_-]*size|seq[\s_-]*len\w*|mbs|gbs)\s*[=:]?\s*\d+\b",
+    re.IGNORECASE,
+)
 # figures not in the order the speed changed (`X instead of Y`, `to X from Y`: other rules read
 # them), or of setups compared rather than one job over time (`vs`, GPU models, batch sizes)
 _NOT_IN_ORDER = re.compile(
     r"\bvs\.?(?!\s+(?:before|earlier|yesterday|baseline))|\bversus\b|\bcompared\s+(?:to|with)\b"
-    r"|\brather\s+than\b|\bthan\b|\bto\s+[~≈]?\d[^.\n]{0,25}?\bfrom\s+[~≈]?\d"
-    r"|\b(?:bs|batch[\s_-]*size|seq[\s_-]*len\w*|mbs|gbs)\s*[=:]?\s*\d+\b(?:[^.\n]|(?<=\d)\.(?=\d))*?"
-    r"\b(?:bs|batch[\s_-]*size|seq[\s_-]*len\w*|mbs|gbs)\s*[=:]?\s*\d+\b",
+    r"|\brather\s+than\b|\bthan\b|\bto\s+[~≈]?\d[^.\n]{0,25}?\bfrom\s+[~≈]?\d|" + _BATCHES.pattern,
     re.IGNORECASE,
 )
-
-
-@dataclass(frozen=True)
-class Figure:
-    """One figure of a speed in a sentence: where, its value (seconds, or a rate), its kind."""
-
-    at: int
-    value: float
-    timed: bool
-
-
-_SUFFIX = {"k": 1e3, "m": 1e6}
-
-
-def _number(num: str, k: str | None = None) -> float:
-    """A number as written: `5,200` (thousands), `2,4` (a decimal comma), `381k`, `1.02M`."""
-    if "," in num:
-        num = num.replace(",", "" if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", num) else ".")
-    return float(num) * _SUFFIX.get((k or "").strip().lower(), 1.0)
-
-
-def speed_figures(sentence: str) -> list[Figure]:
-    """Return the figures of a speed a sentence gives, in order (module doc)."""
-    text = re.sub(r"(\d)\s*±\s*\d+(?:\.\d+)?", r"\1", sentence)  # `1.01±0.02s`: the figure
-    found: list[Figure] = []
-    taken: list[tuple[int, int]] = []
-    for m in _FIGURE.finditer(text):
-        taken.append((m.start(), m.end()))
-        if m["sign"]:
-            continue  # a change (`-30%`), not a figure
-        value = _number(m["num"], m["k"])
-        if m["low"] is not None:
-            value = (value + _number(m["low"], m["k"])) / 2
-        if m["time"]:
-            before = text[max(0, m.start() - 30) : m.start()]
-            if _PERIOD_BEFORE.search(before) or _PERIOD_AFTER.match(text[m.end() : m.end() + 30]):
-                continue
-            found.append(Figure(m.start(), value * _TIME_UNITS[m["time"].lower()], True))
-        elif m["rate"] and re.match(r"(?:it|steps?)/s", m["rate"], re.IGNORECASE):
-            if value > 0:  # a rate of steps is a step time: tqdm switches it/s to s/it
-                found.append(Figure(m.start(), 1 / value, True))
-        elif m["rate"] or _UTILISATION.search(text):
-            found.append(
-                Figure(m.start(), value * (rate("1", m["rate"]) if m["rate"] else 1), False)
-            )
-    chains = [(c.start(), c.end()) for c in _CHAIN.finditer(text)]
-    for n, m in enumerate(_BARE.finditer(text)):
-        if n >= _MAX_BARE:
-            break
-        if any(start <= m.start() < end for start, end in taken):
-            continue
-        in_chain = next((start for start, end in chains if start <= m.start() < end), None)
-        reach = 80 if in_chain is not None else 40
-        named = _named_speed(
-            text[
-                max(0, (m.start() if in_chain is None else in_chain) - reach) : m.start()
-                if in_chain is None
-                else in_chain
-            ]
-        )
-        if _OTHER_QUANTITY.search(text[max(0, m.start() - 25) : m.start()]):
-            continue  # `loss went from 1.9 to 2.8`: another quantity's figure
-        if named is None:
-            before, after = text[max(0, m.start() - 40) : m.start()], text[m.end() :]
-            if _COUNTED_BEFORE.search(before) or _COUNTED_AFTER.match(after):
-                continue
-        elif _COUNTED_AFTER.match(text[m.end() :]):
-            continue
-        figure = _bare_figure(m.start(), _number(m["num"], m["k"]), named, found)
-        if figure is not None:
-            found.append(figure)
-    return sorted(found, key=lambda f: f.at)
-
-
-_MAX_BARE = 64
-"""Numbers without a unit read in one sentence (a speed report quotes a few)."""
-
-
-def _named_speed(before: str) -> tuple[bool, float] | None:
-    """The speed a metric just before a bare number names: (a time?, its unit in seconds)."""
-    timed = _TIME_METRIC.search(before)
-    if timed is not None:
-        return True, 0.001 if timed["ms"] else 1.0
-    return (False, 1.0) if _RATE_METRIC.search(before) else None
-
-
-def _bare_figure(
-    at: int, value: float, named: tuple[bool, float] | None, before: list[Figure]
-) -> Figure | None:
-    """A bare number as a figure: of the speed named just before it (its unit, when the
-    metric gives none, that of the sentence's own figures of the kind if it fits their
-    magnitude), else of the sentence's one kind of figure when it is of the same magnitude (a
-    tenth to ten times)."""
-    kinds = {f.timed for f in before}
-    timed, scale = (
-        named if named is not None else (next(iter(kinds)), 1.0) if len(kinds) == 1 else (None, 1.0)
-    )
-    if timed is None:
-        return None
-    peers = [f.value for f in before[-8:] if f.timed is timed]
-    if not peers:
-        return Figure(at, value * scale, timed) if named is not None else None
-    for unit in (scale, 0.001, 60.0):  # a time named without its unit: the sentence's
-        if any(0.1 * v <= value * unit <= 10 * v for v in peers):
-            return Figure(at, value * unit, timed)
-    return None
-
-
-_STEP_CONTEXT = re.compile(
-    r"\b(?:epoch|iter(?:ation)?|step|batch)s?\b|(?:s|sec|ms)/(?:it|step|iter)|(?<![a-z])it/s\b|\bETA\b|"
-    r"\btrain\w*\s+time\b|step_time|iter_time|\b(?:fwd|bwd|forward|backward)\b|"
-    r"\bend[- ]to[- ]end\b|\belapsed\b|\bwall[- ]?(?:clock|time)\b|\brun\s*time\b|"
-    r"步|イテレーション|ステップ|에폭|스텝|Schritt\w*|[ée]poca|époque|epoca|шаг\w*|эпох\w*|"
-    r"langkah|adım|bước|الخطوة|ขั้น|krok\w*|stap",
-    re.IGNORECASE,
-)
-_NOT_A_STEP = re.compile(
-    r"\b(?:timeout|interval|start-?up|boot\w*|compil\w*|ckpt|checkpoint\w*|sav(?:e|ing)|load\w*|"
-    r"download\w*|ping|rtt|queue\w*|pending|wait\s+time)\b",
-    re.IGNORECASE,
-)
-"""Times that are no step's: a timeout, an interval, a start-up, a save, a ping."""
-
-
-def _slowed(figures: list[Figure]) -> bool:
-    """Whether the last figure of the most given kind is a slowdown against those before it."""
-    for timed in (True, False):
-        values = [f.value for f in figures if f.timed is timed]
-        if len(values) < 2 or min(values[:-1]) <= 0:
-            continue
-        if timed and values[-1] >= SLOWDOWN_RATIO * min(values[:-1]):
-            return True
-        if not timed and values[-1] <= (1 - RATE_DROP_PCT / 100) * max(values[:-1]):
-            return True
-    return False
 
 
 _SENTENCE = re.compile(
@@ -357,7 +152,7 @@ _TO_FROM = re.compile(
     re.IGNORECASE,
 )
 _PERCENTILES = re.compile(r"\bp(?:9[05]|99|50|999)\b|\bpercentile", re.IGNORECASE)
-_SAID_NUMBER = re.compile(rf"(?P<num>{_NUM})(?P<k>[kKM](?![a-zA-Z]))?")
+_SAID_NUMBER = re.compile(rf"(?P<num>{NUM})(?P<k>[kKM](?![a-zA-Z]))?")
 # the figure first, the past after a word that says it came before (`2,4 s statt 1,6 s`)
 _INSTEAD = re.compile(
     r"\binstead\s+of\b|\b(?:an)?statt\b|\bau\s+lieu\s+de\b|\ben\s+(?:lugar|vez)\s+de\b|"
@@ -374,7 +169,7 @@ def _said_after(sentence: str, at: int, timed: bool) -> Figure | None:
     said = _SAID_NUMBER.match(sentence, at + (m.end() if m else 0))
     if said is None:
         return None
-    return Figure(said.start(), _number(said["num"], said["k"]), timed)
+    return Figure(said.start(), number(said["num"], said["k"]), timed)
 
 
 def _against_baseline(sentence: str) -> bool:
@@ -401,7 +196,7 @@ def _against_baseline(sentence: str) -> bool:
             (f for f in [*said_now, *figures] if abs(f.at - then.at) > 2 and f.timed is then.timed),
             None,
         )
-        if now is not None and _slowed([then, now]):
+        if now is not None and slowed([then, now]):
             return True
     return False
 
@@ -412,10 +207,10 @@ def _said_before(sentence: str, at: int, timed: bool) -> list[Figure]:
     if not said:
         return []
     last, offset = said[-1], max(0, at - 25)
-    return [Figure(offset + last.start(), _number(last["num"], last["k"]), timed)]
+    return [Figure(offset + last.start(), number(last["num"], last["k"]), timed)]
 
 
-def _current_figures(sentence: str, timed: bool, figures: list[Figure]) -> list[Figure]:
+def _current_figures(sentence: str, timed: bool, figures: Sequence[Figure]) -> list[Figure]:
     """Figures said after `current` or `now` (`current=381k`, `current 402ms`), bare or not."""
     found = []
     for word in re.finditer(r"\b(?:current(?:ly)?|now)\b", sentence, re.IGNORECASE):
@@ -460,17 +255,15 @@ _PRESENT = re.compile(
 def _past_and_present(line: str) -> bool:
     """Whether a figure marked as now is worse than one marked as before, in either order
     (`Step time is 2.1s now; it was 1.3s yesterday`, `yesterday: 1.2 s/it, today: 2.6 s/it`)."""
-    if not (_PAST.search(line) and _PRESENT.search(line)) or _NOT_A_STEP.search(line):
+    if not (_PAST.search(line) and _PRESENT.search(line)) or NOT_A_STEP.search(line):
         return False
     if _counts_differ(line) or COMPARED.search(line):
         return False
-    figures = speed_figures(line)
-    if not _STEP_CONTEXT.search(line):
-        figures = [f for f in figures if not f.timed]
+    figures = step_figures(line)
     then = [f for f in figures if _nearest_marker(line, f.at) is _PAST]
     now = [f for f in figures if _nearest_marker(line, f.at) is _PRESENT]
     return any(
-        a.timed is b.timed and a is not b and _slowed([a, b]) for a in then[:2] for b in now[:2]
+        a.timed is b.timed and a is not b and slowed([a, b]) for a in then[:2] for b in now[:2]
     )
 
 
@@ -490,12 +283,10 @@ def _instead(sentence: str) -> bool:
     m = _INSTEAD.search(sentence)
     if m is None:
         return False
-    figures = speed_figures(sentence)
-    if not _STEP_CONTEXT.search(sentence) or _NOT_A_STEP.search(sentence):
-        figures = [f for f in figures if not f.timed]
+    figures = step_figures(sentence)
     now = [f for f in figures if f.at < m.start()]
     then = [f for f in figures if f.at >= m.end()]
-    return bool(now and then) and now[-1].timed is then[0].timed and _slowed([then[0], now[-1]])
+    return bool(now and then) and now[-1].timed is then[0].timed and slowed([then[0], now[-1]])
 
 
 _DIGIT = re.compile(r"\d")
@@ -508,11 +299,6 @@ _SETUPS = re.compile(
 )
 _WARMUP = re.compile(
     r"\b(?:warm-?up|warming\s+up|torch\.compile|autotun\w*|compil(?:e|ing|ation)|cold\s+start)\b",
-    re.IGNORECASE,
-)
-_BATCHES = re.compile(
-    r"\b(?:bs|batch[\s_-]*size|seq[\s_-]*len\w*|mbs|gbs)\s*[=:]?\s*\d+\b[^.\n]*?"
-    r"\b(?:bs|batch[\s_-]*size|seq[\s_-]*len\w*|mbs|gbs)\s*[=:]?\s*\d+\b",
     re.IGNORECASE,
 )
 _COUNTS = re.compile(r"\bon\s+(\d+)\s+(?:GPUs?|nodes?|hosts?)\b", re.IGNORECASE)
@@ -558,7 +344,7 @@ def figures_slowed(line: str) -> bool:
             figures = speed_figures(sentence)
             now = [f for f in figures if reverse.start("now") <= f.at < reverse.end("now")]
             then = [f for f in figures if reverse.start("then") <= f.at < reverse.end("then")]
-            if now and then and now[0].timed is then[0].timed and _slowed([then[0], now[0]]):
+            if now and then and now[0].timed is then[0].timed and slowed([then[0], now[0]]):
                 return True
             continue
         if _INSTEAD.search(sentence):  # the figure first, then its past: not in order
@@ -569,10 +355,7 @@ def figures_slowed(line: str) -> bool:
             continue
         if COMPARED.search(sentence) or _SETUPS.search(sentence) or _STEADY.search(sentence):
             continue  # configurations, models, precisions or a target compared; a steady speed
-        figures = speed_figures(sentence)
-        if not _STEP_CONTEXT.search(sentence) or _NOT_A_STEP.search(sentence):
-            figures = [f for f in figures if not f.timed]
-        if _slowed(figures):
+        if slowed(step_figures(sentence)):
             return True
     return False
 
@@ -628,15 +411,12 @@ _MEMBER_FACTOR = re.compile(
     rf"(?<!\w)(?:{_MEMBER})[^.\n]{{0,50}}?(?:(?P<x>\d+(?:\.\d+)?)\s*(?:x|times)\s+(?:longer|slower|as\s+"
     rf"long)\b[^.\n]{{0,40}}?\b(?:than|as)\s+(?:(?:on|for|in|at)\s+)?(?:{_PEERS})|(?:{_PEERS})[^.\n]{{0,10}}?"
     r"(?P<x2>\d+(?:\.\d+)?)\s*倍)"
-    rf"|(?<!\w)(?:{_member('3')})[^.\n]{{0,60}}?(?:(?P<low>{_NUM})\s*[-–]\s*)?(?P<lag>{_NUM})\s*"
+    rf"|(?<!\w)(?:{_member('3')})[^.\n]{{0,60}}?(?:(?P<low>{NUM})\s*[-–]\s*)?(?P<lag>{NUM})\s*"
     r"(?:ms|s|sec\w*)\s+(?:after|behind|later\s+than)\s+(?:the\s+|all\s+)?(?:other\w*|rest|"
     r"every|workers?|ranks?|GPUs?|nodes?)",
     re.IGNORECASE,
 )
-_KIND = {
-    **{"gpu": K.GPU, "card": K.GPU, "device": K.GPU, "node": K.NODE, "host": K.NODE},
-    **{"nó": K.NODE, "nodo": K.NODE, "nœud": K.NODE},
-}
+_KIND = {**MEMBER_KIND, "nó": K.NODE, "nodo": K.NODE, "nœud": K.NODE}
 
 
 def _kind(m: re.Match[str]) -> K:
@@ -645,7 +425,7 @@ def _kind(m: re.Match[str]) -> K:
     return _KIND.get(named.lower(), K.JOB)
 
 
-def _behind(mine: list[Figure], theirs: list[Figure]) -> bool:
+def _behind(mine: Sequence[Figure], theirs: Sequence[Figure]) -> bool:
     """Whether the member's figure is PEER_GAP_PCT worse than the peers' of the same kind."""
     if not mine:
         return False
@@ -687,19 +467,17 @@ _MEMBERS_NOUN = re.compile(
 )
 
 
-def _peers_said(text: str, mine: Figure) -> list[Figure]:
+def _peers_said(text: str, mine: Figure) -> tuple[Figure, ...]:
     """The peers' figure said without its unit (`vs 1.4 on the others`, `the other 63 hosts are
     at 520-530`): the first number that is no count of the peers and is of the member's
     magnitude (a range is its middle)."""
-    for m in re.finditer(rf"(?P<low>{_NUM})\s*[-–]\s*(?P<high>{_NUM})|{_NUM}", text):
+    for m in re.finditer(rf"(?P<low>{NUM})\s*[-–]\s*(?P<high>{NUM})|{NUM}", text):
         if _MEMBERS_NOUN.match(text, m.end()):
             continue  # `63 hosts`: how many peers, not their figure
-        value = (
-            (_number(m["low"]) + _number(m["high"])) / 2 if m["low"] is not None else _number(m[0])
-        )
+        value = (number(m["low"]) + number(m["high"])) / 2 if m["low"] is not None else number(m[0])
         if mine.value <= 0 or 0.1 * mine.value <= value <= 10 * mine.value:
-            return [Figure(m.start(), value, mine.timed)]
-    return []
+            return (Figure(m.start(), value, mine.timed),)
+    return ()
 
 
 def _member_percent(m: re.Match[str]) -> Verdict | None:
@@ -738,7 +516,7 @@ _PEER_ELSEWHERE = re.compile(rf"(?:{_PEERS})", re.IGNORECASE)
 def _percent_slower(m: re.Match[str]) -> Verdict | None:
     """Return straggler on a job or member said to be N % slower in another language, when
     the comparison (if any) is with its peers or its past, not another setup."""
-    pct = _number(m["pct"] or m["pct2"] or m["pct3"])
+    pct = number(m["pct"] or m["pct2"] or m["pct3"])
     line = m.string
     if pct < PEER_GAP_PCT or _explained(line):
         return None
@@ -757,7 +535,7 @@ def _percent_changed(m: re.Match[str]) -> Verdict | None:
 # members' figures listed on one line (`r0 212ms r1 209ms r3 355ms`, `host-a 1480, host-d 910`)
 _LISTED = re.compile(
     r"(?<![\w-])(?P<kind>r|rank|gpu|node|worker|host|pod)[-_#]?\s?(?P<id>\d+|[a-z])(?![\w-])\s*[:=]?\s*"
-    rf"(?P<num>{_NUM})\s*(?P<unit>ms|s|sec)?\b",
+    rf"(?P<num>{NUM})\s*(?P<unit>ms|s|sec)?\b",
     re.IGNORECASE,
 )
 # a label and four or more figures (`sec/epoch: 301, 298, 305, 460`, `[1.21, 1.20, 1.98]`)
@@ -788,14 +566,14 @@ def _one_behind(line: str) -> bool:
     """Whether one member of those the line lists is far behind (once a line: every match of
     the rule asks the same). Times are the members' own unit or the line's time metric; rates
     the line's rate metric."""
-    if _NOT_A_STEP.search(line) or re.search(r"\blatenc\w*|\bRTT\b", line, re.IGNORECASE):
+    if NOT_A_STEP.search(line) or re.search(r"\blatenc\w*|\bRTT\b", line, re.IGNORECASE):
         return False  # a checkpoint's save, a ping, a load: not the members' step times
     listed = list(_LISTED.finditer(line))
     kind = _sentence_kind(line)
     timed = any(p["unit"] for p in listed) or kind is True
     if not (timed or kind is False) or _explained(line):
         return False
-    pairs = [(p["id"], _number(p["num"])) for p in listed]
+    pairs = [(p["id"], number(p["num"])) for p in listed]
     pairs = [(i, 1 / v if timed else v) for i, v in pairs if v > 0]
     return slow_peer(pairs, MIN_LINE_PEERS + 1) is not None
 
@@ -817,7 +595,7 @@ def _list_behind(m: re.Match[str]) -> Verdict | None:
     member) or a series whose last figures stay worse (a list over time)."""
     label = re.split(r"[:=\n]", m.string[max(0, m.start() - 60) : m.start()])[-1]
     after = m["after"]
-    values = [_number(v) for v in re.findall(r"\d+(?:\.\d+)?", m["items"])]
+    values = [number(v) for v in re.findall(r"\d+(?:\.\d+)?", m["items"])]
     timed = _sentence_kind(label) is not False and (
         "%" not in m["items"]
         and (

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from diagnosis.explain.rules_figures import speed_figures
+from diagnosis.explain.speed_figures import speed_figures
 from diagnosis.model import Category
 from tests.explain_helpers import alarms, first
 
@@ -74,7 +74,7 @@ def test_figures_that_are_no_slowdown_stay_silent(text: str) -> None:
 def test_a_period_a_count_or_an_id_is_no_figure_of_the_speed() -> None:
     figures = speed_figures("step time from 1.2 s to 3.4 s over ~6 hours on 256 GPUs at step 41k")
     assert [round(f.value, 2) for f in figures] == [1.2, 3.4]
-    assert speed_figures("host a100-14 on node-03 with llama3-8b, 12h later") == []
+    assert speed_figures("host a100-14 on node-03 with llama3-8b, 12h later") == ()
 
 
 MEMBERS = [
