@@ -182,6 +182,8 @@ HOSTILE = {
     + ", ".join(f"rank {n} stuck in ncclAllReduce" for n in range(128)),
     "a member against its peers, 100 times": "per-GPU step time: "
     + ", ".join(f"GPU{n} 1.0{n % 3}s/step vs 1.01 on the others" for n in range(100)),
+    "a word of slowness, 1,000 times": "slower " * 1000,
+    "links up and down, 2,000 times": "U D " * 2000,
 }
 """Single long lines that make a backtracking pattern, or a judge that rereads its line for
 each match, slow (reviews of 2026-12-04 and -05; the figure readers of 2026-12-05)."""

@@ -122,10 +122,18 @@ def apply(rule_: Rule, body: str) -> Hit | None:
     )
 
 
+MAX_JUDGED = 16
+"""Matches of one rule a judge reads in one line: a person's line names a member or a word of
+slowness a few times, and a line that repeats one a thousand times is no report (each judge
+reads its sentence, so a cap keeps a hostile line linear)."""
+
+
 def _judged(rule_: Rule, body: str) -> tuple[re.Match[str] | None, Verdict | None]:
     if rule_.judge is None:
         return rule_.pattern.search(body), rule_.verdict
-    for m in rule_.pattern.finditer(body):
+    for n, m in enumerate(rule_.pattern.finditer(body)):
+        if n >= MAX_JUDGED:
+            break
         given = rule_.judge(m)
         if given is not None:
             return m, given

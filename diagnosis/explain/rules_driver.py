@@ -114,6 +114,30 @@ RULES: tuple[Rule, ...] = (
         _hw(S.CRITICAL, A.REBOOT_NODE, 0.8),
     ),
     rule(
+        "nvml.reset_required",
+        r"NVMLError_ResetRequired|NVML_ERROR_RESET_REQUIRED"
+        r"|\bGPU requires (?:a )?(?:reset|restart)\b",
+        ("resetrequired", "reset_required", "gpu requires"),
+        "NVML says the GPU must be reset before it can be used again (after an uncontained "
+        "error or a failed recovery): drain it and reset it.",
+        _hw(S.ERROR, A.RESET_GPU, 0.7),
+    ),
+    rule(
+        "nvml.no_permission",
+        r"\bUnable to set \w[\w ]* for GPU \S+: Insufficient Permissions",
+        ("insufficient permissions",),
+        "nvidia-smi was asked to change a GPU setting without root: the caller's, not the GPU's.",
+        verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.WARNING, A.FIX_APPLICATION, 0.5),
+    ),
+    rule(
+        "nvlink.status_down",
+        r"^\s*(?=(?:[UDX_]\s+)*U\b)(?=(?:[UDX_]\s+)*D\b)(?:[UDX_]\s+){3,}[UDX_]\s*$",
+        ("u d", "d u", "x d", "d x"),
+        "`dcgmi nvlink --link-status`: a GPU (or switch) with some NVLinks up and others Down: "
+        "the links down are lost bandwidth, or a hang for collectives that need them.",
+        _hw(S.ERROR, A.HARDWARE_INSPECTION, 0.6),
+    ),
+    rule(
         "nvml.container_cli",
         r"nvidia-container-cli: (?:initialization|detection) error: nvml error: "
         r"(?:unknown error|gpu is lost)",

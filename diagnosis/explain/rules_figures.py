@@ -61,6 +61,8 @@ from diagnosis.explain.rules_straggler_words import PEER_GAP_PCT
 from diagnosis.explain.speed_figures import (
     NOT_A_STEP,
     NUM,
+    PREFIXED_RATE,
+    RATE_PREFIXES,
     Figure,
     number,
     slowed,
@@ -367,13 +369,16 @@ def _member(n: str) -> str:
         rf"(?P<kind{n}>GPU|card|device|node|host|rank|worker|pod|Ранг|ранг|nó|nodo|nœud)"
         r"(?:[\s#-]*(?:\d+(?!\d)|[a-z]\b)|\s+\(?[\w-]*\d[\w-]*\)?)"
         rf"|(?P<kindb{n}>node|host|gpu|pod)-[\w-]+"
+        # one of them, by its model (`One RTX 3070 in my 6-card rig`)
+        rf"|\bone\s+(?P<kindgpu{n}>(?:RTX|GTX|Tesla|Radeon|RX)\s?\d{{3,4}}\w*|[AHVL]\d{{2,3}}\b)"
     )
 
 
 _MEMBER = _member("")
 _PEERS = (
     r"(?:the\s+|all\s+(?:the\s+)?)?(?:other|remaining)\b[^.\n]{0,20}?|(?:all\s+)?(?:the\s+)?others\b|"
-    r"(?:the\s+)?rest\b|(?:its|their)\s+(?:\d+\s+)?(?:identical\s+)?(?:peers|siblings)\b|"
+    r"(?:the\s+)?rest\b|(?:its|their)\s+(?:\d+\s+)?(?:identical\s+)?(?:peers|siblings|neighbou?rs"
+    r"|twins?)\b|(?:any|every)\s+other\b|"
     r"everyone\s+else|median\s+(?:across|of)\b|"
     r"(?:ranks?|GPUs?|nodes?|hosts?|workers?|cards?|pods?)\s*\d+\s*(?:-|–|to|through)\s*\d+|"
     # the others in the languages the readers know
@@ -401,10 +406,10 @@ _MEMBER_FIGURES = re.compile(
     re.IGNORECASE,
 )
 _MEMBER_PERCENT = re.compile(
-    rf"\b(?:{_MEMBER}|one\s+(?:[\w-]+\s+){{0,3}}?(?P<kindone>GPU|card|device|node|host|rank|worker))"
-    r"\b[^.\n]{0,60}?[~≈]?(?P<pct>\d+(?:\.\d+)?)\s*%\s+(?:longer|slower|more\s+time|(?:fewer|less|"
-    r"lower)\s+(?P<what>[\w/]+))\b[^.\n]{0,60}?"
-    rf"(?:\bthan\s+(?:{_PEERS})|\b(?:{_PEERS})[^.\n]{{0,40}}?\bwait)",
+    rf"\b(?:{_MEMBER}|one\s+(?:[\w-]+\s+){{0,3}}?(?P<kindone>GPU|card|device|node|host|rank|worker)"
+    r"s?)\b[^.\n]{0,60}?[~≈]?(?P<pct>\d+(?:\.\d+)?)\s*%\s+(?:longer|slower|more\s+time|(?:fewer|less|"
+    r"lower)\s+(?P<what>[\w/]+)|(?P<higher>higher|greater|larger))\b[^.\n]{0,60}?"
+    rf"(?:\bthan\s+(?:(?:on|for|in|at)\s+)?(?:{_PEERS})|\b(?:{_PEERS})[^.\n]{{0,40}}?\bwait)",
     re.IGNORECASE,
 )
 _MEMBER_FACTOR = re.compile(
@@ -421,8 +426,10 @@ _KIND = {**MEMBER_KIND, "nó": K.NODE, "nodo": K.NODE, "nœud": K.NODE}
 
 def _kind(m: re.Match[str]) -> K:
     """The kind of member the match names (any of its `kind` groups)."""
-    named = next((v for k, v in m.groupdict().items() if k.startswith("kind") and v), "")
-    return _KIND.get(named.lower(), K.JOB)
+    named = next(((k, v) for k, v in m.groupdict().items() if k.startswith("kind") and v), None)
+    if named is None:
+        return K.JOB
+    return K.GPU if named[0].startswith("kindgpu") else _KIND.get(named[1].lower(), K.JOB)
 
 
 def _behind(mine: Sequence[Figure], theirs: Sequence[Figure]) -> bool:
@@ -450,7 +457,7 @@ def _member_figures(m: re.Match[str]) -> Verdict | None:
     mine = speed_figures(mine_text)
     theirs = speed_figures(theirs_text)
     if mine and not theirs:  # `2.1 s/step vs 1.4 on the others`: the unit said once
-        theirs = _peers_said(theirs_text, mine[-1])
+        theirs = _peers_said(theirs_text, mine[-1], PREFIXED_RATE.search(m.string) is not None)
     return slow_member(_kind(m)) if _behind(mine, theirs) else None
 
 
@@ -467,7 +474,7 @@ _MEMBERS_NOUN = re.compile(
 )
 
 
-def _peers_said(text: str, mine: Figure) -> tuple[Figure, ...]:
+def _peers_said(text: str, mine: Figure, prefixed: bool = False) -> tuple[Figure, ...]:
     """The peers' figure said without its unit (`vs 1.4 on the others`, `the other 63 hosts are
     at 520-530`): the first number that is no count of the peers and is of the member's
     magnitude (a range is its middle)."""
@@ -475,8 +482,10 @@ def _peers_said(text: str, mine: Figure) -> tuple[Figure, ...]:
         if _MEMBERS_NOUN.match(text, m.end()):
             continue  # `63 hosts`: how many peers, not their figure
         value = (number(m["low"]) + number(m["high"])) / 2 if m["low"] is not None else number(m[0])
-        if mine.value <= 0 or 0.1 * mine.value <= value <= 10 * mine.value:
-            return (Figure(m.start(), value, mine.timed),)
+        # a rate's prefix said once (`GPU5 at 25 MH/s while its neighbours are at 50`)
+        for unit in (1.0, *RATE_PREFIXES) if prefixed and not mine.timed else (1.0,):
+            if mine.value <= 0 or 0.1 * mine.value <= value * unit <= 10 * mine.value:
+                return (Figure(m.start(), value * unit, mine.timed),)
     return ()
 
 
@@ -487,7 +496,12 @@ def _member_percent(m: re.Match[str]) -> Verdict | None:
         return None
     if m["what"] is not None and not _WORK.match(m["what"]):
         return None
+    if m["higher"] is not None and not _A_TIME.search(m.string, 0, m.start("pct")):
+        return None  # higher is worse only of a time (`step time ... 40% higher`)
     return slow_member(_kind(m))
+
+
+_A_TIME = re.compile(r"\b(?:time|latency|duration|s/it|ms/step|sec/it)\b", re.IGNORECASE)
 
 
 def _member_factor(m: re.Match[str]) -> Verdict | None:
@@ -530,6 +544,63 @@ def _percent_changed(m: re.Match[str]) -> Verdict | None:
     """Return a slowdown when a rate fell, or a time rose, by RATE_DROP_PCT or more."""
     pct = float(m["fell"] or m["rose"] or m["fell2"] or m["rose2"] or m["fell3"])
     return _words(m) if pct >= RATE_DROP_PCT else None
+
+
+# the peers' figure first, then the member's (`7 of the 8 A100s do ~250 TFLOPS, GPU 2 only
+# manages ~140`); in Chinese, Japanese and Korean, a member that `only` reaches a figure and the
+# others another (`算力只有 30 MH/s，其他同型号的卡都是 61 MH/s`)
+_PEERS_FIRST = re.compile(
+    r"\b\d+\s+of\s+(?:the\s+|our\s+|my\s+)?\d+\s+(?:[\w-]+\s+){0,2}?(?:do|does|get|run\s+at|reach"
+    r"|are\s+at|show|score|manage)\s+(?P<theirs>[^,;.\n]{0,30}?)[,;]\s*(?:but\s+|while\s+|whereas\s+"
+    rf"|and\s+)?(?:{_member('5')})\s+(?:only\s+)?(?:manages?|does|gets?|reach(?:es)?|is\s+at|runs?\s+at"
+    r"|shows?|scores?|at)\s+(?P<mine>[^,;.\n]{0,30})"
+    r"|(?:只有|仅有|只|才|だけ|しか|만)\s*(?P<mine2>[~≈]?\d[\d.,]*\s*[^\s，,。、]{0,8})[^。]{0,10}?"
+    r"[，,、；;]\s*(?:而\s*)?(?:其他|其余|别的|他の|ほかの|다른|나머지)(?P<theirs2>[^。]{0,30})",
+    re.IGNORECASE,
+)
+
+
+def _peers_first(m: re.Match[str]) -> Verdict | None:
+    """Return straggler when the member's figure is PEER_GAP_PCT worse than its peers' said
+    first (or, in CJK, after the member's `only`)."""
+    if _explained(m.string):
+        return None
+    mine_text, theirs_text = m["mine"] or m["mine2"] or "", m["theirs"] or m["theirs2"] or ""
+    mine, theirs = speed_figures(mine_text), speed_figures(theirs_text)
+    if mine and not theirs:  # the unit said once, by either side
+        theirs = _peers_said(theirs_text, mine[-1], PREFIXED_RATE.search(m.string) is not None)
+    elif theirs and not mine:
+        mine = _peers_said(mine_text, theirs[-1], PREFIXED_RATE.search(m.string) is not None)
+    return slow_member(_kind(m) if m["mine"] else K.GPU) if _behind(mine, theirs) else None
+
+
+# a member at half its peers, in the other languages the readers know (`他のGPUの半分くらいの速度`,
+# `вдвое меньший хешрейт, чем остальные`, `nur halb so schnell wie die anderen`, `la mitad de
+# hashrate que las demás`)
+_HALF_OF_PEERS = re.compile(
+    r"他の[^。、]{0,12}?の?半分|(?:其他|其余|别的)[^。，]{0,12}?的?一半|(?:다른|나머지)[^.。]{0,15}?절반"
+    r"|вдвое\s+(?:меньш|медленн|ниже)\w*[^.\n]{0,40}?чем\s+(?:у\s+)?(?:остальн|други)\w*"
+    r"|\bhalb\s+so\s+(?:schnell|viel|hoch)\s+wie\s+(?:die|alle)\s+(?:anderen|übrigen)"
+    r"|\bmitad\s+(?:de[l]?\s+(?:\w+\s+)?)?(?:que\s+)?(?:las|los)\s+(?:demás|otr[oa]s)"
+    r"|\bmetade\s+(?:d[oa]\s+(?:\w+\s+)?)?(?:d[oa]s|que\s+(?:as|os))\s+(?:outr[oa]s|demais)"
+    r"|\bmoitié\s+(?:\w+\s+){0,3}?(?:des|que\s+les)\s+autres"
+    r"|\bmetà\s+(?:\w+\s+){0,3}?(?:degli|delle|rispetto\s+agli|che\s+gli|che\s+le)\s+altr[ie]",
+    re.IGNORECASE,
+)
+_SPEED_WORD = re.compile(
+    r"速度|算力|吞吐|性能|速さ|処理|성능|속도|해시|hash|MH/s|скорост|хешрейт|производительн|schnell"
+    r"|Geschwindigkeit|Leistung|velocidad|rendimiento|velocidade|desempenho|vitesse|performance"
+    r"|velocità|prestazioni|it/s|fps|FLOPS|ns/day",
+    re.IGNORECASE,
+)
+
+
+def _half_of_peers(m: re.Match[str]) -> Verdict | None:
+    """Return straggler on a member said to reach half its peers' speed (a speed named in the
+    line: half of their memory is no slowdown), unless explained."""
+    if _explained(m.string) or not _SPEED_WORD.search(m.string):
+        return None
+    return slow_member(K.GPU)
 
 
 # members' figures listed on one line (`r0 212ms r1 209ms r3 355ms`, `host-a 1480, host-d 910`)
@@ -645,7 +716,8 @@ _CHANGE_NEEDLES = tuple(_CHANGE_WORDS.split("|"))
 
 
 _PEER_WORDS = (
-    "other|rest|peers|siblings|everyone else|vs|versus|against|compared|ranks|gpus|nodes|hosts|"
+    "other|rest|peers|siblings|neighbour|neighbor|twin|everyone else|vs|versus|against|compared|"
+    "ranks|gpus|nodes|hosts|"
     "workers|cards|pods|median|他は|他の|其他|其余|其它|다른|demás|otros|otras|outros|outras|demais|"
     "anderen|übrigen|autres|altri|altre|остальн|други|против|lain|diğer|pozostał|andere|khác"
 )
@@ -667,7 +739,7 @@ MEMBER_RULES: tuple[Rule, ...] = (
     rule(
         "figures.member_percent_behind",
         _MEMBER_PERCENT.pattern,
-        ("longer", "slower", "more time", "fewer", "less", "lower"),
+        ("longer", "slower", "more time", "fewer", "less", "lower", "higher", "greater", "larger"),
         f"A member said to take at least {PEER_GAP_PCT:g} % longer (or give that much less) "
         "than its peers: the others wait for it at each step.",
         judge=_member_percent,
@@ -681,6 +753,28 @@ MEMBER_RULES: tuple[Rule, ...] = (
         "siblings`, `他の 1.6 倍`) or to finish a measured time after them: the straggler the "
         "others wait for.",
         judge=_member_factor,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "figures.peers_then_member",
+        _PEERS_FIRST.pattern,
+        (" of ", "只", "仅有", "才", "だけ", "しか", "만"),
+        f"The peers' speed said first, then a member's {PEER_GAP_PCT:g} % worse (`7 of the 8 "
+        "A100s do ~250 TFLOPS, GPU 2 only manages ~140`; `只有 30 MH/s，其他 ... 61 MH/s`): the "
+        "others wait for it at each step.",
+        judge=_peers_first,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "figures.half_of_peers",
+        _HALF_OF_PEERS.pattern,
+        (
+            *("他の", "其他", "其余", "别的", "다른", "나머지", "вдвое", "halb so", "mitad"),
+            *("metade", "moitié", "metà"),
+        ),
+        "A member said to reach half its peers' speed, in Japanese, Chinese, Korean, Russian, "
+        "German, Spanish, Portuguese, French or Italian: the straggler the others wait for.",
+        judge=_half_of_peers,
         flags=re.IGNORECASE,
     ),
     rule(

@@ -337,7 +337,8 @@ CUDA_RULES: tuple[Rule, ...] = (
     rule(
         "cuda.oom",
         r"(?:OutOfMemoryError: )?CUDA out of memory\.(?:.*?GPU (?P<gpu>\d+) has a total capacity)?"
-        r"|OutOfMemoryError|" + _CUDA + r"'?out of memory|CUBLAS_STATUS_ALLOC_FAILED",
+        r"|(?<!ray\.exceptions\.)OutOfMemoryError|" + _CUDA + r"'?out of memory"
+        r"|CUBLAS_STATUS_ALLOC_FAILED",
         ("out of memory", "outofmemoryerror", "alloc_failed"),
         "The job asked for more GPU memory than is free: fix batch size/parallelism (blame "
         "application), unless another process holds the memory (the message names it).",

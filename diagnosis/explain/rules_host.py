@@ -7,6 +7,8 @@ tests/fixtures/explain/public_host_lines.jsonl (MCE/EDAC, AER, blk_update_reques
 
 from __future__ import annotations
 
+import re
+
 from diagnosis.catalog import Verdict
 from diagnosis.explain.rules import Rule, rule, verdict
 from diagnosis.model import Action as A
@@ -47,6 +49,19 @@ _SEL_WARNING = (
     r"|Predictive failure|Bus Correctable error|Bus Degraded"
 )
 
+_GPU_NAMED = re.compile(r"\[10de:|\bNVIDIA\b|\bgpu", re.IGNORECASE)
+
+
+def _narrower(m: re.Match[str]) -> Verdict | None:
+    """Return a degraded link when it trained narrower than capable: the GPU's when the line
+    names an NVIDIA device or a GPU, else the host's."""
+    if int(m["have"]) >= int(m["want"]):
+        return None
+    if _GPU_NAMED.search(m.string):
+        return verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.HARDWARE_INSPECTION, 0.6)
+    return _hardware(S.WARNING, A.HARDWARE_INSPECTION, 0.6)
+
+
 KERNEL_RULES: tuple[Rule, ...] = (
     rule(
         "host.oom_killer",
@@ -68,9 +83,19 @@ KERNEL_RULES: tuple[Rule, ...] = (
         # (Slurm, LSF, PBS Pro and Torque)
         r"|\bSystemOOM\b|\bSystem OOM encountered\b|Exceeded job memory limit"
         r"|TERM_MEMLIMIT: job killed after reaching LSF memory usage limit"
-        r"|PBS: job killed: v?mem \d+\w* exceeded limit \d+",
+        r"|PBS: job killed: v?mem \d+\w* exceeded limit \d+"
+        # a panic the OOM killer asked for (panic_on_oom), no task left to kill; systemd's unit
+        # result, earlyoom's kills, docker's event, Ray's memory monitor
+        r"|Kernel panic - not syncing: (?:Out of memory|System is deadlocked on memory)"
+        r"|\bOut of memory and no killable processes"
+        r"|\bhas been killed by the OOM killer\b|\bFailed with result 'oom-kill'"
+        r"|\bearlyoom(?:\[\d+\])?: (?:low memory!|sending SIG(?:TERM|KILL) to process)"
+        r"|\bcontainer oom [0-9a-f]{12,}\b"
+        r"|\bray\.exceptions\.OutOfMemoryError\b|\bnode running low on memory\b",
         (
             *("systemoom", "system oom", "exceeded job memory", "term_memlimit", "pbs: job killed"),
+            *("kernel panic", "oom killer", "earlyoom", "container oom", "outofmemoryerror"),
+            "running low on memory",
             "out of memory",
             "oom-kill",
             "oom_reaper",
@@ -120,7 +145,7 @@ KERNEL_RULES: tuple[Rule, ...] = (
         "host.bmc_fault",
         # a BMC's system event log as `ipmitool sel list` prints it (ipmitool's
         # sensor_specific_event_types[]): a fault's event, asserted (a deasserted one cleared)
-        rf"{_SEL_SENSOR}\s*\|\s*(?:{_SEL_FAULT})\s*\|\s*Asserted\b",
+        rf"{_SEL_SENSOR}\s*\|\s*(?:{_SEL_FAULT})(?:\s*\([^)|\n]*\))?\s*\|\s*Asserted\b",
         ("asserted",),
         "The node's BMC logged a hardware fault (ipmitool's SEL: an uncorrectable ECC or parity "
         "error, a disabled DIMM, a processor IERR, thermal trip or uncorrectable machine check, "
@@ -130,7 +155,7 @@ KERNEL_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "host.bmc_warning",
-        rf"{_SEL_SENSOR}\s*\|\s*(?:{_SEL_WARNING})\s*\|\s*Asserted\b",
+        rf"{_SEL_SENSOR}\s*\|\s*(?:{_SEL_WARNING})(?:\s*\([^)|\n]*\))?\s*\|\s*Asserted\b",
         ("asserted",),
         "The node's BMC logged a warning (ipmitool's SEL: correctable ECC or its logging limit, a "
         "correctable machine check, a throttled processor, a predictive power-supply failure, a "
@@ -139,18 +164,41 @@ KERNEL_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "host.mce",
-        r"Machine check events logged|\[Hardware Error\]|EDAC MC\d+: \d+ CE |mce: \[",
-        ("machine check", "hardware error", "edac", "mce: ["),
-        "A machine check was logged (corrected or deferred unless an uncorrected line follows).",
+        r"Machine check events logged|\[Hardware Error\]|EDAC MC\d+: \d+ CE |mce: \["
+        # rasdaemon's ras-mc-ctl summaries, mcelog's threshold trigger, the CPU's thermal
+        # throttling (therm_throt.c)
+        r"|\bCorrected error\(s\): memory \w+ error\b|\berror: Corrected error, no action required"
+        r"|\bCorrected memory errors on page \S+ exceed threshold"
+        r"|\bmce: CPU\d+: (?:Package|Core) temperature above threshold, cpu clock throttled",
+        (
+            *("machine check", "hardware error", "edac", "mce: [", "corrected error"),
+            *("corrected memory errors", "temperature above threshold"),
+        ),
+        "A machine check was logged (corrected or deferred unless an uncorrected line follows), "
+        "corrected DIMM errors passed their threshold, or the CPU throttled for heat.",
         _hardware(S.WARNING, A.MONITOR, 0.6),
     ),
     rule(
         "host.pcie_fatal",
         r"AER: (?:Multiple )?Uncorrect(?:ed|able) \(Fatal\) error (?:message )?received"
-        r"|severity=Uncorrect(?:ed|able) \(Fatal\)",
-        ("uncorrected (fatal)", "uncorrectable (fatal)"),
-        "A fatal PCIe error (AER) on a host port: the devices behind it are unreliable.",
+        r"|severity=Uncorrect(?:ed|able) \(Fatal\)|\bUncorrect(?:ed|able) \(Fatal\) error: \w"
+        # a slot that lost power or its link (pciehp), a port that contained an error (DPC)
+        r"|\bpciehp: Slot\(\S+\): (?:Power fault|Cannot train link|No link|Link training error)"
+        r"|\bDPC: containment event\b",
+        ("uncorrected (fatal)", "uncorrectable (fatal)", "pciehp", "containment event"),
+        "A fatal PCIe error (AER) on a host port, a slot's power fault or link that would not "
+        "train, a port that contained an error (DPC): the devices behind it are unreliable.",
         _hardware(S.ERROR, A.REBOOT_NODE, 0.75),
+    ),
+    rule(
+        "host.pcie_narrow_link",
+        r"available PCIe bandwidth, limited by [\d.]+ GT/s PCIe x(?P<have>\d+) link at \S+ "
+        r"\(capable of [\d.]+ Gb/s with [\d.]+ GT/s PCIe x(?P<want>\d+) link\)",
+        ("available pcie bandwidth",),
+        "A PCIe link trained narrower than its device and slot can (x8 of x16): a bad seat, "
+        "riser or cable; a GPU on it moves data at a fraction of its speed. (A link that only "
+        "trained slower is not read: idle GPUs lower their PCIe speed.)",
+        judge=_narrower,
     ),
     rule(
         "host.pcie_recovery_failed",

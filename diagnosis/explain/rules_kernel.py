@@ -31,7 +31,9 @@ def _host(severity: S, action: A, confidence: float) -> Verdict:
 RULES: tuple[Rule, ...] = (
     rule(
         "kernel.panic",
-        r"Kernel panic - not syncing|^panic\(cpu \d+ caller 0x[0-9a-f]+\)",
+        # (not a panic the OOM killer asked for: panic_on_oom, host memory's)
+        r"Kernel panic - not syncing(?!: (?:Out of memory|System is deadlocked on memory))"
+        r"|^panic\(cpu \d+ caller 0x[0-9a-f]+\)",
         ("kernel panic", "panic(cpu"),
         "The kernel panicked: the node went down (or rebooted); every rank on it died.",
         _host(S.CRITICAL, A.REBOOT_NODE, 0.9),

@@ -65,12 +65,17 @@ RULES: tuple[Rule, ...] = (
         r"|unmounted by the system with return code|Disk failure\.\s+Volume|\bMMFS_DISKFAIL\b"
         r"|Failed to connect to file system daemon|Connect failed on all available routes"
         r"|'?/[^\s':]*'?: Transport endpoint is not connected|Transport endpoint is not connected"
-        r":? '?/",
+        r":? '?/|'?/[^\s':]*'?: Cannot send after transport endpoint shutdown"
+        # CephFS' session refused or closed by the MDS; GPFS' daemon down or a forced unmount
+        r"|\bceph: (?:\[\S+ \d+\]: )?mds\d+ (?:session blocklisted|closed our session)"
+        r"|\bmmfs daemon is shutting down abnormally|\bwas forced to unmount\b"
+        r"|\bfs_forced_unmount\b",
         (
             *("evict", "dirty page discard", "assertion", "lbug", "reconnect", "rejected"),
             *("blocklisted", "expelled", "lost membership", "unmounted by the system"),
             *("disk failure", "diskfail", "file system daemon", "all available routes"),
-            "transport endpoint",
+            *("transport endpoint", "closed our session", "mmfs daemon", "forced to unmount"),
+            "fs_forced_unmount",
         ),
         "The node's network or parallel filesystem client lost its server's state (evicted, "
         "expelled, unmounted, a reconnect refused, a FUSE daemon dead): the job's open files "
@@ -112,11 +117,15 @@ RULES: tuple[Rule, ...] = (
         r"|\bceph: (?:\[\S+ \d+\]: )?mds\d+ (?:caps (?:went |still )?stale|hung)\b"
         r"|Communication error: Node: |Retrying communication with (?:metadata )?node"
         r"|lease renewal is overdue|Disk lease period expired"
+        # libceph's requests to an OSD that time out, an OSD marked down, a socket to the MDS
+        # that failed; BeeGFS' messaging that cannot reach a server
+        r"|\blibceph: (?:\[\S+ \d+\]: )?(?:tid \d+ on osd\d+ timeout|osd\d+ down\b"
+        r"|mds\d+ \S+ socket error)|\bMessaging \(RPC\): Unable to connect to\b"
         # any other LustreError (the caller's own are netfs.caller_error's)
         r"|\bLustreError: \S",
         (
             *("connection to", "timed out", "lock timed out", "stale", "hung", "communication"),
-            *("lease", "lustreerror"),
+            *("lease", "lustreerror", "libceph", "messaging (rpc)"),
         ),
         "The filesystem client is waiting for its server (a lost connection, a request or "
         "lock timed out, stale capabilities, retries): I/O stalls until it recovers; a fault "

@@ -31,6 +31,8 @@ def _nic(severity: S, action: A, confidence: float) -> Verdict:
     return verdict(C.NETWORK, INFRA, K.NIC, severity, action, confidence)
 
 
+# the EFA driver's device prefix, old (`infiniband efa_0:`) and new (`efa 0000:10:1b.0 rdmap16s27:`)
+_EFA_DEV = r"(?:infiniband (?:rdmap\w+|efa_\d+)|\befa \S+(?: (?:rdmap\w+|efa_\d+))?)"
 _MLX5 = rf"mlx5_core(?:\.\w+)?(?: (?P<pci>{_PCI}))?(?: \S+)?:?"
 
 RULES: tuple[Rule, ...] = (
@@ -45,7 +47,8 @@ RULES: tuple[Rule, ...] = (
     rule(
         "nic.mlx5_health",
         rf"{_MLX5} .*(?:health compromised|synd 0x[0-9a-f]+:|assert_var\[\d\]|assert_exit_ptr"
-        r"|assert_callra|ext_synd|irisc not responding|fatal error|health recovery flow aborted)",
+        r"|assert_callra|ext_synd|irisc not responding|fatal error|health recovery flow aborted"
+        r"|Driver is in error state|handling bad device here|starting teardown)",
         ("mlx5_core",),
         "The ConnectX firmware stopped answering the health poll (health buffer dump): the NIC "
         "is down until the driver recovers it or the node reboots.",
@@ -92,6 +95,28 @@ RULES: tuple[Rule, ...] = (
         "The NIC's cable/transceiver module is too hot: the link will fail; check cooling and "
         "the module.",
         _nic(S.WARNING, A.HARDWARE_INSPECTION, 0.7),
+    ),
+    rule(
+        "nic.sensor_temperature",
+        rf"{_MLX5} temp_warn:\d+:\(pid \d+\): High temperature on sensors",
+        ("temp_warn",),
+        "The ConnectX ASIC's own sensors report a high temperature (mlx5 events.c): the NIC "
+        "throttles or shuts its ports down; check its cooling.",
+        _nic(S.WARNING, A.HARDWARE_INSPECTION, 0.7),
+    ),
+    rule(
+        "rdma.unreachable",
+        r"\bRDMA_CM_EVENT_(?:UNREACHABLE|ADDR_ERROR|ROUTE_ERROR|CONNECT_ERROR)\b"
+        r"|\bucp_ep_create\([^)]*\) failed: Destination is unreachable"
+        r"|\bIB Async event on \S+: (?:port error|local catastrophic error|QP fatal error"
+        r"|CQ error|device fatal)"
+        # IPoIB's transmit watchdog (drivers/infiniband/ulp/ipoib)
+        r"|\bib\d+: transmit timeout: latency \d+ msecs",
+        ("rdma_cm_event_", "ucp_ep_create", "ib async event", "transmit timeout"),
+        "The RDMA fabric cannot reach the peer (rdma_cm's unreachable or route errors, UCX's "
+        "destination unreachable), a verbs async event says the port or device failed, or "
+        "IPoIB stopped transmitting: the NIC, its link or the switch path to the peer.",
+        _nic(S.ERROR, A.CHECK_NETWORK, 0.6),
     ),
     rule(
         "nic.module_error",
@@ -178,18 +203,33 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "nic.efa_admin",
-        r"(?:infiniband (?:rdmap\w+|efa_\d+)|\befa \S+(?: efa_\d+)?): "
+        rf"{_EFA_DEV}: "
         r"(?:Wait for completion \(polling\) timeout|The device didn't send any completion"
         r"|Admin queue is closed|Reset indication didn't turn (?:on|off)|Device isn't ready"
         # efa_com.c and efa_main.c (read from source): a register read or an interrupt that
         # never came, a broken completion context, a device that would not initialise
         r"|Reading register timed out|The device sent a completion but the driver didn't"
         r"|Completion context for command_id \S+ is occupied|comp_ctx is NULL"
-        r"|EFA device init failed|Failed to enable MSI-X)",
+        r"|EFA device init failed|Failed to enable MSI-X|Doorbells BAR unavailable"
+        r"|Failed to get device attributes)|\befa: probe of \S+ failed with error",
         ("infiniband", "efa "),
         "The EFA device stopped answering its admin queue or could not be reset: the node's "
         "EFA network is down (NVSentinel: replace the VM).",
         _nic(S.ERROR, A.REBOOT_NODE, 0.75),
+    ),
+    rule(
+        "nic.ena_reset",
+        r"\bena \S+(?: \w+)?: (?:Found a Tx that wasn't completed on time|TX hasn't completed"
+        r"|Lost TX completions are above the threshold|Keep alive watchdog timeout"
+        r"|Trigger reset is on|ENA admin queue is not in running state"
+        r"|The ena device didn't send a "
+        r"completion for the admin cmd|Potential MSIX issue|Reset attempt failed|Can not reset the "
+        r"device|Can not initialize device|Reg read timeout occurred|Device reset failed)",
+        ("ena ",),
+        "AWS's ENA driver (drivers/net/ethernet/amazon/ena) found its device stuck: transmit "
+        "completions missing, the keep-alive lost, the admin queue down, a reset triggered or "
+        "failed: the instance's network stalls until the reset recovers it.",
+        _nic(S.ERROR, A.CHECK_NETWORK, 0.7),
     ),
     rule(
         "nic.efa_libfabric",
@@ -223,9 +263,12 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "nic.efa_command_failed",
-        r"infiniband (?:rdmap\w+|efa_\d+): Failed to (?:process|submit) command",
-        ("failed to process command", "failed to submit command"),
-        "An EFA admin command failed (resource exhaustion or a bad request): not fatal alone.",
+        rf"{_EFA_DEV}: Failed to (?:process|submit) (?:command|get_feature|set_feature)"
+        r"|\befa_counters\b.*\b(?:retrans_timeout|unresponsive_remote|impaired_remote_conn)_events"
+        r"_delta=[1-9]",
+        ("failed to process", "failed to submit", "efa_counters"),
+        "An EFA admin command failed (resource exhaustion or a bad request: not fatal alone), "
+        "or the EFA counters of retransmit timeouts and unresponsive peers rose in the window.",
         _nic(S.WARNING, A.CHECK_NETWORK, 0.55),
     ),
     rule(
@@ -283,6 +326,15 @@ RULES: tuple[Rule, ...] = (
         "rdma.error_completion_dump",
         # the mlx5 driver's dump of a failed completion, and perftest's report of one
         r"\b(?:Requester|Responder) error cqe on cqn\b"
+        # mlx5e's own error completion on a send queue (en/reporter_tx.c, en/txrx.h)
+        r"|\bmlx5_core \S+ \S+: (?:Error cqe on cqn|ERR CQE on SQ)\b"
+        # UCX's verbs completions by name (ib_mlx5_log.c: `Local protection on mlx5_0:1/IB`)
+        r"|\b(?:Local protection|Remote access|Remote OP|Local QP operation|Local length"
+        r"|Remote invalid request|Bad response|Transport retry|RNR retry)(?: error)? on \w+:\d+/"
+        r"(?:IB|RoCE)\b"
+        # Open MPI's openib completion banners (`error polling LP CQ with status RECEIVER NOT
+        # READY RETRY EXCEEDED ERROR`)
+        r"|\berror polling [LH]P CQ with status (?!SUCCESS)[A-Z ]+ERROR"
         r"|\b\w+:\d+:\(pid \d+\): (?:dump error cqe|WC error: \d+"
         r"|local (?:QP operation|protection) err)"
         # rdma-core's libmlx5, for every error completion but a flush
@@ -295,7 +347,9 @@ RULES: tuple[Rule, ...] = (
         r"(?:Broken pipe|Connection reset)",
         (
             *("error cqe", "wc error", "local qp operation", "local protection"),
-            *("completion with error", "failed status", "run_iter_", "<psp:"),
+            *("completion with error", "failed status", "run_iter_", "<psp:", "err cqe"),
+            *("local protection", "remote access", "remote op", "local length", "bad response"),
+            *("remote invalid", "transport retry", "rnr retry", "error polling"),
         ),
         "An RDMA work request completed with an error (the mlx5 driver's requester or responder "
         "error completion, perftest's 'Completion with error', ParaStation MPI's verbs errors "

@@ -70,6 +70,8 @@ files (``misc/ibvwrap.cc``), or any file under a path that names NCCL."""
 
 NCCL_FRAME = re.compile(
     r"segfault at \S+ ip \S+ sp \S+ error \d+ in libnccl"
+    # the kernel's general protection fault in the same form (arch/x86/kernel/traps.c)
+    r"|general protection fault ip:\S+ sp:\S+ error:\S+ in libnccl"
     # glibc's backtrace_symbols frame, with or without the symbol (``(ncclX+0x1a)``)
     r"|libnccl[\w.+-]*\.so[\d.]*\((?:\w*[+-])?0x[0-9a-f]+\)"
     # backward-cpp's (``Object "/usr/lib/.../libnccl.so.2", at 0x7f.., in ncclX``)

@@ -67,6 +67,16 @@ CHANGE = re.compile(
     r"|\bfrom\s+~?\d[\d.,]*[^.\n]{0,20}?\bto\s+~?\d|(?<![\w.])\d+(?:\.\d+)?\s*[a-z/]*\s*(?:->|→|=>)\s*~?\d",
     re.IGNORECASE,
 )
+OWN_CHANGE = re.compile(
+    r"\b(?:enabl\w+|turn\w*\s+on|switch\w*\s+on)\s+(?:gradient|activation)\s+checkpointing\b"
+    r"|\b(?:I|we)\s+(?:just\s+|have\s+|had\s+)?(?:increased|doubled|tripled|raised|bumped(?:\s+up)?"
+    r"|upped|enlarged)\s+(?:the\s+|my\s+|our\s+)?(?:\w+\s+){0,2}?(?:batch|image|img|input|seq\w*"
+    r"|context|resolution|model|rank|layers?|dataset|size|epochs?|augment\w*|crop)\b",
+    re.IGNORECASE,
+)
+"""The speaker's own heavier workload (``I increased the image size from 640 to 1280 and ...``,
+``enabling gradient checkpointing made each step slower``): the cause is said, even in a
+question."""
 EXPLAINED = re.compile(
     r"(?:\b(?:is|are|be|seems?|looks?)|['’]s)\s+(?:quite\s+|totally\s+|completely\s+|perfectly\s+)?"
     r"(?:expected|normal|by\s+design|intended)\b|\bas\s+expected\b"
@@ -82,10 +92,15 @@ EXPLAINED = re.compile(
     r"|\btrade-?offs?\b|\b(?:we|I)\s+(?:deliberately\s+|intentionally\s+)?(?:power-)?capped\b"
     r"|\bfix(?:ed|es)\s+(?:a|an|the)\s+(?:\w+\s+){0,2}?(?:slowdown|slowness|regression)\b"
     # designed so, or one slow iteration that comes back every N steps (a checkpoint, an eval)
-    r"|\b(?:as|by)\s+design(?:ed)?\b|^\W*RESOLVED\b|\bauto-?resolved\b|\bback\s+to\s+normal\b"
+    r"|\b(?:as|by)\s+design(?:ed)?\b|^\W*RESOLVED\b|\bauto-?resolved\b"
+    # back to normal, unless only a restart brings it back (a workaround, not a cause)
+    r"|(?<!brings\sit\s)(?<!restart\sit\s)\bback\s+to\s+normal\b(?![^.\n]{0,30}?\b(?:after|until"
+    r"|once|when|with)\s+(?:a\s+|we\s+|I\s+|the\s+)?(?:restart|reboot|redeploy|re-?launch)\w*)"
     r"|\bfixed\s+(?:in|by)\s+(?:#|PR|v?\d|the\s+patch)|\b(?:throughput|tokens?/s|samples?/s|it/s)\s+"
     r"(?:is\s+|was\s+|stays?\s+|basically\s+|roughly\s+)*(?:unchanged|the\s+same|flat)\b"
-    r"|\b(?:enabled|turned\s+on|switched\s+on)\s+(?:gradient|activation)\s+checkpointing\b"
+    + "|"
+    + OWN_CHANGE.pattern
+    + r"|(?<!n't\s)(?<!not\s)\bmakes?\s+sense\b"
     r"|\b(?:usual|expected|known)\s+(?:~?\d+\s*%\s+)?(?:recompute\s+)?(?:cost|overhead|penalty)\b|\bevery\s+[\d,]+k?\s+(?:steps?|iter\w*|batch\w*)\b[^.\n]{0,40}?"
     r"\b(?:one|an?|single)\s+(?:step|iter\w*|batch)\b",
     re.IGNORECASE,
@@ -180,9 +195,16 @@ def _barely(times: list[float]) -> bool:
     )
 
 
+_FIRST = re.compile(r"\b(?:first|initial|1st|opening)\s+(?:few\s+|couple\s+of\s+|\d+\s+)?$", re.I)
+"""The first epochs or steps: longer than the rest is a warm-up."""
+
+
 def _said_to_grow(m: re.Match[str]) -> Verdict | None:
     """Return a slowdown unless the words just before the verb (any of the pattern's verb
-    groups) deny it, or the times it quotes rose less than RATE_DROP_PCT."""
+    groups) deny it, the times it quotes rose less than RATE_DROP_PCT, or it is said of the
+    first epochs or steps (a warm-up)."""
+    if _FIRST.search(m.string, max(0, m.start() - 30), m.start()):
+        return None
     for group in ("verb", "verb2", "verb3", "verb4"):
         if m[group] is not None:
             before = m.string[max(0, m.start(group) - 40) : m.start(group)]

@@ -37,12 +37,13 @@ explains never reaches it; the verdict is a straggler warning of the lowest conf
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from diagnosis.catalog import Verdict
 from diagnosis.explain.quantities import figures, quoted_rates
 from diagnosis.explain.records import PROSE_SHARE, is_prose
 from diagnosis.explain.rules import Rule, rule, verdict
-from diagnosis.explain.rules_slowdown import CHANGE, EXPLAINED
+from diagnosis.explain.rules_slowdown import CHANGE, EXPLAINED, OWN_CHANGE
 from diagnosis.explain.rules_straggler import MEMBER_KIND
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
@@ -54,8 +55,10 @@ SLOWNESS_CONFIDENCE = 0.3
 """Below a quoted slowdown (0.35) and a named member (0.4): the words are general."""
 
 _RATE = (
-    r"(?:hash\s*rates?|speeds?|performance|perf|throughput|bandwidth|utili[sz]ation|FLOPS|it/s"
-    r"|(?:iterations?|its|steps?|samples?|images?|tokens?)/s(?:ec)?)"
+    r"(?:hash\s*rates?|speeds?|performance|perf|throughput|bandwidth|utili[sz]ation|[GT]?FLOPS|it/s"
+    r"|(?:iterations?|its|steps?|samples?|images?|tokens?|frames?|episodes?)/s(?:ec)?|fps|ns/day"
+    r"|SPS|t/s|tok/s|(?:iterations?|steps?|samples?|images?|tokens?|frames?|episodes?|generations?)"
+    r"\s+per\s+(?:second|sec|minute|hour|day))"
 )
 _COMPARATIVE = (
     r"slow(?:s|ed|er|ing)|slow-?downs?|slow(?:s|ed|ing)?\s+down|longer\s+than\s+(?:its|their|the)\s+"
@@ -81,7 +84,7 @@ _COMPARATIVE = (
     r"|roughly\s+)?(?:a\s+third|half|a\s+quarter|one\s+third)\b"
     r"|(?:half|a\s+third|a\s+quarter|one\s+third)\s+of\s+what\s+it\s+(?:was|used\s+to)"
     r"|(?:always|consistently|invariably)\s+(?:the\s+)?(?:(?:arriv|finish|complet|reach)\w*"
-    r"\s+|comes?\s+|coming\s+|is\s+|being\s+)?last"
+    r"\s+(?:(?:its|their|the|each)\s+\w+\s+)?|comes?\s+|coming\s+|is\s+|being\s+)?last"
     r"|(?:takes?|took|taking|needs?|needed)\s+(?:\w+\s+){0,3}?(?:longer|more\s+time)"
     rf"|(?:lower|worse|reduced|decreas\w+|degrad\w+|dropp?(?:ed|s|ing)?)\s+(?:\w+\s+)?{_RATE}"
     rf"|less\s+(?:\w+\s+)?{_RATE}\s+than\s+(?:the\s+|its\s+|all\s+)?(?:others?|rest|remaining|peers?)"
@@ -89,17 +92,22 @@ _COMPARATIVE = (
     rf"|(?P<stuck>{_RATE}\s+(?:\w+\s+){{0,4}}?(?:is\s+|was\s+|gets?\s+|got\s+)?stuck\s+"
     r"(?:at|on|around)\s+(?!0(?:\.0+)?\b)\d+)"
     rf"|(?:half|a\s+third|a\s+quarter|one\s+third)\s+(?:of\s+)?(?:the\s+|their\s+|its\s+)?{_RATE}"
+    # a share of what a peer does (`scores half of what its identical twin scores`)
+    r"|(?:half|a\s+third|a\s+quarter|one\s+third)\s+of\s+what\s+(?:its|their|the)\s+(?:\w+\s+){0,2}?"
+    r"(?:twins?|peers?|others?|siblings?|neighbou?rs?)\b"
+    rf"|{_RATE}\s+(?:\w+\s+){{0,2}}?(?:halv\w*|drift\w*\s+(?:down|lower))"
+    rf"|(?:losing|loses|lost)\s+(?:\w+\s+)?{_RATE}"
     # a member at a share of its peers (`it only gets 50% of the other two`)
     r"|(?:gets?|got|does|did|runs?\s+at|reach(?:es)?|performs?\s+at)\s+(?:only\s+|about\s+|around\s+)?"
     r"(?P<share>\d+(?:\.\d+)?)\s*%\s+of\s+(?:the\s+)?(?:others?|rest|peers?|other\s+\w+)"
     r"|(?:speed|performance|perf|throughput|(?:hash|sol/s|h/s|mh/s|sample|token|step|iteration"
     r"|training|mining)\s*rates?|it/s|(?:iterations?|its|steps?|samples?|images?|tokens?)/s(?:ec)?"
-    r"|utili[sz]ation)\s+(?:\w+\s+){0,4}?"
+    rf"|utili[sz]ation|{_RATE})\s+(?:\w+\s+){{0,5}}?"
     r"(?:drops?|dropped|dropping|decreas\w+|degrad\w+|falls?|falling|fell|goes\s+down|went\s+down"
     r"|going\s+down"
     r"|is\s+(?:much\s+|very\s+|way\s+)?(?:lower|worse))"
-    r"|(?P<timed>(?:time|duration|\w+_cost)s?\s+(?:\w+\s+){0,3}?(?:increas\w+|grows?|grew|growing"
-    r"|goes\s+up|went\s+up|doubl\w+|tripl\w+|jump\w*|spik\w*"
+    r"|(?P<timed>(?:time|duration|latency|runtime|days/ns|\w+_cost)s?\s+(?:\w+\s+){0,3}?(?:increas\w+"
+    r"|grows?|grew|growing|goes\s+up|went\s+up|doubl\w+|tripl\w+|jump\w*|spik\w*|creep\w*\s+up"
     r"|(?:gets?|goes|went|got|getting|going|becomes?|became)\s+(?:much\s+|a\s+lot\s+)?longer)"
     # a time that keeps growing as the run goes on, however it is named
     # (not `over time` or `every time`: those say when, and name no time)
@@ -137,7 +145,9 @@ _PROGRESS = (
     r"|samples?/s\w*|hash\s*rate|mining|performance|perf|FLOPS|utili[sz]ation|collectives?"
     r"|all-?reduce|all-?gather|reduce-?scatter|all-?to-?all|broadcast"
 )
-SUBJECT = re.compile(rf"\b(?:{_MEMBER}|{_PROGRESS})s?\b", re.I)
+SUBJECT = re.compile(
+    rf"\b(?:{_MEMBER}|{_PROGRESS}|{_RATE}|generation|frame|render\w*|encod\w*|simulation)s?\b", re.I
+)
 _MEMBER_WORD = re.compile(rf"\b({_MEMBER})s?\b", re.I)
 _COMPARED = re.compile(
     r"\b(?:than|others?|rest|peers?|compared|whereas|while|but|however|only|one\s+of|single"
@@ -173,6 +183,13 @@ _MODEL_COMPARED = re.compile(
 )
 """A GPU model compared (``the T4 GPU is slower than the other GPUs we benchmarked``): a
 benchmark of hardware, not a member of a job that became slow."""
+_SETUPS = re.compile(
+    r"\b(?:slower|longer|lower)\s+than\s+(?:with|using|when|without|(?:on\s+|in\s+)?(?:fp\d+|bf16"
+    r"|tf32|int\d|mixed\s+precision|AMP|[AHVBL]\d{2,3}|RTX\s?\d{4}|GTX\s?\d{3,4}))\b",
+    re.I,
+)
+"""Two settings of one job compared (``slower with LoRA rank 64 than with rank 8``, ``fp32 is ~3x
+slower than bf16``, ``slower than on A100``)."""
 MIN_GAP_PCT = 10.0
 """A slowdown the sentence puts at less than this (``5 %``, ``1.05x``) is too small to name."""
 _SPEEDISH = re.compile(
@@ -193,6 +210,37 @@ NOT_TRAINING = re.compile(
     r"|(?:epoch|step|iter\w*)\s*#?\s*[01]\s+(?:is\s+|was\s+)?(?:much\s+|a\s+lot\s+)?slow\w*)\b",
     re.I,
 )
+_OVER_TIME = re.compile(
+    r"\b(?:over\s+time|with\s+time|after\s+(?:a\s+)?while|gradually|(?:slower|longer)\s+and\s+"
+    r"(?:slower|longer)|as\s+(?:time\s+goes\s+on|training\s+goes\s+on))\b",
+    re.I,
+)
+"""A change told over the run: with it a title of three or four plain words is a report."""
+_SOFT_NOT_TRAINING = re.compile(
+    r"^(?:inference|requests?|serving|response|first|initial|epoch|step|iter)", re.I
+)
+_OVER_RUN = re.compile(
+    _OVER_TIME.pattern
+    + r"|\bover\s+(?:the\s+)?(?:a\s+few\s+|several\s+|\d+\s+)?(?:hours|days|weeks|week|afternoon"
+    r"|run|course)\b|\bafter\s+(?:running|~?\d+\s*h\w*\s+(?:of\s+)?uptime)|\bkeeps?\s+\w+ing\b"
+    r"|\buntil\s+(?:we|I|a)\s+(?:restart|redeploy|reboot)\w*|\brestart\w*\s+(?:brings|fixes|helps)"
+    r"|\bafter\s+a\s+restart\b",
+    re.I,
+)
+"""A slowdown told over the run (`keeps dropping after running for a while`, `creeps up over a
+few days until we restart the pod`): neither a warm-up nor a service's load."""
+
+
+def _not_training(sentence: str) -> bool:
+    """Return whether the sentence is slow at something other than the job's work (a disk, a
+    download, a warm-up), where a warm-up, inference or requests count only when the sentence
+    tells no slowdown over the run."""
+    found = NOT_TRAINING.search(sentence)
+    if found is None:
+        return False
+    return _SOFT_NOT_TRAINING.match(found[0]) is None or _OVER_RUN.search(sentence) is None
+
+
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|;\s+")
 _ASKED = re.compile(
     r"^(?:[^!?,]*,\s*)?(?:is|was|could|can|would|should)\s+(?:this|that|it)\s+(?:be\s+)?(?:just\s+)?"
@@ -221,7 +269,11 @@ def reads_as_sentence(body: str) -> bool:
     bare = (t.strip("*_`") for t in body.split())
     tokens = [t for t in bare if t and t not in "—–-" and not _FIGURE_OR_NAME.match(t)]
     words = sum(_PLAIN_WORD.match(t) is not None for t in tokens)
-    return words >= 5 and words >= PROSE_SHARE * len(tokens)
+    if words >= 5 and words >= PROSE_SHARE * len(tokens):
+        return True
+    # a short title of plain words that says how speed changed over the run (`Hashrate
+    # decreasing over time`, `Performance degrades over time`)
+    return 3 <= words == len(tokens) and _OVER_TIME.search(body) is not None
 
 
 _NEXT_CLAUSE = re.compile(r"\s+(?:and|but|while|whereas|so)\s+(?:it|they|this|that|I|we)\b|;")
@@ -255,13 +307,19 @@ def _denied(m: re.Match[str], sentence: str, before: str) -> bool:
 
 def _said_expected(body: str, spans: list[tuple[int, int]]) -> bool:
     """Return whether one of the sentences says the slowness is expected or normal, as a
-    statement (``Is this expected?`` asks, it does not explain)."""
-    return any(
-        EXPLAINED.search(body[start:end]) and not body[start:end].rstrip().endswith("?")
-        for start, end in spans
-    )
+    statement (``Is this expected?`` asks, it does not explain), or names the speaker's own
+    heavier setting even in a question."""
+    return any(_expected(body[start:end]) for start, end in spans)
 
 
+@lru_cache(maxsize=64)
+def _expected(sentence: str) -> bool:
+    """One sentence's part of _said_expected (once a sentence)."""
+    asked = sentence.rstrip().endswith("?")
+    return bool(EXPLAINED.search(sentence) and (not asked or OWN_CHANGE.search(sentence)))
+
+
+@lru_cache(maxsize=64)
 def _small(sentence: str) -> bool:
     """Return whether the sentence (with the one before it) puts the gap below MIN_GAP_PCT: a
     ratio or a percentage, or times (rates) quoted before and after that differ by less."""
@@ -297,6 +355,19 @@ _NOT_A_REPORT = re.compile(
 a member slower for its own extra work (`because it also runs evaluation`)."""
 
 
+@lru_cache(maxsize=64)
+def _ruled_out(sentence: str) -> bool:
+    """Whether the sentence, whatever its word of slowness, reports none: slow at something
+    other than training, GPU models or two settings compared, a tool's field name, a member's
+    own extra work (once a sentence: a line that repeats its word reads it once)."""
+    return bool(
+        _not_training(sentence)
+        or _MODEL_COMPARED.search(sentence)
+        or _NOT_A_REPORT.search(sentence)
+        or _SETUPS.search(sentence)
+    )
+
+
 def _reported(m: re.Match[str]) -> Verdict | None:
     """Return a straggler warning when the sentence around `m` reports a slowdown (module doc)."""
     body = m.string
@@ -313,10 +384,8 @@ def _reported(m: re.Match[str]) -> Verdict | None:
     with_before = body[spans[max(0, i - 1)][0] : clause_end.start() if clause_end else end]
     if _HYPOTHETICAL.match(body, m.end()):
         return None
-    if _denied(m, sentence, before) or NOT_TRAINING.search(sentence) or _small(with_before):
+    if _denied(m, sentence, before) or _ruled_out(sentence) or _small(with_before):
         return None
-    if _MODEL_COMPARED.search(sentence) or _NOT_A_REPORT.search(sentence):
-        return None  # models compared; a tool's field name, or a member's own extra work
     if m["worse"] and not _SPEEDISH.search(sentence):
         return None  # worse at what: a speed, not a loss
     if _said_expected(body, spans[max(0, i - 1) : i + 2]) or _ASKED.match(sentence.lstrip()):
@@ -348,7 +417,9 @@ RULES: tuple[Rule, ...] = (
             *("poor", "bad", "terrible", "horrible", "increas", "grow", "grew", "goes up"),
             *("went up", "doubl", "climb", "fell", "fall", "declin", "goes down", "went down"),
             *("more and more", "state", "p2", "p5", "p8", "stuck", "half", "% of", "last"),
-            *("cost", "third", "quarter"),
+            *("cost", "third", "quarter", "as long", "fps", "flops", "ns/day", "sps", "t/s"),
+            *("per second", "per hour", "per minute", "per day", "losing", "loses", "lost"),
+            *("latency", "runtime", "creep", "drift"),
         ),
         "A sentence reporting that the job, or one of its members, became or is slower than it "
         "should be, in words no earlier rule reads: a straggler or a slowdown to look at, with "

@@ -48,19 +48,31 @@ _SLOW_ZH = (
 )
 _SUBJECT_ZH = re.compile(
     r"[训訓][练練]|微[调調]|速度|step|迭代|epoch|rank|GPU|卡|[节節]点|机器|耗[时時]|吞吐|s/it|it/s"
-    r"|samples?/s|images?/s|ETA",
+    r"|samples?/s|images?/s|ETA|FPS|帧率|算力",
     re.I,
 )
 _DENIED_ZH = re.compile(r"(?:不|没|没有|未|无|并非)\w{0,3}$")
-_EXPLAINED_ZH = re.compile(r"正常|[预預]期|意料之中|因[为為]|由于")
-_NOT_TRAINING_ZH = re.compile(r"推理|下载|编译|加载模型")
+# (back to normal only after a restart is a workaround, not an explanation)
+_EXPLAINED_ZH = re.compile(
+    r"(?<!恢复)正常|(?<!重启)(?<!重启后)(?<!重启后才)(?<!重启之后)(?<!重启之后才)恢复正常"
+    r"|[预預]期|意料之中|因[为為]|由于"
+)
+# inference slow from the start is a service's load; inference that slows as it runs is read
+_NOT_TRAINING_ZH = re.compile(
+    r"推理(?![^。]*(?:一段时间|持续|越来越|逐渐|重启))|下载|编译|加载模型"
+)
 
 
 _SLOW_KO = (
-    r"(?:느려(?:졌|지|짐|져)|속도\s*(?:가\s*)?(?:많이\s*|현저히\s*|크게\s*|급격히\s*)?(?:저하|떨어|감소|줄어)"
+    r"(?:느려(?:졌|지|짐|져|집)|속도\s*(?:가\s*)?(?:많이\s*|현저히\s*|크게\s*|급격히\s*)?(?:저하|떨어|감소|줄어)"
+    # a hash rate, a performance or a throughput that keeps falling
+    # (`해시레이트가 ... 계속 떨어지고`)
+    r"|(?:해시\s*레이트|성능|처리량)\s*(?:가|이)?\s*[^.。]{0,20}?(?:저하|떨어|감소|줄어)"
     r"|(?:시간|소요\s*시간)\s*(?:이\s*)?(?:점점\s*|계속\s*)?(?:늘어|증가|길어))"
 )
-_SUBJECT_KO = re.compile(r"학습|훈련|속도|GPU|에폭|epoch|step|스텝|이터레이션|노드|카드", re.I)
+_SUBJECT_KO = re.compile(
+    r"학습|훈련|속도|GPU|에폭|epoch|step|스텝|이터레이션|노드|카드|해시\s*레이트|채굴", re.I
+)
 _DENIED_KO = re.compile(r"(?:안|않|없|아니)\w{0,2}\s*$")
 _EXPLAINED_KO = re.compile(r"정상|예상|때문")
 _NOT_TRAINING_KO = re.compile(r"추론|다운로드|컴파일")
@@ -144,7 +156,7 @@ RULES: tuple[Rule, ...] = (
     rule(
         "straggler.slowness_in_korean",
         _SLOW_KO,
-        ("느려", "속도", "시간", "소요"),
+        ("느려", "속도", "시간", "소요", "해시", "성능", "처리량"),
         "A Korean sentence reporting that the training, or one of its members, became slower "
         "(느려졌다, 속도 저하, 시간이 점점 늘어나다): a straggler or a slowdown to look at, with "
         "the low confidence of general words.",

@@ -28,6 +28,8 @@ component kind).
 
 from __future__ import annotations
 
+import re
+
 from diagnosis.catalog import Verdict
 from diagnosis.explain.rules import Rule, rule, verdict
 from diagnosis.model import Action as A
@@ -40,6 +42,13 @@ from diagnosis.model import Severity as S
 def _disk(severity: S, action: A, confidence: float) -> Verdict:
     """Return a host storage verdict (the node's disks or filesystems)."""
     return verdict(C.HOST_STORAGE, B.INFRASTRUCTURE, K.NODE, severity, action, confidence)
+
+
+def _fewer_members(m: re.Match[str]) -> Verdict | None:
+    """Return a degraded array's error when it started with fewer members than it has."""
+    if int(m["have"]) >= int(m["want"]):
+        return None
+    return _disk(S.ERROR, A.HARDWARE_INSPECTION, 0.7)
 
 
 RULES: tuple[Rule, ...] = (
@@ -56,7 +65,9 @@ RULES: tuple[Rule, ...] = (
         r"|\bmd: kicking non-fresh \S+ from array"
         # older kernels' md prefix, without the array (`raid1: Disk failure on sdb1, ...`)
         r"|\braid\d+: Disk failure on \S+, disabling device"
-        r"|WARNING: Device #\d+ of \w+ array, \S+, has failed|Repair of RAID device \S+ failed",
+        r"|WARNING: Device #\d+ of \w+ array, \S+, has failed|Repair of RAID device \S+ failed"
+        # a mirror member that failed a read (raid1.c/raid10.c read_balance after an error)
+        r"|md/raid\d*:md\w+: \S+: redirecting sector \d+ to another mirror",
         (
             "event",
             "md/raid",
@@ -79,6 +90,15 @@ RULES: tuple[Rule, ...] = (
         _disk(S.ERROR, A.HARDWARE_INSPECTION, 0.75),
     ),
     rule(
+        "storage.md_started_degraded",
+        r"md/raid\d*:md\w+: (?:active|not clean -- starting background reconstruction)?"
+        r"\s*with (?P<have>\d+) out of (?P<want>\d+) (?:mirrors|devices)",
+        ("out of",),
+        "An md array started with fewer members than it has (`active with 1 out of 2 mirrors`): "
+        "it runs without redundancy; find the missing disk.",
+        judge=_fewer_members,
+    ),
+    rule(
         "storage.fs_readonly",
         r"Remounting filesystem read-only|\bforced readonly\b|Detected aborted journal"
         r"|Aborting journal on device|Journal has aborted",
@@ -99,7 +119,8 @@ RULES: tuple[Rule, ...] = (
         # XFS (xfs_fsops.c, xfs_log.c, xfs_buf.c): a shutdown, a metadata I/O error, corruption
         r"|XFS \([^)]+\): (?:.*Shutting down filesystem|Filesystem has been shut down"
         r"|metadata I/O error in|Corruption detected|Metadata (?:corruption|CRC error) detected"
-        r"|log I/O error|xfs_do_force_shutdown|log mount/recovery failed)"
+        r"|log I/O error|xfs_do_force_shutdown|log mount/recovery failed"
+        r"|Failing async write on buffer block)"
         r"|JBD2: Detected IO errors while flushing",
         ("btrfs", "ext4-fs", "xfs (", "jbd2"),
         "The filesystem reports I/O errors or corruption on its device (btrfs device stats and "
@@ -109,11 +130,14 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "storage.scsi_error",
-        r"critical (?:medium|target|space allocation) error, dev|Sense Key : Medium Error"
+        r"critical (?:medium|target|space allocation|nexus) error, dev|Sense Key : Medium Error"
+        # the block layer's other errors of a request (blk-core.c blk_errors[])
+        r"|\b(?:timeout|protection|device resource) error, dev \w+, sector"
         r"|Unrecovered read error|rejecting I/O to offline device|FAILED Result: hostbyte="
         r"|SMART Failure|LOOP DOWN detected",
         (
             "critical",
+            "error, dev",
             "sense key",
             "unrecovered read",
             "offline device",
@@ -175,7 +199,8 @@ RULES: tuple[Rule, ...] = (
         r"has failed|persistent memory region has become read-only)"
         r"|^\s*Critical Warning:\s+0x(?!00\b)[0-9a-f]{2}\b"
         r"|^\s*Media and Data Integrity Errors:\s+[1-9]"
-        r"|^\s*critical_warning\s*:\s*(?:0x)?[1-9a-f]|^\s*media_errors\s*:\s*[1-9]",
+        r"|^\s*critical_warning\s*:\s*(?:0x)?[1-9a-f]|^\s*media_errors\s*:\s*[1-9]"
+        r"|\"(?:critical_warning|media_errors)\"\s*:\s*[1-9]",
         ("smart", "- ", "critical warning", "media and data", "critical_warning", "media_errors"),
         "The drive's own health log says it is failing (smartctl's verdict FAILED, an NVMe "
         "critical warning: spare below threshold, reliability degraded, read-only media, a "
@@ -278,10 +303,18 @@ RULES: tuple[Rule, ...] = (
         r"|access denied by server|mount system call failed|Stale (?:NFS )?file handle)"
         r"|mount to NFS server '[^']*' failed: (?:timed out|RPC Error|System Error)"
         r"|\bStale NFS file handle\b"
-        r"|\bstatd\b[^\n]{0,40}?\b(?:timed\s+out|not\s+responding|failed\s+to\s+contact)",
+        r"|\bstatd\b[^\n]{0,40}?\b(?:timed\s+out|not\s+responding|failed\s+to\s+contact)"
+        # the NFSv4 client's state recovery that failed (fs/nfs/nfs4state.c, fs/lockd): locks or
+        # opens not reclaimed, a client id taken, a server that changed a file under us
+        r"|\blockd: failed to reclaim lock\b|\bNFS: _*nfs4_\w+: (?:Lock reclaim failed|unhandled "
+        r"error)|NFS: nfs4_discover_server_trunking unhandled error|\bNFS: Server \S+ reports our "
+        r"clientid is in use|\bNFS: migration recovery failed"
+        r"|\bNFS: server \S+ error: fileid changed"
+        r"|\bNFS: Server wrote zero bytes|\bNFS: v4 server \S+\s+returned a bad sequence-id error"
+        r"|\bRPC: Could not send backchannel reply",
         (
             *("not responding", "rpc:", "nfs_file_fsync", "nfs", "sm_mon", "sm_unmon"),
-            *("cannot monitor", "mount.nfs"),
+            *("cannot monitor", "mount.nfs", "lockd: failed", "backchannel"),
         ),
         "The NFS server (or the RPC below it) stopped answering, the lock manager cannot reach "
         "statd to monitor a client (``SM_MON failed``, ``lockd: cannot monitor``), or a task "

@@ -159,6 +159,7 @@ def speed_figures(sentence: str) -> tuple[Figure, ...]:
                 Figure(m.start(), value * (rate("1", m["rate"]) if m["rate"] else 1), False)
             )
     chains = [(c.start(), c.end()) for c in _CHAIN.finditer(text)]
+    prefixed = PREFIXED_RATE.search(text) is not None
     for n, m in enumerate(_BARE.finditer(text)):
         if n >= MAX_BARE:
             break
@@ -181,7 +182,7 @@ def speed_figures(sentence: str) -> tuple[Figure, ...]:
                 continue
         elif _COUNTED_AFTER.match(text[m.end() :]):
             continue
-        figure = _bare_figure(m.start(), number(m["num"], m["k"]), named, found)
+        figure = _bare_figure(m.start(), number(m["num"], m["k"]), named, found, prefixed)
         if figure is not None:
             found.append(figure)
     return tuple(sorted(found, key=lambda f: f.at))
@@ -199,8 +200,18 @@ def _named_speed(before: str) -> tuple[bool, float] | None:
     return (False, 1.0) if _RATE_METRIC.search(before) else None
 
 
+RATE_PREFIXES = (1e3, 1e6, 1e9, 1e12)
+PREFIXED_RATE = re.compile(r"\d\s*(?:[kKMG]H/s|[GT]FLOP)", re.IGNORECASE)
+"""A rate with a metric prefix (`48 MH/s`, `250 TFLOPS`): a bare number beside it may carry the
+same prefix unsaid (`from 62 to 48 MH/s`)."""
+
+
 def _bare_figure(
-    at: int, value: float, named: tuple[bool, float] | None, before: list[Figure]
+    at: int,
+    value: float,
+    named: tuple[bool, float] | None,
+    before: list[Figure],
+    prefixed: bool = False,
 ) -> Figure | None:
     """A bare number as a figure: of the speed named just before it (its unit, when the
     metric gives none, that of the sentence's own figures of the kind if it fits their
@@ -215,7 +226,9 @@ def _bare_figure(
     peers = [f.value for f in before[-8:] if f.timed is timed]
     if not peers:
         return Figure(at, value * scale, timed) if named is not None else None
-    for unit in (scale, 0.001, 60.0):  # a time named without its unit: the sentence's
+    # a time named without its unit, or a rate without its prefix (`from 62 to 48 MH/s`)
+    units = (scale, 0.001, 60.0) if timed else (scale, *RATE_PREFIXES) if prefixed else (scale,)
+    for unit in units:
         if any(0.1 * v <= value * unit <= 10 * v for v in peers):
             return Figure(at, value * unit, timed)
     return None

@@ -52,7 +52,6 @@ def test_the_general_shape_reads_development_reports_phrase_rules_also_read(
     [
         ("Rank 3 is lagging behind the other ranks in every all-reduce on this job.", None),
         ("The throughput of the job dropped by half after we added the third node.", None),
-        ("Today the hash rate of card 4 fell to 20 MH/s while the others stay at 31.", None),
         ("We see a 30% slowdown in training speed on the new cluster.", ComponentKind.JOB),
         ("Since Monday the whole job slows down whenever node 3 joins.", ComponentKind.NODE),
         ("The bandwidth of GPU 2 is very different from the others in our job.", ComponentKind.GPU),

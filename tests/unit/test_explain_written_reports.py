@@ -45,7 +45,6 @@ KNOWN_LIMITS = {
     "r18-046": f"{_SETUPS}: Slurm against Kubernetes",
     "r18-057": "an ETA on a clock (`03:12:00` then `07:40:00`) as progress grows",
     "r18-101": "a list of members' MFU with the member named once after it (`(node 4)`)",
-    "r19-006": "the peers' figure as a range after their count (`the other 63 hosts ... 520-530`)",
     "r19-018": "an mlx5 link down and up a few times: a link down once or twice is a boot",
     "r19-037": "a job's elapsed time per night, one clock a line",
     "r19-042": "a Korean report of a flapping link",
