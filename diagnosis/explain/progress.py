@@ -4,9 +4,10 @@ Frameworks print their progress every N steps in their own words; the fields tha
 duration or its throughput were read from their sources (mmcv, mmengine, detectron2,
 torchvision's MetricLogger, timm, PaddlePaddle and PaddleNLP, NeMo, Keras, DeepSpeed, fairseq,
 torchtitan, OpenNMT, TensorFlow's hooks, Horovod's and tf_cnn_benchmarks' benchmarks, tqdm's bar
-as HF Trainer, accelerate and Lightning print it). ``step_seconds``
-returns one figure per line, as seconds per step: a throughput is read as its inverse (only its
-changes matter to the slowdown check), a unit is honoured (Keras' ``ms/step``, ``us/sample``).
+as HF Trainer, accelerate and Lightning print it; DeepStream's and Savant's frame rates).
+``step_seconds`` returns one figure per line, as seconds per step: a throughput is read as its
+inverse (only its changes matter to the slowdown check), a unit is honoured (Keras' ``ms/step``,
+``us/sample``).
 JSON log lines of the same fields (mmcv's ``.log.json``, detectron2's ``metrics.json``,
 fairseq's ``--log-format json``) are read too.
 
@@ -66,10 +67,15 @@ _FIELDS: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
         ("global_step/sec", "tf", re.compile(rf"\bglobal_step/sec: ({_NUM})")),
         ("per GPU", "horovod", re.compile(rf"\b({_NUM}) img/sec per GPU")),
         ("images/sec:", "tfcnn", re.compile(rf"\bimages/sec: ({_NUM}) \+/-")),
+        # video pipelines' frame rates: DeepStream's `**PERF:  45.99 (45.96)` (the first
+        # stream's current rate, its running mean in brackets), Savant's `FPS = 109.72`
+        ("**PERF:", "deepstream", re.compile(rf"\*\*PERF:\s+({_NUM})\s+\(")),
+        ("FPS = ", "savant", re.compile(rf"\bFPS = ({_NUM}),")),
     )
 )
 _RATES = frozenset(
     {"deepspeed", "fairseq", "titan", "onmt", "ips", "paddlenlp", "tf", "horovod", "tfcnn"}
+    | {"deepstream", "savant"}
 )
 # a bare `time:` is a step time only beside the fields the frameworks print with it
 _TIME_CONTEXT = re.compile(r"\beta\b|data_time|\bdata: ", re.IGNORECASE)

@@ -124,6 +124,16 @@ RULES: tuple[Rule, ...] = (
         _GAVE_UP,
     ),
     rule(
+        "dist.client_timed_out",
+        r"\[c10d\] The client socket has failed to connect to \S+ \(errno: (?:110 - Connection "
+        r"timed out|113 - No route to host)\)",
+        ("failed to connect to",),
+        "The store client's connection attempt went unanswered (errno 110) or had no route "
+        "(113): unlike a refusal (the host is up, its store not yet listening), nothing answered "
+        "at the master's address: a firewall, a route or the host itself.",
+        _RETRYING,
+    ),
+    rule(
         "dist.client_unreachable",
         r"\[c10d\] The client socket has failed to connect to any network address of",
         ("failed to connect to any network address",),

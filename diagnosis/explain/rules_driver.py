@@ -108,7 +108,10 @@ RULES: tuple[Rule, ...] = (
         r"Unable to (?:determine|detect) the device handle for GPU ?(?P<pci>[0-9A-Fa-f]{3,8}:"
         r"[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)?"
         r"|NVMLError_GpuIsLost|NVML_ERROR_GPU_IS_LOST|\bGPU is lost\b"
-        r"|nvmlDevice\w+\(\): (?:Unknown Error|GPU is lost)",
+        r"|nvmlDevice\w+\(\): (?:Unknown Error|GPU is lost)"
+        # the device plugin's wording (k8s-device-plugin: `error getting device handle for
+        # index '0': Unknown Error`)
+        r"|error getting device handle for index '?\d+'?: (?:Unknown Error|GPU is lost)",
         ("device handle", "gpuislost", "gpu_is_lost", "gpu is lost", "nvmldevice"),
         "nvidia-smi/NVML cannot reach the GPU (the user-visible side of Xid 79/GPU lost).",
         _hw(S.CRITICAL, A.REBOOT_NODE, 0.8),

@@ -91,11 +91,13 @@ KERNEL_RULES: tuple[Rule, ...] = (
         r"|\bhas been killed by the OOM killer\b|\bFailed with result 'oom-kill'"
         r"|\bearlyoom(?:\[\d+\])?: (?:low memory!|sending SIG(?:TERM|KILL) to process)"
         r"|\bcontainer oom [0-9a-f]{12,}\b"
-        r"|\bray\.exceptions\.OutOfMemoryError\b|\bnode running low on memory\b",
+        r"|\bray\.exceptions\.OutOfMemoryError\b|\bnode running low on memory\b"
+        # Talos' userspace OOM controller
+        r"|Sending SIGKILL to cgroup\b.*\bOOMController\b",
         (
             *("systemoom", "system oom", "exceeded job memory", "term_memlimit", "pbs: job killed"),
             *("kernel panic", "oom killer", "earlyoom", "container oom", "outofmemoryerror"),
-            "running low on memory",
+            *("running low on memory", "sending sigkill to cgroup"),
             "out of memory",
             "oom-kill",
             "oom_reaper",
@@ -183,7 +185,8 @@ KERNEL_RULES: tuple[Rule, ...] = (
         r"AER: (?:Multiple )?Uncorrect(?:ed|able) \(Fatal\) error (?:message )?received"
         r"|severity=Uncorrect(?:ed|able) \(Fatal\)|\bUncorrect(?:ed|able) \(Fatal\) error: \w"
         # a slot that lost power or its link (pciehp), a port that contained an error (DPC)
-        r"|\bpciehp: Slot\(\S+\): (?:Power fault|Cannot train link|No link|Link training error)"
+        r"|\bpciehp(?: \S+)?: [Ss]lot\(\S+\): (?:Power fault|Cannot train link|No link"
+        r"|Link training error)"
         r"|\bDPC: containment event\b",
         ("uncorrected (fatal)", "uncorrectable (fatal)", "pciehp", "containment event"),
         "A fatal PCIe error (AER) on a host port, a slot's power fault or link that would not "
@@ -212,8 +215,10 @@ KERNEL_RULES: tuple[Rule, ...] = (
     rule(
         "host.pcie_error",
         r"AER: (?:Multiple )?(?:Correct(?:ed|able)|Uncorrect(?:ed|able) \(Non-Fatal\)) error "
-        r"(?:message )?received|PCIe Bus Error: severity=",
-        ("aer:", "pcie bus error"),
+        r"(?:message )?received|PCIe Bus Error: severity="
+        # a slot whose link went down (pciehp: a surprise removal, or a link that failed)
+        r"|\bpciehp(?: \S+)?: [Ss]lot\(\S+\): Link Down\b",
+        ("aer:", "pcie bus error", "pciehp"),
         "A corrected or non-fatal PCIe error (AER), in both spellings of drivers/pci/pcie/aer.c "
         "('Corrected'/'Uncorrected' before Linux 6.x, 'Correctable'/'Uncorrectable' after): "
         "watch the link, it may degrade.",

@@ -120,7 +120,8 @@ RULES: tuple[Rule, ...] = (
         # libceph's requests to an OSD that time out, an OSD marked down, a socket to the MDS
         # that failed; BeeGFS' messaging that cannot reach a server
         r"|\blibceph: (?:\[\S+ \d+\]: )?(?:tid \d+ on osd\d+ timeout|osd\d+ down\b"
-        r"|mds\d+ \S+ socket error)|\bMessaging \(RPC\): Unable to connect to\b"
+        r"|mds\d+ \S+ socket error|mon\d+ \S+ connect error|connect \S+ error -\d+)"
+        r"|\bMessaging \(RPC\): Unable to connect to\b"
         # any other LustreError (the caller's own are netfs.caller_error's)
         r"|\bLustreError: \S",
         (

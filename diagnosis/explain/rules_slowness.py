@@ -56,6 +56,7 @@ SLOWNESS_CONFIDENCE = 0.3
 
 _RATE = (
     r"(?:hash\s*rates?|speeds?|performance|perf|throughput|bandwidth|utili[sz]ation|[GT]?FLOPS|it/s"
+    r"|(?:computing|compute|hashing|hash|mining)\s+power"
     r"|(?:iterations?|its|steps?|samples?|images?|tokens?|frames?|episodes?)/s(?:ec)?|fps|ns/day"
     r"|SPS|t/s|tok/s|(?:iterations?|steps?|samples?|images?|tokens?|frames?|episodes?|generations?)"
     r"\s+per\s+(?:second|sec|minute|hour|day))"
@@ -72,6 +73,10 @@ _COMPARATIVE = (
     r"|(?:twice|thrice|\d+(?:\.\d+)?\s*(?:x|times)|"
     r"(?:two|three|four|five|ten)\s+times)\s+as\s+(?:slow|long)"
     r"|bottleneck\w*|throttl\w*|underperform\w*|held\s+(?:up|back)|hold(?:s|ing)?\s+(?:up|back)"
+    r"|down-?(?:shift|clock)\w*|half\s+(?:as\s+)?slow"
+    # a change of a step's time said as a noun (`a jump in the total step time`)
+    r"|(?P<jump>(?:jump|increase|rise|regression)\s+in\s+(?:the\s+)?(?:\w+\s+)?(?:step|iteration|epoch"
+    r"|batch|training)\s+times?)"
     r"|(?:different|uneven|varying)\s+(?:paces?|speeds?|rates?)"
     r"|\d+(?:\.\d+)?\s*(?:ms|s|secs?|seconds?|mins?|minutes?)\s+(?:late|behind"
     r"|after\s+(?:(?:every|each|all)\s+(?:the\s+)?others?|the\s+others|everyone|the\s+rest))"
@@ -106,7 +111,8 @@ _COMPARATIVE = (
     r"(?:drops?|dropped|dropping|decreas\w+|degrad\w+|falls?|falling|fell|goes\s+down|went\s+down"
     r"|going\s+down"
     r"|is\s+(?:much\s+|very\s+|way\s+)?(?:lower|worse))"
-    r"|(?P<timed>(?:time|duration|latency|runtime|days/ns|\w+_cost)s?\s+(?:\w+\s+){0,3}?(?:increas\w+"
+    r"|(?P<timed>(?<!over\s)(?<!every\s)(?<!each\s)(?<!some\s)(?<!same\s)"
+    r"(?:time|duration|latency|runtime|days/ns|\w+_cost)s?\s+(?:\w+\s+){0,4}?(?:increas\w+"
     r"|grows?|grew|growing|goes\s+up|went\s+up|doubl\w+|tripl\w+|jump\w*|spik\w*|creep\w*\s+up"
     r"|(?:gets?|goes|went|got|getting|going|becomes?|became)\s+(?:much\s+|a\s+lot\s+)?longer)"
     # a time that keeps growing as the run goes on, however it is named
@@ -146,7 +152,9 @@ _PROGRESS = (
     r"|all-?reduce|all-?gather|reduce-?scatter|all-?to-?all|broadcast"
 )
 SUBJECT = re.compile(
-    rf"\b(?:{_MEMBER}|{_PROGRESS}|{_RATE}|generation|frame|render\w*|encod\w*|simulation)s?\b", re.I
+    rf"\b(?:{_MEMBER}|{_PROGRESS}|{_RATE}|generation|frame|render\w*|encod\w*|simulation|inference"
+    r"|calculation|computation|computer)s?\b",
+    re.I,
 )
 _MEMBER_WORD = re.compile(rf"\b({_MEMBER})s?\b", re.I)
 _COMPARED = re.compile(
@@ -203,7 +211,8 @@ NOT_TRAINING = re.compile(
     r"\b(?:nfs|disk|storage|ssd|hdd|nvme|download\w*|upload\w*|internet|website|page|browser"
     r"|compil\w+|build|boot\w*|startup|install\w*|inference|requests?|serving|queue\w*"
     r"|response|preempt\w*|warm-?up|autotun\w*|to\s+(?:start|launch|load|initiali[sz]e)"
-    r"|(?:first|initial)\s+(?:few\s+|\d+\s+)?(?:steps?|iterations?|epochs?|batch(?:es)?"
+    r"|(?:first|initial)\s+(?:few\s+|\d+\s+)?(?:steps?|iterations?|epochs?|batch(?:es)?|images?"
+    r"|frames?|requests?|samples?|calls?|runs?|predictions?"
     r"|intervals?)(?:\s+\w+){0,2}?\s+(?:is|are|was|were|runs?|takes?|took)\b"
     r"(?!\s+(?:fine|fast|ok|normal))"
     # the first epoch or step, a warm-up (`why is epoch 1 slower than the rest?`)
@@ -234,11 +243,18 @@ few days until we restart the pod`): neither a warm-up nor a service's load."""
 def _not_training(sentence: str) -> bool:
     """Return whether the sentence is slow at something other than the job's work (a disk, a
     download, a warm-up), where a warm-up, inference or requests count only when the sentence
-    tells no slowdown over the run."""
+    tells no slowdown over the run, nor one member against its identical peers."""
     found = NOT_TRAINING.search(sentence)
     if found is None:
         return False
-    return _SOFT_NOT_TRAINING.match(found[0]) is None or _OVER_RUN.search(sentence) is None
+    if _SOFT_NOT_TRAINING.match(found[0]) is None:
+        return True
+    return _OVER_RUN.search(sentence) is None and _AMONG_PEERS.search(sentence) is None
+
+
+_AMONG_PEERS = re.compile(r"\bidentical\b|\bone\s+of\s+(?:the|our|my|two|\d+)\b", re.I)
+"""One of identical members slower than the others: a straggler whatever the work (inference
+on one of two identical machines at half the speed)."""
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|;\s+")
@@ -390,7 +406,7 @@ def _reported(m: re.Match[str]) -> Verdict | None:
         return None  # worse at what: a speed, not a loss
     if _said_expected(body, spans[max(0, i - 1) : i + 2]) or _ASKED.match(sentence.lstrip()):
         return None
-    if not (m["timed"] or SUBJECT.search(around)):
+    if not (m["timed"] or m["jump"] or SUBJECT.search(around)):
         return None
     if m["anaphor"]:  # `it` must be a rate that fell, or a time that rose, named just before
         quantity = _NAMED_RATE if m["fell"] else _NAMED_TIME

@@ -40,6 +40,9 @@ _SLOW_ZH = (
     r"|(?<!下降)(?<!收敛)速度(?:明显|大幅|显著|严重|急剧|大大)?地?(?:下降|降低)"
     r"|(?:耗时|时间)(?:明显|大幅|显著)?(?:增加|变长)"
     r"|(?:耗时|时间|用时)[^。！？，,]{0,16}?(?:涨|增|升|增加|增长)(?:到|至)"
+    # a time or a rate that keeps changing, its figures a clause away
+    # (`从一开始的70秒，不断增加到500秒`)
+    r"|(?:不断|持续|逐渐|一直)(?:增加|增长|上升|变长)(?:到|至)"
     r"|越来越长|差异很大|差距很大|步调不一致"
     # fast at first, slow later (刚开始训练速度快，后续训练速度很慢)
     # (慢慢 is `gradually`, not slow; a negation before the 慢 denies it)
@@ -48,13 +51,14 @@ _SLOW_ZH = (
 )
 _SUBJECT_ZH = re.compile(
     r"[训訓][练練]|微[调調]|速度|step|迭代|epoch|rank|GPU|卡|[节節]点|机器|耗[时時]|吞吐|s/it|it/s"
-    r"|samples?/s|images?/s|ETA|FPS|帧率|算力",
+    r"|samples?/s|images?/s|ETA|FPS|帧率|算力|调用|请求|推理|部署",
     re.I,
 )
 _DENIED_ZH = re.compile(r"(?:不|没|没有|未|无|并非)\w{0,3}$")
-# (back to normal only after a restart is a workaround, not an explanation)
+# (back to normal only after a restart is a workaround, not an explanation; all normal at first
+# is the state before the slowdown)
 _EXPLAINED_ZH = re.compile(
-    r"(?<!恢复)正常|(?<!重启)(?<!重启后)(?<!重启后才)(?<!重启之后)(?<!重启之后才)恢复正常"
+    r"(?<!恢复)(?<!一切)正常|(?<!重启)(?<!重启后)(?<!重启后才)(?<!重启之后)(?<!重启之后才)恢复正常"
     r"|[预預]期|意料之中|因[为為]|由于"
 )
 # inference slow from the start is a service's load; inference that slows as it runs is read

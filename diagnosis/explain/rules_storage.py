@@ -180,7 +180,10 @@ RULES: tuple[Rule, ...] = (
         r"\(sct 0x[0-9a-f]+ / sc 0x[0-9a-f]+\))"
         r"|\bno (?:usable|available) path - (?:requeuing|failing) I/O"
         r"|nvme\d+n\d+: detected capacity change from \d+ to 0\b"
-        r"|\bnvme_\w+\.c:\s*\d+:\w+: \*ERROR\*",
+        r"|\bnvme_\w+\.c:\s*\d+:\w+: \*ERROR\*"
+        # a local NVMe disk that never appeared (systemd's device unit timed out)
+        r"|\bdev-nvme\w*\.device: Job dev-nvme\w*\.device/start failed with result 'timeout'"
+        r"|\bTimed out waiting for device (?:/dev/|dev-)nvme",
         ("nvme",),
         "An NVMe drive timed out or failed I/O, failed its reset or vanished (capacity 0, "
         "queues lost), reported a fatal PCIe state, or an NVMe over fabrics target (TCP, RDMA, "

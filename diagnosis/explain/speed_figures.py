@@ -47,7 +47,7 @@ _RATE_UNIT = (
     r"it/s|steps?/s(?:ec)?|(?:samples?|images?|imgs?|img|tokens?|toks?|seqs?|sequences|amostras"
     r"|muestras|échantillons|campioni)"
     r"(?:/s(?:ec)?|\s+per\s+sec(?:ond)?|_per_sec(?:ond)?)(?:/gpu)?|[GT]FLOP[sS]?(?:/s)?(?:/GPU)?"
-    r"|[kKMG]?H/s|wps|tps"
+    r"|[kKMG]?H/s|[kKMG]h(?:/?s)?|wps|tps"
 )
 _TIME_UNIT = "|".join(sorted((re.escape(u) for u in _TIME_UNITS), key=len, reverse=True))
 # a number: thousands separated by commas (`5,200`), a decimal comma (`2,4`), a point
@@ -238,7 +238,7 @@ STEP_CONTEXT = re.compile(
     r"\b(?:epoch|iter(?:ation)?|step|batch)s?\b|(?:s|sec|ms)/(?:it|step|iter)|(?<![a-z])it/s\b|\bETA\b|"
     r"\btrain\w*\s+time\b|step_time|iter_time|\b(?:fwd|bwd|forward|backward)\b|"
     r"\bend[- ]to[- ]end\b|\belapsed\b|\bwall[- ]?(?:clock|time)\b|\brun\s*time\b|"
-    r"步|イテレーション|ステップ|에폭|스텝|Schritt\w*|[ée]poca|époque|epoca|шаг\w*|эпох\w*|"
+    r"步|迭代|训练|イテレーション|ステップ|에폭|스텝|Schritt\w*|[ée]poca|époque|epoca|шаг\w*|эпох\w*|"
     r"langkah|adım|bước|الخطوة|ขั้น|krok\w*|stap",
     re.IGNORECASE,
 )
