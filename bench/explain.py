@@ -184,6 +184,9 @@ HOSTILE = {
     + ", ".join(f"GPU{n} 1.0{n % 3}s/step vs 1.01 on the others" for n in range(100)),
     "a word of slowness, 1,000 times": "slower " * 1000,
     "links up and down, 2,000 times": "U D " * 2000,
+    "a member's percentage, 150 times": "GPU 1 50% higher the other " * 150,
+    "a path of 4,000 slashes": "/* ESHUTDOWN: Cannot send after transport endpoint shutdown */ "
+    + "/" * 4000,
 }
 """Single long lines that make a backtracking pattern, or a judge that rereads its line for
 each match, slow (reviews of 2026-12-04 and -05; the figure readers of 2026-12-05)."""

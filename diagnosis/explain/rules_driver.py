@@ -118,9 +118,8 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "nvml.reset_required",
-        r"NVMLError_ResetRequired|NVML_ERROR_RESET_REQUIRED"
-        r"|\bGPU requires (?:a )?(?:reset|restart)\b",
-        ("resetrequired", "reset_required", "gpu requires"),
+        r"NVMLError_ResetRequired|NVML_ERROR_RESET_REQUIRED",
+        ("resetrequired", "reset_required"),
         "NVML says the GPU must be reset before it can be used again (after an uncontained "
         "error or a failed recovery): drain it and reset it.",
         _hw(S.ERROR, A.RESET_GPU, 0.7),

@@ -90,7 +90,7 @@ KERNEL_RULES: tuple[Rule, ...] = (
         r"|\bOut of memory and no killable processes"
         r"|\bhas been killed by the OOM killer\b|\bFailed with result 'oom-kill'"
         r"|\bearlyoom(?:\[\d+\])?: (?:low memory!|sending SIG(?:TERM|KILL) to process)"
-        r"|\bcontainer oom [0-9a-f]{12,}\b"
+        r"|\bcontainer oom [0-9a-f]{64}\b"
         r"|\bray\.exceptions\.OutOfMemoryError\b|\bnode running low on memory\b"
         # Talos' userspace OOM controller
         r"|Sending SIGKILL to cgroup\b.*\bOOMController\b",
@@ -187,7 +187,7 @@ KERNEL_RULES: tuple[Rule, ...] = (
         # a slot that lost power or its link (pciehp), a port that contained an error (DPC)
         r"|\bpciehp(?: \S+)?: [Ss]lot\(\S+\): (?:Power fault|Cannot train link|No link"
         r"|Link training error)"
-        r"|\bDPC: containment event\b",
+        r"|\bDPC:? containment event\b",
         ("uncorrected (fatal)", "uncorrectable (fatal)", "pciehp", "containment event"),
         "A fatal PCIe error (AER) on a host port, a slot's power fault or link that would not "
         "train, a port that contained an error (DPC): the devices behind it are unreliable.",

@@ -47,6 +47,20 @@ def _storage(severity: S, action: A, confidence: float) -> Verdict:
     return verdict(C.HOST_STORAGE, INFRA, K.NODE, severity, action, confidence)
 
 
+_PLANNED = re.compile(
+    r"\b(?:planned|maintenance\s+window|scheduled\s+maintenance|all\s+clear|as\s+expected)\b",
+    re.IGNORECASE,
+)
+
+
+def _lost_unless_planned(m: re.Match[str]) -> Verdict | None:
+    """The client lost its server's state, unless the same line says it was planned (a person's
+    note of a maintenance window: `forced to unmount during the planned maintenance`)."""
+    if _PLANNED.search(m.string):
+        return None
+    return _storage(S.ERROR, A.ISOLATE_NODE, 0.75)
+
+
 def _caller_error(m: re.Match[str]) -> Verdict:
     """Return the application's warning for a quota exceeded, else a benign note."""
     if m["quota"]:
@@ -64,23 +78,24 @@ RULES: tuple[Rule, ...] = (
         r"|\bauto reconnect after blocklisted|\bis being expelled\b|Lost membership in cluster"
         r"|unmounted by the system with return code|Disk failure\.\s+Volume|\bMMFS_DISKFAIL\b"
         r"|Failed to connect to file system daemon|Connect failed on all available routes"
-        r"|'?/[^\s':]*'?: Transport endpoint is not connected|Transport endpoint is not connected"
-        r":? '?/|'?/[^\s':]*'?: Cannot send after transport endpoint shutdown"
+        r"|(?:^|(?<=[\s'\"(]))'?/[^\s':/]{0,200}(?:/[^\s':/]{0,200}){0,30}'?: "
+        r"(?:Transport endpoint is not connected|Cannot send after transport endpoint shutdown)"
+        r"|Transport endpoint is not connected:? '?/"
         # CephFS' session refused or closed by the MDS; GPFS' daemon down or a forced unmount
-        r"|\bceph: (?:\[\S+ \d+\]: )?mds\d+ (?:session blocklisted|closed our session)"
+        r"|\bceph: (?:\[\S+ \d+\]: )?mds\d+ session blocklisted"
         r"|\bmmfs daemon is shutting down abnormally|\bwas forced to unmount\b"
         r"|\bfs_forced_unmount\b",
         (
             *("evict", "dirty page discard", "assertion", "lbug", "reconnect", "rejected"),
             *("blocklisted", "expelled", "lost membership", "unmounted by the system"),
             *("disk failure", "diskfail", "file system daemon", "all available routes"),
-            *("transport endpoint", "closed our session", "mmfs daemon", "forced to unmount"),
+            *("transport endpoint", "mmfs daemon", "forced to unmount"),
             "fs_forced_unmount",
         ),
         "The node's network or parallel filesystem client lost its server's state (evicted, "
         "expelled, unmounted, a reconnect refused, a FUSE daemon dead): the job's open files "
         "and unwritten data are gone; I/O fails until the mount recovers.",
-        _storage(S.ERROR, A.ISOLATE_NODE, 0.75),
+        judge=_lost_unless_planned,
     ),
     rule(
         "netfs.lnet_error",
@@ -114,7 +129,8 @@ RULES: tuple[Rule, ...] = (
         "netfs.server_wait",
         r"\bConnection to \S+ \(at \S+\) was lost\b|@@@ Request sent has timed out for slow reply"
         r"|### lock timed out .* entering recovery"
-        r"|\bceph: (?:\[\S+ \d+\]: )?mds\d+ (?:caps (?:went |still )?stale|hung)\b"
+        r"|\bceph: (?:\[\S+ \d+\]: )?mds\d+ (?:caps (?:went |still )?stale|hung"
+        r"|closed our session)\b"
         r"|Communication error: Node: |Retrying communication with (?:metadata )?node"
         r"|lease renewal is overdue|Disk lease period expired"
         # libceph's requests to an OSD that time out, an OSD marked down, a socket to the MDS
@@ -126,7 +142,7 @@ RULES: tuple[Rule, ...] = (
         r"|\bLustreError: \S",
         (
             *("connection to", "timed out", "lock timed out", "stale", "hung", "communication"),
-            *("lease", "lustreerror", "libceph", "messaging (rpc)"),
+            *("lease", "lustreerror", "libceph", "messaging (rpc)", "closed our session"),
         ),
         "The filesystem client is waiting for its server (a lost connection, a request or "
         "lock timed out, stale capabilities, retries): I/O stalls until it recovers; a fault "

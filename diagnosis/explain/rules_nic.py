@@ -111,7 +111,7 @@ RULES: tuple[Rule, ...] = (
         r"|\bIB Async event on \S+: (?:port error|local catastrophic error|QP fatal error"
         r"|CQ error|device fatal)"
         # IPoIB's transmit watchdog (drivers/infiniband/ulp/ipoib)
-        r"|\bib\d+: transmit timeout: latency \d+ msecs",
+        r"|\bib[\w.]*: transmit timeout: latency \d+ msecs",
         ("rdma_cm_event_", "ucp_ep_create", "ib async event", "transmit timeout"),
         "The RDMA fabric cannot reach the peer (rdma_cm's unreachable or route errors, UCX's "
         "destination unreachable), a verbs async event says the port or device failed, or "
@@ -212,7 +212,7 @@ RULES: tuple[Rule, ...] = (
         r"|Completion context for command_id \S+ is occupied|comp_ctx is NULL"
         r"|EFA device init failed|Failed to enable MSI-X|Doorbells BAR unavailable"
         r"|Failed to get device attributes)|\befa: probe of \S+ failed with error",
-        ("infiniband", "efa "),
+        ("infiniband", "efa ", "efa:"),
         "The EFA device stopped answering its admin queue or could not be reset: the node's "
         "EFA network is down (NVSentinel: replace the VM).",
         _nic(S.ERROR, A.REBOOT_NODE, 0.75),
@@ -221,6 +221,7 @@ RULES: tuple[Rule, ...] = (
         "nic.ena_reset",
         r"\bena \S+(?: \w+)?: (?:Found a Tx that wasn't completed on time|TX hasn't completed"
         r"|Lost TX completions are above the threshold|Keep alive watchdog timeout"
+        r"|The number of lost tx completions is above the threshold"
         r"|Trigger reset is on|ENA admin queue is not in running state"
         r"|The ena device didn't send a "
         r"completion for the admin cmd|Potential MSIX issue|Reset attempt failed|Can not reset the "
@@ -329,9 +330,10 @@ RULES: tuple[Rule, ...] = (
         # mlx5e's own error completion on a send queue (en/reporter_tx.c, en/txrx.h)
         r"|\bmlx5_core \S+ \S+: (?:Error cqe on cqn|ERR CQE on SQ)\b"
         # UCX's verbs completions by name (ib_mlx5_log.c: `Local protection on mlx5_0:1/IB`)
-        r"|\b(?:Local protection|Remote access|Remote OP|Local QP operation|Local length"
-        r"|Remote invalid request|Bad response|Transport retry|RNR retry)(?: error)? on \w+:\d+/"
-        r"(?:IB|RoCE)\b"
+        r"|\b(?:Local protection|Local access|Remote access|Remote OP|Remote QP|Local QP operation"
+        r"|Local length|Remote invalid request|Invalid request|Remote side aborted|Bad response"
+        r"|Transport retry(?: count exceeded)?|RNR retry|Receive-no-ready retry count exceeded)"
+        r"(?: error)? on \w+:\d+/(?:IB|RoCE)\b"
         # Open MPI's openib completion banners (`error polling LP CQ with status RECEIVER NOT
         # READY RETRY EXCEEDED ERROR`)
         r"|\berror polling [LH]P CQ with status (?!SUCCESS)[A-Z ]+ERROR"
@@ -349,7 +351,8 @@ RULES: tuple[Rule, ...] = (
             *("error cqe", "wc error", "local qp operation", "local protection"),
             *("completion with error", "failed status", "run_iter_", "<psp:", "err cqe"),
             *("local protection", "remote access", "remote op", "local length", "bad response"),
-            *("remote invalid", "transport retry", "rnr retry", "error polling"),
+            *("remote invalid", "transport retry", "rnr retry", "error polling", "remote qp"),
+            *("invalid request", "remote side aborted", "local access", "receive-no-ready"),
         ),
         "An RDMA work request completed with an error (the mlx5 driver's requester or responder "
         "error completion, perftest's 'Completion with error', ParaStation MPI's verbs errors "

@@ -69,9 +69,13 @@ CHANGE = re.compile(
 )
 OWN_CHANGE = re.compile(
     r"\b(?:enabl\w+|turn\w*\s+on|switch\w*\s+on)\s+(?:gradient|activation)\s+checkpointing\b"
-    r"|\b(?:I|we)\s+(?:just\s+|have\s+|had\s+)?(?:increased|doubled|tripled|raised|bumped(?:\s+up)?"
-    r"|upped|enlarged)\s+(?:the\s+|my\s+|our\s+)?(?:\w+\s+){0,2}?(?:batch|image|img|input|seq\w*"
-    r"|context|resolution|model|rank|layers?|dataset|size|epochs?|augment\w*|crop)\b",
+    # I or we changed the work, or a sentence that starts with the change (`Switched from
+    # resnet50 to a ViT-L`, `Added 3 more tasks`, `I went from batch size 32 to 128`)
+    r"|(?:\b(?:I|we)\s+(?:just\s+|have\s+|had\s+)?|^\W*|[.;!?]\s+)(?:increased|doubled|tripled"
+    r"|raised|bumped(?:\s+up)?|upped|enlarged|switched|turned\s+on|added|enabled|changed|went"
+    r"|moved)\s+(?:from\s+|to\s+)?(?:the\s+|my\s+|our\s+|a\s+)?(?:[\w+-]+\s+){0,3}?(?:batch"
+    r"|image|img|input|seq\w*|context|resolution|model|rank|layers?|dataset|data|size|augment\w*"
+    r"|crop|tasks?|heads?|sampler|samples|length|resnet\w*|ViT\S*|bigger|larger|heavier)\b",
     re.IGNORECASE,
 )
 """The speaker's own heavier workload (``I increased the image size from 640 to 1280 and ...``,
@@ -101,8 +105,24 @@ EXPLAINED = re.compile(
     + "|"
     + OWN_CHANGE.pattern
     + r"|(?<!n't\s)(?<!not\s)\bmakes?\s+sense\b"
+    # the speaker accepts it, a plan or a calculator predicted it, it follows the load
+    r"|\b(?:I'?m|we'?re)\s+(?:fine|ok|okay)\s+with\s+(?:that|it)\b|\bas\s+you'?d\s+expect\b"
+    r"|\b(?:which|that)\s+(?:matches|is\s+consistent\s+with)\b"
+    r"|\bis\s+(?:fine|acceptable|ok|okay)\s+for\s+(?:this|our|my|now)\b"
+    r"|\bas\s+(?:every|any)\s+[\w\s-]{0,20}?(?:shows?|says|predicts?)\b"
+    r"|\bas\s+the\s+(?:calculators?|spec\w*|manual|documentation|docs|datasheet)\s+(?:shows?|says"
+    r"|predicts?)\b"
+    r"|\bwhat\s+[\w\s-]{0,30}?predicted\b|\btrack(?:s|ing)?\s+(?:the\s+)?(?:traffic|load|QPS)\b"
+    # at the speed it should have, or back to it by itself
+    r"|\b(?:is|runs?|continues|running)\s+at\s+(?:the\s+)?(?:expected|normal|usual)\s+(?:speed"
+    r"|rate|pace|\d)|\brecovered\s+(?:on\s+its\s+own|by\s+itself|itself)\b"
+    r"|\b(?:were|was|is|are|went|came)\s+back\s+to\s+(?:the\s+usual|its\s+usual|[~≈]?\d)"
+    r"(?![^.\n]{0,30}?\b(?:after|until|once|when|with)\s+(?:a\s+|we\s+|I\s+|the\s+)?(?:restart"
+    r"|reboot|redeploy|re-?launch)\w*)"
+    # the speaker's own reason (`because we run beam search there`)
+    r"|\bbecause\s+(?:we|I)\s+(?:also\s+)?(?:run|use|do|train|load|save|evaluat\w*|comput\w*)\b"
     r"|\b(?:usual|expected|known)\s+(?:~?\d+\s*%\s+)?(?:recompute\s+)?(?:cost|overhead|penalty)\b|\bevery\s+[\d,]+k?\s+(?:steps?|iter\w*|batch\w*)\b[^.\n]{0,40}?"
-    r"\b(?:one|an?|single)\s+(?:step|iter\w*|batch)\b",
+    r"\b(?:one|an?|single)\s+(?:\w+\s+)?(?:step|iter\w*|batch)\b",
     re.IGNORECASE,
 )
 """Said to be expected or caused by the speaker's own change (``some slowdown is expected``, ``as

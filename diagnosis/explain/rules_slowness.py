@@ -112,7 +112,8 @@ _COMPARATIVE = (
     r"|going\s+down"
     r"|is\s+(?:much\s+|very\s+|way\s+)?(?:lower|worse))"
     r"|(?P<timed>(?<!over\s)(?<!every\s)(?<!each\s)(?<!some\s)(?<!same\s)"
-    r"(?:time|duration|latency|runtime|days/ns|\w+_cost)s?\s+(?:\w+\s+){0,4}?(?:increas\w+"
+    r"(?:time|duration|latency|runtime|days/ns|TTFT|TPOT|ITL|\w+_cost)s?\s+(?:\w+\s+){0,4}?"
+    r"(?:increas\w+"
     r"|grows?|grew|growing|goes\s+up|went\s+up|doubl\w+|tripl\w+|jump\w*|spik\w*|creep\w*\s+up"
     r"|(?:gets?|goes|went|got|getting|going|becomes?|became)\s+(?:much\s+|a\s+lot\s+)?longer)"
     # a time that keeps growing as the run goes on, however it is named
@@ -206,6 +207,22 @@ _SPEEDISH = re.compile(
 _HYPOTHETICAL = re.compile(r"\s+(?:if|when(?:ever)?|once)\s+(?:we|you|I|one|they)\b", re.I)
 """A slowness that follows the speaker's own choice (``throughput drops if we cut the
 batch``): how the job behaves, not a fault."""
+_CHANGE_VERB = (
+    r"(?:turn\w*|switch\w*|enabl\w*|add\w*|increas\w*|doubl\w*|tripl\w*|rais\w*|us(?:e|es|ed|ing)"
+    r"|set|chang\w*|ramp\w*|bump\w*|mov\w*|scal\w*|go\s+from|went\s+from|grow\w*|lengthen\w*)"
+)
+_CONDITIONED = re.compile(
+    r"\b(?:when(?:ever)?|as|if|once)\s+(?:(?:I|we|you|they|one)\s+(?:just\s+)?"
+    + _CHANGE_VERB
+    + r"|(?:switching|turning|enabling|using|adding|increasing|doubling|raising|ramping)\b"
+    r"|the\s+[\w-]+(?:\s+[\w-]+){0,2}\s+(?:gets?|got|grows?|grew|ramps?|ramped|rises?|rose|raises?"
+    r"|raised|increases?|increased|doubles?|doubled|goes|went)\b(?!\s+on\b))",
+    re.I,
+)
+"""A slowness said to follow a change of the work (``FPS dropped when I turned on ray
+tracing``, ``ns/day drops when I double the system size``, ``latency increases when the input
+gets longer``, ``samples/s drift lower as the curriculum raises the length``): how the work
+scales, not a fault (``as the training goes on`` is the run's time, read)."""
 _UNSURE = re.compile(r"^(?:n't|not)\s+(?:know|sure|understand)\b", re.I)
 NOT_TRAINING = re.compile(
     r"\b(?:nfs|disk|storage|ssd|hdd|nvme|download\w*|upload\w*|internet|website|page|browser"
@@ -398,7 +415,7 @@ def _reported(m: re.Match[str]) -> Verdict | None:
     # (`goes down (from 43 to 17) and won't go back to 43`: the 43 it won't reach is no figure)
     clause_end = _NEXT_CLAUSE.search(body, m.end(), end)
     with_before = body[spans[max(0, i - 1)][0] : clause_end.start() if clause_end else end]
-    if _HYPOTHETICAL.match(body, m.end()):
+    if _HYPOTHETICAL.match(body, m.end()) or _CONDITIONED.search(body, m.end(), end):
         return None
     if _denied(m, sentence, before) or _ruled_out(sentence) or _small(with_before):
         return None
@@ -435,7 +452,7 @@ RULES: tuple[Rule, ...] = (
             *("more and more", "state", "p2", "p5", "p8", "stuck", "half", "% of", "last"),
             *("cost", "third", "quarter", "as long", "fps", "flops", "ns/day", "sps", "t/s"),
             *("per second", "per hour", "per minute", "per day", "losing", "loses", "lost"),
-            *("latency", "runtime", "creep", "drift"),
+            *("latency", "runtime", "creep", "drift", "ttft", "tpot", "itl"),
         ),
         "A sentence reporting that the job, or one of its members, became or is slower than it "
         "should be, in words no earlier rule reads: a straggler or a slowdown to look at, with "

@@ -60,6 +60,8 @@ _DENIED_ZH = re.compile(r"(?:不|没|没有|未|无|并非)\w{0,3}$")
 _EXPLAINED_ZH = re.compile(
     r"(?<!恢复)(?<!一切)正常|(?<!重启)(?<!重启后)(?<!重启后才)(?<!重启之后)(?<!重启之后才)恢复正常"
     r"|[预預]期|意料之中|因[为為]|由于"
+    # it follows the load (`跟 QPS 曲线完全一致`)
+    r"|(?:流量|负载|QPS|请求量)[^。]{0,12}(?:一致|吻合)|随着?(?:流量|负载|QPS|请求量)"
 )
 # inference slow from the start is a service's load; inference that slows as it runs is read
 _NOT_TRAINING_ZH = re.compile(
@@ -71,7 +73,7 @@ _SLOW_KO = (
     r"(?:느려(?:졌|지|짐|져|집)|속도\s*(?:가\s*)?(?:많이\s*|현저히\s*|크게\s*|급격히\s*)?(?:저하|떨어|감소|줄어)"
     # a hash rate, a performance or a throughput that keeps falling
     # (`해시레이트가 ... 계속 떨어지고`)
-    r"|(?:해시\s*레이트|성능|처리량)\s*(?:가|이)?\s*[^.。]{0,20}?(?:저하|떨어|감소|줄어)"
+    r"|(?:해시\s*레이트|성능|처리량)\s*(?:가|이)\s*[^.。]{0,20}?(?:저하|떨어|감소|줄어)"
     r"|(?:시간|소요\s*시간)\s*(?:이\s*)?(?:점점\s*|계속\s*)?(?:늘어|증가|길어))"
 )
 _SUBJECT_KO = re.compile(

@@ -91,7 +91,8 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "storage.md_started_degraded",
-        r"md/raid\d*:md\w+: (?:active|not clean -- starting background reconstruction)?"
+        r"md/raid\d*:md\w+: (?:raid level \d+ )?(?:active|not clean -- starting background "
+        r"reconstruction)?"
         r"\s*with (?P<have>\d+) out of (?P<want>\d+) (?:mirrors|devices)",
         ("out of",),
         "An md array started with fewer members than it has (`active with 1 out of 2 mirrors`): "
@@ -310,7 +311,8 @@ RULES: tuple[Rule, ...] = (
         # the NFSv4 client's state recovery that failed (fs/nfs/nfs4state.c, fs/lockd): locks or
         # opens not reclaimed, a client id taken, a server that changed a file under us
         r"|\blockd: failed to reclaim lock\b|\bNFS: _*nfs4_\w+: (?:Lock reclaim failed|unhandled "
-        r"error)|NFS: nfs4_discover_server_trunking unhandled error|\bNFS: Server \S+ reports our "
+        r"error -(?!512\b))|NFS: nfs4_discover_server_trunking unhandled error -(?!512\b)"
+        r"|\bNFS: Server \S+ reports our "
         r"clientid is in use|\bNFS: migration recovery failed"
         r"|\bNFS: server \S+ error: fileid changed"
         r"|\bNFS: Server wrote zero bytes|\bNFS: v4 server \S+\s+returned a bad sequence-id error"

@@ -46,7 +46,7 @@ _TIME_UNITS = {
 _RATE_UNIT = (
     r"it/s|steps?/s(?:ec)?|(?:samples?|images?|imgs?|img|tokens?|toks?|seqs?|sequences|amostras"
     r"|muestras|échantillons|campioni)"
-    r"(?:/s(?:ec)?|\s+per\s+sec(?:ond)?|_per_sec(?:ond)?)(?:/gpu)?|[GT]FLOP[sS]?(?:/s)?(?:/GPU)?"
+    r"(?:/s(?:ec)?|\s+per\s+sec(?:ond)?|_per_sec(?:ond)?)(?:/gpu)?|[GTP]FLOP[sS]?(?:/s)?(?:/GPU)?"
     r"|[kKMG]?H/s|[kKMG]h(?:/?s)?|wps|tps"
 )
 _TIME_UNIT = "|".join(sorted((re.escape(u) for u in _TIME_UNITS), key=len, reverse=True))
@@ -200,8 +200,8 @@ def _named_speed(before: str) -> tuple[bool, float] | None:
     return (False, 1.0) if _RATE_METRIC.search(before) else None
 
 
-RATE_PREFIXES = (1e3, 1e6, 1e9, 1e12)
-PREFIXED_RATE = re.compile(r"\d\s*(?:[kKMG]H/s|[GT]FLOP)", re.IGNORECASE)
+RATE_PREFIXES = (1e3, 1e6, 1e9, 1e12, 1e15)
+PREFIXED_RATE = re.compile(r"\d\s*(?:[kKMG]H/s|[kKMG]h(?:/?s)?\b|[GTP]FLOP)", re.IGNORECASE)
 """A rate with a metric prefix (`48 MH/s`, `250 TFLOPS`): a bare number beside it may carry the
 same prefix unsaid (`from 62 to 48 MH/s`)."""
 

@@ -1,11 +1,13 @@
 """Reviews that read the day's new rules and wrote inputs to break them
-(tests/fixtures/explain_review/review17b.json, review18b.json, review19b.json): false alarms of
-the figure readers (a faster member, a timeout, a loss, a version, a GPU's utilisation, a list
-of memory), of the stall readers (`no hangs`, a normal end, a queue, a changelog, a pause that
-resumed, a negation in Chinese or Japanese), of a slowdown's named cause on healthy text (a
-dashboard all green, a cause ruled out, a runbook), of torch distributed's shutdown lines, of
-DCGM's field named as an id, of the monitors' readers (resolved alerts, a bond's failures since
-boot, idle GPUs, counters that reset); misses; lines that took a second.
+(tests/fixtures/explain_review/review17b.json, review18b.json, review19b.json, review21b.json):
+false alarms of the figure readers (a faster member, a timeout, a loss, a version, a GPU's
+utilisation, a list of memory), of the stall readers (`no hangs`, a normal end, a queue, a
+changelog, a pause that resumed, a negation in Chinese or Japanese), of a slowdown's named cause
+on healthy text (a dashboard all green, a cause ruled out, a runbook), of torch distributed's
+shutdown lines, of DCGM's field named as an id, of the monitors' readers (resolved alerts, a
+bond's failures since boot, idle GPUs, counters that reset), of the producer-catalogue and speed
+readers (planned events, speed words on a change the speaker caused or a load that grew, buying
+questions, half the price); misses; lines that took a second.
 
 A false alarm must be silent now (or, if the reviewer expected another category, no longer the
 wrong one); a miss must be read, unless it is a known limit. The slow lines are timed by the
@@ -26,7 +28,7 @@ from tests.explain_helpers import first
 _FIXTURES = Path(__file__).resolve().parents[1] / "fixtures/explain_review"
 REVIEW = [
     finding
-    for name in ("review17b", "review18b", "review19b")
+    for name in ("review17b", "review18b", "review19b", "review21b")
     for finding in json.loads((_FIXTURES / f"{name}.json").read_text())
 ]
 KNOWN_LIMITS = {
@@ -50,6 +52,10 @@ KNOWN_LIMITS = {
     "b19-34": "NFS latency against its usual in a report of a slow job: read as a slowdown",
     "b19-35": "a question naming a degraded Lustre OST: questions name no cause",
     "b19-38": "docker's OCI error without the NVIDIA clause on its line",
+    "b21-01": "a NIC's narrow link, by design per a sentence on another line: read line by line",
+    "b21-02": "GPUs on x1 risers, said on another line: each narrow link read alone",
+    "b21-03": "a DPC event of a planned hot-swap, said on another line: read line by line",
+    "b21-09": "an md array created with a member `missing`, on another line: read alone",
 }
 
 
