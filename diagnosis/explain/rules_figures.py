@@ -74,13 +74,21 @@ from diagnosis.model import ComponentKind as K
 
 # a sign that the figures are one speed over time
 _CHANGED = re.compile(
-    r"->|→|=>|⟶|\bfrom\s+[~≈]?\d[\d.,]*[^.\n]{0,30}?\bto\s+[~≈]?\d"
+    r"->|→|=>|⟶|\bfrom\s+(?:about\s+|around\s+|roughly\s+|~)?[~≈]?\d[\d.,]*[^.\n]{0,30}?\bto\s+"
+    r"(?:about\s+|around\s+|roughly\s+|approximately\s+|only\s+|under\s+|over\s+|almost\s+"
+    r"|nearly\s+|just\s+)?[~≈]?\d"
+    # times of day and stages of the run (`at 11am ... by 3pm`, `first half ... second half`,
+    # `at 10k steps ... at 20k`)
+    r"|\b(?:by|at|until)\s+\d{1,2}(?::\d\d)?\s*(?:am|pm)\b|\b(?:first|second|last)\s+half\b"
+    r"|\bat\s+\d+k?\s+(?:steps?|iter\w*|epochs?)\b|\bstarted\s+(?:at|with|out\s+at)\b"
+    r"|\brerun\b|\bon\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day\b"
+    r"|\bthe\s+first\s+\w+\s+(?:took|take|were|was|ran|did)\b"
     r"|\b(?:then|now|after|afterwards|later|since|until|became|becomes|become|went|goes|gone|"
     r"drop\w*|fell|fall\w*|rose|rises|increas\w*|decreas\w*|grew|grows|climb\w*|creep\w*|"
     r"crept|jump\w*|halv\w*|doubl\w*|initially|overnight|staircase|stay\w*|stuck|"
     r"at\s+(?:the\s+)?(?:start|launch|first|beginning)|used\s+to|before|resum\w*)\b"
     r"|变成|变为|变到|降到|降至|降为|掉到|升到|涨到|之后|以后|后来|现在|一开始|开始时|最初"
-    r"|から|その後|今は|最初は|以降|になり|になって|에서|이후|처음|지금은|나중에"
+    r"|から|その後|今は|最初は|以降|になり|になって|後に|後には|直後|에서|이후|처음|지금은|나중에"
     r"|\bvon\s+[~≈]?\d[^.\n]{0,20}?\bauf\b|\b(?:jetzt|danach|anfangs|zuerst|nach|fällt|sinkt|steigt)\b"
     r"|\b(?:de|da|dès)\s+[~≈]?\d[^.\n]{0,25}?\b(?:à|a|para)\s+[~≈]?\d"
     r"|\b(?:puis|maintenant|après|passe|tombe|chute|luego|después|depois|ahora|agora|cae|cai|"
@@ -116,14 +124,14 @@ _SENTENCE = re.compile(
 
 
 @lru_cache(maxsize=256)
-def _explained(sentence: str) -> bool:
+def explained(sentence: str) -> bool:
     """Whether the speaker explains the speed away (rules_slowdown.EXPLAINED, the same `because
     we ...` in the other languages, a warm-up, a member's own extra work); once a text."""
     return bool(
         EXPLAINED.search(sentence)
         or _BECAUSE_WE.search(sentence)
         or _OWN_WORK.search(sentence)
-        or _setups_differ(sentence)
+        or setups_differ(sentence)
     )
 
 
@@ -141,7 +149,7 @@ _DIFFERENT = re.compile(
 )
 
 
-def _setups_differ(text: str) -> bool:
+def setups_differ(text: str) -> bool:
     """Whether the text sets two GPU models or two mining algorithms side by side (`GPU 2 on
     KawPow ... its neighbours on Ethash`, `one RTX 3060 ... two RTX 3090s`): setups compared,
     not a member behind identical peers."""
@@ -153,7 +161,9 @@ def _setups_differ(text: str) -> bool:
 _BECAUSE_WE = re.compile(
     r"\b(?:weil|da)\s+wir\b|\bparce\s+qu(?:e|')\s*(?:nous|on)\b|\bcar\s+nous\b|\bporque\s+"
     r"(?:nosotros|hemos|duplicamos|aumentamos|nós|dobramos)\b|\bperché\s+abbiamo\b|потому\s+что\s+мы|"
-    r"因为我们|我们把|したため|ので|karena\s+kami|vì\s+chúng\s+tôi|çünkü|"
+    r"因为我们|我们把|したため|ので(?!す)|karena\s+kami|vì\s+chúng\s+tôi|çünkü|"
+    # Korean: after I changed it, because it got bigger (`바꿨더니`, `커져서`)
+    r"바꿨더니|늘렸더니|키웠더니|커져서|늘려서|"
     r"\b(?:erwartet|prévu|attendu|esperado|previsto|ожидаемо)\b|予想通り|预期|"
     # a trade-off said in the other languages (`dafür ...`, `зато ...`: in return)
     r"\bdafür\b|(?<!\w)зато(?!\w)|\ben\s+cambio\b|\ben\s+échange\b|\bem\s+troca\b|\bin\s+cambio\b|"
@@ -322,7 +332,9 @@ def _instead(sentence: str) -> bool:
 _DIGIT = re.compile(r"\d")
 # setups beyond rules_slowdown.COMPARED: model sizes, precisions, the speaker's own switch
 _SETUPS = re.compile(
-    r"\b\d+(?:\.\d+)?[BM]\b.*\b\d+(?:\.\d+)?[BM]\b|\b(?:FP8|BF16|FP16|FP32|TF32)\b.*\b(?:FP8|BF16|"
+    # model sizes (`7B ... 13B`, `350M params`; not a rate's `~4M to ~1.5M`)
+    r"\b\d+(?:\.\d+)?(?:B|M(?=\s*(?:param|model)))\b.*\b\d+(?:\.\d+)?(?:B|M(?=\s*(?:param|model)))\b"
+    r"|\b(?:FP8|BF16|FP16|FP32|TF32)\b.*\b(?:FP8|BF16|"
     r"FP16|FP32|TF32)\b|\b(?:after|when|since)\s+(?:we\s+|I\s+)?(?:switch\w*|mov\w*|chang\w*|"
     r"enabl\w*|disabl\w*|turn\w*|upgrad\w*|downgrad\w*|increas\w*|rais\w*|doubl\w*|went|added)\b",
     re.IGNORECASE,
@@ -362,10 +374,10 @@ def figures_slowed(line: str) -> bool:
         return False  # no figure; a warm-up's or a compile's steps are slow by design
     if len(speed_figures(line)) < 2 and not _BASELINE_WORD.search(line):
         return False  # one figure or none, and no baseline to set it against: no change
-    if _past_and_present(line) and not _explained(line):
+    if _past_and_present(line) and not explained(line):
         return True
     for sentence in _SENTENCE.split(line):
-        if _explained(sentence) or _WARMUP.search(sentence):
+        if explained(sentence) or _WARMUP.search(sentence):
             continue
         if _against_baseline(sentence):
             return True
@@ -397,6 +409,8 @@ def _member(n: str) -> str:
         rf"(?P<kind{n}>GPU|card|device|node|host|rank|worker|pod|Ранг|ранг|nó|nodo|nœud)"
         r"(?:[\s#-]*(?:\d+(?!\d)|[a-z]\b)|\s+\(?[\w-]*\d[\w-]*\)?)"
         rf"|(?P<kindb{n}>node|host|gpu|pod)-[\w-]+"
+        # a host by its name and number (`dgx-03`, `server-2`)
+        rf"|(?P<kindh{n}>(?:dgx|server|worker|rack|box|machine)-?\d+[\w-]*)\b"
         # one of them, by its model (`One RTX 3070 in my 6-card rig`)
         rf"|\bone\s+(?P<kindgpu{n}>(?:RTX|GTX|Tesla|Radeon|RX)\s?\d{{3,4}}\w*|[AHVL]\d{{2,3}}\b)"
     )
@@ -409,6 +423,9 @@ _PEERS = (
     r"|twins?)\b|(?:any|every)\s+other\b|"
     r"everyone\s+else|median\s+(?:across|of)\b|"
     r"(?:ranks?|GPUs?|nodes?|hosts?|workers?|cards?|pods?)\s*\d+\s*(?:-|–|to|through)\s*\d+|"
+    # a list of the others (`devices #1, #3 and #4`, `GPUs 0, 1 and 3`), the identical ones
+    r"(?:ranks?|GPUs?|nodes?|hosts?|workers?|cards?|pods?|devices?)\s*#?\d+(?:\s*,\s*#?\d+)*,?\s*"
+    r"(?:and|&)\s*#?\d+|(?:the\s+)?identical\s+\w+|"
     # the others in the languages the readers know
     r"他は|他の|其他|其余|其它|다른|(?:los|las)\s+(?:demás|otr[oa]s)|(?:os|as)\s+(?:outr[oa]s|demais)|"
     r"die\s+(?:anderen|übrigen)|les\s+autres|gli\s+altri|le\s+altre|остальн\w*|други\w*|"
@@ -463,7 +480,9 @@ def _kind(m: re.Match[str]) -> K:
     named = next(((k, v) for k, v in m.groupdict().items() if k.startswith("kind") and v), None)
     if named is None:
         return K.JOB
-    return K.GPU if named[0].startswith("kindgpu") else _KIND.get(named[1].lower(), K.JOB)
+    if named[0].startswith("kindgpu"):
+        return K.GPU
+    return K.NODE if named[0].startswith("kindh") else _KIND.get(named[1].lower(), K.JOB)
 
 
 def _behind(mine: Sequence[Figure], theirs: Sequence[Figure]) -> bool:
@@ -482,7 +501,7 @@ def _behind(mine: Sequence[Figure], theirs: Sequence[Figure]) -> bool:
 
 def _member_figures(m: re.Match[str]) -> Verdict | None:
     """Return straggler when the member's figure is PEER_GAP_PCT worse than its peers'."""
-    if _explained(m.string):
+    if explained(m.string):
         return None
     mine_text, theirs_text = m["mine"] or m["mine3"] or "", m["theirs"] or m["theirs3"] or ""
     versus = _VERSUS.search(mine_text)
@@ -516,8 +535,10 @@ def _peers_said(text: str, mine: Figure, prefixed: bool = False) -> tuple[Figure
         if _MEMBERS_NOUN.match(text, m.end()):
             continue  # `63 hosts`: how many peers, not their figure
         value = (number(m["low"]) + number(m["high"])) / 2 if m["low"] is not None else number(m[0])
-        # a rate's prefix said once (`GPU5 at 25 MH/s while its neighbours are at 50`)
-        for unit in (1.0, *RATE_PREFIXES) if prefixed and not mine.timed else (1.0,):
+        # a rate's prefix said once (`GPU5 at 25 MH/s while its neighbours are at 50`), a time's
+        # unit said once (`three finish in ~55 minutes, dgx-03 needs around 80`)
+        units = (1.0, 60.0, 3600.0) if mine.timed else (1.0, *RATE_PREFIXES) if prefixed else (1.0,)
+        for unit in units:
             if mine.value <= 0 or 0.1 * mine.value <= value * unit <= 10 * mine.value:
                 return (Figure(m.start(), value * unit, mine.timed),)
     return ()
@@ -528,7 +549,7 @@ def _member_percent(m: re.Match[str]) -> Verdict | None:
     longer or slower, or less of a rate of work (less time, a lower temperature: no)."""
     if float(m["pct"]) < PEER_GAP_PCT or _PEERS_AFTER.match(m.string, m.end()) is None:
         return None
-    if _explained(m.string) or (m["what"] is not None and not _WORK.match(m["what"])):
+    if explained(m.string) or (m["what"] is not None and not _WORK.match(m["what"])):
         return None
     if m["higher"] is not None and (
         not _A_TIME.search(m.string, max(0, m.start("pct") - 60), m.start("pct"))
@@ -551,7 +572,7 @@ def _member_factor(m: re.Match[str]) -> Verdict | None:
     factor = m["x"] or m["x2"]
     if factor is not None and float(factor) < 1 + PEER_GAP_PCT / 100:
         return None
-    return None if _explained(m.string) else slow_member(_kind(m))
+    return None if explained(m.string) else slow_member(_kind(m))
 
 
 # a percentage slower in the other languages (`慢了大概 15%`, `%15 daha yavaş`, `25% ほど遅い`)
@@ -573,7 +594,7 @@ def _percent_slower(m: re.Match[str]) -> Verdict | None:
     the comparison (if any) is with its peers or its past, not another setup."""
     pct = number(m["pct"] or m["pct2"] or m["pct3"])
     line = m.string
-    if pct < PEER_GAP_PCT or _explained(line):
+    if pct < PEER_GAP_PCT or explained(line):
         return None
     if _THAN_ELSEWHERE.search(line) and not _PEER_ELSEWHERE.search(line):
         return None  # slower than another setup
@@ -591,10 +612,11 @@ def _percent_changed(m: re.Match[str]) -> Verdict | None:
 # manages ~140`); in Chinese, Japanese and Korean, a member that `only` reaches a figure and the
 # others another (`算力只有 30 MH/s，其他同型号的卡都是 61 MH/s`)
 _PEERS_FIRST = re.compile(
-    r"\b\d+\s+of\s+(?:the\s+|our\s+|my\s+)?\d+\s+(?:[\w-]+\s+){0,2}?(?:do|does|get|run\s+at|reach"
-    r"|are\s+at|show|score|manage)\s+(?P<theirs>[^,;.\n]{0,30}?)[,;]\s*(?:but\s+|while\s+|whereas\s+"
+    r"\b(?:\d+\s+of\s+(?:the\s+|our\s+|my\s+)?\d+|two|three|four|five|six|seven|the\s+others?"
+    r"|the\s+rest)\s+(?:[\w-]+\s+){0,2}?(?:do|does|get|run\s+at|reach|are\s+at|show|score|manage"
+    r"|finish(?:es)?\s+in|take)\s+(?P<theirs>[^,;.\n]{0,30}?)[,;]\s*(?:but\s+|while\s+|whereas\s+"
     rf"|and\s+)?(?:{_member('5')})\s+(?:only\s+)?(?:manages?|does|gets?|reach(?:es)?|is\s+at|runs?\s+at"
-    r"|shows?|scores?|at)\s+(?P<mine>[^,;.\n]{0,30})"
+    r"|shows?|scores?|at|needs?|takes?)\s+(?P<mine>[^,;.\n]{0,30})"
     r"|(?:只有|仅有|只|才|だけ|しか|만)\s*(?P<mine2>[~≈]?\d[\d.,]*\s*[^\s，,。、]{0,8})[^。]{0,10}?"
     r"[，,、；;]\s*(?:而\s*)?(?:其他|其余|别的|他の|ほかの|다른|나머지)(?P<theirs2>[^。]{0,30})",
     re.IGNORECASE,
@@ -604,7 +626,7 @@ _PEERS_FIRST = re.compile(
 def _peers_first(m: re.Match[str]) -> Verdict | None:
     """Return straggler when the member's figure is PEER_GAP_PCT worse than its peers' said
     first (or, in CJK, after the member's `only`)."""
-    if _explained(m.string):
+    if explained(m.string):
         return None
     mine_text, theirs_text = m["mine"] or m["mine2"] or "", m["theirs"] or m["theirs2"] or ""
     mine, theirs = speed_figures(mine_text), speed_figures(theirs_text)
@@ -650,7 +672,7 @@ def _half_of_peers(m: re.Match[str]) -> Verdict | None:
     the half, no price or memory there (half the price of other shops, half the memory of
     the other cards are no slowdown), unless explained."""
     near = m.string[max(0, m.start() - 30) : m.end() + 30]
-    if _explained(m.string) or not _SPEED_WORD.search(near) or _NOT_SPEED.search(near):
+    if explained(m.string) or not _SPEED_WORD.search(near) or _NOT_SPEED.search(near):
         return None
     return slow_member(K.GPU)
 
@@ -694,7 +716,7 @@ def _one_behind(line: str) -> bool:
     listed = list(_LISTED.finditer(line))
     kind = _sentence_kind(line)
     timed = any(p["unit"] for p in listed) or kind is True
-    if not (timed or kind is False) or _explained(line):
+    if not (timed or kind is False) or explained(line):
         return False
     pairs = [(p["id"], number(p["num"])) for p in listed]
     pairs = [(i, 1 / v if timed else v) for i, v in pairs if v > 0]
@@ -726,7 +748,7 @@ def _list_behind(m: re.Match[str]) -> Verdict | None:
             or bool(re.search(r"\d\s*m?s\b", m["items"]))
         )
     )
-    if _explained(m.string) or min(values) <= 0:
+    if explained(m.string) or min(values) <= 0:
         return None
     if _OTHER_LABEL.search(label) or not (_SPEED_LABEL.search(label) or timed):
         return None  # `train loss per epoch`, `GPU memory used (GB) per rank`: no speed
@@ -746,7 +768,7 @@ def _words(m: re.Match[str]) -> Verdict | None:
     if re.search(r"\b(?:not|never|no|n't|didn't|doesn't|won't)\b", before + m[0], re.I):
         return None
     compared = COMPARED.search(m.string) or _SETUPS.search(m.string) or _BATCHES.search(m.string)
-    return None if compared or _explained(m.string) else SLOWED
+    return None if compared or explained(m.string) else SLOWED
 
 
 _CHANGE_WORDS = (
@@ -758,6 +780,7 @@ _CHANGE_WORDS = (
     "after|since|went|goes|drop|fell|fall|increas|decreas|grew|grows|climb|creep|crept|"
     "halv|doubl|initially|overnight|stay|at launch|at start|at the start|at first|used to|"
     "before|resum|later|became|become|变|降|掉|之后|以后|后来|现在|开始|最初|から|その後|今は|以降|에서|이후|처음|지금|"
+    "am |pm |am,|pm,|half|k steps|started|後に|直後|rerun|day|the first|"
     "von |jetzt|danach|anfangs|nach |fällt|sinkt|de |da |puis|maintenant|après|passe|"
     "tombe|luego|después|depois|ahora|agora| poi | dopo | ora |adesso|scende|с |от |потом|"
     "после|сейчас|теперь|упал|пада|từ |xuống|còn |sau |dari |menjadi|sekarang|awalnya|"
@@ -769,6 +792,7 @@ _CHANGE_NEEDLES = tuple(_CHANGE_WORDS.split("|"))
 
 _PEER_WORDS = (
     "other|rest|peers|siblings|neighbour|neighbor|twin|everyone else|vs|versus|against|compared|"
+    "devices|identical|three|four|two|"
     "ranks|gpus|nodes|hosts|"
     "workers|cards|pods|median|他は|他の|其他|其余|其它|다른|demás|otros|otras|outros|outras|demais|"
     "anderen|übrigen|autres|altri|altre|остальн|други|против|lain|diğer|pozostał|andere|khác"
@@ -810,7 +834,10 @@ MEMBER_RULES: tuple[Rule, ...] = (
     rule(
         "figures.peers_then_member",
         _PEERS_FIRST.pattern,
-        (" of ", "只", "仅有", "才", "だけ", "しか", "만"),
+        (
+            *(" of ", "只", "仅有", "才", "だけ", "しか", "만", "two ", "three ", "four "),
+            *("five ", "six ", "seven ", "the other", "the rest"),
+        ),
         f"The peers' speed said first, then a member's {PEER_GAP_PCT:g} % worse (`7 of the 8 "
         "A100s do ~250 TFLOPS, GPU 2 only manages ~140`; `只有 30 MH/s，其他 ... 61 MH/s`): the "
         "others wait for it at each step.",
@@ -901,7 +928,7 @@ RULES: tuple[Rule, ...] = (
     rule(
         "figures.halved_in_words",
         r"\b(?:throughput|tokens?/s\w*|toks?/s\w*|samples?/s\w*|samples_per_sec\w*|img/s|"
-        r"images/s|it/s|steps?/s\w*|steps_per_second|TFLOP\w*|MFU|speed)\b[^.\n]{0,20}?"
+        r"images/s|it/s|steps?/s\w*|steps_per_second|TFLOP\w*|MFU|speed)\b[^.\n]{0,32}?"
         r"\b(?:halves|halved|is\s+halved|dropped\s+by\s+half|(?:fell|dropped|went\s+down)\s+"
         r"(?:by\s+)?(?:half|in\s+half))\b"
         r"|\b(?:step|iteration|iter|epoch|batch)\s+time\b[^.\n]{0,20}?\b(?:doubled|tripled|"

@@ -275,7 +275,10 @@ def _against(m: re.Match[str]) -> Verdict | None:
 
 
 COMPARED = re.compile(
-    r"\bwith\s+(?:TP|PP|DP|EP|bs|batch)\b|\b(?:TP|PP|DP|EP)\s*=|\b(?:target|goal|expected|aim\w*)\b"
+    r"\bwith\s+(?:TP|PP|DP|EP|bs|batch)\b|\b(?:TP|PP|DP|EP)\s*=|\b(?:goal|expected|aim\w*)\b"
+    # a target as a goal (not `per target`, `the same targets` of a protein run)
+    r"|\b(?:our|the|a|its|my)\s+target\b(?!s)(?!\s+(?:protein|structure|sequence))"
+    r"|\btarget(?:ed)?\s+(?:of|was|is|at)\b"
     r"|\b(?:torch|pytorch|cuda|nccl|driver|version|v)\s*\d+(?:\.\d+)+\s*(?:->|→|to|vs\.?)\s*v?\d"
     r"|\b(?:[AHVBL]\d{2,3}|RTX\s?\d{4})\b.*\b(?:[AHVBL]\d{2,3}|RTX\s?\d{4})\b",
 )

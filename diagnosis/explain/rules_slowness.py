@@ -43,6 +43,7 @@ from diagnosis.catalog import Verdict
 from diagnosis.explain.quantities import figures, quoted_rates
 from diagnosis.explain.records import PROSE_SHARE, is_prose
 from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.explain.rules_figures import setups_differ
 from diagnosis.explain.rules_slowdown import CHANGE, EXPLAINED, OWN_CHANGE
 from diagnosis.explain.rules_straggler import MEMBER_KIND
 from diagnosis.model import Action as A
@@ -74,6 +75,14 @@ _COMPARATIVE = (
     r"(?:two|three|four|five|ten)\s+times)\s+as\s+(?:slow|long)"
     r"|bottleneck\w*|throttl\w*|underperform\w*|held\s+(?:up|back)|hold(?:s|ing)?\s+(?:up|back)"
     r"|down-?(?:shift|clock)\w*|half\s+(?:as\s+)?slow"
+    # people's verbs of a run that slowed (`it was crawling`, `throughput tanks`, `nosedived`)
+    r"|crawl(?:s|ed|ing)?|grind(?:s|ing)?(?:\s+to\s+a\s+halt)?|plummet\w*|nose-?div\w*|tank(?:s|ed|ing)"
+    r"|(?:keeps?|kept)\s+(?:sliding|slipping)|drags?(?:\s+on)?|takes?\s+forever|barely\s+moves?"
+    # one member the others wait for, or always the last (`the other 7 ranks ... sit waiting ~2
+    # min for rank 3`, `whoever is slowest, it's always gpu-node-23`)
+    r"|(?P<waited>(?:wait|waits|waiting|waited)\s+(?:[~≈]?[\d.]+\s*\w+\s+|several\s+\w+\s+|a\s+\w+\s+)?"
+    r"(?:for|on)\s+(?:rank|GPU|node|worker|host|card|device|stage|server|machine|it)\b)"
+    r"|(?:always|consistently)\s+behind\b|slowest\b[^.\n]{0,30}?\balways\b"
     # a change of a step's time said as a noun (`a jump in the total step time`)
     r"|(?P<jump>(?:jump|increase|rise|regression)\s+in\s+(?:the\s+)?(?:\w+\s+)?(?:step|iteration|epoch"
     r"|batch|training)\s+times?)"
@@ -395,10 +404,22 @@ def _ruled_out(sentence: str) -> bool:
     own extra work (once a sentence: a line that repeats its word reads it once)."""
     return bool(
         _not_training(sentence)
+        or setups_differ(sentence)
         or _MODEL_COMPARED.search(sentence)
         or _NOT_A_REPORT.search(sentence)
         or _SETUPS.search(sentence)
     )
+
+
+_EVERY_TIME = re.compile(
+    r"\b(?:every|each|always|per\s+(?:step|batch|epoch|iteration)|consistently|again)\b", re.I
+)
+_STALLED = re.compile(
+    r"\b(?:forever|stuck|hung|hangs?|hanging|frozen|freezes?|nothing\s+(?:moves|progresses)"
+    r"|no\s+progress|deadlock\w*)\b",
+    re.I,
+)
+"""A member waited for at every step is a straggler; one waited for without end is a hang."""
 
 
 def _reported(m: re.Match[str]) -> Verdict | None:
@@ -423,7 +444,7 @@ def _reported(m: re.Match[str]) -> Verdict | None:
         return None  # worse at what: a speed, not a loss
     if _said_expected(body, spans[max(0, i - 1) : i + 2]) or _ASKED.match(sentence.lstrip()):
         return None
-    if not (m["timed"] or m["jump"] or SUBJECT.search(around)):
+    if not (m["timed"] or m["jump"] or m["waited"] or SUBJECT.search(around)):
         return None
     if m["anaphor"]:  # `it` must be a rate that fell, or a time that rose, named just before
         quantity = _NAMED_RATE if m["fell"] else _NAMED_TIME
@@ -433,6 +454,8 @@ def _reported(m: re.Match[str]) -> Verdict | None:
         return None
     if m["share"] and float(m["share"]) >= 100 - MIN_GAP_PCT:
         return None  # 95 % of the others: too small a gap to name
+    if m["waited"] and (not _EVERY_TIME.search(sentence) or _STALLED.search(sentence)):
+        return None  # waited for once, or for ever: a repair or a hang, not a straggler
     if m["stuck"] and not _COMPARED.search(around):
         return None  # stuck at a figure: low only against another member or an earlier figure
     return slowed(sentence)
@@ -452,7 +475,9 @@ RULES: tuple[Rule, ...] = (
             *("more and more", "state", "p2", "p5", "p8", "stuck", "half", "% of", "last"),
             *("cost", "third", "quarter", "as long", "fps", "flops", "ns/day", "sps", "t/s"),
             *("per second", "per hour", "per minute", "per day", "losing", "loses", "lost"),
-            *("latency", "runtime", "creep", "drift", "ttft", "tpot", "itl"),
+            *("latency", "runtime", "creep", "drift", "ttft", "tpot", "itl", "crawl", "grind"),
+            *("plummet", "nosediv", "nose-div", "tank", "sliding", "slipping", "drag", "forever"),
+            *("barely", "wait", "behind", "slowest"),
         ),
         "A sentence reporting that the job, or one of its members, became or is slower than it "
         "should be, in words no earlier rule reads: a straggler or a slowdown to look at, with "

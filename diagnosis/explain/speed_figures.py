@@ -39,6 +39,7 @@ _TIME_UNITS = {
     **dict.fromkeys(("menit", "dakika", "minuten", "minutos", "minuti", "минут", "мин"), 60.0),
     **dict.fromkeys(("h", "hr", "hrs", "hour", "hours", "小时", "時間", "시간", "giờ"), 3600.0),
     **dict.fromkeys(("jam", "saat", "stunden", "heures", "horas", "ore", "час", "часа"), 3600.0),
+    **dict.fromkeys(("day", "days", "天", "日"), 86400.0),
     **dict.fromkeys(("с", "ث", "วินาที", "sekund", "seconden", "सेकंड"), 1.0),
     **dict.fromkeys(("นาที", "minut", "minuten"), 60.0),
     **dict.fromkeys(("ชั่วโมง", "godzin", "uur"), 3600.0),
@@ -47,7 +48,7 @@ _RATE_UNIT = (
     r"it/s|steps?/s(?:ec)?|(?:samples?|images?|imgs?|img|tokens?|toks?|seqs?|sequences|amostras"
     r"|muestras|échantillons|campioni)"
     r"(?:/s(?:ec)?|\s+per\s+sec(?:ond)?|_per_sec(?:ond)?)(?:/gpu)?|[GTP]FLOP[sS]?(?:/s)?(?:/GPU)?"
-    r"|[kKMG]?H/s|[kKMG]h(?:/?s)?|wps|tps"
+    r"|[kKMG]?H/s|[kKMG]h(?:/?s)?|wps|tps|ns/day|fps|frames?/s(?:ec)?|PPD"
 )
 _TIME_UNIT = "|".join(sorted((re.escape(u) for u in _TIME_UNITS), key=len, reverse=True))
 # a number: thousands separated by commas (`5,200`), a decimal comma (`2,4`), a point
@@ -55,33 +56,42 @@ NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?"
 # a figure with its unit: the time's may be per unit of work (`s/it`, `ms/step`, `s per step`);
 # a range (`1.4-1.5k`) is read as its middle
 _FIGURE = re.compile(
-    rf"(?<![\w.\-/])(?P<sign>[-+−])?[~≈]?(?:(?P<low>{NUM})\s*[-–]\s*)?(?P<num>{NUM})"
-    r"(?P<k>\s?[kKM](?![a-zA-Z]))?\s*"
+    rf"(?<![A-Za-z0-9_.\-/])(?P<sign>[-+−])?[~≈]?(?:(?P<low>{NUM})\s*[-–]\s*)?(?P<num>{NUM})"
+    r"(?P<k>\s?[kKM](?![a-zA-Z]))?\+?多?\s*"
     rf"(?:(?P<rate>{_RATE_UNIT})|(?P<pct>%)|(?P<time>{_TIME_UNIT})"
     r"(?:\s*(?:/|per\s+)(?:it\b|iter\w*|steps?|batch|epoch))?)"
     r"(?![a-zA-Zа-яё/])",
     re.IGNORECASE,
 )
 # a number without a unit (ids, versions and model names are words: `a100-14`, `llama3-8b`)
-_BARE = re.compile(rf"(?<![\w.\-/:=#,])[~≈]?(?P<num>{NUM})(?P<k>[kKM](?![a-zA-Z]))?(?![\w.\-/:%])")
+_BARE = re.compile(
+    rf"(?<![A-Za-z0-9_.\-/:=#,])[~≈]?(?P<num>{NUM})(?P<k>[kKM](?![a-zA-Z]))?(?![\w\-/:%])(?!\.\d)"
+)
 _OTHER_QUANTITY = re.compile(
     r"\b(?:loss|lr|learning\s+rate|acc(?:uracy)?|grad\w*|norm|perplexity|ppl|reward|score|bleu|"
     r"memory|mem|temp\w*|power|clock\w*|fan|util\w*|timeout|interval)\b[^\d\n]{0,20}$",
     re.IGNORECASE,
 )
+_MODEL_BEFORE = re.compile(r"\b(?:my|our|RTX|GTX|Tesla|Quadro|Radeon|RX)\s*$", re.IGNORECASE)
+_MODEL_NUMBER = re.compile(
+    r"\b(?:my|our|RTX|GTX|Tesla|Quadro|Radeon|RX)\s*\d{3,4}\w*", re.IGNORECASE
+)
 # what makes a number a count, a step, an id or a clock rather than a speed
 _COUNTED_BEFORE = re.compile(
     r"(?:\b(?:steps?|iter\w*|epochs?|batch(?:es)?|rank|gpus?|nodes?|hosts?|workers?|cards?|at|"
-    r"v|version|bs|seq(?:uence)?(?:\s+len\w*)?|tp|pp|dp|ep|of|top|last|first|every|around|"
-    r"past|layers?|jan\w*|feb\w*|mar\w*|apr\w*|may|jun\w*|jul\w*|aug\w*|sep\w*|oct\w*|nov\w*|"
-    r"dec\w*|(?:py)?torch|cuda|nccl|driver|python|transformers|deepspeed|megatron|jax|nemo|"
+    r"frames?|episodes?|shards?|targets?|"
+    r"v|version|bs|seq(?:uence)?(?:\s+len\w*)?|tp|pp|dp|ep|of|top|last|first|every|"
+    r"past|layers?|my|our|RTX|GTX|jan\w*|feb\w*|mar\w*|apr\w*|may|jun\w*|jul\w*|aug\w*|sep\w*|"
+    r"oct\w*|nov\w*|dec\w*|(?:py)?torch|cuda|nccl|driver|python|transformers|deepspeed|megatron|jax|nemo|"
     r"release|rc)\s*(?:to\s+|from\s+)?[=:#]?\s*v?|[\[(#])$",
     re.IGNORECASE,
 )
 _COUNTED_AFTER = re.compile(
-    r"^\s*(?:k\s*)?(?:steps?|iter\w*|epochs?|batch\w*|gpus?|nodes?|hosts?|ranks?|workers?|pods?|"
-    r"cards?|am|pm|gb|g|mb|w|°c|mhz|ghz|layers?|x\b|times|st|nd|rd|th|of\b|identical|"
-    r"步|卡|台|個|개|에폭|エポック|ステップ|번째)",
+    r"^(?:st|nd|rd|th)\b"  # an ordinal (`1st`), glued to its number
+    r"|^\s*(?:k\s*)?(?:steps?|iter\w*|epochs?|batch\w*|gpus?|nodes?|hosts?|ranks?|workers?|pods?"
+    r"|cards?|am|pm|gb|g|mb|w|°c|mhz|ghz|layers?|x|times|of|identical|images?|samples?|files?"
+    r"|examples?|sequences?|atoms?|frames?(?!\s*/))(?![A-Za-z])"
+    r"|^\s*(?:步|卡|台|個|개|에폭|エポック|ステップ|번째)",
     re.IGNORECASE,
 )
 # a time that is a period, not a step's: `over ~6 hours`, `after an hour`, `12h later`
@@ -105,7 +115,7 @@ _CHAIN = re.compile(
 _RATE_METRIC = re.compile(
     r"(?:\bthroughput\b|\b(?:tokens?|toks?|samples?|images?|imgs?|img|seqs?)(?:/s\w*|_per_sec\w*)"
     r"(?:/gpu)?|\bit/s\b|\bsteps?(?:/s\w*|_per_second)|\b[GT]FLOP[sS]?(?:/\w+)*|\bMFU\b|\bHFU\b"
-    r"|\btps\b|\bwps\b|速度|吞吐)[^\d\n]{0,80}$",
+    r"|\btps\b|\bwps\b|\bns/day\b|\bfps\b|\bPPD\b|速度|吞吐)[^\d\n]{0,80}$",
     re.IGNORECASE,
 )
 _UTILISATION = re.compile(r"\b(?:MFU|HFU|model\s+flops\s+utili[sz]ation)\b", re.IGNORECASE)
@@ -123,6 +133,7 @@ class Figure:
 
 
 _SUFFIX = {"k": 1e3, "m": 1e6}
+_MIN_SEC = re.compile(r"(?<![\w.])(\d{1,3})m(\d{1,2})s\b")
 
 
 def number(num: str, k: str | None = None) -> float:
@@ -137,6 +148,8 @@ def speed_figures(sentence: str) -> tuple[Figure, ...]:
     """Return the figures of a speed a sentence gives, in order (module doc); once a text (the
     readers ask of a line and of its sentences more than once)."""
     text = re.sub(r"(\d)\s*±\s*\d+(?:\.\d+)?", r"\1", sentence)  # `1.01±0.02s`: the figure
+    # `3m12s` is 192 s (the same length, so that the figures stay where they were)
+    text = _MIN_SEC.sub(lambda m: f"{int(m[1]) * 60 + int(m[2])}s".rjust(len(m[0])), text)
     found: list[Figure] = []
     taken: list[tuple[int, int]] = []
     for m in _FIGURE.finditer(text):
@@ -176,6 +189,8 @@ def speed_figures(sentence: str) -> tuple[Figure, ...]:
         )
         if _OTHER_QUANTITY.search(text[max(0, m.start() - 25) : m.start()]):
             continue  # `loss went from 1.9 to 2.8`: another quantity's figure
+        if _MODEL_BEFORE.search(text, max(0, m.start() - 12), m.start()):
+            continue  # `on my 3080`: a GPU model, not a figure
         if named is None:
             before, after = text[max(0, m.start() - 40) : m.start()], text[m.end() :]
             if _COUNTED_BEFORE.search(before) or _COUNTED_AFTER.match(after):
@@ -193,7 +208,9 @@ MAX_BARE = 64
 
 
 def _named_speed(before: str) -> tuple[bool, float] | None:
-    """The speed a metric just before a bare number names: (a time?, its unit in seconds)."""
+    """The speed a metric just before a bare number names: (a time?, its unit in seconds); a GPU
+    model between them is no figure (`PPD on my 3080 dropped from ~4M`)."""
+    before = _MODEL_NUMBER.sub("model", before)
     timed = _TIME_METRIC.search(before)
     if timed is not None:
         return True, 0.001 if timed["ms"] else 1.0
@@ -227,7 +244,10 @@ def _bare_figure(
     if not peers:
         return Figure(at, value * scale, timed) if named is not None else None
     # a time named without its unit, or a rate without its prefix (`from 62 to 48 MH/s`)
-    units = (scale, 0.001, 60.0) if timed else (scale, *RATE_PREFIXES) if prefixed else (scale,)
+    if timed:
+        units: tuple[float, ...] = (scale, 0.001, 60.0, 3600.0)
+    else:
+        units = (scale, *RATE_PREFIXES) if prefixed else (scale,)
     for unit in units:
         if any(0.1 * v <= value * unit <= 10 * v for v in peers):
             return Figure(at, value * unit, timed)
@@ -238,8 +258,13 @@ STEP_CONTEXT = re.compile(
     r"\b(?:epoch|iter(?:ation)?|step|batch)s?\b|(?:s|sec|ms)/(?:it|step|iter)|(?<![a-z])it/s\b|\bETA\b|"
     r"\btrain\w*\s+time\b|step_time|iter_time|\b(?:fwd|bwd|forward|backward)\b|"
     r"\bend[- ]to[- ]end\b|\belapsed\b|\bwall[- ]?(?:clock|time)\b|\brun\s*time\b|"
-    r"步|迭代|训练|イテレーション|ステップ|에폭|스텝|Schritt\w*|[ée]poca|époque|epoca|шаг\w*|эпох\w*|"
-    r"langkah|adım|bước|الخطوة|ขั้น|krok\w*|stap",
+    r"步|迭代|训练|イテレーション|ステップ|エポック|에폭|스텝|Schritt\w*|[ée]poca|époque|epoca|шаг\w*|"
+    r"эпох\w*|langkah|adım|bước|الخطوة|ขั้น|krok\w*|stap|\btime-?steps?\b|\bper\s+(?:frame|target|image"
+    r"|sample|timestep|shard|file|bucket|episode)\b"
+    # the same work said to take longer (`same mesh`, `nothing changed`): its duration is a speed
+    r"|\bsame\s+(?:job|targets?|input|data(?:set)?|config\w*|commit|work|mesh|scene|model|run"
+    r"|settings|code)\b|\b(?:nothing|no\s+setting)\s+(?:changed|else\s+changed)\b"
+    r"|\b(?:changed|upgraded)\s+nothing\b",
     re.IGNORECASE,
 )
 NOT_A_STEP = re.compile(

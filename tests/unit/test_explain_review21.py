@@ -28,7 +28,6 @@ _FIXTURES = Path(__file__).resolve().parents[1] / "fixtures/explain_review"
 _SETS = ("efa", "nfs", "rdma", "proc", "storage", "nvidia", "host", "speed")
 KNOWN_LIMITS = {
     "r21spd-084": "members as a range (`blades 21-24 ... every other blade`)",
-    "r21spd-095": "a figure without its unit after `now it takes` (`2 hours, now it takes 5`)",
     "r21nfs-032": "libceph's `session lost, hunting for new mon`: a monitor failover, routine",
     "r21rdma-022": "an mlx5 link down once: a link down once or twice is a boot",
     "r21proc-033": "a young TCPStore retry (`try=0`): the store's first retries are silent",

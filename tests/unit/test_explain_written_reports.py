@@ -34,7 +34,6 @@ KNOWN_LIMITS = {
     "r17-026": f"{_SETUPS}: two PyTorch versions",
     "r17-028": f"{_SETUPS}: Docker against bare metal",
     "r17-047": "French `deux fois plus de temps ... que les autres`: a member's factor in words",
-    "r17-057": f"{_SETUPS}: A100 against H100 numbers",
     "r17-082": f"{_SETUPS}: a cloud instance against a DGX",
     "r17-103": f"{_SETUPS}: Windows against Ubuntu",
     "r17-108": "two quoted MXNet lines split by an ellipsis: one figure a sentence",
