@@ -45,7 +45,8 @@ _WORD_AMOUNT |= _NUMBERS
 _FIGURE = re.compile(
     rf"\b(?:from\s+(?P<start>\d+(?:\.\d+)?)\s*(?P<start_unit>{UNIT})?\s+to\s+)?"
     r"(?:(?P<low>\d+(?:\.\d+)?)\s*[-–]\s*(?=\d))?"  # a range (`3-4s`): read as its middle
-    rf"(?:(?P<value>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?)\+?\s*|(?P<words>half\s+an?|an?|one|{'|'.join(_NUMBERS)})\s+)"
+    rf"(?:(?P<value>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?)\+?\s*(?:(?:more|extra)\s+)?"
+    rf"|(?P<words>half\s+an?|an?|one|{'|'.join(_NUMBERS)})\s+)"
     rf"(?P<unit>{UNIT})"
     r"(?:/(?:epoch|iter\w*|step|batch|it)\b)?(?![\w/])",
     re.IGNORECASE,

@@ -151,7 +151,7 @@ def _hard_wrapped(segment: str, following: str) -> bool:
         bool(following.strip())
         and not (first and following.startswith(first[0]))
         and _MESSAGE_START.match(following) is None
-        and _strip(following)[0] == following
+        and _strip(following)[0] in (following, following.lstrip())
         and _TB_LINE.match(following.lstrip()) is None
         and _CONTINUATION.match(following) is None
     )
@@ -213,6 +213,11 @@ def records(text: str) -> Iterator[Record]:
                 i += 1
         else:
             while i < len(lines) and len(body) < MAX_LINE:
+                if _hard_wrapped(lines[i - 1], lines[i]):  # a joined sentence cut at the width
+                    body += lines[i][:MAX_LINE]
+                    raw += lines[i][:MAX_LINE]
+                    i += 1
+                    continue
                 rest = _strip(lines[i][:MAX_LINE])[0].strip()
                 if not _soft_wrapped(body, rest):
                     break

@@ -153,8 +153,8 @@ RULES: tuple[Rule, ...] = (
         "gpu.lost_in_words",
         r"\b(?:has|have|had)\s+lost\s+(?:a|one|two|three|four|\d+)\s+(?:of\s+(?:its|their|the)\s+)?"
         r"GPUs?\b|\bGPUs?\s+(?:has\s+|have\s+)?(?:gone|went)\s+missing\b"
-        r"|\b(?:a|one)\s+GPU\s+(?:fell|dropped)\s+off\s+the\s+bus\b",
-        ("lost", "missing", "off the bus"),
+        r"|\b(?:a|one)\s+GPU\s+(?:fell|dropped)\s+off\s+the\s+bus\b|\bfatal\s+GPU\s+loss\b(?!\s+(?:rate|statistic))",
+        ("lost", "missing", "off the bus", "gpu loss"),
         "A person says a node lost a GPU (it went missing, fell off the bus): the GPU or its "
         "slot failed; reboot or reseat, then inspect.",
         _hw(S.ERROR, A.REBOOT_NODE, 0.5),

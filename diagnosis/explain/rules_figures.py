@@ -79,7 +79,8 @@ _CHANGED = re.compile(
     r"|nearly\s+|just\s+)?[~≈]?\d"
     # times of day and stages of the run (`at 11am ... by 3pm`, `first half ... second half`,
     # `at 10k steps ... at 20k`)
-    r"|\b(?:by|at|until)\s+\d{1,2}(?::\d\d)?\s*(?:am|pm)\b|\b(?:first|second|last)\s+half\b"
+    r"|\b(?:by|until)\s+\d{1,2}(?::\d\d)?\s*(?:am|pm)\b"
+    r"|\b(?:first|second|last)\s+half\s+of\s+(?:the\s+|every\s+|each\s+)?(?:run|training|job)\b"
     r"|\bat\s+\d+k?\s+(?:steps?|iter\w*|epochs?)\b|\bstarted\s+(?:at|with|out\s+at)\b"
     r"|\brerun\b|\bon\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day\b"
     r"|\bthe\s+first\s+\w+\s+(?:took|take|were|was|ran|did)\b"
@@ -126,7 +127,8 @@ _SENTENCE = re.compile(
 @lru_cache(maxsize=256)
 def explained(sentence: str) -> bool:
     """Whether the speaker explains the speed away (rules_slowdown.EXPLAINED, the same `because
-    we ...` in the other languages, a warm-up, a member's own extra work); once a text."""
+    we ...` in the other languages, a warm-up, a member's own extra work, two setups side by
+    side); once a text."""
     return bool(
         EXPLAINED.search(sentence)
         or _BECAUSE_WE.search(sentence)
@@ -135,8 +137,28 @@ def explained(sentence: str) -> bool:
     )
 
 
+def explained_at(m: re.Match[str]) -> bool:
+    """Whether the text explains the speed away, two setups read in the match's own sentence
+    only (`A100 nodes for training and V100 nodes for eval. Among the A100 nodes, a100-07 ...`
+    compares no setups)."""
+    text = m.string
+    start = max((b.end() for b in _SENTENCE.finditer(text, 0, m.start())), default=0)
+    stop = _SENTENCE.search(text, m.end())
+    own = text[start : stop.start() if stop else len(text)]
+    return _explained_in_words(text) or setups_differ(own)
+
+
+@lru_cache(maxsize=256)
+def _explained_in_words(text: str) -> bool:
+    """explained() without the setups (once a text)."""
+    return bool(EXPLAINED.search(text) or _BECAUSE_WE.search(text) or _OWN_WORK.search(text))
+
+
 _GPU_MODEL = re.compile(
-    r"(?:\b(?:RTX|GTX)\s?|(?<![\w.]))(?P<n>[1-5]0[5-9]0(?:\s?Ti)?)(?![\w.])|\b(?P<dc>[AHVBL]\d{2,3})\b",
+    r"(?:\b(?:RTX|GTX)\s?|\b(?:the|a|my|our|one|two|an?)\s+)(?P<n>[1-5]0[5-9]0(?:\s?Ti)?)(?![\w.])"
+    r"|(?<![\w.])(?P<n2>[1-5]0[5-9]0(?:\s?Ti)?)(?=\s*(?:s\b|GPUs?\b|cards?\b|box\b|rig\b|Ti\b))"
+    r"|\b(?P<dc>A10|A30|A40|A100|A800|A6000|H20|H100|H200|H800|GH200|B100|B200|GB200|V100|P100|P40|K80"
+    r"|T4|L4|L40S?|M60|MI\d{3}X?)\b",
     re.IGNORECASE,
 )
 _ALGORITHM = re.compile(
@@ -149,19 +171,24 @@ _DIFFERENT = re.compile(
 )
 
 
+@lru_cache(maxsize=256)
 def setups_differ(text: str) -> bool:
     """Whether the text sets two GPU models or two mining algorithms side by side (`GPU 2 on
     KawPow ... its neighbours on Ethash`, `one RTX 3060 ... two RTX 3090s`): setups compared,
     not a member behind identical peers."""
-    models = {(m["n"] or m["dc"]).replace(" ", "").lower() for m in _GPU_MODEL.finditer(text)}
+    models = {
+        (m["n"] or m["n2"] or m["dc"]).replace(" ", "").lower() for m in _GPU_MODEL.finditer(text)
+    }
     algorithms = {m[0].lower() for m in _ALGORITHM.finditer(text)}
     return len(models) > 1 or len(algorithms) > 1 or _DIFFERENT.search(text) is not None
 
 
 _BECAUSE_WE = re.compile(
-    r"\b(?:weil|da)\s+wir\b|\bparce\s+qu(?:e|')\s*(?:nous|on)\b|\bcar\s+nous\b|\bporque\s+"
-    r"(?:nosotros|hemos|duplicamos|aumentamos|nós|dobramos)\b|\bperché\s+abbiamo\b|потому\s+что\s+мы|"
-    r"因为我们|我们把|したため|ので(?!す)|karena\s+kami|vì\s+chúng\s+tôi|çünkü|"
+    r"(?:\b(?:weil|da)\s+wir\b|\bparce\s+qu(?:e|')\s*(?:nous|on)\b|\bcar\s+nous\b|\bporque\s+"
+    r"(?:nosotros|hemos|duplicamos|aumentamos|nós|dobramos)\b|\bperché\s+abbiamo\b|потому\s+что\s+мы)"
+    # (not `because we have 8 identical GPUs`: the reason it should not be slow)
+    r"(?![^.\n]{0,40}(?:identi|gleich|mêmes|stess|mism|одинаков))|"
+    r"因为我们|我们把|したため|(?:した|変えた|増やした|上げた)ので|karena\s+kami|vì\s+chúng\s+tôi|çünkü|"
     # Korean: after I changed it, because it got bigger (`바꿨더니`, `커져서`)
     r"바꿨더니|늘렸더니|키웠더니|커져서|늘려서|"
     r"\b(?:erwartet|prévu|attendu|esperado|previsto|ожидаемо)\b|予想通り|预期|"
@@ -353,6 +380,12 @@ def _counts_differ(text: str) -> bool:
     )
 
 
+_SAME_PACE = re.compile(
+    r"\bsame\s+pace\b|\bpace\s+is\s+(?:the\s+same|constant|steady)\b|ペースは一定|速度は一定|速度稳定"
+    r"|速度没有变化|속도는\s*일정",
+    re.IGNORECASE,
+)
+"""The speaker says the pace stayed the same (in another sentence of the report too)."""
 _STEADY = re.compile(
     r"\b(?:step\s*time|iter\w*\s+time|throughput|tokens?/s|samples?/s|it/s|s/it|speed|MFU)\b"
     r"[^.;\n]{0,30}?\b(?:flat|steady|stable|unchanged|constant|the\s+same(?!\s+\w))\b",
@@ -370,8 +403,8 @@ def _changed(m: re.Match[str]) -> Verdict | None:
 def figures_slowed(line: str) -> bool:
     """Whether a sentence of `line` gives a speed that changed for the worse: against its
     baseline, its past, in order or before `instead of` (module doc); once a line."""
-    if not _DIGIT.search(line) or _WARMUP.search(line):
-        return False  # no figure; a warm-up's or a compile's steps are slow by design
+    if not _DIGIT.search(line) or _WARMUP.search(line) or _SAME_PACE.search(line):
+        return False  # no figure; a warm-up's or a compile's steps are slow by design; one pace
     if len(speed_figures(line)) < 2 and not _BASELINE_WORD.search(line):
         return False  # one figure or none, and no baseline to set it against: no change
     if _past_and_present(line) and not explained(line):
@@ -501,7 +534,7 @@ def _behind(mine: Sequence[Figure], theirs: Sequence[Figure]) -> bool:
 
 def _member_figures(m: re.Match[str]) -> Verdict | None:
     """Return straggler when the member's figure is PEER_GAP_PCT worse than its peers'."""
-    if explained(m.string):
+    if explained_at(m):
         return None
     mine_text, theirs_text = m["mine"] or m["mine3"] or "", m["theirs"] or m["theirs3"] or ""
     versus = _VERSUS.search(mine_text)
@@ -549,7 +582,7 @@ def _member_percent(m: re.Match[str]) -> Verdict | None:
     longer or slower, or less of a rate of work (less time, a lower temperature: no)."""
     if float(m["pct"]) < PEER_GAP_PCT or _PEERS_AFTER.match(m.string, m.end()) is None:
         return None
-    if explained(m.string) or (m["what"] is not None and not _WORK.match(m["what"])):
+    if explained_at(m) or (m["what"] is not None and not _WORK.match(m["what"])):
         return None
     if m["higher"] is not None and (
         not _A_TIME.search(m.string, max(0, m.start("pct") - 60), m.start("pct"))
@@ -572,7 +605,7 @@ def _member_factor(m: re.Match[str]) -> Verdict | None:
     factor = m["x"] or m["x2"]
     if factor is not None and float(factor) < 1 + PEER_GAP_PCT / 100:
         return None
-    return None if explained(m.string) else slow_member(_kind(m))
+    return None if explained_at(m) else slow_member(_kind(m))
 
 
 # a percentage slower in the other languages (`慢了大概 15%`, `%15 daha yavaş`, `25% ほど遅い`)
@@ -626,7 +659,7 @@ _PEERS_FIRST = re.compile(
 def _peers_first(m: re.Match[str]) -> Verdict | None:
     """Return straggler when the member's figure is PEER_GAP_PCT worse than its peers' said
     first (or, in CJK, after the member's `only`)."""
-    if explained(m.string):
+    if explained_at(m):
         return None
     mine_text, theirs_text = m["mine"] or m["mine2"] or "", m["theirs"] or m["theirs2"] or ""
     mine, theirs = speed_figures(mine_text), speed_figures(theirs_text)

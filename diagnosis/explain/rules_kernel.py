@@ -33,8 +33,9 @@ RULES: tuple[Rule, ...] = (
         "kernel.panic",
         # (not a panic the OOM killer asked for: panic_on_oom, host memory's)
         r"Kernel panic - not syncing(?!: (?:Out of memory|System is deadlocked on memory))"
+        r"|\bPANIC: double fault\b"
         r"|^panic\(cpu \d+ caller 0x[0-9a-f]+\)",
-        ("kernel panic", "panic(cpu"),
+        ("kernel panic", "panic(cpu", "double fault"),
         "The kernel panicked: the node went down (or rebooted); every rank on it died.",
         _host(S.CRITICAL, A.REBOOT_NODE, 0.9),
     ),
@@ -43,13 +44,18 @@ RULES: tuple[Rule, ...] = (
         r"\bOops: (?:Oops: )?[0-9a-f]{4} \[#\d+\]|\bOops \[#\d+\]"
         r"|BUG: unable to handle (?:kernel|page fault)|general protection fault[:,]"
         r"|BUG: kernel NULL pointer dereference, address|Internal error: Oops: [0-9a-f]+ \[#"
-        r"|Unable to handle kernel (?:paging request|NULL pointer)|Code: +Bad RIP value",
+        r"|Unable to handle kernel (?:paging request|NULL pointer)|Code: +Bad RIP value"
+        # a kernel BUG() and the trap it raises (`kernel BUG at lib/list_debug.c:51!`, `invalid
+        # opcode: 0000 [#1] SMP`), a corrupted list the debug checks caught
+        r"|\bkernel BUG at \S+:\d+!|\binvalid opcode: [0-9a-f]{4} \[#\d+\]"
+        r"|\blist_(?:del|add) corruption\.",
         (
             "oops",
             "unable to handle",
             "general protection fault",
             "bad rip value",
             "null pointer dereference",
+            *("kernel bug at", "invalid opcode", "corruption."),
         ),
         "A kernel Oops: a driver or the kernel dereferenced a bad pointer. The node is "
         "unreliable until rebooted (and the module in the trace is the suspect).",

@@ -47,6 +47,7 @@ _FAILED = verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.ISOLATE_GPU, 0.6)
 _STORAGE = verdict(C.HOST_STORAGE, INFRA, K.NODE, S.WARNING, A.MONITOR, 0.5)
 _STALLED = verdict(C.HANG, B.UNKNOWN, K.JOB, S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.45)
 _NUMERICAL = verdict(C.NUMERICAL, B.APPLICATION, K.JOB, S.WARNING, A.FIX_APPLICATION, 0.5)
+_HOST_MEMORY = verdict(C.HOST_MEMORY, INFRA, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.5)
 _SLOW_MEMBER = verdict(C.STRAGGLER, B.UNKNOWN, K.GPU, S.WARNING, A.HARDWARE_INSPECTION, 0.5)
 
 _RULED_OUT = re.compile(
@@ -56,7 +57,7 @@ _RULED_OUT = re.compile(
 )
 _HAPPENED = re.compile(
     r"\b(?:dmesg|NVRM|kernel|journal\w*|logs?|steht|zeigt|shows?|showed|reports?|reported|threw|"
-    r"hit|got|saw|seeing|logged|raised|fired|printed|with|after|from)\b|\b(?:on|auf)\s+(?:gpu|GPU|node)",
+    r"hit|got|saw|see|seeing|logged|raised|fired|printed|with|after|from)\b|\b(?:on|auf)\s+(?:gpu|GPU|node)",
     re.IGNORECASE,
 )
 # a named error counter, then two samples of it right after its name: `CRC Errors: 88 -> 960`
@@ -117,11 +118,18 @@ def _xid_said(m: re.Match[str]) -> Verdict | None:
     )
     if _RULED_OUT.search(clause) or "?" in m.string or not _HAPPENED.search(before):
         return None
-    given = xid_policy(m)
+    # several Xids said together (`XID 137 ... followed by XID 94`): the one that says most
+    given = max(
+        (xid_policy(x) for x in _XID_SAID.finditer(m.string)),
+        key=lambda v: _XID_RANK.get(v.category, 0),
+        default=xid_policy(m),
+    )
     severity = S.WARNING if given.severity in (S.ERROR, S.CRITICAL) else given.severity
     return replace(given, severity=severity, confidence=min(given.confidence, 0.4))
 
 
+_XID_SAID = re.compile(r"\bXid\s*[:=#]?\s*(?P<xid>\d{1,3})\b", re.IGNORECASE)
+_XID_RANK = {C.GPU_HARDWARE: 3, C.GPU_DEGRADED: 2, C.GPU_APPLICATION: 1}
 _RESOLVED = re.compile(
     r"\bRESOLVED\b|\bstatus=resolved\b|ALARM\s*->\s*OK\b|\bauto-?resolved\b|\bresolved\s+at\b|"
     r"\{\{|\bresumed\b|(?<!\bnone )\bcompleted\b|\bexit\s+0\b|\bduring\s+(?:the\s+)?checkpoint|"
@@ -130,6 +138,53 @@ _RESOLVED = re.compile(
 )
 """An alert in its resolved form, a rule's template, a stop that resumed or a job that
 completed, a port taken down by an administrator, a pause of seconds: no fault."""
+
+
+def _less_than_said(given: Verdict) -> Judge:
+    """A judge that gives `given` when the match's `have` is below its `want` (a link at 100G
+    instead of 400G, 28 of 32 devices, Gen1 instead of Gen5), in a line that is no resolved
+    alert, question or runbook."""
+
+    def judge(m: re.Match[str]) -> Verdict | None:
+        if _RESOLVED.search(m.string) or _RULED_OUT.search(m.string):
+            return None
+        return given if int(m["have"]) < int(m["want"]) else None
+
+    return judge
+
+
+def _said(given: Verdict) -> Judge:
+    """A judge that gives `given` unless the line is a resolved alert, a question, a runbook or
+    a cause ruled out."""
+
+    def judge(m: re.Match[str]) -> Verdict | None:
+        if _RESOLVED.search(m.string) or _RULED_OUT.search(m.string):
+            return None
+        return given
+
+    return judge
+
+
+def _below_rate(m: re.Match[str]) -> Verdict | None:
+    """The network, when a port's rate or the count of RDMA devices is below what it should be."""
+    have, want = m["have"] or m["have2"], m["want"] or m["want2"]
+    if _RESOLVED.search(m.string) or _RULED_OUT.search(m.string) or int(have) >= int(want):
+        return None
+    return _NETWORK
+
+
+def _host_said(m: re.Match[str]) -> Verdict | None:
+    """The host's memory (an OOM killer's kill) or its storage (a RAID array lost a disk)."""
+    if _RESOLVED.search(m.string) or _RULED_OUT.search(m.string):
+        return None
+    return _HOST_MEMORY if "oom" in m[0].lower() else _STORAGE
+
+
+def _packet_loss(m: re.Match[str]) -> Verdict | None:
+    """The network, on packet loss of 1 % or more said as seen (`0% packet loss` is healthy)."""
+    if float(m["pct"]) < 1 or _RESOLVED.search(m.string) or _RULED_OUT.search(m.string):
+        return None
+    return _NETWORK
 
 
 def _firing(given: Verdict) -> Judge:
@@ -288,6 +343,81 @@ RULES: tuple[Rule, ...] = (
         "A Xid named in a person's words: the Xid catalogue's category, as a warning of lower "
         "confidence than the driver's own line (which ranks first when both are given).",
         judge=_xid_said,
+        flags=re.IGNORECASE,
+    ),
+    # an incident told in people's words and alerts' names (what on-call writes in a ticket)
+    rule(
+        "monitor.packet_loss",
+        r"\b(?P<pct>\d+(?:\.\d+)?)\s*%\s+packet\s+loss\b",
+        ("packet loss",),
+        "Packet loss between the nodes (ping's figure, 1 % or more): a link, a NIC or a bond "
+        "member that drops traffic; collectives time out or crawl.",
+        judge=_packet_loss,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "monitor.link_errors_said",
+        r"\b(?:symbol|CRC|link|rcv|receive|port)\s+errors?\s+(?:are\s+|keep\s+|keeps\s+)?(?:going\s+up"
+        r"|climbing|rising|increasing)\b|\bib_port_\w*errors?\w*\s*>"
+        r"|\bport\b[^.\n]{0,30}?\bflapp\w*|(?:端口|链路)[^。\n]{0,12}?(?:频繁|反复|不停)\s*(?:down\s*/\s*up"
+        r"|up\s*/\s*down|闪断|抖动|up\s*down)",
+        ("errors", "ib_port_", "flapp", "端口", "链路"),
+        "A link's error counters said to climb, a port said to flap, an alert on port errors: "
+        "the cable, the transceiver or the switch port.",
+        judge=_said(_SWITCH),
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "monitor.link_below_rate",
+        r"\b(?:trained|negotiated|running|linked|came\s+up|comes\s+up|is)\s+at\s+(?P<have>\d+)\s*G"
+        r"(?:bps|b/s|bit/s|b)?\b[^.\n]{0,20}?\b(?:instead\s+of|rather\s+than|not)\s+(?P<want>\d+)\s*G\b"
+        r"|\bonly\s+(?P<have2>\d+)\s+of\s+(?P<want2>\d+)\s+(?:efa|ib|infiniband|hca|nic|mlx5|rdma)\s+"
+        r"(?:devices|ports|nics|hcas|links|interfaces)\b",
+        ("instead of", "rather than", " not ", "only "),
+        "A NIC port trained below its rate (100G instead of 400G) or fewer of the node's RDMA "
+        "devices present than it has: the node moves data at a fraction of its peers' speed.",
+        judge=_below_rate,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "monitor.gpu_said_degraded",
+        r"\bPCIe\s+Gen\s?(?P<have>\d)\b[^.\n]{0,12}?(?:instead\s+of|en\s+vez\s+de|statt|au\s+lieu\s+de"
+        r"|em\s+vez\s+de|invece\s+di|вместо|rather\s+than)\s+Gen\s?(?P<want>\d)\b",
+        ("gen",),
+        "A GPU's PCIe link said to run at a lower generation than it should (not idle power "
+        "saving: said against the one it should have): the GPU moves data slower.",
+        judge=_less_than_said(_DEGRADED),
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "monitor.gpu_signs_said",
+        r"\breason=(?:HW_POWER_BRAKE|HW_SLOWDOWN|HW_THERMAL_SLOWDOWN|SW_THERMAL_SLOWDOWN)\b"
+        r"|\b(?:correctable|single-bit|SBE)\b[^.\n]{0,40}?\b(?:climbing|rising|increasing|going\s+up"
+        r"|and\s+rising)\b",
+        ("reason=", "correctable", "single-bit", "sbe"),
+        "An alert's clock reason of a hardware slowdown or power brake, or correctable ECC errors "
+        "said to climb: the GPU works, degraded, and is on its way to fail.",
+        judge=_said(_DEGRADED),
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "monitor.nvlink_said_down",
+        r"\bNVLink\w*Down\b|\bnvlink\b[^.\n]{0,40}?\blinks?\s+\d+\s+(?:is\s+)?(?:inactive|down)\b",
+        ("nvlink",),
+        "An alert or a person says one of a GPU's NVLinks is down or inactive: the GPU's links "
+        "fail; collectives over it fail or crawl.",
+        judge=_said(_FAILED),
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "monitor.host_said",
+        r"\bkilled\s+by\s+(?:the\s+)?(?:kernel(?:'s)?\s+)?OOM[- ]?killer\b"
+        r"|(?<!\b0\s)\boom-kill\s+events?\b"
+        r"|\bmd_raid_degraded\b|\b\d+\s+of\s+\d+\s+disks?\s+failed\b",
+        ("oom", "md_raid_degraded", "disks failed", "disk failed"),
+        "The host's memory said exhausted (killed by the OOM killer) or a RAID array said to have "
+        "lost a disk, in a ticket's or an alert's words.",
+        judge=_host_said,
         flags=re.IGNORECASE,
     ),
     rule(

@@ -39,18 +39,73 @@ from diagnosis.model import ComponentKind as K
 _FIRST_THEN_LATER = re.compile(
     r"(?P<first>\b(?:the\s+)?(?:first|initial)\b[^.;\n]{0,60}?)(?:[.;,]\s*|\s+(?:and|but|while)\s+)"
     r"(?P<later>(?:the\s+)?(?:next|following|last|later|then|after\s+that|(?:[A-Za-z]+\s+)?\d[\d,]*"
-    r"\s*[-–]\s*\d[\d,]*|(?:around|by|at|after|from)\s+(?:frame|step|epoch|iteration|episode|batch"
-    r"|image|target)\s+\d+)\b[^.;\n]{0,60})",
+    r"\s*(?:[-–]|to)\s*\d[\d,]*|(?:around|by|at|after|from)\s+(?:frame|step|epoch|iteration|episode"
+    r"|batch|image|target)\s+\d+)\b[^.;\n]{0,60})",
     re.IGNORECASE,
 )
+_UNIT_OF_WORK = r"(?:epochs?|steps?|iter\w*|episodes?|batch(?:es)?|frames?|samples|images|targets?)"
+_COUNT = re.compile(
+    rf"(?P<low>\d[\d,]*)\s*(?:[-–]|to)\s*(?P<high>\d[\d,]*)|(?P<n>\d[\d,]*)\s+{_UNIT_OF_WORK}\b"
+    rf"|\b{_UNIT_OF_WORK}\s+(?P<low2>\d[\d,]*)\s*(?:[-–]|to)\s*(?P<high2>\d[\d,]*)",
+    re.IGNORECASE,
+)
+_POINT_IN_TIME = re.compile(
+    r"\b(?:at|by|after|into)\s+[~≈]?\d+(?:\.\d+)?\s*[a-z]+|\b[~≈]?\d+(?:\.\d+)?\s*[a-z]+\s+(?:into|in)\s+"
+    r"the\s+run\b",
+    re.IGNORECASE,
+)
+"""A time since the start (`at 9 hours`, `20 minutes into the run`): a moment, not a stretch."""
+
+
+def _count(clause: str) -> float | None:
+    """The amount of work a clause times (`500 steps`, `Episodes 900-1000`, `steps 500 to
+    1000`), or None when it names none."""
+    m = _COUNT.search(clause)
+    if m is None:
+        return None
+    low, high = m["low"] or m["low2"], m["high"] or m["high2"]
+    if low is not None and high is not None:
+        span = float(high.replace(",", "")) - float(low.replace(",", ""))
+        return span if span > 0 else None
+    return float(m["n"].replace(",", ""))
 
 
 def _first_then_later(m: re.Match[str]) -> Verdict | None:
-    """Return a straggler warning when the later stretch took SLOWDOWN_RATIO times the first."""
-    first, later = figures(m["first"]), figures(m["later"])
-    if len(first) != 1 or len(later) != 1 or first[0] <= 0 or explained(m.string):
+    """Return a straggler warning when the later stretch took SLOWDOWN_RATIO times the first,
+    per unit of work when both name theirs; a moment since the start is no stretch."""
+    if _POINT_IN_TIME.search(m["first"]) or _POINT_IN_TIME.search(m["later"]):
         return None
-    return slow_member(K.JOB) if later[0] >= SLOWDOWN_RATIO * first[0] else None
+    first, later = figures(m["first"]), figures(m["later"])
+    if len(first) != 1 or len(later) != 1 or first[0] <= 0 or _stopped_or_explained(m.string):
+        return None
+    work_first, work_later = _count(m["first"]), _count(m["later"])
+    if work_first and work_later:  # `the first 10 epochs 1 h, the next 50 epochs 5 h`: one pace
+        return _slower(later[0] / work_later, first[0] / work_first)
+    return _slower(later[0], first[0])
+
+
+def _slower(now: float, then: float) -> Verdict | None:
+    return slow_member(K.JOB) if then > 0 and now >= SLOWDOWN_RATIO * then else None
+
+
+_STALLED = re.compile(
+    r"\b(?:stuck|hung|hangs?|hanging|frozen|freezes?|deadlock\w*|died|crash\w*|killed|no\s+step"
+    r"|no\s+(?:new\s+)?logs?|nothing\s+(?:moves|progresses|since)|(?:error|exception|timeout|watchdog)"
+    r"\b)|\bto\s+a\s+halt\b|colgad|bloqu|завис|卡住|止ま|멈",
+    re.IGNORECASE,
+)
+"""A stop, a crash or an error on the same line: that is what the line reports, not a slowdown."""
+_MORE_WORK = re.compile(
+    r"\b(?:rais|increas|add|doubl|extend|bump)\w*\s+(?:the\s+|more\s+)?(?:\w+\s+)?(?:max_)?(?:epochs?"
+    r"|data(?:set)?|samples|steps|iterations)\b|\bas\s+planned\b|\bon\s+(?:track|schedule)\b",
+    re.IGNORECASE,
+)
+"""More work asked for, or a plan kept: a longer ETA or a longer stretch said to be expected."""
+
+
+def _stopped_or_explained(text: str) -> bool:
+    """Whether the text reports a stop or a crash, or explains the time away."""
+    return bool(_STALLED.search(text) or _MORE_WORK.search(text) or explained(text))
 
 
 _ETA = re.compile(
@@ -59,48 +114,96 @@ _ETA = re.compile(
     r"|\bETA\b(?P<quoted>.{0,200})",
     re.IGNORECASE | re.DOTALL,
 )
-_NOW = re.compile(r"\b(?:now|this\s+morning|today|still)\b", re.IGNORECASE)
+_NOW = re.compile(r"\b(?:now|this\s+morning|today)\b", re.IGNORECASE)
+_PAST = re.compile(
+    r"\b(?:yesterday|earlier|was|were|started|at\s+first|initially|last\s+\w+|before)\b",
+    re.IGNORECASE,
+)
+_NOT_A_RUN = re.compile(
+    r"\bper\s+epoch\b|\bthis\s+epoch\b|\bfor\s+the\s+whole\b|\b(?:RMA|part|parts|delivery|ship\w*"
+    r"|order|ticket|vendor|support)\b",
+    re.IGNORECASE,
+)
+"""An ETA of something else than the run (an epoch beside the whole run, a part, an RMA)."""
 
 
 def _eta_slips(m: re.Match[str]) -> Verdict | None:
-    """Return a straggler warning on an ETA said to slip, or quoted twice and longer now."""
-    if explained(m.string):
+    """Return a straggler warning on an ETA said to slip, or quoted before and after `now` and
+    longer after it, when it is the run's and no stop, crash or added work explains it."""
+    if _stopped_or_explained(m.string) or _NOT_A_RUN.search(m.string):
         return None
     if m["words"]:
         return slow_member(K.JOB)
-    times = figures(m["quoted"])
     now = _NOW.search(m["quoted"])
-    if len(times) < 2 or now is None or times[0] <= 0:
+    if now is None or not _PAST.search(m["quoted"], 0, now.start()):
+        return None  # no earlier figure said before the one of now
+    before, after = figures(m["quoted"][: now.start()]), figures(m["quoted"][now.start() :])
+    if not before or not after:
         return None
-    return slow_member(K.JOB) if times[-1] >= SLOWDOWN_RATIO * times[0] else None
+    return _slower(after[-1], before[0])
 
 
 _OTHERS_WAIT = re.compile(
     # Chinese: the others wait for one card (`其他7张卡跑完一个epoch都要等3号卡`)
-    r"(?:其他|其余|别的)[^。！？]{0,24}?等(?:待)?[^。！？]{0,6}?(?:号卡|卡|节点|机器|rank|GPU)"
-    # Japanese: only one is slow, the others are kept waiting (`node03だけ毎回処理が遅く`)
-    r"|(?:ノード|GPU|カード|ランク|サーバー?|マシン|[A-Za-z]+\d+)だけ[^。]{0,20}?遅[いく]|待たされ"
-    # Korean: only one at half (`한 장만 해시레이트가 절반`), the others wait (`기다`)
-    r"|만[^.。]{0,15}?절반|(?:다른|나머지)[^.。]{0,24}?기다리"
+    r"(?:其他|其余|别的)\s*\d*\s*(?:张|块|个|台)?\s*(?:卡|GPU|节点|机器|rank)[^。！？]{0,24}?等(?:待)?"
+    r"[^。！？]{0,6}?(?:号卡|卡|节点|机器|rank|GPU|它)"
+    # Japanese: only one member is slow at its work, the others are kept waiting
+    r"|(?:ノード|GPU|カード|ランク|サーバー?|マシン|(?<![A-Za-z])[A-Za-z]{1,12}\d{1,4})だけ[^。]{0,12}?"
+    r"(?:処理|学習|速度|ステップ|計算|エポック)[^。]{0,8}?遅[いく]|他の(?:ノード|GPU|カード|ランク)[^。]{0,30}?待たされ"
+    # Korean: only one member at half, the others wait for one
+    r"|(?:한\s*(?:장|대|개)|(?<![A-Za-z])[A-Za-z]{1,12}[-\d]*\d|\d+번)만[^.。]{0,15}?(?:절반|느려)"
+    r"|(?:다른|나머지)[^.。]{0,24}?(?:GPU|노드|카드|랭크|\d+번)[^.。]{0,10}?기다"
     # Russian: N times longer than the rest
     r"|в\s+(?:два|три|полтора|\d+(?:[.,]\d+)?)\s+раза\s+(?:дольше|медленнее)\s+(?:чем\s+)?(?:у\s+)?"
     r"остальн\w*"
     # German: the run waits for one member
-    r"|\bwartet\b[^.\n]{0,30}?\bauf\s+(?:Rank|GPU|Knoten|Node|Karte|Worker)\s*\d"
-    # French, Spanish, Portuguese, Italian: always the last, the others wait for it
-    r"|\btoujours\s+(?:le|la)\s+derni[eè]re?\b|\bles\s+autres\s+l['’]attendent\b"
-    r"|\bsiempre\s+(?:es\s+)?(?:el|la)\s+últim[oa]\b|\blos\s+demás\s+(?:la|lo)\s+esperan\b"
-    r"|\bsempre\s+(?:é\s+)?(?:o|a)\s+últim[oa]\b|\bmuito\s+depois\s+d(?:os|as)\s+outr[oa]s\b"
-    r"|\bsempre\s+(?:l['’]|il\s+|la\s+)?ultim[oa]\b|\bgli\s+altri\s+(?:la|lo)\s+aspettano\b"
-    # Indonesian: always the slowest, the others wait
-    r"|\bselalu\s+paling\s+lambat\b|\b(?:lain|lainnya)\b[^.\n]{0,40}?\bmenunggu\b",
+    r"|\bwarte[nt]\b[^.\n]{0,30}?\bauf\s+(?:Rank|GPU|Knoten|Node|Karte|Worker)\s*\d"
+    r"|\bauf\s+(?:Rank|GPU|Knoten|Node|Karte|Worker)\s*\d+\s+warte[nt]\b"
+    # French, Spanish, Portuguese, Italian: one member always the last, the others wait for it
+    r"|\b(?:GPU|rang|n(?:œ|oe)ud|carte|worker|serveur)\s*\d*\s+(?:est|arrive|finit|termine)?\s*toujours"
+    r"\s+(?:le\s+dernier|la\s+dernière)\b"
+    r"|\bles\s+autres\s+l['’]attendent\b"
+    r"|\b(?:GPU|rank|nodo|tarjeta|servidor)\s*\d*\s+(?:es|va|queda|termina|llega)?\s*siempre\s+"
+    r"(?:es\s+|va\s+|queda\s+|termina\s+|llega\s+)?(?:el\s+último|la\s+última)\b"
+    r"|\blos\s+demás\s+(?:la|lo)\s+esperan\b"
+    r"|\b(?:GPU|rank|nó|placa|servidor)\s*\d*\s+(?:é|fica|termina|chega)?\s*sempre\s+"
+    r"(?:é\s+|fica\s+|termina\s+|chega\s+)?(?:o\s+último|a\s+última)\b"
+    r"|\b(?:termin|acab|fica)\w*[^.\n]{0,40}?\bmuito\s+depois\s+d(?:os|as)\s+outr[oa]s\b"
+    r"|\b(?:GPU|rank|nodo|scheda|server)\s*\d*\s+(?:è|arriva|finisce)?\s*sempre\s+(?:l['’]|il\s+|la\s+)"
+    r"ultim[oa]\b"
+    r"|\bgli\s+altri\s+(?:la|lo)\s+aspettano\b"
+    # Indonesian: one member always the slowest, the other members wait
+    r"|\bselalu\s+paling\s+lambat\b|\b(?:GPU|node|rank|kartu|server)\s+(?:lain|lainnya)\s+(?:sudah\s+)?"
+    r"selesai\b[^.\n]{0,40}?\bmenunggu\b",
+    re.IGNORECASE,
+)
+_NORMAL_ELSEWHERE = re.compile(
+    r"(?<!不)正常|(?<!не\s)нормально|\bnormal(?:e|mente)?\b|\bwie\s+erwartet\b|\bcomme\s+prévu\b"
+    r"|예정대로|정상|予定通り|想定",
     re.IGNORECASE,
 )
 
 
+_EVERY_TIME = re.compile(
+    r"\b(?:every|each|always|again|consistently|jede[mnrs]?|immer|ständig|chaque|toujours|cada"
+    r"|siempre|sempre|ogni|setiap|selalu|каждый|каждом|всегда)\b|每|都|毎回|いつも|매|항상|계속",
+    re.IGNORECASE,
+)
+_A_WAIT = re.compile(r"等|待|기다|wart|attend|esper|aspett|menunggu", re.IGNORECASE)
+_ONCE = re.compile(
+    r"\bnur\s+einmal\b|\bonly\s+once\b|\bune\s+seule\s+fois\b|只有一次|一度だけ", re.IGNORECASE
+)
+
+
 def _others_wait(m: re.Match[str]) -> Verdict | None:
-    """Return a straggler warning on one member the others wait for, unless explained."""
-    return None if explained(m.string) else slow_member(K.GPU)
+    """Return a straggler warning on one member the others wait for, every time, unless the
+    text says it stopped, crashed or is normal (a wait once is a start-up, not a straggler)."""
+    if _stopped_or_explained(m.string) or _NORMAL_ELSEWHERE.search(m.string):
+        return None
+    waited = _A_WAIT.search(m[0]) is not None
+    if waited and (not _EVERY_TIME.search(m.string) or _ONCE.search(m.string)):
+        return None
+    return slow_member(K.GPU)
 
 
 RULES: tuple[Rule, ...] = (
@@ -128,8 +231,17 @@ RULES: tuple[Rule, ...] = (
         _OTHERS_WAIT.pattern,
         (
             *("其他", "其余", "别的", "だけ", "待たされ", "만", "다른", "나머지", "раза"),
-            *("wartet", "toujours", "les autres", "siempre", "los demás", "sempre", "muito depois"),
-            *("gli altri", "selalu", "menunggu"),
+            *(
+                "wartet",
+                "warten",
+                "toujours",
+                "les autres",
+                "siempre",
+                "los demás",
+                "sempre",
+                "muito depois",
+            ),
+            *("gli altri", "selalu", "menunggu", "기다", "느려", "절반"),
         ),
         "The others finish and wait for one member, or one member is always the last or a "
         "factor slower than the rest (in ten languages): the straggler they wait for.",

@@ -72,9 +72,10 @@ OWN_CHANGE = re.compile(
     # I or we changed the work, or a sentence that starts with the change (`Switched from
     # resnet50 to a ViT-L`, `Added 3 more tasks`, `I went from batch size 32 to 128`)
     r"|(?:\b(?:I|we)\s+(?:just\s+|have\s+|had\s+)?|^\W*|[.;!?]\s+)(?:increased|doubled|tripled"
-    r"|raised|bumped(?:\s+up)?|upped|enlarged|switched|turned\s+on|added|enabled|changed|went"
-    r"|moved)\s+(?:from\s+|to\s+)?(?:the\s+|my\s+|our\s+|a\s+)?(?:[\w+-]+\s+){0,3}?(?:batch"
-    r"|image|img|input|seq\w*|context|resolution|model|rank|layers?|dataset|data|size|augment\w*"
+    r"|raised|bumped(?:\s+up)?|upped|enlarged|switched|turned\s+on|added|enabled|changed"
+    r"|went(?=\s+from))(?!\s+nothing)\s+(?:from\s+|to\s+)?(?:the\s+|my\s+|our\s+|a\s+)?"
+    r"(?:[\w+-]+\s+){0,3}?(?:batch|image|img|input|seq\w*|context|resolution|model|rank|layers?"
+    r"|dataset|size|augment\w*"
     r"|crop|tasks?|heads?|sampler|samples|length|resnet\w*|ViT\S*|bigger|larger|heavier)\b",
     re.IGNORECASE,
 )
@@ -101,24 +102,27 @@ EXPLAINED = re.compile(
     r"|(?<!brings\sit\s)(?<!restart\sit\s)\bback\s+to\s+normal\b(?![^.\n]{0,30}?\b(?:after|until"
     r"|once|when|with)\s+(?:a\s+|we\s+|I\s+|the\s+)?(?:restart|reboot|redeploy|re-?launch)\w*)"
     r"|\bfixed\s+(?:in|by)\s+(?:#|PR|v?\d|the\s+patch)|\b(?:throughput|tokens?/s|samples?/s|it/s)\s+"
-    r"(?:is\s+|was\s+|stays?\s+|basically\s+|roughly\s+)*(?:unchanged|the\s+same|flat)\b"
+    r"(?:is\s+|was\s+|stays?\s+|basically\s+|roughly\s+)*(?:unchanged|the\s+same|flat|steady"
+    r"|stable|constant)\b(?![^\n]{0,60}?\b(?:then|until|but|before|after|since)\b)"
     + "|"
     + OWN_CHANGE.pattern
     + r"|(?<!n't\s)(?<!not\s)\bmakes?\s+sense\b"
     # the speaker accepts it, a plan or a calculator predicted it, it follows the load
     r"|\b(?:I'?m|we'?re)\s+(?:fine|ok|okay)\s+with\s+(?:that|it)\b|\bas\s+you'?d\s+expect\b"
     r"|\b(?:which|that)\s+(?:matches|is\s+consistent\s+with)\b"
-    r"|\bis\s+(?:fine|acceptable|ok|okay)\s+for\s+(?:this|our|my|now)\b"
+    r"|\bis\s+(?:fine|acceptable|ok|okay)\s+for\s+(?:this|our|my)\b"
+    r"|\bthat\s*(?:'s|’s|\s+is)\s+how\s+(?:our|the|it|this)\b|\bnormal\s+variation\b"
+    r"|\bdifferent\s+(?:WU|work\s+unit|project|dataset|model|input)s?\b|\bas\s+planned\b"
     r"|\bas\s+(?:every|any)\s+[\w\s-]{0,20}?(?:shows?|says|predicts?)\b"
     r"|\bas\s+the\s+(?:calculators?|spec\w*|manual|documentation|docs|datasheet)\s+(?:shows?|says"
     r"|predicts?)\b"
     r"|\bwhat\s+[\w\s-]{0,30}?predicted\b|\btrack(?:s|ing)?\s+(?:the\s+)?(?:traffic|load|QPS)\b"
     # at the speed it should have, or back to it by itself
-    r"|\b(?:is|runs?|continues|running)\s+at\s+(?:the\s+)?(?:expected|normal|usual)\s+(?:speed"
-    r"|rate|pace|\d)|\brecovered\s+(?:on\s+its\s+own|by\s+itself|itself)\b"
-    r"|\b(?:were|was|is|are|went|came)\s+back\s+to\s+(?:the\s+usual|its\s+usual|[~≈]?\d)"
+    r"|\b(?:it|training|job|run|that|everything)\b[^.,;\n]{0,20}?\b(?:is|runs?|continues|running)\s+"
+    r"at\s+(?:the\s+)?(?:expected|normal|usual)\s+(?:speed|rate|pace|\d)|\brecovered\s+(?:on\s+its\s+own|by\s+itself|itself)\b"
+    r"|\b(?:were|was|is|are|went|came)\s+back\s+to\s+(?:the\s+usual|its\s+usual|[~≈]?\d[\d.,]*+)"
     r"(?![^.\n]{0,30}?\b(?:after|until|once|when|with)\s+(?:a\s+|we\s+|I\s+|the\s+)?(?:restart"
-    r"|reboot|redeploy|re-?launch)\w*)"
+    r"|reboot|redeploy|re-?launch)\w*)(?![^.\n]{0,40}?\b(?:for\s+a\s+while|then|again|before)\b)"
     # the speaker's own reason (`because we run beam search there`)
     r"|\bbecause\s+(?:we|I)\s+(?:also\s+)?(?:run|use|do|train|load|save|evaluat\w*|comput\w*)\b"
     r"|\b(?:usual|expected|known)\s+(?:~?\d+\s*%\s+)?(?:recompute\s+)?(?:cost|overhead|penalty)\b|\bevery\s+[\d,]+k?\s+(?:steps?|iter\w*|batch\w*)\b[^.\n]{0,40}?"

@@ -76,13 +76,16 @@ _COMPARATIVE = (
     r"|bottleneck\w*|throttl\w*|underperform\w*|held\s+(?:up|back)|hold(?:s|ing)?\s+(?:up|back)"
     r"|down-?(?:shift|clock)\w*|half\s+(?:as\s+)?slow"
     # people's verbs of a run that slowed (`it was crawling`, `throughput tanks`, `nosedived`)
-    r"|crawl(?:s|ed|ing)?|grind(?:s|ing)?(?:\s+to\s+a\s+halt)?|plummet\w*|nose-?div\w*|tank(?:s|ed|ing)"
-    r"|(?:keeps?|kept)\s+(?:sliding|slipping)|drags?(?:\s+on)?|takes?\s+forever|barely\s+moves?"
+    r"|(?P<verbed>crawl(?:s|ed|ing)|to\s+a\s+crawl|grind(?:s|ing)|plummet\w*|nose-?div\w*"
+    r"|tank(?:s|ed|ing)|(?:keeps?|kept)\s+(?:sliding|slipping)|takes?\s+forever|barely\s+moves?"
+    r"|drag(?:s|ging)\s+(?:on|down|everyone|the\s+(?:whole\s+)?(?:job|run|cluster|pipeline))"
+    r"|everything\s+drags)"
     # one member the others wait for, or always the last (`the other 7 ranks ... sit waiting ~2
     # min for rank 3`, `whoever is slowest, it's always gpu-node-23`)
-    r"|(?P<waited>(?:wait|waits|waiting|waited)\s+(?:[~≈]?[\d.]+\s*\w+\s+|several\s+\w+\s+|a\s+\w+\s+)?"
+    r"|(?P<waited>(?:wait|waits|waiting|waited)\s+(?:(?:about|around|roughly|~)\s*)?(?:[~≈]?[\d.]+\s*\w+\s+"
+    r"|several\s+\w+\s+|a\s+\w+\s+)?"
     r"(?:for|on)\s+(?:rank|GPU|node|worker|host|card|device|stage|server|machine|it)\b)"
-    r"|(?:always|consistently)\s+behind\b|slowest\b[^.\n]{0,30}?\balways\b"
+    r"|(?P<behind>(?:always|consistently)\s+behind)\b|slowest\b[^.\n]{0,30}?\balways\b"
     # a change of a step's time said as a noun (`a jump in the total step time`)
     r"|(?P<jump>(?:jump|increase|rise|regression)\s+in\s+(?:the\s+)?(?:\w+\s+)?(?:step|iteration|epoch"
     r"|batch|training)\s+times?)"
@@ -361,6 +364,9 @@ def _expected(sentence: str) -> bool:
     return bool(EXPLAINED.search(sentence) and (not asked or OWN_CHANGE.search(sentence)))
 
 
+_VERSUS = re.compile(r"\bvs\.?(?!\w)|\bversus\b", re.I)
+
+
 @lru_cache(maxsize=64)
 def _small(sentence: str) -> bool:
     """Return whether the sentence (with the one before it) puts the gap below MIN_GAP_PCT: a
@@ -372,6 +378,8 @@ def _small(sentence: str) -> bool:
     if not CHANGE.search(sentence):
         return False  # figures not quoted as they changed (``80 ms behind ... that 80 ms``)
     times, rates = figures(sentence), quoted_rates(sentence)
+    if _VERSUS.search(sentence):
+        return False  # `0.82s vs 0.41s`: now first, then its past; no order to read a gap in
     if len(set(times)) >= 2 and min(times[:-1]) > 0:  # one figure said twice is no change
         return times[-1] / min(times[:-1]) - 1 < MIN_GAP_PCT / 100
     if len(set(rates)) >= 2 and max(rates[:-1]) > 0:
@@ -389,6 +397,8 @@ def slowed(sentence: str) -> Verdict:
 
 _NOT_A_REPORT = re.compile(
     r"['\"‘“]?\b(?:HW|SW)\s+(?:Thermal\s+|Power\s+Brake\s+)?Slowdown\s*:?\s*(?:Not\s+)?Active\b"
+    r"|\b(?:while|when|whenever|every\s+time)\s+(?:it|rank\s*\d+|GPU\s*\d+|node\s*\d+)\s+(?:also\s+)?"
+    r"(?:runs|does|saves|writes|evaluat\w*|logs|checkpoints?|downloads?)\b"
     r"|\bbecause\s+(?:it|this\s+\w+)\s+(?:also\s+)?(?:runs|does|handles|hosts|logs|saves|writes|"
     r"evaluat\w*|holds)\b",
     re.IGNORECASE,
@@ -416,10 +426,16 @@ _EVERY_TIME = re.compile(
 )
 _STALLED = re.compile(
     r"\b(?:forever|stuck|hung|hangs?|hanging|frozen|freezes?|nothing\s+(?:moves|progresses)"
-    r"|no\s+progress|deadlock\w*)\b",
+    r"|no\s+progress|deadlock\w*|halt|no\s+step\s+completes|never\s+gets?\s+past"
+    r"|without\s+(?:a\s+single\s+)?(?:new\s+)?step)\b",
     re.I,
 )
 """A member waited for at every step is a straggler; one waited for without end is a hang."""
+_OF_ANOTHER = re.compile(
+    r"\b(?:loss|accuracy|acc|reward|score|perplexity|ppl|price|stock|memory|temperature|latency"
+    r"\s+budget)\b[^.\n]{0,15}$",
+    re.I,
+)
 
 
 def _reported(m: re.Match[str]) -> Verdict | None:
@@ -456,6 +472,14 @@ def _reported(m: re.Match[str]) -> Verdict | None:
         return None  # 95 % of the others: too small a gap to name
     if m["waited"] and (not _EVERY_TIME.search(sentence) or _STALLED.search(sentence)):
         return None  # waited for once, or for ever: a repair or a hang, not a straggler
+    if m["behind"] and not _MEMBER_WORD.search(before):
+        return None  # behind what: a member's (`worker-2 is always behind`), not a repository's
+    if m["verbed"] and (
+        _STALLED.search(sentence)
+        or not (_SPEEDISH.search(sentence) or SUBJECT.search(sentence))
+        or _OF_ANOTHER.search(before)
+    ):
+        return None  # people's verb of a stop, or of a loss (`loss tanked`), not of a speed
     if m["stuck"] and not _COMPARED.search(around):
         return None  # stuck at a figure: low only against another member or an earlier figure
     return slowed(sentence)

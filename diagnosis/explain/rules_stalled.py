@@ -48,14 +48,17 @@ from diagnosis.model import Severity as S
 STALLED = verdict(C.HANG, B.UNKNOWN, K.JOB, S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.4)
 
 _PROGRESS = (
-    r"(?:training|train|job|run|process\w*|program|script|progress(?:\s+bar)?|bar|steps?|"
+    r"(?:training|train|jobs?|runs?|process\w*|program|script|progress(?:\s+bar)?|bar|steps?|"
+    r"eval\w*|stage|trainer|pods?|"
     r"iterations?|epochs?|ranks?|workers?|nodes?|everything|torchrun|launcher|NCCL|tqdm|counter|"
     r"all-?reduce|collectives?|model|fine-?tun\w*|pre-?train\w*)"
 )
 _STOP = (
     r"(?P<verb>hangs?|hung|hanging|deadlock\w*|freez(?:es|ing)|frozen|froze|stuck|stall(?:s|ed)|"
     r"(?:completely\s+)?stop(?:s|ped)(?:\s+(?:making\s+progress|printing|logging|moving|"
-    r"advancing))?)"
+    r"advancing|producing\s+output|writing\s+logs?))?|wedged|(?:grinds?|ground)\s+to\s+a\s+halt"
+    r"|never\s+gets?\s+past"
+    r"|never\s+(?:exits?|returns?|finish(?:es)?|completes?|shows?\s+up))"
 )
 _WHY_A_STOP = re.compile(
     r"\bfor\s+(?:the\s+(?:last|past)\s+)?(?:~|about\s+|over\s+|more\s+than\s+|almost\s+|nearly\s+)?"
@@ -63,7 +66,8 @@ _WHY_A_STOP = re.compile(
     r"ages)|\bforever\b|"
     r"\bindefinitely\b|\bno\s+(?:more\s+|new\s+)?(?:errors?|output|logs?|log\s+lines?|progress|lines?|"
     r"exceptions?)\b|\bcompletely\b|\bat\s+(?:step|iter\w*|epoch|batch)\s*\d|\bat\s+\d+(?:\.\d+)?\s*%|"
-    r"\bsince\s+(?:last\s+night|yesterday|this\s+morning|\d)",
+    r"\bsince\s+(?:last\s+night|yesterday|this\s+morning|\d)|\bbeen\s+(?:~|about\s+|over\s+)?\d+\s*"
+    r"(?:m|min\w*|h|hrs?|hours?)\b|\bnothing\s+since\b",
     re.IGNORECASE,
 )
 _IN_COLLECTIVE = re.compile(
@@ -71,7 +75,10 @@ _IN_COLLECTIVE = re.compile(
     r"broadcast|collective\w*)",
     re.IGNORECASE,
 )
-_NEVER_A_PAUSE = re.compile(r"^(?:hangs?|hung|hanging|deadlock\w*)$", re.IGNORECASE)
+_NEVER_A_PAUSE = re.compile(
+    r"^(?:hangs?|hung|hanging|deadlock\w*|(?:grinds?|ground)\s+to\s+a\s+halt|never\s+gets?\s+past)$",
+    re.IGNORECASE,
+)
 _NOT_A_STOP = re.compile(
     r"\b(?:not|never|no|zero|no\s+longer|n't|without|avoid\w*|prevent\w*|if|whether|when(?:ever)?|"
     r"in\s+case|might|may|could|sometimes|fix(?:ed|es|ing)?|used\s+to)\b[^.\n]{0,25}$",
@@ -132,8 +139,18 @@ def _stopped(m: re.Match[str]) -> Verdict | None:
 
 @lru_cache(maxsize=64)
 def _no_stop_said(line: str) -> bool:
-    """Whether the line says the stop was on purpose, ended or came and went (once a line)."""
-    return bool(_ON_PURPOSE.search(line) or _NOW_AND_THEN.search(line))
+    """Whether the line says the stop was on purpose, ended or came and went (once a line); a
+    step that has not finished (`no step has finished in 2 hours`) is no normal end."""
+    said = any(
+        not _UNDONE.search(line, max(0, m.start() - 20), m.start())
+        for m in _ON_PURPOSE.finditer(line)
+    )
+    return said or _NOW_AND_THEN.search(line) is not None
+
+
+_UNDONE = re.compile(
+    r"\b(?:no|not|never|none|nothing)\b(?:\s+\w+){0,2}\s+(?:has|have|had)?\s*$|n't\s+$", re.I
+)
 
 
 def _silence(m: re.Match[str]) -> Verdict | None:
@@ -150,14 +167,14 @@ _STOP_ELSEWHERE = (
     r"止まっ|止まり|止まる|固まっ|フリーズ|ハングし|卡住|卡死|卡在(?=\s*(?:第|step|iter|epoch|batch|\d|这|那))|不动了|"
     r"停住|挂住|hang住|"
     r"멈췄|멈춰|멈춤|먹통|\bhängt\b|hängen\s+geblieben|eingefroren|\bbloqué|\bse\s+fige|\bfigé|"
-    r"ne\s+progresse\s+plus|se\s+cuelga|se\s+queda\s+colgad\w*|\bcongelad\w*|\batascad\w*|"
+    r"ne\s+progresse\s+plus|se\s+cuelga|se\s+qued(?:a|ó|o)\s+colgad\w*|\bcongelad\w*|\batascad\w*|"
     r"no\s+avanza|\btrav(?:a|ado|ada|ou)\b|não\s+avança|si\s+blocca|\bbloccat\w*|"
     r"(?<![\w])(?:завис\w*|застрял\w*|висит)(?![\w])|bị\s+treo|đứng\s+im|\bmacet\b|"
-    r"\btakıl\w*|\bdondu\b|\bstoi\s+od\b|\bzawiesi\w*"
+    r"\btakıl\w*|\bdondu\b|\bdonmuş\b|\bilerle(?:medi|miyor)\b|\bstoi\s+od\b|\bzawiesi\w*"
 )
 _NO_OUTPUT_ELSEWHERE = re.compile(
     r"ログ|出力|エラー|完全に|步|日志|输出|로그|출력|완전히|Ausgabe|Log|sortie|journal|"
-    r"salida|registro|saída|uscita|лог|вывод|log|output|(?:step|iter\w*|epoch|第)\s*\d|"
+    r"salida|registro|saída|uscita|лог|вывод|log|output|(?:step|iter\w*|epoch|第)\s*\d|adım|beri|"
     r"\d+(?:\.\d+)?\s*(?:分钟|分|小时|時間|時|min\w*|h\b|hours?|Minuten|Stunden|heures|minutos|"
     r"horas|minuti|ore\b|минут|час)",
     re.IGNORECASE,
@@ -212,8 +229,10 @@ RULES: tuple[Rule, ...] = (
         r"|\b(?:hasn't|has\s+not)\s+(?:printed|logged|written)\s+anything\s+since\s+\d"
         r"|\b(?:waiting|stuck|blocked|sitting|hanging)\s+in\s+(?:nccl\w+|all_?reduce|all_?gather|barrier|"
         r"collective\w*)\s+for\s+(?:over\s+|more\s+than\s+)?\d+\s*(?:min\w*|h|hours?)"
-        r"|\b(?:sitting|sat|stuck|frozen|hung)\s+(?:at|on)\s+(?:step|iter\w*|epoch|batch)\s*\d+[^.\n]{0,30}?"
-        r"\bfor\s+(?:over\s+|more\s+than\s+)?(?:an?\s+hour|\d+\s*(?:min\w*|h|hours?))"
+        r"|\b(?:sitting|sat|stuck|frozen|hung)\s+(?:at|on)\s+(?:(?:step|iter\w*|epoch|batch)\s*\d+|\d+\s*%)"
+        r"[^.\n]{0,30}?"
+        r"\bfor\s+(?:over\s+|more\s+than\s+)?(?:an?\s+hour|\d+\s*(?:min\w*|h|hours?)|(?:two|three|four"
+        r"|five|six|seven|eight|nine|ten|twelve|several|many)\s+(?:hours|minutes))"
         r"|\b(?:progress(?:\s+bar)?|step\s+counter|bar|tqdm|training|job|run)\s+(?:has\s+not|hasn't)\s+"
         r"(?:moved|advanced|changed|updated|progressed)\s+(?:since|for|in)\b"
         r"|\bno\s+heartbeat\b[^.\n]{0,30}?\bfor\s+\d+\s*(?:s|secs?|seconds|min\w*|h)\b"
@@ -222,10 +241,16 @@ RULES: tuple[Rule, ...] = (
         r"advanced|moved)\s+(?:anything|a\s+(?:line|step))?\s*(?:in|for)\s+(?:the\s+(?:last|past)\s+)?\d+\s*"
         r"(?:min\w*|h|hours?)"
         r"|\b\d+\s*(?:min\w*|h|hours?)\s+without\s+(?:a\s+|any\s+)?(?:new\s+)?(?:step|progress|log|output|"
-        r"update)",
+        r"update)"
+        # the last line hours old, nothing since; no step completed since; a no-progress alert
+        r"|\blast\s+(?:log\s+)?line\s+(?:is\s+|was\s+)?from\s+\d+\s*(?:min\w*|h|hours?)\s+ago\b"
+        r"|\b(?:nothing|no\s+steps?)\s+(?:has\s+|have\s+)?(?:progressing|progressed|moving|moved"
+        r"|completed|happened|logged)\s+since\s+(?:\d|then\b)"
+        r"|\bNo\w*Progress\b|\bheartbeat_stale\b|\bHeartbeatStale\b|\blast_step_age=\d+",
         (
             *("stuck", "frozen", "hung", "hang", "return", "noprogress", "without", "n't"),
             *("has not", "waiting in", "blocked in", "sitting", "heartbeat", "progress since"),
+            *("last line", "last log line", "nothing", "no step", "progress", "last_step_age"),
         ),
         "A job stopped at a named place (stuck at step N), a collective that never returns, a "
         "monitor's no-progress alert, minutes without a step: a hang.",
@@ -235,7 +260,10 @@ RULES: tuple[Rule, ...] = (
     rule(
         "stalled.said",
         rf"\b{_PROGRESS}\b[^.\n]{{0,40}}?\b{_STOP}\b",
-        ("hang", "hung", "deadlock", "freez", "frozen", "froze", "stuck", "stall", "stop"),
+        (
+            *("hang", "hung", "deadlock", "freez", "frozen", "froze", "stuck", "stall", "stop"),
+            *("wedged", "never", "halt"),
+        ),
         "The job said to have stopped making progress (hangs, frozen for 40 minutes, stopped "
         "at step N with no output): a hang; capture the stacks before restarting.",
         judge=_stopped,
@@ -261,7 +289,7 @@ RULES: tuple[Rule, ...] = (
             *("progresse plus", "cuelga", "colgad", "congelad", "atascad", "no avanza", "trava"),
             *("não avança", "blocca", "завис", "застрял", "висит", "treo", "đứng im", "macet"),
             *("travou", "travad", "stoi od", "zawiesi"),
-            *("takıl", "dondu"),
+            *("takıl", "dondu", "donmuş", "ilerle"),
         ),
         "The job said to be stuck in another language (止まって, 卡住, hängt, bloqué, se "
         "cuelga, завис ...) with where it stopped or what it no longer prints: a hang.",

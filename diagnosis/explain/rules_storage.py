@@ -121,7 +121,7 @@ RULES: tuple[Rule, ...] = (
         r"|XFS \([^)]+\): (?:.*Shutting down filesystem|Filesystem has been shut down"
         r"|metadata I/O error in|Corruption detected|Metadata (?:corruption|CRC error) detected"
         r"|log I/O error|xfs_do_force_shutdown|log mount/recovery failed"
-        r"|Failing async write on buffer block)"
+        r"|Failing async write on buffer block|Internal error \w+ at line \d+)"
         r"|JBD2: Detected IO errors while flushing",
         ("btrfs", "ext4-fs", "xfs (", "jbd2"),
         "The filesystem reports I/O errors or corruption on its device (btrfs device stats and "
@@ -184,7 +184,12 @@ RULES: tuple[Rule, ...] = (
         r"|\bnvme_\w+\.c:\s*\d+:\w+: \*ERROR\*"
         # a local NVMe disk that never appeared (systemd's device unit timed out)
         r"|\bdev-nvme\w*\.device: Job dev-nvme\w*\.device/start failed with result 'timeout'"
-        r"|\bTimed out waiting for device (?:/dev/|dev-)nvme",
+        r"|\bTimed out waiting for device (?:/dev/|dev-)nvme"
+        # the PCI device's own lines (`nvme 0000:01:00.0: Failed status: ffffffff, reset
+        # controller`, `Device failed to resume`): the drive fell off its link
+        r"|\bnvme \S+: (?:Failed status: 0?x?[0-9a-f]+, reset "
+        r"controller"
+        r"|Device failed to resume|Refused to change power state)",
         ("nvme",),
         "An NVMe drive timed out or failed I/O, failed its reset or vanished (capacity 0, "
         "queues lost), reported a fatal PCIe state, or an NVMe over fabrics target (TCP, RDMA, "

@@ -56,7 +56,7 @@ NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?"
 # a figure with its unit: the time's may be per unit of work (`s/it`, `ms/step`, `s per step`);
 # a range (`1.4-1.5k`) is read as its middle
 _FIGURE = re.compile(
-    rf"(?<![A-Za-z0-9_.\-/])(?P<sign>[-+−])?[~≈]?(?:(?P<low>{NUM})\s*[-–]\s*)?(?P<num>{NUM})"
+    rf"(?<![A-Za-z0-9_.\-/])(?<!\d:)(?P<sign>[-+−])?[~≈]?(?:(?P<low>{NUM})\s*[-–]\s*)?(?P<num>{NUM})"
     r"(?P<k>\s?[kKM](?![a-zA-Z]))?\+?多?\s*"
     rf"(?:(?P<rate>{_RATE_UNIT})|(?P<pct>%)|(?P<time>{_TIME_UNIT})"
     r"(?:\s*(?:/|per\s+)(?:it\b|iter\w*|steps?|batch|epoch))?)"
@@ -72,6 +72,8 @@ _OTHER_QUANTITY = re.compile(
     r"memory|mem|temp\w*|power|clock\w*|fan|util\w*|timeout|interval)\b[^\d\n]{0,20}$",
     re.IGNORECASE,
 )
+_CLOCK = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b")
+"""A clock time (`at 08:40`) between a speed's name and its figure is no figure of it."""
 _MODEL_BEFORE = re.compile(r"\b(?:my|our|RTX|GTX|Tesla|Quadro|Radeon|RX)\s*$", re.IGNORECASE)
 _MODEL_NUMBER = re.compile(
     r"\b(?:my|our|RTX|GTX|Tesla|Quadro|Radeon|RX)\s*\d{3,4}\w*", re.IGNORECASE
@@ -108,9 +110,11 @@ _TIME_METRIC = re.compile(
     r"[^\d\n]{0,80}$",
     re.IGNORECASE,
 )
-# numbers in a row of arrows: one speed over time (`1100 -> 950 -> 800 -> 700`)
+# numbers in a row of arrows: one speed over time (`1100 -> 950 -> 800 -> 700`); a row starts
+# where its first number does (a run of digits is scanned once)
+_ARROW = re.compile(r"->|→|=>|⟶")
 _CHAIN = re.compile(
-    rf"[~≈]?(?:{NUM})[kKM]?(?:[^\d\n>→]{{0,15}}?(?:->|→|=>|⟶)\s*[~≈]?(?:{NUM})[kKM]?)+"
+    rf"(?<![\d.,])[~≈]?(?:{NUM})[kKM]?(?:[^\d\n>→]{{0,15}}?(?:->|→|=>|⟶)\s*[~≈]?(?:{NUM})[kKM]?)+"
 )
 _RATE_METRIC = re.compile(
     r"(?:\bthroughput\b|\b(?:tokens?|toks?|samples?|images?|imgs?|img|seqs?)(?:/s\w*|_per_sec\w*)"
@@ -171,7 +175,7 @@ def speed_figures(sentence: str) -> tuple[Figure, ...]:
             found.append(
                 Figure(m.start(), value * (rate("1", m["rate"]) if m["rate"] else 1), False)
             )
-    chains = [(c.start(), c.end()) for c in _CHAIN.finditer(text)]
+    chains = [(c.start(), c.end()) for c in _CHAIN.finditer(text)] if _ARROW.search(text) else []
     prefixed = PREFIXED_RATE.search(text) is not None
     for n, m in enumerate(_BARE.finditer(text)):
         if n >= MAX_BARE:
@@ -210,7 +214,7 @@ MAX_BARE = 64
 def _named_speed(before: str) -> tuple[bool, float] | None:
     """The speed a metric just before a bare number names: (a time?, its unit in seconds); a GPU
     model between them is no figure (`PPD on my 3080 dropped from ~4M`)."""
-    before = _MODEL_NUMBER.sub("model", before)
+    before = _CLOCK.sub("clock", _MODEL_NUMBER.sub("model", before))
     timed = _TIME_METRIC.search(before)
     if timed is not None:
         return True, 0.001 if timed["ms"] else 1.0
@@ -269,7 +273,7 @@ STEP_CONTEXT = re.compile(
 )
 NOT_A_STEP = re.compile(
     r"\b(?:timeout|interval|start-?up|boot\w*|compil\w*|ckpt|checkpoint\w*|sav(?:e|ing)|load\w*|"
-    r"download\w*|ping|rtt|queue\w*|pending|wait\s+time)\b",
+    r"download\w*|ping|rtt|queue\w*|pending|wait\s+time|RMA|delivery|shipping|parts?)\b",
     re.IGNORECASE,
 )
 """Times that are no step's: a timeout, an interval, a start-up, a save, a ping."""

@@ -1,5 +1,6 @@
 """Reviews that read the day's new rules and wrote inputs to break them
-(tests/fixtures/explain_review/review17b.json, review18b.json, review19b.json, review21b.json):
+(tests/fixtures/explain_review/review17b.json, review18b.json, review19b.json, review21b.json,
+review22b.json):
 false alarms of the figure readers (a faster member, a timeout, a loss, a version, a GPU's
 utilisation, a list of memory), of the stall readers (`no hangs`, a normal end, a queue, a
 changelog, a pause that resumed, a negation in Chinese or Japanese), of a slowdown's named cause
@@ -7,7 +8,9 @@ on healthy text (a dashboard all green, a cause ruled out, a runbook), of torch 
 shutdown lines, of DCGM's field named as an id, of the monitors' readers (resolved alerts, a
 bond's failures since boot, idle GPUs, counters that reset), of the producer-catalogue and speed
 readers (planned events, speed words on a change the speaker caused or a load that grew, buying
-questions, half the price); misses; lines that took a second.
+questions, half the price), of the readers of a slowdown told over a report (crashes and hangs
+read as stragglers, one-word others-wait phrases, ETAs of a part, stretches of different
+work); misses; lines that took a second.
 
 A false alarm must be silent now (or, if the reviewer expected another category, no longer the
 wrong one); a miss must be read, unless it is a known limit. The slow lines are timed by the
@@ -28,7 +31,7 @@ from tests.explain_helpers import first
 _FIXTURES = Path(__file__).resolve().parents[1] / "fixtures/explain_review"
 REVIEW = [
     finding
-    for name in ("review17b", "review18b", "review19b", "review21b")
+    for name in ("review17b", "review18b", "review19b", "review21b", "review22b")
     for finding in json.loads((_FIXTURES / f"{name}.json").read_text())
 ]
 KNOWN_LIMITS = {
