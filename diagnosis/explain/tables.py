@@ -64,7 +64,8 @@ SIBLING_SHARE = 0.25
 """A slow row whose other figure (its GPUs, its batch) is low by the same share (within this)
 is explained by it: four GPUs give half of eight's throughput."""
 _TIME_WORDS = re.compile(
-    r"\btime\b|\bms\b|\(s\)|\bsec(?:onds?)?\b|\bs/it\b|\blatency\b|\bduration\b|\bfwd\b|\bbwd\b"
+    # (a field's name too: `compute_ms`, `step_time`, `iter_sec`)
+    r"(?:\b|_)(?:time|ms|sec(?:onds?)?|latency|duration)(?:\b|_)|\(s\)|\bs/it\b|\bfwd\b|\bbwd\b"
     r"|\bforward\b|\bbackward\b|\belapsed\b|\bhours?\b|\bmin(?:utes?)?\b",
     re.IGNORECASE,
 )

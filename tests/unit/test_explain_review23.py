@@ -64,3 +64,13 @@ def test_the_known_limits_are_still_misses() -> None:
     for case in known:
         found = first(case["text"])
         assert found is None or found[0].value != case["label"], case["id"]
+
+
+@pytest.mark.parametrize("field", ["step_time", "compute_ms", "iter_sec"])
+def test_a_table_column_named_as_a_field_is_read_as_a_time(field: str) -> None:
+    """A column named like a metric's field (`compute_ms`, `step_time`) is a time per row."""
+    rows = ["0      1.02", "1      1.01", "2      1.87", "3      1.03", "4      1.02"]
+    found = first("\n".join([f"rank   {field}", *rows]))
+    assert found is not None and found[0] == Category.STRAGGLER
+    even = [row.replace("1.87", "1.03") for row in rows]
+    assert alarms("\n".join([f"rank   {field}", *even])) == []
