@@ -65,6 +65,24 @@ def verdict(
     return Verdict(category, blame, component, severity, action, confidence)
 
 
+_NOT_AN_EVENT = re.compile(
+    r"\b(?:was\s+|is\s+|were\s+)?fixed\s+in\b|\(LP:\s*#\d+\)|\bIf\s+you\s+see\b|^\W*\w+:\s+fix\s+'"
+    r"|\bbackport\w*|\bchangelog\b|\bdrill\b|\bsimulat\w*|\bknown\s+issue\b",
+    re.IGNORECASE,
+)
+"""A line that names an event without it happening: a changelog's fix, a tutorial's `If you see`,
+a drill or a simulation, a known issue."""
+
+
+def unless_named_only(given: Verdict) -> Judge:
+    """A judge that gives `given` unless the line only names the event (_NOT_AN_EVENT)."""
+
+    def judge(m: re.Match[str]) -> Verdict | None:
+        return None if _NOT_AN_EVENT.search(m.string) else given
+
+    return judge
+
+
 def rule(
     rule_id: str,
     pattern: str,

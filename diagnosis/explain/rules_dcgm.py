@@ -113,7 +113,8 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "dcgm.nvlink",
-        r"Detected \d+ \S+ NvLink errors on GPU \d+'s NVLink|NvLink errors found occ?urr?ing per"
+        r"Detected \d+ (?:\S+ ){1,3}NvLink errors on GPU \d+'s (?:NVLink|link)"
+        r"|NvLink errors found occ?urr?ing per"
         r" second on GPU",
         ("nvlink",),
         "DCGM counted NVLink errors on the GPU past their threshold: collectives over NVLink "

@@ -15,7 +15,7 @@ import re
 
 from diagnosis.catalog import Verdict
 from diagnosis.explain.nv_status import status_of
-from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.explain.rules import Rule, rule, unless_named_only, verdict
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
 from diagnosis.model import Category as C
@@ -157,7 +157,7 @@ RULES: tuple[Rule, ...] = (
         ("lost", "missing", "off the bus", "gpu loss"),
         "A person says a node lost a GPU (it went missing, fell off the bus): the GPU or its "
         "slot failed; reboot or reseat, then inspect.",
-        _hw(S.ERROR, A.REBOOT_NODE, 0.5),
+        judge=unless_named_only(_hw(S.ERROR, A.REBOOT_NODE, 0.5)),
         flags=re.IGNORECASE,
     ),
     rule(

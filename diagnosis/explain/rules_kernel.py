@@ -15,7 +15,7 @@ All point at the node (component node, blame infrastructure).
 from __future__ import annotations
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.explain.rules import Rule, rule, unless_named_only, verdict
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
 from diagnosis.model import Category as C
@@ -37,7 +37,7 @@ RULES: tuple[Rule, ...] = (
         r"|^panic\(cpu \d+ caller 0x[0-9a-f]+\)",
         ("kernel panic", "panic(cpu", "double fault"),
         "The kernel panicked: the node went down (or rebooted); every rank on it died.",
-        _host(S.CRITICAL, A.REBOOT_NODE, 0.9),
+        judge=unless_named_only(_host(S.CRITICAL, A.REBOOT_NODE, 0.9)),
     ),
     rule(
         "kernel.oops",
@@ -48,18 +48,18 @@ RULES: tuple[Rule, ...] = (
         # a kernel BUG() and the trap it raises (`kernel BUG at lib/list_debug.c:51!`, `invalid
         # opcode: 0000 [#1] SMP`), a corrupted list the debug checks caught
         r"|\bkernel BUG at \S+:\d+!|\binvalid opcode: [0-9a-f]{4} \[#\d+\]"
-        r"|\blist_(?:del|add) corruption\.",
+        r"|\blist_(?:del|add) corruption[.,]",
         (
             "oops",
             "unable to handle",
             "general protection fault",
             "bad rip value",
             "null pointer dereference",
-            *("kernel bug at", "invalid opcode", "corruption."),
+            *("kernel bug at", "invalid opcode", "corruption.", "corruption,"),
         ),
         "A kernel Oops: a driver or the kernel dereferenced a bad pointer. The node is "
         "unreliable until rebooted (and the module in the trace is the suspect).",
-        _host(S.ERROR, A.REBOOT_NODE, 0.75),
+        judge=unless_named_only(_host(S.ERROR, A.REBOOT_NODE, 0.75)),
     ),
     rule(
         "kernel.end_trace",

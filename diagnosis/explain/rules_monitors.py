@@ -32,6 +32,7 @@ from dataclasses import replace
 
 from diagnosis.catalog import Verdict
 from diagnosis.explain.rules import Judge, Rule, rule, verdict
+from diagnosis.explain.rules_figures import setups_differ
 from diagnosis.explain.rules_gpu import xid_policy
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
@@ -119,8 +120,13 @@ def _xid_said(m: re.Match[str]) -> Verdict | None:
     if _RULED_OUT.search(clause) or "?" in m.string or not _HAPPENED.search(before):
         return None
     # several Xids said together (`XID 137 ... followed by XID 94`): the one that says most
+    said = [
+        x
+        for x in _XID_SAID.finditer(m.string)
+        if not _NOT_THIS_XID.search(m.string, max(0, x.start() - 15), x.start())
+    ]
     given = max(
-        (xid_policy(x) for x in _XID_SAID.finditer(m.string)),
+        (xid_policy(x) for x in said),
         key=lambda v: _XID_RANK.get(v.category, 0),
         default=xid_policy(m),
     )
@@ -129,6 +135,7 @@ def _xid_said(m: re.Match[str]) -> Verdict | None:
 
 
 _XID_SAID = re.compile(r"\bXid\s*[:=#]?\s*(?P<xid>\d{1,3})\b", re.IGNORECASE)
+_NOT_THIS_XID = re.compile(r"\b(?:not|no|than|instead\s+of|rather\s+than|nor)\s+(?:an?\s+)?$", re.I)
 _XID_RANK = {C.GPU_HARDWARE: 3, C.GPU_DEGRADED: 2, C.GPU_APPLICATION: 1}
 _RESOLVED = re.compile(
     r"\bRESOLVED\b|\bstatus=resolved\b|ALARM\s*->\s*OK\b|\bauto-?resolved\b|\bresolved\s+at\b|"
@@ -140,13 +147,40 @@ _RESOLVED = re.compile(
 completed, a port taken down by an administrator, a pause of seconds: no fault."""
 
 
+_DENIED_BEFORE = re.compile(
+    r"\b(?:not|no|zero|none|never|isn't|aren't|wasn't|weren't|hasn't|haven't)\b[^.\n]{0,12}$", re.I
+)
+_NOT_NOW = re.compile(
+    r"\b(?:planned|scheduled|on\s+purpose|by\s+design|expected|intended|drill|chaos|simulat\w*"
+    r"|emulat\w*|inject\w*|netem|lab|exercise|test\s+fire|SLO|allows?|at\s+most|alert\s+rule"
+    r"|is\s+defined|silenced?|maintenance|cleared|fixed|solved|after\s+replacing|stable\s+(?:for"
+    r"|since)|decommission\w*|powered\s+off|rate-?limits?|cheaper|SKU|normal|is\s+how|whether"
+    r"|if\s+(?:a|the|you|it|an)|when\s+you|finished|completed|clean\s+again|tolerat\w*"
+    r"|keeps\s+the\s+data\s+safe|no\s+NVLink|without\s+NVLink)\b|已经解决|已解决|已修复|恢复正常",
+    re.IGNORECASE,
+)
+"""Not an event now: planned or expected, a test, a lab, a rule's definition, a silence, a
+cleared or fixed alert, a condition, a product's spec, a rebuild finished."""
+
+
+def _live(m: re.Match[str]) -> bool:
+    """Whether the incident said at `m` is one happening now: no resolved alert, question or
+    runbook, no denial just before it, no word that makes it planned, tested or over."""
+    line = m.string
+    if _RESOLVED.search(line) or _RULED_OUT.search(line) or _NOT_NOW.search(line):
+        return False
+    if setups_differ(line):
+        return False  # two GPU models side by side: a spec compared, no event
+    return _DENIED_BEFORE.search(line, max(0, m.start() - 30), m.start()) is None
+
+
 def _less_than_said(given: Verdict) -> Judge:
     """A judge that gives `given` when the match's `have` is below its `want` (a link at 100G
     instead of 400G, 28 of 32 devices, Gen1 instead of Gen5), in a line that is no resolved
     alert, question or runbook."""
 
     def judge(m: re.Match[str]) -> Verdict | None:
-        if _RESOLVED.search(m.string) or _RULED_OUT.search(m.string):
+        if not _live(m):
             return None
         return given if int(m["have"]) < int(m["want"]) else None
 
@@ -158,9 +192,7 @@ def _said(given: Verdict) -> Judge:
     a cause ruled out."""
 
     def judge(m: re.Match[str]) -> Verdict | None:
-        if _RESOLVED.search(m.string) or _RULED_OUT.search(m.string):
-            return None
-        return given
+        return given if _live(m) else None
 
     return judge
 
@@ -168,23 +200,20 @@ def _said(given: Verdict) -> Judge:
 def _below_rate(m: re.Match[str]) -> Verdict | None:
     """The network, when a port's rate or the count of RDMA devices is below what it should be."""
     have, want = m["have"] or m["have2"], m["want"] or m["want2"]
-    if _RESOLVED.search(m.string) or _RULED_OUT.search(m.string) or int(have) >= int(want):
-        return None
-    return _NETWORK
+    return _NETWORK if _live(m) and int(have) < int(want) else None
 
 
 def _host_said(m: re.Match[str]) -> Verdict | None:
     """The host's memory (an OOM killer's kill) or its storage (a RAID array lost a disk)."""
-    if _RESOLVED.search(m.string) or _RULED_OUT.search(m.string):
+    if not _live(m):
         return None
     return _HOST_MEMORY if "oom" in m[0].lower() else _STORAGE
 
 
 def _packet_loss(m: re.Match[str]) -> Verdict | None:
     """The network, on packet loss of 1 % or more said as seen (`0% packet loss` is healthy)."""
-    if float(m["pct"]) < 1 or _RESOLVED.search(m.string) or _RULED_OUT.search(m.string):
-        return None
-    return _NETWORK
+    pct = m["pct"] or m["pct2"]
+    return _NETWORK if float(pct) >= 1 and _live(m) else None
 
 
 def _firing(given: Verdict) -> Judge:
@@ -348,7 +377,8 @@ RULES: tuple[Rule, ...] = (
     # an incident told in people's words and alerts' names (what on-call writes in a ticket)
     rule(
         "monitor.packet_loss",
-        r"\b(?P<pct>\d+(?:\.\d+)?)\s*%\s+packet\s+loss\b",
+        r"\b(?P<pct>\d+(?:\.\d+)?)\s*%\s+packet\s+loss\b"
+        r"|\bpacket\s+loss\s+(?:is|of|at|was)\s+(?P<pct2>\d+(?:\.\d+)?)\s*%",
         ("packet loss",),
         "Packet loss between the nodes (ping's figure, 1 % or more): a link, a NIC or a bond "
         "member that drops traffic; collectives time out or crawl.",
@@ -357,11 +387,13 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "monitor.link_errors_said",
-        r"\b(?:symbol|CRC|link|rcv|receive|port)\s+errors?\s+(?:are\s+|keep\s+|keeps\s+)?(?:going\s+up"
-        r"|climbing|rising|increasing)\b|\bib_port_\w*errors?\w*\s*>"
-        r"|\bport\b[^.\n]{0,30}?\bflapp\w*|(?:端口|链路)[^。\n]{0,12}?(?:频繁|反复|不停)\s*(?:down\s*/\s*up"
+        r"\b(?:symbol|CRC|link|rcv|receive|port)\s+errors?(?:\s+counters?)?(?:\s+(?:on|of|for)\s+\S+)?\s+"
+        r"(?:are\s+|keep\s+|keeps\s+)?"
+        r"(?:going\s+up|climbing|rising|increasing)\b|\bib_port_\w*errors?\w*\s*>"
+        # a switch or NIC port that flaps (not a probe's or a service's `port 8080`)
+        r"|\b(?:port\s+(?!\d{2,5}\b)\S+|Eth\S+|swp\d+|ib\d+|mlx5_\d+)[^.\n]{0,30}?\bflap(?:s|ping|ped)?\b|(?:端口|链路)[^。\n]{0,12}?(?:频繁|反复|不停)\s*(?:down\s*/\s*up"
         r"|up\s*/\s*down|闪断|抖动|up\s*down)",
-        ("errors", "ib_port_", "flapp", "端口", "链路"),
+        ("error", "ib_port_", "flap", "端口", "链路"),
         "A link's error counters said to climb, a port said to flap, an alert on port errors: "
         "the cable, the transceiver or the switch port.",
         judge=_said(_SWITCH),
@@ -369,9 +401,10 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "monitor.link_below_rate",
-        r"\b(?:trained|negotiated|running|linked|came\s+up|comes\s+up|is)\s+at\s+(?P<have>\d+)\s*G"
-        r"(?:bps|b/s|bit/s|b)?\b[^.\n]{0,20}?\b(?:instead\s+of|rather\s+than|not)\s+(?P<want>\d+)\s*G\b"
-        r"|\bonly\s+(?P<have2>\d+)\s+of\s+(?P<want2>\d+)\s+(?:efa|ib|infiniband|hca|nic|mlx5|rdma)\s+"
+        r"\b(?:trained|negotiated|running|linked|came\s+up|comes\s+up|is)\s+(?:at\s+)?(?P<have>\d+)\s*G"
+        r"(?:bps|b/s|bit/s|bE|b)?\b[^.\n]{0,20}?\b(?:instead\s+of|rather\s+than|not)\s+(?P<want>\d+)\s*G"
+        r"(?:bps|b/s|bit/s|bE|b)?\b"
+        r"|\bonly\s+(?P<have2>\d+)\s+of\s+(?:the\s+)?(?P<want2>\d+)\s+(?:efa|ib|infiniband|hca|nic|mlx5|rdma)\s+"
         r"(?:devices|ports|nics|hcas|links|interfaces)\b",
         ("instead of", "rather than", " not ", "only "),
         "A NIC port trained below its rate (100G instead of 400G) or fewer of the node's RDMA "
@@ -381,9 +414,10 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "monitor.gpu_said_degraded",
-        r"\bPCIe\s+Gen\s?(?P<have>\d)\b[^.\n]{0,12}?(?:instead\s+of|en\s+vez\s+de|statt|au\s+lieu\s+de"
-        r"|em\s+vez\s+de|invece\s+di|вместо|rather\s+than)\s+Gen\s?(?P<want>\d)\b",
-        ("gen",),
+        r"\b(?:PCIe\s+Gen\s?|PCIe\s+|Gen\s?)(?P<have>\d)(?:\.0)?\b[^.\n]{0,12}?(?:instead\s+of|en\s+vez\s+de"
+        r"|statt|au\s+lieu\s+de|em\s+vez\s+de|invece\s+di|вместо|rather\s+than)\s+(?:PCIe\s+)?(?:Gen\s?)?"
+        r"(?P<want>\d)(?:\.0)?\b",
+        ("gen", "pcie"),
         "A GPU's PCIe link said to run at a lower generation than it should (not idle power "
         "saving: said against the one it should have): the GPU moves data slower.",
         judge=_less_than_said(_DEGRADED),
@@ -392,6 +426,7 @@ RULES: tuple[Rule, ...] = (
     rule(
         "monitor.gpu_signs_said",
         r"\breason=(?:HW_POWER_BRAKE|HW_SLOWDOWN|HW_THERMAL_SLOWDOWN|SW_THERMAL_SLOWDOWN)\b"
+        # (not an alert rule's own definition: `fire ... when DCGM reports reason=...`)
         r"|\b(?:correctable|single-bit|SBE)\b[^.\n]{0,40}?\b(?:climbing|rising|increasing|going\s+up"
         r"|and\s+rising)\b",
         ("reason=", "correctable", "single-bit", "sbe"),
@@ -402,8 +437,10 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "monitor.nvlink_said_down",
-        r"\bNVLink\w*Down\b|\bnvlink\b[^.\n]{0,40}?\blinks?\s+\d+\s+(?:is\s+)?(?:inactive|down)\b",
-        ("nvlink",),
+        r"\bNVLink\w*Down\b|\bnvlink\b[^.\n]{0,40}?\blinks?\s+\d+\s+(?:is\s+)?(?:inactive|down)\b"
+        r"|\bNVLink\s+\d+\b[^.\n]{0,30}?\bis\s+(?:down|inactive)\b"
+        r"|\bLink\s+\d+\s*(?::|是|は|가)\s*<inactive>",
+        ("nvlink", "<inactive>"),
         "An alert or a person says one of a GPU's NVLinks is down or inactive: the GPU's links "
         "fail; collectives over it fail or crawl.",
         judge=_said(_FAILED),
@@ -411,8 +448,8 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "monitor.host_said",
-        r"\bkilled\s+by\s+(?:the\s+)?(?:kernel(?:'s)?\s+)?OOM[- ]?killer\b"
-        r"|(?<!\b0\s)\boom-kill\s+events?\b"
+        r"\bkilled\s+by\s+(?:the\s+)?(?:kernel(?:'s)?\s+)?OOM[- ]?killer\b|\bOOM[- ]killed\b"
+        r"|(?<!\b0\s)\boom-kill\s+events?\b(?!\s*[:=]\s*0\b)"
         r"|\bmd_raid_degraded\b|\b\d+\s+of\s+\d+\s+disks?\s+failed\b",
         ("oom", "md_raid_degraded", "disks failed", "disk failed"),
         "The host's memory said exhausted (killed by the OOM killer) or a RAID array said to have "

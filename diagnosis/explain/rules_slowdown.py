@@ -242,7 +242,7 @@ def _said_to_grow(m: re.Match[str]) -> Verdict | None:
 # `30 s per step while it used to take 3 s`, `expected 1 s/step but got 5 s/step`
 def _fig(name: str) -> str:
     return (
-        rf"(?P<{name}>\d+(?:\.\d+)?)\s*(?P<{name}_unit>{RATE_UNIT}|{UNIT})"
+        rf"(?<![\d.])(?P<{name}>\d++(?:\.\d++)?)\s*(?P<{name}_unit>{RATE_UNIT}|{UNIT})"
         r"(?:/(?:epoch|iter\w*|step|batch|it)\b)?(?![\w/])"
     )
 

@@ -82,7 +82,7 @@ _COMPARATIVE = (
     r"|everything\s+drags)"
     # one member the others wait for, or always the last (`the other 7 ranks ... sit waiting ~2
     # min for rank 3`, `whoever is slowest, it's always gpu-node-23`)
-    r"|(?P<waited>(?:wait|waits|waiting|waited)\s+(?:(?:about|around|roughly|~)\s*)?(?:[~≈]?[\d.]+\s*\w+\s+"
+    r"|(?P<waited>(?:wait|waits|waiting|waited)\s+(?:(?:about|around|roughly|~)\s*)?(?:[~≈]?[\d.]++\s*[A-Za-z]\w*\s+"
     r"|several\s+\w+\s+|a\s+\w+\s+)?"
     r"(?:for|on)\s+(?:rank|GPU|node|worker|host|card|device|stage|server|machine|it)\b)"
     r"|(?P<behind>(?:always|consistently)\s+behind)\b|slowest\b[^.\n]{0,30}?\balways\b"

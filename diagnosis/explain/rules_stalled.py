@@ -102,7 +102,8 @@ _ON_PURPOSE = re.compile(
     r"(?:the\s+)?(?:final\s+)?(?:checkpoint|eval\w*|sav\w*|wandb|the\s+logger|torch\.compile|compil\w*)|"
     r"\bknown\s+issue\b|\bfixed\s+in\b|\bchangelog\b|\brelease\s+notes?\b|\btime\s+limit\b|"
     r"--time=|\bwall-?time\s+limit|\bwarm\w*\s+up\b|\b(?:then\s+)?resumed\b|\brecovered\b|"
-    r"\bcame\s+back\b|\bRESOLVED\b",
+    r"\bcame\s+back\b|\bRESOLVED\b|\bcleared\b|\bstatus=ok\b|\bis\s+defined\b|\balert\s+rule\b"
+    r"|\bPENDING\b|\bin\s+the\s+(?:Slurm\s+)?queue\b|\bthat'?s\s+fine\b|\bsteps\s+are\s+flowing\b",
     re.IGNORECASE,
 )
 """A stop on purpose or one that is no stop of the training: a normal end, a cancel, a
@@ -126,7 +127,9 @@ def _stopped(m: re.Match[str]) -> Verdict | None:
         return None
     if _A_THING.match(line[m.end("verb") :]) or _QUEUED.match(line[m.end("verb") :]):
         return None  # `hang detection`, `stuck in PENDING`: a thing, or a queue
-    if _NOT_PROGRESS.search(line[m.start() : m.start("verb")]):
+    if _NOT_PROGRESS.search(line[m.start() : m.start("verb")]) or _NOT_PROGRESS.search(
+        line, m.end("verb"), m.end("verb") + 30
+    ):
         return None  # `accuracy has been stuck at 50%`: a figure of the model, not its progress
     if _AT_A_LEVEL.match(line[m.end("verb") :]):
         return None  # `stuck there`, `stuck at 25 MH/s`: a figure that stays, not a stop
@@ -142,14 +145,14 @@ def _no_stop_said(line: str) -> bool:
     """Whether the line says the stop was on purpose, ended or came and went (once a line); a
     step that has not finished (`no step has finished in 2 hours`) is no normal end."""
     said = any(
-        not _UNDONE.search(line, max(0, m.start() - 20), m.start())
+        not _UNDONE.search(line, max(0, m.start() - 32), m.start())
         for m in _ON_PURPOSE.finditer(line)
     )
     return said or _NOW_AND_THEN.search(line) is not None
 
 
 _UNDONE = re.compile(
-    r"\b(?:no|not|never|none|nothing)\b(?:\s+\w+){0,2}\s+(?:has|have|had)?\s*$|n't\s+$", re.I
+    r"\b(?:no|not|never|none|nothing)\b(?:\s+\w+){0,3}\s+(?:has|have|had)?\s*$|n't\s+$", re.I
 )
 
 
@@ -175,7 +178,7 @@ _STOP_ELSEWHERE = (
 _NO_OUTPUT_ELSEWHERE = re.compile(
     r"ログ|出力|エラー|完全に|步|日志|输出|로그|출력|완전히|Ausgabe|Log|sortie|journal|"
     r"salida|registro|saída|uscita|лог|вывод|log|output|(?:step|iter\w*|epoch|第)\s*\d|adım|beri|"
-    r"\d+(?:\.\d+)?\s*(?:分钟|分|小时|時間|時|min\w*|h\b|hours?|Minuten|Stunden|heures|minutos|"
+    r"(?<![\d.])\d++(?:\.\d++)?\s*(?:分钟|分|小时|時間|時|min\w*|h\b|hours?|Minuten|Stunden|heures|minutos|"
     r"horas|minuti|ore\b|минут|час)",
     re.IGNORECASE,
 )
@@ -195,7 +198,9 @@ _DENIED_ELSEWHERE = re.compile(
 """A stop denied around the verb (`没有卡住`, `止まっていない`), or a verb in another sense
 (`hängt ... ab`: depends on; `bloqué par le pare-feu`: blocked by the firewall)."""
 _RECOVERED_ELSEWHERE = re.compile(
-    r"恢复|回復|再開|復旧|回复|se\s+recuper|se\s+rétabli|erholt|восстанов", re.IGNORECASE
+    r"恢复|回復|再開|復旧|回复|se\s+recuper|se\s+rétabli|erholt|восстанов|siguió|continuó|volvió"
+    r"|seguiu|continuou|continuò|riprese",
+    re.IGNORECASE,
 )
 """A stop that ended by itself (`10 秒后自己恢复了`): a pause, not a hang."""
 
@@ -243,14 +248,19 @@ RULES: tuple[Rule, ...] = (
         r"|\b\d+\s*(?:min\w*|h|hours?)\s+without\s+(?:a\s+|any\s+)?(?:new\s+)?(?:step|progress|log|output|"
         r"update)"
         # the last line hours old, nothing since; no step completed since; a no-progress alert
-        r"|\blast\s+(?:log\s+)?line\s+(?:is\s+|was\s+)?from\s+\d+\s*(?:min\w*|h|hours?)\s+ago\b"
-        r"|\b(?:nothing|no\s+steps?)\s+(?:has\s+|have\s+)?(?:progressing|progressed|moving|moved"
-        r"|completed|happened|logged)\s+since\s+(?:\d|then\b)"
-        r"|\bNo\w*Progress\b|\bheartbeat_stale\b|\bHeartbeatStale\b|\blast_step_age=\d+",
+        # the last line long ago (ten minutes or more), nothing since; no step completed since or
+        # in the last hour; a no-progress alert (its age in minutes or hours)
+        r"|\blast\s+(?:log\s+)?line\s+(?:is\s+|was\s+)?(?:from\s+)?(?:(?:[1-9]\d+|\d{3,})\s*min\w*"
+        r"|\d+\s*(?:h|hrs?|hours?)|an?\s+hour|(?:two|three|four|five|six|several)\s+hours)\s+ago\b"
+        r"|\b(?:nothing|no\s+steps?|not\s+a\s+single\s+step)\s+(?:has\s+|have\s+)?(?:progressing|progressed"
+        r"|moving|moved|completed|happened|logged)\s+(?:since\s+(?:\d|then\b)|in\s+the\s+(?:last|past)\s+"
+        r"(?:hour|day|\d+\s*(?:min\w*|h|hours?)))"
+        r"|\bNo\w*Progress\b|\bheartbeat_stale\b|\bHeartbeatStale\b|\blast_step_age=\d+\s*(?:m|h)\b",
         (
             *("stuck", "frozen", "hung", "hang", "return", "noprogress", "without", "n't"),
             *("has not", "waiting in", "blocked in", "sitting", "heartbeat", "progress since"),
             *("last line", "last log line", "nothing", "no step", "progress", "last_step_age"),
+            "single step",
         ),
         "A job stopped at a named place (stuck at step N), a collective that never returns, a "
         "monitor's no-progress alert, minutes without a step: a hang.",

@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.explain.rules import Rule, rule, unless_named_only, verdict
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
 from diagnosis.model import Category as C
@@ -121,13 +121,13 @@ RULES: tuple[Rule, ...] = (
         r"|XFS \([^)]+\): (?:.*Shutting down filesystem|Filesystem has been shut down"
         r"|metadata I/O error in|Corruption detected|Metadata (?:corruption|CRC error) detected"
         r"|log I/O error|xfs_do_force_shutdown|log mount/recovery failed"
-        r"|Failing async write on buffer block|Internal error \w+ at line \d+)"
+        r"|Failing async write on buffer block|Internal error .{1,60}? at line \d+)"
         r"|JBD2: Detected IO errors while flushing",
         ("btrfs", "ext4-fs", "xfs (", "jbd2"),
         "The filesystem reports I/O errors or corruption on its device (btrfs device stats and "
         "transid failures, ext4 errors, an XFS shutdown or metadata I/O error, jbd2 flush "
         "errors): the disk under it is failing.",
-        _disk(S.ERROR, A.HARDWARE_INSPECTION, 0.75),
+        judge=unless_named_only(_disk(S.ERROR, A.HARDWARE_INSPECTION, 0.75)),
     ),
     rule(
         "storage.scsi_error",

@@ -56,7 +56,7 @@ _NOT_MEMBER = re.compile(
 )
 _DIGITS = re.compile(r"\d+")
 _RATE_WORDS = re.compile(
-    r"/s\b|/sec\b|\bper\s+sec|\bbandwidth|\bbusbw|\balgbw|\bthroughput|\bspeed\b|flops?\b"
+    r"/s\b|/sec\b|\bper\s+sec|(?:\b|_)per_?sec(?:ond)?\b|\bbandwidth|\bbusbw|\balgbw|\bthroughput|\bspeed\b|flops?\b"
     r"|\bflop/s|\bmfu\b|\bhfu\b|\bhash\s*rate|\bbw\b|\bgbps\b",
     re.IGNORECASE,
 )
@@ -65,7 +65,7 @@ SIBLING_SHARE = 0.25
 is explained by it: four GPUs give half of eight's throughput."""
 _TIME_WORDS = re.compile(
     # (a field's name too: `compute_ms`, `step_time`, `iter_sec`)
-    r"(?:\b|_)(?:time|ms|sec(?:onds?)?|latency|duration)(?:\b|_)|\(s\)|\bs/it\b|\bfwd\b|\bbwd\b"
+    r"(?:\b|_)(?:time|ms|(?<!per_)(?<!per\s)sec(?:onds?)?|latency|duration)(?:\b|_)|\(s\)|\bs/it\b|\bfwd\b|\bbwd\b"
     r"|\bforward\b|\bbackward\b|\belapsed\b|\bhours?\b|\bmin(?:utes?)?\b",
     re.IGNORECASE,
 )
@@ -81,8 +81,18 @@ def _figure(cell: str) -> float | None:
     return float(m["n"].replace(",", "")) if m else None
 
 
+_NOT_WORK_TIME = re.compile(
+    r"timeout|uptime|\bage\b|_age\b|save|ckpt|checkpoint|budget|limit|interval|deadline|since",
+    re.IGNORECASE,
+)
+"""Times that are no member's work: a timeout, an uptime, an age, a save, a budget."""
+
+
 def _quantity(text: str) -> str | None:
-    """Return ``"rate"`` or ``"time"`` for what `text` names, None for neither or both."""
+    """Return ``"rate"`` or ``"time"`` for what `text` names, None for neither or both (or a
+    time that is no member's work: a timeout, an uptime, a checkpoint's save)."""
+    if _NOT_WORK_TIME.search(text):
+        return None
     rate, time = _RATE_WORDS.search(text), _TIME_WORDS.search(text)
     if rate and not time:
         return "rate"

@@ -1,6 +1,6 @@
 """Reviews that read the day's new rules and wrote inputs to break them
 (tests/fixtures/explain_review/review17b.json, review18b.json, review19b.json, review21b.json,
-review22b.json):
+review22b.json, review23b.json):
 false alarms of the figure readers (a faster member, a timeout, a loss, a version, a GPU's
 utilisation, a list of memory), of the stall readers (`no hangs`, a normal end, a queue, a
 changelog, a pause that resumed, a negation in Chinese or Japanese), of a slowdown's named cause
@@ -10,7 +10,9 @@ bond's failures since boot, idle GPUs, counters that reset), of the producer-cat
 readers (planned events, speed words on a change the speaker caused or a load that grew, buying
 questions, half the price), of the readers of a slowdown told over a report (crashes and hangs
 read as stragglers, one-word others-wait phrases, ETAs of a part, stretches of different
-work); misses; lines that took a second.
+work), of the readers of incidents told in words (a lab's packet loss, a planned power-brake
+test, an alert rule's definition, a changelog's kernel BUG, a table's timeout column); misses;
+lines that took a second.
 
 A false alarm must be silent now (or, if the reviewer expected another category, no longer the
 wrong one); a miss must be read, unless it is a known limit. The slow lines are timed by the
@@ -31,7 +33,7 @@ from tests.explain_helpers import first
 _FIXTURES = Path(__file__).resolve().parents[1] / "fixtures/explain_review"
 REVIEW = [
     finding
-    for name in ("review17b", "review18b", "review19b", "review21b", "review22b")
+    for name in ("review17b", "review18b", "review19b", "review21b", "review22b", "review23b")
     for finding in json.loads((_FIXTURES / f"{name}.json").read_text())
 ]
 KNOWN_LIMITS = {

@@ -24,9 +24,10 @@ KNOWN_LIMITS = {
     "r15-58": "Spanish `tarda 4 horas en vez de 1,5`: figures against the past are read in English",
     "r15-75": "a bandwidthTest summary in words with devices as ranges (`devices 0-3 and 5-7`)",
 }
-CAUSE_NAMED = {"r15-80": Category.GPU_DEGRADED}
+CAUSE_NAMED = {"r15-80": Category.GPU_DEGRADED, "r15-31": Category.NETWORK}
 """Reports of a slow member that quote its cause: the cause is the finding (nvidia-smi's `HW
-Slowdown: Active`, a throttled GPU; review 17 labels this shape gpu.degraded)."""
+Slowdown: Active`, a throttled GPU; review 17 labels this shape gpu.degraded; a NIC that
+negotiated 100 Gb/s instead of 400 Gb/s is the network's, as rules_slow_cause reads causes)."""
 
 
 @pytest.mark.parametrize(
