@@ -187,6 +187,12 @@ HOSTILE = {
     "a member's percentage, 150 times": "GPU 1 50% higher the other " * 150,
     "a path of 4,000 slashes": "/* ESHUTDOWN: Cannot send after transport endpoint shutdown */ "
     + "/" * 4000,
+    "a word, then 4,000 digits": "normal " + "1" * 4000,
+    "a link generation, then 4,000 digits": "PCIe Gen3 instead of Gen" + "1" * 4000,
+    "a stop in Turkish, then 4,000 digits": "Ekran donmuş " + "1" * 4000,
+    "a wait, then 4,000 digits": "the job waits about " + "1" * 4000,
+    "a half of a batch, then 4,000 digits": "Attention mask for the first half of the batch: "
+    + "1" * 4000,
 }
 """Single long lines that make a backtracking pattern, or a judge that rereads its line for
 each match, slow (reviews of 2026-12-04 and -05; the figure readers of 2026-12-05)."""
