@@ -57,6 +57,7 @@ from diagnosis.explain.progress import (
 from diagnosis.explain.records import Record, is_prose, records
 from diagnosis.explain.rules import Hit, normalize_pci, rule_set
 from diagnosis.explain.rules_driver import FABRIC_RULE, fabric_field
+from diagnosis.explain.rules_monitors import ALERT_RESOLVED
 from diagnosis.explain.rules_netfs import ONLY_TO_RECOVER, RECOVERED_BY
 from diagnosis.explain.rules_process import (
     CONFIRMED_CONFIDENCE,
@@ -68,6 +69,7 @@ from diagnosis.explain.rules_process import (
     NEEDS_CRASH,
 )
 from diagnosis.explain.rules_slowdown import SLOWED, quoted_step_times, rose
+from diagnosis.explain.rules_stalled import RESUMED
 from diagnosis.explain.rules_straggler import MINMAX_MARK, MINMAX_RULE
 from diagnosis.explain.tables import TableReader
 from diagnosis.explain.training import (
@@ -151,6 +153,8 @@ class _State:
     rate_tables: int = 0  # tables seen: each is its own peer group
     tables: TableReader[Record] = field(default_factory=TableReader)  # members' figures
     minmax_calm: int = 0  # Megatron straggler-detector intervals that named no straggler
+    alert_resolved: bool = False  # a line is an alert's resolved header (ALERT_RESOLVED)
+    resumed_at: int = -1  # the last line that says the job moved on (rules_stalled.RESUMED)
 
     def add(
         self, rule_id: str, verdict: Verdict, hit: Hit | None, rec: Record, conf: float
@@ -220,6 +224,10 @@ def _skip(state: _State, rec: Record) -> bool | None:
 def _visit(state: _State, rec: Record) -> None:
     """Classify one record into the state."""
     state.visited += 1
+    if ALERT_RESOLVED.search(rec.body):
+        state.alert_resolved = True
+    if RESUMED.search(rec.body):
+        state.resumed_at = rec.line_no
     exception_line = _skip(state, rec)
     if exception_line is None or not rec.body.strip():
         return
@@ -376,8 +384,9 @@ def _sequences(state: _State) -> None:
 def _confirm(state: _State) -> None:
     """Raise signal findings that other findings of the same input confirm (OOM killer, shm);
     drop the findings that stand only with a crash (NEEDS_CRASH) when the input shows none, and
-    a wait said once that a later recovery ended (rules_netfs.RECOVERED_BY), and a line whose
-    cause the same input gives (rules_scheduler's and rules_dist's EXPLAINED_BY)."""
+    a wait said once that a later recovery ended (rules_netfs.RECOVERED_BY), a line whose
+    cause the same input gives (rules_scheduler's and rules_dist's EXPLAINED_BY), a monitor's
+    finding in an input that shows the alert resolved, and a stall a later line says moved on."""
     present = {key[0] for key in state.found}
     if not (present & CRASH_RULES or state.crash_said):
         for key in [key for key in state.found if key[0] in NEEDS_CRASH]:
@@ -395,6 +404,15 @@ def _confirm(state: _State) -> None:
         and any(first_seen.get(r, -1) > cand.index for r in RECOVERED_BY.get(key[0], ()))
     ]
     cleared += [key for key in state.found if key[0] in ONLY_TO_RECOVER]
+    # an alert whose resolved header the input shows; a stall a later line says moved on
+    cleared += [
+        key
+        for key, cand in state.found.items()
+        if state.alert_resolved
+        and key[0].startswith("monitor.")
+        or key[0].startswith("stalled.")
+        and cand.index < state.resumed_at
+    ]
     # a detector's spread in one interval that its other intervals do not repeat: a warm-up or
     # a checkpoint, not a straggler
     cleared += [

@@ -25,11 +25,9 @@ SECONDS = {"ms": 0.001, "msec": 0.001, "msecs": 0.001, "millisecond": 0.001}
 SECONDS |= {"milliseconds": 0.001, "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0}
 SECONDS |= {"seconds": 1.0, "s/it": 1.0, "min": 60.0, "mins": 60.0, "minute": 60.0}
 SECONDS |= {"minutes": 60.0, "h": 3600.0, "hr": 3600.0, "hrs": 3600.0, "hour": 3600.0}
-SECONDS |= {"hours": 3600.0, "day": 86400.0, "days": 86400.0}
+SECONDS |= {"hours": 3600.0}
 """Seconds per duration unit (lower case; ``sec/it`` is read as ``s/it``)."""
-UNIT = (
-    r"(?:ms|msecs?|milliseconds?|s/it|sec/it|secs?|seconds?|s|mins?|minutes?|h|hrs?|hours?|days?)"
-)
+UNIT = r"(?:ms|msecs?|milliseconds?|s/it|sec/it|secs?|seconds?|s|mins?|minutes?|h|hrs?|hours?)"
 RATE_UNIT = (
     r"(?:[kMGTP]?H/s|MHs?|Sol/s|sols?|(?:samples|images|imgs?|tokens|toks?|tks|sequences|seqs)"
     r"/s(?:ec(?:ond)?)?|(?:samples|images|tokens)\s+per\s+sec(?:ond)?|[GT]FLOPS|TFLOP/s"

@@ -134,6 +134,13 @@ def _xid_said(m: re.Match[str]) -> Verdict | None:
     return replace(given, severity=severity, confidence=min(given.confidence, 0.4))
 
 
+ALERT_RESOLVED = re.compile(
+    r"^\W*\[RESOLVED\]|\"status\"\s*:\s*\"resolved\"|^\s*\*\*Resolved\*\*|\bstatus=resolved\b"
+    r"|\bALARM\s*->\s*OK\b",
+    re.IGNORECASE,
+)
+"""An alert's resolved header on any line of the input: the alert the other lines describe (its
+labels, its value, one a line) is resolved; the engine drops the monitors' findings."""
 _XID_SAID = re.compile(r"\bXid\s*[:=#]?\s*(?P<xid>\d{1,3})\b", re.IGNORECASE)
 _NOT_THIS_XID = re.compile(r"\b(?:not|no|than|instead\s+of|rather\s+than|nor)\s+(?:an?\s+)?$", re.I)
 _XID_RANK = {C.GPU_HARDWARE: 3, C.GPU_DEGRADED: 2, C.GPU_APPLICATION: 1}

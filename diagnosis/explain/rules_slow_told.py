@@ -127,6 +127,15 @@ _NOT_A_RUN = re.compile(
 """An ETA of something else than the run (an epoch beside the whole run, a part, an RMA)."""
 
 
+_DAYS = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:more\s+)?days?\b", re.IGNORECASE)
+
+
+def _eta_times(text: str) -> list[float]:
+    """An ETA's times in seconds, days included (an ETA is said in days as often as in hours)."""
+    days = [float(d) * 86400 for d in _DAYS.findall(text)]
+    return days + figures(text) if days else figures(text)
+
+
 def _eta_slips(m: re.Match[str]) -> Verdict | None:
     """Return a straggler warning on an ETA said to slip, or quoted before and after `now` and
     longer after it, when it is the run's and no stop, crash or added work explains it."""
@@ -137,7 +146,7 @@ def _eta_slips(m: re.Match[str]) -> Verdict | None:
     now = _NOW.search(m["quoted"])
     if now is None or not _PAST.search(m["quoted"], 0, now.start()):
         return None  # no earlier figure said before the one of now
-    before, after = figures(m["quoted"][: now.start()]), figures(m["quoted"][now.start() :])
+    before, after = _eta_times(m["quoted"][: now.start()]), _eta_times(m["quoted"][now.start() :])
     if not before or not after:
         return None
     return _slower(after[-1], before[0])

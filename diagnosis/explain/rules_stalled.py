@@ -45,6 +45,12 @@ from diagnosis.model import Category as C
 from diagnosis.model import ComponentKind as K
 from diagnosis.model import Severity as S
 
+RESUMED = re.compile(
+    r"\bmoved\s+on\b|\b(?:then\s+)?resumed\b|\b(?:moving|flowing|progress(?:es|ed|ing))\s+again\b",
+    re.IGNORECASE,
+)
+"""A later line of the same input says the job moved on: a stall said before it was a pause (the
+engine drops the stall findings of earlier lines)."""
 STALLED = verdict(C.HANG, B.UNKNOWN, K.JOB, S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.4)
 
 _PROGRESS = (

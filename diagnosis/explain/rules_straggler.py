@@ -251,6 +251,14 @@ TOOL_RULES: tuple[Rule, ...] = (
 )
 """The tools' own verdicts and formats: they run before the reports in words."""
 
+_NO_OUTLIER = re.compile(r"\b(?:no|not|none|never|without)\b[^.\n]{0,30}?\boutlier", re.IGNORECASE)
+
+
+def _flagged(m: re.Match[str]) -> Verdict | None:
+    """A slow node, unless the line says there was none (`No node was an outlier`)."""
+    return None if _NO_OUTLIER.search(m.string) else SLOW_NODE
+
+
 FIGURE_RULES: tuple[Rule, ...] = (
     rule(
         "straggler.outlier_row",
@@ -259,7 +267,7 @@ FIGURE_RULES: tuple[Rule, ...] = (
         ("outlier", "poor perfor"),
         "A check that compares members flagged this one's figure as an outlier (or, "
         "ClusterKit, as poor against every other node): a slow node or link.",
-        SLOW_NODE,
+        judge=_flagged,
     ),
     rule(
         "straggler.score_map",

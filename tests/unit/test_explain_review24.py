@@ -30,9 +30,7 @@ KNOWN_LIMITS = {
 
 def _cases(benign: bool) -> list[dict[str, str]]:
     review = json.loads((_FIXTURES / "review24.json").read_text())
-    return [
-        c for c in review if (c["label"] == "benign") is benign and c["id"] not in KNOWN_LIMITS
-    ]
+    return [c for c in review if (c["label"] == "benign") is benign and c["id"] not in KNOWN_LIMITS]
 
 
 @pytest.mark.parametrize("case", _cases(benign=False), ids=lambda c: c["id"])
