@@ -306,13 +306,13 @@ def _sentence_kind(sentence: str) -> bool | None:
     return None if bool(timed) == bool(rated) else bool(timed)
 
 
-_PAST = re.compile(
+PAST = re.compile(
     r"\b(?:yesterday|before|earlier|previously|originally|last\s+(?:week|night|run|month)|"
     r"used\s+to\s+be|(?:it\s+)?was)\b|昨天|之前|以前|昨日|以前は|어제|gestern|vorher|hier|ayer|ontem|"
     r"ieri|вчера|раньше",
     re.IGNORECASE,
 )
-_PRESENT = re.compile(
+PRESENT = re.compile(
     r"\b(?:now|today|currently|this\s+(?:week|morning|run))\b|今天|现在|今日|今は|오늘|지금|heute|jetzt|"
     r"aujourd'hui|maintenant|hoy|ahora|hoje|agora|oggi|ora|сегодня|сейчас",
     re.IGNORECASE,
@@ -322,13 +322,13 @@ _PRESENT = re.compile(
 def _past_and_present(line: str) -> bool:
     """Whether a figure marked as now is worse than one marked as before, in either order
     (`Step time is 2.1s now; it was 1.3s yesterday`, `yesterday: 1.2 s/it, today: 2.6 s/it`)."""
-    if not (_PAST.search(line) and _PRESENT.search(line)) or NOT_A_STEP.search(line):
+    if not (PAST.search(line) and PRESENT.search(line)) or NOT_A_STEP.search(line):
         return False
     if _counts_differ(line) or COMPARED.search(line):
         return False
     figures = step_figures(line)
-    then = [f for f in figures if _nearest_marker(line, f.at) is _PAST]
-    now = [f for f in figures if _nearest_marker(line, f.at) is _PRESENT]
+    then = [f for f in figures if _nearest_marker(line, f.at) is PAST]
+    now = [f for f in figures if _nearest_marker(line, f.at) is PRESENT]
     return any(
         a.timed is b.timed and a is not b and slowed([a, b]) for a in then[:2] for b in now[:2]
     )
@@ -337,7 +337,7 @@ def _past_and_present(line: str) -> bool:
 def _nearest_marker(line: str, at: int) -> re.Pattern[str] | None:
     """The marker (past or present) nearest the figure at `at`, within a few words."""
     best: tuple[int, re.Pattern[str]] | None = None
-    for marker in (_PAST, _PRESENT):
+    for marker in (PAST, PRESENT):
         for m in marker.finditer(line, max(0, at - 18), min(len(line), at + 18)):
             distance = at - m.end() if m.end() <= at else m.start() - at
             if best is None or distance < best[0]:

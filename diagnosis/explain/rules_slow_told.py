@@ -30,7 +30,7 @@ import re
 from diagnosis.catalog import Verdict
 from diagnosis.explain.quantities import figures
 from diagnosis.explain.rules import Rule, rule
-from diagnosis.explain.rules_figures import explained
+from diagnosis.explain.rules_figures import PAST, PRESENT, explained
 from diagnosis.explain.rules_slowdown import SLOWDOWN_RATIO
 from diagnosis.explain.rules_straggler import slow_member
 from diagnosis.model import ComponentKind as K
@@ -114,11 +114,8 @@ _ETA = re.compile(
     r"|\bETA\b(?P<quoted>.{0,200})",
     re.IGNORECASE | re.DOTALL,
 )
-_NOW = re.compile(r"\b(?:now|this\s+morning|today)\b", re.IGNORECASE)
-_PAST = re.compile(
-    r"\b(?:yesterday|earlier|was|were|started|at\s+first|initially|last\s+\w+|before)\b",
-    re.IGNORECASE,
-)
+_STARTED = re.compile(r"\b(?:started|were|at\s+first|initially)\b", re.IGNORECASE)
+"""Words of an earlier ETA beyond rules_figures.PAST (`ETA started at 3 days`)."""
 _NOT_A_RUN = re.compile(
     r"\bper\s+epoch\b|\bthis\s+epoch\b|\bfor\s+the\s+whole\b|\b(?:RMA|part|parts|delivery|ship\w*"
     r"|order|ticket|vendor|support)\b",
@@ -143,10 +140,13 @@ def _eta_slips(m: re.Match[str]) -> Verdict | None:
         return None
     if m["words"]:
         return slow_member(K.JOB)
-    now = _NOW.search(m["quoted"])
-    if now is None or not _PAST.search(m["quoted"], 0, now.start()):
+    quoted = m["quoted"]
+    now = PRESENT.search(quoted)
+    if now is None or not (
+        PAST.search(quoted, 0, now.start()) or _STARTED.search(quoted, 0, now.start())
+    ):
         return None  # no earlier figure said before the one of now
-    before, after = _eta_times(m["quoted"][: now.start()]), _eta_times(m["quoted"][now.start() :])
+    before, after = _eta_times(quoted[: now.start()]), _eta_times(quoted[now.start() :])
     if not before or not after:
         return None
     return _slower(after[-1], before[0])
