@@ -31,8 +31,8 @@ import re
 from dataclasses import replace
 
 from diagnosis.catalog import Verdict
+from diagnosis.explain.explained import setups_differ
 from diagnosis.explain.rules import Judge, Rule, rule, verdict
-from diagnosis.explain.rules_figures import setups_differ
 from diagnosis.explain.rules_gpu import xid_policy
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
@@ -182,14 +182,15 @@ def _live(m: re.Match[str]) -> bool:
 
 
 def _less_than_said(given: Verdict) -> Judge:
-    """A judge that gives `given` when the match's `have` is below its `want` (a link at 100G
-    instead of 400G, 28 of 32 devices, Gen1 instead of Gen5), in a line that is no resolved
-    alert, question or runbook."""
+    """A judge that gives `given` when the match's `have` (or `have2`) is below its `want` (or
+    `want2`): a link at 100G instead of 400G, 28 of 32 devices, Gen1 instead of Gen5, said of an
+    incident happening now (`_live`)."""
 
     def judge(m: re.Match[str]) -> Verdict | None:
-        if not _live(m):
-            return None
-        return given if int(m["have"]) < int(m["want"]) else None
+        groups = m.groupdict()
+        have = groups["have"] or groups.get("have2") or "0"
+        want = groups["want"] or groups.get("want2") or "0"
+        return given if _live(m) and int(have) < int(want) else None
 
     return judge
 
@@ -202,12 +203,6 @@ def _said(given: Verdict) -> Judge:
         return given if _live(m) else None
 
     return judge
-
-
-def _below_rate(m: re.Match[str]) -> Verdict | None:
-    """The network, when a port's rate or the count of RDMA devices is below what it should be."""
-    have, want = m["have"] or m["have2"], m["want"] or m["want2"]
-    return _NETWORK if _live(m) and int(have) < int(want) else None
 
 
 def _host_said(m: re.Match[str]) -> Verdict | None:
@@ -416,7 +411,7 @@ RULES: tuple[Rule, ...] = (
         ("instead of", "rather than", " not ", "only "),
         "A NIC port trained below its rate (100G instead of 400G) or fewer of the node's RDMA "
         "devices present than it has: the node moves data at a fraction of its peers' speed.",
-        judge=_below_rate,
+        judge=_less_than_said(_NETWORK),
         flags=re.IGNORECASE,
     ),
     rule(

@@ -28,9 +28,10 @@ from __future__ import annotations
 import re
 
 from diagnosis.catalog import Verdict
+from diagnosis.explain.explained import explained
 from diagnosis.explain.quantities import figures
 from diagnosis.explain.rules import Rule, rule
-from diagnosis.explain.rules_figures import PAST, PRESENT, explained
+from diagnosis.explain.rules_figures import PAST, PRESENT
 from diagnosis.explain.rules_slowdown import SLOWDOWN_RATIO
 from diagnosis.explain.rules_straggler import slow_member
 from diagnosis.model import ComponentKind as K

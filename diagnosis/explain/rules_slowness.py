@@ -40,10 +40,10 @@ import re
 from functools import lru_cache
 
 from diagnosis.catalog import Verdict
+from diagnosis.explain.explained import setups_differ
 from diagnosis.explain.quantities import figures, quoted_rates
 from diagnosis.explain.records import PROSE_SHARE, is_prose
 from diagnosis.explain.rules import Rule, rule, verdict
-from diagnosis.explain.rules_figures import setups_differ
 from diagnosis.explain.rules_slowdown import CHANGE, EXPLAINED, OWN_CHANGE
 from diagnosis.explain.rules_straggler import MEMBER_KIND
 from diagnosis.model import Action as A
