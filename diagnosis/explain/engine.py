@@ -221,12 +221,20 @@ def _skip(state: _State, rec: Record) -> bool | None:
     return inside and bool(body.strip())
 
 
+_RESOLVED_WORDS = ("resolved", "alarm")
+"""Words every match of rules_monitors.ALERT_RESOLVED holds (lower case)."""
+_RESUMED_WORDS = ("moved", "resumed", "again")
+"""Words every match of rules_stalled.RESUMED holds (lower case)."""
+
+
 def _visit(state: _State, rec: Record) -> None:
     """Classify one record into the state."""
     state.visited += 1
-    if ALERT_RESOLVED.search(rec.body):
+    # (their words gate the searches: every line of a flood passes here)
+    low = rec.body.lower()
+    if any(w in low for w in _RESOLVED_WORDS) and ALERT_RESOLVED.search(rec.body):
         state.alert_resolved = True
-    if RESUMED.search(rec.body):
+    if any(w in low for w in _RESUMED_WORDS) and RESUMED.search(rec.body):
         state.resumed_at = rec.line_no
     exception_line = _skip(state, rec)
     if exception_line is None or not rec.body.strip():

@@ -192,12 +192,17 @@ class RuleSet:
     @classmethod
     def of(cls, rules: tuple[Rule, ...]) -> RuleSet:
         """Return the rule set of `rules`."""
-        words = {n for r in rules for n in r.needles}
+        owners: dict[str, set[int]] = {}
+        for i, r in enumerate(rules):
+            for n in r.needles:
+                owners.setdefault(n, set()).add(i)
+        words = set(owners)
         # The scan reports the longest needle starting at each position; every shorter one
-        # there is a prefix of it, so a needle stands for the rules of all its prefixes.
+        # there is a prefix of it, so a needle stands for the rules of all its prefixes (looked
+        # up prefix by prefix: linear in the needles' lengths, not in rules times needles).
         by_needle = {
             word: tuple(
-                i for i, r in enumerate(rules) if any(word.startswith(n) for n in r.needles)
+                sorted({i for end in range(1, len(word) + 1) for i in owners.get(word[:end], ())})
             )
             for word in words
         }
