@@ -11,6 +11,9 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from kafka import KafkaAdminClient
+from kafka.errors import CoordinatorNotAvailableError
+
 from tests.integration.conftest import REPO
 
 
@@ -71,3 +74,24 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def consuming_members(bootstrap: str, group: str) -> int:
+    """Members of a settled consumer group that own at least one partition (0 mid-rebalance).
+
+    A test that wants replicas to race waits for all of them here before it publishes: the
+    first member to join owns every partition until the others have joined."""
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="tg-test-group-check")
+    try:
+        described = admin.describe_groups([group])[group]
+    except CoordinatorNotAvailableError:  # the group's coordinator is still being elected
+        return 0
+    finally:
+        admin.close()
+    if described["error"] or described["group_state"] != "Stable":
+        return 0
+    return sum(
+        1
+        for member in described["members"]
+        if any(owned["partitions"] for owned in member["member_assignment"]["assigned_partitions"])
+    )

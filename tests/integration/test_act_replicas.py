@@ -28,7 +28,7 @@ from tests.integration.actions_helpers import (
     training_until,
 )
 from tests.integration.conftest import process_env, wait_for
-from tests.integration.replica_helpers import Replicas, running
+from tests.integration.replica_helpers import Replicas, consuming_members, running
 from trainguard.act_cli import build_engine
 from trainguard.settings import ActSettings
 
@@ -123,11 +123,18 @@ def test_three_replicas_run_every_step_of_a_storm_once(
     incidents = [
         make_incident(60 + i, node=node, job="no-such-job", at=now) for i, node in enumerate(nodes)
     ]
-    _publish(kafka_bus, topics, incidents, times=3)
     env = _env(services, topics, server_store, slurm)
     for i in range(3):
         replicas.start(["act"], env, tmp_path / f"act-{i}.log")
     try:
+        # published once every replica consumes: the first to join would own every partition
+        # and could end every ladder before the others swept one (no race to assert)
+        wait_for(
+            lambda: consuming_members(services.kafka, env["TG_ACT_GROUP"]) == 3,
+            120,
+            "three replicas consuming incidents",
+        )
+        _publish(kafka_bus, topics, incidents, times=3)
         for incident in incidents:
             wait_for(
                 functools.partial(_failed, server_store, incident.id, ActionKind.RESTART_JOB),
