@@ -57,6 +57,7 @@ from diagnosis.explain.progress import (
 from diagnosis.explain.records import Record, is_prose, records
 from diagnosis.explain.rules import Hit, normalize_pci, rule_set
 from diagnosis.explain.rules_driver import FABRIC_RULE, fabric_field
+from diagnosis.explain.rules_host import MCELOG_COUNT, MCELOG_HEADER, MCELOG_RULE, mcelog_count
 from diagnosis.explain.rules_monitors import ALERT_RESOLVED
 from diagnosis.explain.rules_netfs import ONLY_TO_RECOVER, RECOVERED_BY
 from diagnosis.explain.rules_process import (
@@ -145,6 +146,7 @@ class _State:
     quoted: list[tuple[float, Record]] = field(default_factory=list)
     quoted_change: bool = False
     fabric_indent: int | None = None  # inside nvidia-smi -q's `Fabric` block: its indent
+    mcelog_kind: str | None = None  # inside mcelog's memory summary: `corrected`, `uncorrected`
     rate_table: int = 0  # the HASHRATE REPORT table read now (peers.table_rates); 0: none
     visited: int = 0  # records visited so far
     crash_said: bool = False  # a record names a crash (rules_process.CRASH_WORDS)
@@ -243,7 +245,7 @@ def _visit(state: _State, rec: Record) -> None:
     if smi is not None:
         state.smi_pci = normalize_pci(smi["pci"])
         return
-    if _fabric_block(state, rec):
+    if _fabric_block(state, rec) or _mcelog_block(state, rec):
         return
     result = _classify(state, rec.body, exception_line)
     if result is None:
@@ -356,6 +358,25 @@ def _fabric_block(state: _State, rec: Record) -> bool:
     fault = fabric_field(body)
     if fault is not None:
         state.add(FABRIC_RULE, fault, None, rec, fault.confidence)
+    return True
+
+
+def _mcelog_block(state: _State, rec: Record) -> bool:
+    """Follow `mcelog --client`'s memory summary (a `corrected memory errors:` header, then
+    its `N total` and `N in 24h` lines); return whether `rec` was one of its lines."""
+    header = MCELOG_HEADER.match(rec.body) if "memory errors:" in rec.body else None
+    if header is not None:
+        state.mcelog_kind = "uncorrected" if header["kind"] else "corrected"
+        return True
+    if state.mcelog_kind is None:
+        return False
+    count = MCELOG_COUNT.match(rec.body)
+    if count is None:
+        state.mcelog_kind = None  # the block ended
+        return False
+    fault = mcelog_count(state.mcelog_kind, count)
+    if fault is not None:
+        state.add(MCELOG_RULE, fault, None, rec, fault.confidence)
     return True
 
 

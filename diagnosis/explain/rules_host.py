@@ -62,6 +62,28 @@ def _narrower(m: re.Match[str]) -> Verdict | None:
     return _hardware(S.WARNING, A.HARDWARE_INSPECTION, 0.6)
 
 
+MCELOG_RULE = "host.mcelog_memory"
+MCELOG_HEADER = re.compile(r"^\s*(?P<kind>un)?corrected memory errors:\s*$")
+MCELOG_COUNT = re.compile(r"^\s*(?P<n>\d+) (?:(?P<total>total)|in \d+[smhd])\s*$")
+MCELOG_CE_THRESHOLD = 100
+"""mcelog.conf's default memory-ce-threshold (100 / 24h): corrected errors in one window
+at or past it are a DIMM to replace; mcelog prints the window's count as ``N in 24h``."""
+
+
+def mcelog_count(kind: str, m: re.Match[str]) -> Verdict | None:
+    """Return a fault for one count line of `mcelog --client`'s memory summary, under its
+    ``corrected memory errors:`` or ``uncorrected memory errors:`` header (`kind`), matched by
+    MCELOG_COUNT: any uncorrected error, or corrected errors in one window at
+    or past mcelog's default threshold. Totals of corrected errors since mcelog started are
+    history, and a count below the threshold is a DIMM to watch, not a fault."""
+    n = int(m["n"])
+    if kind == "uncorrected":
+        return _hardware(S.CRITICAL, A.ISOLATE_NODE, 0.8) if n > 0 else None
+    if m["total"] is None and n >= MCELOG_CE_THRESHOLD:
+        return _hardware(S.WARNING, A.MONITOR, 0.6)
+    return None
+
+
 KERNEL_RULES: tuple[Rule, ...] = (
     rule(
         "host.oom_killer",
