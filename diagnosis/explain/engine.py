@@ -36,7 +36,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain import rules_dist, rules_scheduler
+from diagnosis.explain import rules_dist, rules_driver, rules_scheduler
 from diagnosis.explain.peers import (
     LINE_GROUP,
     TABLE_HEADER,
@@ -102,7 +102,11 @@ SLOW_DEVICE = Verdict(
 """One device's rate far below its peers' in a per-device report (diagnosis/explain/peers.py)."""
 _FABRIC_HEADER = re.compile(r"^\s*Fabric\s*$")
 _DIAG_FAIL = re.compile(r'"status"\s*:\s*"Fail"')
-_EXPLAINED_BY = {**rules_scheduler.EXPLAINED_BY, **rules_dist.EXPLAINED_BY}
+_EXPLAINED_BY = {
+    **rules_scheduler.EXPLAINED_BY,
+    **rules_dist.EXPLAINED_BY,
+    **rules_driver.EXPLAINED_BY,
+}
 """For a rule whose line follows from another cause, the rules that give that cause."""
 _SMI_RULES = frozenset({"gpu.remap_failure", "gpu.remap_pending", "gpu.ecc_counter"})
 
@@ -414,8 +418,9 @@ def _confirm(state: _State) -> None:
     """Raise signal findings that other findings of the same input confirm (OOM killer, shm);
     drop the findings that stand only with a crash (NEEDS_CRASH) when the input shows none, and
     a wait said once that a later recovery ended (rules_netfs.RECOVERED_BY), a line whose
-    cause the same input gives (rules_scheduler's and rules_dist's EXPLAINED_BY), a monitor's
-    finding in an input that shows the alert resolved, and a stall a later line says moved on."""
+    cause the same input gives (the EXPLAINED_BY of rules_scheduler, rules_dist and
+    rules_driver), a monitor's finding in an input that shows the alert resolved, and a stall
+    a later line says moved on."""
     present = {key[0] for key in state.found}
     if not (present & CRASH_RULES or state.crash_said):
         for key in [key for key in state.found if key[0] in NEEDS_CRASH]:

@@ -2,7 +2,7 @@
 
 The speed readers (rules_figures, rules_slow_told, rules_slowness) and the monitors' readers
 (rules_monitors) ask the same questions of a report before they call a slowdown: does the speaker
-explain it away (rules_slowdown.EXPLAINED in English; `because we ...`, a trade-off or `as
+explain it away (rules_slowdown.explains in English; `because we ...`, a trade-off or `as
 expected` in the other languages; a warm-up; a member's own extra work), and does the text set two
 GPU models or two mining algorithms side by side (a benchmark of setups, not a member behind
 identical peers)? ``explained`` answers both for a text; ``explained_at`` reads the setups in the
@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from diagnosis.explain.rules_slowdown import EXPLAINED
+from diagnosis.explain.rules_slowdown import explains
 
 SENTENCE = re.compile(
     r"(?<!\bca\.)(?<!\bvs\.)(?<!approx\.)(?<!\betc\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<=[.!?;])\s+"
@@ -27,7 +27,7 @@ SENTENCE = re.compile(
 
 @lru_cache(maxsize=256)
 def explained(sentence: str) -> bool:
-    """Whether the speaker explains the speed away (rules_slowdown.EXPLAINED, the same `because
+    """Whether the speaker explains the speed away (rules_slowdown.explains, the same `because
     we ...` in the other languages, a warm-up, a member's own extra work, two setups side by
     side); once a text."""
     return _explained_in_words(sentence) or setups_differ(sentence)
@@ -47,7 +47,7 @@ def explained_at(m: re.Match[str]) -> bool:
 @lru_cache(maxsize=256)
 def _explained_in_words(text: str) -> bool:
     """explained() without the setups (once a text)."""
-    return bool(EXPLAINED.search(text) or _BECAUSE_WE.search(text) or _OWN_WORK.search(text))
+    return bool(explains(text) or _BECAUSE_WE.search(text) or _OWN_WORK.search(text))
 
 
 _GPU_MODEL = re.compile(

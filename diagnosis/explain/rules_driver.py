@@ -107,7 +107,7 @@ RULES: tuple[Rule, ...] = (
         "nvml.gpu_lost",
         r"Unable to (?:determine|detect) the device handle for GPU ?(?P<pci>[0-9A-Fa-f]{3,8}:"
         r"[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)?"
-        r"|NVMLError_GpuIsLost|NVML_ERROR_GPU_IS_LOST|\bGPU is lost\b"
+        r"|NVMLError_GpuIsLost|\b(?:NVML_)?ERROR_GPU_IS_LOST\b|\bGPU is lost\b"
         r"|nvmlDevice\w+\(\): (?:Unknown Error|GPU is lost)"
         # the device plugin's wording (k8s-device-plugin: `error getting device handle for
         # index '0': Unknown Error`)
@@ -117,8 +117,30 @@ RULES: tuple[Rule, ...] = (
         _hw(S.CRITICAL, A.REBOOT_NODE, 0.8),
     ),
     rule(
+        "nvml.field_unknown_error",
+        # nvidia-smi -q prints a field it could not read as `Unknown Error` (NVML_ERROR_UNKNOWN);
+        # fields a GPU lacks read `N/A` or `Not Supported`
+        r"^\s+[A-Z][\w ()/.-]{1,40}?\s+:\s+Unknown Error\s*$",
+        ("unknown error",),
+        "nvidia-smi -q could not read a GPU's field (`Product Brand : Unknown Error`): NVML "
+        "failed on the device, as it does on a GPU in a bad state; reset it or reboot.",
+        _hw(S.ERROR, A.REBOOT_NODE, 0.6),
+    ),
+    rule(
+        "nvml.no_gpu",
+        # nvidia-smi's own messages when NVML sees no GPU, or cannot start for a reason it
+        # does not know (not `Driver/library version mismatch`: an install half-upgraded)
+        r"\bNo devices were found\b|\bFailed to initialize NVML: Unknown Error\b"
+        r"|^\W*(?:Error: )?Failed to initialize NVML\s*$",
+        ("no devices were found", "failed to initialize nvml"),
+        "nvidia-smi or NVML finds no GPU on the node (`No devices were found`, `Failed to "
+        "initialize NVML: Unknown Error`): the GPUs fell off the bus or the driver lost them; "
+        "on a container the device nodes may be missing instead (debatable: low confidence).",
+        _hw(S.ERROR, A.HARDWARE_INSPECTION, 0.5),
+    ),
+    rule(
         "nvml.reset_required",
-        r"NVMLError_ResetRequired|NVML_ERROR_RESET_REQUIRED",
+        r"NVMLError_ResetRequired|\b(?:NVML_)?ERROR_RESET_REQUIRED\b",
         ("resetrequired", "reset_required"),
         "NVML says the GPU must be reset before it can be used again (after an uncontained "
         "error or a failed recovery): drain it and reset it.",
@@ -181,6 +203,16 @@ RULES: tuple[Rule, ...] = (
         "NVLink-connected GPUs (src/graph/paths.cc: 'probably due to a hardware issue'). "
         "Collectives over NVLink hang or fall back; reboot, then inspect.",
         _hw(S.ERROR, A.REBOOT_NODE, 0.7),
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "gpu.pcie_card",
+        # nvidia-smi -L and nvlink -s name each GPU: `GPU 0: NVIDIA A100-PCIE-40GB (UUID: ...)`
+        r"^\s*GPU \d+: [^(\n]*?\bPCIe\b[^(\n]*\(UUID: ",
+        ("pcie",),
+        "A PCIe card named by nvidia-smi: it has no NVLink unless a bridge is fitted, so its "
+        "links shown inactive are no fault (EXPLAINED_BY).",
+        verdict(C.BENIGN, B.UNKNOWN, K.GPU, S.INFO, A.NONE, 0.5),
         flags=re.IGNORECASE,
     ),
     rule(
@@ -261,3 +293,8 @@ RULES: tuple[Rule, ...] = (
         _hw(S.ERROR, A.RESET_GPU, 0.65),
     ),
 )
+
+
+EXPLAINED_BY: dict[str, frozenset[str]] = {"nvlink.links_down": frozenset({"gpu.pcie_card"})}
+"""NVLink links inactive in an input whose nvidia-smi names PCIe cards: cards without NVLink
+(HPE's note on the A100 PCIe), not links that went down."""

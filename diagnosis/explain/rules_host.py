@@ -300,7 +300,7 @@ PROCESS_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "host.io_error",
-        r"\[Errno 5\]|Input/output error|\[Errno 116\]|Stale file handle|\[Errno 121\]"
+        r"\[Errno 5\]|Input/output error|\[Errno 116\]|[Ss]tale file handle|\[Errno 121\]"
         r"|Remote I/O error|\[Errno 30\]|Read-only file system",
         (
             "errno 5]",

@@ -137,6 +137,25 @@ expected for weak scaling``, ``exactly what I expected``, ``as the documentation
 iteration every N steps, an alert already resolved, a speed back to normal, a throughput said
 to be unchanged, checkpointing turned on, a known overhead): an explanation, not a fault report
 (``slower than expected`` is no such sentence)."""
+
+_ONLY_AFTER_RESTART = re.compile(
+    r"\b(?:when|after|if|once|whenever|upon)\s+(?:\w+\s+){0,2}?"
+    r"(?:resum|restart|reboot|relaunch|re-?launch|redeploy)\w*",
+    re.IGNORECASE,
+)
+
+
+def explains(text: str) -> bool:
+    """Whether `text` explains a slowdown away (``EXPLAINED``), unless the explaining sentence's
+    own condition is a restart (``when resuming from a checkpoint, training time is normal``: a
+    workaround, as ``back to normal after a restart`` is, not a cause)."""
+    for m in EXPLAINED.finditer(text):
+        start = max(text.rfind(mark, 0, m.start()) for mark in ".!?\n") + 1
+        if _ONLY_AFTER_RESTART.search(text, start, m.start()) is None:
+            return True
+    return False
+
+
 _DENIAL = re.compile(
     r"\b(?:not|never|no\s+longer|doesn't|didn't|don't|won't|stopped)\b[^.\n]{0,20}$",
     re.IGNORECASE,
@@ -177,7 +196,7 @@ def _rose(m: re.Match[str]) -> Verdict | None:
 @lru_cache(maxsize=64)
 def _line_rose(line: str) -> bool:
     """`_rose` once a line (every match of the rule asks the same of the whole line)."""
-    if EXPLAINED.search(line) or COMPARED.search(line):
+    if explains(line) or COMPARED.search(line):
         return False
     # the line, else one of its sentences (`went from 1.2 s/it to 3.5 s/it ... never recovers.
     # if I restart it's back to 1.2 s/it`: the restart's figure ends the line, not the report)
@@ -192,7 +211,7 @@ def _line_rose(line: str) -> bool:
 @lru_cache(maxsize=64)
 def _explained(line: str) -> bool:
     """EXPLAINED on a line, once a line (a judge may see many matches of one line)."""
-    return EXPLAINED.search(line) is not None
+    return explains(line)
 
 
 _rates = lru_cache(maxsize=64)(quoted_rates)
@@ -234,7 +253,7 @@ def _said_to_grow(m: re.Match[str]) -> Verdict | None:
     for group in ("verb", "verb2", "verb3", "verb4"):
         if m[group] is not None:
             before = m.string[max(0, m.start(group) - 40) : m.start(group)]
-            explained = EXPLAINED.search(m.string) is not None
+            explained = explains(m.string)
             denied = _DENIAL.search(before) or _barely(figures(m.string))
             return None if denied or explained else SLOWED
     return None
@@ -272,7 +291,7 @@ def _against(m: re.Match[str]) -> Verdict | None:
     now, then = ("now", "then") if m["now"] is not None else ("now2", "then2")
     now_value, timed = value(m[now], m[f"{now}_unit"])
     then_value, then_timed = value(m[then], m[f"{then}_unit"])
-    if timed != then_timed or then_value <= 0 or EXPLAINED.search(m.string):
+    if timed != then_timed or then_value <= 0 or explains(m.string):
         return None
     if timed:
         slower = _STEP_WORD.search(m.string) and now_value >= SLOWDOWN_RATIO * then_value
@@ -297,7 +316,7 @@ def _utilisation_fell(m: re.Match[str]) -> Verdict | None:
     """Return a slowdown when the later utilisation figure is RATE_DROP_PCT below the earlier,
     unless the line explains it away or denies the fall."""
     before, after = float(m["before"]), float(m["after"])
-    if EXPLAINED.search(m.string) or _DENIAL.search(m.string[: m.start("after")]):
+    if explains(m.string) or _DENIAL.search(m.string[: m.start("after")]):
         return None
     if COMPARED.search(m.string):
         return None  # configurations or hardware compared, or a target missed

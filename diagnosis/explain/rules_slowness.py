@@ -44,7 +44,7 @@ from diagnosis.explain.explained import setups_differ
 from diagnosis.explain.quantities import figures, quoted_rates
 from diagnosis.explain.records import PROSE_SHARE, is_prose
 from diagnosis.explain.rules import Rule, rule, verdict
-from diagnosis.explain.rules_slowdown import CHANGE, EXPLAINED, OWN_CHANGE
+from diagnosis.explain.rules_slowdown import CHANGE, OWN_CHANGE, explains
 from diagnosis.explain.rules_straggler import MEMBER_KIND
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
@@ -67,7 +67,10 @@ _COMPARATIVE = (
     r"(?:peers|others|rest)|(?:very|much|significantly|drastically|quite)\s+different\s+from\s+"
     r"(?:the\s+)?others?|straggl\w*|struggl(?:er|ing)|lag(?:s|ged|ging|gard)?"
     r"|(?P<worse>(?:gets?|got|getting|became|becomes|becoming|goes|went)\s+(?:much\s+|a\s+lot\s+)?worse)"
-    r"|(?:longer|slower)\s+and\s+(?:longer|slower)|more\s+and\s+more\s+(?:long|slow)"
+    r"|(?:longer|slower)\s+and\s+(?:longer|slower)|more\s+and\s+more\s+(?:long|slow)(?!ly)"
+    # a run that goes ever slower (not a loss that converges ever more slowly)
+    r"|(?:becom\w*|became|gets?|getting|got|goes|going|went|runs?|running|ran|trains?|training"
+    r"|works?|working|progress\w*|moves?|moving)\s+more\s+and\s+more\s+slowly"
     # a GPU that falls into a low-clock performance state (P2, P8) and stays there
     r"|(?:drops?|dropped|falls?|fell|stuck|locked|goes|went|changes?|changed)\s+(?:in|to|into)\s+"
     r"(?:a\s+|the\s+)?(?:(?:low[- ]clock|low[- ]power)\s+(?:perf(?:ormance)?\s+)?state|P[2-8])"
@@ -361,7 +364,7 @@ def _said_expected(body: str, spans: list[tuple[int, int]]) -> bool:
 def _expected(sentence: str) -> bool:
     """One sentence's part of _said_expected (once a sentence)."""
     asked = sentence.rstrip().endswith("?")
-    return bool(EXPLAINED.search(sentence) and (not asked or OWN_CHANGE.search(sentence)))
+    return bool(explains(sentence) and (not asked or OWN_CHANGE.search(sentence)))
 
 
 _VERSUS = re.compile(r"\bvs\.?(?!\w)|\bversus\b", re.I)
@@ -438,6 +441,15 @@ _OF_ANOTHER = re.compile(
 )
 
 
+_SLOW_TO_LEARN = re.compile(
+    r"\b(?:converg|learn|decreas|declin|decay|improv|drop|fall|fell|go(?:es)?\s+down)\w*\s+"
+    r"(?:\w+\s+){0,3}?slow(?:ly|er)\b|\bslow(?:er)?\s+(?:to\s+)?converg\w*",
+    re.I,
+)
+"""Slow at learning, not at working: a loss that falls slowly, a model that converges more and
+more slowly (`slow convergence`)."""
+
+
 def _reported(m: re.Match[str]) -> Verdict | None:
     """Return a straggler warning when the sentence around `m` reports a slowdown (module doc)."""
     body = m.string
@@ -456,6 +468,9 @@ def _reported(m: re.Match[str]) -> Verdict | None:
         return None
     if _denied(m, sentence, before) or _ruled_out(sentence) or _small(with_before):
         return None
+    learned = _SLOW_TO_LEARN.search(body, start, min(end, m.end() + 12))
+    if learned is not None and learned.start() <= m.start() < learned.end():
+        return None  # slow to learn, not to work
     if m["worse"] and not _SPEEDISH.search(sentence):
         return None  # worse at what: a speed, not a loss
     if _said_expected(body, spans[max(0, i - 1) : i + 2]) or _ASKED.match(sentence.lstrip()):

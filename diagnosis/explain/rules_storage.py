@@ -311,7 +311,7 @@ RULES: tuple[Rule, ...] = (
         r"|mount\.nfs4?: (?:Connection timed out|Connection refused|No route to host"
         r"|access denied by server|mount system call failed|Stale (?:NFS )?file handle)"
         r"|mount to NFS server '[^']*' failed: (?:timed out|RPC Error|System Error)"
-        r"|\bStale NFS file handle\b"
+        r"|\b[Ss]tale NFS file handle\b"
         r"|\bstatd\b[^\n]{0,40}?\b(?:timed\s+out|not\s+responding|failed\s+to\s+contact)"
         # the NFSv4 client's state recovery that failed (fs/nfs/nfs4state.c, fs/lockd): locks or
         # opens not reclaimed, a client id taken, a server that changed a file under us

@@ -34,7 +34,6 @@ KNOWN_LIMITS = {
     "r21proc-047": "c10d's server socket timed out and `will retry`: a retry, silent",
     "r21nv-037": "DCGM's `link ... is currently down`: printed on GPUs without NVLink too",
     "r21nv-040": "DCGM's `Only N NvLinks are up`: printed on GPUs without NVLink too",
-    "r21nv-046": "`No devices were found`: a node without its driver or a container as much",
     "r21nv-055": "nvidia-smi's CSV: the value is on the row below its field name",
     "r21nv-056": "nvidia-smi -q's link width, its maximum and current a line apart",
     "r21host-068": "the GPU named on the line before the narrow link: read as the host's",

@@ -35,9 +35,7 @@ def test_mcelog_summary_at_the_corrected_threshold_is_a_dimm_to_replace() -> Non
 
 def test_mcelog_summary_with_an_uncorrected_error_is_critical() -> None:
     findings = explain(_summary(3, 1, 2, 0))
-    assert [(f.rule, f.severity) for f in findings] == [
-        ("host.mcelog_memory", Severity.CRITICAL)
-    ]
+    assert [(f.rule, f.severity) for f in findings] == [("host.mcelog_memory", Severity.CRITICAL)]
 
 
 def test_mcelog_summary_below_the_threshold_or_only_history_stays_silent() -> None:
@@ -48,3 +46,45 @@ def test_mcelog_summary_below_the_threshold_or_only_history_stays_silent() -> No
 def test_counts_outside_a_summary_block_are_not_read() -> None:
     text = "corrected memory errors:\n\t5 total\nreport written\n\t500 in 24h\n"
     assert alarms(text) == []
+
+
+def test_nvlink_inactive_on_pcie_cards_is_no_fault() -> None:
+    """HPE's note on the A100 PCIe: nvidia-smi nvlink -s on cards without NVLink."""
+    assert alarms(corpus_text("fresh_44", "0029")) == []
+    sxm = corpus_text("fresh_44", "0029").replace("A100-PCIE-40GB", "A100-SXM4-40GB")
+    assert alarms(sxm) == ["nvlink.links_down"]
+
+
+def test_a_slowdown_normal_only_after_a_restart_is_not_explained() -> None:
+    assert alarms(corpus_text("fresh_44c", "0007")) == ["slowdown.time_said_to_grow"]
+    explained = "Training time keeps increasing after 200 steps. This is normal: the batches grow."
+    assert alarms(explained) == []
+
+
+def test_a_run_ever_slower_in_words_but_not_a_loss_that_converges_slowly() -> None:
+    assert alarms(corpus_text("fresh_44c", "0014")) == ["straggler.slowness_in_words"]
+    for learning in (
+        "My model converges more and more slowly after epoch 10.",
+        "The loss decreases very slowly after the warm-up.",
+        "We see slow convergence after epoch 3.",
+    ):
+        assert alarms(learning) == [], learning
+
+
+def test_nvml_that_finds_no_gpu_or_loses_one() -> None:
+    assert first(corpus_text("fresh_44", "0014"))[:2] == (Category.GPU_HARDWARE, "nvml.gpu_lost")
+    assert first(corpus_text("fresh_44", "0016"))[:2] == (
+        Category.GPU_HARDWARE,
+        "nvml.field_unknown_error",
+    )
+    for text in (corpus_text("fresh_44", "0017"), corpus_text("fresh_44", "0018")):
+        assert first(text)[:2] == (Category.GPU_HARDWARE, "nvml.no_gpu"), text
+    # an install half-upgraded, and fields a GPU lacks, are not the GPU's fault
+    assert alarms("Failed to initialize NVML: Driver/library version mismatch") == []
+    assert alarms("    Product Brand                         : NVIDIA") == []
+    assert alarms("    Max Customer Boost Clocks             : N/A") == []
+
+
+def test_a_stale_nfs_handle_in_any_case_is_the_storage() -> None:
+    found = first(corpus_text("fresh_44b", "0013"))
+    assert found is not None and found[0] == Category.HOST_STORAGE
