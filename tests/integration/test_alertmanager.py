@@ -255,18 +255,26 @@ def test_incidents_arrive_group_are_silenced_and_resolve(server_store, alertmana
 def test_open_incidents_are_posted_again_so_they_never_expire(server_store, alertmanager):
     incident = make_incident(5, job="job-c")
     save_incidents(server_store, [incident])
-    sync = AlertSync(server_store, AlertmanagerClient(alertmanager), interval_s=0.5)
+    sync = AlertSync(server_store, AlertmanagerClient(alertmanager), interval_s=1.0)
     stop = threading.Event()
     runner = threading.Thread(target=sync.run, args=(stop,))
     runner.start()
     try:
         wait_for(lambda: incident.id in _alerts(alertmanager), 10, "the alert")
         first_end = _at(_alerts(alertmanager)[incident.id]["endsAt"])
-        # endsAt is 2 s ahead of each post: seen 3 s later, the alert is still active and later
-        time.sleep(3)
+        # endsAt is 4 s ahead of each post: past the first endsAt the alert is still active,
+        # its endsAt moved on by the posts that followed
+        wait_for(
+            lambda: (
+                _at(_alerts(alertmanager)[incident.id]["endsAt"]) > first_end + timedelta(seconds=2)
+            ),
+            20,
+            "a later post to move endsAt on",
+        )
+        wait_for(lambda: datetime.now(UTC) > first_end, 20, "the first post's endsAt to pass")
         again = _alerts(alertmanager)[incident.id]
         assert again["status"]["state"] == "active"
-        assert _at(again["endsAt"]) > first_end + timedelta(seconds=2)
+        assert _at(again["endsAt"]) > first_end
     finally:
         stop.set()
         runner.join(timeout=10)

@@ -117,7 +117,7 @@ def test_a_revocation_elsewhere_stops_the_token_within_seconds(api):
         time.sleep(0.1)
     took = time.monotonic() - revoked
     assert set(statuses.values()) == {401}, f"still {statuses} {took:.1f} s after revoking"
-    assert took <= api.context.tokens.check_s + 1.0
+    assert took <= api.context.tokens.check_s + 3.0  # its check period, plus a loaded CI's
     assert api.get("/v1/me").status_code == 200  # the others' tokens are unaffected
 
 
@@ -139,7 +139,7 @@ def _grant(store: Store, token: str, name: str) -> None:
 
 def test_unknown_tokens_are_remembered_briefly_and_in_bounded_number(api):
     store = api.context.store
-    book = TokenBook(store, unknown_s=1.0, max_unknown=50)
+    book = TokenBook(store, unknown_s=5.0, max_unknown=50)
     for junk in ("tg_short", "x" * 46, TOKEN_PREFIX + "!" * 43, ""):
         assert book.verify(junk) is None  # malformed: no query, nothing remembered
     assert book.cached() == (0, 0)
@@ -151,7 +151,7 @@ def test_unknown_tokens_are_remembered_briefly_and_in_bounded_number(api):
     first = book.verify(guesses[0])  # dropped from memory: read again, found
     assert first is not None and first.name == "first"
     assert book.verify(guesses[-1]) is None  # still remembered as unknown
-    time.sleep(1.1)
+    time.sleep(5.1)
     last = book.verify(guesses[-1])  # ... for unknown_s only
     assert last is not None and last.name == "last"
 

@@ -249,7 +249,7 @@ def test_the_cluster_survives_a_crash_of_every_kind(cluster: LocalCluster, slurm
     restart_errors = later.join()
     _step(t0, "restarts done")
 
-    stored = wait_stored(store, rows_of(work.events), 240)
+    stored = wait_stored(store, rows_of(work.events), 240, stall_s=60)
     _step(t0, f"stored: {stored}")
     incidents_in = wait_until(lambda: len(load_incidents(store)) >= len(work.expected), 90, 1)
     _step(t0, f"incidents in: {incidents_in}")

@@ -48,7 +48,7 @@ def test_a_running_sbatch_job_is_discovered(slurm, tmp_path):
     try:
         wait_for(
             lambda: "RUNNING" in run(["squeue", "-h", "-j", jid, "-o", "%T"]),
-            30,
+            90,  # the whole node: earlier tests' cancelled jobs may still be ending
             f"Slurm job {jid} running",
         )
         (topo,) = discover_slurm(run, [jid])
