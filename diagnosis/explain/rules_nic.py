@@ -305,11 +305,16 @@ RULES: tuple[Rule, ...] = (
         "rdma.verbs_failed",
         r"\bCall to ibv_\w+ failed(?![^\n]*\bretrying \d+/\d+)"
         r"|\bibv_\w+: (?:Invalid argument|Cannot allocate memory)"
+        # UCX's `ibv_create_cq(cqe=4096) failed: <errno>`, Open MPI's openib BTL posting a work
+        # request (`error posting send request error 12: ...`)
+        r"|\bibv_\w+\([^)\n]*\) failed: [A-Z]"
+        r"|\berror posting (?:send|receive|recv) request error \d+"
         r"|failed on ibv_cmd_\w+|\bumem get failed|Failed to register memory \S+: Bad address"
         r"|nvidia_p2p_get_pages\([^)]*\) failed|\bibv_reg_\w*mr\w* failed"
         r"|Couldn't (?:register (?:GPU )?MR|allocate PD|create (?:CQ|QP)\b)",
         (
             "ibv_",
+            "error posting",
             "umem get failed",
             "failed to register memory",
             "nvidia_p2p_get_pages",

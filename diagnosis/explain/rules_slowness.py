@@ -58,7 +58,7 @@ SLOWNESS_CONFIDENCE = 0.3
 _RATE = (
     r"(?:hash\s*rates?|speeds?|performance|perf|throughput|bandwidth|utili[sz]ation|[GT]?FLOPS|it/s"
     r"|(?:computing|compute|hashing|hash|mining)\s+power"
-    r"|(?:iterations?|its|steps?|samples?|images?|tokens?|frames?|episodes?)/s(?:ec)?|fps|ns/day"
+    r"|(?:iterations?|its|steps?|samples?|images?|tokens?|frames?|episodes?|epochs?)/s(?:ec)?|fps|ns/day"
     r"|SPS|t/s|tok/s|(?:iterations?|steps?|samples?|images?|tokens?|frames?|episodes?|generations?)"
     r"\s+per\s+(?:second|sec|minute|hour|day))"
 )
@@ -122,7 +122,9 @@ _COMPARATIVE = (
     r"(?P<share>\d+(?:\.\d+)?)\s*%\s+of\s+(?:the\s+)?(?:others?|rest|peers?|other\s+\w+)"
     r"|(?:speed|performance|perf|throughput|(?:hash|sol/s|h/s|mh/s|sample|token|step|iteration"
     r"|training|mining)\s*rates?|it/s|(?:iterations?|its|steps?|samples?|images?|tokens?)/s(?:ec)?"
-    rf"|utili[sz]ation|{_RATE})\s+(?:\w+\s+){{0,5}}?"
+    # (not another quantity's fall between: `tokens/s and the loss keeps decreasing`)
+    rf"|utili[sz]ation|{_RATE})\s+(?:(?!(?:loss|lr|learning|accuracy|acc|reward|perplexity|ppl"
+    r"|memory|temperature|error)\b)\w+\s+){0,5}?"
     r"(?:drops?|dropped|dropping|decreas\w+|degrad\w+|falls?|falling|fell|goes\s+down|went\s+down"
     r"|going\s+down"
     r"|is\s+(?:much\s+|very\s+|way\s+)?(?:lower|worse))"

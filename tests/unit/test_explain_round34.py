@@ -88,3 +88,16 @@ def test_nvml_that_finds_no_gpu_or_loses_one() -> None:
 def test_a_stale_nfs_handle_in_any_case_is_the_storage() -> None:
     found = first(corpus_text("fresh_44b", "0013"))
     assert found is not None and found[0] == Category.HOST_STORAGE
+
+
+def test_verbs_calls_that_fail_for_memory_are_the_rdma_stack() -> None:
+    for number in ("0003", "0004"):
+        found = first(corpus_text("fresh_44b", number))
+        assert found is not None and found[:2] == (Category.NETWORK, "rdma.verbs_failed")
+    assert first("MemoryError: Cannot allocate memory")[0] == Category.HOST_MEMORY
+
+
+def test_a_rate_quoted_that_keeps_falling_but_not_a_loss_after_it() -> None:
+    assert alarms(corpus_text("fresh_44c", "0019")) == ["straggler.slowness_in_words"]
+    assert alarms("the training runs at 1200 tokens/s and the loss keeps decreasing") == []
+    assert alarms("we train at 3000 samples/s and the error rate keeps dropping") == []
