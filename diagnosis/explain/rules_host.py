@@ -193,10 +193,13 @@ KERNEL_RULES: tuple[Rule, ...] = (
         # throttling (therm_throt.c)
         r"|\bCorrected error\(s\): memory \w+ error\b|\berror: Corrected error, no action required"
         r"|\bCorrected memory errors on page \S+ exceed threshold"
+        # mcelog's header over each decoded record (old and new spellings)
+        r"|\bHardware event\. This is not a software error\b"
+        r"|\bHARDWARE ERROR\. This is \*NOT\* a software problem\b"
         r"|\bmce: CPU\d+: (?:Package|Core) temperature above threshold, cpu clock throttled",
         (
             *("machine check", "hardware error", "edac", "mce: [", "corrected error"),
-            *("corrected memory errors", "temperature above threshold"),
+            *("corrected memory errors", "temperature above threshold", "hardware event"),
         ),
         "A machine check was logged (corrected or deferred unless an uncorrected line follows), "
         "corrected DIMM errors passed their threshold, or the CPU throttled for heat.",

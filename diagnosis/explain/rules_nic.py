@@ -302,6 +302,17 @@ RULES: tuple[Rule, ...] = (
         _nic(S.ERROR, A.CHECK_NETWORK, 0.6),
     ),
     rule(
+        "rdma.no_provider",
+        # libfabric's fi_getinfo with no provider for the fabric asked (-61, ENODATA); not the
+        # core's `provider tcp returned -61` per provider it tried, printed on healthy nodes
+        r"\bfi_getinfo\w*(?:\(\))?:?\s+failed\b[^\n]{0,20}?-61\b",
+        ("fi_getinfo",),
+        "libfabric found no provider for the fabric asked (fi_getinfo returned -61, no data): "
+        "the RDMA NIC (EFA, verbs) or its driver is missing on the node, or the provider "
+        "named is not built; collectives fall back to sockets or fail.",
+        _nic(S.ERROR, A.CHECK_NETWORK, 0.5),
+    ),
+    rule(
         "rdma.verbs_failed",
         r"\bCall to ibv_\w+ failed(?![^\n]*\bretrying \d+/\d+)"
         r"|\bibv_\w+: (?:Invalid argument|Cannot allocate memory)"

@@ -180,6 +180,8 @@ RULES: tuple[Rule, ...] = (
         r"|[\w/ ]{1,30}\(0x[0-9a-f]+\) @ LBA \d+, \d+ blocks, [^(\n]+"
         r"\(sct 0x[0-9a-f]+ / sc 0x[0-9a-f]+\))"
         r"|\bno (?:usable|available) path - (?:requeuing|failing) I/O"
+        # the controller's status register, printed only when it failed (`CSTS=0xffffffff`)
+        r"|(?i:\bnvme)[^\n]{0,80}?\bCSTS=0x[0-9a-fA-F]+"
         r"|nvme\d+n\d+: detected capacity change from \d+ to 0\b"
         r"|\bnvme_\w+\.c:\s*\d+:\w+: \*ERROR\*"
         # a local NVMe disk that never appeared (systemd's device unit timed out)

@@ -101,3 +101,13 @@ def test_a_rate_quoted_that_keeps_falling_but_not_a_loss_after_it() -> None:
     assert alarms(corpus_text("fresh_44c", "0019")) == ["straggler.slowness_in_words"]
     assert alarms("the training runs at 1200 tokens/s and the loss keeps decreasing") == []
     assert alarms("we train at 3000 samples/s and the error rate keeps dropping") == []
+
+
+def test_mcelog_headers_nvme_status_register_and_libfabric_without_a_provider() -> None:
+    assert first(corpus_text("fresh_45", "0005"))[:2] == (Category.HOST_HARDWARE, "host.mce")
+    assert first(corpus_text("fresh_45", "0010"))[:2] == (Category.HOST_STORAGE, "storage.nvme")
+    assert first(corpus_text("fresh_45", "0012"))[:2] == (Category.NETWORK, "rdma.no_provider")
+    # the core's per-provider probe at <warn> is printed on healthy nodes too
+    probe = "fi_getinfo_():889<warn> fi_getinfo: provider tcp returned -61 (No data available)"
+    assert alarms(probe) == []
+    assert alarms("nvme nvme0: pci function 0000:5e:00.0") == []
