@@ -75,6 +75,19 @@ _RATE_FROM_TO = re.compile(
     r"(?P<b>\d+(?:\.\d+)?)\b",
     re.IGNORECASE,
 )
+# `at 150 H/s ... then drops down to about 15-20`: the bare figure a rate fell to, in the
+# unit of the rate quoted before it
+_FELL_TO_BARE = re.compile(
+    rf"\b{_FALLS}\s+(?:down\s+)?to\s+(?:about\s+|around\s+|roughly\s+|~)?"
+    r"(?P<value>\d+(?:\.\d+)?)(?:\s*(?:-|–)\s*(?P<high>\d+(?:\.\d+)?))?(?!\.\d|[\d,–-]|\s*[%\w/])",
+    re.IGNORECASE,
+)
+_ANOTHER_QUANTITY = re.compile(
+    r"\b(?:loss|lr|learning|accuracy|acc|reward|perplexity|ppl|error|temperature|temp|memory"
+    r"|usage|utili[sz]ation|power|price|cost|latency|percent)\b",
+    re.IGNORECASE,
+)
+"""What else falls after a rate is quoted (`at 3000 samples/s the loss drops to 0.5`)."""
 # `recovered to 2000 samples/s from 300 samples/s`: the later figure first
 _TO_FROM = re.compile(
     rf"\bto\s+~?(?P<b>\d+(?:\.\d+)?)\s*(?P<b_unit>{RATE_UNIT})\s+from\s+~?"
@@ -165,4 +178,9 @@ def quoted_rates(line: str) -> list[float]:
         found.append((m.start(), rate(str(middle), m["unit"])))
     for m in _RATE_FROM_TO.finditer(line):
         found += [(m.start("a"), float(m["a"])), (m.start("b"), float(m["b"]))]
+    for m in _FELL_TO_BARE.finditer(line):
+        quoted = list(_RATE_FIGURE.finditer(line, 0, m.start()))
+        if quoted and not _ANOTHER_QUANTITY.search(line, quoted[-1].end(), m.start()):
+            middle = (float(m["value"]) + float(m["high"] or m["value"])) / 2
+            found.append((m.start("value"), rate(str(middle), quoted[-1]["unit"])))
     return [figure for _, figure in sorted(found)]

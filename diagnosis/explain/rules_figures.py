@@ -313,12 +313,17 @@ def _changed(m: re.Match[str]) -> Verdict | None:
     return SLOWED if figures_slowed(m.string) else None
 
 
+_OPTION_VALUE = re.compile(r"(?<!\S)-{1,2}[A-Za-z][\w-]*(?:=|\s+)(?=[\d.])\S+")
+"""A command-line option and its figure (`./ethminer -M 3000000`, `--batch-size=64`)."""
+
+
 @lru_cache(maxsize=256)
 def figures_slowed(line: str) -> bool:
     """Whether a sentence of `line` gives a speed that changed for the worse: against its
     baseline, its past, in order or before `instead of` (module doc); once a line."""
     if not _DIGIT.search(line) or _WARMUP.search(line) or _SAME_PACE.search(line):
         return False  # no figure; a warm-up's or a compile's steps are slow by design; one pace
+    line = _OPTION_VALUE.sub(" ", line)  # a command's settings (`-M 100 => 28Mh/s`) are no reading
     if len(speed_figures(line)) < 2 and not _BASELINE_WORD.search(line):
         return False  # one figure or none, and no baseline to set it against: no change
     if _past_and_present(line) and not explained(line):

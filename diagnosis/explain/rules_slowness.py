@@ -55,8 +55,11 @@ from diagnosis.model import Severity as S
 SLOWNESS_CONFIDENCE = 0.3
 """Below a quoted slowdown (0.35) and a named member (0.4): the words are general."""
 
+_NOT_WORK = r"(?<!fan\s)(?<!wifi\s)(?<!internet\s)(?<!download\s)(?<!upload\s)"
+"""Speeds that are no work of the job's (a fan's, a download's)."""
 _RATE = (
-    r"(?:hash\s*rates?|speeds?|performance|perf|throughput|bandwidth|utili[sz]ation|[GT]?FLOPS|it/s"
+    rf"(?:hash\s*rates?|{_NOT_WORK}speeds?"
+    r"|performance|perf|throughput|bandwidth|utili[sz]ation|[GT]?FLOPS|it/s"
     r"|(?:computing|compute|hashing|hash|mining)\s+power"
     r"|(?:iterations?|its|steps?|samples?|images?|tokens?|frames?|episodes?|epochs?)/s(?:ec)?|fps|ns/day"
     r"|SPS|t/s|tok/s|(?:iterations?|steps?|samples?|images?|tokens?|frames?|episodes?|generations?)"
@@ -120,7 +123,7 @@ _COMPARATIVE = (
     # a member at a share of its peers (`it only gets 50% of the other two`)
     r"|(?:gets?|got|does|did|runs?\s+at|reach(?:es)?|performs?\s+at)\s+(?:only\s+|about\s+|around\s+)?"
     r"(?P<share>\d+(?:\.\d+)?)\s*%\s+of\s+(?:the\s+)?(?:others?|rest|peers?|other\s+\w+)"
-    r"|(?:speed|performance|perf|throughput|(?:hash|sol/s|h/s|mh/s|sample|token|step|iteration"
+    rf"|(?:{_NOT_WORK}speed|performance|perf|throughput|(?:hash|sol/s|h/s|mh/s|sample|token|step|iteration"
     r"|training|mining)\s*rates?|it/s|(?:iterations?|its|steps?|samples?|images?|tokens?)/s(?:ec)?"
     # (not another quantity's fall between: `tokens/s and the loss keeps decreasing`)
     rf"|utili[sz]ation|{_RATE})\s+(?:(?!(?:loss|lr|learning|accuracy|acc|reward|perplexity|ppl"

@@ -111,3 +111,15 @@ def test_mcelog_headers_nvme_status_register_and_libfabric_without_a_provider() 
     probe = "fi_getinfo_():889<warn> fi_getinfo: provider tcp returned -61 (No data available)"
     assert alarms(probe) == []
     assert alarms("nvme nvme0: pci function 0000:5e:00.0") == []
+
+
+def test_round35_speed_reports_read_as_classes() -> None:
+    # a rate quoted, then the bare figure it fell to, in its unit; not a loss after a rate
+    assert alarms(corpus_text("fresh_45b", "0012")) == ["slowdown.rate_fell"]
+    assert alarms("at 3000 samples/s the loss drops to 0.5") == []
+    assert alarms("we get 150 MH/s and the fan speed drops to 40 percent") == []
+    # a time per item of the work, told over a day
+    assert alarms(corpus_text("fresh_45b", "0017")) == ["slowdown.step_time_rose"]
+    # a command's option values are settings, not readings (a benchmark sweep over DAG sizes)
+    assert alarms(corpus_text("fresh_45b", "0014")) == []
+    assert alarms("throughput went from 3900 -> 2700 tokens/s") == ["figures.speed_changed"]
