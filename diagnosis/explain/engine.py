@@ -50,6 +50,7 @@ from diagnosis.explain.peers import (
 )
 from diagnosis.explain.progress import (
     RUN_START,
+    epoch_of,
     progress_stream,
     step_counter,
     step_seconds,
@@ -75,11 +76,14 @@ from diagnosis.explain.rules_straggler import MINMAX_MARK, MINMAX_RULE
 from diagnosis.explain.tables import TableReader
 from diagnosis.explain.training import (
     SLOWDOWN,
+    elapsed_clock,
     parse_step_seconds,
     sequence_findings,
     step_time_drift,
+    step_time_shift,
     step_time_slowdown,
 )
+from diagnosis.explain.work_figures import member_of, work_figures
 from diagnosis.model import Action, Blame, Category, ComponentKind, Finding, Severity
 from ingest.readers.train_log import StepLine, parse_megatron
 
@@ -136,7 +140,9 @@ class _State:
     # per stream and progress field, the step times frameworks print (progress.step_seconds)
     # per stream, line shape and run, the step times frameworks print (progress.step_seconds)
     progress: dict[tuple[object, ...], list[tuple[float, Record]]] = field(default_factory=dict)
-    progress_at: dict[tuple[object, ...], tuple[int, int | None]] = field(default_factory=dict)
+    progress_at: dict[tuple[object, ...], tuple[int, int | None, int | None]] = field(
+        default_factory=dict
+    )
     runs: int = 0  # lines that started a new run (progress.RUN_START)
     step_times: dict[tuple[str | None, int | None, int | None], list[tuple[float, Record]]] = field(
         default_factory=dict
@@ -295,6 +301,8 @@ def _unclassified(state: _State, rec: Record) -> None:
         _progress(state, rec, progress_stream(rec.body, figure.field), figure.seconds)
     elif at_step is not None and at_step.rate > 0:
         _progress(state, rec, "rate:" + at_step.shape, 1 / at_step.rate)
+    elif peer is None and not listed:
+        _work(state, rec)
     _rate_table(state, rec)
     state.tables.feed(rec.body, rec)
     quoted = quoted_step_times(rec.body) if is_prose(rec.body) else None
@@ -303,20 +311,44 @@ def _unclassified(state: _State, rec: Record) -> None:
         state.quoted_change = state.quoted_change or quoted[1]
 
 
+_WORK = "work:"
+"""The prefix of a stream of work_figures (a name that may be an elapsed clock)."""
+
+
+def _work(state: _State, rec: Record) -> None:
+    """Feed a line's named figures of work (work_figures) to the progress stream of its shape
+    and member, and a member's to the peer group of its shape (one member behind the rest)."""
+    figures = work_figures(rec.body)
+    if not figures:
+        return
+    member = member_of(rec.body)
+    for figure in figures:
+        shape = progress_stream(rec.body, _WORK + figure.field)
+        _progress(state, rec, f"{shape} | {member}", figure.seconds)
+        if member is not None:
+            state.peers.setdefault(shape, []).append((member, 1 / figure.seconds, rec))
+
+
 def _progress(state: _State, rec: Record, shape: str, seconds: float) -> None:
     """Add a progress line's step time (progress.step_seconds, or a rate per named step read
     as its inverse) to its stream: one process's lines of one field and shape, one figure a
     step (the first: other workers print the same step), started again where the step count
-    goes back (a new epoch, run or resume) or a new run starts (progress.RUN_START)."""
+    goes back (a run started again or resumed) or a new run starts (progress.RUN_START); a step
+    count that goes back in a later epoch the line names is the same run's next epoch."""
     key = (state.node or rec.host, rec.rank, rec.local_rank, state.runs, shape)
-    counter = step_counter(rec.body)
-    run, last = state.progress_at.get(key, (0, None))
-    if counter is not None and last is not None:
+    counter, epoch = step_counter(rec.body), epoch_of(rec.body)
+    run, last, last_epoch = state.progress_at.get(key, (0, None, None))
+    next_epoch = epoch is not None and last_epoch is not None and epoch > last_epoch
+    if counter is not None and last is not None and not next_epoch:
         if counter == last:
             return  # the same step again: another worker's line, or another metric's
         if counter < last:
             run += 1
-    state.progress_at[key] = (run, counter if counter is not None else last)
+    state.progress_at[key] = (
+        run,
+        counter if counter is not None else last,
+        epoch if epoch is not None else last_epoch,
+    )
     state.progress.setdefault((*key, run), []).append((seconds, rec))
 
 
@@ -401,10 +433,14 @@ def _sequences(state: _State) -> None:
     if state.diag_rate is not None and state.diag_fail:
         hit, rec = state.diag_rate
         state.add("gpu.diag_slow", SLOW_DEVICE, hit, rec, 0.6)
-    for steps in [*state.progress.values(), *state.step_times.values()]:
+    streams = [*state.progress.items(), *state.step_times.items()]
+    for key, steps in streams:
         times = [seconds for seconds, _ in steps]
+        if any(_WORK in str(part) for part in key) and elapsed_clock(times):
+            continue  # a time that only adds up (`Time 36133.8s` at epoch 30): elapsed, no step
         slow = step_time_slowdown(times)
         slow = step_time_drift(times) if slow is None else slow
+        slow = step_time_shift(times) if slow is None else slow
         if slow is not None:
             state.add("training.step_slowdown", SLOWDOWN, None, steps[slow][1], 0.3)
     # a person's report, one quoted step time a sentence (one sentence alone: the rule's)

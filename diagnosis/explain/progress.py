@@ -88,7 +88,8 @@ _NOT_SHAPE = re.compile(
 # the step a line counts: tqdm's `| 180/1311 [`, `[  50/1251`, `[50/7330]`, `iter: 19`,
 # `step: 10`, `Iter #0`, `global_step=100`, `| epoch 001:    100 / 1000`, a leading `10  images/sec`
 _COUNTER = re.compile(
-    r"\|\s*(\d+)/\d+ \[|\[\s*(\d+)\s*/\s*\d+"
+    # (not a date: `[05/12 10:11:12]`, `[2024/02/21 ...`)
+    r"\|\s*(\d+)/\d+ \[|\[\s*(\d+)\s*/\s*\d+(?![/-]\d|\d|\s+\d{1,2}:\d\d)"
     r"|\b(?:iter(?:ation)?|step|global_step|num_updates)\b\W{0,3}(\d+)"
     r"|\bIter #(\d+)|:\s+(\d+)\s*/\s*\d+\b|^\s*(\d+)\s+images/sec",
     re.IGNORECASE,
@@ -131,6 +132,16 @@ def progress_stream(body: str, field: str) -> str:
     without its ETA and its unit (a validation loop prints other words than the training loop
     it interrupts; an ETA past a day or a step past a second is the same stream)."""
     return field + ":" + " ".join(sorted(set(_WORD.findall(_NOT_SHAPE.sub(" ", body)))))
+
+
+_EPOCH = re.compile(r"\b(?:epoch|ep)(?:\(train\))?\s*[:=]?\s*\[?\s*(\d+)\b", re.IGNORECASE)
+
+
+def epoch_of(body: str) -> int | None:
+    """Return the epoch a progress line names (`Epoch 3:`, `Epoch: [5][400/5005]`,
+    `Epoch(train)  [62][...]`, `[ep 3]`), or None."""
+    m = _EPOCH.search(body)
+    return int(m[1]) if m else None
 
 
 def step_counter(body: str) -> int | None:

@@ -185,6 +185,42 @@ def step_time_slowdown(seconds: Sequence[float]) -> int | None:
     return None
 
 
+SHIFT_STEADY = 1.25
+"""Steps before a shift agree within this ratio (a baseline, not a warm-up or jitter)."""
+SHIFT_ONE_BEFORE_RATIO = 2.0
+"""With one step before, two steps after must take twice its time."""
+
+
+def step_time_shift(seconds: Sequence[float]) -> int | None:
+    """Return the position of the first step of a lasting shift, or None: every step from it
+    on takes ``GENERIC_SLOW_RATIO`` times the slowest step before it, and the steps before agree
+    within ``SHIFT_STEADY`` (two steady steps then two slow ones, one step then three slow
+    ones, or one step then two at ``SHIFT_ONE_BEFORE_RATIO`` times it: what a person pastes
+    from before and after a slowdown)."""
+    for i in range(1, len(seconds) - 1):
+        before = seconds[:i]
+        if min(before) <= 0 or max(before) > SHIFT_STEADY * min(before):
+            return None  # the steps before do not agree: no baseline
+        after = seconds[i:]
+        if len(after) < 2:
+            return None
+        # one step before: three slow ones after it, or two at twice its time
+        ratio = GENERIC_SLOW_RATIO if i > 1 or len(after) >= 3 else SHIFT_ONE_BEFORE_RATIO
+        if all(t >= ratio * max(before) for t in after):
+            return i
+    return None
+
+
+def elapsed_clock(seconds: Sequence[float]) -> bool:
+    """Whether figures only add up, by steady amounts: an elapsed clock read at each report
+    (four readings or more, each above the last, the increments within 2x of each other), not
+    the time of a step."""
+    if len(seconds) < 4:
+        return False
+    steps = [b - a for a, b in zip(seconds, seconds[1:], strict=False)]
+    return min(steps) > 0 and max(steps) <= 2 * min(steps)
+
+
 def step_time_drift(seconds: Sequence[float]) -> int | None:
     """Return the position of the first of the last three steps when they crept up to
     ``GENERIC_DRIFT_RATIO`` times the first three (medians), or None."""
