@@ -433,10 +433,13 @@ def _sequences(state: _State) -> None:
     if state.diag_rate is not None and state.diag_fail:
         hit, rec = state.diag_rate
         state.add("gpu.diag_slow", SLOW_DEVICE, hit, rec, 0.6)
-    streams = [*state.progress.items(), *state.step_times.items()]
-    for key, steps in streams:
+    streams: list[tuple[tuple[object, ...], list[tuple[float, Record]]]] = [
+        *state.progress.items(),
+        *state.step_times.items(),
+    ]
+    for stream_key, steps in streams:
         times = [seconds for seconds, _ in steps]
-        if any(_WORK in str(part) for part in key) and elapsed_clock(times):
+        if any(_WORK in str(part) for part in stream_key) and elapsed_clock(times):
             continue  # a time that only adds up (`Time 36133.8s` at epoch 30): elapsed, no step
         slow = step_time_slowdown(times)
         slow = step_time_drift(times) if slow is None else slow

@@ -50,8 +50,10 @@ _UNIT = re.compile(
     r"|images/s)(?![\w/])",
     re.IGNORECASE,
 )
-_WORDS = ("time", "timing", "sec", "/s", "/it", "/step", "speed", "throughput", "ips", "wps")
-_WORDS += ("ups", "tps", "mfu", "flop", "cost", "duration", "latency", "compute", "_ms")
+_WORDS = frozenset(
+    {"time", "timing", "sec", "/s", "/it", "/step", "speed", "throughput", "ips", "wps"}
+    | {"ups", "tps", "mfu", "flop", "cost", "duration", "latency", "compute", "_ms"}
+)
 
 
 class WorkFigure(NamedTuple):
