@@ -275,6 +275,10 @@ def _visit(state: _State, rec: Record) -> None:
         if seconds is not None:
             stream = (state.node or rec.host, rec.rank, rec.local_rank)
             state.step_times.setdefault(stream, []).append((seconds, rec))
+            member = _member(rec)
+            if member is not None and seconds > 0:  # one member's step time among its peers'
+                shape = progress_stream(rec.body, _WORK + "step time")
+                state.peers.setdefault(shape, []).append((member, 1 / seconds, rec))
 
 
 def _unclassified(state: _State, rec: Record) -> None:
@@ -315,13 +319,25 @@ _WORK = "work:"
 """The prefix of a stream of work_figures (a name that may be an elapsed clock)."""
 
 
+def _member(rec: Record) -> str | None:
+    """The member a line speaks for: named in it or in the prefix the records stripped
+    (work_figures.member_of: Ray's `(pid=..., ip=...)`), else the rank or host of its prefix
+    (torchrun's `[rank3]:`)."""
+    named = member_of(rec.body) or member_of(rec.raw)
+    if named is not None:
+        return named
+    if rec.rank is not None:
+        return f"rank {rec.rank}"
+    return rec.host
+
+
 def _work(state: _State, rec: Record) -> None:
     """Feed a line's named figures of work (work_figures) to the progress stream of its shape
     and member, and a member's to the peer group of its shape (one member behind the rest)."""
     figures = work_figures(rec.body)
     if not figures:
         return
-    member = member_of(rec.body)
+    member = _member(rec)
     for figure in figures:
         shape = progress_stream(rec.body, _WORK + figure.field)
         _progress(state, rec, f"{shape} | {member}", figure.seconds)

@@ -94,6 +94,9 @@ _COUNTER = re.compile(
     r"|\bIter #(\d+)|:\s+(\d+)\s*/\s*\d+\b|^\s*(\d+)\s+images/sec",
     re.IGNORECASE,
 )
+# an epoch's own bracket is no step (`epoch: [4/500], global_step: 3200`): a step named as one
+# wins over a bracket that may be the epoch's
+_GLOBAL_STEP = re.compile(r"\b(?:global_step|num_updates)\b\W{0,3}(\d+)", re.IGNORECASE)
 
 
 class StepFigure(NamedTuple):
@@ -146,6 +149,9 @@ def epoch_of(body: str) -> int | None:
 
 def step_counter(body: str) -> int | None:
     """Return the step (or batch, or iteration) a progress line counts, or None."""
+    named = _GLOBAL_STEP.search(body)
+    if named is not None:
+        return int(named[1])
     m = _COUNTER.search(body)
     return int(next(g for g in m.groups() if g is not None)) if m else None
 

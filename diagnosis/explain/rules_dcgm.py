@@ -49,11 +49,24 @@ def _switch(m: re.Match[str]) -> Verdict:
     return verdict(C.NETWORK, INFRA, K.SWITCH, severity, action, 0.7)
 
 
+_NVLINK_ERRORS = verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.HARDWARE_INSPECTION, 0.7)
+
+
+def _fewer_links(m: re.Match[str]) -> Verdict | None:
+    """NVLink errors, or fewer links up than the GPU expects (equal counts are healthy)."""
+    if m["want"] is not None and int(m["up"]) >= int(m["want"]):
+        return None
+    return _NVLINK_ERRORS
+
+
 RULES: tuple[Rule, ...] = (
     rule(
         "dcgm.xid",
-        r"\bDetected XID (?P<xid>\d+) for GPU (?P<gpu>\d+)",
-        ("detected xid",),
+        r"\bDetected XID (?P<xid>\d+) for GPU (?P<gpu>\d+)"
+        # dcgm-exporter's metric, its last Xid as a label (`DCGM_FI_DEV_XID_ERRORS{gpu="3",...
+        # err_code="92"`)
+        r"|\bDCGM_FI_DEV_XID_ERRORS\{[^}\n]*?\berr_code=\"(?P<xid2>[1-9]\d*)\"",
+        ("detected xid", "dcgm_fi_dev_xid_errors"),
         "DCGM's health watch saw an Xid on the GPU: the Xid catalogue's verdict.",
         judge=xid_policy,
     ),
@@ -114,13 +127,16 @@ RULES: tuple[Rule, ...] = (
     rule(
         "dcgm.nvlink",
         r"Detected \d+ (?:\S+ ){1,3}NvLink errors on GPU \d+'s (?:NVLink|link)"
+        # fewer links up than the GPU's expected count (none expected: a GPU without NVLink)
+        r"|\bGPU \d+ Only (?P<up>\d+) NvLinks are up out of the\s+(?:\|\s*)*expected "
+        r"(?P<want>[1-9]\d*)\b"
         r"|NvLink errors found occ?urr?ing per"
         r" second on GPU",
         ("nvlink",),
         "DCGM counted NVLink errors on the GPU past their threshold: collectives over NVLink "
         "slow down, replay or hang; check the GPU and its links. (DCGM's `link ... is "
-        "currently down` and `Only N NvLinks are up` are not read: DCGM prints them on systems "
-        "without NVLink too.)",
-        verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.HARDWARE_INSPECTION, 0.7),
+        "currently down` is not read: DCGM prints it on systems without NVLink too; `Only N "
+        "NvLinks are up out of the expected M` is, when M is not zero.)",
+        judge=_fewer_links,
     ),
 )

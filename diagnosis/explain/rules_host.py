@@ -157,7 +157,9 @@ KERNEL_RULES: tuple[Rule, ...] = (
         r"|Uncorrected hardware memory error in user-access|^\s*Uncorrected error\s*$"
         # a BMC's system event log (Supermicro, HPE iLO, ipmitool): asserted, not deasserted
         r"|\bUncorrectable (?:ECC|Memory Error)\b(?![^\n]*\bDeassert)"
-        r"|^\s*Processor context corrupt\s*$|\b\d+ (?:Uncorrected|Fatal) errors?:",
+        r"|^\s*Processor context corrupt\s*$|\b\d+ (?:Uncorrected|Fatal) errors?:"
+        # ras-mc-ctl --summary: a DIMM's uncorrected errors
+        r"|\bUncorrected on DIMM Label\(s\):[^\n]*\berrors: [1-9]",
         (
             *("hardware error", "memory error", "edac", "uncorrected", "context corrupt"),
             *("fatal", "uncorrectable"),
@@ -242,8 +244,11 @@ KERNEL_RULES: tuple[Rule, ...] = (
         r"AER: (?:Multiple )?(?:Correct(?:ed|able)|Uncorrect(?:ed|able) \(Non-Fatal\)) error "
         r"(?:message )?received|PCIe Bus Error: severity="
         # a slot whose link went down (pciehp: a surprise removal, or a link that failed)
-        r"|\bpciehp(?: \S+)?: [Ss]lot\(\S+\): Link Down\b",
-        ("aer:", "pcie bus error", "pciehp"),
+        r"|\bpciehp(?: \S+)?: [Ss]lot\(\S+\): Link Down\b"
+        # lspci -vvv's AER capability: an uncorrectable error's status bit latched (`CmpltTO+`)
+        r"|^\s*UESta:[^\n]*\b(?:DLP|SDES|TLP|FCP|CmpltTO|CmpltAbrt|UnxCmplt|RxOF|MalfTLP|ECRC"
+        r"|UnsupReq|ACSViol)\+",
+        ("aer:", "pcie bus error", "pciehp", "uesta:"),
         "A corrected or non-fatal PCIe error (AER), in both spellings of drivers/pci/pcie/aer.c "
         "('Corrected'/'Uncorrected' before Linux 6.x, 'Correctable'/'Uncorrectable' after): "
         "watch the link, it may degrade.",

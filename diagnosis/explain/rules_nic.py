@@ -302,6 +302,15 @@ RULES: tuple[Rule, ...] = (
         _nic(S.ERROR, A.CHECK_NETWORK, 0.6),
     ),
     rule(
+        "rdma.no_active_ports",
+        # Open MPI's openib BTL (help-mpi-btl-openib.txt: no active ports found)
+        r"but there are no active ports detected \(or Open MPI was unable to use",
+        ("no active ports detected",),
+        "Open MPI found the node's InfiniBand/RoCE device but no active port (cables, the "
+        "subnet manager, a link down): the job falls back to TCP or fails.",
+        _nic(S.ERROR, A.CHECK_NETWORK, 0.6),
+    ),
+    rule(
         "rdma.no_provider",
         # libfabric's fi_getinfo with no provider for the fabric asked (-61, ENODATA); not the
         # core's `provider tcp returned -61` per provider it tried, printed on healthy nodes

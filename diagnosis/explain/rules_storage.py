@@ -180,6 +180,10 @@ RULES: tuple[Rule, ...] = (
         r"|[\w/ ]{1,30}\(0x[0-9a-f]+\) @ LBA \d+, \d+ blocks, [^(\n]+"
         r"\(sct 0x[0-9a-f]+ / sc 0x[0-9a-f]+\))"
         r"|\bno (?:usable|available) path - (?:requeuing|failing) I/O"
+        # nvme-cli's error-log entry: the command's status, a media or transfer failure
+        r"|^\s*status_field\s*:\s*0x[0-9a-fA-F]+\((?:Unrecovered Read Error|Write Fault"
+        r"|Data Transfer Error|Internal Error|Command Abort|Compare Failure|Access Denied"
+        r"|End-to-end \w+ Check Error|Deallocated or Unwritten Logical Block)"
         # the controller's status register, printed only when it failed (`CSTS=0xffffffff`)
         r"|(?i:\bnvme)[^\n]{0,80}?\bCSTS=0x[0-9a-fA-F]+"
         r"|nvme\d+n\d+: detected capacity change from \d+ to 0\b"
@@ -192,7 +196,7 @@ RULES: tuple[Rule, ...] = (
         r"|\bnvme \S+: (?:Failed status: 0?x?[0-9a-f]+, reset "
         r"controller"
         r"|Device failed to resume|Refused to change power state)",
-        ("nvme",),
+        ("nvme", "status_field"),
         "An NVMe drive timed out or failed I/O, failed its reset or vanished (capacity 0, "
         "queues lost), reported a fatal PCIe state, or an NVMe over fabrics target (TCP, RDMA, "
         "Fibre Channel) stopped answering (queue timeouts, failed keep-alive, connect or "
@@ -311,7 +315,8 @@ RULES: tuple[Rule, ...] = (
         r"|NFS: state manager[^\n]{0,40} failed on NFSv4 server"
         r"|nfs_create_rpc_client: cannot create"
         r"|mount\.nfs4?: (?:Connection timed out|Connection refused|No route to host"
-        r"|access denied by server|mount system call failed|Stale (?:NFS )?file handle)"
+        r"|access denied by server|mount system call failed|Stale (?:NFS )?file handle"
+        r"|rpc\.statd is not running but is required for remote locking)"
         r"|mount to NFS server '[^']*' failed: (?:timed out|RPC Error|System Error)"
         r"|\b[Ss]tale NFS file handle\b"
         r"|\bstatd\b[^\n]{0,40}?\b(?:timed\s+out|not\s+responding|failed\s+to\s+contact)"
