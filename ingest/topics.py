@@ -9,7 +9,8 @@ creates them from the plan below through TopicAdmin.
 Guarantees:
 - `TopicAdmin.create` creates only missing topics and never alters an existing one (its
   partitions, replication or configs); it returns once each new topic has a leader for every
-  partition, so a consumer group that joins right after gets its partitions.
+  partition and the brokers list it (a verify right after does not find it missing), so a
+  consumer group that joins right after gets its partitions.
 - `TopicAdmin.verify` lists every difference between the plan and the cluster (missing topic,
   partition count, replication factor, a planned config with another value).
 - The sized plan is the sizing table of deploy/production/README.md: tg.train, tg.nccl,
@@ -20,6 +21,7 @@ Guarantees:
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -127,6 +129,8 @@ class TopicState:
 
 
 CREATE_HINT = "create them with `trainguard topics create` (also run by `trainguard migrate`)"
+LISTED_TIMEOUT_S = 30.0
+"""How long `create` waits for the brokers to list the topics it created."""
 
 
 class TopicAdmin:
@@ -209,9 +213,26 @@ class TopicAdmin:
             raise BusError(
                 f"cannot create topics {sorted(new)} on {self.bootstrap}: {exc}"
             ) from exc
+        self._until_listed(set(new))
         for name in new:
             log.info("created topic %s", name)
         return list(new)
+
+    def _until_listed(self, names: set[str], timeout_s: float = LISTED_TIMEOUT_S) -> None:
+        """Wait until every broker we ask lists `names`: a topic's creation reaches the other
+        brokers' metadata a moment after the controller's answer, and a verify or a consumer
+        that asks one of them first would find it missing. Raises BusError after timeout_s."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            absent = names - self.existing()
+            if not absent:
+                return
+            if time.monotonic() >= deadline:
+                raise BusError(
+                    f"topics {sorted(absent)} created on {self.bootstrap} but not listed "
+                    f"after {timeout_s:.0f} s"
+                )
+            time.sleep(0.2)
 
     def describe(self, names: Iterable[str]) -> list[TopicState]:
         """Describe the existing ones of `names` (partitions, replicas, ISR, topic configs)."""

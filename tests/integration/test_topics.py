@@ -15,9 +15,9 @@ import pytest
 from kafka import KafkaAdminClient
 
 from analytics.store import ServerStore
-from ingest.bus import MissingTopics, TopicFamily, Topics
+from ingest.bus import BusError, MissingTopics, TopicFamily, Topics
 from ingest.kafka_bus import KafkaBus
-from ingest.topics import SIZING, TopicAdmin
+from ingest.topics import SIZING, TopicAdmin, plan_topics
 from tests.builders import make_step
 from tests.integration.conftest import Services, process_env, wait_for
 
@@ -146,3 +146,18 @@ def test_clients_never_create_topics(services: Services, fresh_topics: Topics) -
     finally:
         producer.close()
     assert _ours(services, fresh_topics) == {train}
+
+
+def test_create_waits_until_the_brokers_list_what_it_created(
+    services: Services, fresh_topics: Topics
+) -> None:
+    """A verify right after `create` must not find a topic missing (on a cluster, the other
+    brokers list a new topic a moment after the controller answers); a topic that never
+    appears is an error after the wait, not a silent success."""
+    with TopicAdmin(services.kafka) as admin:
+        specs = plan_topics(fresh_topics, partitions=2)[:2]
+        created = admin.create(specs)
+        assert sorted(created) == sorted(s.name for s in specs)
+        assert admin.verify(specs) == []
+        with pytest.raises(BusError, match="not listed after"):
+            admin._until_listed({fresh_topics.prefix + "never-created"}, timeout_s=0.5)
