@@ -29,3 +29,25 @@ def first(text: str) -> tuple[Category, str, ComponentKind | None] | None:
 def alarms(text: str) -> list[str]:
     """Return the rules of findings at warning or worse."""
     return [f.rule for f in explain(text) if f.severity != Severity.INFO]
+
+
+REVIEWS = Path(__file__).resolve().parent / "fixtures/explain_review"
+
+
+def review(name: str) -> list[dict[str, str]]:
+    """Return the written review set `<name>.json` (tests/fixtures/explain_review)."""
+    cases: list[dict[str, str]] = json.loads((REVIEWS / f"{name}.json").read_text())
+    return cases
+
+
+def review_cases(
+    cases: list[dict[str, str]], benign: bool, known: set[str] | dict[str, str]
+) -> list[dict[str, str]]:
+    """Return the healthy (`benign`) or faulty cases of a review set, less its known limits."""
+    return [c for c in cases if (c["label"] == "benign") is benign and c["id"] not in known]
+
+
+def read_as_labelled(case: dict[str, str]) -> bool:
+    """Return whether the first finding of a case's text has the case's category."""
+    found = first(case["text"])
+    return found is not None and found[0] == Category(case["label"])

@@ -275,10 +275,7 @@ def _visit(state: _State, rec: Record) -> None:
         if seconds is not None:
             stream = (state.node or rec.host, rec.rank, rec.local_rank)
             state.step_times.setdefault(stream, []).append((seconds, rec))
-            member = _member(rec)
-            if member is not None and seconds > 0:  # one member's step time among its peers'
-                shape = progress_stream(rec.body, _WORK + "step time")
-                state.peers.setdefault(shape, []).append((member, 1 / seconds, rec))
+            _peer(state, progress_stream(rec.body, _WORK + "step time"), _member(rec), seconds, rec)
 
 
 def _unclassified(state: _State, rec: Record) -> None:
@@ -341,8 +338,14 @@ def _work(state: _State, rec: Record) -> None:
     for figure in figures:
         shape = progress_stream(rec.body, _WORK + figure.field)
         _progress(state, rec, f"{shape} | {member}", figure.seconds)
-        if member is not None:
-            state.peers.setdefault(shape, []).append((member, 1 / figure.seconds, rec))
+        _peer(state, shape, member, figure.seconds, rec)
+
+
+def _peer(state: _State, shape: str, member: str | None, seconds: float, rec: Record) -> None:
+    """Add a member's step time to the peer group of its line's shape (peers.slow_peer reads
+    rates: the time's inverse)."""
+    if member is not None and seconds > 0:
+        state.peers.setdefault(shape, []).append((member, 1 / seconds, rec))
 
 
 def _progress(state: _State, rec: Record, shape: str, seconds: float) -> None:
@@ -449,24 +452,29 @@ def _sequences(state: _State) -> None:
     if state.diag_rate is not None and state.diag_fail:
         hit, rec = state.diag_rate
         state.add("gpu.diag_slow", SLOW_DEVICE, hit, rec, 0.6)
-    streams: list[tuple[tuple[object, ...], list[tuple[float, Record]]]] = [
-        *state.progress.items(),
-        *state.step_times.items(),
-    ]
-    for stream_key, steps in streams:
-        times = [seconds for seconds, _ in steps]
-        if any(_WORK in str(part) for part in stream_key) and elapsed_clock(times):
-            continue  # a time that only adds up (`Time 36133.8s` at epoch 30): elapsed, no step
-        slow = step_time_slowdown(times)
-        slow = step_time_drift(times) if slow is None else slow
-        slow = step_time_shift(times) if slow is None else slow
-        if slow is not None:
-            state.add("training.step_slowdown", SLOWDOWN, None, steps[slow][1], 0.3)
+    for progress_key, steps in state.progress.items():  # (..., shape, run): see _progress
+        _slowed(state, steps, may_be_clock=str(progress_key[-2]).startswith(_WORK))
+    for steps in state.step_times.values():
+        _slowed(state, steps, may_be_clock=False)
     # a person's report, one quoted step time a sentence (one sentence alone: the rule's)
     times = [seconds for seconds, _ in state.quoted]
     spread = len({id(rec) for _, rec in state.quoted}) > 1
     if spread and state.quoted_change and rose(times):
         state.add("slowdown.step_time_rose", SLOWED, None, state.quoted[-1][1], SLOWED.confidence)
+
+
+def _slowed(state: _State, steps: list[tuple[float, Record]], may_be_clock: bool) -> None:
+    """Add a slowdown when one stream's step times slowed (two slow steps in a row, a drift, or
+    a shift that stays); a named figure that only adds up is an elapsed clock, no step time
+    (`Time 36133.8s` at epoch 30)."""
+    times = [seconds for seconds, _ in steps]
+    if may_be_clock and elapsed_clock(times):
+        return
+    slow = step_time_slowdown(times)
+    slow = step_time_drift(times) if slow is None else slow
+    slow = step_time_shift(times) if slow is None else slow
+    if slow is not None:
+        state.add("training.step_slowdown", SLOWDOWN, None, steps[slow][1], 0.3)
 
 
 def _confirm(state: _State) -> None:

@@ -82,9 +82,11 @@ _FELL_TO_BARE = re.compile(
     r"(?P<value>\d+(?:\.\d+)?)(?:\s*(?:-|–)\s*(?P<high>\d+(?:\.\d+)?))?(?!\.\d|[\d,–-]|\s*[%\w/])",
     re.IGNORECASE,
 )
+OTHER_QUANTITIES = r"loss|lr|learning|accuracy|acc|reward|perplexity|ppl|error|temperature|memory"
+"""Words of quantities that fall or rise beside a speed without being one (a regex
+alternation, lower case): a rate quoted, then `the loss drops to 0.5`."""
 _ANOTHER_QUANTITY = re.compile(
-    r"\b(?:loss|lr|learning|accuracy|acc|reward|perplexity|ppl|error|temperature|temp|memory"
-    r"|usage|utili[sz]ation|power|price|cost|latency|percent)\b",
+    rf"\b(?:{OTHER_QUANTITIES}|temp|usage|utili[sz]ation|power|price|cost|latency|percent)\b",
     re.IGNORECASE,
 )
 """What else falls after a rate is quoted (`at 3000 samples/s the loss drops to 0.5`)."""

@@ -62,10 +62,11 @@ def _fewer_links(m: re.Match[str]) -> Verdict | None:
 RULES: tuple[Rule, ...] = (
     rule(
         "dcgm.xid",
-        r"\bDetected XID (?P<xid>\d+) for GPU (?P<gpu>\d+)"
-        # dcgm-exporter's metric, its last Xid as a label (`DCGM_FI_DEV_XID_ERRORS{gpu="3",...
-        # err_code="92"`)
-        r"|\bDCGM_FI_DEV_XID_ERRORS\{[^}\n]*?\berr_code=\"(?P<xid2>[1-9]\d*)\"",
+        # DCGM's `Detected XID N for GPU M`, or dcgm-exporter's metric with its last Xid as a
+        # label (`DCGM_FI_DEV_XID_ERRORS{gpu="3",... err_code="92"`; 0: none yet)
+        r"(?:\bDetected XID (?=\d+ for GPU \d)"
+        r"|\bDCGM_FI_DEV_XID_ERRORS\{[^}\n]*?\berr_code=\"(?=[1-9]))"
+        r"(?P<xid>\d+)(?: for GPU (?P<gpu>\d+))?",
         ("detected xid", "dcgm_fi_dev_xid_errors"),
         "DCGM's health watch saw an Xid on the GPU: the Xid catalogue's verdict.",
         judge=xid_policy,

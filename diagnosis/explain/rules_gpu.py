@@ -38,11 +38,10 @@ def _recovery_verdict(base: Verdict, detail: str) -> Verdict:
 
 
 def xid_policy(m: re.Match[str]) -> Verdict:
-    """Return the Xid catalogue's verdict for the Xid a line names (its ``xid`` group, else
-    ``xid2``): for the tools that pass the driver's Xid on (DCGM, NVIDIA's device plugin, the HGX
-    BMC, dcgm-exporter)."""
-    code = m["xid"] if m["xid"] is not None else m.groupdict().get("xid2")
-    return xid_entry(int(str(code))).policy.verdict
+    """Return the Xid catalogue's verdict for the Xid a line names (its ``xid`` group): for
+    the tools that pass the driver's Xid on (DCGM, NVIDIA's device plugin, the HGX BMC,
+    dcgm-exporter)."""
+    return xid_entry(int(m["xid"])).policy.verdict
 
 
 def _xid_verdict(m: re.Match[str]) -> Verdict:

@@ -41,7 +41,7 @@ from functools import lru_cache
 
 from diagnosis.catalog import Verdict
 from diagnosis.explain.explained import setups_differ
-from diagnosis.explain.quantities import figures, quoted_rates
+from diagnosis.explain.quantities import OTHER_QUANTITIES, figures, quoted_rates
 from diagnosis.explain.records import PROSE_SHARE, is_prose
 from diagnosis.explain.rules import Rule, rule, verdict
 from diagnosis.explain.rules_slowdown import CHANGE, OWN_CHANGE, explains
@@ -126,8 +126,7 @@ _COMPARATIVE = (
     rf"|(?:{_NOT_WORK}speed|performance|perf|throughput|(?:hash|sol/s|h/s|mh/s|sample|token|step|iteration"
     r"|training|mining)\s*rates?|it/s|(?:iterations?|its|steps?|samples?|images?|tokens?)/s(?:ec)?"
     # (not another quantity's fall between: `tokens/s and the loss keeps decreasing`)
-    rf"|utili[sz]ation|{_RATE})\s+(?:(?!(?:loss|lr|learning|accuracy|acc|reward|perplexity|ppl"
-    r"|memory|temperature|error)\b)\w+\s+){0,5}?"
+    rf"|utili[sz]ation|{_RATE})\s+(?:(?!(?:{OTHER_QUANTITIES})\b)\w+\s+){{0,5}}?"
     r"(?:drops?|dropped|dropping|decreas\w+|degrad\w+|falls?|falling|fell|goes\s+down|went\s+down"
     r"|going\s+down"
     r"|is\s+(?:much\s+|very\s+|way\s+)?(?:lower|worse))"

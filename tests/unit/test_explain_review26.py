@@ -7,17 +7,11 @@ false alarm; now 120/130. What is still missed is listed with its reason.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
-from diagnosis.model import Category
-from tests.explain_helpers import alarms, first
+from tests.explain_helpers import alarms, read_as_labelled, review, review_cases
 
-_REVIEW = json.loads(
-    (Path(__file__).resolve().parents[1] / "fixtures/explain_review/review26.json").read_text()
-)
+_REVIEW = review("review26")
 KNOWN_LIMITS = {
     "r26-031": "EFA's hw_counters as bare numbers under a path: no counter is named on its line",
     "r26-033": "ENA's allowance counters sampled twice: the person's `throughput tanked` wins",
@@ -32,19 +26,12 @@ KNOWN_LIMITS = {
 }
 
 
-def _cases(benign: bool) -> list[dict[str, str]]:
-    return [
-        c for c in _REVIEW if (c["label"] == "benign") is benign and c["id"] not in KNOWN_LIMITS
-    ]
-
-
-@pytest.mark.parametrize("case", _cases(benign=False), ids=lambda c: c["id"])
+@pytest.mark.parametrize("case", review_cases(_REVIEW, False, KNOWN_LIMITS), ids=lambda c: c["id"])
 def test_each_fault_is_read_as_its_category(case: dict[str, str]) -> None:
-    found = first(case["text"])
-    assert found is not None and found[0] == Category(case["label"]), case["why"]
+    assert read_as_labelled(case), case["why"]
 
 
-@pytest.mark.parametrize("case", _cases(benign=True), ids=lambda c: c["id"])
+@pytest.mark.parametrize("case", review_cases(_REVIEW, True, KNOWN_LIMITS), ids=lambda c: c["id"])
 def test_each_healthy_text_stays_silent(case: dict[str, str]) -> None:
     assert alarms(case["text"]) == [], case["why"]
 
@@ -54,5 +41,4 @@ def test_the_known_limits_are_still_misses() -> None:
     known = [c for c in _REVIEW if c["id"] in KNOWN_LIMITS]
     assert len(known) == len(KNOWN_LIMITS)
     for case in known:
-        found = first(case["text"])
-        assert found is None or found[0].value != case["label"], case["id"]
+        assert not read_as_labelled(case), case["id"]

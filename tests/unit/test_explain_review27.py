@@ -9,19 +9,11 @@ the healthy texts still read as a slowdown, are listed by their reason.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
-from diagnosis.model import Category
-from tests.explain_helpers import alarms, first
+from tests.explain_helpers import alarms, read_as_labelled, review, review_cases
 
-_REVIEW = json.loads(
-    (
-        Path(__file__).resolve().parents[1] / "fixtures/explain_review/review27_speed.json"
-    ).read_text()
-)
+_REVIEW = review("review27_speed")
 _LIMITS_BY_REASON = {
     "members' figures in a listing without a field the readers know (a table's header, a "
     "Prometheus vector, several members a line, a decimal comma, another language)": (
@@ -94,17 +86,12 @@ KNOWN_LIMITS = {i for ids in _LIMITS_BY_REASON.values() for i in ids}
 KNOWN_ALARMS = {i for ids in _ALARMS_BY_REASON.values() for i in ids}
 
 
-def _cases(benign: bool, known: set[str]) -> list[dict[str, str]]:
-    return [c for c in _REVIEW if (c["label"] == "benign") is benign and c["id"] not in known]
-
-
-@pytest.mark.parametrize("case", _cases(False, KNOWN_LIMITS), ids=lambda c: c["id"])
+@pytest.mark.parametrize("case", review_cases(_REVIEW, False, KNOWN_LIMITS), ids=lambda c: c["id"])
 def test_each_slowdown_is_read_as_a_straggler(case: dict[str, str]) -> None:
-    found = first(case["text"])
-    assert found is not None and found[0] == Category(case["label"]), case["why"]
+    assert read_as_labelled(case), case["why"]
 
 
-@pytest.mark.parametrize("case", _cases(True, KNOWN_ALARMS), ids=lambda c: c["id"])
+@pytest.mark.parametrize("case", review_cases(_REVIEW, True, KNOWN_ALARMS), ids=lambda c: c["id"])
 def test_each_healthy_text_stays_silent(case: dict[str, str]) -> None:
     assert alarms(case["text"]) == [], case["why"]
 
@@ -113,7 +100,6 @@ def test_the_known_limits_are_still_what_they_were() -> None:
     """A reader that learns one (or stops alarming on one) moves it out of the lists."""
     for case in _REVIEW:
         if case["id"] in KNOWN_LIMITS:
-            found = first(case["text"])
-            assert found is None or found[0].value != case["label"], case["id"]
+            assert not read_as_labelled(case), case["id"]
         elif case["id"] in KNOWN_ALARMS:
             assert alarms(case["text"]), case["id"]
