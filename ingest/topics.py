@@ -9,7 +9,7 @@ creates them from the plan below through TopicAdmin.
 Guarantees:
 - `TopicAdmin.create` creates only missing topics and never alters an existing one (its
   partitions, replication or configs); it returns once each new topic has a leader for every
-  partition and the brokers list it (a verify right after does not find it missing), so a
+  partition and it reads as planned from the brokers (a verify right after agrees), so a
   consumer group that joins right after gets its partitions.
 - `TopicAdmin.verify` lists every difference between the plan and the cluster (missing topic,
   partition count, replication factor, a planned config with another value).
@@ -130,7 +130,7 @@ class TopicState:
 
 CREATE_HINT = "create them with `trainguard topics create` (also run by `trainguard migrate`)"
 LISTED_TIMEOUT_S = 30.0
-"""How long `create` waits for the brokers to list the topics it created."""
+"""How long `create` waits for the topics it created to read as planned."""
 
 
 class TopicAdmin:
@@ -213,24 +213,27 @@ class TopicAdmin:
             raise BusError(
                 f"cannot create topics {sorted(new)} on {self.bootstrap}: {exc}"
             ) from exc
-        self._until_listed(set(new))
+        self._until_settled([s for s in specs if s.name in new])
         for name in new:
             log.info("created topic %s", name)
         return list(new)
 
-    def _until_listed(self, names: set[str], timeout_s: float = LISTED_TIMEOUT_S) -> None:
-        """Wait until every broker we ask lists `names`: a topic's creation reaches the other
-        brokers' metadata a moment after the controller's answer, and a verify or a consumer
-        that asks one of them first would find it missing. Raises BusError after timeout_s."""
+    def _until_settled(
+        self, specs: Sequence[TopicSpec], timeout_s: float = LISTED_TIMEOUT_S
+    ) -> None:
+        """Wait until the topics just created read as planned from whichever broker answers:
+        a new topic reaches the other brokers' metadata (its listing, replicas and configs) a
+        moment after the controller's answer, and a verify that asks one of them first would
+        find it missing or different. Raises BusError after timeout_s."""
         deadline = time.monotonic() + timeout_s
         while True:
-            absent = names - self.existing()
-            if not absent:
+            problems = self.verify(specs)
+            if not problems:
                 return
             if time.monotonic() >= deadline:
                 raise BusError(
-                    f"topics {sorted(absent)} created on {self.bootstrap} but not listed "
-                    f"after {timeout_s:.0f} s"
+                    f"topics created on {self.bootstrap} do not read as planned after "
+                    f"{timeout_s:.0f} s: {'; '.join(problems)}"
                 )
             time.sleep(0.2)
 
