@@ -37,8 +37,10 @@ from dataclasses import dataclass, field
 
 from diagnosis.catalog import Verdict
 from diagnosis.explain import rules_dist, rules_driver, rules_scheduler
+from diagnosis.explain.listings import ListingReader
 from diagnosis.explain.peers import (
     LINE_GROUP,
+    MIN_PEERS,
     TABLE_HEADER,
     StepRate,
     least_peers,
@@ -164,6 +166,7 @@ class _State:
     step_runs: int = 0  # runs of identical step lines seen, each its own group
     rate_tables: int = 0  # tables seen: each is its own peer group
     tables: TableReader[Record] = field(default_factory=TableReader)  # members' figures
+    listings: ListingReader[Record] = field(default_factory=ListingReader)  # members' figures
     minmax_calm: int = 0  # Megatron straggler-detector intervals that named no straggler
     alert_resolved: bool = False  # a line is an alert's resolved header (ALERT_RESOLVED)
     resumed_at: int = -1  # the last line that says the job moved on (rules_stalled.RESUMED)
@@ -306,6 +309,7 @@ def _unclassified(state: _State, rec: Record) -> None:
         _work(state, rec)
     _rate_table(state, rec)
     state.tables.feed(rec.body, rec)
+    state.listings.feed(rec.body, rec)
     quoted = quoted_step_times(rec.body) if is_prose(rec.body) else None
     if quoted is not None:
         state.quoted.extend((seconds, rec) for seconds in quoted[0])
@@ -317,15 +321,15 @@ _WORK = "work:"
 
 
 def _member(rec: Record) -> str | None:
-    """The member a line speaks for: named in it or in the prefix the records stripped
-    (work_figures.member_of: Ray's `(pid=..., ip=...)`), else the rank or host of its prefix
-    (torchrun's `[rank3]:`)."""
-    named = member_of(rec.body) or member_of(rec.raw)
+    """The member a line speaks for: named in it, else the rank its prefixes name (torchrun's
+    `[rank3]:`, the innermost one: Open MPI's tag inside it), else named in the prefix the
+    records stripped (work_figures.member_of: Ray's `(pid=..., ip=...)`), else its host."""
+    named = member_of(rec.body)
     if named is not None:
         return named
     if rec.rank is not None:
         return f"rank {rec.rank}"
-    return rec.host
+    return member_of(rec.raw) or rec.host
 
 
 def _work(state: _State, rec: Record) -> None:
@@ -445,6 +449,8 @@ def _sequences(state: _State) -> None:
             state.add(rule_id, verdict, None, rec, verdict.confidence)
     for n, column in enumerate(state.tables.groups()):
         state.peers[f"table {n}"] = column
+    for n, (least, members) in enumerate(state.listings.groups()):
+        state.peers[f"{LINE_GROUP if least < MIN_PEERS else ''}listing {n}"] = members
     for key, group in state.peers.items():
         slowest = slow_peer([(device, rate) for device, rate, _ in group], least_peers(key))
         if slowest is not None:

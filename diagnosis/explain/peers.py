@@ -75,6 +75,7 @@ _STEP = re.compile(
 _LEADING_TIME = re.compile(
     r"\s*\[?\d{1,4}[-:/.]\d{1,2}[-:/.]\d{1,2}(?:[T ][\d:.,]+)?(?:Z|[+-]\d\d:?\d\d)?\]?\s+"
 )
+_BLANKS = re.compile(r"\s+")
 _DECIMAL = re.compile(r"\d+\.\d+(?:e[+-]?\d+)?", re.IGNORECASE)
 STEP_GROUP = "step "
 """The prefix of a same-step group's key (`slow_peer` needs only MIN_STEP_PEERS of them)."""
@@ -120,7 +121,8 @@ def step_rate_of(body: str) -> StepRate | None:
     return StepRate(
         STEP_GROUP + _DECIMAL.sub("#", blanked),
         float(rate["value"].replace(",", "")),
-        _DECIMAL.sub("#", _STEP.sub("", blanked)),
+        # (blanks collapsed: a column padded for a wider step count is the same stream)
+        _BLANKS.sub(" ", _DECIMAL.sub("#", _STEP.sub("", blanked))),
     )
 
 

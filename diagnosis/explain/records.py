@@ -1,19 +1,19 @@
 """Turn raw log text into logical records: prefixes stripped, wrapped messages joined.
 
-Prefixes come from the real samples (``../shared/data``) and the twin's real-format
-generators (``sim/formats``): dmesg ``[ 1843.308145]`` and ``[Fri Apr  5 21:29:39 2024]``,
-``dmesg --time-format iso``, journalctl short-iso (``... host kernel:``), rsyslog
-(``Mar 29 15:38:59 [host] kernel:``), PyTorch's ``[rankN]:``, torchrun's ``[defaultN]:``,
-Lightning's ``[rank: N]``, Ray's ``(RayWorkerWrapper pid=4009)``, c10 glog
-(``E0813 08:21:22.980000 1245483 file.py:984]``), DeepSpeed's logger prefix and NCCL's
-``host:pid:tid [dev]``. Two kinds of message span lines: dmesg continuations (indented
-``NVRM:`` lines after a multi-line printk, real_logs gpu-fallen-off-bus-no-xid and xid-79) and
-Megatron iteration lines wrapped by a terminal (real_logs perf-degradation-slow-gpu). A line
-cut exactly at a usual terminal width (80, 100, 120, 132, 160, 200 columns) and followed by a
-line with no prefix of its own is joined back without a separator (a terminal copy breaks
-mid-word). A person's sentence broken by an editor (a line of prose that stops mid-sentence,
-the next going on in lower case) is joined back with a space. ANSI colour codes are removed
-first.
+Prefixes come from the real samples (``../shared/data``) and the twin's real-format generators
+(``sim/formats``): dmesg ``[ 1843.308145]`` and ``[Fri Apr  5 21:29:39 2024]``, ``dmesg
+--time-format iso``, journalctl short-iso (``... host kernel:``), rsyslog (``Mar 29 15:38:59
+[host] kernel:``), PyTorch's ``[rankN]:``, torchrun's ``[defaultN]:``, Lightning's ``[rank:
+N]``, Open MPI's ``mpirun --tag-output`` (``[1,2]<stderr>:``), Ray's ``(RayWorkerWrapper
+pid=4009)``, c10 glog (``E0813 08:21:22.980000 1245483 file.py:984]``), DeepSpeed's logger
+prefix and NCCL's ``host:pid:tid [dev]``. Two kinds of message span lines: dmesg continuations
+(indented ``NVRM:`` lines after a multi-line printk, real_logs gpu-fallen-off-bus-no-xid and
+xid-79) and Megatron iteration lines wrapped by a terminal (real_logs
+perf-degradation-slow-gpu). A line cut exactly at a usual terminal width (80, 100, 120, 132,
+160, 200 columns) and followed by a line with no prefix of its own is joined back without a
+separator (a terminal copy breaks mid-word). A person's sentence broken by an editor (a line of
+prose that stops mid-sentence, the next going on in lower case) is joined back with a space.
+ANSI colour codes are removed first.
 """
 
 from __future__ import annotations
@@ -44,6 +44,8 @@ _KERNEL_TIME = re.compile(
 )
 _RANK = re.compile(r"^\[rank(?P<rank>\d+)\]: ?|^\[rank: (?P<lrank>\d+)\] ")
 _LOCAL = re.compile(r"^\[default(?P<local>\d+)\]:(?: )?")
+# Open MPI's `mpirun --tag-output`: `[1,2]<stderr>:` (job, rank, stream)
+_MPI_TAG = re.compile(r"^\[\d+,(?P<mpirank>\d+)\]<std(?:out|err|diag)>: ?")
 _RAY = re.compile(r"^\([\w.:-]+ pid=\d+(?:, ip=[\d.]+)?\) ")
 _GLOG = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [^\]\s]+:\d+\] ")
 _DEEPSPEED = re.compile(
@@ -51,7 +53,9 @@ _DEEPSPEED = re.compile(
     r"\[[^\]]+\] "
 )
 _PREFIX = re.compile(
-    "|".join(f"(?:{p.pattern})" for p in (_KERNEL_TIME, _RAY, _RANK, _LOCAL, _GLOG, _DEEPSPEED))
+    "|".join(
+        f"(?:{p.pattern})" for p in (_KERNEL_TIME, _RAY, _RANK, _LOCAL, _MPI_TAG, _GLOG, _DEEPSPEED)
+    )
 )
 _NCCL = re.compile(r"^(?P<host>[\w.-]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] ")
 _CONTINUATION = re.compile(r"^\s+NVRM: ")
@@ -84,6 +88,8 @@ def _strip(line: str) -> tuple[str, dict[str, str]]:
         if m is None or m.end() == 0:
             break
         found.update({k: v for k, v in m.groupdict().items() if v is not None})
+        if m["mpirank"] is not None:  # the inner prefix names the line's own rank
+            found["rank"] = found.pop("mpirank")
         body = body[m.end() :]
     m = _NCCL.match(body)
     if m is not None:

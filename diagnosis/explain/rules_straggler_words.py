@@ -17,8 +17,10 @@ Each rule reads one way people say it, and a sentence that denies it is silent:
 - a member slower than the other members by a clear degree or with the others waiting for it
   (``a GPU which is slower than other GPUs and ... all the other GPUs have to wait``); the rest
   of the members given one figure and one member a worse one by ``PEER_GAP_PCT`` (``GPUs 1 - 5
-  average 31.6 MHs. However, GPU/0 hashes at 25 Mhs``); a particular member performing badly
-  (``on the second node I get really bad performance``); a job held to its slowest member;
+  average 31.6 MHs. However, GPU/0 hashes at 25 Mhs``), or one member's figure against the
+  median of its peers (``Rank r2 input wait was 199.7ms vs median rank r0 at 10.4ms``); a
+  particular member performing badly (``on the second node I get really bad performance``); a
+  job held to its slowest member;
 - a named member arriving a measured time late (``Rank 5 enters the barrier 290ms late``,
   ``GPU 3 began about a minute later``);
 
@@ -200,6 +202,19 @@ RULES: tuple[Rule, ...] = (
         "A report giving the rest of the members one figure and one member a worse one (`GPUs "
         f"1 - 5 average 31.6 MHs. However, GPU/0 hashes at 25`): a gap of {PEER_GAP_PCT:g} % "
         "or more is a fail-slow member the others wait for.",
+        judge=_one_below,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "straggler.member_against_the_median",
+        r"\b(?P<kind>GPU|card|device|node|host|rank|worker)\s*[#:]?\s*[a-z]?\d+\b[^.\n\d]{0,40}?"
+        r"(?P<one>\d+(?:\.\d+)?)\s*(?P<unit>ms|s|secs?|seconds|[A-Za-z]*/s(?:ec)?)\b[^.\n\d]{0,12}?"
+        r"\b(?:vs\.?|versus|compared\s+(?:to|with)|against)\s+(?:the\s+)?(?:median|mean|average|"
+        r"typical)\b[^\n]{0,40}?(?P<rest>\d+(?:\.\d+)?)\s*(?P=unit)\b",
+        ("vs", "versus", "compared", "against"),
+        "A member's figure set against the median (mean, typical) of its peers (`Rank r2 input "
+        "wait was 199.7ms vs median rank r0 at 10.4ms`): a gap of "
+        f"{PEER_GAP_PCT:g} % or more is a fail-slow member the others wait for.",
         judge=_one_below,
         flags=re.IGNORECASE,
     ),

@@ -42,7 +42,7 @@ _ROW = re.compile(
 _SEPARATOR = re.compile(r"^[\s:|-]*+$")
 _SPLIT = re.compile(r"\s*\|\s*|\t+|\s{2,}")
 _FIGURE = re.compile(r"~?(?P<n>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?:\s*[A-Za-z/%]+)?")
-_MEMBER_LABEL = re.compile(r"(?=.*[A-Za-z])(?=.*\d)[\w.#:/ -]+")
+_MEMBER_LABEL = re.compile(r"(?=.*[^\W\d_])(?=.*\d)[\w.#:/ -]+")
 _MEMBER_HEADER = re.compile(
     r"^(?:rank|node|gpu|host|hostname|device|dev|worker|card|server|machine|member|id|name|#)\b",
     re.IGNORECASE,
@@ -57,7 +57,9 @@ _NOT_MEMBER = re.compile(
 _DIGITS = re.compile(r"\d+")
 _RATE_WORDS = re.compile(
     r"/s\b|/sec\b|\bper\s+sec|(?:\b|_)per_?sec(?:ond)?\b|\bbandwidth|\bbusbw|\balgbw|\bthroughput|\bspeed\b|flops?\b"
-    r"|\bflop/s|\bmfu\b|\bhfu\b|\bhash\s*rate|\bbw\b|\bgbps\b",
+    r"|\bflop/s|\bmfu\b|\bhfu\b|\bhash\s*rate|\bbw\b|\bgbps\b"
+    # other languages' words for a rate (`Débit`, `Durchsatz`, `скорость`, `吞吐`)
+    r"|\bd[ée]bit\b|durchsatz|\bскорость\b|吞吐",
     re.IGNORECASE,
 )
 SIBLING_SHARE = 0.25
@@ -66,7 +68,9 @@ is explained by it: four GPUs give half of eight's throughput."""
 _TIME_WORDS = re.compile(
     # (a field's name too: `compute_ms`, `step_time`, `iter_sec`)
     r"(?:\b|_)(?:time|ms|(?<!per_)(?<!per\s)sec(?:onds?)?|latency|duration)(?:\b|_)|\(s\)|\bs/it\b|\bfwd\b|\bbwd\b"
-    r"|\bforward\b|\bbackward\b|\belapsed\b|\bhours?\b|\bmin(?:utes?)?\b",
+    r"|\bforward\b|\bbackward\b|\belapsed\b|\bhours?\b|\bmin(?:utes?)?\b"
+    # other languages' words for a time (`Schrittzeiten`, `Tiempos`, `temps`, `Время`, `時間`)
+    r"|zeit(?:en)?\b|\btiempos?\b|\btemps\b|\bdur[ée]e\b|\bвремя\b|\bвремени\b|時間|时间|耗时",
     re.IGNORECASE,
 )
 
@@ -88,7 +92,7 @@ _NOT_WORK_TIME = re.compile(
 """Times that are no member's work: a timeout, an uptime, an age, a save, a budget."""
 
 
-def _quantity(text: str) -> str | None:
+def quantity_of(text: str) -> str | None:
     """Return ``"rate"`` or ``"time"`` for what `text` names, None for neither or both (or a
     time that is no member's work: a timeout, an uptime, a checkpoint's save)."""
     if _NOT_WORK_TIME.search(text):
@@ -99,12 +103,12 @@ def _quantity(text: str) -> str | None:
     return "time" if time and not rate else None
 
 
-def _members(labels: list[str], first_header: str) -> bool:
-    """Return whether the labels name MIN_PEERS distinct members of one kind: names of one
+def are_members(labels: list[str], first_header: str, least: int = MIN_PEERS) -> bool:
+    """Return whether the labels name `least` distinct members of one kind: names of one
     shape with a number (``n01``, ``gpu-a03``, ``GPU 3``) or bare numbers under a header that
     names members, their numbers a run without gaps (ranks 0-7, nodes 01-05); not points in
     time or configurations (epochs, batch sizes, models)."""
-    if len(set(labels)) < MIN_PEERS or any(_NOT_MEMBER.search(label) for label in labels):
+    if len(set(labels)) < least or any(_NOT_MEMBER.search(label) for label in labels):
         return False
     if len({_DIGITS.sub("#", label) for label in labels}) != 1:
         return False  # `T4`, `A100`: models; `1 node`, `2 nodes`: a sweep
@@ -175,7 +179,7 @@ class TableReader(Generic[T]):
         if header is None or len(rows) < MIN_PEERS:
             return
         labels = [row[0] for row, _ in rows]
-        if not _members(labels, header[0]):
+        if not are_members(labels, header[0]):
             return
         columns = {
             col: [_figure(row[col]) for row, _ in rows]
@@ -184,8 +188,8 @@ class TableReader(Generic[T]):
         }
         for col, values in columns.items():
             # the caption names the quantity only of a table with one column of figures
-            kind = _quantity(header[col]) or (
-                _quantity(self._caption) if len(columns) == 1 else None
+            kind = quantity_of(header[col]) or (
+                quantity_of(self._caption) if len(columns) == 1 else None
             )
             figures = [v for v in values if v is not None]
             if kind is None or min(figures) <= 0:

@@ -208,8 +208,15 @@ def test_nvrx_score_report_and_empty_warning_are_silent() -> None:
 
 def test_traceml_straggler_verdict_is_a_straggler() -> None:
     assert first(TRACEML)[:2] == (Category.STRAGGLER, "straggler.traceml_verdict")
-    # its other verdicts are not (changed from the real line)
-    assert alarms(TRACEML.replace("INPUT STRAGGLER", "COMPUTE-BOUND  ")) == []
+    # its other verdicts are not (changed from the real lines)
+    compute_bound = TRACEML.replace("INPUT STRAGGLER", "COMPUTE-BOUND  ").replace(
+        "Rank r0 dataloader was 254.5ms vs median rank r1 at 3.8ms.",
+        "Rank r0 compute was 254.5ms vs median rank r1 at 251.8ms.",
+    )
+    assert alarms(compute_bound) == []
+    # the reason line alone names a rank far off its peers' median: a straggler in words
+    why = TRACEML.splitlines()[1]
+    assert first(why)[:2] == (Category.STRAGGLER, "straggler.member_against_the_median")
 
 
 # Sixth corpus round (tests/fixtures/explain/corpus/fresh_14.jsonl): a sentence that names one
