@@ -78,6 +78,7 @@ from diagnosis.explain.rules_straggler import MINMAX_MARK, MINMAX_RULE
 from diagnosis.explain.tables import TableReader
 from diagnosis.explain.training import (
     SLOWDOWN,
+    before_and_after,
     elapsed_clock,
     parse_step_seconds,
     sequence_findings,
@@ -470,15 +471,17 @@ def _sequences(state: _State) -> None:
 
 
 def _slowed(state: _State, steps: list[tuple[float, Record]], may_be_clock: bool) -> None:
-    """Add a slowdown when one stream's step times slowed (two slow steps in a row, a drift, or
-    a shift that stays); a named figure that only adds up is an elapsed clock, no step time
-    (`Time 36133.8s` at epoch 30)."""
+    """Add a slowdown when one stream's step times slowed (two slow steps in a row, a drift, a
+    shift that stays, or a before and an after far apart); a named figure that only adds up is
+    an elapsed clock, no step time (`Time 36133.8s` at epoch 30)."""
     times = [seconds for seconds, _ in steps]
     if may_be_clock and elapsed_clock(times):
         return
     slow = step_time_slowdown(times)
     slow = step_time_drift(times) if slow is None else slow
     slow = step_time_shift(times) if slow is None else slow
+    if slow is None and before_and_after(times, [step_counter(rec.body) for _, rec in steps]):
+        slow = 1
     if slow is not None:
         state.add("training.step_slowdown", SLOWDOWN, None, steps[slow][1], 0.3)
 

@@ -90,7 +90,7 @@ _NOT_SHAPE = re.compile(
 _COUNTER = re.compile(
     # (not a date: `[05/12 10:11:12]`, `[2024/02/21 ...`)
     r"\|\s*(\d+)/\d+ \[|\[\s*(\d+)\s*/\s*\d+(?![/-]\d|\d|\s+\d{1,2}:\d\d)"
-    r"|\b(?:iter(?:ation)?|step|global_step|num_updates)\b\W{0,3}(\d+)"
+    r"|\b(?:iter(?:ation)?|_?step|global_step|num_updates|batch)\b\W{0,3}(\d+)"
     r"|\bIter #(\d+)|:\s+(\d+)\s*/\s*\d+\b|^\s*(\d+)\s+images/sec",
     re.IGNORECASE,
 )

@@ -189,6 +189,9 @@ SHIFT_STEADY = 1.25
 """Steps before a shift agree within this ratio (a baseline, not a warm-up or jitter)."""
 SHIFT_ONE_BEFORE_RATIO = 2.0
 """With one step before, two steps after must take twice its time."""
+TWO_READINGS_RATIO = 2.0
+"""Of two readings only (a before and an after pasted), the second must take this many times
+the first."""
 
 
 def step_time_shift(seconds: Sequence[float]) -> int | None:
@@ -209,6 +212,19 @@ def step_time_shift(seconds: Sequence[float]) -> int | None:
         if all(t >= ratio * max(before) for t in after):
             return i
     return None
+
+
+def before_and_after(seconds: Sequence[float], counters: Sequence[int | None]) -> bool:
+    """Whether two readings only are a before and an after: steps far apart (their counts
+    differ by more than one: a person skipped the lines between; consecutive reports of a bar
+    or a download are no before and after) and the second at ``TWO_READINGS_RATIO`` times
+    the first."""
+    if len(seconds) != 2 or len(counters) != 2:
+        return False
+    first, last = counters
+    if first is None or last is None:
+        return False
+    return last - first > 1 and 0 < TWO_READINGS_RATIO * seconds[0] <= seconds[1]
 
 
 def elapsed_clock(seconds: Sequence[float]) -> bool:

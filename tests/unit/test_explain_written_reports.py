@@ -38,7 +38,6 @@ KNOWN_LIMITS = {
     "r17-103": f"{_SETUPS}: Windows against Ubuntu",
     "r17-108": "two quoted MXNet lines split by an ellipsis: one figure a sentence",
     "r17-118": f"{_SETUPS}: two nodes against one, in Spanish",
-    "r18-007": "two tqdm bars a line apart: too short a stream to call a trend",
     "r18-019": "members given as a range (`rank 0-6: 412ms/step, rank 7: 655ms/step`)",
     "r18-041": "`step_time_ms=` key-value lines: the generic step stream reads `step_time` only",
     "r18-046": f"{_SETUPS}: Slurm against Kubernetes",
