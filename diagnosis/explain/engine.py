@@ -442,7 +442,7 @@ def _mcelog_block(state: _State, rec: Record) -> bool:
 
 def _sequences(state: _State) -> None:
     """Add the spike and slowdown findings of every iteration stream, generic step-time stream
-    and per-device rate group."""
+    and per-device rate group, and of every table over time."""
     for stream in state.streams.values():
         iterations = [it for it, _ in stream]
         for position, verdict, rule_id in sequence_findings(iterations):
@@ -450,6 +450,8 @@ def _sequences(state: _State) -> None:
             state.add(rule_id, verdict, None, rec, verdict.confidence)
     for n, column in enumerate(state.tables.groups()):
         state.peers[f"table {n}"] = column
+    for sequence in state.tables.sequences():  # a table over time: an epoch's time a row
+        _slowed(state, sequence, may_be_clock=True)
     for n, (least, members) in enumerate(state.listings.groups()):
         state.peers[f"{LINE_GROUP if least < MIN_PEERS else ''}listing {n}"] = members
     for key, group in state.peers.items():

@@ -119,6 +119,62 @@ def are_members(labels: list[str], first_header: str, least: int = MIN_PEERS) ->
     return numbers == list(range(numbers[0], numbers[0] + len(numbers)))
 
 
+_TIME_AXIS = re.compile(r"(?:epoch|ep|step|iter(?:ation)?|it)\.?", re.IGNORECASE)
+_TIME_LABEL = re.compile(r"(?:epoch|ep|step|iter(?:ation)?)\s*#?(\d+)", re.IGNORECASE)
+_POINT_IN_TIME = re.compile(
+    r"\b(?:eta|remaining|left|start\w*|end\w*|finish\w*|at|timestamp|date|clock|wall)\b",
+    re.IGNORECASE,
+)
+_CLOCK = re.compile(r"(?:(\d+):)?(\d{1,2}):(\d\d)(?:\.\d+)?")
+
+
+def _over_time(labels: list[str], first_header: str) -> bool:
+    """Return whether the rows are points in time: epochs or steps in increasing order (bare
+    numbers under an ``epoch`` or ``step`` header, or ``epoch 3`` labels)."""
+    if _TIME_AXIS.fullmatch(first_header.strip()) and all(x.isdigit() for x in labels):
+        numbers = [int(x) for x in labels]
+    else:
+        found = [_TIME_LABEL.fullmatch(x.strip()) for x in labels]
+        if not all(found):
+            return False
+        numbers = [int(m[1]) for m in found if m]
+    rising = all(a < b for a, b in zip(numbers, numbers[1:], strict=False))
+    return len(numbers) >= MIN_SEQUENCE and rising
+
+
+MIN_SEQUENCE = 3
+"""Rows a table over time needs for its time columns to be read."""
+
+
+def _seconds(cell: str) -> float | None:
+    """Return a cell's figure, or a clock's seconds (``01:12``, ``0:41:12``)."""
+    clock = _CLOCK.fullmatch(cell.strip())
+    if clock is None:
+        return _figure(cell)
+    hours, minutes, seconds = clock.groups()
+    return int(hours or 0) * 3600 + int(minutes) * 60 + int(seconds)
+
+
+def _time_columns(
+    header: list[str], rows: list[tuple[list[str], T]]
+) -> Iterator[list[tuple[float, T]]]:
+    """Yield each column of a table over time that names a time (or a rate, read as its
+    inverse) or holds clocks, as (seconds, item) in row order."""
+    for col in range(1, len(header)):
+        clocks = all(col < len(row) and _CLOCK.fullmatch(row[col].strip()) for row, _ in rows)
+        if clocks and _POINT_IN_TIME.search(header[col]):
+            continue  # a time of day or a time left, not a duration
+        kind = "time" if clocks else quantity_of(header[col])
+        read = [_seconds(row[col]) if col < len(row) else None for row, _ in rows]
+        if kind is None or any(v is None or v <= 0 for v in read):
+            continue
+        yield [
+            (v if kind == "time" else 1 / v, item)
+            for v, (_, item) in zip(read, rows, strict=True)
+            if v is not None
+        ]
+
+
 def _explained_by_sibling(rates: list[float], others: list[list[float | None]]) -> bool:
     """Return whether the slowest row is as low in another column of figures (its GPU count,
     its batch) as in this one, against each column's median."""
@@ -147,6 +203,7 @@ class TableReader(Generic[T]):
     _caption: str = ""
     _rows: list[tuple[list[str], T]] = field(default_factory=list)
     _done: list[list[tuple[str, float, T]]] = field(default_factory=list)
+    _sequences: list[list[tuple[float, T]]] = field(default_factory=list)
 
     def feed(self, body: str, item: T) -> None:
         """Read one line (`item` is what a finding will point at)."""
@@ -157,28 +214,36 @@ class TableReader(Generic[T]):
             if self._rows and len(row) != len(self._rows[0][0]):
                 self._close()
             if not self._rows:
-                self._start(len(row))
+                self._start(row)
             if self._header is not None:
                 self._rows.append((row, item))
                 return
         self._close()
         self._before = [*self._before[-1:], body]
 
-    def _start(self, width: int) -> None:
-        """Take the header (the line before the rows, as many cells) and the caption."""
+    def _start(self, row: list[str]) -> None:
+        """Take the header (the line before the rows, as many cells) and the caption; rows of
+        an epoch and one figure (``epoch 3  1:27:33``) need none: the line before names it."""
         self._header = None
         if self._before:
             head = cells(self._before[-1])
-            if len(head) == width and all(_figure(c) is None for c in head):
+            if len(head) == len(row) and all(_figure(c) is None for c in head):
                 self._header = head
                 self._caption = self._before[0] if len(self._before) > 1 else ""
+                return
+        if len(row) == 2 and _TIME_LABEL.fullmatch(row[0].strip()):
+            self._header = ["", self._before[-1] if self._before else ""]
+            self._caption = ""
 
     def _close(self) -> None:
         header, rows = self._header, self._rows
         self._header, self._rows = None, []
-        if header is None or len(rows) < MIN_PEERS:
+        if header is None or len(rows) < min(MIN_PEERS, MIN_SEQUENCE):
             return
         labels = [row[0] for row, _ in rows]
+        if _over_time(labels, header[0]):
+            self._sequences.extend(_time_columns(header, rows))
+            return
         if not are_members(labels, header[0]):
             return
         columns = {
@@ -201,6 +266,13 @@ class TableReader(Generic[T]):
             self._done.append(
                 [(label, r, item) for label, r, (_, item) in zip(labels, rates, rows, strict=True)]
             )
+
+    def sequences(self) -> Iterator[list[tuple[float, T]]]:
+        """Yield each time column of the tables over time read so far, as (seconds, item) in
+        row order (a rate as its inverse; the current table ends here)."""
+        self._close()
+        yield from self._sequences
+        self._sequences = []
 
     def groups(self) -> Iterator[list[tuple[str, float, T]]]:
         """Yield each column group of the tables read so far (the current one ends here)."""
