@@ -82,6 +82,7 @@ from diagnosis.explain.training import (
     elapsed_clock,
     parse_step_seconds,
     sequence_findings,
+    step_time_climb,
     step_time_drift,
     step_time_shift,
     step_time_slowdown,
@@ -318,7 +319,9 @@ def _unclassified(state: _State, rec: Record) -> None:
 
 
 _WORK = "work:"
-"""The prefix of a stream of work_figures (a name that may be an elapsed clock)."""
+"""The prefix of a stream of work_figures' times (a name that may be an elapsed clock)."""
+_WORK_RATE = "work-rate:"
+"""The prefix of a stream of work_figures' rates (read as their inverse: never a clock)."""
 
 
 def _member(rec: Record) -> str | None:
@@ -341,7 +344,7 @@ def _work(state: _State, rec: Record) -> None:
         return
     member = _member(rec)
     for figure in figures:
-        shape = progress_stream(rec.body, _WORK + figure.field)
+        shape = progress_stream(rec.body, (_WORK_RATE if figure.rate else _WORK) + figure.field)
         _progress(state, rec, f"{shape} | {member}", figure.seconds)
         _peer(state, shape, member, figure.seconds, rec)
 
@@ -474,8 +477,8 @@ def _sequences(state: _State) -> None:
 
 def _slowed(state: _State, steps: list[tuple[float, Record]], may_be_clock: bool) -> None:
     """Add a slowdown when one stream's step times slowed (two slow steps in a row, a drift, a
-    shift that stays, or a before and an after far apart); a named figure that only adds up is
-    an elapsed clock, no step time (`Time 36133.8s` at epoch 30)."""
+    shift that stays, a before and an after far apart, or a climb); a named time that only adds
+    up is an elapsed clock, no step time (`Time 36133.8s` at epoch 30)."""
     times = [seconds for seconds, _ in steps]
     if may_be_clock and elapsed_clock(times):
         return
@@ -484,6 +487,7 @@ def _slowed(state: _State, steps: list[tuple[float, Record]], may_be_clock: bool
     slow = step_time_shift(times) if slow is None else slow
     if slow is None and before_and_after(times, [step_counter(rec.body) for _, rec in steps]):
         slow = 1
+    slow = step_time_climb(times, may_be_clock) if slow is None else slow
     if slow is not None:
         state.add("training.step_slowdown", SLOWDOWN, None, steps[slow][1], 0.3)
 

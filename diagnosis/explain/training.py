@@ -214,6 +214,25 @@ def step_time_shift(seconds: Sequence[float]) -> int | None:
     return None
 
 
+CLIMB_RATIO = 2.0
+"""Readings that each take longer than the one before must end at this many times the first."""
+
+
+def step_time_climb(seconds: Sequence[float], may_be_clock: bool) -> int | None:
+    """Return the position of the last reading when every reading takes longer than the one
+    before and the last takes ``CLIMB_RATIO`` times the first (three readings or more: a
+    decline with no steady start, `0.61 s, 0.67 s, 1.48 s`), or None; readings that may be an
+    elapsed clock must not climb by steady amounts (increments within 2x of each other)."""
+    if len(seconds) < 3 or seconds[0] <= 0:
+        return None
+    steps = [b - a for a, b in zip(seconds, seconds[1:], strict=False)]
+    if min(steps) <= 0 or seconds[-1] < CLIMB_RATIO * seconds[0]:
+        return None
+    if may_be_clock and max(steps) <= 2 * min(steps):
+        return None
+    return len(seconds) - 1
+
+
 def before_and_after(seconds: Sequence[float], counters: Sequence[int | None]) -> bool:
     """Whether two readings only are a before and an after: steps far apart (their counts
     differ by more than one: a person skipped the lines between; consecutive reports of a bar

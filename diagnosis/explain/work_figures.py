@@ -61,6 +61,7 @@ class WorkFigure(NamedTuple):
 
     field: str
     seconds: float
+    rate: bool = False  # read from a rate (its inverse): never an elapsed clock
 
 
 def _number(text: str) -> float:
@@ -73,6 +74,7 @@ def work_figures(body: str) -> list[WorkFigure]:
     if not any(word in low for word in _WORDS):
         return []
     found: dict[str, float] = {}
+    rates: set[str] = set()
     for m in _NAMED.finditer(body):
         value = _number(m["num"])
         if value <= 0:
@@ -85,6 +87,7 @@ def work_figures(body: str) -> list[WorkFigure]:
             found.setdefault(m["time"].lower(), value * scale)
         else:
             found.setdefault(m["rate"].lower(), 1 / value)
+            rates.add(m["rate"].lower())
     for m in _UNIT.finditer(body):
         if m["per"] is not None:
             value = _number(m["num"])
@@ -93,7 +96,8 @@ def work_figures(body: str) -> list[WorkFigure]:
                 found.setdefault(m["per"].lower(), value * scale)
         elif _number(m["rnum"]) > 0:
             found.setdefault(m["rate"].lower(), 1 / _number(m["rnum"]))
-    return [WorkFigure(name, seconds) for name, seconds in found.items()]
+            rates.add(m["rate"].lower())
+    return [WorkFigure(name, seconds, name in rates) for name, seconds in found.items()]
 
 
 _MEMBER = re.compile(

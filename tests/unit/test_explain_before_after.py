@@ -1,12 +1,13 @@
-"""Two readings only, a before and an after a person pasted (training.before_and_after): a
-slowdown when the steps are far apart and the second takes twice the first; consecutive
-reports, a smaller change or a speed-up stay silent."""
+"""Short streams: two readings only, a before and an after a person pasted
+(training.before_and_after), a slowdown when the steps are far apart and the second takes twice
+the first (consecutive reports, a smaller change or a speed-up stay silent); and readings that
+each take longer than the one before (training.step_time_climb)."""
 
 from __future__ import annotations
 
 import pytest
 
-from diagnosis.explain.training import before_and_after
+from diagnosis.explain.training import before_and_after, step_time_climb
 from tests.explain_helpers import alarms
 
 
@@ -39,3 +40,21 @@ def test_readings_without_step_counts_are_no_before_and_after() -> None:
     assert not before_and_after([1.0, 3.0], [None, 800])
     assert not before_and_after([1.0, 3.0, 3.1], [1, 800, 900])
     assert before_and_after([1.0, 3.0], [1, 800])
+
+
+@pytest.mark.parametrize(
+    "times,clock,position",
+    [
+        ([0.612, 0.668, 1.482], False, 2),  # mmdet's last line: no steady start
+        ([3.2, 4.98, 7.04], False, 2),  # a rate falling by steady amounts (read inverted)
+        ([0.45, 0.49, 0.97, 1.2], True, 3),  # a named time climbing unevenly
+        ([100.0, 200.0, 300.0], True, None),  # an elapsed clock: steady amounts
+        ([0.6, 0.7, 1.1], False, None),  # under twice the first
+        ([0.6, 1.3, 1.2, 1.4], False, None),  # not every reading longer than the one before
+        ([0.6, 1.3], False, None),  # two readings: training.before_and_after decides
+    ],
+)
+def test_a_climb_to_twice_the_first_reading_is_a_slowdown(
+    times: list[float], clock: bool, position: int | None
+) -> None:
+    assert step_time_climb(times, clock) == position
