@@ -137,14 +137,18 @@ def progress_stream(body: str, field: str) -> str:
     return field + ":" + " ".join(sorted(set(_WORD.findall(_NOT_SHAPE.sub(" ", body)))))
 
 
-_EPOCH = re.compile(r"\b(?:epoch|ep)(?:\(train\))?\s*[:=]?\s*\[?\s*(\d+)\b", re.IGNORECASE)
+_EPOCH = re.compile(
+    r"\b(?:epoch|ep)(?:\(train\))?\s*[:=]?\s*\[?\s*(\d+)\b"
+    r"|^\s*Train:\s*(\d+)\s+\[",  # timm's `Train: 12 [ 900/1251 ( 72%)]`
+    re.IGNORECASE,
+)
 
 
 def epoch_of(body: str) -> int | None:
     """Return the epoch a progress line names (`Epoch 3:`, `Epoch: [5][400/5005]`,
-    `Epoch(train)  [62][...]`, `[ep 3]`), or None."""
+    `Epoch(train)  [62][...]`, `[ep 3]`, timm's `Train: 12 [`), or None."""
     m = _EPOCH.search(body)
-    return int(m[1]) if m else None
+    return int(m[1] or m[2]) if m else None
 
 
 def step_counter(body: str) -> int | None:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import pytest
 
-from diagnosis.explain.progress import step_seconds
+from diagnosis.explain.progress import epoch_of, step_seconds
 from diagnosis.model import Category
 from tests.explain_helpers import alarms, first
 
@@ -201,3 +201,26 @@ def test_a_slowdown_that_pushes_the_eta_past_a_day_is_one_stream() -> None:
 )
 def test_other_versions_and_json_lines_are_read(line: str) -> None:
     assert step_seconds(line) is not None, line
+
+
+@pytest.mark.parametrize(
+    ("line", "epoch"),
+    [
+        ("Epoch 3: 100%|##########| 469/469 [02:04<00:00,  3.77it/s]", 3),
+        ("Epoch(train)  [62][1750/2693]  lr: 8.12e-04  time: 1.2069", 62),
+        ("Train: 12 [ 900/1251 ( 72%)]  Loss: 3.211 (3.25)  Time: 0.330s, 6205.50/s", 12),
+        ("[ep 3][it 4200/9000] 0.93s/it", 3),
+        ("Test: [ 100/391]  Time: 0.120 (0.130)  Loss: 0.812", None),
+    ],
+)
+def test_the_epoch_a_progress_line_names(line: str, epoch: int | None) -> None:
+    assert epoch_of(line) == epoch
+
+
+def test_timm_s_lines_at_one_batch_of_later_epochs_are_one_stream() -> None:
+    lines = [
+        f"Train: {e} [ 900/1251 ( 72%)]  Loss: 3.2 (3.2)  Time: {t:.3f}s, {256 / t:.2f}/s  "
+        f"(0.331s, 6187.12/s)  LR: 9.8e-04  Data: 0.011 (0.013)"
+        for e, t in ((12, 0.330), (13, 0.822), (14, 0.819))
+    ]
+    assert "training.step_slowdown" in alarms("\n".join(lines))
