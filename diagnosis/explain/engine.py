@@ -169,7 +169,7 @@ class _State:
     rate_tables: int = 0  # tables seen: each is its own peer group
     tables: TableReader[Record] = field(default_factory=TableReader)  # members' figures
     listings: ListingReader[Record] = field(default_factory=ListingReader)  # members' figures
-    minmax_calm: int = 0  # Megatron straggler-detector intervals that named no straggler
+    minmax_calm: int = -1  # the last Megatron straggler-detector interval that named none
     alert_resolved: bool = False  # a line is an alert's resolved header (ALERT_RESOLVED)
     resumed_at: int = -1  # the last line that says the job moved on (rules_stalled.RESUMED)
 
@@ -292,7 +292,8 @@ def _unclassified(state: _State, rec: Record) -> None:
     if not state.crash_said and _maybe_crash(rec.body):
         state.crash_said = CRASH_WORDS.search(rec.body) is not None
     state.diag_fail = state.diag_fail or _DIAG_FAIL.search(rec.body) is not None
-    state.minmax_calm += MINMAX_MARK in rec.body  # a detector's interval without a straggler
+    if MINMAX_MARK in rec.body:  # a detector's interval without a straggler
+        state.minmax_calm = rec.line_no
     peer = rate_of(rec.body)
     if peer is not None:
         shape, device, rate = peer
@@ -525,12 +526,12 @@ def _confirm(state: _State) -> None:
         or key[0].startswith("stalled.")
         and cand.index < state.resumed_at
     ]
-    # a detector's spread in one interval that its other intervals do not repeat: a warm-up or
-    # a checkpoint, not a straggler
+    # a detector's spread in one interval that calm intervals follow: a warm-up or a
+    # checkpoint, not a straggler (a spread in the last interval may be one starting)
     cleared += [
         key
         for key, cand in state.found.items()
-        if key[0] == MINMAX_RULE and cand.seen == 1 and state.minmax_calm
+        if key[0] == MINMAX_RULE and cand.seen == 1 and state.minmax_calm > cand.index
     ]
     for key in cleared:
         del state.found[key]

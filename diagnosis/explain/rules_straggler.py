@@ -183,8 +183,8 @@ def _slowest_times(m: re.Match[str]) -> Verdict | None:
 
 MINMAX_RULE = "straggler.megatron_minmax"
 MINMAX_MARK = "MnRtt/Rnk:"
-"""The detector's report line: the engine counts those that named no straggler, and a spread
-said once among calm intervals (a warm-up, a checkpoint) is dropped."""
+"""The detector's report line: the engine notes the last that named no straggler, and a spread
+said once that calm intervals follow (a warm-up, a checkpoint) is dropped."""
 
 
 def _minmax(m: re.Match[str]) -> Verdict | None:

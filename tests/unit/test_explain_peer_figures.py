@@ -63,3 +63,19 @@ def test_a_column_padded_for_a_wider_step_count_is_the_same_stream() -> None:
     wide = step_rate_of("INFO:root:Epoch[47] Batch [4800] Speed: 328.83 samples/sec")
     assert narrow is not None and wide is not None
     assert narrow.shape == wide.shape
+
+
+def _detector(slowest_ms: list[float]) -> str:
+    return "\n".join(
+        f" 0: INFO:megatron.core.utils:[2024-09-18 0{n}:41:07] | MnRtt/Rnk: 3451.12ms/8 | "
+        f"MxRtt/Rnk: {ms:.2f}ms/37 | MnEtpt/Rnk: 172.86TF/37 | MxEtpt/Rnk: 297.40TF/8"
+        for n, ms in enumerate(slowest_ms)
+    )
+
+
+def test_megatron_s_detector_spread_in_its_last_interval_is_a_straggler() -> None:
+    found = first(_detector([3466.4, 3466.1, 5912.6]))
+    assert found is not None and found[:2] == (Category.STRAGGLER, "straggler.megatron_minmax")
+    # calm intervals after it: a warm-up or a checkpoint
+    assert alarms(_detector([5912.6, 3466.4, 3466.1])) == []
+    assert alarms(_detector([3466.4, 5912.6, 3466.1])) == []
