@@ -164,6 +164,27 @@ def flood(lines: int = 200_000) -> dict[str, Any]:
     }
 
 
+def training_log(lines: int = 100_000) -> dict[str, Any]:
+    """Time `explain` over a training log of dated step lines with no step time and no fault
+    (every line passes the unclassified readers: figures, tables, listings, clocked steps)."""
+    start = datetime(2024, 5, 3, 10, tzinfo=UTC)
+    text = "\n".join(
+        f"{(start + timedelta(seconds=i)).isoformat(sep=' ')[:19]} INFO trainer.py:88 - step "
+        f"{i}: loss={2.5 - i / lines:.4f} lr=1.0e-04 grad_norm={0.5 + (i % 7) / 10:.3f} "
+        f"gpu mem: {40_000 + i % 900} MiB"
+        for i in range(lines)
+    )
+    started = time.perf_counter()
+    findings = explain(text)
+    elapsed = time.perf_counter() - started
+    return {
+        "lines": lines,
+        "findings": len(findings),
+        "seconds": round(elapsed, 3),
+        "lines_per_s": round(lines / elapsed),
+    }
+
+
 HOSTILE = {
     "label, 4,000 blanks, a word": "Reason" + " " * 4000 + "None",
     "label, 4,000 tabs, a word": "a" + "\t" * 4000 + "x",
@@ -221,6 +242,7 @@ def run(records: list[Record]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         "eval": score([r for r in rows if r["split"] == "eval"]),
         "all": score(rows),
         "flood": flood(),
+        "training_log": training_log(),
         "hostile_lines_s": hostile(),
     }
     return result, rows

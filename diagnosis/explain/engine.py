@@ -52,6 +52,8 @@ from diagnosis.explain.peers import (
 )
 from diagnosis.explain.progress import (
     RUN_START,
+    clock_of,
+    clocked_steps,
     epoch_of,
     progress_stream,
     step_counter,
@@ -109,6 +111,8 @@ SLOW_DEVICE = Verdict(
 )
 """One device's rate far below its peers' in a per-device report (diagnosis/explain/peers.py)."""
 _FABRIC_HEADER = re.compile(r"^\s*Fabric\s*$")
+_FIGURES = re.compile(r"\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+"""A line's figures, blanked for its shape (the lines of one stream differ only in them)."""
 _DIAG_FAIL = re.compile(r'"status"\s*:\s*"Fail"')
 _EXPLAINED_BY = {
     **rules_scheduler.EXPLAINED_BY,
@@ -152,6 +156,8 @@ class _State:
         default_factory=dict
     )
     peers: dict[str, list[tuple[str, float, Record]]] = field(default_factory=dict)
+    # per stream, the (printed at, step, record) of step lines without a step time
+    clocked: dict[tuple[object, ...], list[tuple[float, int, Record]]] = field(default_factory=dict)
     memo: dict[tuple[str, bool], tuple[Hit, float] | None] = field(default_factory=dict)
     in_traceback: set[tuple[str | None, int | None, int | None]] = field(default_factory=set)
     smi_pci: str | None = None
@@ -308,8 +314,8 @@ def _unclassified(state: _State, rec: Record) -> None:
         _progress(state, rec, progress_stream(rec.body, figure.field), figure.seconds)
     elif at_step is not None and at_step.rate > 0:
         _progress(state, rec, "rate:" + at_step.shape, 1 / at_step.rate)
-    elif peer is None and not listed:
-        _work(state, rec)
+    elif peer is None and not listed and not _work(state, rec):
+        _clocked(state, rec)
     _rate_table(state, rec)
     state.tables.feed(rec.body, rec)
     state.listings.feed(rec.body, rec)
@@ -337,17 +343,29 @@ def _member(rec: Record) -> str | None:
     return member_of(rec.raw) or rec.host
 
 
-def _work(state: _State, rec: Record) -> None:
+def _work(state: _State, rec: Record) -> bool:
     """Feed a line's named figures of work (work_figures) to the progress stream of its shape
-    and member, and a member's to the peer group of its shape (one member behind the rest)."""
+    and member, and a member's to the peer group of its shape (one member behind the rest);
+    return whether it had any."""
     figures = work_figures(rec.body)
     if not figures:
-        return
+        return False
     member = _member(rec)
     for figure in figures:
         shape = progress_stream(rec.body, (_WORK_RATE if figure.rate else _WORK) + figure.field)
         _progress(state, rec, f"{shape} | {member}", figure.seconds)
         _peer(state, shape, member, figure.seconds, rec)
+    return True
+
+
+def _clocked(state: _State, rec: Record) -> None:
+    """Note a line that names its step and starts with the time it was printed, but gives no
+    step time (`2024-05-03 10:20:20 step 3000`): the intervals tell it (progress.clocked_steps)."""
+    clock = clock_of(rec.raw)
+    counter = step_counter(rec.body) if clock is not None else None
+    if clock is not None and counter is not None:
+        key = (state.node or rec.host, rec.rank, rec.local_rank, _FIGURES.sub("#", rec.body))
+        state.clocked.setdefault(key, []).append((clock, counter, rec))
 
 
 def _peer(state: _State, shape: str, member: str | None, seconds: float, rec: Record) -> None:
@@ -456,6 +474,9 @@ def _sequences(state: _State) -> None:
         state.peers[f"table {n}"] = column
     for sequence in state.tables.sequences():  # a table over time: an epoch's time a row
         _slowed(state, sequence, may_be_clock=True)
+    for marks in state.clocked.values():  # step lines with only the time they were printed
+        for run in clocked_steps(marks):
+            _slowed(state, run, may_be_clock=False)
     for n, (least, members) in enumerate(state.listings.groups()):
         state.peers[f"{LINE_GROUP if least < MIN_PEERS else ''}listing {n}"] = members
     for key, group in state.peers.items():
@@ -486,7 +507,8 @@ def _slowed(state: _State, steps: list[tuple[float, Record]], may_be_clock: bool
     slow = step_time_slowdown(times)
     slow = step_time_drift(times) if slow is None else slow
     slow = step_time_shift(times) if slow is None else slow
-    if slow is None and before_and_after(times, [step_counter(rec.body) for _, rec in steps]):
+    two = len(steps) == 2  # (the counters are read only for two readings)
+    if slow is None and two and before_and_after(times, [step_counter(r.body) for _, r in steps]):
         slow = 1
     slow = step_time_climb(times, may_be_clock) if slow is None else slow
     if slow is not None:

@@ -26,7 +26,11 @@ run, a resumed one).
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from collections.abc import Sequence
+from datetime import date
+from typing import NamedTuple, TypeVar
+
+T = TypeVar("T")
 
 _NUM = r"\d+(?:\.\d+)?"
 _Q = r"\"?"  # a JSON key's or value's quote
@@ -163,3 +167,43 @@ def step_counter(body: str) -> int | None:
 RUN_START = re.compile(r"^\s*(?:Epoch 1/\d+|Model:\s+\S+|Step\s+Img/sec\b)", re.IGNORECASE)
 """A line that starts a new run in the same text (a second Keras ``fit``, a benchmark's next
 model): the progress streams before it are not its history."""
+
+
+# a date and time the logger put first: `2024-05-03 10:00:01`, `[2024-05-03T10:00:01.123Z]`,
+# `2024/05/03 10:00:01,123`
+_CLOCK = re.compile(r"^\s*\[?(\d{4})[-/](\d\d)[-/](\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,6}))?")
+
+
+def clock_of(raw: str) -> float | None:
+    """Return the seconds of the date and time a raw line starts with (counted from year 1, no
+    time zone: only their differences are used), or None."""
+    m = _CLOCK.match(raw)
+    if m is None:
+        return None
+    year, month, day, hour, minute, second = (int(g) for g in m.groups()[:6])
+    try:
+        days = date(year, month, day).toordinal()
+    except ValueError:
+        return None  # no date (`2024-13-45`)
+    if hour > 23 or minute > 59 or second > 60:
+        return None
+    fraction = float("0." + m[7]) if m[7] else 0.0
+    return days * 86400 + hour * 3600 + minute * 60 + second + fraction
+
+
+MIN_CLOCKED = 3
+"""Intervals between clocked step lines a run needs before its step times are read."""
+
+
+def clocked_steps(marks: Sequence[tuple[float, int, T]]) -> list[list[tuple[float, T]]]:
+    """Return, per run, the step times that lines printing only their step and the time they
+    were printed give: each interval's seconds over its steps, with the later line's item (a
+    count that goes back starts a new run; a run of fewer than MIN_CLOCKED intervals is left
+    out)."""
+    runs: list[list[tuple[float, T]]] = [[]]
+    for (t0, c0, _), (t1, c1, item) in zip(marks, marks[1:], strict=False):
+        if c1 <= c0 or t1 < t0:
+            runs.append([])  # a new run, a resumed one, or another worker's line
+            continue
+        runs[-1].append(((t1 - t0) / (c1 - c0), item))
+    return [run for run in runs if len(run) >= MIN_CLOCKED]

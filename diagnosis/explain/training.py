@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from itertools import accumulate
 
 from diagnosis.catalog import Verdict
 from diagnosis.explain.rules import verdict
@@ -200,17 +201,19 @@ def step_time_shift(seconds: Sequence[float]) -> int | None:
     within ``SHIFT_STEADY`` (two steady steps then two slow ones, one step then three slow
     ones, or one step then two at ``SHIFT_ONE_BEFORE_RATIO`` times it: what a person pastes
     from before and after a slowdown)."""
+    if len(seconds) < 3:
+        return None
+    # (one pass: the fastest step from each position on, and the range of the steps before)
+    fastest_from = list(accumulate(reversed(seconds), min))[::-1]
+    low = high = seconds[0]
     for i in range(1, len(seconds) - 1):
-        before = seconds[:i]
-        if min(before) <= 0 or max(before) > SHIFT_STEADY * min(before):
+        if low <= 0 or high > SHIFT_STEADY * low:
             return None  # the steps before do not agree: no baseline
-        after = seconds[i:]
-        if len(after) < 2:
-            return None
         # one step before: three slow ones after it, or two at twice its time
-        ratio = GENERIC_SLOW_RATIO if i > 1 or len(after) >= 3 else SHIFT_ONE_BEFORE_RATIO
-        if all(t >= ratio * max(before) for t in after):
+        ratio = GENERIC_SLOW_RATIO if i > 1 or len(seconds) - i >= 3 else SHIFT_ONE_BEFORE_RATIO
+        if fastest_from[i] >= ratio * high:
             return i
+        low, high = min(low, seconds[i]), max(high, seconds[i])
     return None
 
 

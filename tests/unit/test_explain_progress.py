@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import pytest
 
-from diagnosis.explain.progress import epoch_of, step_seconds
+from diagnosis.explain.progress import clock_of, clocked_steps, epoch_of, step_seconds
 from diagnosis.model import Category
 from tests.explain_helpers import alarms, first
 
@@ -224,3 +224,41 @@ def test_timm_s_lines_at_one_batch_of_later_epochs_are_one_stream() -> None:
         for e, t in ((12, 0.330), (13, 0.822), (14, 0.819))
     ]
     assert "training.step_slowdown" in alarms("\n".join(lines))
+
+
+@pytest.mark.parametrize(
+    ("raw", "seconds"),
+    [
+        ("2024-05-03 10:00:01 step 1000", 0.0),
+        ("[2024-05-03T10:00:02.500Z] INFO step 1000", 1.5),
+        ("2024/05/03 10:01:01,250 - step 1000", 60.25),
+        ("2024-05-04 10:00:01 step 1000", 86400.0),
+    ],
+)
+def test_the_time_a_line_was_printed(raw: str, seconds: float) -> None:
+    start = clock_of("2024-05-03 10:00:01")
+    at = clock_of(raw)
+    assert start is not None and at is not None
+    assert at - start == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize("raw", ["2024-13-45 10:00:01 step 1", "step 1 at 2024-05-03 10:00:01"])
+def test_no_date_or_a_date_inside_the_line_is_no_clock(raw: str) -> None:
+    assert clock_of(raw) is None
+
+
+def test_clocked_step_lines_give_each_interval_s_seconds_per_step() -> None:
+    marks = [(0.0, 1000, "a"), (600.0, 2000, "b"), (1200.0, 3000, "c"), (2700.0, 4000, "d")]
+    assert clocked_steps(marks) == [[(0.6, "b"), (0.6, "c"), (1.5, "d")]]
+    # a count that goes back starts a new run; a run of two intervals is too short
+    again = [*marks, (2800.0, 1000, "e"), (2900.0, 2000, "f"), (3000.0, 3000, "g")]
+    assert clocked_steps(again) == [[(0.6, "b"), (0.6, "c"), (1.5, "d")]]
+
+
+def test_step_lines_whose_intervals_grow_and_stay_are_a_slowdown() -> None:
+    stamps = ["10:00:01", "10:10:12", "10:20:20", "10:45:52", "11:11:31", "11:37:09"]
+    text = "\n".join(f"2024-05-03 {t} step {1000 * (n + 1)}" for n, t in enumerate(stamps))
+    assert "training.step_slowdown" in alarms(text)
+    steady = ["10:00:01", "10:10:12", "10:20:20", "10:30:31", "10:40:39", "10:50:50"]
+    text = "\n".join(f"2024-05-03 {t} step {1000 * (n + 1)}" for n, t in enumerate(steady))
+    assert alarms(text) == []

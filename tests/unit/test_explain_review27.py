@@ -7,8 +7,9 @@ stays, the epochs a step count goes back in), 103/140 (the listings of members' 
 diagnosis/explain/listings.py), 105/140 (a before and an after far apart:
 training.before_and_after), 107/140 (tables over time, an epoch's time a row:
 tables.TableReader.sequences), 110/140 (a climb: training.step_time_climb), 111/140 (timm's
-epoch, `Train: 12 [`) and 112/140 (Megatron's detector: a spread in its last interval). What is
-still missed, and the healthy texts still read as a slowdown, are listed by their reason.
+epoch, `Train: 12 [`) 112/140 (Megatron's detector: a spread in its last interval) and 113/140
+(dated step lines without a step time: progress.clocked_steps). What is still missed, and the
+healthy texts still read as a slowdown, are listed by their reason.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ _LIMITS_BY_REASON = {
         "r27-035",
         "r27-111",
     ),
-    "timestamps only: the interval must be computed": ("r27-103", "r27-125"),
+    "timestamps only, as a CSV of wall time in seconds (TensorBoard's export)": ("r27-103",),
     "formats of their own (`t=0.93|0.31|0.58`, Composer's `throughput/batches_per_sec`, "
     "DeepSpeed's wall-clock breakdown, ESPnet's forward_time beside its iter_time), or the "
     "whole job slowed told in prose after steady lines": (
