@@ -100,6 +100,11 @@ _MEMO_LIMIT = 65_536
 _SEVERITY_ORDER = {Severity.CRITICAL: 0, Severity.ERROR: 1, Severity.WARNING: 2, Severity.INFO: 3}
 _TB_HEADER = re.compile(r"^\s*Traceback \(most recent call last\):")
 _FRAME = re.compile(r'^\s*(?:File "[^"]*", line \d+|line \d+, in \S+|frame #\d+: )')
+# an exception line, indented as a pasted traceback's are (`  RuntimeError: ...`): it ends the
+# traceback, it is not a frame's source line
+_EXCEPTION = re.compile(
+    r"^\s+(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning)(?::|\s*$)"
+)
 _SMI_GPU = re.compile(r"^GPU (?P<pci>[0-9A-Fa-f]{8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\s*$")
 SLOW_DEVICE = Verdict(
     Category.STRAGGLER,
@@ -236,7 +241,8 @@ def _skip(state: _State, rec: Record) -> bool | None:
         state.in_traceback.add(stream)
         return None
     inside = stream in state.in_traceback
-    if _FRAME.match(body) or (inside and body[:1].isspace() and body.strip()):
+    indented = inside and body[:1].isspace() and body.strip() and not _EXCEPTION.match(body)
+    if _FRAME.match(body) or indented:
         state.in_traceback.add(stream)
         # a frame inside NCCL is read, not skipped: the crash's place (rules_process)
         return False if _nccl_frame(body) else None

@@ -30,7 +30,7 @@ SECONDS |= {"hours": 3600.0}
 UNIT = r"(?:ms|msecs?|milliseconds?|s/it|sec/it|secs?|seconds?|s|mins?|minutes?|h|hrs?|hours?)"
 RATE_UNIT = (
     r"(?:[kMGTP]?H/s|MHs?|Sol/s|sols?|(?:samples|images|imgs?|tokens|toks?|tks|sequences|seqs)"
-    r"/s(?:ec(?:ond)?)?|(?:samples|images|tokens)\s+per\s+sec(?:ond)?|[GT]FLOPS|TFLOP/s"
+    r"/s(?:ec(?:ond)?)?|(?:samples|images|tokens)\s+(?:per|a)\s+sec(?:ond)?|[GT]FLOPS|TFLOP/s"
     r"|[kKMGT]?B/s|[MG]bps)"
 )
 _PREFIX = {"k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "p": 1e15}
@@ -78,7 +78,7 @@ _RATE_FROM_TO = re.compile(
 # `at 150 H/s ... then drops down to about 15-20`: the bare figure a rate fell to, in the
 # unit of the rate quoted before it
 _FELL_TO_BARE = re.compile(
-    rf"\b{_FALLS}\s+(?:down\s+)?to\s+(?:about\s+|around\s+|roughly\s+|~)?"
+    rf"(?:\b{_FALLS}\s+(?:down\s+)?|\bdown\s+)to\s+(?:about\s+|around\s+|roughly\s+|~)?"
     r"(?P<value>\d+(?:\.\d+)?)(?:\s*(?:-|–)\s*(?P<high>\d+(?:\.\d+)?))?(?!\.\d|[\d,–-]|\s*[%\w/])",
     re.IGNORECASE,
 )
@@ -86,7 +86,8 @@ OTHER_QUANTITIES = r"loss|lr|learning|accuracy|acc|reward|perplexity|ppl|error|t
 """Words of quantities that fall or rise beside a speed without being one (a regex
 alternation, lower case): a rate quoted, then `the loss drops to 0.5`."""
 _ANOTHER_QUANTITY = re.compile(
-    rf"\b(?:{OTHER_QUANTITIES}|temp|usage|utili[sz]ation|power|price|cost|latency|percent)\b",
+    rf"\b(?:{OTHER_QUANTITIES}|temp|usage|utili[sz]ation|power|price|cost|latency|percent"
+    r"|batch|size|workers|gpus|nodes)\b",
     re.IGNORECASE,
 )
 """What else falls after a rate is quoted (`at 3000 samples/s the loss drops to 0.5`)."""

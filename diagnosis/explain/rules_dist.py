@@ -64,6 +64,16 @@ _REFUSED = re.compile(r"Connection refused|errno: 111\b")
 
 RULES: tuple[Rule, ...] = (
     rule(
+        "dist.collective_mismatch",
+        r"Detected mismatch between collectives on ranks"
+        r"|Mismatched collective detected, please check your collective calls",
+        ("mismatch between collectives", "mismatched collective detected"),
+        "The ranks called different collectives, or the same ones in another order or with "
+        "other shapes (torch.distributed's TORCH_DISTRIBUTED_DEBUG=DETAIL check, NCCL's own): "
+        "the program's bug, not the network.",
+        verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.8),
+    ),
+    rule(
         "dist.agent_store_bind",
         r"has failed to bind\. TORCHELASTIC_USE_AGENT_STORE is enabled so ignoring the error",
         ("torchelastic_use_agent_store",),

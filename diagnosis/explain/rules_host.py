@@ -20,6 +20,17 @@ from diagnosis.model import Severity as S
 INFRA, APP = B.INFRASTRUCTURE, B.APPLICATION
 
 
+_RDMA_STACK = re.compile(r"\bUCX\b|\bucp_|\bpml_ucx|\bibv_\w+|\bmd\[\d+\]=|\bmlx5_\d|\bverbs\b")
+"""Words of the RDMA stack's own lines: an EIO there is a registration or a send failing."""
+
+
+def _io_error(m: re.Match[str]) -> Verdict | None:
+    """Return a storage error, unless the line is the RDMA stack's (rules_nic reads those)."""
+    if _RDMA_STACK.search(m.string):
+        return None
+    return _storage(S.ERROR, A.CAPTURE_DIAGNOSTICS, 0.8)
+
+
 def _storage(severity: S, action: A, confidence: float) -> Verdict:
     """Return a host storage verdict."""
     return verdict(C.HOST_STORAGE, INFRA, K.NODE, severity, action, confidence)
@@ -321,8 +332,9 @@ PROCESS_RULES: tuple[Rule, ...] = (
             "read-only file system",
         ),
         "The filesystem returned EIO/ESTALE/EREMOTEIO/EROFS: a failing disk or network "
-        "filesystem (real_logs host-fs-io-error).",
-        _storage(S.ERROR, A.CAPTURE_DIAGNOSTICS, 0.8),
+        "filesystem (real_logs host-fs-io-error); an EIO the RDMA stack returns (UCX, verbs: "
+        "a memory registration or a send) is not the disk's.",
+        judge=_io_error,
     ),  # fmt: skip
     rule(
         "host.bad_address",

@@ -54,6 +54,8 @@ def _signal(number: int, name: str) -> str:
         # status printed as is (slurmctld's `_job_complete: JobId=12 WTERMSIG 9`)
         + (rf"|\btasks? [\d,\-]+: {_STRSIGNAL[number]}\b" if number != 9 else "")
         + rf"|\bWTERMSIG {number}\b"
+        # Open MPI's crash handler (`Signal: Bus error (7)`, after `Process received signal`)
+        + rf"|\bSignal: {_STRSIGNAL[number]} \({number}\)"
     )
 
 
@@ -108,7 +110,13 @@ symbolized trace, backward-cpp with sources). These print for a hung process or 
 too, so their finding stands only with a crash in the same input (``CRASH_RULES``)."""
 
 CRASH_RULES = frozenset(
-    {"process.segfault", "process.sigbus", "process.sigabrt", "process.nccl_segfault"}
+    {
+        "process.segfault",
+        "process.sigbus",
+        "process.sigabrt",
+        "process.nccl_segfault",
+        "process.crash_signal",
+    }
 )
 """Rules whose finding says a process crashed (a fatal signal, a crash handler's frame)."""
 
@@ -161,6 +169,15 @@ RULES: tuple[Rule, ...] = (
         "A process died of SIGSEGV: native code the job loaded crashed (an extension, a "
         "library). Application, moderate confidence: faulty memory can do it too.",
         verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.5),
+    ),
+    rule(
+        "process.crash_signal",
+        r"\*\*\* Process received signal \*\*\*",
+        ("process received signal",),
+        "Open MPI's crash handler caught a fatal signal (it handles SIGABRT, SIGBUS, SIGFPE and "
+        "SIGSEGV by default); its next lines name the signal and the frames, which other rules "
+        "read. Alone: a crash of the job's native code, low confidence.",
+        verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.35),
     ),
     rule(
         "process.sigkill",

@@ -247,6 +247,23 @@ _FIRST = re.compile(r"\b(?:first|initial|1st|opening)\s+(?:few\s+|couple\s+of\s+
 """The first epochs or steps: longer than the rest is a warm-up."""
 
 
+_DECAYS = r"(?:decay\w*|drop\w*|fell|falls?|falling|declin\w*|decreas\w*|degrad\w*)"
+_AT_LEAST = r"(?:at\s+least\s+|about\s+|around\s+|almost\s+|nearly\s+|over\s+|~\s*)?"
+_FACTOR = 1.5
+"""A time said to grow, or a rate to fall, by this factor or more is a slowdown."""
+
+
+def _by_a_factor(m: re.Match[str]) -> Verdict | None:
+    """Return a slowdown when the factor is _FACTOR or more, unless the words before deny it
+    or the line explains it away (``EXPLAINED``)."""
+    factor = float(m["n"] or m["n2"] or m["n3"])
+    before = m.string[max(0, m.start() - 40) : m.start()]
+    denied = _DENIAL.search(before) or re.search(r"\bno\s+(?:an?\s+)?$", before, re.IGNORECASE)
+    if factor < _FACTOR or denied or _explained(m.string):
+        return None
+    return SLOWED
+
+
 def _said_to_grow(m: re.Match[str]) -> Verdict | None:
     """Return a slowdown unless the words just before the verb (any of the pattern's verb
     groups) deny it, the times it quotes rose less than RATE_DROP_PCT, or it is said of the
@@ -370,6 +387,22 @@ RULES: tuple[Rule, ...] = (
         "waits for a member or a resource that became slow (a fail-slow GPU, NIC or host, a "
         "throttled device, a data stall); compare the members' step times.",
         judge=_rose,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "slowdown.by_a_factor",
+        r"\b(?P<n>\d+(?:\.\d+)?)\s*[x×]\s+(?:increase|rise|jump|growth)\s+in\s+(?:the\s+)?"
+        r"(?:\w+\s+){0,2}?(?:time|duration|latency)\b"
+        rf"|\b{_DECAYS}\s+(?:in\s+)?(?:the\s+)?(?:\w+\s+)?(?:throughput|speed)\s+by\s+{_AT_LEAST}"
+        r"(?P<n2>\d+(?:\.\d+)?)\s*(?:x|times)\b"
+        rf"|\b(?:throughput|speed)\s+(?:has\s+|had\s+)?{_DECAYS}\s+by\s+{_AT_LEAST}"
+        r"(?P<n3>\d+(?:\.\d+)?)\s*(?:x|times)\b",
+        ("increase", "rise", "jump", "growth", "decay", "drop", "fell", "fall", "declin")
+        + ("decreas",),
+        "A time said to grow, or a throughput to fall, by a factor (`a 7X increase in learn "
+        f"time`, `decaying throughput by at least 10 times`): {_FACTOR:g} times or more is a "
+        "slowdown, unless the sentence denies it or explains it away (a trade-off turned on).",
+        judge=_by_a_factor,
         flags=re.IGNORECASE,
     ),
     rule(

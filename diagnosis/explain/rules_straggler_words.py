@@ -37,6 +37,7 @@ from diagnosis.catalog import Verdict
 from diagnosis.explain.rules import Rule, rule
 from diagnosis.explain.rules_straggler import MEMBER_KIND, TIME_WORDS, member_kind, slow_member
 from diagnosis.model import Action as A
+from diagnosis.model import ComponentKind as K
 
 _DEGREE = r"(?:much|far|significantly|considerably|way|\d+(?:\.\d+)?\s*(?:x|times))"
 _PEERS = r"(?:the\s+|all\s+(?:the\s+)?)?(?:other|others|rest|remaining|peers|its\s+peers)\b"
@@ -114,6 +115,25 @@ def _one_below(m: re.Match[str]) -> Verdict | None:
     timed = TIME_WORDS.search(m["unit"]) is not None or m["unit"].lower() in ("s", "ms")
     gap = (one - rest) / rest if timed else (rest - one) / rest
     return slow_member(member_kind(m)) if gap * 100 >= PEER_GAP_PCT else None
+
+
+PEER_PAIR_RATIO = 1.5
+"""One member's time set against one named peer's must be this many times it."""
+_MEMBER = r"\b(?P<kind>GPU|card|device|node|host|rank|worker)\s*[#:]?\s*[a-z]?\d+"
+_PEER = r"(?:GPU|card|device|node|host|rank|worker)\s*[#:]?\s*[a-z]?\d+"
+
+
+def _against_a_peer(m: re.Match[str]) -> Verdict | None:
+    """Return straggler when the member's time is PEER_PAIR_RATIO times the peer's (a rate:
+    the peer's is that many times the member's); `r0` names a rank."""
+    one, peer = float(m["one"]), float(m["rest"])
+    if min(one, peer) <= 0:
+        return None
+    timed = TIME_WORDS.search(m["unit"]) is not None or m["unit"].lower() in ("s", "ms")
+    ratio = one / peer if timed else peer / one
+    if ratio < PEER_PAIR_RATIO:
+        return None
+    return slow_member(member_kind(m) if m["kind"] else K.JOB)
 
 
 def _late(m: re.Match[str]) -> Verdict:
@@ -216,6 +236,29 @@ RULES: tuple[Rule, ...] = (
         "wait was 199.7ms vs median rank r0 at 10.4ms`): a gap of "
         f"{PEER_GAP_PCT:g} % or more is a fail-slow member the others wait for.",
         judge=_one_below,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "straggler.member_against_a_peer",
+        rf"(?:{_MEMBER}|\br\d+)\b[^.\n\d]{{0,40}}?(?P<one>\d+(?:\.\d+)?)\s*"
+        r"(?P<unit>ms|s|secs?|seconds|[A-Za-z]*/s(?:ec)?)\b[^.\n\d]{0,12}?"
+        rf"\b(?:vs\.?|versus|compared\s+(?:to|with)|against)\s+(?:{_PEER}|r\d+)\b[^.\n\d]{{0,20}}?"
+        r"(?P<rest>\d+(?:\.\d+)?)\s*(?P=unit)\b",
+        ("vs", "versus", "compared", "against"),
+        "One member's figure set against one named peer's (`r0 input wait 201.6ms vs r1 "
+        f"1.4ms`): {PEER_PAIR_RATIO:g} times the peer's time (or a {PEER_PAIR_RATIO:g}th of its "
+        "rate) is a fail-slow member; a single peer may jitter, so the gap must be wide.",
+        judge=_against_a_peer,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "straggler.member_is_the_bottleneck",
+        rf"{_MEMBER}\b(?:\s*\([^)\n]{{0,40}}\))?\s+(?:is|was|seems\s+to\s+be|appears\s+to\s+be|"
+        r"looks\s+like|(?:is|was)\s+(?:clearly|always|consistently))\s+(?:the|our)\s+bottleneck\b",
+        ("bottleneck",),
+        "A report that names one member as the job's bottleneck (`rank 3 is the bottleneck`): "
+        "the member the others wait for; a sentence that denies it is silent.",
+        judge=_uneven,
         flags=re.IGNORECASE,
     ),
     rule(
