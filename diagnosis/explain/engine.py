@@ -293,6 +293,7 @@ def _visit(state: _State, rec: Record) -> None:
             stream = (state.node or rec.host, rec.rank, rec.local_rank)
             state.step_times.setdefault(stream, []).append((seconds, rec))
             _peer(state, progress_stream(rec.body, _WORK + "step time"), _member(rec), seconds, rec)
+        _work(state, rec)  # the line's other named figures (ESPnet's `train_time=` beside it)
 
 
 def _unclassified(state: _State, rec: Record) -> None:

@@ -42,9 +42,9 @@ SLOW_RATIO = 1.03
 
 STEP_TIME = re.compile(
     r"\b(?:iteration|iter|step|batch)[ _](?:took|time)\s*(?:\((?:ms|s)\))?\s*[:=]?\s*"
-    r"(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>ms|s|sec|secs|seconds)?\b"
+    r"(?P<value>\d+(?:\.\d+)?(?:e[-+]?\d+)?)\s*(?P<unit>ms|s|sec|secs|seconds)?\b"
     r"|\btime\s+(?:this|per|of\s+(?:this|the))\s+(?:epoch|iteration|iter|step|batch)\s*[:=]\s*"
-    r"(?P<value2>\d+(?:\.\d+)?)\s*(?P<unit2>ms|s|sec|secs|seconds)?\b"
+    r"(?P<value2>\d+(?:\.\d+)?(?:e[-+]?\d+)?)\s*(?P<unit2>ms|s|sec|secs|seconds)?\b"
     # a counted epoch or step whose time is a clock (`epoch: 10, ... time delta: 0:00:00.208`)
     r"|^\W*(?:epoch|iteration|iter|step|batch)\b[^\n]{0,80}?\b(?:time\s+delta|elapsed|duration"
     r"|time\s+taken|epoch\s+time|step\s+time)\s*[:=]\s*(?P<h>\d+):(?P<m>[0-5]\d):"

@@ -20,7 +20,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-_NUM = r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+# (a figure in e-notation whole: ESPnet's `iter_time=1.201e-04` is no 1.2 s)
+_NUM = r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
 # between a name and its figure: `=`, `: `, `":`, `':`, ` (s) `, ` in s=`, spaces, a pipe
 _SEP = r"""['"]?\s*(?:\((?:s|ms|sec)\)\s*|in\s+s\s*)?[:=|]?\s*['"]?\s*"""
 _TIME_NAME = (
@@ -39,7 +40,8 @@ _RATE_NAME = (
     r"|ips|wps|ups|tps|tflop/s(?:/device)?|tflops|mfu"
 )
 _NAMED = re.compile(
-    rf"(?<![\w./-])(?:(?P<time>{_TIME_NAME})|(?P<rate>{_RATE_NAME})){_SEP}{_NUM}"
+    # (a name may end a metric's path: Composer's `Train throughput/batches_per_sec: 1.62`)
+    rf"(?:(?<=[A-Za-z]/)|(?<![\w./-]))(?:(?P<time>{_TIME_NAME})|(?P<rate>{_RATE_NAME})){_SEP}{_NUM}"
     r"(?P<unit>\s*(?:ms|s|sec)\b)?+(?!\s*:\d)(?![\d.:/])",
     re.IGNORECASE,
 )

@@ -56,7 +56,6 @@ _LIMITS_BY_REASON = {
         "r27-026",
         "r27-037",
         "r27-047",
-        "r27-081",
     ),
 }
 _ALARMS_BY_REASON = {

@@ -112,3 +112,23 @@ def test_a_dated_logger_prefix_is_no_step_counter() -> None:
         )
     )
     assert alarms(text) == ["training.step_slowdown"]
+
+
+def test_a_figure_in_e_notation_is_read_whole_and_a_metric_s_path_names_it() -> None:
+    espnet = (
+        "3epoch:train:1001-2000batch: iter_time=1.201e-04, forward_time=0.212, train_time=0.611"
+    )
+    found = {f.field: f.seconds for f in work_figures(espnet)}
+    assert found["iter_time"] == pytest.approx(1.201e-4)
+    assert found["train_time"] == pytest.approx(0.611)
+    composer = "\t Train throughput/batches_per_sec: 1.6212"
+    assert [f.field for f in work_figures(composer)] == ["batches_per_sec"]
+
+
+def test_a_step_time_line_s_other_named_figures_are_read_too() -> None:
+    lines = [
+        f"[gpu-n12] 2024-07-08 0{n}:12:40,001 (trainer:762) INFO: 3epoch:train:{n}001-{n + 1}000"
+        f"batch: iter_time=1.2e-04, forward_time=0.2, loss=26.4, train_time={t}"
+        for n, t in enumerate((0.611, 0.620, 1.530, 1.541), 1)
+    ]
+    assert "training.step_slowdown" in alarms("\n".join(lines))
