@@ -145,44 +145,44 @@ def evaluate(records: list[Record]) -> Iterator[dict[str, Any]]:
         }
 
 
-def flood(lines: int = 200_000) -> dict[str, Any]:
-    """Time `explain` over a flood of one repeated Xid 95 kernel line (a GPU in a loop)."""
-    boot = datetime(2024, 8, 30, tzinfo=UTC)
-    body = xid.xid_event("0000:2a:00", 95, pid=5171)
-    text = "\n".join(
-        kernel.kernel_log(boot + timedelta(seconds=60 + i / 1000), "raw", body, boot_time=boot)
-        for i in range(lines)
-    )
+def _timed(lines: list[str]) -> dict[str, Any]:
+    """Time `explain` over the lines, joined as one text."""
+    text = "\n".join(lines)
     started = time.perf_counter()
     findings = explain(text)
     elapsed = time.perf_counter() - started
     return {
-        "lines": lines,
+        "lines": len(lines),
         "findings": len(findings),
         "seconds": round(elapsed, 3),
-        "lines_per_s": round(lines / elapsed),
+        "lines_per_s": round(len(lines) / elapsed),
     }
+
+
+def flood(lines: int = 200_000) -> dict[str, Any]:
+    """Time `explain` over a flood of one repeated Xid 95 kernel line (a GPU in a loop)."""
+    boot = datetime(2024, 8, 30, tzinfo=UTC)
+    body = xid.xid_event("0000:2a:00", 95, pid=5171)
+    return _timed(
+        [
+            kernel.kernel_log(boot + timedelta(seconds=60 + i / 1000), "raw", body, boot_time=boot)
+            for i in range(lines)
+        ]
+    )
 
 
 def training_log(lines: int = 100_000) -> dict[str, Any]:
     """Time `explain` over a training log of dated step lines with no step time and no fault
     (every line passes the unclassified readers: figures, tables, listings, clocked steps)."""
     start = datetime(2024, 5, 3, 10, tzinfo=UTC)
-    text = "\n".join(
-        f"{(start + timedelta(seconds=i)).isoformat(sep=' ')[:19]} INFO trainer.py:88 - step "
-        f"{i}: loss={2.5 - i / lines:.4f} lr=1.0e-04 grad_norm={0.5 + (i % 7) / 10:.3f} "
-        f"gpu mem: {40_000 + i % 900} MiB"
-        for i in range(lines)
+    return _timed(
+        [
+            f"{(start + timedelta(seconds=i)).isoformat(sep=' ')[:19]} INFO trainer.py:88 - step "
+            f"{i}: loss={2.5 - i / lines:.4f} lr=1.0e-04 grad_norm={0.5 + (i % 7) / 10:.3f} "
+            f"gpu mem: {40_000 + i % 900} MiB"
+            for i in range(lines)
+        ]
     )
-    started = time.perf_counter()
-    findings = explain(text)
-    elapsed = time.perf_counter() - started
-    return {
-        "lines": lines,
-        "findings": len(findings),
-        "seconds": round(elapsed, 3),
-        "lines_per_s": round(lines / elapsed),
-    }
 
 
 HOSTILE = {
