@@ -26,9 +26,12 @@ _NUM = r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
 _SEP = r"""['"]?\s*(?:\((?:s|ms|sec)\)\s*|in\s+s\s*)?[:=|]?\s*['"]?\s*"""
 _TIME_NAME = (
     r"(?:avg_|mean_)?(?:step|iter(?:ation)?|batch|train(?:_step)?|local[ _]step|per[ _]step"
-    r"|fwd[_-]?bwd|forward[_-]?backward|local_compute|compute)[ _-]?"
+    r"|fwd[_-]?bwd|forward[_-]?backward|forward|backward|fwd|bwd|local_compute|compute)[ _-]?"
     r"(?:(?:time|timing|secs?|seconds|duration|latency|cost)(?P<ms>[ _-]?ms)?|(?P<ms2>ms))"
     r"|time[ _-]?(?:per[ _-])?(?:step|iter(?:ation)?|batch)|time_this_iter_s|last_time|t_step"
+    # DeepSpeed's wall_clock_breakdown (`time (ms) | fwd_microstep: 121.44 | bwd_microstep: ...`;
+    # not its `step_microstep`: the optimizer's step, a few hundredths of a ms between boundaries)
+    r"|(?:fwd|bwd|forward|backward)_microstep"
     r"|mean\s+duration|(?<!total\s)(?<!elapsed\s)(?<!remaining\s)(?:seconds|time)"
     # a compute timer's figure, read only with its unit
     r"|(?P<bare>local_compute|compute)"
@@ -54,7 +57,7 @@ _UNIT = re.compile(
 )
 _WORDS = frozenset(
     {"time", "timing", "sec", "/s", "/it", "/step", "speed", "throughput", "ips", "wps"}
-    | {"ups", "tps", "mfu", "flop", "cost", "duration", "latency", "compute", "_ms"}
+    | {"ups", "tps", "mfu", "flop", "cost", "duration", "latency", "compute", "_ms", "microstep"}
 )
 
 

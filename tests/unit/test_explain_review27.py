@@ -49,13 +49,12 @@ _LIMITS_BY_REASON = {
         "r27-111",
     ),
     "timestamps only, as a CSV of wall time in seconds (TensorBoard's export)": ("r27-103",),
-    "formats of their own (`t=0.93|0.31|0.58`, Composer's `throughput/batches_per_sec`, "
-    "DeepSpeed's wall-clock breakdown, ESPnet's forward_time beside its iter_time), or the "
-    "whole job slowed told in prose after steady lines": (
+    "formats of their own (`t=0.93|0.31|0.58`; Composer's metric lines under a `[batch=N]` "
+    "header: two readings without a step count), or the whole job slowed told in prose after "
+    "steady lines": (
         "r27-024",
         "r27-026",
         "r27-037",
-        "r27-047",
     ),
 }
 _ALARMS_BY_REASON = {

@@ -132,3 +132,11 @@ def test_a_step_time_line_s_other_named_figures_are_read_too() -> None:
         for n, t in enumerate((0.611, 0.620, 1.530, 1.541), 1)
     ]
     assert "training.step_slowdown" in alarms("\n".join(lines))
+
+
+def test_deepspeed_s_breakdown_gives_forward_and_backward_not_the_optimizer_s_step() -> None:
+    line = (
+        "[Rank 0] time (ms) | fwd_microstep: 121.44 | bwd_microstep: 241.90 | "
+        "bwd_inner_microstep: 240.12 | bwd_allreduce_microstep: 1.61 | step_microstep: 0.03"
+    )
+    assert [f.field for f in work_figures(line)] == ["fwd_microstep", "bwd_microstep"]
