@@ -51,6 +51,7 @@ from diagnosis.explain.peers import (
     table_rates,
 )
 from diagnosis.explain.progress import (
+    NOT_A_STEP,
     RUN_START,
     clock_of,
     clocked_steps,
@@ -58,6 +59,7 @@ from diagnosis.explain.progress import (
     progress_stream,
     step_counter,
     step_seconds,
+    workload_changed,
 )
 from diagnosis.explain.records import Record, is_prose, records
 from diagnosis.explain.rules import Hit, normalize_pci, rule_set
@@ -388,6 +390,8 @@ def _progress(state: _State, rec: Record, shape: str, seconds: float) -> None:
     step (the first: other workers print the same step), started again where the step count
     goes back (a run started again or resumed) or a new run starts (progress.RUN_START); a step
     count that goes back in a later epoch the line names is the same run's next epoch."""
+    if NOT_A_STEP.search(rec.body):
+        return  # a download's or a dataset pass's progress
     key = (state.node or rec.host, rec.rank, rec.local_rank, state.runs, shape)
     counter, epoch = step_counter(rec.body), epoch_of(rec.body)
     run, last, last_epoch = state.progress_at.get(key, (0, None, None))
@@ -507,7 +511,8 @@ def _sequences(state: _State) -> None:
 def _slowed(state: _State, steps: list[tuple[float, Record]], may_be_clock: bool) -> None:
     """Add a slowdown when one stream's step times slowed (two slow steps in a row, a drift, a
     shift that stays, a before and an after far apart, or a climb); a named time that only adds
-    up is an elapsed clock, no step time (`Time 36133.8s` at epoch 30)."""
+    up is an elapsed clock, no step time (`Time 36133.8s` at epoch 30), and steps whose size of
+    work changed (progress.workload_changed) measure other work."""
     times = [seconds for seconds, _ in steps]
     if may_be_clock and elapsed_clock(times):
         return
@@ -518,7 +523,8 @@ def _slowed(state: _State, steps: list[tuple[float, Record]], may_be_clock: bool
     if slow is None and two and before_and_after(times, [step_counter(r.body) for _, r in steps]):
         slow = 1
     slow = step_time_climb(times, may_be_clock) if slow is None else slow
-    if slow is not None:
+    # (read only for a slowdown found) a longer sequence, a larger batch: other work
+    if slow is not None and not workload_changed([rec.body for _, rec in steps]):
         state.add("training.step_slowdown", SLOWDOWN, None, steps[slow][1], 0.3)
 
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from diagnosis.explain.peers import MIN_LINE_PEERS, MIN_PEERS
-from diagnosis.explain.tables import are_members, quantity_of
+from diagnosis.explain.tables import NOT_WORK_TIME, are_members, quantity_of
 
 T = TypeVar("T")
 
@@ -76,6 +76,13 @@ _MEMBER_WORD = re.compile(
     r"\b(?P<word>rank|node|gpu|host|worker|device)s?\b|\b(?:ранг|узел)\w*|节点|ノード",
     re.IGNORECASE,
 )
+_COMMA_AFTER_DOTS = re.compile(r"\d{1,3}(?:\.\d{3})+,\d+")
+_DOT_THOUSANDS = re.compile(r"\d{1,3}(?:\.\d{3})+")
+_LAST_NUMBER = re.compile(r"\d+")
+_IPV4 = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
+SWEEP_STEP = 1.1
+"""Figures that each differ by this factor from the next member's, always the same way, are a
+sweep."""
 _COMMA_DECIMAL = re.compile(r"~?(?:0,\d+|\d+,(?:\d{1,2}|\d{4,}))")
 _UNIT_TIME = re.compile(r"(?:ms|msec|s|secs?|seconds?|с|мс|秒|min|mins|minutes?)", re.IGNORECASE)
 _UNIT_RATE = re.compile(r".*/(?:s|sec)\b|[GT]?flops|[kKMGT]?[Hh]/s|%", re.IGNORECASE)
@@ -124,14 +131,35 @@ def _unit_quantity(units: list[str]) -> str | None:
 
 
 def _values(figures: list[str]) -> list[float]:
-    """Read the listing's figures: commas are decimals if any figure shows a decimal comma."""
-    decimal_comma = any(_COMMA_DECIMAL.fullmatch(f) for f in figures)
+    """Read the listing's figures: commas are decimals if any figure shows a decimal comma, and
+    then dots group thousands (`1.234,5`); dots group thousands too when every dotted figure has
+    three digits after its dot and some figure without one has three digits or more (`1.004`
+    beside `998`: German or Spanish thousands)."""
+    bare = [f.lstrip("~") for f in figures]
+    decimal_comma = any(_COMMA_DECIMAL.fullmatch(f) or _COMMA_AFTER_DOTS.fullmatch(f) for f in bare)
+    dotted = [f for f in bare if "." in f]
+    dotted_thousands = decimal_comma or (
+        bool(dotted)
+        and all(_DOT_THOUSANDS.fullmatch(f) for f in dotted)
+        and any("." not in f and len(f.replace(",", "")) >= 3 for f in bare)
+    )
     read = []
-    for figure in figures:
-        f = figure.lstrip("~")
+    for f in bare:
+        if dotted_thousands:
+            f = f.replace(".", "")
         f = f.replace(",", ".") if decimal_comma else f.replace(",", "")
         read.append(float(f) if f.count(".") <= 1 else -1.0)
     return read
+
+
+def _sweep(labels: list[str], values: list[float]) -> bool:
+    """Whether the figures change by SWEEP_STEP or more from each member to the next, always
+    the same way, in the order of the members' numbers: a sweep over 1, 2, 4 nodes, not peers
+    (peers' figures jitter)."""
+    numbers = [int(_LAST_NUMBER.findall(label)[-1]) for label in labels]
+    ordered = [v for _, v in sorted(zip(numbers, values, strict=True))]
+    pairs = list(zip(ordered, ordered[1:], strict=False))
+    return all(b >= SWEEP_STEP * a for a, b in pairs) or all(a >= SWEEP_STEP * b for a, b in pairs)
 
 
 def _pairs(body: str) -> list[re.Match[str]]:
@@ -233,6 +261,8 @@ class ListingReader(Generic[T]):
         labels = listing.labels
         member = _MEMBER_WORD.search(listing.caption)
         header = (member["word"] or "rank") if member else ""
+        if all(_IPV4.fullmatch(label) for label in labels):
+            header = "host"  # hosts by their addresses (a Prometheus instance)
         if listing.form == "mapping" and all(label.isdigit() for label in labels):
             labels = [f"{header} {label}" for label in labels] if header else []
         one_line = listing.form == "line" and len({id(i) for i in listing.items}) == 1
@@ -242,10 +272,12 @@ class ListingReader(Generic[T]):
         kind = _unit_quantity(listing.units) or (
             quantity_of(listing.caption) if not any(listing.units) else None
         )
+        if listing.caption.strip() and NOT_WORK_TIME.search(listing.caption):
+            return  # the caption names a round trip, a compile, an evaluation, a wait ...
         n = len(listing.figures)
         read = _values(listing.figures + listing.uppers)  # one reading of the decimal comma
         values = [(read[i] + read[n + i]) / 2 for i in range(n)]
-        if kind is None or min(values) <= 0:
+        if kind is None or min(values) <= 0 or _sweep(labels, values):
             return
         rates = [v if kind == "rate" else 1 / v for v in values]
         self._done.append((least, list(zip(labels, rates, listing.items, strict=True))))

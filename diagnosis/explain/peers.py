@@ -65,6 +65,11 @@ _STEP_RATE = re.compile(
     r"(?![\w/])",
     re.IGNORECASE,
 )
+# the unit first, then its figure (Horovod's `iter 200 samples/sec: 412.1`: the 200 is the step)
+_STEP_RATE_NAMED = re.compile(
+    rf"(?:samples|tokens|images|img|sequences|seqs)/s(?:ec)?\s*[:=]\s*(?P<value>{_FIGURE})(?![\d.])",
+    re.IGNORECASE,
+)
 # the step a line reports: `Epoch[0] Batch [100]`, `epoch 3 step 1200`, `iter 50` (an epoch
 # names the step only with a batch, step or iteration inside it)
 _STEP = re.compile(
@@ -110,14 +115,14 @@ def step_rate_of(body: str) -> StepRate | None:
     a restart or a counter that restarts each epoch comes back later)."""
     if "/s" not in body:
         return None
-    rate = _STEP_RATE.search(body)
+    rate = _STEP_RATE_NAMED.search(body) or _STEP_RATE.search(body)
     steps = _STEP.findall(body)
     # an epoch alone is no step: a progress bar prints it on every update
     if rate is None or all(s.lower().startswith("epoch") for s in steps) or _DEVICE.search(body):
         return None
     stamp = _LEADING_TIME.match(body)
     start = stamp.end() if stamp else len(body) - len(body.lstrip())
-    blanked = body[start : rate.start()] + "#" + body[rate.end("value") :].rstrip()
+    blanked = body[start : rate.start("value")] + "#" + body[rate.end("value") :].rstrip()
     return StepRate(
         STEP_GROUP + _DECIMAL.sub("#", blanked),
         float(rate["value"].replace(",", "")),

@@ -207,3 +207,43 @@ def clocked_steps(marks: Sequence[tuple[float, int, T]]) -> list[list[tuple[floa
             continue
         runs[-1].append(((t1 - t0) / (c1 - c0), item))
     return [run for run in runs if len(run) >= MIN_CLOCKED]
+
+
+# the size of the work a step does, named beside its time: a sequence length, a batch size, an
+# image size, an evaluation set (`seq_len 2048`, `bs=64`, `max_len 512`, `val set 20000`)
+WORKLOAD = re.compile(
+    r"\b(?P<name>seq(?:uence)?[ _-]?len(?:gth)?|max[ _-]?len(?:gth)?|context[ _-]?len(?:gth)?"
+    r"|ctx[ _-]?len|batch[ _-]?size|global[ _-]?batch(?:[ _-]?size)?"
+    r"|micro[ _-]?batch(?:[ _-]?size)?|bs|gbs|mbs|resolution|img[ _-]?size|image[ _-]?size"
+    r"|num[ _-]?tokens|tokens[ _-]?per[ _-]?batch"
+    r"|(?:val(?:idation)?|eval(?:uation)?|test)[ _-]?(?:set|samples))\b\W{0,3}(?P<value>\d+)",
+    re.IGNORECASE,
+)
+
+
+def workload(body: str) -> dict[str, int]:
+    """Return the sizes of work a line names (lower-case name, blanks and dashes as `_`)."""
+    if not any(c.isdigit() for c in body):
+        return {}
+    return {
+        re.sub(r"[ -]", "_", m["name"].lower()): int(m["value"]) for m in WORKLOAD.finditer(body)
+    }
+
+
+def workload_changed(bodies: Sequence[str]) -> bool:
+    """Whether a size of work the lines name differs between them (a sequence length doubled,
+    a batch size halved, a larger evaluation set): their step times measure other work."""
+    seen: dict[str, int] = {}
+    for body in bodies:
+        for name, value in workload(body).items():
+            if seen.setdefault(name, value) != value:
+                return True
+    return False
+
+
+# progress of no training step: a download, an upload, a dataset's map or tokenizer pass,
+# loading a checkpoint's shards
+NOT_A_STEP = re.compile(
+    r"\b(?:Download\w*|Fetch\w*|Upload\w*|Extract\w*|Resolving|Tokeniz\w*|Map|Filter"
+    r"|Loading\s+(?:checkpoint\s+)?shards)\b"
+)

@@ -87,7 +87,7 @@ OTHER_QUANTITIES = r"loss|lr|learning|accuracy|acc|reward|perplexity|ppl|error|t
 alternation, lower case): a rate quoted, then `the loss drops to 0.5`."""
 _ANOTHER_QUANTITY = re.compile(
     rf"\b(?:{OTHER_QUANTITIES}|temp|usage|utili[sz]ation|power|price|cost|latency|percent"
-    r"|batch|size|workers|gpus|nodes)\b",
+    r"|batch|size|workers|gpus|nodes|replicas?|instances?|pods?|scal\w*)\b",
     re.IGNORECASE,
 )
 """What else falls after a rate is quoted (`at 3000 samples/s the loss drops to 0.5`)."""

@@ -66,8 +66,10 @@ RULES: tuple[Rule, ...] = (
     rule(
         "dist.collective_mismatch",
         r"Detected mismatch between collectives on ranks"
-        r"|Mismatched collective detected, please check your collective calls",
-        ("mismatch between collectives", "mismatched collective detected"),
+        r"|Mismatched collective detected, please check your collective calls"
+        # Horovod's coordinator: `Mismatched MPI operations: One rank did an allreduce, ...`
+        r"|Mismatched (?:MPI|allreduce|allgather|broadcast|alltoall) operations",
+        ("mismatch between collectives", "mismatched collective detected", "mismatched"),
         "The ranks called different collectives, or the same ones in another order or with "
         "other shapes (torch.distributed's TORCH_DISTRIBUTED_DEBUG=DETAIL check, NCCL's own): "
         "the program's bug, not the network.",

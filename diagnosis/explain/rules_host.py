@@ -20,7 +20,10 @@ from diagnosis.model import Severity as S
 INFRA, APP = B.INFRASTRUCTURE, B.APPLICATION
 
 
-_RDMA_STACK = re.compile(r"\bUCX\b|\bucp_|\bpml_ucx|\bibv_\w+|\bmd\[\d+\]=|\bmlx5_\d|\bverbs\b")
+_RDMA_STACK = re.compile(
+    r"\bUCX\b|\bucp_|\bpml_ucx|\bibv_\w+|\bmd\[\d+\]=|\bmlx5_\d|\bverbs\b|NET/(?:OFI|IB)\b"
+    r"|\blibfabric\b|\bfi_\w+\("
+)
 """Words of the RDMA stack's own lines: an EIO there is a registration or a send failing."""
 
 
@@ -288,7 +291,10 @@ PROCESS_RULES: tuple[Rule, ...] = (
         r"unable to write to file </torch_\d+|/dev/shm\b.*(?:No space left|is full)"
         r"|insufficient shared memory \(shm\)"
         # NCCL's shared memory (NVIDIA/nccl shmutils): older builds print no errno
-        r"|Error while (?:creating|attaching to) shared memory segment",
+        r"|Error while (?:creating|attaching to) shared memory segment"
+        # NCCL's shmutils when the segment cannot grow (`failed to extend /dev/shm/nccl-X to N
+        # bytes`)
+        r"|failed to extend /dev/shm/\S+ to \d+ bytes",
         ("torch_", "/dev/shm", "shared memory (shm)", "shared memory segment"),
         "The DataLoader could not write to shared memory: /dev/shm is full (a container's "
         "default 64 MB); raise --shm-size or lower num_workers.",

@@ -253,13 +253,23 @@ _FACTOR = 1.5
 """A time said to grow, or a rate to fall, by this factor or more is a slowdown."""
 
 
+_EXPECTED = re.compile(
+    r"\b(?:we|I)\s+(?:would\s+)?expect(?:ed)?\b|\b(?:is|was|are|were)\s+expected\b"
+    r"|\bas\s+expected\b|\bas\s+(?:it\s+)?should\b|\bthat's\s+what\s+we\s+see\b|\bit's\s+fine\b"
+    r"|\b(?:but|and|while)\s+(?:it\s+)?(?:cut|cuts|saved?|saves|halved|halves|reduc\w+|lower\w*)"
+    r"\s+(?:the\s+)?(?:peak\s+)?memory\b",
+    re.IGNORECASE,
+)
+"""A factor the sentence expects, or pays for memory with (a trade-off)."""
+
+
 def _by_a_factor(m: re.Match[str]) -> Verdict | None:
     """Return a slowdown when the factor is _FACTOR or more, unless the words before deny it
     or the line explains it away (``EXPLAINED``)."""
-    factor = float(m["n"] or m["n2"] or m["n3"])
+    factor = float(m["n"] or m["n2"] or m["n3"] or m["n4"])
     before = m.string[max(0, m.start() - 40) : m.start()]
     denied = _DENIAL.search(before) or re.search(r"\bno\s+(?:an?\s+)?$", before, re.IGNORECASE)
-    if factor < _FACTOR or denied or _explained(m.string):
+    if factor < _FACTOR or denied or _explained(m.string) or _EXPECTED.search(m.string):
         return None
     return SLOWED
 
@@ -392,13 +402,16 @@ RULES: tuple[Rule, ...] = (
     rule(
         "slowdown.by_a_factor",
         r"\b(?P<n>\d+(?:\.\d+)?)\s*[x×]\s+(?:increase|rise|jump|growth)\s+in\s+(?:the\s+)?"
-        r"(?:\w+\s+){0,2}?(?:time|duration|latency)\b"
+        r"(?:\w+\s+)?(?:step|iteration|iter|epoch|batch|training|train|learn(?:ing)?|forward"
+        r"|backward|compute)[\s-]+(?:time|duration|latency)\b"
+        rf"|\b(?:throughput|speed)\s+(?:is|was|went|has\s+gone)\s+down\s+(?:by\s+)?{_AT_LEAST}"
+        r"(?P<n4>\d+(?:\.\d+)?)\s*(?:x|times)\b"
         rf"|\b{_DECAYS}\s+(?:in\s+)?(?:the\s+)?(?:\w+\s+)?(?:throughput|speed)\s+by\s+{_AT_LEAST}"
         r"(?P<n2>\d+(?:\.\d+)?)\s*(?:x|times)\b"
         rf"|\b(?:throughput|speed)\s+(?:has\s+|had\s+)?{_DECAYS}\s+by\s+{_AT_LEAST}"
         r"(?P<n3>\d+(?:\.\d+)?)\s*(?:x|times)\b",
         ("increase", "rise", "jump", "growth", "decay", "drop", "fell", "fall", "declin")
-        + ("decreas",),
+        + ("decreas", "down"),
         "A time said to grow, or a throughput to fall, by a factor (`a 7X increase in learn "
         f"time`, `decaying throughput by at least 10 times`): {_FACTOR:g} times or more is a "
         "slowdown, unless the sentence denies it or explains it away (a trade-off turned on).",

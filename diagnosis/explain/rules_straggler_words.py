@@ -123,17 +123,82 @@ _MEMBER = r"\b(?P<kind>GPU|card|device|node|host|rank|worker)\s*[#:]?\s*[a-z]?\d
 _PEER = r"(?:GPU|card|device|node|host|rank|worker)\s*[#:]?\s*[a-z]?\d+"
 
 
+_FIGURE_UNIT = r"m?s/(?:step|it|iter|batch)|ms|s|secs?|seconds|[A-Za-z]*/s(?:ec)?"
+"""A member's time (seconds or milliseconds, a step's) or rate (per second)."""
+_ONE_OFF = re.compile(
+    r"\b(?:checkpoint\w*|ckpt|sav(?:e|es|ed|ing)|writ\w*|load\w*|eval\w*|compil\w*|first\s+step"
+    r"|warm-?up|startup|init\w*|builds?|building)\b",
+    re.IGNORECASE,
+)
+"""Work a member does once or alone (a checkpoint's write, a compile, the first step)."""
+_FINE = re.compile(
+    r"\b(?:is|are|looks?|seems?|was)\s+(?:fine|ok|okay|normal|expected)\b|\bas\s+expected\b",
+    re.IGNORECASE,
+)
+_BAD_COUNT = re.compile(r"^(?:err|drop|retr|fail|discard|loss|nak|timeout)", re.IGNORECASE)
+"""Rates of which more is worse (errors, drops, retries a second): no speed."""
+
+
+def _sentence(m: re.Match[str]) -> str:
+    """The sentence a match stands in, from its start."""
+    return re.split(r"(?<=[.!?])\s|\n", m.string[m.start() :], maxsplit=1)[0]
+
+
+def _no_speed(m: re.Match[str]) -> bool:
+    """Whether the compared figures are no member's speed: a one-off's time, a rate of errors,
+    or a gap the sentence calls fine."""
+    sentence = _sentence(m)
+    return bool(_ONE_OFF.search(sentence) or _FINE.search(m.string) or _BAD_COUNT.match(m["unit"]))
+
+
+def _against_the_median(m: re.Match[str]) -> Verdict | None:
+    """Return straggler when the member's figure is PEER_GAP_PCT worse than its peers' median,
+    unless the figures are no speed (_no_speed)."""
+    rest = float(m["rest"] or m["rest2"])
+    if rest <= 0 or _no_speed(m):
+        return None
+    one = float(m["one"])
+    timed = TIME_WORDS.search(m["unit"]) is not None or m["unit"].lower() in ("s", "ms")
+    timed = timed or "/" in m["unit"] and not m["unit"].lower().endswith(("/s", "/sec"))
+    gap = (one - rest) / rest if timed else (rest - one) / rest
+    return slow_member(member_kind(m)) if gap * 100 >= PEER_GAP_PCT else None
+
+
 def _against_a_peer(m: re.Match[str]) -> Verdict | None:
     """Return straggler when the member's time is PEER_PAIR_RATIO times the peer's (a rate:
-    the peer's is that many times the member's); `r0` names a rank."""
+    the peer's is that many times the member's); `r0` names a rank; not when the figures are
+    no speed (_no_speed)."""
     one, peer = float(m["one"]), float(m["rest"])
-    if min(one, peer) <= 0:
+    if min(one, peer) <= 0 or _no_speed(m):
         return None
     timed = TIME_WORDS.search(m["unit"]) is not None or m["unit"].lower() in ("s", "ms")
     ratio = one / peer if timed else peer / one
     if ratio < PEER_PAIR_RATIO:
         return None
     return slow_member(member_kind(m) if m["kind"] else K.JOB)
+
+
+_RETRACTED = re.compile(
+    r"\b(?:not|n't|never|no\s+longer)\b[^.\n]{0,25}$"
+    r"|\b(?:thought|assumed|suspected|guessed|believed|figured)\b[^.\n]{0,30}$",
+    re.IGNORECASE,
+)
+_OWN_CAUSE = re.compile(
+    r"\b(?:NFS|nfsd|iowait|storage|Lustre|GPFS|file\s+server|HW\s+Slowdown|throttl\w*|clocks?"
+    r"|MHz|ibstat|Rate:|link|PCIe|ECC|Xid|thermal|temperature)\b",
+    re.IGNORECASE,
+)
+
+
+def _named_bottleneck(m: re.Match[str]) -> Verdict | None:
+    """Return straggler on the member named as the bottleneck, unless the words before deny or
+    retract it (`it's not like rank 3 is`, `I first thought GPU 3 was`) or its line names the
+    member's own cause (a storage server, a throttled clock, a slow link)."""
+    if _RETRACTED.search(m.string[max(0, m.start() - 60) : m.start()]):
+        return None
+    if _OWN_CAUSE.search(m.string):
+        return None
+    return _uneven(m)
 
 
 def _late(m: re.Match[str]) -> Verdict:
@@ -228,20 +293,24 @@ RULES: tuple[Rule, ...] = (
     rule(
         "straggler.member_against_the_median",
         r"\b(?P<kind>GPU|card|device|node|host|rank|worker)\s*[#:]?\s*[a-z]?\d+\b[^.\n\d]{0,40}?"
-        r"(?P<one>\d+(?:\.\d+)?)\s*(?P<unit>ms|s|secs?|seconds|[A-Za-z]*/s(?:ec)?)\b[^.\n\d]{0,12}?"
-        r"\b(?:vs\.?|versus|compared\s+(?:to|with)|against)\s+(?:the\s+)?(?:median|mean|average|"
-        r"typical)\b[^\n]{0,40}?(?P<rest>\d+(?:\.\d+)?)\s*(?P=unit)\b",
+        rf"(?P<one>\d+(?:\.\d+)?)\s*(?P<unit>{_FIGURE_UNIT})(?![\w/])[^.\n\d]{{0,12}}?"
+        r"\b(?:vs\.?|versus|compared\s+(?:to|with)|against)\s+"
+        r"(?:(?:the\s+)?(?:median|mean|average|typical)\b[^\n]{0,40}?(?P<rest>\d+(?:\.\d+)?)\s*"
+        r"(?P=unit)(?![\w/])|(?P<rest2>\d+(?:\.\d+)?)\s*(?P=unit)\s+(?:for|on|of|across)\s+"
+        r"(?:the\s+)?(?:median|mean|average|typical|other|rest)\b)",
         ("vs", "versus", "compared", "against"),
         "A member's figure set against the median (mean, typical) of its peers (`Rank r2 input "
-        "wait was 199.7ms vs median rank r0 at 10.4ms`): a gap of "
-        f"{PEER_GAP_PCT:g} % or more is a fail-slow member the others wait for.",
-        judge=_one_below,
+        "wait was 199.7ms vs median rank r0 at 10.4ms`, `1.9 s/step versus 1.2 s/step for the "
+        f"median GPU`): a gap of {PEER_GAP_PCT:g} % or more is a fail-slow member the others "
+        "wait for, unless the sentence names a one-off (a checkpoint, a compile, the first "
+        "step), calls it fine, or the figure is a count of errors.",
+        judge=_against_the_median,
         flags=re.IGNORECASE,
     ),
     rule(
         "straggler.member_against_a_peer",
         rf"(?:{_MEMBER}|\br\d+)\b[^.\n\d]{{0,40}}?(?P<one>\d+(?:\.\d+)?)\s*"
-        r"(?P<unit>ms|s|secs?|seconds|[A-Za-z]*/s(?:ec)?)\b[^.\n\d]{0,12}?"
+        rf"(?P<unit>{_FIGURE_UNIT})(?![\w/])[^.\n\d]{{0,12}}?"
         rf"\b(?:vs\.?|versus|compared\s+(?:to|with)|against)\s+(?:{_PEER}|r\d+)\b[^.\n\d]{{0,20}}?"
         r"(?P<rest>\d+(?:\.\d+)?)\s*(?P=unit)\b",
         ("vs", "versus", "compared", "against"),
@@ -257,8 +326,10 @@ RULES: tuple[Rule, ...] = (
         r"looks\s+like|(?:is|was)\s+(?:clearly|always|consistently))\s+(?:the|our)\s+bottleneck\b",
         ("bottleneck",),
         "A report that names one member as the job's bottleneck (`rank 3 is the bottleneck`): "
-        "the member the others wait for; a sentence that denies it is silent.",
-        judge=_uneven,
+        "the member the others wait for; a sentence that denies or retracts it is silent, and "
+        "so is one that gives the member's own cause (a storage server, a throttled clock, a "
+        "slow link: the rules of that cause read it).",
+        judge=_named_bottleneck,
         flags=re.IGNORECASE,
     ),
     rule(

@@ -51,7 +51,7 @@ _MEMBER_HEADER = re.compile(
 # size, a run, a version, a precision, a model)
 _NOT_MEMBER = re.compile(
     r"\b(?:epoch|step|iter\w*|batch|bs|size|seq\w*|len|run|trial|exp\w*|config\w*|version|v"
-    r"|fp\d+|bf\d+|tf\d+|int\d+|tp|pp|dp|ep|workers?|threads?|nodes|gpus)\b",
+    r"|fp\d+|bf\d+|tf\d+|int\d+|tp|pp|dp|ep|workers|threads?|nodes|gpus)\b",
     re.IGNORECASE,
 )
 _DIGITS = re.compile(r"\d+")
@@ -85,17 +85,22 @@ def _figure(cell: str) -> float | None:
     return float(m["n"].replace(",", "")) if m else None
 
 
-_NOT_WORK_TIME = re.compile(
-    r"timeout|uptime|\bage\b|_age\b|save|ckpt|checkpoint|budget|limit|interval|deadline|since",
+NOT_WORK_TIME = re.compile(
+    r"timeout|uptime|\bage\b|_age\b|save|ckpt|checkpoint|budget|limit|interval|deadline|since"
+    # a round trip, a clock's offset, a one-off compile or start, an evaluation, a wait (a
+    # member that waits less is the slow one), a counter since start, a size
+    r"|\brtt\b|\bping\b|offset|compil\w*|startup|warm-?up|\beval\w*|validat\w*|\bwait\w*"
+    r"|_wait\b|\bidle\b|(?:\b|_)total\b|\bmemory\b|\bmem\b|\b[KMGT]i?B\b(?!/)|snapshot",
     re.IGNORECASE,
 )
-"""Times that are no member's work: a timeout, an uptime, an age, a save, a budget."""
+"""Times that are no member's work: a timeout, an uptime, an age, a save, a budget, a round
+trip, a clock's offset, a compile, an evaluation, a wait, a counter, a size."""
 
 
 def quantity_of(text: str) -> str | None:
     """Return ``"rate"`` or ``"time"`` for what `text` names, None for neither or both (or a
     time that is no member's work: a timeout, an uptime, a checkpoint's save)."""
-    if _NOT_WORK_TIME.search(text):
+    if NOT_WORK_TIME.search(text):
         return None
     rate, time = _RATE_WORDS.search(text), _TIME_WORDS.search(text)
     if rate and not time:
@@ -121,8 +126,14 @@ def are_members(labels: list[str], first_header: str, least: int = MIN_PEERS) ->
 
 _TIME_AXIS = re.compile(r"(?:epoch|ep|step|iter(?:ation)?|it)\.?", re.IGNORECASE)
 _TIME_LABEL = re.compile(r"(?:epoch|ep|step|iter(?:ation)?)\s*#?(\d+)", re.IGNORECASE)
+_WORK_SIZE = re.compile(
+    r"\b(?:seq(?:uence)?[ _-]?len(?:gth)?|max[ _-]?len|context|batch(?:[ _-]?size)?|bs|resolution"
+    r"|img[ _-]?size|image[ _-]?size|tokens|eval\w*|val(?:idation)?\s+set)\b",
+    re.IGNORECASE,
+)
+"""A column of the size of the work each row did."""
 _POINT_IN_TIME = re.compile(
-    r"\b(?:eta|remaining|left|start\w*|end\w*|finish\w*|at|timestamp|date|clock|wall)\b",
+    r"\b(?:eta|remaining|left|start\w*|end\w*|finish\w*|done|at|timestamp|date|clock|wall)\b",
     re.IGNORECASE,
 )
 _CLOCK = re.compile(r"(?:(\d+):)?(\d{1,2}):(\d\d)(?:\.\d+)?")
@@ -159,7 +170,12 @@ def _time_columns(
     header: list[str], rows: list[tuple[list[str], T]]
 ) -> Iterator[list[tuple[float, T]]]:
     """Yield each column of a table over time that names a time (or a rate, read as its
-    inverse) or holds clocks, as (seconds, item) in row order."""
+    inverse) or holds clocks, as (seconds, item) in row order; none when a column of the work's
+    size (a sequence length, a batch size) changes over the rows: other work, not a slower job."""
+    for col in range(1, len(header)):
+        sizes = {row[col] for row, _ in rows if col < len(row)}
+        if _WORK_SIZE.search(header[col]) and len(sizes) > 1:
+            return
     for col in range(1, len(header)):
         clocks = all(col < len(row) and _CLOCK.fullmatch(row[col].strip()) for row, _ in rows)
         if clocks and _POINT_IN_TIME.search(header[col]):

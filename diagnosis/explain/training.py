@@ -219,17 +219,22 @@ def step_time_shift(seconds: Sequence[float]) -> int | None:
 
 CLIMB_RATIO = 2.0
 """Readings that each take longer than the one before must end at this many times the first."""
+CLIMB_STEP = 1.05
+"""Each reading of a climb takes this many times the one before at least: a flat line that
+ends in one long reading (a checkpoint, a last evaluation) is no climb."""
 
 
 def step_time_climb(seconds: Sequence[float], may_be_clock: bool) -> int | None:
-    """Return the position of the last reading when every reading takes longer than the one
-    before and the last takes ``CLIMB_RATIO`` times the first (three readings or more: a
-    decline with no steady start, `0.61 s, 0.67 s, 1.48 s`), or None; readings that may be an
-    elapsed clock must not climb by steady amounts (increments within 2x of each other)."""
+    """Return the position of the last reading when every reading takes ``CLIMB_STEP`` times
+    the one before or longer and the last takes ``CLIMB_RATIO`` times the first (three readings
+    or more: a decline with no steady start, `0.61 s, 0.67 s, 1.48 s`), or None; readings that
+    may be an elapsed clock must not climb by steady amounts (increments within 2x of each
+    other)."""
     if len(seconds) < 3 or seconds[0] <= 0:
         return None
-    steps = [b - a for a, b in zip(seconds, seconds[1:], strict=False)]
-    if min(steps) <= 0 or seconds[-1] < CLIMB_RATIO * seconds[0]:
+    pairs = list(zip(seconds, seconds[1:], strict=False))
+    steps = [b - a for a, b in pairs]
+    if any(b < CLIMB_STEP * a for a, b in pairs) or seconds[-1] < CLIMB_RATIO * seconds[0]:
         return None
     if may_be_clock and max(steps) <= 2 * min(steps):
         return None

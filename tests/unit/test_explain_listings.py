@@ -62,6 +62,21 @@ SLOW = {
         '{instance="trn-a03:9100"}  2.44\n{instance="trn-a04:9100"}  1.03',
         "trn-a03",
     ),
+    "German thousands and decimal commas": (
+        "Bilder/s je GPU:\nGPU 0: 1.234,5\nGPU 1: 1.229,0\nGPU 2: 611,2\nGPU 3: 1.240,1",
+        "GPU 2",
+    ),
+    "hosts by their addresses": (
+        'avg(step_seconds) by (instance)\n{instance="10.0.3.11:9100"}  1.01\n'
+        '{instance="10.0.3.12:9100"}  1.02\n{instance="10.0.3.13:9100"}  2.33\n'
+        '{instance="10.0.3.14:9100"}  1.00',
+        "10.0.3.13",
+    ),
+    "Kubeflow's worker pods": (
+        'step_seconds{pod="bert-worker-0"} 0.61\nstep_seconds{pod="bert-worker-1"} 0.60\n'
+        'step_seconds{pod="bert-worker-2"} 1.52\nstep_seconds{pod="bert-worker-3"} 0.62',
+        "bert-worker-2",
+    ),
     "a Prometheus vector, the metric naming the quantity": (
         'train_samples_per_second{node="n1"} 310\ntrain_samples_per_second{node="n2"} 305\n'
         'train_samples_per_second{node="n3"} 120\ntrain_samples_per_second{node="n4"} 311',
@@ -104,6 +119,17 @@ SILENT = {
         "rank 3: 0.60"
     ),
     "two members only on one line": "tokens/s: GPU0 5120 / GPU1 2048",
+    "a sweep over members' numbers": "samples/s: node1 1210 / node2 2350 / node3 3400 / node4 4420",
+    "German thousands beside plain figures": (
+        "Bilder/s je GPU:\nGPU 0: 1.004\nGPU 1: 998\nGPU 2: 1.010\nGPU 3: 1.001"
+    ),
+    "a caption of a round trip": (
+        "ping RTT per node (ms):\nnode1: 0.21\nnode2: 0.20\nnode3: 0.47\nnode4: 0.22"
+    ),
+    "a counter since start": (
+        'cpu_seconds_total{instance="n1"} 310\ncpu_seconds_total{instance="n2"} 305\n'
+        'cpu_seconds_total{instance="n3"} 990\ncpu_seconds_total{instance="n4"} 311'
+    ),
     "thousands separators read as thousands": (
         "tokens/s per node:\nnode1: 1,204\nnode2: 1,198\nnode3: 1,210\nnode4: 1,201"
     ),
