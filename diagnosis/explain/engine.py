@@ -118,6 +118,8 @@ SLOW_DEVICE = Verdict(
 )
 """One device's rate far below its peers' in a per-device report (diagnosis/explain/peers.py)."""
 _FABRIC_HEADER = re.compile(r"^\s*Fabric\s*$")
+_DONE_BAR = re.compile(r"\b100%\|[^|\n]*\|\s*(\d+)/\1\b")
+"""A progress bar that finished: each one printed is an epoch's (YOLO's, a loop's)."""
 _FIGURES = re.compile(r"\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 """A line's figures, blanked for its shape (the lines of one stream differ only in them)."""
 _DIAG_FAIL = re.compile(r'"status"\s*:\s*"Fail"')
@@ -396,6 +398,8 @@ def _progress(state: _State, rec: Record, shape: str, seconds: float) -> None:
     counter, epoch = step_counter(rec.body), epoch_of(rec.body)
     run, last, last_epoch = state.progress_at.get(key, (0, None, None))
     next_epoch = epoch is not None and last_epoch is not None and epoch > last_epoch
+    # a finished bar again (`100%|##########| 926/926 [03:12<00:00`): the next epoch's
+    next_epoch = next_epoch or (counter == last and _DONE_BAR.search(rec.body) is not None)
     if counter is not None and last is not None and not next_epoch:
         if counter == last:
             return  # the same step again: another worker's line, or another metric's

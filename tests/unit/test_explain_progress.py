@@ -262,3 +262,16 @@ def test_step_lines_whose_intervals_grow_and_stay_are_a_slowdown() -> None:
     steady = ["10:00:01", "10:10:12", "10:20:20", "10:30:31", "10:40:39", "10:50:50"]
     text = "\n".join(f"2024-05-03 {t} step {1000 * (n + 1)}" for n, t in enumerate(steady))
     assert alarms(text) == []
+
+
+def _yolo(rates: list[float]) -> str:
+    return "\n".join(
+        f"     {10 + n}/99     6.82G   0.0365   0.0243  0.0063       125       640: 100%|######"
+        f"####| 926/926 [03:12<00:00,  {rate:.2f}it/s]"
+        for n, rate in enumerate(rates)
+    )
+
+
+def test_finished_bars_again_are_the_next_epochs_not_one_step_repeated() -> None:
+    assert "training.step_slowdown" in alarms(_yolo([4.81, 4.83, 1.95, 1.94]))
+    assert alarms(_yolo([4.81, 4.83, 4.79, 4.80])) == []

@@ -38,11 +38,7 @@ _LIMITS_BY_REASON = {
         "r27-096",
         "r27-137",
     ),
-    "epoch durations on a clock in a sentence (`12:30`), or a bar whose count restarts each "
-    "epoch without naming it": (
-        "r27-005",
-        "r27-092",
-    ),
+    "epoch durations on a clock in a sentence (`12:30`)": ("r27-005",),
     "figures in sentences of other languages with decimal commas": (
         "r27-022",
         "r27-035",
