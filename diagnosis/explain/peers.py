@@ -81,6 +81,12 @@ _LEADING_TIME = re.compile(
     r"\s*\[?\d{1,4}[-:/.]\d{1,2}[-:/.]\d{1,2}(?:[T ][\d:.,]+)?(?:Z|[+-]\d\d:?\d\d)?\]?\s+"
 )
 _BLANKS = re.compile(r"\s+")
+_LEFT = re.compile(
+    r"\b(?:eta|required|remaining|left|time\s+left)\W{1,3}\d+(?:\.\d+)?\s*(?:hours?|hrs?|h"
+    r"|minutes?|mins?|m|days?|d|s)?\b",
+    re.IGNORECASE,
+)
+_STAMP = re.compile(r"(?:\d{4}[-/]\d\d[-/]\d\d[T ])?\b\d\d:\d\d:\d\d(?:[.,]\d+)?\b")
 _DECIMAL = re.compile(r"\d+\.\d+(?:e[+-]?\d+)?", re.IGNORECASE)
 STEP_GROUP = "step "
 """The prefix of a same-step group's key (`slow_peer` needs only MIN_STEP_PEERS of them)."""
@@ -123,6 +129,9 @@ def step_rate_of(body: str) -> StepRate | None:
     stamp = _LEADING_TIME.match(body)
     start = stamp.end() if stamp else len(body) - len(body.lstrip())
     blanked = body[start : rate.start("value")] + "#" + body[rate.end("value") :].rstrip()
+    # a time inside the line (`Training: 2021-07-03 00:12:24`), the time left (`Required: 73
+    # hours`): they change from line to line of one stream
+    blanked = _LEFT.sub("#", _STAMP.sub("#", blanked))
     return StepRate(
         STEP_GROUP + _DECIMAL.sub("#", blanked),
         float(rate["value"].replace(",", "")),

@@ -30,6 +30,14 @@ def _hw(severity: S, action: A, confidence: float) -> Verdict:
     return verdict(C.GPU_HARDWARE, INFRA, K.GPU, severity, action, confidence)
 
 
+def _smi_err(m: re.Match[str]) -> Verdict | None:
+    """Return a GPU fault when the fan, temperature or performance state reads ERR! (a power
+    reading alone that fails is a known transient of some virtual machines; N/A is a GPU
+    without that sensor)."""
+    failed = "ERR!" in (m["fan"], m["temp"], m["perf"])
+    return _hw(S.ERROR, A.RESET_GPU, 0.5) if failed else None
+
+
 def _status_verdict_any(m: re.Match[str]) -> Verdict | None:
     """Return the verdict for whichever status group matched."""
     groups = m.groupdict()
@@ -115,6 +123,29 @@ RULES: tuple[Rule, ...] = (
         ("device handle", "gpuislost", "gpu_is_lost", "gpu is lost", "nvmldevice"),
         "nvidia-smi/NVML cannot reach the GPU (the user-visible side of Xid 79/GPU lost).",
         _hw(S.CRITICAL, A.REBOOT_NODE, 0.8),
+    ),
+    rule(
+        "nvml.unknown_error",
+        # pynvml's exception for NVML_ERROR_UNKNOWN, raised from a device call
+        r"\bpynvml\.NVMLError_Unknown\b|\bNVMLError_Unknown: Unknown Error\b",
+        ("nvmlerror_unknown",),
+        "An NVML device call failed with NVML_ERROR_UNKNOWN (pynvml's `NVMLError_Unknown`): "
+        "the driver could not reach the GPU; low confidence, a container that lost its device "
+        "nodes reads the same.",
+        _hw(S.ERROR, A.RESET_GPU, 0.5),
+    ),
+    rule(
+        "nvml.smi_err_field",
+        # nvidia-smi's table prints ERR! for a field NVML could not read (fan, temperature,
+        # performance state, power)
+        r"^\|\s*(?P<fan>ERR!|\d+%|N/A)\s+(?P<temp>ERR!|\d+C|N/A)\s+(?P<perf>ERR!|P\d+)\s+"
+        r"(?:ERR!|\d+W|N/A)",
+        ("err!",),
+        "nvidia-smi's table shows ERR! for a GPU's fan, temperature or performance state: "
+        "NVML could not read the device, as on a GPU in a bad state (a fallen-off or failing "
+        "card); check its Xids and reset it.",
+        judge=_smi_err,
+        flags=re.MULTILINE,
     ),
     rule(
         "nvml.field_unknown_error",

@@ -38,6 +38,16 @@ def _sxid(m: re.Match[str]) -> Verdict:
 
 RULES: tuple[Rule, ...] = (
     rule(
+        "fabric.imex_unhealthy",
+        r"\bDCGM_FR_IMEX_UNHEALTHY\b|\bIMEX daemon status is -?\d+ \(not READY\)"
+        r"|\bIMEX (?:daemon|domain|channel)s? (?:is |are )?(?:not ready|unhealthy|down)\b",
+        ("imex",),
+        "The IMEX daemon that shares GPU memory across the NVLink domain (GB200 NVL72) is not "
+        "ready (DCGM's NVLink watch): jobs that span the domain's nodes cannot use NVLink.",
+        _switch(S.ERROR, A.CHECK_NETWORK, 0.6),
+        flags=re.IGNORECASE,
+    ),
+    rule(
         "fabric.sxid",
         r"nvidia-nvswitch\d+: SXid \((?:PCI:)?(?P<pci>[^)]*)\): (?P<sxid>\d+),\s*"
         r"(?:(?P<said>Non-fatal|Fatal)\b)?",

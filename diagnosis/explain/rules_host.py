@@ -22,9 +22,16 @@ INFRA, APP = B.INFRASTRUCTURE, B.APPLICATION
 
 _RDMA_STACK = re.compile(
     r"\bUCX\b|\bucp_|\bpml_ucx|\bibv_\w+|\bmd\[\d+\]=|\bmlx5_\d|\bverbs\b|NET/(?:OFI|IB)\b"
-    r"|\blibfabric\b|\bfi_\w+\("
+    r"|\blibfabric\b|\bfi_\w+\(|\bfi_enable|\brdma_\w+:"
 )
 """Words of the RDMA stack's own lines: an EIO there is a registration or a send failing."""
+
+
+def _memory_error(m: re.Match[str]) -> Verdict | None:
+    """Return a host memory error, unless the line is the RDMA stack's (rules_nic reads those)."""
+    if _RDMA_STACK.search(m.string):
+        return None
+    return verdict(C.HOST_MEMORY, APP, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.7)
 
 
 def _io_error(m: re.Match[str]) -> Verdict | None:
@@ -354,8 +361,10 @@ PROCESS_RULES: tuple[Rule, ...] = (
         "host.memory_error",
         r"^(?:\w+\.)*MemoryError\b|\[Errno 12\]|Cannot allocate memory",
         ("memoryerror", "errno 12", "cannot allocate memory"),
-        "The process could not get host memory (Python MemoryError / ENOMEM).",
-        verdict(C.HOST_MEMORY, APP, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.7),
+        "The process could not get host memory (Python MemoryError / ENOMEM); an ENOMEM the RDMA "
+        "stack returns (a queue pair, a memory registration) is the NIC's resources, not the "
+        "host's memory.",
+        judge=_memory_error,
     ),
     rule(
         "host.killed",

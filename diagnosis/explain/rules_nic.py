@@ -37,6 +37,14 @@ _MLX5 = rf"mlx5_core(?:\.\w+)?(?: (?P<pci>{_PCI}))?(?: \S+)?:?"
 
 RULES: tuple[Rule, ...] = (
     rule(
+        "nic.port_training_failed",
+        r"\bPort Training State Machine failed\b|\blink_downed\b[^\n]{0,40}?\bdelta=[1-9]",
+        ("port training state machine", "link_downed"),
+        "An InfiniBand port's link went down (its link_downed counter rose; the port's training "
+        "state machine failed): the cable, the transceiver or the switch port.",
+        _nic(S.ERROR, A.CHECK_NETWORK, 0.6),
+    ),
+    rule(
         "nic.mlx5_napi_lockup",
         r"mlx5e_(?:napi_poll|poll_\w+)\b|RIP: \S+:mlx5\w*\+0x",
         ("mlx5e_", "rip:"),
@@ -53,6 +61,16 @@ RULES: tuple[Rule, ...] = (
         "The ConnectX firmware stopped answering the health poll (health buffer dump): the NIC "
         "is down until the driver recovers it or the node reboots.",
         _nic(S.ERROR, A.REBOOT_NODE, 0.8),
+    ),
+    rule(
+        "nic.mlx5_cmd_failed",
+        rf"{_MLX5} mlx5_cmd_(?:check|out_err):\d+:\(pid \d+\): \w+\(0x[0-9a-f]+\)"
+        r"(?: op_mod\(0x[0-9a-f]+\))? failed, status [\w ]+\(0x[0-9a-f]+\)",
+        ("mlx5_cmd_check", "mlx5_cmd_out_err"),
+        "A ConnectX firmware command the driver sent failed (`CREATE_QP(0x500) ... failed, status "
+        "limits exceeded`, `RTR2RTS_QP ... bad parameter`): the NIC refused a queue pair or a "
+        "resource the job's RDMA needed; its connections fail next.",
+        _nic(S.WARNING, A.CHECK_NETWORK, 0.45),
     ),
     rule(
         "nic.mlx5_cmd_timeout",
@@ -324,7 +342,7 @@ RULES: tuple[Rule, ...] = (
     rule(
         "rdma.verbs_failed",
         r"\bCall to ibv_\w+ failed(?![^\n]*\bretrying \d+/\d+)"
-        r"|\bibv_\w+: (?:Invalid argument|Cannot allocate memory)"
+        r"|\b(?:ibv|rdma)_\w+: (?:Invalid argument|Cannot allocate memory)"
         # UCX's `ibv_create_cq(cqe=4096) failed: <errno>`, Open MPI's openib BTL posting a work
         # request (`error posting send request error 12: ...`)
         r"|\bibv_\w+\([^)\n]*\) failed: [A-Z]"
@@ -334,6 +352,7 @@ RULES: tuple[Rule, ...] = (
         r"|Couldn't (?:register (?:GPU )?MR|allocate PD|create (?:CQ|QP)\b)",
         (
             "ibv_",
+            "rdma_",
             "error posting",
             "umem get failed",
             "failed to register memory",

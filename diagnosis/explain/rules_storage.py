@@ -315,6 +315,7 @@ RULES: tuple[Rule, ...] = (
         r"|NFS: state manager[^\n]{0,40} failed on NFSv4 server"
         r"|nfs_create_rpc_client: cannot create"
         r"|mount\.nfs4?: (?:Connection timed out|Connection refused|No route to host"
+        r"|Resource temporarily unavailable"
         r"|access denied by server|mount system call failed|Stale (?:NFS )?file handle"
         r"|rpc\.statd is not running but is required for remote locking)"
         r"|mount to NFS server '[^']*' failed: (?:timed out|RPC Error|System Error)"
