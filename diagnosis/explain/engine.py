@@ -36,7 +36,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain import rules_dist, rules_driver, rules_scheduler
+from diagnosis.explain import rules_dist, rules_driver, rules_netfs, rules_nic, rules_scheduler
 from diagnosis.explain.listings import ListingReader
 from diagnosis.explain.peers import (
     LINE_GROUP,
@@ -66,7 +66,6 @@ from diagnosis.explain.rules import Hit, normalize_pci, rule_set
 from diagnosis.explain.rules_driver import FABRIC_RULE, fabric_field
 from diagnosis.explain.rules_host import MCELOG_COUNT, MCELOG_HEADER, MCELOG_RULE, mcelog_count
 from diagnosis.explain.rules_monitors import ALERT_RESOLVED
-from diagnosis.explain.rules_netfs import ONLY_TO_RECOVER, RECOVERED_BY
 from diagnosis.explain.rules_process import (
     CONFIRMED_CONFIDENCE,
     CRASH_RULES,
@@ -123,6 +122,9 @@ _DONE_BAR = re.compile(r"\b100%\|[^|\n]*\|\s*(\d+)/\1\b")
 _FIGURES = re.compile(r"\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 """A line's figures, blanked for its shape (the lines of one stream differ only in them)."""
 _DIAG_FAIL = re.compile(r'"status"\s*:\s*"Fail"')
+RECOVERED_BY = {**rules_netfs.RECOVERED_BY, **rules_nic.RECOVERED_BY}
+"""For a rule of waiting or of an event, the rules whose later finding says it ended."""
+ONLY_TO_RECOVER = rules_netfs.ONLY_TO_RECOVER | rules_nic.ONLY_TO_RECOVER
 _EXPLAINED_BY = {
     **rules_scheduler.EXPLAINED_BY,
     **rules_dist.EXPLAINED_BY,

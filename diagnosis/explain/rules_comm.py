@@ -275,6 +275,15 @@ _HANG_RULES: tuple[Rule, ...] = (
         _hang(S.ERROR, 0.8),
     ),
     rule(
+        "hang.horovod_stall",
+        r"One or more tensors were submitted to be reduced, gathered or broadcasted by subset of "
+        r"ranks and are waiting for remainder of ranks",
+        ("submitted to be reduced",),
+        "Horovod's stall inspector: some ranks wait in a collective for the rest (its `Missing "
+        "ranks:` line names them): a hang, or ranks that submit different tensors.",
+        _hang(S.ERROR, 0.7),
+    ),
+    rule(
         "hang.watchdog_stuck",
         r"watchdog got stuck for \d+ seconds|Heartbeat monitor timed out",
         ("watchdog got stuck", "heartbeat monitor timed out"),

@@ -129,7 +129,8 @@ RULES: tuple[Rule, ...] = (
         "dcgm.nvlink",
         r"Detected \d+ (?:\S+ ){1,3}NvLink errors on GPU \d+'s (?:NVLink|link)"
         # fewer links up than the GPU's expected count (none expected: a GPU without NVLink)
-        r"|\bGPU \d+ Only (?P<up>\d+) NvLinks are up out of the\s+(?:\|\s*)*expected "
+        r"|(?:\bGPU \d+ |\"warning\":\s*\")Only (?P<up>\d+) NvLinks are up out of the\s+"
+        r"(?:\|\s*)*expected "
         r"(?P<want>[1-9]\d*)\b"
         r"|NvLink errors found occ?urr?ing per"
         r" second on GPU",

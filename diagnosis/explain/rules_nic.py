@@ -35,6 +35,11 @@ def _nic(severity: S, action: A, confidence: float) -> Verdict:
 _EFA_DEV = r"(?:infiniband (?:rdmap\w+|efa_\d+)|\befa \S+(?: (?:rdmap\w+|efa_\d+))?)"
 _MLX5 = rf"mlx5_core(?:\.\w+)?(?: (?P<pci>{_PCI}))?(?: \S+)?:?"
 
+RECOVERED_BY: dict[str, frozenset[str]] = {"nic.module_error": frozenset({"nic.link_up"})}
+"""For a NIC's event, the rules whose finding later in the same input says it ended."""
+ONLY_TO_RECOVER = frozenset({"nic.link_up"})
+"""Rules that only say an event ended: no finding of their own."""
+
 RULES: tuple[Rule, ...] = (
     rule(
         "nic.port_training_failed",
@@ -137,11 +142,36 @@ RULES: tuple[Rule, ...] = (
         _nic(S.ERROR, A.CHECK_NETWORK, 0.6),
     ),
     rule(
+        "nic.link_up",
+        rf"{_MLX5} \S+: Link up\s*$",
+        ("link up",),
+        "A port of the NIC came up: it ends a module event said before it (a cable swapped or "
+        "reseated); no finding of its own.",
+        _nic(S.INFO, A.NONE, 0.5),
+    ),
+    rule(
         "nic.module_error",
         r"Port module event\[error\]|Port module event: .*(?:unplugged|error)",
         ("port module event",),
-        "Any other port module error (cable unplugged, bad module).",
+        "Any other port module error (cable unplugged, bad module); said once and followed by "
+        "the port's link up, a cable swapped (RECOVERED_BY).",
         _nic(S.WARNING, A.CHECK_NETWORK, 0.6),
+    ),
+    rule(
+        "ib.link_width_unexpected",
+        r"-E- Link: \S+ - Unexpected actual link (?:width|speed)\b",
+        ("unexpected actual link",),
+        "ibdiagnet found a link trained narrower or slower than both ends allow (`Unexpected "
+        "actual link width 1x ... should be 4x`): a cable, a transceiver or a port.",
+        _nic(S.ERROR, A.CHECK_NETWORK, 0.7),
+    ),
+    rule(
+        "nic.pause_storm",
+        r"\btx_pause_storm_(?:error|warning)_events:\s*[1-9]",
+        ("pause_storm",),
+        "The NIC detected a PFC pause storm (it kept sending pause frames, mlx5's "
+        "`tx_pause_storm_*_events`): a stuck receiver or a congested RoCE fabric stalls traffic.",
+        _nic(S.ERROR, A.CHECK_NETWORK, 0.65),
     ),
     # InfiniBand fabric tools and the subnet manager (infiniband-diags, OpenSM, NCCL's async
     # events, ethtool's PHY counters; catalogued in the session notes of 2026-12-05)

@@ -54,12 +54,14 @@ def _signal(number: int, name: str) -> str:
         # status printed as is (slurmctld's `_job_complete: JobId=12 WTERMSIG 9`)
         + (rf"|\btasks? [\d,\-]+: {_STRSIGNAL[number]}\b" if number != 9 else "")
         + rf"|\bWTERMSIG {number}\b"
+        # DeepSpeed's launcher (`... exits with return code = -9`)
+        + rf"|exits with return code = -{number}\b"
         # Open MPI's crash handler (`Signal: Bus error (7)`, after `Process received signal`)
         + rf"|\bSignal: {_STRSIGNAL[number]} \({number}\)"
     )
 
 
-_NEEDLES = ("exitcode", "signal", "task", "wtermsig")
+_NEEDLES = ("exitcode", "signal", "task", "wtermsig", "return code")
 
 _NCCL_SOURCE = (
     r"(?:(?:\S*/)?(?:misc/(?:ibvwrap|cudawrap|nvmlwrap|ibvsymbols|shmutils|ipcsocket)"
@@ -135,8 +137,10 @@ RULES: tuple[Rule, ...] = (
         "process.nccl_segfault",
         NCCL_FRAME.pattern
         # a person's sentence: a segfault and NCCL (or its calls) named together
-        + r"|(?i:\b(?:segfault|segmentation fault|SIGSEGV)\b[^\n]{0,80}\bp?nccl"
-        r"|\bp?nccl\w*\b[^\n]{0,80}\b(?:segfault|segmentation fault|SIGSEGV)\b)",
+        + r"|(?i:\b(?:segfault|segmentation fault|SIGSEGV)\b"
+        r"(?!\s+(?:tickets?|issues?|reports?|bugs?))[^\n]{0,80}\bp?nccl"
+        r"|\bp?nccl\w*\b[^\n]{0,80}\b(?:segfault|segmentation fault|SIGSEGV)\b"
+        r"(?!\s+(?:tickets?|issues?|reports?|bugs?)))",
         ("libnccl", "nccl", "misc/", "transport/", "graph/"),
         "A crash inside NCCL (kernel segfault line, backtrace frame): a NCCL bug or a library "
         "mismatch, so the job's stack (pin or upgrade NCCL); if it repeats on one node only, "

@@ -319,6 +319,8 @@ RULES: tuple[Rule, ...] = (
         r"|access denied by server|mount system call failed|Stale (?:NFS )?file handle"
         r"|rpc\.statd is not running but is required for remote locking)"
         r"|mount to NFS server '[^']*' failed: (?:timed out|RPC Error|System Error)"
+        # autofs's NFS mount that failed, the server's mountd refusing a client
+        r"|mount\(nfs\): nfs: mount failure \S+ on \S+|rpc\.mountd\[\d+\]: refused mount request"
         r"|\b[Ss]tale NFS file handle\b"
         r"|\bstatd\b[^\n]{0,40}?\b(?:timed\s+out|not\s+responding|failed\s+to\s+contact)"
         # the NFSv4 client's state recovery that failed (fs/nfs/nfs4state.c, fs/lockd): locks or
@@ -332,7 +334,8 @@ RULES: tuple[Rule, ...] = (
         r"|\bRPC: Could not send backchannel reply",
         (
             *("not responding", "rpc:", "nfs_file_fsync", "nfs", "sm_mon", "sm_unmon"),
-            *("cannot monitor", "mount.nfs", "lockd: failed", "backchannel"),
+            *("cannot monitor", "mount.nfs", "lockd: failed", "backchannel", "mount(nfs)"),
+            *("refused mount request",),
         ),
         "The NFS server (or the RPC below it) stopped answering, the lock manager cannot reach "
         "statd to monitor a client (``SM_MON failed``, ``lockd: cannot monitor``), or a task "
