@@ -321,6 +321,20 @@ RULES: tuple[Rule, ...] = (
         flags=re.IGNORECASE,
     ),
     rule(
+        "straggler.others_idle",
+        r"\b(?:most|all|the\s+other|every\s+other)\s+(?:\w+\s+)?(?:workers?|ranks?|GPUs?|nodes?)\b"
+        r"[^.\n]{0,80}?\b(?:a|one)\s+single\s+(?P<kind>worker|rank|GPU|node)\b[^.\n]{0,40}?\bidle\b"
+        r"|\b(?:a|one)\s+(?:single\s+)?(?:slow\s+)?(?P<kind2>worker|rank|GPU|node)\b[^.\n]{0,80}?"
+        r"\b(?:the\s+)?(?:others?|rest)\b[^.\n]{0,30}?\b(?:sit|sits|sitting|stay|stays|are|left)\s+"
+        r"idle\b",
+        ("idle",),
+        "A report that the other members finish and sit idle while one member is still working "
+        "(`most workers complete before a single worker and sit idle`): the straggler they wait "
+        "for.",
+        judge=_uneven,
+        flags=re.IGNORECASE,
+    ),
+    rule(
         "straggler.member_is_the_bottleneck",
         rf"{_MEMBER}\b(?:\s*\([^)\n]{{0,40}}\))?\s+(?:is|was|seems\s+to\s+be|appears\s+to\s+be|"
         r"looks\s+like|(?:is|was)\s+(?:clearly|always|consistently))\s+(?:the|our)\s+bottleneck\b",

@@ -50,3 +50,28 @@ def test_healthy_rows_and_a_host_s_own_enomem_are_not_read_as_these_classes(text
         assert first(text)[:2] == (Category.HOST_MEMORY, "host.memory_error")
     else:
         assert found == []
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        (corpus_text("fresh_47", "0005"), "straggler.slowness_in_words"),
+        ("training speed down after 2 hours on the new nodes", "straggler.slowness_in_words"),
+        (corpus_text("fresh_47", "0006"), "straggler.others_idle"),
+        ("one slow GPU keeps running while the others sit idle", "straggler.others_idle"),
+    ],
+)
+def test_a_speed_down_and_members_idle_behind_one_are_read(text: str, rule: str) -> None:
+    assert first(text)[:2] == (Category.STRAGGLER, rule)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "we need to speed down the fans",
+        "the GPUs sit idle waiting for data",
+        "all workers are idle",
+    ],
+)
+def test_other_speeds_down_and_idle_members_without_one_behind_are_silent(text: str) -> None:
+    assert alarms(text) == []
