@@ -51,3 +51,18 @@ def read_as_labelled(case: dict[str, str]) -> bool:
     """Return whether the first finding of a case's text has the case's category."""
     found = first(case["text"])
     return found is not None and found[0] == Category(case["label"])
+
+
+def read_right(case: dict[str, str]) -> bool:
+    """Return whether a case is read as labelled: a healthy one with no alarm, a fault with its
+    category first."""
+    if case["label"] == "benign":
+        return alarms(case["text"]) == []
+    return read_as_labelled(case)
+
+
+def limits_apart(
+    cases: list[dict[str, str]], known: set[str], is_known: bool
+) -> list[dict[str, str]]:
+    """Return the cases of a review set that are (`is_known`) or are not its known limits."""
+    return [c for c in cases if (c["id"] in known) is is_known]

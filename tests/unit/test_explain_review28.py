@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.explain_helpers import alarms, read_as_labelled, review
+from tests.explain_helpers import limits_apart, read_right, review
 
 _REVIEW = review("review28")
 _LIMITS_BY_REASON = {
@@ -41,22 +41,12 @@ _LIMITS_BY_REASON = {
 KNOWN_LIMITS = {i for ids in _LIMITS_BY_REASON.values() for i in ids}
 
 
-def _cases(known: bool) -> list[dict[str, str]]:
-    return [c for c in _REVIEW if (c["id"] in KNOWN_LIMITS) is known]
-
-
-@pytest.mark.parametrize("case", _cases(False), ids=lambda c: c["id"])
+@pytest.mark.parametrize("case", limits_apart(_REVIEW, KNOWN_LIMITS, False), ids=lambda c: c["id"])
 def test_each_text_is_read_as_labelled(case: dict[str, str]) -> None:
-    if case["label"] == "benign":
-        assert alarms(case["text"]) == [], case["why"]
-    else:
-        assert read_as_labelled(case), case["why"]
+    assert read_right(case), case["why"]
 
 
 def test_the_known_limits_are_still_what_they_were() -> None:
     """A reader that learns one moves it out of the lists."""
-    for case in _cases(True):
-        if case["label"] == "benign":
-            assert alarms(case["text"]), case["id"]
-        else:
-            assert not read_as_labelled(case), case["id"]
+    for case in limits_apart(_REVIEW, KNOWN_LIMITS, True):
+        assert not read_right(case), case["id"]
