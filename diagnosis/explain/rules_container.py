@@ -18,8 +18,9 @@ runtime and CDI modifiers, moby's device requests, dcgm-exporter):
 
 The node's own driver stack (`driver/library version mismatch`, `driver not loaded`, a missing
 `libnvidia-ml.so.1`, the driver RPC timing out) is not read here: it is the node's software,
-neither a failed GPU nor the caller's mistake, and the category vocabulary has no place for it
-yet (rules_driver reads a GPU that NVML reports lost).
+neither a failed GPU nor the caller's mistake (rules_driver reads a GPU that NVML reports lost,
+and NVML's version mismatch as the node's software, filed `application` as the corpus's
+collectors file it).
 
 Guarantees: every pattern is anchored on the producer's wording; the runtime's start-up notices
 (`Auto-detected mode as 'legacy'`, `dxcore initialization failed`), the validator's retries and

@@ -185,6 +185,28 @@ RULES: tuple[Rule, ...] = (
         verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.WARNING, A.FIX_APPLICATION, 0.5),
     ),
     rule(
+        "nvml.version_mismatch",
+        # NVML's own words, pynvml's exception, and the kernel module's (NVRM) for the same
+        # half-finished upgrade: the user-space library newer or older than the loaded module
+        r"\bFailed to initialize NVML: Driver/library version mismatch\b"
+        r"|\bNVMLError_LibRmVersionMismatch\b"
+        r"|\bNVRM: API mismatch: the client has the version \S+, but\b",
+        ("version mismatch", "nvmlerror_", "api mismatch"),
+        "NVML's library and the loaded kernel driver differ (`Driver/library version "
+        "mismatch`): the driver was upgraded without its module reloaded. The node's software, "
+        "not the GPU: reload the nvidia modules or reboot the node.",
+        verdict(C.APPLICATION, B.INFRASTRUCTURE, K.NODE, S.ERROR, A.REBOOT_NODE, 0.6),
+    ),
+    rule(
+        "nvml.not_supported",
+        r"\bNVMLError_(?:NotSupported|FunctionNotFound|InvalidArgument|NoPermission)\b",
+        ("nvmlerror_",),
+        "A program asked NVML for something this GPU or driver does not offer (pynvml's "
+        "`NVMLError_NotSupported`, a function the library lacks) and failed on it: the caller's "
+        "to handle, not a fault of the GPU.",
+        verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.45),
+    ),
+    rule(
         "nvlink.status_down",
         r"^\s*(?=(?:[UDX_]\s+)*U\b)(?=(?:[UDX_]\s+)*D\b)(?:[UDX_]\s+){3,}[UDX_]\s*$",
         ("u d", "d u", "x d", "d x"),

@@ -89,6 +89,19 @@ RULES: tuple[Rule, ...] = (
         _switch(S.ERROR, A.REBOOT_NODE, 0.65),
     ),
     rule(
+        "fabric.fm_not_started",
+        # systemd's words for the unit that would not start (systemctl's, journald's)
+        r"\bJob for nvidia-fabricmanager\.service failed\b"
+        r"|\bFailed to start (?:nvidia-fabricmanager\.service|NVIDIA fabric manager service)\b"
+        r"|\bnvidia-fabricmanager\.service: (?:Failed with result|Main process exited, code=exited,"
+        r" status=[1-9])",
+        ("nvidia-fabricmanager", "fabric manager service"),
+        "Fabric Manager's service would not start (systemd): the NVSwitch fabric is not set up, "
+        "so CUDA fails to initialise on every GPU of an NVSwitch node. Its journal says why "
+        "(a driver version it does not match, a switch missing).",
+        _switch(S.ERROR, A.CAPTURE_DIAGNOSTICS, 0.55),
+    ),
+    rule(
         "fabric.fm_error",
         r"^\[\w{3} \d\d \d{4} \d\d:\d\d:\d\d\] \[ERROR\]",
         ("[error]",),

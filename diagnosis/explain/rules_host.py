@@ -105,6 +105,34 @@ def mcelog_count(kind: str, m: re.Match[str]) -> Verdict | None:
     return None
 
 
+_MC_VAL, _MC_UC = 1 << 63, 1 << 61
+"""IA32_MCi_STATUS's VAL (the bank holds an error) and UC (uncorrected) bits (Intel SDM vol. 3,
+15.3.2.2; AMD's MCA_STATUS has the same two)."""
+
+
+def mc_status(m: re.Match[str]) -> Verdict | None:
+    """Return a fault for a machine-check bank's status register printed raw (a macOS panic's
+    ``IA32_MC3_STATUS=0xBE00...``, a BIOS or BMC dump): an error the bank holds, uncorrected
+    when its UC bit is set; a bank without VAL holds nothing."""
+    status = int(m["status"], 16)
+    if not status & _MC_VAL:
+        return None
+    if status & _MC_UC:
+        return _hardware(S.CRITICAL, A.ISOLATE_NODE, 0.7)
+    return _hardware(S.WARNING, A.MONITOR, 0.5)
+
+
+def error_counts(m: re.Match[str]) -> Verdict | None:
+    """Return a fault for a line that counts a socket's or DIMM's corrected and uncorrected
+    memory errors (``Socket 0, Correctable 19899, Uncorrectable 0``, a trigger's or a
+    monitor's): any uncorrected error, or corrected errors at or past mcelog's threshold."""
+    if int(m["uc"]) > 0:
+        return _hardware(S.CRITICAL, A.ISOLATE_NODE, 0.7)
+    if int(m["ce"]) >= MCELOG_CE_THRESHOLD:
+        return _hardware(S.WARNING, A.MONITOR, 0.55)
+    return None
+
+
 KERNEL_RULES: tuple[Rule, ...] = (
     rule(
         "host.oom_killer",
@@ -229,6 +257,23 @@ KERNEL_RULES: tuple[Rule, ...] = (
         _hardware(S.WARNING, A.MONITOR, 0.6),
     ),
     rule(
+        "host.mc_status",
+        r"\b(?:IA32_)?MC\d+_STATUS\s*[=:]\s*0x(?P<status>[0-9A-Fa-f]{16})\b",
+        ("_status",),
+        "A machine-check bank's status register holds an error (its VAL bit), uncorrected when "
+        "its UC bit is set: the CPU, its caches or the memory behind them failed.",
+        judge=mc_status,
+    ),
+    rule(
+        "host.memory_error_counts",
+        r"\bCorrectable\s*[:=]?\s*(?P<ce>\d+)\s*,\s*Uncorrectable\s*[:=]?\s*(?P<uc>\d+)\b",
+        ("uncorrectable",),
+        "A socket's or DIMM's memory error counts: uncorrected errors, or corrected ones at or "
+        "past mcelog's threshold (100 in 24 h), are a DIMM to replace.",
+        judge=error_counts,
+        flags=re.IGNORECASE,
+    ),
+    rule(
         "host.pcie_fatal",
         r"AER: (?:Multiple )?Uncorrect(?:ed|able) \(Fatal\) error (?:message )?received"
         r"|severity=Uncorrect(?:ed|able) \(Fatal\)|\bUncorrect(?:ed|able) \(Fatal\) error: \w"
@@ -332,7 +377,7 @@ PROCESS_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "host.io_error",
-        r"\[Errno 5\]|Input/output error|\[Errno 116\]|[Ss]tale file handle|\[Errno 121\]"
+        r"\[Errno 5\]|Input/output error|\[Errno 116\]|[Ss]tale [Ff]ile [Hh]andle|\[Errno 121\]"
         r"|Remote I/O error|\[Errno 30\]|Read-only file system",
         (
             "errno 5]",

@@ -14,6 +14,8 @@ or ``infiniband`` device prefixes so that ENA's identical texts do not match. Ge
 
 from __future__ import annotations
 
+import re
+
 from diagnosis.catalog import Verdict
 from diagnosis.explain.rules import Rule, rule, verdict
 from diagnosis.model import Action as A
@@ -226,8 +228,9 @@ RULES: tuple[Rule, ...] = (
         r"|max locked memory \(ulimit -l\)",
         ("ibv_reg_mr", "max locked memory"),
         "Registering memory with the NIC failed for the locked-memory limit (`ulimit -l`): the "
-        "job's (or its container's) configuration, not the host's memory; raise memlock.",
-        verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.7),
+        "RDMA path fails (filed `network`, as the corpus's collectors file it), but the job's "
+        "(or its container's) configuration is to change, not the host's memory; raise memlock.",
+        verdict(C.NETWORK, B.APPLICATION, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.7),
     ),
     rule(
         "rdma.transport_timeout",
@@ -348,6 +351,20 @@ RULES: tuple[Rule, ...] = (
         "An RDMA queue pair could not be connected (the peer did not answer, errno 110, or "
         "was unreachable): the two NICs cannot talk (rail-only fabric, GID or routing).",
         _nic(S.ERROR, A.CHECK_NETWORK, 0.6),
+    ),
+    rule(
+        "rdma.peer_unreachable",
+        # perftest's out-of-band connection to its server (perftest_communication.c), Open
+        # MPI's openib BTL that cannot find the peer's endpoint (btl_openib_connect_udcm.c)
+        r"\bCouldn't connect to \S+:\d+\s*$|\bUnable to init the socket connection\b"
+        r"|\budcm_\w+\] could not find (?:endpoint with port|associated endpoint)"
+        r"|\berror exit from mca_btl_openib_proc_create\b",
+        ("couldn't connect", "unable to init the socket", "could not find", "error exit from"),
+        "An RDMA tool or transport could not reach its peer (perftest's connection to its "
+        "server, Open MPI's openib endpoints): the peer is down or unreachable over the "
+        "fabric's out-of-band network; check the peer and the route between them.",
+        _nic(S.ERROR, A.CHECK_NETWORK, 0.5),
+        flags=re.MULTILINE,
     ),
     rule(
         "rdma.no_active_ports",

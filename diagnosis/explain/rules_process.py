@@ -84,11 +84,15 @@ NCCL_FRAME = re.compile(
     r"|^\s*#\d+\s+0x[0-9a-f]+ \S+ \(libnccl[\w.+-]*\.so[\d.]* \+ 0x[0-9a-f]+\)"
     # glog's failure handler: the PC line and the frames (``@ 0x7f... ncclGroupEnd``)
     r"|(?:PC: )?@\s+0x[0-9a-f]+\s+(?:\(unknown\)\s+)?p?nccl[A-Z]\w*"
-    r"|^\s*\d+\s+0x[0-9a-f]+ p?nccl[A-Z]\w*\(\)",
+    r"|^\s*\d+\s+0x[0-9a-f]+ p?nccl[A-Z]\w*\(\)"
+    # gdb's top frame stopped in an NCCL function (or a caller's NCCL wrapper) with a null
+    # pointer among its arguments (``#0 ... in ncclIbDeregMr (comm=0x0, ...)``): a crash on it
+    r"|^#0\s+(?:0x[0-9a-f]+\s+in\s+)?[\w:]*[Nn]ccl[\w:]*\s*\([^)\n]*\b\w+=0x0\b",
     re.MULTILINE,
 )
 """A native stack frame inside NCCL as a crash handler prints it (the kernel, glibc,
-backward-cpp, systemd-coredump, glog, UCX): these print only when a process crashes."""
+backward-cpp, systemd-coredump, glog, UCX): these print only when a process crashes; and gdb's
+top frame on a null pointer, which a waiting process's stack does not show."""
 
 NCCL_STACK_FRAME = re.compile(
     # gdb: a frame with NCCL's symbol, without a symbol (``in ?? () from .../libnccl.so.2``), in

@@ -62,7 +62,7 @@ _RATE = (
     r"|performance|perf|throughput|bandwidth|utili[sz]ation|[GT]?FLOPS|it/s"
     r"|(?:computing|compute|hashing|hash|mining)\s+power"
     r"|(?:iterations?|its|steps?|samples?|images?|tokens?|frames?|episodes?|epochs?)/s(?:ec)?|fps|ns/day"
-    r"|SPS|t/s|tok/s|(?:iterations?|steps?|samples?|images?|tokens?|frames?|episodes?|generations?)"
+    r"|SPS|t/s|tok/s|tps|(?:iterations?|steps?|samples?|images?|tokens?|frames?|episodes?|generations?)"
     r"\s+per\s+(?:second|sec|minute|hour|day))"
 )
 _COMPARATIVE = (
@@ -72,6 +72,8 @@ _COMPARATIVE = (
     r"(?:the\s+)?others?|straggl\w*|struggl(?:er|ing)|lag(?:s|ged|ging|gard)?"
     r"|(?P<worse>(?:gets?|got|getting|became|becomes|becoming|goes|went)\s+(?:much\s+|a\s+lot\s+)?worse)"
     r"|(?:longer|slower)\s+and\s+(?:longer|slower)|more\s+and\s+more\s+(?:long|slow)(?!ly)"
+    # times longer than the other epochs' (`longer processing times compared to other epochs`)
+    r"|longer\s+(?:[\w-]+\s+)?times?\s+(?:compared\s+(?:to|with)|than)\s+(?:the\s+|all\s+)?other"
     # a run that goes ever slower (not a loss that converges ever more slowly)
     r"|(?:becom\w*|became|gets?|getting|got|goes|going|went|runs?|running|ran|trains?|training"
     r"|works?|working|progress\w*|moves?|moving)\s+more\s+and\s+more\s+slowly"
@@ -94,7 +96,7 @@ _COMPARATIVE = (
     r"(?:for|on)\s+(?:rank|GPU|node|worker|host|card|device|stage|server|machine|it)\b)"
     r"|(?P<behind>(?:always|consistently)\s+behind)\b|slowest\b[^.\n]{0,30}?\balways\b"
     # a change of a step's time said as a noun (`a jump in the total step time`)
-    r"|(?P<jump>(?:jump|increase|rise|regression)\s+in\s+(?:the\s+)?(?:\w+\s+)?(?:step|iteration|epoch"
+    r"|(?P<jump>(?:jumps?|increases?|rises?|regressions?|spikes?)\s+in\s+(?:the\s+)?(?:\w+\s+)?(?:step|iteration|epoch"
     r"|batch|training)\s+times?)"
     r"|(?:different|uneven|varying)\s+(?:paces?|speeds?|rates?)"
     r"|\d+(?:\.\d+)?\s*(?:ms|s|secs?|seconds?|mins?|minutes?)\s+(?:late|behind"
@@ -139,8 +141,9 @@ _COMPARATIVE = (
     # a time that keeps growing as the run goes on, however it is named
     # (not `over time` or `every time`: those say when, and name no time)
     r"|(?<!over\s)(?<!every\s)(?<!each\s)(?<!some\s)(?<!same\s)(?<!first\s)(?<!last\s)"
-    r"(?<!next\s)(?<!any\s)(?:time|duration)s?\s+(?:\w+\s+){0,6}?"
-    r"(?:keeps?|kept|keeping|continues?|continued)\s+(?:to\s+)?(?:increas\w*|grow\w*"
+    r"(?<!next\s)(?<!any\s)(?:time|duration|latency)s?\s+(?:\w+\s+){0,6}?"
+    r"(?:keeps?|kept|keeping|continues?|continued|(?:is\s+|are\s+)?(?:gradually|steadily"
+    r"|continuously|constantly))\s+(?:to\s+)?(?:increas\w*|grow\w*"
     r"|ris(?:e|es|ing)|climb\w*|creep\w*(?:\s+up)?|go(?:es|ing)?\s+up"
     r"|get(?:s|ting)?\s+longer))"
 )

@@ -33,7 +33,7 @@ from diagnosis.explain.rules import Rule, rule
 from diagnosis.explain.rules_slowness import slowed
 
 _SLOW_ZH = (
-    r"(?:[变變]慢|[变變]得(?:很|非常|特别|十分|越来越|越來越)?慢|[减減]慢|越\w{1,2}越慢|慢了很多|慢很多|拖慢"
+    r"(?:[变變]慢|[变變]得(?:很|非常|特别|十分|越来越|越來越|巨|超|极其|极|贼|好)?慢|[减減]慢|越\w{1,2}越慢|慢了很多|慢很多|拖慢"
     # a rate that drops to a figure (掉到剩十几 samples/s), a time or ETA that keeps growing
     r"|(?:掉|降|跌)(?:到|至)|(?:ETA|eta)\w{0,3}(?:不断|一直|持续)?(?:增加|变长|上升)"
     # (not the loss's 下降速度: how fast it converges)
@@ -56,9 +56,9 @@ _SUBJECT_ZH = re.compile(
 )
 _DENIED_ZH = re.compile(r"(?:不|没|没有|未|无|并非)\w{0,3}$")
 # (back to normal only after a restart is a workaround, not an explanation; all normal at first
-# is the state before the slowdown)
+# is the state before the slowdown; a time normal now and then is the slowdown's gaps)
 _EXPLAINED_ZH = re.compile(
-    r"(?<!恢复)(?<!一切)正常|(?<!重启)(?<!重启后)(?<!重启后才)(?<!重启之后)(?<!重启之后才)恢复正常"
+    r"(?<!恢复)(?<!一切)(?<!时间)(?<!有时)(?<!偶尔)正常|(?<!重启)(?<!重启后)(?<!重启后才)(?<!重启之后)(?<!重启之后才)恢复正常"
     r"|[预預]期|意料之中|因[为為]|由于"
     # it follows the load (`跟 QPS 曲线完全一致`)
     r"|(?:流量|负载|QPS|请求量)[^。]{0,12}(?:一致|吻合)|随着?(?:流量|负载|QPS|请求量)"

@@ -81,7 +81,7 @@ FAULTS = [
     (
         "node02:1201:1201 [0] misc/ibvwrap.cc:190 NCCL WARN Call to ibv_reg_mr failed"
         " with error Cannot allocate memory",
-        C.APPLICATION,
+        C.NETWORK,
         "rdma.memlock",
     ),
     (

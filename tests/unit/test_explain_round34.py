@@ -79,8 +79,11 @@ def test_nvml_that_finds_no_gpu_or_loses_one() -> None:
     )
     for text in (corpus_text("fresh_44", "0017"), corpus_text("fresh_44", "0018")):
         assert first(text)[:2] == (Category.GPU_HARDWARE, "nvml.no_gpu"), text
-    # an install half-upgraded, and fields a GPU lacks, are not the GPU's fault
-    assert alarms("Failed to initialize NVML: Driver/library version mismatch") == []
+    # an install half-upgraded is the node's software, and fields a GPU lacks no fault: neither
+    # is the GPU's
+    mismatch = first("Failed to initialize NVML: Driver/library version mismatch")
+    assert mismatch is not None
+    assert mismatch[:2] == (Category.APPLICATION, "nvml.version_mismatch")
     assert alarms("    Product Brand                         : NVIDIA") == []
     assert alarms("    Max Customer Boost Clocks             : N/A") == []
 

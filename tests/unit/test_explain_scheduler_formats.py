@@ -277,7 +277,7 @@ FAULTS = [
         "[gpu-node-3:12345:0:12345] ib_md.c:349  UCX  ERROR ibv_reg_mr(address=0x7f, "
         "length=4194304, access=0xf) failed: Cannot allocate memory : Please set max locked "
         "memory (ulimit -l) to 'unlimited' (current: 65536 kbytes)",
-        C.APPLICATION,
+        C.NETWORK,
         "rdma.memlock",
     ),
     (
