@@ -50,6 +50,19 @@ def _explained_in_words(text: str) -> bool:
     return bool(explains(text) or _BECAUSE_WE.search(text) or _OWN_WORK.search(text))
 
 
+def said_planned(text: str) -> bool:
+    """Whether any sentence of `text` says the change was planned or expected (`as planned in
+    the recipe`, `not a regression`, `es lo esperado`, `weil wir ...`): said of the report as a
+    whole, unlike `looks normal`, which may be said of another thing checked."""
+    return bool(_PLANNED.search(text) or _BECAUSE_WE.search(text))
+
+
+_PLANNED = re.compile(
+    r"\bas\s+(?:planned|expected)\b|\bnot\s+a\s+(?:regression|slowdown)\b"
+    r"|\b(?:is|it's|that's|this\s+is)\s+(?:(?:all|entirely|totally)\s+)?expected\b(?!\s+to\b)",
+    re.IGNORECASE,
+)
+
 _GPU_MODEL = re.compile(
     r"(?:\b(?:RTX|GTX)\s?|\b(?:the|a|my|our|one|two|an?)\s+)(?P<n>[1-5]0[5-9]0(?:\s?Ti)?)(?![\w.])"
     r"|(?<![\w.])(?P<n2>[1-5]0[5-9]0(?:\s?Ti)?)(?=\s*(?:s\b|GPUs?\b|cards?\b|box\b|rig\b|Ti\b))"

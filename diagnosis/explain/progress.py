@@ -210,13 +210,15 @@ def clocked_steps(marks: Sequence[tuple[float, int, T]]) -> list[list[tuple[floa
 
 
 # the size of the work a step does, named beside its time: a sequence length, a batch size, an
-# image size, an evaluation set (`seq_len 2048`, `bs=64`, `max_len 512`, `val set 20000`)
+# image size, an evaluation set (`seq_len 2048`, `bs=64`, `max_len 512`, `val set 20000`), the
+# requests a server runs at once (vLLM's `Running: 96 reqs`, sglang's `#running-req: 12`)
 WORKLOAD = re.compile(
     r"\b(?P<name>seq(?:uence)?[ _-]?len(?:gth)?|max[ _-]?len(?:gth)?|context[ _-]?len(?:gth)?"
+    r"|running|#running[ _-]req"
     r"|ctx[ _-]?len|batch[ _-]?size|global[ _-]?batch(?:[ _-]?size)?"
     r"|micro[ _-]?batch(?:[ _-]?size)?|bs|gbs|mbs|resolution|img[ _-]?size|image[ _-]?size"
     r"|num[ _-]?tokens|tokens[ _-]?per[ _-]?batch"
-    r"|(?:val(?:idation)?|eval(?:uation)?|test)[ _-]?(?:set|samples))\b\W{0,3}(?P<value>\d+)",
+    r"|(?:val(?:idation)?|eval(?:uation)?|test)[ _-]?(?:set|samples))\b\W{0,6}(?P<value>\d+)",
     re.IGNORECASE,
 )
 

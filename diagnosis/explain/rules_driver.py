@@ -30,6 +30,16 @@ def _hw(severity: S, action: A, confidence: float) -> Verdict:
     return verdict(C.GPU_HARDWARE, INFRA, K.GPU, severity, action, confidence)
 
 
+_LINK_PAST_ZERO = re.compile(r"\bNvLink link (?:[1-9]\d*)\b", re.IGNORECASE)
+
+
+def _link_down(m: re.Match[str]) -> Verdict | None:
+    """Return a GPU fault for DCGM's NVLink-down message unless it names link 0 alone: DCGM
+    reports link 0 down on GPUs that have no NVLink at all (a PCIe card), its known false
+    alarm; a link past 0 is a link the GPU has."""
+    return _hw(S.ERROR, A.HARDWARE_INSPECTION, 0.6) if _LINK_PAST_ZERO.search(m.string) else None
+
+
 def _smi_err(m: re.Match[str]) -> Verdict | None:
     """Return a GPU fault when the fan, temperature or performance state reads ERR! (a power
     reading alone that fails is a known transient of some virtual machines; N/A is a GPU
@@ -196,6 +206,30 @@ RULES: tuple[Rule, ...] = (
         "mismatch`): the driver was upgraded without its module reloaded. The node's software, "
         "not the GPU: reload the nvidia modules or reboot the node.",
         verdict(C.APPLICATION, B.INFRASTRUCTURE, K.NODE, S.ERROR, A.REBOOT_NODE, 0.6),
+    ),
+    rule(
+        "nvml.library_missing",
+        # NVML's library absent where a program looks for it (a container started without the
+        # NVIDIA runtime, the device plugin's hint), or the kernel driver not loaded at all (a
+        # kernel upgraded without its DKMS module rebuilt)
+        # (not `Detected non-NVML platform: could not load NVML library`: a node without GPUs)
+        r"\bFailed to initialize NVML: could not load NVML library\b|\bNVMLError_LibraryNotFound\b"
+        r"|\bNVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver\b",
+        ("could not load nvml", "nvmlerror_", "couldn't communicate"),
+        "NVML cannot be used on the node: its library is missing where the program runs (a "
+        "container without the NVIDIA runtime) or the kernel driver is not loaded (a kernel "
+        "upgraded without the driver's module rebuilt). The node's software, not the GPU.",
+        verdict(C.APPLICATION, B.INFRASTRUCTURE, K.NODE, S.ERROR, A.CAPTURE_DIAGNOSTICS, 0.45),
+    ),
+    rule(
+        "nvlink.dcgm_link_down",
+        # dcgm_errors.h DCGM_FR_NVLINK_DOWN_MSG, in dcgmi health's table or a monitor's report
+        r"\bGPU \d+'s NvLink link \d+ is currently down\b",
+        ("is currently down",),
+        "DCGM reports an NVLink of a GPU down (`GPU 2's NvLink link 9 is currently down`): lost "
+        "bandwidth, or a hang for the collectives that need it. Link 0 alone is DCGM's known "
+        "false alarm on GPUs without NVLink, and no finding.",
+        judge=_link_down,
     ),
     rule(
         "nvml.not_supported",

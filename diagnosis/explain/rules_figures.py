@@ -47,7 +47,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.explained import SENTENCE, explained, explained_at
+from diagnosis.explain.explained import SENTENCE, explained, explained_at, said_planned
 from diagnosis.explain.peers import MIN_LINE_PEERS, slow_peer
 from diagnosis.explain.rules import Rule, rule
 from diagnosis.explain.rules_slowdown import (
@@ -296,7 +296,9 @@ def _counts_differ(text: str) -> bool:
 
 _SAME_PACE = re.compile(
     r"\bsame\s+pace\b|\bpace\s+is\s+(?:the\s+same|constant|steady)\b|ペースは一定|速度は一定|速度稳定"
-    r"|速度没有变化|속도는\s*일정",
+    r"|速度没有变化|속도는\s*일정"
+    # a rate said to hold (`2.4 it/s で一定`, `同じ速度で再開`: resumes at the same speed)
+    r"|(?:it/s|s/it|/s)\s*で一定|同じ速度で",
     re.IGNORECASE,
 )
 """The speaker says the pace stayed the same (in another sentence of the report too)."""
@@ -326,6 +328,8 @@ def figures_slowed(line: str) -> bool:
     line = _OPTION_VALUE.sub(" ", line)  # a command's settings (`-M 100 => 28Mh/s`) are no reading
     if len(speed_figures(line)) < 2 and not _BASELINE_WORD.search(line):
         return False  # one figure or none, and no baseline to set it against: no change
+    if said_planned(line):
+        return False  # the speaker says the change was planned, in any sentence of the report
     if _past_and_present(line) and not explained(line):
         return True
     for sentence in SENTENCE.split(line):

@@ -122,6 +122,16 @@ def mc_status(m: re.Match[str]) -> Verdict | None:
     return _hardware(S.WARNING, A.MONITOR, 0.5)
 
 
+def dimm_summary(m: re.Match[str]) -> Verdict | None:
+    """Return a fault for one DIMM line of rasdaemon's `ras-mc-ctl --summary` (``Corrected on
+    DIMM Label(s): '...' location: ... errors: 1873``): any uncorrected error, or corrected
+    ones at or past mcelog's threshold (the summary counts since the database began)."""
+    n = int(m["n"])
+    if m["kind"].lower().startswith("un"):
+        return _hardware(S.CRITICAL, A.ISOLATE_NODE, 0.7) if n > 0 else None
+    return _hardware(S.WARNING, A.MONITOR, 0.55) if n >= MCELOG_CE_THRESHOLD else None
+
+
 def error_counts(m: re.Match[str]) -> Verdict | None:
     """Return a fault for a line that counts a socket's or DIMM's corrected and uncorrected
     memory errors (``Socket 0, Correctable 19899, Uncorrectable 0``, a trigger's or a
@@ -263,6 +273,27 @@ KERNEL_RULES: tuple[Rule, ...] = (
         "A machine-check bank's status register holds an error (its VAL bit), uncorrected when "
         "its UC bit is set: the CPU, its caches or the memory behind them failed.",
         judge=mc_status,
+    ),
+    rule(
+        "host.dimm_summary",
+        r"\b(?P<kind>Corrected|Uncorrected) on DIMM Label\(s\): .*\berrors: (?P<n>\d+)",
+        ("on dimm label",),
+        "rasdaemon's summary counts a DIMM's memory errors: uncorrected ones, or corrected ones "
+        "at or past mcelog's threshold, are a DIMM to replace.",
+        judge=dimm_summary,
+    ),
+    rule(
+        "host.page_offlined",
+        # the kernel's corrected-error collector (drivers/ras/cec.c) taking a page with too
+        # many corrected errors offline, and mm/memory-failure.c acting on a page's failure
+        r"\bRAS: Soft-offlining pfn: 0x[0-9a-f]+"
+        r"|\bMemory failure: 0x[0-9a-f]+: (?:soft offline|recovery action|unhandl|Sending SIGBUS"
+        r"|already hardware poisoned|hard offline)",
+        ("soft-offlining", "memory failure:"),
+        "The kernel took a memory page offline (too many corrected errors on it, or an "
+        "uncorrected one): a DIMM is failing; the page's processes may be killed with SIGBUS.",
+        _hardware(S.WARNING, A.HARDWARE_INSPECTION, 0.6),
+        flags=re.IGNORECASE,
     ),
     rule(
         "host.memory_error_counts",

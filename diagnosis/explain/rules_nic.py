@@ -346,7 +346,7 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "rdma.qp_transition_failed",
-        r"Failed to modify QP to (?:INIT|RTR|RTS)\b",
+        r"Failed to modify QP(?: \d+)? to (?:INIT|RTR|RTS)\b",
         ("failed to modify qp",),
         "An RDMA queue pair could not be connected (the peer did not answer, errno 110, or "
         "was unreachable): the two NICs cannot talk (rail-only fabric, GID or routing).",
@@ -357,9 +357,13 @@ RULES: tuple[Rule, ...] = (
         # perftest's out-of-band connection to its server (perftest_communication.c), Open
         # MPI's openib BTL that cannot find the peer's endpoint (btl_openib_connect_udcm.c)
         r"\bCouldn't connect to \S+:\d+\s*$|\bUnable to init the socket connection\b"
+        r"|\bUnable to Connect the HCA's through the link\b"
         r"|\budcm_\w+\] could not find (?:endpoint with port|associated endpoint)"
         r"|\berror exit from mca_btl_openib_proc_create\b",
-        ("couldn't connect", "unable to init the socket", "could not find", "error exit from"),
+        (
+            *("couldn't connect", "unable to init the socket", "could not find"),
+            *("error exit from", "unable to connect the hca"),
+        ),
         "An RDMA tool or transport could not reach its peer (perftest's connection to its "
         "server, Open MPI's openib endpoints): the peer is down or unreachable over the "
         "fabric's out-of-band network; check the peer and the route between them.",

@@ -165,7 +165,7 @@ RULES: tuple[Rule, ...] = (
         "process.segfault",
         _signal(11, "SIGSEGV") + r"|Caught signal 11 \(Segmentation fault|Signal: Segmentation "
         r"fault \(11\)|segfault at [0-9a-f]+ ip [0-9a-f]+ sp [0-9a-f]+ error \d+"
-        r"|Segmentation fault \(core dumped\)"
+        r"|Segmentation fault\s+\(core dumped\)"
         # Python's faulthandler (two processes printing at once interleave it: no \b after)
         r"|Fatal Python error: (?:Fatal Python error: )?Segmentation fault"
         # PyTorch's symbolized native trace (vLLM, SGLang), gdb's stop, lldb's stop reason,

@@ -116,6 +116,11 @@ EXPLAINED = re.compile(
     r"|\bis\s+(?:fine|acceptable|ok|okay)\s+for\s+(?:this|our|my)\b"
     r"|\bthat\s*(?:'s|’s|\s+is)\s+how\s+(?:our|the|it|this)\b|\bnormal\s+variation\b"
     r"|\bdifferent\s+(?:WU|work\s+unit|project|dataset|model|input)s?\b|\bas\s+planned\b"
+    # denied a regression; a time that follows the size of the work (`grows with the batch
+    # ramp`)
+    r"|\bnot\s+a\s+(?:regression|slowdown)\b"
+    r"|\b(?:grows?|grew|rises?|rose|increases?|increased|scales?|scaled)\s+with\s+(?:the\s+)?"
+    r"(?:global\s+|micro[- ]?)?(?:batch|sequence|seq|context|input|prompt)\w*"
     # a dip that comes back every N steps (an evaluation, a checkpoint)
     r"|\bfor\s+[~≈]?\d+\s*\w+\s+every\s+[\d,]+k?\s+(?:steps?|iter\w*|epochs?)\b"
     r"|\bas\s+(?:every|any)\s+[\w\s-]{0,20}?(?:shows?|says|predicts?)\b"

@@ -39,25 +39,31 @@ _SLOW = {
         r"\blangsamer\b|\bverlangsam\w+|\b(?:Geschwindigkeit|Durchsatz|Leistung)\s+(?:\w+\s+){0,3}?"
         r"(?:sinkt|fällt|gesunken|gefallen|bricht\s+ein|eingebrochen)\b"
         r"|\bdauer(?:t|n)\s+(?:\w+\s+){0,2}?länger\b"
+        # the time a step takes that rose (`die Zeit pro Schritt ist gestiegen`)
+        r"|\b(?:Zeit|Dauer)\s+(?:pro|je)\s+(?:\w+\s+){0,2}?(?:steigt|stieg|ist\s+gestiegen|wächst)\b"
     ),
     "french": (
         r"\bplus\s+lente?s?\b|\bralenti\w*|\b(?:vitesse|débit|performances?)\s+(?:\w+\s+){0,3}?"
         r"(?:baisse|chute|diminue|a\s+baissé|a\s+chuté)\b|\bprend\s+(?:\w+\s+){0,2}?plus\s+de\s+"
         r"temps\b"
+        r"|\btemps\s+(?:par|de|d['’])\s*(?:\w+\s+){0,2}?(?:augmente|a\s+augmenté|monte|a\s+monté)\b"
     ),
     "spanish": (
         r"\bm[aá]s\s+lent[oa]s?\b|\bralentiz\w+|\b(?:velocidad|rendimiento)\s+(?:\w+\s+){0,3}?"
         r"(?:cae|cayó|disminuye|disminuyó|bajó|se\s+reduce)\b|\btarda\w*\s+(?:\w+\s+){0,2}?"
         r"m[aá]s\b(?!\s+o\s+menos)"
+        r"|\btiempo\s+(?:por|de)\s+(?:\w+\s+){0,2}?(?:aument[óa]|subi[óo]|sube|creci[óo]|crece)\b"
     ),
     "portuguese": (
         r"\bmais\s+lent[oa]s?\b|\bdesaceler\w+|\b(?:velocidade|desempenho)\s+(?:\w+\s+){0,3}?"
         r"(?:caiu|cai|diminuiu|diminui)\b|\bdemora\w*\s+(?:\w+\s+){0,2}?mais\b(?!\s+ou\s+menos)"
+        r"|\btempo\s+(?:por|de|da|do)\s+(?:\w+\s+){0,2}?(?:aumentou|aumenta|subiu|sobe|cresceu|cresce)\b"
     ),
     "russian": (
         r"медленнее|замедл\w+|(?:скорость|производительность)\s+(?:\w+\s+){0,3}?"
         r"(?:упала|падает|снизилась|снижается|уменьшилась)|(?:стал|стало|стала|стали)\s+"
         r"(?:\w+\s+)?дольше"
+        r"|время\s+(?:на\s+)?(?:\w+\s+){0,2}?(?:выросло|растёт|растет|увеличилось|увеличивается)"
     ),
 }
 _READERS = {
@@ -114,11 +120,12 @@ _READERS = {
 }
 _NEEDLES = {
     "german": ("langsamer", "verlangsam", "sinkt", "fällt", "gesunken", "gefallen", "ein")
-    + ("länger",),
+    + ("länger", "steigt", "stieg", "gestiegen", "wächst"),
     "french": ("lent", "ralenti", "baisse", "chute", "diminue", "baissé", "chuté", "temps"),
-    "spanish": ("lent", "ralentiz", "baja", "cae", "cayó", "disminu", "bajó", "reduce", "tarda"),
-    "portuguese": ("lent", "desaceler", "caiu", "cai", "diminu", "demora"),
-    "russian": ("медленнее", "замедл", "упала", "падает", "сниз", "уменьш", "дольше"),
+    "spanish": ("lent", "ralentiz", "baja", "cae", "cayó", "disminu", "bajó", "reduce", "tarda")
+    + ("tiempo",),
+    "portuguese": ("lent", "desaceler", "caiu", "cai", "diminu", "demora", "tempo"),
+    "russian": ("медленнее", "замедл", "упала", "падает", "сниз", "уменьш", "дольше", "время"),
 }
 
 RULES: tuple[Rule, ...] = tuple(

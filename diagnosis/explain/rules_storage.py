@@ -331,11 +331,14 @@ RULES: tuple[Rule, ...] = (
         r"clientid is in use|\bNFS: migration recovery failed"
         r"|\bNFS: server \S+ error: fileid changed"
         r"|\bNFS: Server wrote zero bytes|\bNFS: v4 server \S+\s+returned a bad sequence-id error"
-        r"|\bRPC: Could not send backchannel reply",
+        r"|\bRPC: Could not send backchannel reply"
+        # NFS-Ganesha's server that turns its backend's EIO into NFS4ERR_IO, or calls itself
+        # unhealthy (its request queue no longer drains)
+        r"|\bconverted to NFS4ERR_IO\b|\bnfs_health :\w+ :\w+ :Health status is unhealthy",
         (
             *("not responding", "rpc:", "nfs_file_fsync", "nfs", "sm_mon", "sm_unmon"),
             *("cannot monitor", "mount.nfs", "lockd: failed", "backchannel", "mount(nfs)"),
-            *("refused mount request",),
+            *("refused mount request", "nfs4err_io", "health status is unhealthy"),
         ),
         "The NFS server (or the RPC below it) stopped answering, the lock manager cannot reach "
         "statd to monitor a client (``SM_MON failed``, ``lockd: cannot monitor``), or a task "

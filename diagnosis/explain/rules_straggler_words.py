@@ -40,7 +40,11 @@ from diagnosis.model import Action as A
 from diagnosis.model import ComponentKind as K
 
 _DEGREE = r"(?:much|far|significantly|considerably|way|\d+(?:\.\d+)?\s*(?:x|times))"
-_PEERS = r"(?:the\s+|all\s+(?:the\s+)?)?(?:other|others|rest|remaining|peers|its\s+peers)\b"
+_PEERS = (
+    r"(?:(?:the\s+|all\s+(?:the\s+)?)?(?:other|others|rest|remaining|peers|its\s+peers)\b"
+    # the job's or the group's median (a monitor's alert: `1.48x slower than job median`)
+    r"|(?:the\s+)?(?:job(?:'s)?\s+|group(?:'s)?\s+|fleet(?:'s)?\s+)?median\b)"
+)
 _DENIED = re.compile(r"\b(?:no|not|without|never|zero|0)\s+(?:\w+\s+){0,2}$", re.IGNORECASE)
 _SLOW_WORDS = re.compile(
     r"\b(?:slow\w*|throttl\w*|lag\w*|late|straggl\w*|struggl\w*|held\s+up|hold\w*\s+"
@@ -55,6 +59,14 @@ _JOB_WORDS = re.compile(
 )
 PEER_GAP_PCT = 10.0
 """A member said to take this many percent longer than its peers is a straggler."""
+
+
+def _slowest_by_ratio(m: re.Match[str]) -> Verdict | None:
+    """Return straggler when the slowest member's ratio to the median is a clear gap
+    (``PEER_GAP_PCT`` or more)."""
+    if float(m["ratio"]) < 1 + PEER_GAP_PCT / 100:
+        return None
+    return slow_member(member_kind(m))
 
 
 def _called_straggler(m: re.Match[str]) -> Verdict | None:
@@ -219,6 +231,18 @@ def _named_slower(m: re.Match[str]) -> Verdict:
 
 
 RULES: tuple[Rule, ...] = (
+    rule(
+        "straggler.named_slowest_by_ratio",
+        # a step timer's verdict: a named member the slowest, by a ratio to the median
+        # (`Rank 12 slowest in 600/600 of the last steps (1.67x median compute)`)
+        r"\b(?P<kind>GPU|card|device|node|host|rank|worker)\s*#?\s*\d+\b[^.;\n]{0,12}?\bslowest\b"
+        r"[^.;\n]{0,60}?\b(?P<ratio>\d+(?:\.\d+)?)\s*(?:x|×|times)\s+(?:the\s+)?(?:job\s+)?median\b",
+        ("slowest",),
+        "A tool names one member the slowest by a ratio to the median of its peers: in a "
+        "synchronous job the others wait for it, so it is a straggler to inspect.",
+        judge=_slowest_by_ratio,
+        flags=re.IGNORECASE,
+    ),
     rule(
         "straggler.named_slower_than_peers",
         r"\b(?P<kind>GPU|card|device|node|host|rank|worker)\s*#?\s*\d+\b[^.;\n]{0,40}?\b"

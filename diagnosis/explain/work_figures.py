@@ -22,8 +22,12 @@ from typing import NamedTuple
 
 # (a figure in e-notation whole: ESPnet's `iter_time=1.201e-04` is no 1.2 s)
 _NUM = r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
-# between a name and its figure: `=`, `: `, `":`, `':`, ` (s) `, ` in s=`, spaces, a pipe
-_SEP = r"""['"]?\s*(?:\((?:s|ms|sec)\)\s*|in\s+s\s*)?[:=|]?\s*['"]?\s*"""
+# between a name and its figure: `=`, `: `, `":`, `':`, ` (s) `, ` (tok/s) `, ` in s=`, spaces,
+# a pipe
+_SEP = (
+    r"""['"]?\s*(?:\((?:s|ms|sec|(?:tok|tokens?|samples?|img|images?|it|seqs?)/s)\)\s*"""
+    r"""|in\s+s\s*)?[:=|]?\s*['"]?\s*"""
+)
 _TIME_NAME = (
     r"(?:avg_|mean_)?(?:step|iter(?:ation)?|batch|train(?:_step)?|local[ _]step|per[ _]step"
     r"|fwd[_-]?bwd|forward[_-]?backward|forward|backward|fwd|bwd|local_compute|compute)[ _-]?"
@@ -33,8 +37,9 @@ _TIME_NAME = (
     # not its `step_microstep`: the optimizer's step, a few hundredths of a ms between boundaries)
     r"|(?:fwd|bwd|forward|backward)_microstep"
     r"|mean\s+duration|(?<!total\s)(?<!elapsed\s)(?<!remaining\s)(?:seconds|time)"
-    # a compute timer's figure, read only with its unit
-    r"|(?P<bare>local_compute|compute)"
+    # a compute timer's figure, or a forward and backward pass's (`fwd_bwd=0.612s`, `mean
+    # fwd+bwd 401.2 ms`), read only with its unit
+    r"|(?P<bare>local_compute|compute|fwd[_+-]?bwd|forward[_+-]?backward)"
 )
 _RATE_NAME = (
     r"(?:train_)?(?:tokens?|toks?|samples?|images?|imgs?|sequences?|seqs?|steps?|iters?|batches|words)"
@@ -58,6 +63,7 @@ _UNIT = re.compile(
 _WORDS = frozenset(
     {"time", "timing", "sec", "/s", "/it", "/step", "speed", "throughput", "ips", "wps"}
     | {"ups", "tps", "mfu", "flop", "cost", "duration", "latency", "compute", "_ms", "microstep"}
+    | {"fwd", "forward"}
 )
 
 

@@ -32,7 +32,6 @@ KNOWN_LIMITS = {
     "r21rdma-022": "an mlx5 link down once: a link down once or twice is a boot",
     "r21proc-033": "a young TCPStore retry (`try=0`): the store's first retries are silent",
     "r21proc-047": "c10d's server socket timed out and `will retry`: a retry, silent",
-    "r21nv-037": "DCGM's `link ... is currently down`: printed on GPUs without NVLink too",
     "r21nv-040": "DCGM's `Only N NvLinks are up`: printed on GPUs without NVLink too",
     "r21nv-055": "nvidia-smi's CSV: the value is on the row below its field name",
     "r21nv-056": "nvidia-smi -q's link width, its maximum and current a line apart",

@@ -22,7 +22,6 @@ _FIXTURES = Path(__file__).resolve().parents[1] / "fixtures/explain_review"
 KNOWN_LIMITS = {
     "r24-019": "nvidia-smi -q's link width, its maximum and current a line apart",
     "r24-028": "`nvidia-smi nvlink -e` counters sampled once: counts since boot are no fault alone",
-    "r24-031": "DCGM's `link ... is currently down`: printed on GPUs without NVLink too",
     "r24-047": "Xid 92 (a high single-bit ECC rate): the catalogue's degraded, not failed",
 }
 
