@@ -191,6 +191,19 @@ def _time_columns(
         ]
 
 
+_TIME_UNIT = re.compile(r"[\d.]\s*(ms|s|us|µs|sec)$")
+
+
+def _timed_cells(header: str, column: list[str]) -> str | None:
+    """Return ``"time"`` for a column whose header names no quantity but whose every cell
+    carries one unit of time (a profiler's `612.3ms`), unless the header names a time that is
+    no member's work (a total, a wait)."""
+    units = {m[1] if (m := _TIME_UNIT.search(cell.strip())) else None for cell in column}
+    if len(units) != 1 or None in units or NOT_WORK_TIME.search(header):
+        return None
+    return "time"
+
+
 def _explained_by_sibling(rates: list[float], others: list[list[float | None]]) -> bool:
     """Return whether the slowest row is as low in another column of figures (its GPU count,
     its batch) as in this one, against each column's median."""
@@ -217,6 +230,7 @@ class TableReader(Generic[T]):
     _before: list[str] = field(default_factory=list)  # the last two lines that were no row
     _header: list[str] | None = None
     _caption: str = ""
+    _indexed: bool = False  # the rows start with pandas' index, which the header lacks
     _rows: list[tuple[list[str], T]] = field(default_factory=list)
     _done: list[list[tuple[str, float, T]]] = field(default_factory=list)
     _sequences: list[list[tuple[float, T]]] = field(default_factory=list)
@@ -227,10 +241,14 @@ class TableReader(Generic[T]):
             return
         if _ROW.match(body):
             row = cells(body)
+            if self._rows and self._indexed:
+                row = row[1:]  # pandas' index before the first column
             if self._rows and len(row) != len(self._rows[0][0]):
                 self._close()
+                row = cells(body)
             if not self._rows:
                 self._start(row)
+                row = row[1:] if self._indexed else row
             if self._header is not None:
                 self._rows.append((row, item))
                 return
@@ -240,11 +258,13 @@ class TableReader(Generic[T]):
     def _start(self, row: list[str]) -> None:
         """Take the header (the line before the rows, as many cells) and the caption; rows of
         an epoch and one figure (``epoch 3  1:27:33``) need none: the line before names it."""
-        self._header = None
+        self._header, self._indexed = None, False
         if self._before:
             head = cells(self._before[-1])
-            if len(head) == len(row) and all(_figure(c) is None for c in head):
-                self._header = head
+            # a pandas frame prints its index, a column with no header, before the first
+            indexed = len(head) == len(row) - 1 and row[0] == "0"
+            if (len(head) == len(row) or indexed) and all(_figure(c) is None for c in head):
+                self._header, self._indexed = head, indexed
                 self._caption = self._before[0] if len(self._before) > 1 else ""
                 return
         if len(row) == 2 and _TIME_LABEL.fullmatch(row[0].strip()):
@@ -269,8 +289,10 @@ class TableReader(Generic[T]):
         }
         for col, values in columns.items():
             # the caption names the quantity only of a table with one column of figures
-            kind = quantity_of(header[col]) or (
-                quantity_of(self._caption) if len(columns) == 1 else None
+            kind = (
+                quantity_of(header[col])
+                or (quantity_of(self._caption) if len(columns) == 1 else None)
+                or _timed_cells(header[col], [row[col] for row, _ in rows])
             )
             figures = [v for v in values if v is not None]
             if kind is None or min(figures) <= 0:

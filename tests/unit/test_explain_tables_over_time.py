@@ -59,3 +59,38 @@ def test_an_epoch_table_whose_epochs_take_three_times_longer_is_a_slowdown() -> 
     assert alarms(steady) == []
     warm_up = FASTAI.format("03:12", "01:13", "01:11", "01:14", "01:12")
     assert alarms(warm_up) == []
+
+
+def _groups(text: str) -> list[list[tuple[str, float]]]:
+    reader: TableReader[int] = TableReader()
+    for n, line in enumerate(text.splitlines()):
+        reader.feed(line, n)
+    return [[(label, round(rate, 3)) for label, rate, _ in group] for group in reader.groups()]
+
+
+def test_a_pandas_frame_s_index_is_not_a_column() -> None:
+    frame = (
+        "   rank  compute_time(s)  idle_time_pctg\n"
+        "0     0             2.60            0.74\n"
+        "1     1             2.61            0.74\n"
+        "2     2             4.29            0.72\n"
+        "3     3             2.60            0.75"
+    )
+    groups = _groups(frame)
+    assert [label for label, _ in groups[0]] == ["0", "1", "2", "3"]
+    assert groups[0][2] == ("2", round(1 / 4.29, 3))
+
+
+def test_a_column_of_times_with_their_unit_is_read_without_a_named_header() -> None:
+    profile = (
+        "rank  Self CUDA (aten::mm)  nccl:all_reduce CUDA total\n"
+        "0     612.3ms               402.7ms\n"
+        "1     609.8ms               405.1ms\n"
+        "2     1008.6ms              8.4ms\n"
+        "3     611.0ms               403.9ms"
+    )
+    # the kernel's column is read (a time in each cell); the total is no member's work
+    assert len(_groups(profile)) == 1
+    assert "peers.slow_device" in alarms(profile)
+    mixed = "rank  Self CUDA\n0     612.3ms\n1     0.61s\n2     1.008s\n3     0.611s"
+    assert _groups(mixed) == []
