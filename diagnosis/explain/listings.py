@@ -40,12 +40,13 @@ T = TypeVar("T")
 _FIG = r"~?\d+(?:[.,]\d+)*"
 # a unit after a figure: `s`, `ms`, `img/s`, `Mh/s`, `GB/s`, `с`, `%` (a word, no digit)
 _UNIT = r"[^\W\d_][^\W\d_/]*(?:/[^\W\d_]+)*|%|°C"
-# one member a line: a label (one or two words, the last with its number), a colon or a dash,
-# one figure (or a range of figures) and its unit, nothing after (possessive quantifiers: a
-# long run of digits fails at once)
+# one member a line: a label (one or two words, the last with its number; a note in brackets
+# may follow it: `ranks 24-31 (node gpu-k4)`), a colon or a dash, one figure (or a range of
+# figures) and its unit, nothing after (possessive quantifiers: a long run of digits fails at
+# once)
 _ROW = re.compile(
     rf"^\s*+[-*•]?\s*+(?P<label>(?:[^\W\d_](?:[^\W\d]|[.-])*+\s?)?#?(?:[^\W\d]|[.-])*+\d[\w.-]*+)"
-    r"\s*(?:[:=→]|[—–]|->|\s-\s)"
+    r"(?:\s*\([^()\n]{1,40}\))?\s*(?:[:=→]|[—–]|->|\s-\s)"
     rf"\s*(?P<fig>{_FIG})(?:\s*(?:-|–|\.\.)\s*(?P<upper>{_FIG}))?\s*(?P<unit>{_UNIT})?\s*$"
 )
 # a label that names a range of members (`rank 0-11`, `GPU 13–31`): one row for each

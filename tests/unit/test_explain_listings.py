@@ -152,3 +152,10 @@ def test_a_listing_gives_a_straggler_finding_on_the_slow_members_line() -> None:
     text = "Durchsatz pro GPU (img/s):\nGPU 0: 401\nGPU 1: 398\nGPU 2: 210\nGPU 3: 400"
     assert first(text) == (Category.STRAGGLER, "peers.slow_device", ComponentKind.GPU)
     assert alarms(text) == ["peers.slow_device"]
+
+
+def test_a_member_s_row_may_carry_a_note_in_brackets() -> None:
+    text = "step time per rank:\nranks 0-23: 0.71-0.74 s\nranks 24-31 (node gpu-k4): 1.18-1.22 s"
+    assert alarms(text) == ["peers.slow_device"]
+    even = text.replace("1.18-1.22", "0.72-0.75")
+    assert alarms(even) == []
