@@ -26,7 +26,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain import rules_dist, rules_driver, rules_netfs, rules_nic, rules_scheduler
+from diagnosis.explain import (
+    rules_dist,
+    rules_driver,
+    rules_netfs,
+    rules_nic,
+    rules_scheduler,
+    rules_slowness,
+)
 from diagnosis.explain.records import Record, records
 from diagnosis.explain.rules import Hit, normalize_pci, rule_set
 from diagnosis.explain.rules_driver import FABRIC_RULE, fabric_field
@@ -68,6 +75,7 @@ _EXPLAINED_BY = {
     **rules_scheduler.EXPLAINED_BY,
     **rules_dist.EXPLAINED_BY,
     **rules_driver.EXPLAINED_BY,
+    **rules_slowness.EXPLAINED_BY,
 }
 """For a rule whose line follows from another cause, the rules that give that cause."""
 _SMI_RULES = frozenset({"gpu.remap_failure", "gpu.remap_pending", "gpu.ecc_counter"})
@@ -271,8 +279,8 @@ def _confirm(state: _State) -> None:
     """Raise signal findings that other findings of the same input confirm (OOM killer, shm);
     drop the findings that stand only with a crash (NEEDS_CRASH) when the input shows none, and
     a wait said once that a later recovery ended (rules_netfs.RECOVERED_BY), a line whose
-    cause the same input gives (the EXPLAINED_BY of rules_scheduler, rules_dist and
-    rules_driver), a monitor's finding in an input that shows the alert resolved, and a stall
+    cause the same input gives (the EXPLAINED_BY of rules_scheduler, rules_dist, rules_driver
+    and rules_slowness), a monitor's finding in an input that shows the alert resolved, and a stall
     a later line says moved on."""
     present = {key[0] for key in state.found}
     if not (present & CRASH_RULES or state.crash_said):

@@ -508,7 +508,22 @@ def _reported(m: re.Match[str]) -> Verdict | None:
     return slowed(sentence)
 
 
+SAID_NORMAL = "slowdown.said_normal"
+EXPLAINED_BY = {"straggler.slowness_in_words": frozenset({SAID_NORMAL})}
+"""A slowness told in one line that another line of the same input calls normal (a reply:
+``it is normal that running time for each iteration is getting longer``)."""
+
 RULES: tuple[Rule, ...] = (
+    rule(
+        SAID_NORMAL,
+        r"\b(?:it\s+is|it's|this\s+is|that\s+is|that's)\s+(?:(?:quite|perfectly|totally)\s+)?"
+        r"(?:normal|expected)\s+that\b[^.?!\n]{0,120}?\b(?:slower|longer|increas\w*|grows?|growing)\b",
+        ("normal that", "expected that"),
+        "A sentence that calls a time growing or a run slowing normal (a reply's explanation): "
+        "no fault, and it explains a slowness the same input tells in words.",
+        verdict(C.BENIGN, B.UNKNOWN, K.JOB, S.INFO, A.NONE, 0.6),
+        flags=re.IGNORECASE,
+    ),
     rule(
         "straggler.slowness_in_words",
         SLOWNESS.pattern,

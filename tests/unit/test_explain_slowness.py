@@ -15,11 +15,11 @@ import pytest
 from bench.explain import load, split_of
 from diagnosis.explain import explain
 from diagnosis.explain.rules import apply
-from diagnosis.explain.rules_slowness import RULES
+from diagnosis.explain.rules_slowness import RULES, SAID_NORMAL
 from diagnosis.model import Category, ComponentKind
 from tests.explain_helpers import corpus_text, first
 
-SLOWNESS = RULES[0]
+SLOWNESS = next(r for r in RULES if r.id == "straggler.slowness_in_words")
 
 
 def _reads(text: str) -> bool:
@@ -117,7 +117,10 @@ def test_no_benign_record_of_the_development_part_is_read_as_a_slowdown() -> Non
         r for r in load() if r.label == Category.BENIGN.value and split_of(r.source_key) == "dev"
     ]
     assert len(benign) > 100
-    assert [r.id for r in benign if _reads(r.text)] == []
+    # a slowness one line tells that another line of the same input calls normal (a reply) is
+    # read by the rule alone, and dropped by the engine for the other line's explanation
+    read = [r for r in benign if _reads(r.text)]
+    assert [r.id for r in read if {f.rule for f in explain(r.text)} != {SAID_NORMAL}] == []
 
 
 @pytest.mark.parametrize(
@@ -151,3 +154,13 @@ def test_a_plain_slow_needs_a_member_named_or_a_comparison() -> None:
     found = first("GPU 3 is slow on this job.")
     assert found is not None and found[:2] == (Category.STRAGGLER, SLOWNESS.id)
     assert first("My GPU is slow.") is None
+
+
+def test_a_slowness_another_line_calls_normal_is_dropped() -> None:
+    asked = "My training is getting slower after epoch 3, any idea?"
+    reply = "As the replay buffer grows, it is normal that each iteration takes longer."
+    assert "straggler.slowness_in_words" in {f.rule for f in explain(asked)}
+    assert {f.rule for f in explain(asked + "\n" + reply)} == {SAID_NORMAL}
+    # a normal thing of another kind explains nothing
+    other = "It is normal that the first epoch compiles the kernels."
+    assert "straggler.slowness_in_words" in {f.rule for f in explain(asked + "\n" + other)}
