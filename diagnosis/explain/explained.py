@@ -51,15 +51,18 @@ def _explained_in_words(text: str) -> bool:
 
 
 def said_planned(text: str) -> bool:
-    """Whether any sentence of `text` says the change was planned or expected (`as planned in
-    the recipe`, `not a regression`, `es lo esperado`, `weil wir ...`): said of the report as a
-    whole, unlike `looks normal`, which may be said of another thing checked."""
-    return bool(_PLANNED.search(text) or _BECAUSE_WE.search(text))
+    """Whether any sentence of `text` says the change was planned or the speaker's own (`as
+    planned in the recipe`, `not a regression`, `duplicamos el micro-batch`): said of the
+    report as a whole, unlike `as expected` or `looks normal`, which may be said of another
+    thing (the temperatures, an evaluation's pause)."""
+    return bool(_PLANNED.search(text))
 
 
 _PLANNED = re.compile(
-    r"\bas\s+(?:planned|expected)\b|\bnot\s+a\s+(?:regression|slowdown)\b"
-    r"|\b(?:is|it's|that's|this\s+is)\s+(?:(?:all|entirely|totally)\s+)?expected\b(?!\s+to\b)",
+    r"\bas\s+planned\b|\bnot\s+a\s+(?:regression|slowdown)\b"
+    # the speaker's own change of the work in other languages (we doubled, we increased)
+    r"|\b(?:duplicamos|dobramos|aumentamos|verdoppelten|verdoppelt\s+haben|удвоили|увеличили)\b"
+    r"|\bnous\s+avons\s+doublé\b|\bhaben\s+wir\s+\w+\s+verdoppelt\b",
     re.IGNORECASE,
 )
 
@@ -108,6 +111,6 @@ _BECAUSE_WE = re.compile(
 )
 _OWN_WORK = re.compile(
     r"\bbecause\s+(?:it|this\s+\w+)\s+(?:also\s+)?(?:runs|does|handles|hosts|logs|saves|writes|"
-    r"evaluat\w*|holds)\b|\bduring\s+(?:the\s+)?warm-?up\b|\bwarm-?up\s+only\b",
+    r"evaluat\w*|holds|comput\w*)\b|\bduring\s+(?:the\s+)?warm-?up\b|\bwarm-?up\s+only\b",
     re.IGNORECASE,
 )

@@ -214,7 +214,7 @@ def clocked_steps(marks: Sequence[tuple[float, int, T]]) -> list[list[tuple[floa
 # requests a server runs at once (vLLM's `Running: 96 reqs`, sglang's `#running-req: 12`)
 WORKLOAD = re.compile(
     r"\b(?P<name>seq(?:uence)?[ _-]?len(?:gth)?|max[ _-]?len(?:gth)?|context[ _-]?len(?:gth)?"
-    r"|running|#running[ _-]req"
+    r"|running|#running[ _-]req|grad(?:ient)?[ _-]?accum(?:ulation)?(?:[ _-]?steps)?"
     r"|ctx[ _-]?len|batch[ _-]?size|global[ _-]?batch(?:[ _-]?size)?"
     r"|micro[ _-]?batch(?:[ _-]?size)?|bs|gbs|mbs|resolution|img[ _-]?size|image[ _-]?size"
     r"|num[ _-]?tokens|tokens[ _-]?per[ _-]?batch"
@@ -232,13 +232,20 @@ def workload(body: str) -> dict[str, int]:
     }
 
 
+WORKLOAD_CHANGE = 0.2
+"""A size of work this share or more away from its first value is other work (96 running
+requests against 95 is a server's jitter, 256 against 512 a doubled batch)."""
+
+
 def workload_changed(bodies: Sequence[str]) -> bool:
-    """Whether a size of work the lines name differs between them (a sequence length doubled,
-    a batch size halved, a larger evaluation set): their step times measure other work."""
+    """Whether a size of work the lines name differs between them by ``WORKLOAD_CHANGE`` or
+    more (a sequence length doubled, a batch size halved, a larger evaluation set, gradient
+    accumulation turned up): their step times measure other work."""
     seen: dict[str, int] = {}
     for body in bodies:
         for name, value in workload(body).items():
-            if seen.setdefault(name, value) != value:
+            first = seen.setdefault(name, value)
+            if abs(value - first) >= WORKLOAD_CHANGE * max(first, 1):
                 return True
     return False
 

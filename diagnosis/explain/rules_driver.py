@@ -30,14 +30,15 @@ def _hw(severity: S, action: A, confidence: float) -> Verdict:
     return verdict(C.GPU_HARDWARE, INFRA, K.GPU, severity, action, confidence)
 
 
-_LINK_PAST_ZERO = re.compile(r"\bNvLink link (?:[1-9]\d*)\b", re.IGNORECASE)
+_LINK_ZERO = re.compile(r"\bNvLink link 0\b", re.IGNORECASE)
 
 
 def _link_down(m: re.Match[str]) -> Verdict | None:
-    """Return a GPU fault for DCGM's NVLink-down message unless it names link 0 alone: DCGM
-    reports link 0 down on GPUs that have no NVLink at all (a PCIe card), its known false
-    alarm; a link past 0 is a link the GPU has."""
-    return _hw(S.ERROR, A.HARDWARE_INSPECTION, 0.6) if _LINK_PAST_ZERO.search(m.string) else None
+    """Return a GPU fault for DCGM's NVLink-down message unless it names link 0: on GPUs that
+    have no NVLink at all (a PCIe card) DCGM reports every link down from link 0 on, its known
+    false alarm (`nvlink.dcgm_link_zero` drops the other links' lines of the same input); links
+    down past 0 alone are links the GPU has that failed (a real link 0 down is missed)."""
+    return None if _LINK_ZERO.search(m.string) else _hw(S.ERROR, A.HARDWARE_INSPECTION, 0.6)
 
 
 def _smi_err(m: re.Match[str]) -> Verdict | None:
@@ -198,7 +199,7 @@ RULES: tuple[Rule, ...] = (
         "nvml.version_mismatch",
         # NVML's own words, pynvml's exception, and the kernel module's (NVRM) for the same
         # half-finished upgrade: the user-space library newer or older than the loaded module
-        r"\bFailed to initialize NVML: Driver/library version mismatch\b"
+        r"\b(?i:Failed to initialize NVML|nvml error): (?i:Driver/library version mismatch)\b"
         r"|\bNVMLError_LibRmVersionMismatch\b"
         r"|\bNVRM: API mismatch: the client has the version \S+, but\b",
         ("version mismatch", "nvmlerror_", "api mismatch"),
@@ -213,13 +214,24 @@ RULES: tuple[Rule, ...] = (
         # NVIDIA runtime, the device plugin's hint), or the kernel driver not loaded at all (a
         # kernel upgraded without its DKMS module rebuilt)
         # (not `Detected non-NVML platform: could not load NVML library`: a node without GPUs)
-        r"\bFailed to initialize NVML: could not load NVML library\b|\bNVMLError_LibraryNotFound\b"
+        r"\bFailed to initialize NVML: could not load NVML library\b"
+        r"|\bNVMLError_(?:LibraryNotFound|DriverNotLoaded)\b"
+        r"|\bload library failed: libnvidia-ml\.so(?:\.1)?: cannot open shared object file\b"
         r"|\bNVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver\b",
-        ("could not load nvml", "nvmlerror_", "couldn't communicate"),
+        ("could not load nvml", "nvmlerror_", "couldn't communicate", "load library failed"),
         "NVML cannot be used on the node: its library is missing where the program runs (a "
         "container without the NVIDIA runtime) or the kernel driver is not loaded (a kernel "
         "upgraded without the driver's module rebuilt). The node's software, not the GPU.",
         verdict(C.APPLICATION, B.INFRASTRUCTURE, K.NODE, S.ERROR, A.CAPTURE_DIAGNOSTICS, 0.45),
+    ),
+    rule(
+        "nvlink.dcgm_link_zero",
+        r"\bGPU \d+'s NvLink link 0 is currently down\b",
+        ("link 0 is currently down",),
+        "DCGM reports link 0 of a GPU down: its known false alarm on GPUs without NVLink (a "
+        "PCIe card), which lists every link from 0 on; no fault, and it explains the other "
+        "links' lines of the same input (EXPLAINED_BY).",
+        verdict(C.BENIGN, B.UNKNOWN, K.GPU, S.INFO, A.NONE, 0.5),
     ),
     rule(
         "nvlink.dcgm_link_down",
@@ -227,18 +239,21 @@ RULES: tuple[Rule, ...] = (
         r"\bGPU \d+'s NvLink link \d+ is currently down\b",
         ("is currently down",),
         "DCGM reports an NVLink of a GPU down (`GPU 2's NvLink link 9 is currently down`): lost "
-        "bandwidth, or a hang for the collectives that need it. Link 0 alone is DCGM's known "
-        "false alarm on GPUs without NVLink, and no finding.",
+        "bandwidth, or a hang for the collectives that need it. Links from 0 on are DCGM's "
+        "known false alarm on GPUs without NVLink, and no finding.",
         judge=_link_down,
     ),
     rule(
         "nvml.not_supported",
-        r"\bNVMLError_(?:NotSupported|FunctionNotFound|InvalidArgument|NoPermission)\b",
+        # the exception that ended a program (a traceback's last line), not a monitor's warning
+        # that names it and goes on
+        r"^\s*(?:pynvml\.(?:nvml\.)?)?NVMLError_(?:NotSupported|FunctionNotFound): ",
         ("nvmlerror_",),
         "A program asked NVML for something this GPU or driver does not offer (pynvml's "
         "`NVMLError_NotSupported`, a function the library lacks) and failed on it: the caller's "
         "to handle, not a fault of the GPU.",
         verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.45),
+        flags=re.MULTILINE,
     ),
     rule(
         "nvlink.status_down",
@@ -382,6 +397,10 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-EXPLAINED_BY: dict[str, frozenset[str]] = {"nvlink.links_down": frozenset({"gpu.pcie_card"})}
+EXPLAINED_BY: dict[str, frozenset[str]] = {
+    "nvlink.links_down": frozenset({"gpu.pcie_card"}),
+    "nvlink.dcgm_link_down": frozenset({"nvlink.dcgm_link_zero"}),
+}
 """NVLink links inactive in an input whose nvidia-smi names PCIe cards: cards without NVLink
-(HPE's note on the A100 PCIe), not links that went down."""
+(HPE's note on the A100 PCIe), not links that went down; DCGM's links down listed from link 0
+on: its false alarm on GPUs without NVLink."""

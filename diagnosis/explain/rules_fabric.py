@@ -30,6 +30,19 @@ def _switch(severity: S, action: A, confidence: float) -> Verdict:
     return verdict(C.NETWORK, INFRA, K.SWITCH, severity, action, confidence)
 
 
+_NO_NVSWITCH = re.compile(r"\b(?:no|without) NVSwitch|\bPCIe\b", re.IGNORECASE)
+FM_RULES = frozenset({"fabric.fm_driver_query", "fabric.fm_not_started"})
+EXPLAINED_BY = dict.fromkeys(FM_RULES, frozenset({"fabric.no_nvswitch"}))
+"""Fabric Manager's failure in an input that shows a machine without NVSwitch."""
+
+
+def _fm_applies(m: re.Match[str], fault: Verdict) -> Verdict | None:
+    """Return `fault` for Fabric Manager's failure unless its line names a machine without
+    NVSwitch (a PCIe box): there FM has nothing to manage and refuses to run by design, and
+    CUDA works without it."""
+    return None if _NO_NVSWITCH.search(m.string) else fault
+
+
 def _sxid(m: re.Match[str]) -> Verdict:
     """Return the catalog verdict for the SXid in `m`, with the line's fatal/non-fatal word."""
     said = m.groupdict().get("said")
@@ -82,24 +95,42 @@ RULES: tuple[Rule, ...] = (
         _switch(S.ERROR, A.REBOOT_NODE, 0.65),
     ),
     rule(
+        "fabric.no_nvswitch",
+        r"\bno NVSwitch(?:es)?\b|\bwithout NVSwitch(?:es)?\b",
+        ("no nvswitch", "without nvswitch"),
+        "The text says the machine has no NVSwitch: Fabric Manager refuses to run by design "
+        "there and CUDA works without it; no fault, and it explains FM's failed start in the "
+        "same input (EXPLAINED_BY). FM's own `NV_WARN_NOTHING_TO_DO` alone is read as the "
+        "fabric's failure, as gpud reads it.",
+        verdict(C.BENIGN, INFRA, K.SWITCH, S.INFO, A.NONE, 0.5),
+        flags=re.IGNORECASE,
+    ),
+    rule(
         "fabric.fm_driver_query",
         r"request to query NVSwitch device information from NVSwitch driver failed",
         ("nvswitch driver failed",),
-        "Fabric Manager cannot talk to the NVSwitch driver: the fabric is not managed.",
-        _switch(S.ERROR, A.REBOOT_NODE, 0.65),
+        "Fabric Manager cannot talk to the NVSwitch driver: the fabric is not managed. On a "
+        "machine the text says has no NVSwitch (a PCIe box) it is FM's normal refusal, and no "
+        "finding.",
+        judge=lambda m: _fm_applies(m, _switch(S.ERROR, A.REBOOT_NODE, 0.65)),
     ),
     rule(
         "fabric.fm_not_started",
         # systemd's words for the unit that would not start (systemctl's, journald's)
         r"\bJob for nvidia-fabricmanager\.service failed\b"
         r"|\bFailed to start (?:nvidia-fabricmanager\.service|NVIDIA fabric manager service)\b"
-        r"|\bnvidia-fabricmanager\.service: (?:Failed with result|Main process exited, code=exited,"
-        r" status=[1-9])",
-        ("nvidia-fabricmanager", "fabric manager service"),
+        r"|\bnvidia-fabricmanager\.service: (?:Failed with result|(?:Main|Control) process exited,"
+        r" code=exited, status=[1-9])"
+        # systemctl status's failed start, FM's own driver version it does not match
+        r"|\bProcess: \d+ ExecStart=\S*nv-fabricmanager\b.*\bstatus=[1-9]"
+        r"|\bfabric manager NVIDIA GPU driver interface version \S+ don't match with driver"
+        r" version",
+        ("nvidia-fabricmanager", "fabric manager service", "nv-fabricmanager", "don't match"),
         "Fabric Manager's service would not start (systemd): the NVSwitch fabric is not set up, "
         "so CUDA fails to initialise on every GPU of an NVSwitch node. Its journal says why "
-        "(a driver version it does not match, a switch missing).",
-        _switch(S.ERROR, A.CAPTURE_DIAGNOSTICS, 0.55),
+        "(a driver version it does not match, a switch missing). On a machine the text says has "
+        "no NVSwitch (a PCIe box) it is FM's normal refusal, and no finding.",
+        judge=lambda m: _fm_applies(m, _switch(S.ERROR, A.CAPTURE_DIAGNOSTICS, 0.55)),
     ),
     rule(
         "fabric.fm_error",

@@ -122,25 +122,53 @@ def mc_status(m: re.Match[str]) -> Verdict | None:
     return _hardware(S.WARNING, A.MONITOR, 0.5)
 
 
+LIFETIME_CE_THRESHOLD = 10 * MCELOG_CE_THRESHOLD
+"""Corrected errors counted with no window (since boot, since a database began): ten days'
+worth of mcelog's daily threshold before a DIMM is called failing (117 over 14 months is
+not)."""
+_WINDOW = re.compile(r"\bin\s+24\s*h|\b(?:per|/)\s*(?:24\s*h|day)\b|\blast\s+24\s*h", re.IGNORECASE)
+_GPU_LINE = re.compile(r"\bGPU\b", re.IGNORECASE)
+
+
+def _counted(ce: int, ue: int, windowed: bool) -> Verdict | None:
+    """Return the fault that memory error counts show: any uncorrected error; corrected ones
+    at or past mcelog's daily threshold in a window of a day, or ten times it without one."""
+    if ue > 0:
+        return _hardware(S.CRITICAL, A.ISOLATE_NODE, 0.7)
+    if ce >= (MCELOG_CE_THRESHOLD if windowed else LIFETIME_CE_THRESHOLD):
+        return _hardware(S.WARNING, A.MONITOR, 0.55)
+    return None
+
+
+INJECTED_RULE = "host.memory_failure_injected"
+EXPLAINED_BY = {"host.page_offlined": frozenset({INJECTED_RULE})}
+"""A page taken offline in an input that shows memory failures injected (a test)."""
+
+
 def dimm_summary(m: re.Match[str]) -> Verdict | None:
-    """Return a fault for one DIMM line of rasdaemon's `ras-mc-ctl --summary` (``Corrected on
-    DIMM Label(s): '...' location: ... errors: 1873``): any uncorrected error, or corrected
-    ones at or past mcelog's threshold (the summary counts since the database began)."""
-    n = int(m["n"])
-    if m["kind"].lower().startswith("un"):
-        return _hardware(S.CRITICAL, A.ISOLATE_NODE, 0.7) if n > 0 else None
-    return _hardware(S.WARNING, A.MONITOR, 0.55) if n >= MCELOG_CE_THRESHOLD else None
+    """Return a fault for one DIMM's counts in rasdaemon's `ras-mc-ctl --summary` (``Corrected
+    on DIMM Label(s): '...' location: ... errors: 1873``, since the database began), its
+    `--error-count` table (a DIMM's label, CE, UE) or edac-util's (``csrow2: 3 Uncorrected
+    Errors``)."""
+    if m["ce_row"] is not None:
+        return _counted(int(m["ce_row"]), int(m["ue_row"]), False)
+    n, kind = int(m["n"] or m["n2"]), m["kind"] or m["kind2"]
+    uncorrected = kind.lower().startswith("un")
+    return _counted(0 if uncorrected else n, n if uncorrected else 0, False)
 
 
 def error_counts(m: re.Match[str]) -> Verdict | None:
     """Return a fault for a line that counts a socket's or DIMM's corrected and uncorrected
-    memory errors (``Socket 0, Correctable 19899, Uncorrectable 0``, a trigger's or a
-    monitor's): any uncorrected error, or corrected errors at or past mcelog's threshold."""
-    if int(m["uc"]) > 0:
-        return _hardware(S.CRITICAL, A.ISOLATE_NODE, 0.7)
-    if int(m["ce"]) >= MCELOG_CE_THRESHOLD:
-        return _hardware(S.WARNING, A.MONITOR, 0.55)
-    return None
+    memory errors (``Socket 0, Correctable 19899, Uncorrectable 0 ... in 24h``, a trigger's or
+    a monitor's); a GPU's ECC counts on the line are the GPU's (uncorrected: a GPU fault)."""
+    line_start = m.string.rfind("\n", 0, m.start()) + 1
+    line_end = m.string.find("\n", m.end())
+    line = m.string[line_start : len(m.string) if line_end < 0 else line_end]
+    if _GPU_LINE.search(line):
+        if int(m["uc"]) == 0:
+            return None
+        return verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.RESET_GPU, 0.6)
+    return _counted(int(m["ce"]), int(m["uc"]), _WINDOW.search(line) is not None)
 
 
 KERNEL_RULES: tuple[Rule, ...] = (
@@ -276,11 +304,26 @@ KERNEL_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "host.dimm_summary",
-        r"\b(?P<kind>Corrected|Uncorrected) on DIMM Label\(s\): .*\berrors: (?P<n>\d+)",
-        ("on dimm label",),
-        "rasdaemon's summary counts a DIMM's memory errors: uncorrected ones, or corrected ones "
-        "at or past mcelog's threshold, are a DIMM to replace.",
+        r"\b(?P<kind>Corrected|Uncorrected) on DIMM Label\(s\): .*\berrors: (?P<n>\d+)"
+        # edac-util -v's csrow counts
+        r"|\bcsrow\d+: (?:\S+: )?(?P<n2>\d+) (?P<kind2>Uncorrected|Corrected) Errors\b"
+        # ras-mc-ctl --error-count's table: a DIMM's label, its CE, its UE
+        r"|^\s*(?P<label>\S*DIMM\S*)\s+(?P<ce_row>\d+)\s+(?P<ue_row>\d+)\s*$",
+        ("on dimm label", "errors", "dimm"),
+        "rasdaemon's or edac-util's counts of a DIMM's memory errors: uncorrected ones, or "
+        "corrected ones past ten days' worth of mcelog's threshold (the counts have no "
+        "window), are a DIMM to replace.",
         judge=dimm_summary,
+        flags=re.MULTILINE,
+    ),
+    rule(
+        INJECTED_RULE,
+        r"\bInjecting memory failure\b|\bhwpoison[\w-]*\s+(?:injection|test)|\bmce-inject\b",
+        ("injecting memory failure", "hwpoison", "mce-inject"),
+        "A memory failure injected on purpose (the kernel's hwpoison injector, mce-inject): a "
+        "test; the pages it takes offline are no fault (EXPLAINED_BY).",
+        verdict(C.BENIGN, INFRA, K.NODE, S.INFO, A.NONE, 0.5),
+        flags=re.IGNORECASE,
     ),
     rule(
         "host.page_offlined",
@@ -288,10 +331,14 @@ KERNEL_RULES: tuple[Rule, ...] = (
         # many corrected errors offline, and mm/memory-failure.c acting on a page's failure
         r"\bRAS: Soft-offlining pfn: 0x[0-9a-f]+"
         r"|\bMemory failure: 0x[0-9a-f]+: (?:soft offline|recovery action|unhandl|Sending SIGBUS"
-        r"|already hardware poisoned|hard offline)",
-        ("soft-offlining", "memory failure:"),
+        r"|already hardware poisoned|hard offline|page migration failed)"
+        r"|\bMemory failure: soft offline: 0x[0-9a-f]+: page migration failed"
+        # older kernels' words for the same event (mm/memory-failure.c)
+        r"|\bMCE 0x[0-9a-f]+: Killing \S+ due to hardware memory corruption",
+        ("soft-offlining", "memory failure:", "hardware memory corruption"),
         "The kernel took a memory page offline (too many corrected errors on it, or an "
-        "uncorrected one): a DIMM is failing; the page's processes may be killed with SIGBUS.",
+        "uncorrected one): a DIMM is failing; the page's processes may be killed with SIGBUS. "
+        "An injection test's (`Injecting memory failure`, hwpoison) is no fault.",
         _hardware(S.WARNING, A.HARDWARE_INSPECTION, 0.6),
         flags=re.IGNORECASE,
     ),

@@ -225,8 +225,10 @@ RULES: tuple[Rule, ...] = (
         "rdma.memlock",
         r"ibv_reg_mr\(.*\) failed: Cannot allocate memory|Please set max locked memory"
         r"|Call to ibv_reg_\w*mr\w* failed with error Cannot allocate memory"
-        r"|max locked memory \(ulimit -l\)",
-        ("ibv_reg_mr", "max locked memory"),
+        r"|max locked memory \(ulimit -l\)(?!:?\s*unlimited)"
+        # Open MPI's openib help text (help-mpi-btl-openib.txt)
+        r"|\bmemlock limits are set too low\b",
+        ("ibv_reg_mr", "max locked memory", "memlock limits"),
         "Registering memory with the NIC failed for the locked-memory limit (`ulimit -l`): the "
         "RDMA path fails (filed `network`, as the corpus's collectors file it), but the job's "
         "(or its container's) configuration is to change, not the host's memory; raise memlock.",
@@ -358,11 +360,12 @@ RULES: tuple[Rule, ...] = (
         # MPI's openib BTL that cannot find the peer's endpoint (btl_openib_connect_udcm.c)
         r"\bCouldn't connect to \S+:\d+\s*$|\bUnable to init the socket connection\b"
         r"|\bUnable to Connect the HCA's through the link\b"
+        r"|\bFailed to exchange data between server and clients\b"
         r"|\budcm_\w+\] could not find (?:endpoint with port|associated endpoint)"
         r"|\berror exit from mca_btl_openib_proc_create\b",
         (
             *("couldn't connect", "unable to init the socket", "could not find"),
-            *("error exit from", "unable to connect the hca"),
+            *("error exit from", "unable to connect the hca", "failed to exchange data"),
         ),
         "An RDMA tool or transport could not reach its peer (perftest's connection to its "
         "server, Open MPI's openib endpoints): the peer is down or unreachable over the "

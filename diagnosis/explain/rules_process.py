@@ -87,7 +87,8 @@ NCCL_FRAME = re.compile(
     r"|^\s*\d+\s+0x[0-9a-f]+ p?nccl[A-Z]\w*\(\)"
     # gdb's top frame stopped in an NCCL function (or a caller's NCCL wrapper) with a null
     # pointer among its arguments (``#0 ... in ncclIbDeregMr (comm=0x0, ...)``): a crash on it
-    r"|^#0\s+(?:0x[0-9a-f]+\s+in\s+)?[\w:]*[Nn]ccl[\w:]*\s*\([^)\n]*\b\w+=0x0\b",
+    # (not `stream=0x0`: CUDA's legacy default stream is a valid argument)
+    r"|^#0\s+(?:0x[0-9a-f]+\s+in\s+)?[\w:]*[Nn]ccl[\w:]*\s*\([^)\n]*\b(?!stream=)\w+=0x0\b",
     re.MULTILINE,
 )
 """A native stack frame inside NCCL as a crash handler prints it (the kernel, glibc,
@@ -136,7 +137,23 @@ CRASH_WORDS = re.compile(
     re.IGNORECASE,
 )
 
+BREAKPOINT_RULE = "process.breakpoint_stop"
+EXPLAINED_BY = dict.fromkeys(
+    ("process.nccl_segfault", "process.nccl_frame"), frozenset({BREAKPOINT_RULE})
+)
+"""gdb's frames in an input that stopped at a breakpoint: a developer's trace, where a null
+argument is a default, not a crash."""
+
 RULES: tuple[Rule, ...] = (
+    rule(
+        BREAKPOINT_RULE,
+        r"(?:^|\bhit\s)Breakpoint \d+, ",
+        ("breakpoint",),
+        "gdb stopped at a breakpoint a developer set: a trace, no crash; the frames it prints "
+        "explain no crash in NCCL (EXPLAINED_BY).",
+        verdict(C.BENIGN, B.APPLICATION, K.JOB, S.INFO, A.NONE, 0.5),
+        flags=re.MULTILINE,
+    ),
     rule(
         "process.nccl_segfault",
         NCCL_FRAME.pattern
@@ -148,7 +165,7 @@ RULES: tuple[Rule, ...] = (
         ("libnccl", "nccl", "misc/", "transport/", "graph/"),
         "A crash inside NCCL (kernel segfault line, backtrace frame): a NCCL bug or a library "
         "mismatch, so the job's stack (pin or upgrade NCCL); if it repeats on one node only, "
-        "check that node's NIC and driver.",
+        "check that node's NIC and driver. gdb's top frame at a breakpoint is no crash.",
         verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.7),
     ),
     rule(

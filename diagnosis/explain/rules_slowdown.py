@@ -135,6 +135,8 @@ EXPLAINED = re.compile(
     r"|reboot|redeploy|re-?launch)\w*)(?![^.\n]{0,40}?\b(?:for\s+a\s+while|then|again|before)\b)"
     # the speaker's own reason (`because we run beam search there`)
     r"|\bbecause\s+(?:we|I)\s+(?:also\s+)?(?:run|use|do|train|load|save|evaluat\w*|comput\w*)\b"
+    # the member's own extra work (`because it also computes the LM head and the loss`)
+    r"|\bbecause\s+it\s+also\s+(?:comput\w*|runs|does|holds|handles|hosts|writes|saves)\b"
     r"|\b(?:usual|expected|known)\s+(?:~?\d+\s*%\s+)?(?:recompute\s+)?(?:cost|overhead|penalty)\b|\bevery\s+[\d,]+k?\s+(?:steps?|iter\w*|batch\w*)\b[^.\n]{0,40}?"
     r"\b(?:one|an?|single)\s+(?:\w+\s+)?(?:step|iter\w*|batch)\b",
     re.IGNORECASE,

@@ -256,7 +256,9 @@ NOT_TRAINING = re.compile(
     r"|intervals?)(?:\s+\w+){0,2}?\s+(?:is|are|was|were|runs?|takes?|took)\b"
     r"(?!\s+(?:fine|fast|ok|normal))"
     # the first epoch or step, a warm-up (`why is epoch 1 slower than the rest?`)
-    r"|(?:epoch|step|iter\w*)\s*#?\s*[01]\s+(?:is\s+|was\s+)?(?:much\s+|a\s+lot\s+)?slow\w*)\b",
+    r"|(?:epoch|step|iter\w*)\s*#?\s*[01]\s+(?:is\s+|was\s+)?(?:much\s+|a\s+lot\s+)?slow\w*"
+    # one step of a checkpoint (`3.2x slower ... for that one step`)
+    r"|for\s+(?:that|this|the)\s+one\s+step|checkpoint\s+step)\b",
     re.I,
 )
 _OVER_TIME = re.compile(
@@ -517,10 +519,13 @@ RULES: tuple[Rule, ...] = (
     rule(
         SAID_NORMAL,
         r"\b(?:it\s+is|it's|this\s+is|that\s+is|that's)\s+(?:(?:quite|perfectly|totally)\s+)?"
-        r"(?:normal|expected)\s+that\b[^.?!\n]{0,120}?\b(?:slower|longer|increas\w*|grows?|growing)\b",
-        ("normal that", "expected that"),
-        "A sentence that calls a time growing or a run slowing normal (a reply's explanation): "
-        "no fault, and it explains a slowness the same input tells in words.",
+        r"(?:normal|expected)\s+that\b[^.?!\n]{0,120}?\b(?:slower|longer|increas\w*|grows?|growing)\b"
+        # a detector's verdict over the members it lists (`-> no persistent straggler`)
+        r"|(?:->|=>|:)\s*no\s+(?:persistent\s+)?stragglers?\s*$",
+        ("normal that", "expected that", "no persistent", "no straggler"),
+        "A sentence that calls a time growing or a run slowing normal (a reply's explanation), "
+        "or a detector's verdict of no straggler: no fault, and it explains a slowness the "
+        "same input tells in words.",
         verdict(C.BENIGN, B.UNKNOWN, K.JOB, S.INFO, A.NONE, 0.6),
         flags=re.IGNORECASE,
     ),

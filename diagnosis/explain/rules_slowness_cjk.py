@@ -59,13 +59,15 @@ _DENIED_ZH = re.compile(r"(?:不|没|没有|未|无|并非)\w{0,3}$")
 # is the state before the slowdown; a time normal now and then is the slowdown's gaps)
 _EXPLAINED_ZH = re.compile(
     r"(?<!恢复)(?<!一切)(?<!时间)(?<!有时)(?<!偶尔)正常|(?<!重启)(?<!重启后)(?<!重启后才)(?<!重启之后)(?<!重启之后才)恢复正常"
-    r"|[预預]期|意料之中|因[为為]|由于"
+    r"|[预預]期|意料之中|因[为為]|由于|代价"
     # it follows the load (`跟 QPS 曲线完全一致`)
     r"|(?:流量|负载|QPS|请求量)[^。]{0,12}(?:一致|吻合)|随着?(?:流量|负载|QPS|请求量)"
 )
 # inference slow from the start is a service's load; inference that slows as it runs is read
 _NOT_TRAINING_ZH = re.compile(
     r"推理(?![^。]*(?:一段时间|持续|越来越|逐渐|重启))|下载|编译|加载模型"
+    # the first epoch said slow, which prepares the data (tokenize, cache): a warm-up
+    r"|(?:第一个|首个|第一)\s*(?:epoch|轮)\s*(?:会|比较|很|特别)?(?:变得)?\w{0,2}慢"
 )
 
 

@@ -40,30 +40,36 @@ _SLOW = {
         r"(?:sinkt|fällt|gesunken|gefallen|bricht\s+ein|eingebrochen)\b"
         r"|\bdauer(?:t|n)\s+(?:\w+\s+){0,2}?länger\b"
         # the time a step takes that rose (`die Zeit pro Schritt ist gestiegen`)
-        r"|\b(?:Zeit|Dauer)\s+(?:pro|je)\s+(?:\w+\s+){0,2}?(?:steigt|stieg|ist\s+gestiegen|wächst)\b"
+        r"|\b(?:Zeit|Dauer)\s+(?:pro|je)\s+(?:Schritt|Iteration|Step|Batch)\s+(?:\w+\s+){0,2}?"
+        r"(?:steigt|stieg|ist\s+gestiegen|wächst)\b"
+        r"|\bdoppelt\s+so\s+lange\b"
     ),
     "french": (
         r"\bplus\s+lente?s?\b|\bralenti\w*|\b(?:vitesse|débit|performances?)\s+(?:\w+\s+){0,3}?"
         r"(?:baisse|chute|diminue|a\s+baissé|a\s+chuté)\b|\bprend\s+(?:\w+\s+){0,2}?plus\s+de\s+"
         r"temps\b"
-        r"|\btemps\s+(?:par|de|d['’])\s*(?:\w+\s+){0,2}?(?:augmente|a\s+augmenté|monte|a\s+monté)\b"
+        r"|\btemps\s+(?:par|d['’]une?|de\s+chaque)\s*(?:étape|pas|itération|step|batch)\s+"
+        r"(?:\w+\s+){0,2}?(?:augmente|a\s+augmenté|monte|a\s+monté)\b"
     ),
     "spanish": (
         r"\bm[aá]s\s+lent[oa]s?\b|\bralentiz\w+|\b(?:velocidad|rendimiento)\s+(?:\w+\s+){0,3}?"
         r"(?:cae|cayó|disminuye|disminuyó|bajó|se\s+reduce)\b|\btarda\w*\s+(?:\w+\s+){0,2}?"
         r"m[aá]s\b(?!\s+o\s+menos)"
-        r"|\btiempo\s+(?:por|de)\s+(?:\w+\s+){0,2}?(?:aument[óa]|subi[óo]|sube|creci[óo]|crece)\b"
+        r"|\btiempo\s+(?:por|de\s+cada)\s+(?:paso|iteraci\w+|step|batch|lote)\s+(?:\w+\s+){0,2}?"
+        r"(?:aument[óa]|subi[óo]|sube|creci[óo]|crece)\b"
     ),
     "portuguese": (
         r"\bmais\s+lent[oa]s?\b|\bdesaceler\w+|\b(?:velocidade|desempenho)\s+(?:\w+\s+){0,3}?"
         r"(?:caiu|cai|diminuiu|diminui)\b|\bdemora\w*\s+(?:\w+\s+){0,2}?mais\b(?!\s+ou\s+menos)"
-        r"|\btempo\s+(?:por|de|da|do)\s+(?:\w+\s+){0,2}?(?:aumentou|aumenta|subiu|sobe|cresceu|cresce)\b"
+        r"|\btempo\s+(?:por|de\s+cada)\s+(?:passo|itera\w+|step|batch|lote)\s+(?:\w+\s+){0,2}?"
+        r"(?:aumentou|aumenta|subiu|sobe|cresceu|cresce)\b|\bdemora\w*\s+o\s+dobro\b"
     ),
     "russian": (
         r"медленнее|замедл\w+|(?:скорость|производительность)\s+(?:\w+\s+){0,3}?"
         r"(?:упала|падает|снизилась|снижается|уменьшилась)|(?:стал|стало|стала|стали)\s+"
         r"(?:\w+\s+)?дольше"
-        r"|время\s+(?:на\s+)?(?:\w+\s+){0,2}?(?:выросло|растёт|растет|увеличилось|увеличивается)"
+        r"|время\s+(?:на\s+)?(?:один\s+|каждый\s+)?(?:шаг|итераци\w+|батч|step)\w*\s+(?:\w+\s+){0,2}?"
+        r"(?:выросло|растёт|растет|увеличилось|увеличивается)"
     ),
 }
 _READERS = {
@@ -73,7 +79,10 @@ _READERS = {
             r"Iterationen?|Durchsatz|Geschwindigkeit|Worker)\b"
         ),
         _words(r"\b(?:nicht|kein\w*|nie)\s+(?:\w+\s+){0,3}$"),
-        _words(r"\berwartet|\bnormal\b|\bweil\b|\bda\s+wir\b|\bdafür\b|\bBehoben\b|\bbehoben\b"),
+        _words(
+            r"\berwartet|\bnormal\b|\bweil\b|\bda\s+wir\b|\bdafür\b|\bBehoben\b|\bbehoben\b"
+            r"|\bnachdem\s+wir\b|\bverdoppelt"
+        ),
         _words(r"\bInferenz|\bDownload|\bKompil\w+|\bFestplatte" + _MODELS),
         _words(r"(?:\s+\w+){0,3}?\s+(?:nicht|kaum)\b"),  # a negation after the verb
     ),
@@ -95,7 +104,10 @@ _READERS = {
             r"velocidad|rendimiento)\b"
         ),
         _words(r"\b(?:no|nunca|ningún|ninguna)\s+(?:\w+\s+){0,2}$"),
-        _words(r"\besperado|\bnormal\b|\bporque\b|\bdebido\s+a\b|\ben\s+cambio\b|\bcorregido"),
+        _words(
+            r"\besperado|\bnormal\b|\bporque\b|\bdebido\s+a\b|\ben\s+cambio\b|\bcorregido"
+            r"|\bal\s+(?:duplicar|aumentar|subir|cambiar)\b|\bduplicamos\b"
+        ),
         _words(r"\binferencia|\bdescarga|\bcompilaci\w+|\bdisco\b" + _MODELS),
     ),
     "portuguese": Reader(
@@ -104,7 +116,10 @@ _READERS = {
             r"desempenho)\b"
         ),
         _words(r"\b(?:não|nunca|nenhum\w*)\s+(?:\w+\s+){0,2}$"),
-        _words(r"\besperado|\bnormal\b|\bporque\b|\bem\s+compensação\b|\bcorrigido"),
+        _words(
+            r"\besperado|\bnormal\b|\bporque\b|\bem\s+compensação\b|\bcorrigido"
+            r"|\bdobramos\b|\baumentamos\b|\btudo\s+certo\b"
+        ),
         _words(r"\binferência|\bdownload|\bcompilaç\w+|\bdisco\b" + _MODELS),
     ),
     "russian": Reader(
@@ -114,17 +129,17 @@ _READERS = {
             r"шаг\w*|итераци\w+|скорость|DDP"
         ),
         _words(r"(?:\bне|\bнет|никогда)\s+(?:\w+\s+){0,2}$"),
-        _words(r"ожидаем\w*|нормальн\w*|потому\s+что|\bзато\b|исправлен\w*"),
+        _words(r"ожидаем\w*|нормальн\w*|потому\s+что|\bзато\b|исправлен\w*|удвоил\w*|увеличил\w*"),
         _words(r"инференс\w*|загрузк\w+|компиляци\w+|диск\w*" + _MODELS),
     ),
 }
 _NEEDLES = {
     "german": ("langsamer", "verlangsam", "sinkt", "fällt", "gesunken", "gefallen", "ein")
-    + ("länger", "steigt", "stieg", "gestiegen", "wächst"),
+    + ("länger", "steigt", "stieg", "gestiegen", "wächst", "doppelt"),
     "french": ("lent", "ralenti", "baisse", "chute", "diminue", "baissé", "chuté", "temps"),
     "spanish": ("lent", "ralentiz", "baja", "cae", "cayó", "disminu", "bajó", "reduce", "tarda")
     + ("tiempo",),
-    "portuguese": ("lent", "desaceler", "caiu", "cai", "diminu", "demora", "tempo"),
+    "portuguese": ("lent", "desaceler", "caiu", "cai", "diminu", "demora", "tempo", "dobro"),
     "russian": ("медленнее", "замедл", "упала", "падает", "сниз", "уменьш", "дольше", "время"),
 }
 

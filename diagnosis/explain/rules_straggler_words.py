@@ -34,6 +34,7 @@ from __future__ import annotations
 import re
 
 from diagnosis.catalog import Verdict
+from diagnosis.explain.explained import explained_at
 from diagnosis.explain.rules import Rule, rule
 from diagnosis.explain.rules_straggler import MEMBER_KIND, TIME_WORDS, member_kind, slow_member
 from diagnosis.model import Action as A
@@ -61,10 +62,21 @@ PEER_GAP_PCT = 10.0
 """A member said to take this many percent longer than its peers is a straggler."""
 
 
+_SHARE_OF_STEPS = re.compile(
+    r"\b(?:in|for)\s+(?P<n>\d+)\s*/\s*(?P<of>\d+)\s+(?:of\s+)?(?:the\s+)?(?:last\s+)?steps?\b"
+)
+
+
 def _slowest_by_ratio(m: re.Match[str]) -> Verdict | None:
-    """Return straggler when the slowest member's ratio to the median is a clear gap
-    (``PEER_GAP_PCT`` or more)."""
-    if float(m["ratio"]) < 1 + PEER_GAP_PCT / 100:
+    """Return straggler when the slowest member's ratio to the median is a clear gap (more
+    than ``PEER_GAP_PCT``), it is the slowest in most of the steps counted (a slowest rank
+    that rotates is noise), and the text gives it no cause of its own (a pipeline's last
+    stage that also computes the loss)."""
+    ratio = float(m["ratio"] or m["ratio2"])
+    if ratio <= 1 + PEER_GAP_PCT / 100 or explained_at(m):
+        return None
+    share = _SHARE_OF_STEPS.search(m[0])
+    if share is not None and 2 * int(share["n"]) < int(share["of"]):
         return None
     return slow_member(member_kind(m))
 
@@ -224,10 +236,19 @@ def _uneven(m: re.Match[str]) -> Verdict | None:
     return slow_member(member_kind(m))
 
 
-def _named_slower(m: re.Match[str]) -> Verdict:
-    """Return straggler on the component the sentence names (GPU, node or rank)."""
-    kind = MEMBER_KIND[m["kind"].lower()]
-    return slow_member(kind)
+_TIMES = re.compile(r"(?P<n>\d+(?:\.\d+)?)\s*(?:x|times)\b", re.IGNORECASE)
+
+
+def _named_slower(m: re.Match[str]) -> Verdict | None:
+    """Return straggler on the component the sentence names (GPU, node or rank), unless the
+    factor is within the noise (``PEER_GAP_PCT`` or less) or the sentence names a one-off
+    (``_ONE_OFF``: a checkpoint's write, a compile, the first step)."""
+    times = _TIMES.search(m[0])
+    if times is not None and float(times["n"]) <= 1 + PEER_GAP_PCT / 100:
+        return None
+    if _ONE_OFF.search(_sentence(m)):
+        return None
+    return slow_member(MEMBER_KIND[m["kind"].lower()])
 
 
 RULES: tuple[Rule, ...] = (
@@ -235,8 +256,11 @@ RULES: tuple[Rule, ...] = (
         "straggler.named_slowest_by_ratio",
         # a step timer's verdict: a named member the slowest, by a ratio to the median
         # (`Rank 12 slowest in 600/600 of the last steps (1.67x median compute)`)
-        r"\b(?P<kind>GPU|card|device|node|host|rank|worker)\s*#?\s*\d+\b[^.;\n]{0,12}?\bslowest\b"
-        r"[^.;\n]{0,60}?\b(?P<ratio>\d+(?:\.\d+)?)\s*(?:x|×|times)\s+(?:the\s+)?(?:job\s+)?median\b",
+        r"\b(?P<kind>GPU|card|device|node|host|rank|worker|stage)\s*#?\s*\d+\b[^.;\n]{0,12}?\bslowest\b"
+        r"[^.;\n]{0,60}?\b(?P<ratio>\d+(?:\.\d+)?)\s*(?:x|×|times)\s+(?:the\s+)?(?:job\s+)?median\b"
+        # a detector's fields (`slowest rank: 12 (...) ratio_to_median=1.67`)
+        r"|\bslowest\s+(?P<kind2>GPU|node|host|rank|worker)\s*[:=]?\s*\d+\b[^\n]{0,80}?"
+        r"\bratio_to_median\s*[=:]\s*(?P<ratio2>\d+(?:\.\d+)?)",
         ("slowest",),
         "A tool names one member the slowest by a ratio to the median of its peers: in a "
         "synchronous job the others wait for it, so it is a straggler to inspect.",
