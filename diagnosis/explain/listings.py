@@ -120,6 +120,19 @@ class _Listing(Generic[T]):
             self.items.append(item)
 
 
+_POINT_IN_TIME = re.compile(r"(?:epoch|ep|step|iter(?:ation)?)\s*#?\s*(\d+)", re.IGNORECASE)
+
+
+def _over_time(labels: list[str]) -> bool:
+    """Whether the labels are epochs or steps counted upward (`Epoch 1` ... `Epoch 5`), each
+    once: points in time, whose figures are a stream, not members."""
+    found = [_POINT_IN_TIME.fullmatch(label.strip()) for label in labels]
+    if len(labels) < 3 or not all(found):
+        return False
+    numbers = [int(m[1]) for m in found if m]
+    return all(b > a for a, b in zip(numbers, numbers[1:], strict=False))
+
+
 def _unit_quantity(units: list[str]) -> str | None:
     """Return the quantity of one unit all figures share: ``"time"``, ``"rate"``, or None for
     another unit (``%`` of utilisation, ``°C``, MiB) or none."""
@@ -215,6 +228,7 @@ class ListingReader(Generic[T]):
     _caption: str = ""  # the last line that was no listing line
     _current: _Listing[T] | None = None
     _done: list[tuple[int, list[tuple[str, float, T]]]] = field(default_factory=list)
+    _sequences: list[list[tuple[float, T]]] = field(default_factory=list)
 
     def feed(self, body: str, item: T) -> None:
         """Read one line (`item` is what a finding will point at)."""
@@ -266,6 +280,9 @@ class ListingReader(Generic[T]):
             header = "host"  # hosts by their addresses (a Prometheus instance)
         if listing.form == "mapping" and all(label.isdigit() for label in labels):
             labels = [f"{header} {label}" for label in labels] if header else []
+        if listing.form == "row" and _over_time(labels):
+            self._sequence(listing)
+            return
         one_line = listing.form == "line" and len({id(i) for i in listing.items}) == 1
         least = MIN_LINE_PEERS if one_line else MIN_PEERS
         if not labels or not are_members(labels, header, least):
@@ -282,6 +299,24 @@ class ListingReader(Generic[T]):
             return
         rates = [v if kind == "rate" else 1 / v for v in values]
         self._done.append((least, list(zip(labels, rates, listing.items, strict=True))))
+
+    def _sequence(self, listing: _Listing[T]) -> None:
+        """Keep a listing of epochs or steps, one time a line (`Epoch 3: 590s`), as a stream
+        over time (a rate as its inverse)."""
+        kind = _unit_quantity(listing.units) or (
+            quantity_of(listing.caption) if not any(listing.units) else None
+        )
+        values = _values(listing.figures)
+        if kind is not None and min(values) > 0:
+            seconds = [v if kind == "time" else 1 / v for v in values]
+            self._sequences.append(list(zip(seconds, listing.items, strict=True)))
+
+    def sequences(self) -> Iterator[list[tuple[float, T]]]:
+        """Yield each listing of epochs or steps read so far, as (seconds, item) in line order
+        (the current listing ends here)."""
+        self._close()
+        yield from self._sequences
+        self._sequences = []
 
     def groups(self) -> Iterator[tuple[int, list[tuple[str, float, T]]]]:
         """Yield each listing read so far (the current one ends here)."""

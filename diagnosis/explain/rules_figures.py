@@ -297,6 +297,7 @@ def _counts_differ(text: str) -> bool:
 _SAME_PACE = re.compile(
     r"\bsame\s+pace\b|\bpace\s+is\s+(?:the\s+same|constant|steady)\b|ペースは一定|速度は一定|速度稳定"
     r"|速度没有变化|속도는\s*일정"
+    r"|\b(?:it['’]s|it\s+has)\s+been\s+(?:steady|stable|constant|flat)\b"
     # a rate said to hold (`2.4 it/s で一定`, `同じ速度で再開`: resumes at the same speed)
     r"|(?:it/s|s/it|/s)\s*で一定|同じ速度で",
     re.IGNORECASE,
@@ -304,7 +305,9 @@ _SAME_PACE = re.compile(
 """The speaker says the pace stayed the same (in another sentence of the report too)."""
 _STEADY = re.compile(
     r"\b(?:step\s*time|iter\w*\s+time|throughput|tokens?/s|samples?/s|it/s|s/it|speed|MFU)\b"
-    r"[^.;\n]{0,30}?\b(?:flat|steady|stable|unchanged|constant|the\s+same(?!\s+\w))\b",
+    r"[^.;\n]{0,30}?\b(?:flat|steady|stable|unchanged|constant|the\s+same(?!\s+\w))\b"
+    # (the rate just named) `It's been steady at that the whole time`
+    r"|\b(?:it['’]s|it\s+has|has)\s+been\s+(?:steady|stable|constant|flat)\b",
     re.IGNORECASE,
 )
 
@@ -862,7 +865,7 @@ RULES: tuple[Rule, ...] = (
         r"|\b(?:throughput|tokens?/s\w*|samples?/s\w*|MFU|TFLOP\w*|it/s)\b[^.\n\d]{0,20}?"
         r"(?P<fell3>\d+(?:\.\d+)?)\s*%\s+(?:lower|less|down)\s+than\s+(?:yesterday|before|usual|last\s+\w+|"
         r"the\s+baseline|it\s+was)"
-        r"|\b(?:step|iteration|iter|epoch|batch)[\s_]*time\w*\b[^.\n\d]{0,40}?(?:\b(?:rose|rises|"
+        r"|(?:\b(?:step|iteration|iter|epoch|batch)[\s_]*time\w*|\bs/it)\b[^.\n\d]{0,40}?(?:\b(?:rose|rises|"
         r"increased|went\s+up|up|grew|regressed)\s+(?:by\s+)?(?:about\s+|~)?|\+)"
         r"(?P<rose>\d+(?:\.\d+)?)\s*%",
         ("%",),

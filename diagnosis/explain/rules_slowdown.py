@@ -77,7 +77,7 @@ OWN_CHANGE = re.compile(
     r"|(?:\b(?:I|we)\s+(?:just\s+|have\s+|had\s+)?|^\W*|[.;!?]\s+)(?:increased|doubled|tripled"
     r"|raised|bumped(?:\s+up)?|upped|enlarged|switched|turned\s+on|added|enabled|changed"
     r"|went(?=\s+from))(?!\s+nothing)\s+(?:from\s+|to\s+)?(?:the\s+|my\s+|our\s+|a\s+)?"
-    r"(?:[\w+-]+\s+){0,3}?(?:batch|image|img|input|seq\w*|context|resolution|model|rank|layers?"
+    r"(?:[\w+-]+\s+){0,3}?(?:batch|image|img|input|(?:\w+_)?seq\w*|context|resolution|model|rank|layers?"
     r"|dataset|size|augment\w*"
     r"|crop|tasks?|heads?|sampler|samples|length|resnet\w*|ViT\S*|bigger|larger|heavier)\b",
     re.IGNORECASE,
@@ -130,11 +130,13 @@ EXPLAINED = re.compile(
     # at the speed it should have, or back to it by itself
     r"|\b(?:it|training|job|run|that|everything)\b[^.,;\n]{0,20}?\b(?:is|runs?|continues|running)\s+"
     r"at\s+(?:the\s+)?(?:expected|normal|usual)\s+(?:speed|rate|pace|\d)|\brecovered\s+(?:on\s+its\s+own|by\s+itself|itself)\b"
-    r"|\b(?:were|was|is|are|went|came)\s+back\s+to\s+(?:the\s+usual|its\s+usual|[~≈]?\d[\d.,]*+)"
+    r"|\b(?:were|was|is|are|went|came|(?:we|it|they)['’]re)\s+back\s+(?:to|at)\s+(?:the\s+usual"
+    r"|its\s+usual|[~≈]?\d[\d.,]*+)"
     r"(?![^.\n]{0,30}?\b(?:after|until|once|when|with)\s+(?:a\s+|we\s+|I\s+|the\s+)?(?:restart"
     r"|reboot|redeploy|re-?launch)\w*)(?![^.\n]{0,40}?\b(?:for\s+a\s+while|then|again|before)\b)"
     # the speaker's own reason (`because we run beam search there`)
-    r"|\bbecause\s+(?:we|I)\s+(?:also\s+)?(?:run|use|do|train|load|save|evaluat\w*|comput\w*)\b"
+    r"|\bbecause\s+(?:we|I)\s+(?:also\s+)?(?:run|use|do|train|load|save|evaluat\w*|comput\w*"
+    r"|sort|shuffle|pack|bucket)\b"
     # the member's own extra work (`because it also computes the LM head and the loss`)
     r"|\bbecause\s+it\s+also\s+(?:comput\w*|runs|does|holds|handles|hosts|writes|saves)\b"
     r"|\b(?:usual|expected|known)\s+(?:~?\d+\s*%\s+)?(?:recompute\s+)?(?:cost|overhead|penalty)\b|\bevery\s+[\d,]+k?\s+(?:steps?|iter\w*|batch\w*)\b[^.\n]{0,40}?"
@@ -342,7 +344,11 @@ COMPARED = re.compile(
     r"|\b(?:our|the|a|its|my)\s+target\b(?!s)(?!\s+(?:protein|structure|sequence))"
     r"|\btarget(?:ed)?\s+(?:of|was|is|at)\b"
     r"|\b(?:torch|pytorch|cuda|nccl|driver|version|v)\s*\d+(?:\.\d+)+\s*(?:->|→|to|vs\.?)\s*v?\d"
-    r"|\b(?:[AHVBL]\d{2,3}|RTX\s?\d{4})\b.*\b(?:[AHVBL]\d{2,3}|RTX\s?\d{4})\b",
+    r"|\b(?:[AHVBL]\d{2,3}|RTX\s?\d{4})\b.*\b(?:[AHVBL]\d{2,3}|RTX\s?\d{4})\b"
+    # two settings compared side by side (`Compared two configs`, `ZeRO-2 gives ..., ZeRO-3`)
+    r"|(?i:\bcompared\s+(?:two|2|both|the\s+two)\s+(?:configs?|configurations|setups|settings|runs"
+    r"|options)\b)"
+    r"|\bZeRO-?([0-3])\b.*\bZeRO-?(?!\1)[0-3]\b",
 )
 """Configurations, GPU models, versions or a target compared (``52% with TP=1 and 31% with
 TP=8``, ``up to 60% on H100 and 45% on A100``, ``our target was 50%``, ``torch 2.3 -> 2.4``): no

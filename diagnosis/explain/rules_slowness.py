@@ -78,6 +78,10 @@ _COMPARATIVE = (
     r"|(?:becom\w*|became|gets?|getting|got|goes|going|went|runs?|running|ran|trains?|training"
     r"|works?|working|progress\w*|moves?|moving)\s+more\s+and\s+more\s+slowly"
     # a GPU that falls into a low-clock performance state (P2, P8) and stays there
+    # a member that drags the rest down; a member's time a multiple of everyone else's
+    r"|drag(?:s|ged|ging)?\s+(?:\w+\s+){0,2}?down\b"
+    r"|~?\d+(?:\.\d+)?\s*x\s+(?:that\s+of\s+)?(?:everyone|everybody|all\s+the\s+others|the\s+others"
+    r"|the\s+rest)(?:\s+else)?(?:['’]s)?"
     r"|(?:drops?|dropped|falls?|fell|stuck|locked|goes|went|changes?|changed)\s+(?:in|to|into)\s+"
     r"(?:a\s+|the\s+)?(?:(?:low[- ]clock|low[- ]power)\s+(?:perf(?:ormance)?\s+)?state|P[2-8])"
     r"|(?:twice|thrice|\d+(?:\.\d+)?\s*(?:x|times)|"
@@ -109,8 +113,8 @@ _COMPARATIVE = (
     r"|(?:falls?|fell|drops?|dropped|goes\s+down|went\s+down)\s+to\s+(?:about\s+|around\s+"
     r"|roughly\s+)?(?:a\s+third|half|a\s+quarter|one\s+third)\b"
     r"|(?:half|a\s+third|a\s+quarter|one\s+third)\s+of\s+what\s+it\s+(?:was|used\s+to)"
-    r"|(?:always|consistently|invariably)\s+(?:the\s+)?(?:(?:arriv|finish|complet|reach)\w*"
-    r"\s+(?:(?:its|their|the|each)\s+\w+\s+)?|comes?\s+|coming\s+|is\s+|being\s+)?last"
+    r"|(?:always|consistently|invariably)\s+(?:seems?\s+to\s+)?(?:the\s+)?(?:(?:arriv|finish|complet|reach)\w*"
+    r"\s+(?:(?:its|their|the|each)\s+(?:\w+\s+){1,2})?|comes?\s+|coming\s+|is\s+|being\s+)?last"
     r"|(?:takes?|took|taking|needs?|needed)\s+(?:\w+\s+){0,3}?(?:longer|more\s+time)"
     rf"|(?:lower|worse|reduced|decreas\w+|degrad\w+|dropp?(?:ed|s|ing)?)\s+(?:\w+\s+)?{_RATE}"
     rf"|less\s+(?:\w+\s+)?{_RATE}\s+than\s+(?:the\s+|its\s+|all\s+)?(?:others?|rest|remaining|peers?)"
@@ -131,6 +135,7 @@ _COMPARATIVE = (
     # (not another quantity's fall between: `tokens/s and the loss keeps decreasing`)
     rf"|utili[sz]ation|{_RATE})\s+(?:(?!(?:{OTHER_QUANTITIES})\b)\w+\s+){{0,5}}?"
     r"(?:drops?|dropped|dropping|decreas\w+|degrad\w+|falls?|falling|fell|goes\s+down|went\s+down"
+    r"|sliding|slipping|slid"
     r"|going\s+down"
     r"|is\s+(?:much\s+|very\s+|way\s+)?(?:lower|worse))"
     r"|(?P<timed>(?<!over\s)(?<!every\s)(?<!each\s)(?<!some\s)(?<!same\s)"
@@ -251,6 +256,9 @@ NOT_TRAINING = re.compile(
     r"\b(?:nfs|disk|storage|ssd|hdd|nvme|download\w*|upload\w*|internet|website|page|browser"
     r"|compil\w+|build|boot\w*|startup|install\w*|inference|requests?|serving|queue\w*"
     r"|response|preempt\w*|warm-?up|autotun\w*|to\s+(?:start|launch|load|initiali[sz]e)"
+    # an evaluation slower than a training epoch: other work
+    r"|eval(?:uation)?(?:\s+\w+){0,2}?\s+(?:takes?|took|is|are|was|were|runs?)\s+(?:much\s+|a\s+lot\s+"
+    r"|way\s+)?(?:longer|slower)"
     r"|(?:first|initial)\s+(?:few\s+|\d+\s+)?(?:steps?|iterations?|epochs?|batch(?:es)?|images?"
     r"|frames?|requests?|samples?|calls?|runs?|predictions?"
     r"|intervals?)(?:\s+\w+){0,2}?\s+(?:is|are|was|were|runs?|takes?|took)\b"

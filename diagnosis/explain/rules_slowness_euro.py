@@ -43,6 +43,7 @@ _SLOW = {
         r"|\b(?:Zeit|Dauer)\s+(?:pro|je)\s+(?:Schritt|Iteration|Step|Batch)\s+(?:\w+\s+){0,2}?"
         r"(?:steigt|stieg|ist\s+gestiegen|wächst)\b"
         r"|\bdoppelt\s+so\s+lange\b"
+        r"|\b(?:Schrittzeit|Iterationszeit|Epochenzeit|Laufzeit)\s+(?:\w+\s+){0,4}?verdoppelt\b"
     ),
     "french": (
         r"\bplus\s+lente?s?\b|\bralenti\w*|\b(?:vitesse|débit|performances?)\s+(?:\w+\s+){0,3}?"
@@ -63,11 +64,13 @@ _SLOW = {
         r"(?:caiu|cai|diminuiu|diminui)\b|\bdemora\w*\s+(?:\w+\s+){0,2}?mais\b(?!\s+ou\s+menos)"
         r"|\btempo\s+(?:por|de\s+cada)\s+(?:passo|itera\w+|step|batch|lote)\s+(?:\w+\s+){0,2}?"
         r"(?:aumentou|aumenta|subiu|sobe|cresceu|cresce)\b|\bdemora\w*\s+o\s+dobro\b"
+        # a time per epoch or step that doubled (`O tempo por época dobrou`)
+        r"|\btempo\s+(?:por|de\s+cada)\s+(?:época|passo|itera\w+|step|batch)\s+(?:\w+\s+){0,2}?dobrou\b"
     ),
     "russian": (
         r"медленнее|замедл\w+|(?:скорость|производительность)\s+(?:\w+\s+){0,3}?"
         r"(?:упала|падает|снизилась|снижается|уменьшилась)|(?:стал|стало|стала|стали)\s+"
-        r"(?:\w+\s+)?дольше"
+        r"(?:\w+\s+){0,5}?дольше"
         r"|время\s+(?:на\s+)?(?:один\s+|каждый\s+)?(?:шаг|итераци\w+|батч|step)\w*\s+(?:\w+\s+){0,2}?"
         r"(?:выросло|растёт|растет|увеличилось|увеличивается)"
     ),
@@ -81,7 +84,7 @@ _READERS = {
         _words(r"\b(?:nicht|kein\w*|nie)\s+(?:\w+\s+){0,3}$"),
         _words(
             r"\berwartet|\bnormal\b|\bweil\b|\bda\s+wir\b|\bdafür\b|\bBehoben\b|\bbehoben\b"
-            r"|\bnachdem\s+wir\b|\bverdoppelt"
+            r"|\bnachdem\s+wir\b|\bwir\s+(?:\w+\s+){0,4}?verdoppelt"
         ),
         _words(r"\bInferenz|\bDownload|\bKompil\w+|\bFestplatte" + _MODELS),
         _words(r"(?:\s+\w+){0,3}?\s+(?:nicht|kaum)\b"),  # a negation after the verb

@@ -283,6 +283,8 @@ class SpeedReader:
             peers[f"table {n}"] = column
         for sequence in self.tables.sequences():  # a table over time: an epoch's time a row
             yield from _slowed(sequence, may_be_clock=True)
+        for sequence in self.listings.sequences():  # `Epoch 3: 590s`, a line each
+            yield from _slowed(sequence, may_be_clock=True)
         for marks in self.clocked.values():  # step lines with only the time they were printed
             for run in clocked_steps(marks):
                 yield from _slowed(run, may_be_clock=False)

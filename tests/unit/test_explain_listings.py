@@ -159,3 +159,11 @@ def test_a_member_s_row_may_carry_a_note_in_brackets() -> None:
     assert alarms(text) == ["peers.slow_device"]
     even = text.replace("1.18-1.22", "0.72-0.75")
     assert alarms(even) == []
+
+
+def test_a_listing_of_epochs_is_a_stream_over_time() -> None:
+    jumped = "Epoch 1: 312s\nEpoch 2: 305s\nEpoch 3: 590s\nEpoch 4: 611s\nEpoch 5: 603s"
+    assert alarms(jumped) == ["training.step_slowdown"]
+    # a first epoch slower than the rest is a warm-up; epochs out of order are no stream
+    assert alarms("Epoch 1: 412s\nEpoch 2: 305s\nEpoch 3: 301s\nEpoch 4: 306s") == []
+    assert alarms("Epoch 3: 305s\nEpoch 1: 301s\nEpoch 2: 590s\nEpoch 5: 611s") == []

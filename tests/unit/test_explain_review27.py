@@ -29,7 +29,6 @@ _LIMITS_BY_REASON = {
     "a profiler's or detector's per-rank summary (min and max across ranks, Self CUDA per "
     "rank, py-spy shares)": ("r27-015", "r27-027", "r27-110"),
     "clocks and power per GPU: a slow GPU's cause, not its speed": (
-        "r27-079",
         "r27-129",
         "r27-132",
     ),
