@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from diagnosis.explain import explain
 from diagnosis.model import Category, ComponentKind, Severity
@@ -66,3 +69,21 @@ def limits_apart(
 ) -> list[dict[str, str]]:
     """Return the cases of a review set that are (`is_known`) or are not its known limits."""
     return [c for c in cases if (c["id"] in known) is is_known]
+
+
+def review_tests(
+    cases: list[dict[str, str]], known: set[str]
+) -> tuple[Callable[[dict[str, str]], None], Callable[[], None]]:
+    """Return the two tests of a review set with its known limits: every other case is read
+    as labelled, and every known limit is still not (a reader that learns one moves it out of
+    the list). A module binds them to its own `test_` names."""
+
+    @pytest.mark.parametrize("case", limits_apart(cases, known, False), ids=lambda c: c["id"])
+    def read_as_labelled(case: dict[str, str]) -> None:
+        assert read_right(case), case["why"]
+
+    def known_limits_still_missed() -> None:
+        for case in limits_apart(cases, known, True):
+            assert not read_right(case), case["id"]
+
+    return read_as_labelled, known_limits_still_missed

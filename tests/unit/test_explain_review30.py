@@ -14,9 +14,7 @@ What is still missed is listed by its reason.
 
 from __future__ import annotations
 
-import pytest
-
-from tests.explain_helpers import limits_apart, read_right, review
+from tests.explain_helpers import review, review_tests
 
 _SPEED = review("review30_speed")
 _LOGS = review("review30_logs")
@@ -61,16 +59,9 @@ _LIMITS_BY_REASON = {
 KNOWN_LIMITS = {i for ids in _LIMITS_BY_REASON.values() for i in ids}
 _CASES = _SPEED + _LOGS
 
-
-@pytest.mark.parametrize("case", limits_apart(_CASES, KNOWN_LIMITS, False), ids=lambda c: c["id"])
-def test_each_text_is_read_as_labelled(case: dict[str, str]) -> None:
-    assert read_right(case), case["why"]
-
-
-def test_the_known_limits_are_still_what_they_were() -> None:
-    """A reader that learns one moves it out of the lists."""
-    for case in limits_apart(_CASES, KNOWN_LIMITS, True):
-        assert not read_right(case), case["id"]
+test_each_text_is_read_as_labelled, test_the_known_limits_are_still_what_they_were = review_tests(
+    _CASES, KNOWN_LIMITS
+)
 
 
 def test_the_sets_are_the_ones_described() -> None:

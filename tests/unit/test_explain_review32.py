@@ -9,9 +9,7 @@ its reason.
 
 from __future__ import annotations
 
-import pytest
-
-from tests.explain_helpers import limits_apart, read_right, review
+from tests.explain_helpers import review, review_tests
 
 _REVIEW = review("review32_prose")
 _LIMITS_BY_REASON = {
@@ -38,16 +36,9 @@ _LIMITS_BY_REASON = {
 }
 KNOWN_LIMITS = {i for ids in _LIMITS_BY_REASON.values() for i in ids}
 
-
-@pytest.mark.parametrize("case", limits_apart(_REVIEW, KNOWN_LIMITS, False), ids=lambda c: c["id"])
-def test_each_text_is_read_as_labelled(case: dict[str, str]) -> None:
-    assert read_right(case), case["why"]
-
-
-def test_the_known_limits_are_still_what_they_were() -> None:
-    """A reader that learns one moves it out of the lists."""
-    for case in limits_apart(_REVIEW, KNOWN_LIMITS, True):
-        assert not read_right(case), case["id"]
+test_each_text_is_read_as_labelled, test_the_known_limits_are_still_what_they_were = review_tests(
+    _REVIEW, KNOWN_LIMITS
+)
 
 
 def test_the_set_is_the_one_described() -> None:
