@@ -137,8 +137,11 @@ _MESSAGE_START = re.compile(
     r"\[|\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}:\d{2}\b"
     r"|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} "
     r"|(?:INFO|WARN|WARNING|ERROR|DEBUG|CRITICAL|FATAL|TRACE|NOTICE)\b|[IWEF]\d{4} \d"
+    # an elapsed clock and a one-letter level (llama.cpp's `0.24.244.174 I slot ...`)
+    r"|\d+(?:[.:]\d+){2,3} [IWEDF] "
 )
-"""How a log message starts: a bracket, a date or a clock, a level (``INFO``, glog's ``I0813``)."""
+"""How a log message starts: a bracket, a date or a clock, a level (``INFO``, glog's ``I0813``,
+llama.cpp's elapsed clock and level)."""
 
 
 def _hard_wrapped(segment: str, following: str) -> bool:

@@ -374,6 +374,21 @@ RULES: tuple[Rule, ...] = (
         flags=re.MULTILINE,
     ),
     rule(
+        "rdma.no_device",
+        # the node shows no usable RDMA device: rdma-core's and perftest's words, the RDMA
+        # shared-device plugin's (k8s-rdma-shared-dev-plugin) device that is not there
+        r"\blibrdmacm: Fatal: no RDMA devices found\b"
+        r"|\bno userspace device-specific driver found for /sys/class/infiniband_verbs/"
+        r"|\bUnable to find the Infiniband/RoCE device\b"
+        r"|\bRDMA device \\?\"[^\"\\\n]+\\?\" not found\b|\bno Rdma Devices were found\b",
+        ("no rdma devices", "device-specific driver", "infiniband/roce device", "not found"),
+        "The node shows no usable RDMA device (rdma-core finds none or has no driver for it, "
+        "perftest finds no InfiniBand/RoCE device, the device plugin's RDMA device is missing): "
+        "the NIC, its driver or its firmware; jobs fall back to sockets or cannot start.",
+        _nic(S.ERROR, A.CHECK_NETWORK, 0.55),
+        flags=re.IGNORECASE,
+    ),
+    rule(
         "rdma.no_active_ports",
         # Open MPI's openib BTL (help-mpi-btl-openib.txt: no active ports found)
         r"but there are no active ports detected \(or Open MPI was unable to use",

@@ -130,7 +130,7 @@ EXPLAINED = re.compile(
     # at the speed it should have, or back to it by itself
     r"|\b(?:it|training|job|run|that|everything)\b[^.,;\n]{0,20}?\b(?:is|runs?|continues|running)\s+"
     r"at\s+(?:the\s+)?(?:expected|normal|usual)\s+(?:speed|rate|pace|\d)|\brecovered\s+(?:on\s+its\s+own|by\s+itself|itself)\b"
-    r"|\b(?:were|was|is|are|went|came|(?:we|it|they)['’]re)\s+back\s+(?:to|at)\s+(?:the\s+usual"
+    r"|\b(?:were|was|is|are|went|came|goes|(?:we|it|they)['’]re)\s+back\s+(?:to|at)\s+(?:the\s+usual"
     r"|its\s+usual|[~≈]?\d[\d.,]*+)"
     r"(?![^.\n]{0,30}?\b(?:after|until|once|when|with)\s+(?:a\s+|we\s+|I\s+|the\s+)?(?:restart"
     r"|reboot|redeploy|re-?launch)\w*)(?![^.\n]{0,40}?\b(?:for\s+a\s+while|then|again|before)\b)"

@@ -115,7 +115,8 @@ _COMPARATIVE = (
     r"|(?:half|a\s+third|a\s+quarter|one\s+third)\s+of\s+what\s+it\s+(?:was|used\s+to)"
     r"|(?:always|consistently|invariably)\s+(?:seems?\s+to\s+)?(?:the\s+)?(?:(?:arriv|finish|complet|reach)\w*"
     r"\s+(?:(?:its|their|the|each)\s+(?:\w+\s+){1,2})?|comes?\s+|coming\s+|is\s+|being\s+)?last"
-    r"|(?:takes?|took|taking|needs?|needed)\s+(?:\w+\s+){0,3}?(?:longer|more\s+time)"
+    r"|(?:takes?|took|taking|needs?|needed|spends?|spent|spending)\s+(?:[\w-]+\s+){0,3}?"
+    r"(?:longer|more\s+time)"
     rf"|(?:lower|worse|reduced|decreas\w+|degrad\w+|dropp?(?:ed|s|ing)?)\s+(?:\w+\s+)?{_RATE}"
     rf"|less\s+(?:\w+\s+)?{_RATE}\s+than\s+(?:the\s+|its\s+|all\s+)?(?:others?|rest|remaining|peers?)"
     # a rate stuck low, or a fraction of what it should be (`get half the hashrate`)
@@ -161,6 +162,7 @@ _ANAPHOR = (
 )
 _NAMED_TIME = re.compile(
     r"\b(?:time|duration|latency)\b|\d\s*(?:s|sec|secs|seconds?)\s*(?:/|per)\s*(?:it|iter\w*|step|batch)\b"
+    r"|\b\d+(?:\.\d+)?\s*(?:sec|secs|seconds)\b"
     r"|\bs/it\b",
     re.I,
 )

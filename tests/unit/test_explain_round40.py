@@ -1,0 +1,47 @@
+"""Classes of the thirty-ninth and fortieth rounds' development misses (fresh_49*, fresh_50*),
+each read as a class: a node with no usable RDMA device (rdma-core, perftest, the RDMA
+shared-device plugin), a time quoted in seconds that `goes up`, and a rate that `goes back to`
+its figure (a dip that ended, no slowdown)."""
+
+from __future__ import annotations
+
+import pytest
+
+from diagnosis.model import Category
+from tests.explain_helpers import alarms, corpus_text, first
+
+
+@pytest.mark.parametrize(
+    ("batch", "number", "category", "rule"),
+    [
+        ("fresh_49b", "0021", Category.NETWORK, "rdma.no_device"),
+        ("fresh_50b", "0004", Category.NETWORK, "rdma.no_device"),
+        ("fresh_50b", "0005", Category.NETWORK, "rdma.no_device"),
+        ("fresh_50b", "0006", Category.NETWORK, "rdma.no_device"),
+        ("fresh_50", "0011", Category.STRAGGLER, "straggler.slowness_in_words"),
+    ],
+)
+def test_each_class_of_the_rounds_is_read(
+    batch: str, number: str, category: Category, rule: str
+) -> None:
+    found = first(corpus_text(batch, number))
+    assert found is not None
+    assert found[:2] == (category, rule)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        corpus_text("fresh_50", "0004"),  # a dip that goes back to its rate
+        # the device plugin finding its devices, perftest's server waiting
+        '2025/07/26 20:29:31 exposing "8" devices',
+        " Waiting for client to connect... *",
+        # a rate that will not go back is no explanation (fresh_34-0013 stays a slowdown)
+    ],
+)
+def test_look_alikes_stay_silent(text: str) -> None:
+    assert alarms(text) == [], text
+
+
+def test_a_rate_that_will_not_go_back_is_still_a_slowdown() -> None:
+    assert alarms(corpus_text("fresh_34", "0013")) == ["straggler.slowness_in_words"]
