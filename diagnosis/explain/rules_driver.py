@@ -138,8 +138,10 @@ RULES: tuple[Rule, ...] = (
     rule(
         "nvml.unknown_error",
         # pynvml's exception for NVML_ERROR_UNKNOWN, raised from a device call
-        r"\bpynvml\.NVMLError_Unknown\b|\bNVMLError_Unknown: Unknown Error\b",
-        ("nvmlerror_unknown",),
+        r"\bpynvml\.NVMLError_Unknown\b|\bNVMLError_Unknown: Unknown Error\b"
+        # DCGM's and dcgm-exporter's words for NVML failing to start on the same error
+        r"|\bCannot init NVML library; err: Unknown Error\b",
+        ("nvmlerror_unknown", "cannot init nvml"),
         "An NVML device call failed with NVML_ERROR_UNKNOWN (pynvml's `NVMLError_Unknown`): "
         "the driver could not reach the GPU; low confidence, a container that lost its device "
         "nodes reads the same.",
@@ -216,9 +218,14 @@ RULES: tuple[Rule, ...] = (
         # (not `Detected non-NVML platform: could not load NVML library`: a node without GPUs)
         r"\bFailed to initialize NVML: could not load NVML library\b"
         r"|\bNVMLError_(?:LibraryNotFound|DriverNotLoaded)\b"
+        r"|\bCannot init NVML library; err: (?:NVML_)?ERROR_"
+        r"(?:LIBRARY_NOT_FOUND|DRIVER_NOT_LOADED)\b"
         r"|\bload library failed: libnvidia-ml\.so(?:\.1)?: cannot open shared object file\b"
         r"|\bNVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver\b",
-        ("could not load nvml", "nvmlerror_", "couldn't communicate", "load library failed"),
+        (
+            *("could not load nvml", "nvmlerror_", "couldn't communicate", "load library failed"),
+            *("cannot init nvml",),
+        ),
         "NVML cannot be used on the node: its library is missing where the program runs (a "
         "container without the NVIDIA runtime) or the kernel driver is not loaded (a kernel "
         "upgraded without the driver's module rebuilt). The node's software, not the GPU.",

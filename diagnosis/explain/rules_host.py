@@ -238,7 +238,7 @@ KERNEL_RULES: tuple[Rule, ...] = (
     rule(
         "host.mce_uncorrected",
         r"\[Hardware Error\]: (?:Uncorrected|Fatal)|mce: Uncorrected hardware memory error"
-        r"|Memory error not recovered|EDAC MC\d+: \d+ UE "
+        r"|Memory error not recovered|EDAC MC\d+: \d+ UE |EDAC MC\d+: UE page 0x"
         # mce/core.c: an exception in progress, its severity; mcelog's and rasdaemon's records
         r"|\[Hardware Error\]: (?:CPU \d+: Machine Check Exception:|Machine check: )"
         r"|Uncorrected hardware memory error in user-access|^\s*Uncorrected error\s*$"

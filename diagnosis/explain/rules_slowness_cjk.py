@@ -33,12 +33,12 @@ from diagnosis.explain.rules import Rule, rule
 from diagnosis.explain.rules_slowness import slowed
 
 _SLOW_ZH = (
-    r"(?:[变變]慢|拖下来|拖后腿|拖累|[变變]得(?:很|非常|特别|十分|越来越|越來越|巨|超|极其|极|贼|好)?慢|[减減]慢|越\w{1,2}越慢|慢了很多|慢很多|拖慢"
+    r"(?:[变變]慢|奇慢|拖下来|拖后腿|拖累|[变變]得(?:很|非常|特别|十分|越来越|越來越|巨|超|极其|极|贼|好)?慢|[减減]慢|越\w{1,2}越慢|慢了很多|慢很多|拖慢"
     # a rate that drops to a figure (掉到剩十几 samples/s), a time or ETA that keeps growing
     r"|(?:掉|降|跌)(?:到|至)|(?:ETA|eta)\w{0,3}(?:不断|一直|持续)?(?:增加|变长|上升)"
     # (not the loss's 下降速度: how fast it converges)
     r"|(?<!下降)(?<!收敛)速度(?:明显|大幅|显著|严重|急剧|大大)?地?(?:下降|降低)"
-    r"|(?:耗时|时间)(?:明显|大幅|显著)?(?:增加|变长)"
+    r"|(?:耗时|时间)(?:也|都|还)?(?:一直|不断|持续|逐渐)?(?:明显|大幅|显著)?(?:增加|变长)"
     r"|(?:耗时|时间|用时)[^。！？，,]{0,16}?(?:涨|增|升|增加|增长)(?:到|至)"
     # a time or a rate that keeps changing, its figures a clause away
     # (`从一开始的70秒，不断增加到500秒`)

@@ -321,6 +321,11 @@ RULES: tuple[Rule, ...] = (
         r"|mount to NFS server '[^']*' failed: (?:timed out|RPC Error|System Error)"
         # autofs's NFS mount that failed, the server's mountd refusing a client
         r"|mount\(nfs\): nfs: mount failure \S+ on \S+|rpc\.mountd\[\d+\]: refused mount request"
+        # the automounter's request that timed out or failed in the kernel (fs/autofs), and
+        # rpcinfo finding no NFS program (100003) on the server
+        r"|\bautofs\w*: request (?:\d+ )?for \S+ "
+        r"(?:timed out after \d+ seconds|completed with error)"
+        r"|\bprogram 100003 version \d+ is not available\b"
         r"|\b[Ss]tale NFS file handle\b"
         r"|\bstatd\b[^\n]{0,40}?\b(?:timed\s+out|not\s+responding|failed\s+to\s+contact)"
         # the NFSv4 client's state recovery that failed (fs/nfs/nfs4state.c, fs/lockd): locks or
@@ -338,7 +343,8 @@ RULES: tuple[Rule, ...] = (
         (
             *("not responding", "rpc:", "nfs_file_fsync", "nfs", "sm_mon", "sm_unmon"),
             *("cannot monitor", "mount.nfs", "lockd: failed", "backchannel", "mount(nfs)"),
-            *("refused mount request", "nfs4err_io", "health status is unhealthy"),
+            *("refused mount request", "nfs4err_io", "health status is unhealthy", "autofs"),
+            *("program 100003",),
         ),
         "The NFS server (or the RPC below it) stopped answering, the lock manager cannot reach "
         "statd to monitor a client (``SM_MON failed``, ``lockd: cannot monitor``), or a task "
