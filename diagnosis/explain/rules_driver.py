@@ -30,17 +30,6 @@ def _hw(severity: S, action: A, confidence: float) -> Verdict:
     return verdict(C.GPU_HARDWARE, INFRA, K.GPU, severity, action, confidence)
 
 
-_LINK_ZERO = re.compile(r"\bNvLink link 0\b", re.IGNORECASE)
-
-
-def _link_down(m: re.Match[str]) -> Verdict | None:
-    """Return a GPU fault for DCGM's NVLink-down message unless it names link 0: on GPUs that
-    have no NVLink at all (a PCIe card) DCGM reports every link down from link 0 on, its known
-    false alarm (`nvlink.dcgm_link_zero` drops the other links' lines of the same input); links
-    down past 0 alone are links the GPU has that failed (a real link 0 down is missed)."""
-    return None if _LINK_ZERO.search(m.string) else _hw(S.ERROR, A.HARDWARE_INSPECTION, 0.6)
-
-
 def _smi_err(m: re.Match[str]) -> Verdict | None:
     """Return a GPU fault when the fan, temperature or performance state reads ERR! (a power
     reading alone that fails is a known transient of some virtual machines; N/A is a GPU
@@ -248,7 +237,9 @@ RULES: tuple[Rule, ...] = (
         "DCGM reports an NVLink of a GPU down (`GPU 2's NvLink link 9 is currently down`): lost "
         "bandwidth, or a hang for the collectives that need it. Links from 0 on are DCGM's "
         "known false alarm on GPUs without NVLink, and no finding.",
-        judge=_link_down,
+        # (link 0's own line is nvlink.dcgm_link_zero's, the rule before; a real link 0 down
+        # is missed)
+        _hw(S.ERROR, A.HARDWARE_INSPECTION, 0.6),
     ),
     rule(
         "nvml.not_supported",

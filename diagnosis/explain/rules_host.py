@@ -161,9 +161,7 @@ def error_counts(m: re.Match[str]) -> Verdict | None:
     """Return a fault for a line that counts a socket's or DIMM's corrected and uncorrected
     memory errors (``Socket 0, Correctable 19899, Uncorrectable 0 ... in 24h``, a trigger's or
     a monitor's); a GPU's ECC counts on the line are the GPU's (uncorrected: a GPU fault)."""
-    line_start = m.string.rfind("\n", 0, m.start()) + 1
-    line_end = m.string.find("\n", m.end())
-    line = m.string[line_start : len(m.string) if line_end < 0 else line_end]
+    line = m.string  # (a rule sees one record: a line)
     if _GPU_LINE.search(line):
         if int(m["uc"]) == 0:
             return None
