@@ -1,10 +1,10 @@
 """Why a speed is no fault: the speaker's explanation, or two setups side by side.
 
-The speed readers (rules_figures, rules_slow_told, rules_slowness) and the monitors' readers
-(rules_monitors) ask the same questions of a report before they call a slowdown: does the speaker
-explain it away (rules_slowdown.explains in English; `because we ...`, a trade-off or `as
-expected` in the other languages; a warm-up; a member's own extra work), and does the text set two
-GPU models or two mining algorithms side by side (a benchmark of setups, not a member behind
+The speed readers (rules_figures, rules_member_figures, rules_slow_told, rules_slowness) and the
+monitors' readers (rules_monitors) ask the same questions of a report before they call a slowdown:
+does the speaker explain it away (rules_slowdown.explains in English; `because we ...`, a trade-off
+or `as expected` in the other languages; a warm-up; a member's own extra work), and does the text
+set two GPU models or two mining algorithms side by side (a benchmark of setups, not a member behind
 identical peers)? ``explained`` answers both for a text; ``explained_at`` reads the setups in the
 match's own sentence only. ``SENTENCE`` is the sentence split they share.
 

@@ -1,5 +1,6 @@
 """Speed figures compared in a sentence, a stop told in words, a throttled GPU quoted in prose
-(diagnosis/explain/rules_figures.py, rules_stalled.py; rules_gpu's clock reasons).
+(diagnosis/explain/rules_figures.py, rules_member_figures.py, rules_stalled.py; rules_gpu's clock
+reasons).
 
 Written from the shapes review 17 showed (tests/fixtures/explain_review/review17.json), each
 with the look-alikes that must stay silent: a speed-up, setups compared, a period that is no

@@ -3,8 +3,8 @@ review22_speed.json): 100 straggler reports told indirectly or across sentences 
 words or in two sentences, times of day, ETAs that move, crawls and nosedives, one member the
 others wait for) and 50 look-alikes, 30 of the 150 in twelve other languages. Read 89/150 with
 the rules of 8e581c0 before any rule was written for it; the readers of rules_slow_told and the
-shapes added to rules_figures and rules_slowness were written from it. What is still missed is
-listed with its reason.
+shapes added to rules_figures (a member's: now rules_member_figures) and rules_slowness were
+written from it. What is still missed is listed with its reason.
 """
 
 from __future__ import annotations

@@ -4,12 +4,13 @@ thirteen languages, monitors' alerts, tools' output, each labelled with the cate
 on-call engineer would give it.
 
 Review 17 (120 short reports of speed) was read 61/120 with the session's first rules; the
-figure readers (diagnosis/explain/rules_figures.py) were written from it. Review 18 (120 with
-figures) was written blind after them: 69/120 before any rule was written for it. Review 19
-(120 across eight categories) was written blind after review 18's rules: 68/120 before any rule
-was written for it. Review 20 (100 across ten categories, on-call forms) was written blind after
-review 19's rules: 64/100 before any rule was written for it. What they still miss is listed
-with its reason (a family-wide choice for setups compared; a few tool formats no reader has).
+figure readers (diagnosis/explain/rules_figures.py, rules_member_figures.py) were written from
+it. Review 18 (120 with figures) was written blind after them: 69/120 before any rule was
+written for it. Review 19 (120 across eight categories) was written blind after review 18's
+rules: 68/120 before any rule was written for it. Review 20 (100 across ten categories, on-call
+forms) was written blind after review 19's rules: 64/100 before any rule was written for it.
+What they still miss is listed with its reason (a family-wide choice for setups compared; a few
+tool formats no reader has).
 
 Labels: a category; `benign` must stay silent; `other` (two setups compared) must not be read
 as a straggler.
