@@ -101,6 +101,9 @@ _COUNTER = re.compile(
 # an epoch's own bracket is no step (`epoch: [4/500], global_step: 3200`): a step named as one
 # wins over a bracket that may be the epoch's
 _GLOBAL_STEP = re.compile(r"\b(?:global_step|num_updates)\b\W{0,3}(\d+)", re.IGNORECASE)
+# a tqdm bar's count wins over its description's words (`Iteration:  29%|##| 4313/14774 [`: not
+# step 29)
+_BAR_COUNT = re.compile(r"\|\s*(\d+)/\d+ \[")
 
 
 class StepFigure(NamedTuple):
@@ -157,7 +160,7 @@ def epoch_of(body: str) -> int | None:
 
 def step_counter(body: str) -> int | None:
     """Return the step (or batch, or iteration) a progress line counts, or None."""
-    named = _GLOBAL_STEP.search(body)
+    named = _GLOBAL_STEP.search(body) or _BAR_COUNT.search(body)
     if named is not None:
         return int(named[1])
     m = _COUNTER.search(body)

@@ -221,6 +221,19 @@ RULES: tuple[Rule, ...] = (
         verdict(C.APPLICATION, B.INFRASTRUCTURE, K.NODE, S.ERROR, A.CAPTURE_DIAGNOSTICS, 0.45),
     ),
     rule(
+        "dcgm.hostengine_unreachable",
+        # dcgm-exporter and dcgmi against a host engine they cannot reach (DCGM's
+        # DCGM_ST_CONNECTION_NOT_VALID, `Unable to connect to host engine`)
+        r"\bError connecting to nv-hostengine\b|\bHost engine connection invalid/disconnected\b"
+        r"|\bUnable to (?:establish a )?connect(?:ion)? to (?:the )?host ?engine\b",
+        ("hostengine", "host engine"),
+        "A DCGM client (dcgm-exporter, dcgmi) cannot reach DCGM's host engine: nv-hostengine "
+        "is not running, or the address or socket it was given is wrong. The node's monitoring "
+        "software, not the GPU; the GPUs' health is unknown until it connects.",
+        verdict(C.APPLICATION, B.INFRASTRUCTURE, K.NODE, S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.45),
+        flags=re.IGNORECASE,
+    ),
+    rule(
         "nvlink.dcgm_link_zero",
         r"\bGPU \d+'s NvLink link 0 is currently down\b",
         ("link 0 is currently down",),

@@ -238,6 +238,7 @@ RULES: tuple[Rule, ...] = (
         "rdma.transport_timeout",
         r"UD endpoint \S+ to .*: unhandled timeout error|\(status Endpoint timeout\)"
         r"|status: Endpoint timeout\b|The InfiniBand retry count between two MPI processes has"
+        r"|\bUCX\s+ERROR\s+Error Endpoint timeout\b"
         r"|ib_mlx5_log\.c:\d+\s+UCX\s+ERROR (?:Transport retry count|RNR retry count) exceeded",
         ("endpoint", "retry count"),
         "The RDMA transport gave up on a peer (UCX's endpoint timeout, its UD endpoint's "
@@ -287,7 +288,8 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "nic.efa_libfabric",
-        r"\bprov/efa/src/\S+:\d+|\blibfabric:\d+:\d+:(?:[^:\s]*:)?efa:\w+:\S+?:\d+:?<warn>"
+        # the provider's source path (`prov/rxr/`: its RDM layer before libfabric 1.18)
+        r"\bprov/(?:efa|rxr)/src/\S+:\d+|\blibfabric:\d+:\d+:(?:[^:\s]*:)?efa:\w+:\S+?:\d+:?<warn>"
         # the provider's completion errors (efa_errno.h), whatever prefix carries them
         r"|The peer of address \S+ becomes unresponsive|Unresponsive receiver \((?:connection "
         r"previously established|reachable by EFA device)|Unresponsive remote \(was previously"
@@ -296,7 +298,7 @@ RULES: tuple[Rule, ...] = (
         r"|NET/OFI (?:Request \S+ completed with error|Unable to read from fi_cq_readerr"
         r"|Fatal: rx buffer recv completed with error|Unable to retrieve completion queue entries"
         r"|fi_read failed)",
-        ("prov/efa", "libfabric:", "unresponsive", "unreachable remote", "net/ofi"),
+        ("prov/efa", "prov/rxr", "libfabric:", "unresponsive", "unreachable remote", "net/ofi"),
         "An error from libfabric's EFA provider (its messages carry the provider's source path, "
         "prov/efa/src/..., or the libfabric log prefix with the efa provider; its completion "
         "errors: a peer unresponsive or unreachable) or from the OFI plugin's completions "
@@ -416,6 +418,7 @@ RULES: tuple[Rule, ...] = (
         # request (`error posting send request error 12: ...`)
         r"|\bibv_\w+\([^)\n]*\) failed: [A-Z]"
         r"|\berror posting (?:send|receive|recv) request error \d+"
+        r"|\berror polling [LH]P CQ with -?\d+ errno says\b|\bcannot resize completion queue, error"
         r"|failed on ibv_cmd_\w+|\bumem get failed|Failed to register memory \S+: Bad address"
         r"|nvidia_p2p_get_pages\([^)]*\) failed|\bibv_reg_\w*mr\w* failed"
         r"|Couldn't (?:register (?:GPU )?MR|allocate PD|create (?:CQ|QP)\b)",
@@ -423,6 +426,8 @@ RULES: tuple[Rule, ...] = (
             "ibv_",
             "rdma_",
             "error posting",
+            "error polling",
+            "cannot resize completion queue",
             "umem get failed",
             "failed to register memory",
             "nvidia_p2p_get_pages",
@@ -447,6 +452,11 @@ RULES: tuple[Rule, ...] = (
         r"|Local length|Remote invalid request|Invalid request|Remote side aborted|Bad response"
         r"|Transport retry(?: count exceeded)?|RNR retry|Receive-no-ready retry count exceeded)"
         r"(?: error)? on \w+:\d+/(?:IB|RoCE)\b"
+        r"|\bUCX\s+ERROR\s+(?:Send|Receive|Recv) completion with error on qp\b"
+        # the HCA's asynchronous error events as UCX reports them (ib_device.c); port active,
+        # LID, GID and SM changes are a fabric's normal events
+        r"|\bUCX\s+ERROR\s+IB Async event on \S+: (?!(?:port active|LID change|GID table change"
+        r"|SM change|client reregist|port .{0,10}active))[^\n]*\berror\b"
         # Open MPI's openib completion banners (`error polling LP CQ with status RECEIVER NOT
         # READY RETRY EXCEEDED ERROR`)
         r"|\berror polling [LH]P CQ with status (?!SUCCESS)[A-Z ]+ERROR"
@@ -466,6 +476,7 @@ RULES: tuple[Rule, ...] = (
             *("local protection", "remote access", "remote op", "local length", "bad response"),
             *("remote invalid", "transport retry", "rnr retry", "error polling", "remote qp"),
             *("invalid request", "remote side aborted", "local access", "receive-no-ready"),
+            *("completion with error on qp", "ib async event"),
         ),
         "An RDMA work request completed with an error (the mlx5 driver's requester or responder "
         "error completion, perftest's 'Completion with error', ParaStation MPI's verbs errors "

@@ -132,7 +132,7 @@ NEEDS_CRASH: frozenset[str] = frozenset({"process.nccl_frame"})
 person's word for one (CRASH_WORDS: ``GDB stacktrace of the segv``)."""
 
 CRASH_WORDS = re.compile(
-    r"\b(?:segv|segfault\w*|segmentation\s+fault|SIGSEGV|SIGBUS|SIGABRT|core\s+dump(?:ed)?"
+    r"\b(?:segv|segfault\w*|seg\s+faults?|segmentation\s+fault|SIGSEGV|SIGBUS|SIGABRT|core\s+dump(?:ed)?"
     r"|crash(?:es|ed|ing)?)\b",
     re.IGNORECASE,
 )
@@ -158,9 +158,9 @@ RULES: tuple[Rule, ...] = (
         "process.nccl_segfault",
         NCCL_FRAME.pattern
         # a person's sentence: a segfault and NCCL (or its calls) named together
-        + r"|(?i:\b(?:segfault|segmentation fault|SIGSEGV)\b"
+        + r"|(?i:\b(?:seg\s?faults?|segmentation fault|SIGSEGV)\b"
         r"(?!\s+(?:tickets?|issues?|reports?|bugs?))[^\n]{0,80}\bp?nccl"
-        r"|\bp?nccl\w*\b[^\n]{0,80}\b(?:segfault|segmentation fault|SIGSEGV)\b"
+        r"|\bp?nccl\w*\b[^\n]{0,80}\b(?:seg\s?faults?|segmentation fault|SIGSEGV)\b"
         r"(?!\s+(?:tickets?|issues?|reports?|bugs?)))",
         ("libnccl", "nccl", "misc/", "transport/", "graph/"),
         "A crash inside NCCL (kernel segfault line, backtrace frame): a NCCL bug or a library "

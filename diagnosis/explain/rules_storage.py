@@ -121,9 +121,12 @@ RULES: tuple[Rule, ...] = (
         r"|XFS \([^)]+\): (?:.*Shutting down filesystem|Filesystem has been shut down"
         r"|metadata I/O error in|Corruption detected|Metadata (?:corruption|CRC error) detected"
         r"|log I/O error|xfs_do_force_shutdown|log mount/recovery failed"
-        r"|Failing async write on buffer block|Internal error .{1,60}? at line \d+)"
+        r"|Failing async write on buffer block|Internal error .{1,60}? at line \d+"
+        r"|xfs_\w+: error -\d+ returned)"
+        # kernels before 3.x print no device: `XFS: Internal error XFS_WANT_CORRUPTED_RETURN at ...`
+        r"|XFS: Internal error XFS_\w+ at line \d+"
         r"|JBD2: Detected IO errors while flushing",
-        ("btrfs", "ext4-fs", "xfs (", "jbd2"),
+        ("btrfs", "ext4-fs", "xfs (", "xfs: internal", "jbd2"),
         "The filesystem reports I/O errors or corruption on its device (btrfs device stats and "
         "transid failures, ext4 errors, an XFS shutdown or metadata I/O error, jbd2 flush "
         "errors): the disk under it is failing.",

@@ -40,6 +40,7 @@ import re
 from statistics import median
 
 from diagnosis.catalog import Verdict
+from diagnosis.explain.explained import explained
 from diagnosis.explain.peers import MIN_PEERS, SLOW_PEER_RATIO, slow_peer
 from diagnosis.explain.rules import Rule, rule, verdict
 from diagnosis.explain.training import HEALTHY
@@ -134,6 +135,22 @@ def _util_skew(m: re.Match[str]) -> Verdict | None:
     low, high = min(one, others), max(one, others)
     if high < UTIL_SKEW * max(low, 1.0):
         return HEALTHY
+    return SLOW_GPU
+
+
+_CARDS = r"(?:GPUs|cards|graphics\s+cards|devices)"
+_ONLY_ONE_USED = re.compile(
+    r"\b(?:only|just)\s+(?:use|using|used|run|running|ran|train\w*\s+on)\s+(?:one|1|a\s+single)\b"
+    r"|\bCUDA_VISIBLE_DEVICES\b|\bdata\s*load\w*|\bwarm-?up\b",
+    re.IGNORECASE,
+)
+
+
+def _member_idle(m: re.Match[str]) -> Verdict | None:
+    """Return straggler unless the text says only one GPU is used, the idle one is hidden, or
+    the idle spell is a data-loading phase or a warm-up (or rules_slowdown explains it)."""
+    if _ONLY_ONE_USED.search(m.string) or explained(m.string):
+        return None
     return SLOW_GPU
 
 
@@ -309,6 +326,28 @@ FIGURE_RULES: tuple[Rule, ...] = (
         "One GPU busy while the others idle (or the reverse) during a synchronous job: the "
         "others wait on it, or it starves them.",
         judge=_util_skew,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "straggler.one_member_idle",
+        # `the utilization of one of the graphics cards is always 0`
+        r"\butili[sz]\w*\s+(?:rate\s+)?of\s+one\s+of\s+(?:the|my|our)\s+(?:[\w-]+\s+){0,2}?"
+        rf"{_CARDS}\s+(?:is|stays|remains|was|keeps)\s+(?:always\s+|constantly\s+|still\s+)?"
+        r"(?:at\s+)?0\s*%?(?!\d|[.,]\d)"
+        # `one of the GPUs is always at 0% utilization`
+        r"|\bone\s+of\s+(?:the|my|our)\s+(?:[\w-]+\s+){0,2}?"
+        rf"{_CARDS}\s+(?:is|stays|remains|shows|has|sits)\s+(?:always\s+|constantly\s+)?"
+        r"(?:at\s+)?0\s*%\s+(?:utili[sz]\w*|usage|util|load)\b"
+        # `1 gpu sometime use 100% its ult while others is waiting with 0%`
+        r"|\b(?:one|1)\s+(?:GPU|card|device)\b[^.\n%]{0,40}?\b(?:100|9\d)\s*%[^.\n]{0,30}?"
+        r"\bwhile\s+(?:the\s+)?(?:others?|rest)\b[^.\n%]{0,30}?\b(?:wait\w*|idle)\b"
+        r"[^.\n%]{0,20}?(?<![\d.])0\s*%",
+        ("one of", "1 gpu", "one gpu", "1 card", "one card", "1 device", "one device"),
+        "One GPU of a multi-GPU job idle while the others work, or busy while the others wait "
+        "at 0 %: in a synchronous job the others wait on the busy one, or the idle one holds "
+        "back its share; a sentence that explains it (a warm-up, the speaker's own setting) is "
+        "silent.",
+        judge=_member_idle,
         flags=re.IGNORECASE,
     ),
 )

@@ -1,0 +1,72 @@
+"""Classes of the forty-first round's development misses (fresh_51*), each read as a class: a
+tqdm bar whose description names an iteration (the bar's count is the step, not the
+description's percentage), one GPU of a job idle while the others work (or busy while they wait
+at 0 %), XFS's errors without a device and a log force that failed, Open MPI's openib BTL that
+cannot poll or resize a completion queue, UCX's error completions, asynchronous error events and
+unhandled endpoint timeouts, libfabric's EFA provider by its older `prov/rxr` path (not a disk's
+I/O error), a seg fault in NCCL in words, and a DCGM client that cannot reach its host engine."""
+
+from __future__ import annotations
+
+import pytest
+
+from diagnosis.explain.progress import step_counter
+from diagnosis.model import Category
+from tests.explain_helpers import alarms, corpus_text, first
+
+
+@pytest.mark.parametrize(
+    ("batch", "number", "category", "rule"),
+    [
+        ("fresh_51", "0013", Category.STRAGGLER, "training.step_slowdown"),
+        ("fresh_51", "0003", Category.STRAGGLER, "straggler.one_member_idle"),
+        ("fresh_51", "0007", Category.STRAGGLER, "straggler.one_member_idle"),
+        ("fresh_51b", "0007", Category.HOST_STORAGE, "storage.fs_error"),
+        ("fresh_51b", "0009", Category.HOST_STORAGE, "storage.fs_error"),
+        ("fresh_51c", "0009", Category.NETWORK, "rdma.verbs_failed"),
+        ("fresh_51c", "0010", Category.NETWORK, "rdma.error_completion_dump"),
+        ("fresh_51c", "0013", Category.NETWORK, "nic.efa_libfabric"),
+        ("fresh_51c", "0023", Category.APPLICATION, "process.nccl_segfault"),
+        ("fresh_51c", "0024", Category.APPLICATION, "dcgm.hostengine_unreachable"),
+    ],
+)
+def test_each_class_of_the_round_is_read(
+    batch: str, number: str, category: Category, rule: str
+) -> None:
+    found = first(corpus_text(batch, number))
+    assert found is not None
+    assert found[:2] == (category, rule)
+
+
+@pytest.mark.parametrize(
+    ("line", "step"),
+    [
+        ("Iteration:  29%|##9       | 4313/14774 [3:51:45<10:33:14,  3.63s/it]", 4313),
+        ("Step 12:  40%|####      | 40/100 [00:10<00:15,  4.0it/s]", 40),
+        ("iter: 19, loss: 0.5", 19),
+    ],
+)
+def test_a_bars_count_is_its_step(line: str, step: int) -> None:
+    assert step_counter(line) == step
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # one GPU used on purpose, a warm-up, a fraction, a hidden device
+        "I only use one GPU so the utilization of one of the cards is always 0.",
+        "Utilization of one of the GPUs was 0 during warm-up, then all reach 99%.",
+        "The utilization of one of the GPUs is always 0.5 lower than the others.",
+        "With CUDA_VISIBLE_DEVICES=0 the utilization of one of the GPUs is always 0.",
+        # a fabric's normal asynchronous events, a host engine that started or connected
+        "ib_device.c:171  UCX  ERROR IB Async event on mlx5_0: port active",
+        "Started host engine version 3.1.7 using port number: 5555",
+        "Successfully connected to host engine",
+        # a steady tqdm bar whose description names an iteration
+        "Iteration:  29%|##9  | 4313/14774 [3:51:45<10:33:14,  3.63s/it]\n"
+        "Iteration:  29%|##9  | 4314/14774 [3:51:49<10:31:50,  3.62s/it]\n"
+        "Iteration:  29%|##9  | 4315/14774 [3:51:52<10:31:40,  3.64s/it]",
+    ],
+)
+def test_look_alikes_stay_silent(text: str) -> None:
+    assert alarms(text) == [], text
