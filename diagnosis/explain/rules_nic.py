@@ -310,8 +310,10 @@ RULES: tuple[Rule, ...] = (
         "nic.efa_provider_missing",
         r"NET/OFI Couldn't find any optimal provider|NET/OFI OFI fi_getinfo\(\) call failed"
         r"|EFA libfabric provider not detected|EFA device has been detected but a ping test "
-        r"has failed",
-        ("net/ofi", "efa libfabric", "efa device"),
+        r"has failed"
+        r"|\b(?:couldn't|could not|can't|cannot|unable to|failed to) (?:get|find|use|open"
+        r"|initiali[sz]e) (?:the )?EFA (?:as (?:a |the )?)?(?:provider|device)\b",
+        ("net/ofi", "efa libfabric", "efa device", "efa as", "efa provider"),
         "The OFI network plugin (aws-ofi-nccl) or AWS's EFA test found no working libfabric "
         "EFA provider on this node: the device is missing from the container, its driver is "
         "not loaded, or the provider cannot reach it; NCCL falls back or fails.",
@@ -417,6 +419,9 @@ RULES: tuple[Rule, ...] = (
         # UCX's `ibv_create_cq(cqe=4096) failed: <errno>`, Open MPI's openib BTL posting a work
         # request (`error posting send request error 12: ...`)
         r"|\bibv_\w+\([^)\n]*\) failed: [A-Z]"
+        # a program's own report of a verbs call and its errno (`ibv_post_send failed: File
+        # name too long (errno: 36), retry 7/7`)
+        r"|\bibv_\w+ failed(?: after \d+ retries)?: [A-Z][^\n(]*\(errno:? ?\d+\)"
         r"|\berror posting (?:send|receive|recv) request error \d+"
         r"|\berror polling [LH]P CQ with -?\d+ errno says\b|\bcannot resize completion queue, error"
         r"|failed on ibv_cmd_\w+|\bumem get failed|Failed to register memory \S+: Bad address"

@@ -189,7 +189,9 @@ RULES: tuple[Rule, ...] = (
         # systemd-coredump's signal, glog's failure handler
         r"|!!!!!!! Segfault encountered !!!!!!!|received signal SIGSEGV, Segmentation fault"
         r"|stop reason = signal SIGSEGV|^\s*Signal: 11 \(SEGV\)"
-        r"|\*\*\* SIGSEGV \(@0x[0-9a-f]+\) received by PID",
+        r"|\*\*\* SIGSEGV \(@0x[0-9a-f]+\) received by PID"
+        # the shell's own report: the line alone, or bash's `line 1: 1234 Segmentation fault  cmd`
+        r"|^\s*Segmentation fault\s*$|\b\d+\s+Segmentation fault\s{2,}\S",
         (*_NEEDLES, "segmentation fault", "segfault", "sigsegv"),
         "A process died of SIGSEGV: native code the job loaded crashed (an extension, a "
         "library). Application, moderate confidence: faulty memory can do it too.",

@@ -85,6 +85,15 @@ OWN_CHANGE = re.compile(
 """The speaker's own heavier workload (``I increased the image size from 640 to 1280 and ...``,
 ``enabling gradient checkpointing made each step slower``): the cause is said, even in a
 question."""
+BACK_TO = (
+    r"\b(?:were|was|is|are|went|came|goes|(?:we|it|they)['’]re)\s+back\s+(?:to|at)\s+(?:the\s+usual"
+    r"|its\s+usual|[~≈]?\d[\d.,]*+)"
+    r"(?![^.\n]{0,30}?\b(?:after|until|once|when|with)\s+(?:a\s+|we\s+|I\s+|the\s+)?(?:restart"
+    r"|reboot|redeploy|re-?launch)\w*)(?![^.\n]{0,40}?\b(?:for\s+a\s+while|then|again|before)\b)"
+)
+"""A speed said to be back to its usual figure by itself (`went back to 37.28`), not after a
+restart (a workaround) nor for a while only: the slowdown before it was a dip that ended."""
+
 EXPLAINED = re.compile(
     r"(?:\b(?:is|are|be|seems?|looks?)|['’]s)\s+(?:quite\s+|totally\s+|completely\s+|perfectly\s+)?"
     r"(?:expected|normal|by\s+design|intended)\b|\bas\s+expected\b"
@@ -130,12 +139,10 @@ EXPLAINED = re.compile(
     # at the speed it should have, or back to it by itself
     r"|\b(?:it|training|job|run|that|everything)\b[^.,;\n]{0,20}?\b(?:is|runs?|continues|running)\s+"
     r"at\s+(?:the\s+)?(?:expected|normal|usual)\s+(?:speed|rate|pace|\d)|\brecovered\s+(?:on\s+its\s+own|by\s+itself|itself)\b"
-    r"|\b(?:were|was|is|are|went|came|goes|(?:we|it|they)['’]re)\s+back\s+(?:to|at)\s+(?:the\s+usual"
-    r"|its\s+usual|[~≈]?\d[\d.,]*+)"
-    r"(?![^.\n]{0,30}?\b(?:after|until|once|when|with)\s+(?:a\s+|we\s+|I\s+|the\s+)?(?:restart"
-    r"|reboot|redeploy|re-?launch)\w*)(?![^.\n]{0,40}?\b(?:for\s+a\s+while|then|again|before)\b)"
+    r"|"
+    + BACK_TO
     # the speaker's own reason (`because we run beam search there`)
-    r"|\bbecause\s+(?:we|I)\s+(?:also\s+)?(?:run|use|do|train|load|save|evaluat\w*|comput\w*"
+    + r"|\bbecause\s+(?:we|I)\s+(?:also\s+)?(?:run|use|do|train|load|save|evaluat\w*|comput\w*"
     r"|sort|shuffle|pack|bucket)\b"
     # the member's own extra work (`because it also computes the LM head and the loss`)
     r"|\bbecause\s+it\s+also\s+(?:comput\w*|runs|does|holds|handles|hosts|writes|saves)\b"
@@ -227,6 +234,13 @@ def _explained(line: str) -> bool:
 
 
 _rates = lru_cache(maxsize=64)(quoted_rates)
+_SENTENCE_END = re.compile(r"[.!?](?=\s+[A-Z\u4e00-\u9fff])|[。！？\n]")
+
+
+def _sentence_end(line: str, at: int) -> int:
+    """Return where the sentence holding `at` ends (its stop included), or the line's end."""
+    end = _SENTENCE_END.search(line, at)
+    return end.end() if end else len(line)
 
 
 def _rate_fell(m: re.Match[str]) -> Verdict | None:
@@ -235,7 +249,12 @@ def _rate_fell(m: re.Match[str]) -> Verdict | None:
     the line explains it away (``EXPLAINED``)."""
     if _DENIAL.search(m.string[max(0, m.start() - 40) : m.start()]) or _explained(m.string):
         return None
-    rates = _rates(m.string)
+    # the report up to the fall's sentence: a later sentence's figure is another setup's or a
+    # later time's (`... now decreased to ~8 MH/s. On a P100 ... 70 MH/s now`); a return to the
+    # old rate is read by EXPLAINED above
+    rates = _rates(m.string[: _sentence_end(m.string, m.end())])
+    if len(rates) < 2:
+        rates = _rates(m.string)
     if len(rates) < 2:
         return None
     best = max(rates[:-1])

@@ -70,3 +70,53 @@ def test_a_bars_count_is_its_step(line: str, step: int) -> None:
 )
 def test_look_alikes_stay_silent(text: str) -> None:
     assert alarms(text) == [], text
+
+
+@pytest.mark.parametrize(
+    ("batch", "number", "category", "rule"),
+    [
+        # earlier rounds' development misses of the same session: the shell's bare report of a
+        # segfault, a verbs call's errno in a program's own words, a program that could not get
+        # EFA as its provider, a rate's fall judged in its own report, not against another
+        # card's figure a later sentence gives
+        ("fresh_49", "0001", Category.APPLICATION, "process.segfault"),
+        ("fresh_49b", "0017", Category.NETWORK, "rdma.verbs_failed"),
+        ("fresh_44b", "0006", Category.NETWORK, "nic.efa_provider_missing"),
+        ("fresh_45b", "0013", Category.STRAGGLER, "slowdown.rate_fell"),
+    ],
+)
+def test_earlier_development_misses_are_read(
+    batch: str, number: str, category: Category, rule: str
+) -> None:
+    found = first(corpus_text(batch, number))
+    assert found is not None
+    assert found[:2] == (category, rule)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a dip that came back by itself, in a later sentence
+        "My hashrate dropped from 60 MH/s to 30 MH/s yesterday. Today it went back to 60 MH/s.",
+        # NCCL's retries, a segfault named as a topic
+        "NCCL INFO ibv_post_send failed: retrying 1/35 (errno: 11)",
+        "Segmentation fault is the error people see when the binary mismatches.",
+    ],
+)
+def test_more_look_alikes_stay_silent(text: str) -> None:
+    assert alarms(text) == [], text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # back only after a restart (a workaround), or back for a while only
+        "My hashrate dropped from 60 MH/s to 30 MH/s yesterday. After a reboot it is back to "
+        "60 MH/s.",
+        "Step time went from 1.2 s to 2.5 s at step 40k. It was back to 1.2 s for a while, "
+        "then slow again.",
+        "bash: line 1: 1234 Segmentation fault      python train.py",
+    ],
+)
+def test_reports_that_only_look_explained_still_alarm(text: str) -> None:
+    assert alarms(text) != [], text
