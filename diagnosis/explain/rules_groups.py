@@ -23,9 +23,9 @@ from functools import lru_cache
 from diagnosis.catalog import Verdict
 from diagnosis.explain.records import is_prose
 from diagnosis.explain.rules import Rule, rule
-from diagnosis.explain.rules_slowness import NOT_TRAINING
 from diagnosis.explain.rules_straggler import member_kind, slow_member
 from diagnosis.explain.rules_straggler_words import PEER_GAP_PCT
+from diagnosis.explain.slowness_sentences import NOT_TRAINING
 
 _CLAUSE_END = re.compile(r"[.;!?](?:\s|$)|\b(?:while|whereas|but)\b|\n", re.IGNORECASE)
 _MAJORITY = re.compile(
@@ -79,7 +79,7 @@ def _apart(m: re.Match[str]) -> Verdict | None:
     from the clause about the others (or most of them), either way: in one synchronous job the
     faster group waits for the slower. The others' clause says what is compared (a rate or a
     time); a group quoted in the other kind of unit is no comparison, nor are figures of
-    something other than training (a boot, a download: rules_slowness.NOT_TRAINING)."""
+    something other than training (a boot, a download: slowness_sentences.NOT_TRAINING)."""
     if not is_prose(m.string) or NOT_TRAINING.search(m.string):
         return None
     some = _clause_figure(m.string, max(m.end(g) for g in ("kind", "kind2", "kind3")))

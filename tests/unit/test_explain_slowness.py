@@ -1,5 +1,6 @@
-"""The general slowdown rule (diagnosis/explain/rules_slowness.py, issue 21): a sentence of prose
-with a word of slowness, a subject it is about and no denial is a straggler warning.
+"""The general slowdown rule (diagnosis/explain/rules_slowness.py; its denials and what else rules
+a sentence out: slowness_sentences.py; issue 21): a sentence of prose with a word of slowness, a
+subject it is about and no denial is a straggler warning.
 
 Positives: sentences of straggler records of the corpus's development part (read by id), which
 earlier phrase rules also explain, checked against this rule alone, so the general shape is
