@@ -214,6 +214,8 @@ HOSTILE = {
     "a wait, then 4,000 digits": "the job waits about " + "1" * 4000,
     "a half of a batch, then 4,000 digits": "Attention mask for the first half of the batch: "
     + "1" * 4000,
+    "a rate that fell, then back to a figure 285 times": "speed dropped from 5 to 1 it/s. "
+    + "was back to 1 " * 285,
 }
 """Single long lines that make a backtracking pattern, or a judge that rereads its line for
 each match, slow (reviews of 2026-12-04 and -05; the figure readers of 2026-12-05)."""

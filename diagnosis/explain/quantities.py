@@ -61,8 +61,10 @@ _STEP_RATE = re.compile(
     r"sec(?:ond)?s?\b)",
     re.IGNORECASE,
 )
+_AMOUNT = r"(?<![\d,.])(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:[.,]\d+)?"
+"""A rate's figure: thousands separated by commas (`4,980`), a decimal point or comma."""
 _RATE_FIGURE = re.compile(
-    rf"(?P<value>\d+(?:\.\d+)?)(?:\s*(?:-|–)\s*(?P<high>\d+(?:\.\d+)?))?\s*(?P<unit>{RATE_UNIT})"
+    rf"(?P<value>{_AMOUNT})(?:\s*(?:-|–)\s*(?P<high>{_AMOUNT}))?\s*(?P<unit>{RATE_UNIT})"
     r"(?![\w/])",
     re.IGNORECASE,
 )
@@ -71,8 +73,8 @@ _FALLS = r"(?:drops?|dropped|fell|falls|fallen|decreas\w*|declin\w*|(?:goes|went
 _RATE_FROM_TO = re.compile(
     r"(?<!learning )(?<!dropout )(?<!error )(?<!loss )(?<!lr )"
     r"\b(?:hash\s*rate|rate|throughput|speed|\w+\s+per\s+second|\w+_per_sec(?:ond)?)\s+"
-    rf"(?:\w+\s+){{0,2}}?(?:{_FALLS}|went|goes)\s+from\s+~?(?P<a>\d+(?:\.\d+)?)\s+to\s+~?"
-    r"(?P<b>\d+(?:\.\d+)?)\b",
+    rf"(?:\w+\s+){{0,2}}?(?:{_FALLS}|went|goes)\s+from\s+~?(?P<a>{_AMOUNT})\s+to\s+~?"
+    rf"(?P<b>{_AMOUNT})\b",
     re.IGNORECASE,
 )
 # `at 150 H/s ... then drops down to about 15-20`: the bare figure a rate fell to, in the
@@ -93,8 +95,8 @@ _ANOTHER_QUANTITY = re.compile(
 """What else falls after a rate is quoted (`at 3000 samples/s the loss drops to 0.5`)."""
 # `recovered to 2000 samples/s from 300 samples/s`: the later figure first
 _TO_FROM = re.compile(
-    rf"\bto\s+~?(?P<b>\d+(?:\.\d+)?)\s*(?P<b_unit>{RATE_UNIT})\s+from\s+~?"
-    rf"(?P<a>\d+(?:\.\d+)?)\s*(?P<a_unit>{RATE_UNIT})(?![\w/])",
+    rf"\bto\s+~?(?P<b>{_AMOUNT})\s*(?P<b_unit>{RATE_UNIT})\s+from\s+~?"
+    rf"(?P<a>{_AMOUNT})\s*(?P<a_unit>{RATE_UNIT})(?![\w/])",
     re.IGNORECASE,
 )
 
@@ -104,6 +106,17 @@ def seconds(amount: str, unit: str) -> float:
     return float(amount) * SECONDS[unit.lower().replace("sec/it", "s/it")]
 
 
+_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+
+
+def amount_of(text: str) -> float:
+    """Return a figure's number: commas between thousands dropped (`4,980`), else a comma is
+    the decimal mark (`4,98`)."""
+    if _THOUSANDS.fullmatch(text):
+        return float(text.replace(",", ""))
+    return float(text.replace(",", "."))
+
+
 def rate(amount: str, unit: str) -> float:
     """Return a rate scaled by its prefix (``950 kH/s`` is 950,000; ``1.2 MH/s`` 1,200,000)."""
     scale = (
@@ -111,7 +124,7 @@ def rate(amount: str, unit: str) -> float:
         if re.match(r"[kMGTP](?:H|B|b|FLOP)", unit, re.I)
         else 1.0
     )
-    return float(amount) * scale
+    return amount_of(amount) * scale
 
 
 def value(amount: str, unit: str) -> tuple[float, bool]:
@@ -177,10 +190,10 @@ def quoted_rates(line: str) -> list[float]:
     for m in _RATE_FIGURE.finditer(line):
         if any(start <= m.start() < end for start, end in reversed_spans):
             continue
-        middle = (float(m["value"]) + float(m["high"] or m["value"])) / 2
+        middle = (amount_of(m["value"]) + amount_of(m["high"] or m["value"])) / 2
         found.append((m.start(), rate(str(middle), m["unit"])))
     for m in _RATE_FROM_TO.finditer(line):
-        found += [(m.start("a"), float(m["a"])), (m.start("b"), float(m["b"]))]
+        found += [(m.start("a"), amount_of(m["a"])), (m.start("b"), amount_of(m["b"]))]
     for m in _FELL_TO_BARE.finditer(line):
         quoted = list(_RATE_FIGURE.finditer(line, 0, m.start()))
         if quoted and not _ANOTHER_QUANTITY.search(line, quoted[-1].end(), m.start()):

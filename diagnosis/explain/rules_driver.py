@@ -91,6 +91,8 @@ def _unless_denied(m: re.Match[str]) -> Verdict | None:
     return NVLINK_FAULT
 
 
+DCGM_CONNECTED = "dcgm.hostengine_connected"
+
 RULES: tuple[Rule, ...] = (
     rule(
         "driver.nv_status",
@@ -221,15 +223,29 @@ RULES: tuple[Rule, ...] = (
         verdict(C.APPLICATION, B.INFRASTRUCTURE, K.NODE, S.ERROR, A.CAPTURE_DIAGNOSTICS, 0.45),
     ),
     rule(
+        DCGM_CONNECTED,
+        # dcgmi's discovery after the engine started, the exporter's or dcgmi's connection
+        r"^\s*\d+ GPUs? found\.?\s*$|\bSuccessfully connected to (?:the )?host ?engine\b"
+        r"|\bConnected to (?:remote )?host ?engine\b",
+        ("gpus found", "gpu found", "host engine", "hostengine"),
+        "A DCGM client reached its host engine (or the engine started): a failure to connect "
+        "earlier in the same input ended (EXPLAINED_BY).",
+        verdict(C.BENIGN, B.INFRASTRUCTURE, K.NODE, S.INFO, A.NONE, 0.4),
+        flags=re.IGNORECASE,
+    ),
+    rule(
         "dcgm.hostengine_unreachable",
         # dcgm-exporter and dcgmi against a host engine they cannot reach (DCGM's
         # DCGM_ST_CONNECTION_NOT_VALID, `Unable to connect to host engine`)
         r"\bError connecting to nv-hostengine\b|\bHost engine connection invalid/disconnected\b"
-        r"|\bUnable to (?:establish a )?connect(?:ion)? to (?:the )?host ?engine\b",
-        ("hostengine", "host engine"),
+        r"|\bUnable to (?:establish a )?connect(?:ion)? to (?:the )?host ?engine\b"
+        # dcgmi's own words (`Error: unable to establish a connection to the specified host`)
+        r"|\bunable to establish a connection to the specified host\b",
+        ("hostengine", "host engine", "specified host"),
         "A DCGM client (dcgm-exporter, dcgmi) cannot reach DCGM's host engine: nv-hostengine "
         "is not running, or the address or socket it was given is wrong. The node's monitoring "
-        "software, not the GPU; the GPUs' health is unknown until it connects.",
+        "software, not the GPU; the GPUs' health is unknown until it connects. A later line "
+        "of the same input that connects (DCGM_CONNECTED) ends it.",
         verdict(C.APPLICATION, B.INFRASTRUCTURE, K.NODE, S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.45),
         flags=re.IGNORECASE,
     ),
@@ -409,9 +425,11 @@ RULES: tuple[Rule, ...] = (
 
 
 EXPLAINED_BY: dict[str, frozenset[str]] = {
+    "dcgm.hostengine_unreachable": frozenset({DCGM_CONNECTED}),
     "nvlink.links_down": frozenset({"gpu.pcie_card"}),
     "nvlink.dcgm_link_down": frozenset({"nvlink.dcgm_link_zero"}),
 }
 """NVLink links inactive in an input whose nvidia-smi names PCIe cards: cards without NVLink
 (HPE's note on the A100 PCIe), not links that went down; DCGM's links down listed from link 0
-on: its false alarm on GPUs without NVLink."""
+on: its false alarm on GPUs without NVLink; a DCGM client that failed to reach its host engine in
+an input where a client connects (the engine was started)."""

@@ -45,11 +45,11 @@ from diagnosis.catalog import Verdict
 from diagnosis.explain.explained import SENTENCE, explained, said_planned
 from diagnosis.explain.rules import Rule, rule
 from diagnosis.explain.rules_slowdown import (
-    BACK_TO,
     COMPARED,
     RATE_DROP_PCT,
     SLOWDOWN_RATIO,
     SLOWED,
+    came_back,
 )
 from diagnosis.explain.rules_straggler import MEMBER_KIND, slow_member
 from diagnosis.explain.rules_straggler_words import PEER_GAP_PCT
@@ -310,7 +310,6 @@ def _changed(m: re.Match[str]) -> Verdict | None:
     return SLOWED if figures_slowed(m.string) else None
 
 
-_BACK_TO = re.compile(BACK_TO, re.IGNORECASE)
 _OPTION_VALUE = re.compile(r"(?<!\S)-{1,2}[A-Za-z][\w-]*(?:=|\s+)(?=[\d.])\S+")
 """A command-line option and its figure (`./ethminer -M 3000000`, `--batch-size=64`)."""
 
@@ -326,7 +325,7 @@ def figures_slowed(line: str) -> bool:
         return False  # one figure or none, and no baseline to set it against: no change
     if said_planned(line):
         return False  # the speaker says the change was planned, in any sentence of the report
-    if _BACK_TO.search(line):
+    if came_back(line):
         return False  # a later sentence says the speed came back by itself: a dip that ended
     if _past_and_present(line) and not explained(line):
         return True

@@ -239,6 +239,7 @@ RULES: tuple[Rule, ...] = (
         r"UD endpoint \S+ to .*: unhandled timeout error|\(status Endpoint timeout\)"
         r"|status: Endpoint timeout\b|The InfiniBand retry count between two MPI processes has"
         r"|\bUCX\s+ERROR\s+Error Endpoint timeout\b"
+        r"|\bUCX\s+ERROR\b[^\n]*\berror 'Endpoint timeout' on \S+ will not be handled\b"
         r"|ib_mlx5_log\.c:\d+\s+UCX\s+ERROR (?:Transport retry count|RNR retry count) exceeded",
         ("endpoint", "retry count"),
         "The RDMA transport gave up on a peer (UCX's endpoint timeout, its UD endpoint's "
@@ -289,7 +290,7 @@ RULES: tuple[Rule, ...] = (
     rule(
         "nic.efa_libfabric",
         # the provider's source path (`prov/rxr/`: its RDM layer before libfabric 1.18)
-        r"\bprov/(?:efa|rxr)/src/\S+:\d+|\blibfabric:\d+:\d+:(?:[^:\s]*:)?efa:\w+:\S+?:\d+:?<warn>"
+        r"\bprov/(?:efa|rxr)/src/[^\s:]+:\d+(?!\d|:\d+:)|\blibfabric:\d+:\d+:(?:[^:\s]*:)?efa:\w+:\S+?:\d+:?<warn>"
         # the provider's completion errors (efa_errno.h), whatever prefix carries them
         r"|The peer of address \S+ becomes unresponsive|Unresponsive receiver \((?:connection "
         r"previously established|reachable by EFA device)|Unresponsive remote \(was previously"
@@ -312,7 +313,8 @@ RULES: tuple[Rule, ...] = (
         r"|EFA libfabric provider not detected|EFA device has been detected but a ping test "
         r"has failed"
         r"|\b(?:couldn't|could not|can't|cannot|unable to|failed to) (?:get|find|use|open"
-        r"|initiali[sz]e) (?:the )?EFA (?:as (?:a |the )?)?(?:provider|device)\b",
+        r"|initiali[sz]e) (?:the )?EFA (?:as (?:a |the )?)?(?:provider|device)\b"
+        r"|NET/OFI Unable to find a protocol that worked",
         ("net/ofi", "efa libfabric", "efa device", "efa as", "efa provider"),
         "The OFI network plugin (aws-ofi-nccl) or AWS's EFA test found no working libfabric "
         "EFA provider on this node: the device is missing from the container, its driver is "
@@ -405,7 +407,9 @@ RULES: tuple[Rule, ...] = (
         "rdma.no_provider",
         # libfabric's fi_getinfo with no provider for the fabric asked (-61, ENODATA); not the
         # core's `provider tcp returned -61` per provider it tried, printed on healthy nodes
-        r"\bfi_getinfo\w*(?:\(\))?:?\s+failed\b[^\n]{0,20}?-61\b",
+        r"\bfi_getinfo\w*(?:\(\))?:?\s+failed\b[^\n]{0,20}?-61\b"
+        # fi_info's own report (`fi_info -p efa` -> `fi_getinfo: -61 (No data available)`)
+        r"|^\s*fi_getinfo: -61\b",
         ("fi_getinfo",),
         "libfabric found no provider for the fabric asked (fi_getinfo returned -61, no data): "
         "the RDMA NIC (EFA, verbs) or its driver is missing on the node, or the provider "
@@ -422,6 +426,8 @@ RULES: tuple[Rule, ...] = (
         # a program's own report of a verbs call and its errno (`ibv_post_send failed: File
         # name too long (errno: 36), retry 7/7`)
         r"|\bibv_\w+ failed(?: after \d+ retries)?: [A-Z][^\n(]*\(errno:? ?\d+\)"
+        r"(?:,? retry (?P<try>\d+)/(?P=try)\b|(?![^\n]*\bretry\b))"
+        r"|\bibv_\w+ failed with errno \d+"
         r"|\berror posting (?:send|receive|recv) request error \d+"
         r"|\berror polling [LH]P CQ with -?\d+ errno says\b|\bcannot resize completion queue, error"
         r"|failed on ibv_cmd_\w+|\bumem get failed|Failed to register memory \S+: Bad address"

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 
+from diagnosis.catalog import Verdict
 from diagnosis.explain.rules import Rule, rule, verdict
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
@@ -39,6 +40,26 @@ _STRSIGNAL = {
 }
 """strsignal() names, as the DataLoader ('is killed by signal: Aborted') and Open MPI/PRRTE
 ('exited on signal 11 (Segmentation fault)') print them."""
+
+
+_NCCL_CRASH = verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.7)
+_NO_CRASH = re.compile(
+    r"\b(?:no|no\s+more|zero|without|never\s+(?:got|had|saw)|fix(?:es|ed)?|fixing|used\s+to"
+    r"(?:\s+\w+)?|stopped)\s+(?:\w+\s+)?$|\b(?:fix(?:es|ed)?|resolv\w*)\b[^.\n]{0,30}$",
+    re.IGNORECASE,
+)
+"""Words before a crash named in a sentence that deny it or put it in the past (`no more seg
+faults since ...`, `Fix seg faults in ncclCommAbort`, `used to cause seg faults`)."""
+
+
+def _crash_said(m: re.Match[str]) -> Verdict | None:
+    """Return a crash in NCCL, unless a person's words deny the crash or say it is fixed."""
+    said = m.start("said") if m["said"] else m.start("said2") if m["said2"] else -1
+    if said >= 0:
+        line_start = m.string.rfind("\n", 0, said) + 1
+        if _NO_CRASH.search(m.string, max(line_start, said - 40), said):
+            return None
+    return _NCCL_CRASH
 
 
 def _signal(number: int, name: str) -> str:
@@ -158,15 +179,16 @@ RULES: tuple[Rule, ...] = (
         "process.nccl_segfault",
         NCCL_FRAME.pattern
         # a person's sentence: a segfault and NCCL (or its calls) named together
-        + r"|(?i:\b(?:seg\s?faults?|segmentation fault|SIGSEGV)\b"
+        + r"|(?i:\b(?P<said>seg\s?faults?|segv|segmentation fault|SIGSEGV)\b"
         r"(?!\s+(?:tickets?|issues?|reports?|bugs?))[^\n]{0,80}\bp?nccl"
-        r"|\bp?nccl\w*\b[^\n]{0,80}\b(?:seg\s?faults?|segmentation fault|SIGSEGV)\b"
+        r"|\bp?nccl\w*\b[^\n]{0,80}\b(?P<said2>seg\s?faults?|segv|segmentation fault|SIGSEGV)\b"
         r"(?!\s+(?:tickets?|issues?|reports?|bugs?)))",
         ("libnccl", "nccl", "misc/", "transport/", "graph/"),
-        "A crash inside NCCL (kernel segfault line, backtrace frame): a NCCL bug or a library "
-        "mismatch, so the job's stack (pin or upgrade NCCL); if it repeats on one node only, "
-        "check that node's NIC and driver. gdb's top frame at a breakpoint is no crash.",
-        verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.7),
+        "A crash inside NCCL (kernel segfault line, backtrace frame, a person's words): a NCCL "
+        "bug or a library mismatch, so the job's stack (pin or upgrade NCCL); if it repeats on "
+        "one node only, check that node's NIC and driver. gdb's top frame at a breakpoint is no "
+        "crash; words that deny the crash, or say it is fixed or past, are none.",
+        judge=_crash_said,
     ),
     rule(
         "process.nccl_frame",
@@ -191,8 +213,22 @@ RULES: tuple[Rule, ...] = (
         r"|stop reason = signal SIGSEGV|^\s*Signal: 11 \(SEGV\)"
         r"|\*\*\* SIGSEGV \(@0x[0-9a-f]+\) received by PID"
         # the shell's own report: the line alone, or bash's `line 1: 1234 Segmentation fault  cmd`
-        r"|^\s*Segmentation fault\s*$|\b\d+\s+Segmentation fault\s{2,}\S",
-        (*_NEEDLES, "segmentation fault", "segfault", "sigsegv"),
+        r"|^\s*Segmentation fault\s*$|\b\d+\s+Segmentation fault\s{2,}\S"
+        r"|\bline \d+:\s+\d+\s+Segmentation fault\b|^\s*zsh: segmentation fault\s"
+        # glibc's SIGSEGV name in other locales (de, fr, es, pt, it, ru, zh, ja)
+        r"|\bSpeicherzugriffsfehler\b|\bErreur de segmentation\b|\bViolación de segmento\b"
+        r"|\bFalha de segmentação\b|\bErrore di segmentazione\b|Ошибка сегментирования"
+        r"|段错误|セグメンテーション違反",
+        (
+            *(*_NEEDLES, "segmentation fault", "segfault", "sigsegv", "speicherzugriffsfehler"),
+            *("erreur de segmentation", "violación de segmento", "falha de segmentação"),
+            *(
+                "errore di segmentazione",
+                "ошибка сегментирования",
+                "段错误",
+                "セグメンテーション違反",
+            ),
+        ),
         "A process died of SIGSEGV: native code the job loaded crashed (an extension, a "
         "library). Application, moderate confidence: faulty memory can do it too.",
         verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.5),

@@ -37,7 +37,14 @@ import re
 from functools import lru_cache
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.quantities import RATE_UNIT, UNIT, figures, quoted_rates, value
+from diagnosis.explain.quantities import (
+    OTHER_QUANTITIES,
+    RATE_UNIT,
+    UNIT,
+    figures,
+    quoted_rates,
+    value,
+)
 from diagnosis.explain.rules import Rule, rule, verdict
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
@@ -85,14 +92,83 @@ OWN_CHANGE = re.compile(
 """The speaker's own heavier workload (``I increased the image size from 640 to 1280 and ...``,
 ``enabling gradient checkpointing made each step slower``): the cause is said, even in a
 question."""
-BACK_TO = (
-    r"\b(?:were|was|is|are|went|came|goes|(?:we|it|they)['’]re)\s+back\s+(?:to|at)\s+(?:the\s+usual"
-    r"|its\s+usual|[~≈]?\d[\d.,]*+)"
+BACK_TO = re.compile(
+    r"(?:\b(?:were|was|is|are|went|came|comes|goes|got|gets|(?:we|it|they)['’]re)\s+|(?:^|[.!?;]\s*))"
+    r"back\s+(?:up\s+|down\s+)?(?:to|at)\s+(?:(?P<usual>the\s+usual|its\s+usual)"
+    r"|[~≈]?(?P<figure>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![.\d]*\.\d))"
     r"(?![^.\n]{0,30}?\b(?:after|until|once|when|with)\s+(?:a\s+|we\s+|I\s+|the\s+)?(?:restart"
-    r"|reboot|redeploy|re-?launch)\w*)(?![^.\n]{0,40}?\b(?:for\s+a\s+while|then|again|before)\b)"
+    r"|reboot|redeploy|re-?launch)\w*)(?![^.\n]{0,40}?\b(?:for\s+a\s+while|briefly|then|again"
+    r"|before)\b)",
+    re.IGNORECASE | re.MULTILINE,
 )
-"""A speed said to be back to its usual figure by itself (`went back to 37.28`), not after a
-restart (a workaround) nor for a while only: the slowdown before it was a dip that ended."""
+"""A speed said to be back to its usual figure by itself (`went back to 37.28`, `Back to 37.28
+afterwards.`, `came back up to 5,100`), not after a restart (a workaround) nor for a while
+only (a version, `back to 2.18.3`, is no figure)."""
+_SPEED_BACK = re.compile(
+    rf"\s*(?:{RATE_UNIT}|{UNIT}|it/s|[kKM](?![\w/]))(?:/(?:step|it|iter\w*|epoch|batch))?(?![\w/])"
+)
+"""A speed's or a step time's unit after the figure that came back."""
+_OTHER_BACK = re.compile(
+    rf"\b(?:{OTHER_QUANTITIES}|temps?|wait\w*|latency|util\w*|power|queue|version)\b", re.IGNORECASE
+)
+"""Another quantity named just before `back to` (`data-loader wait is back to 0.0s`)."""
+_AGAIN = re.compile(
+    r"\b(?:has|have|had|'s|’s)\s+been\s+(?:back\s+)?(?:at|to)\s+[~≈]?"
+    r"(?P<figure>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?:\s*[\w/]+)?\s+again\b",
+    re.IGNORECASE,
+)
+"""A figure said to hold again (`it's been at 5200 again since 03:10`)."""
+_AGAIN = re.compile(
+    r"\b(?:has|have|had|'s|’s)\s+been\s+(?:back\s+)?(?:at|to)\s+[~≈]?"
+    r"(?P<figure>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?:\s*[\w/]+)?\s+again\b",
+    re.IGNORECASE,
+)
+"""A figure said to hold again (`it's been at 5200 again since 03:10`)."""
+_FROM_FIGURE = re.compile(
+    r"\bfrom\s+[~≈]?(?P<figure>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)", re.IGNORECASE
+)
+"""The figure a change started from (`fell from 5200 to 3100`)."""
+_STOPPED_FIRST = re.compile(
+    r"\b(?:once|when|after|if|since|upon)\s+(?:(?:i|we|you|they)\s+(?:\w+\s+)?)?(?:a\s+|the\s+)?"
+    r"(?:stop\w*|kill\w*|clos\w*|paus\w*|restart\w*|reboot\w*|re-?launch\w*)\b[^.!?\n]*$",
+    re.IGNORECASE,
+)
+"""A return the speaker brought about (`once i stopped training, ... is back to 0.2s`, `After a
+reboot it is back to 60 MH/s`)."""
+_EARLIER_FIGURE = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\d.,])\d+(?:\.\d+)?")
+
+
+def came_back(text: str) -> bool:
+    """Whether the text says a figure came back by itself (BACK_TO) to one it gave before,
+    within a tenth (`dropped from 60 to 30 MH/s ... went back to 60 MH/s`), to its usual, or to
+    a speed with its unit (`back at 2.8 it/s`), or holds again at the figure it fell from (`fell
+    from 5200 to 3100 ...; it's been at 5200 again`): a dip that ended. A loss, a temperature or
+    a wait back to a figure the report never gave speaks of another quantity; a return once the
+    speaker stopped or restarted something is a workaround, not an end."""
+    for m in BACK_TO.finditer(text):
+        if _STOPPED_FIRST.search(text, max(0, m.start() - 60), m.start()):
+            continue
+        if (
+            m["usual"]
+            or _SPEED_BACK.match(text, m.end("figure"))
+            and not _OTHER_BACK.search(text, max(0, m.start() - 30), m.start())
+        ):
+            return True
+        if any(
+            _near(m["figure"], earlier) for earlier in _EARLIER_FIGURE.findall(text, 0, m.start())
+        ):
+            return True
+    baseline = _FROM_FIGURE.search(text)
+    return baseline is not None and any(
+        _near(m["figure"], baseline["figure"]) for m in _AGAIN.finditer(text, baseline.end())
+    )
+
+
+def _near(figure: str, said: str) -> bool:
+    """Whether two figures agree within a tenth of the one said before."""
+    back, before = float(figure.replace(",", "")), float(said.replace(",", ""))
+    return before > 0 and abs(back - before) <= 0.1 * before
+
 
 EXPLAINED = re.compile(
     r"(?:\b(?:is|are|be|seems?|looks?)|['’]s)\s+(?:quite\s+|totally\s+|completely\s+|perfectly\s+)?"
@@ -139,10 +215,13 @@ EXPLAINED = re.compile(
     # at the speed it should have, or back to it by itself
     r"|\b(?:it|training|job|run|that|everything)\b[^.,;\n]{0,20}?\b(?:is|runs?|continues|running)\s+"
     r"at\s+(?:the\s+)?(?:expected|normal|usual)\s+(?:speed|rate|pace|\d)|\brecovered\s+(?:on\s+its\s+own|by\s+itself|itself)\b"
-    r"|"
-    + BACK_TO
+    # recovered by a step of the same run (`... at step 1200 and was fully recovered by step 1300`)
+    r"|\b(?:was|is|had|has)\s+(?:fully\s+|completely\s+)?recovered\s+(?:by|at|within)\s+"
+    r"(?:step|iter\w*|epoch|batch)\s*\d"
+    # the speaker calls the change noise
+    r"|\bwithin\s+(?:the\s+)?(?:noise|jitter|run-to-run\s+variance|measurement\s+error)\b"
     # the speaker's own reason (`because we run beam search there`)
-    + r"|\bbecause\s+(?:we|I)\s+(?:also\s+)?(?:run|use|do|train|load|save|evaluat\w*|comput\w*"
+    r"|\bbecause\s+(?:we|I)\s+(?:also\s+)?(?:run|use|do|train|load|save|evaluat\w*|comput\w*"
     r"|sort|shuffle|pack|bucket)\b"
     # the member's own extra work (`because it also computes the LM head and the loss`)
     r"|\bbecause\s+it\s+also\s+(?:comput\w*|runs|does|holds|handles|hosts|writes|saves)\b"
@@ -172,7 +251,7 @@ def explains(text: str) -> bool:
         start = max(text.rfind(mark, 0, m.start()) for mark in ".!?\n") + 1
         if _ONLY_AFTER_RESTART.search(text, start, m.start()) is None:
             return True
-    return False
+    return came_back(text)
 
 
 _DENIAL = re.compile(
@@ -203,7 +282,7 @@ def quoted_step_times(body: str) -> tuple[list[float], bool] | None:
     return (times, CHANGE.search(body) is not None) if times else None
 
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|;\s+")
 
 
 def _rose(m: re.Match[str]) -> Verdict | None:

@@ -37,6 +37,7 @@ import re
 from diagnosis.catalog import Verdict
 from diagnosis.explain.quantities import OTHER_QUANTITIES
 from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.explain.rules_slowdown import came_back
 from diagnosis.explain.rules_straggler import MEMBER_KIND
 from diagnosis.explain.slowness_sentences import (
     ASKED,
@@ -246,8 +247,8 @@ more slowly (`slow convergence`)."""
 def _reported(m: re.Match[str]) -> Verdict | None:
     """Return a straggler warning when the sentence around `m` reports a slowdown (module doc)."""
     body = m.string
-    if not reads_as_sentence(body):
-        return None
+    if not reads_as_sentence(body) or came_back(body):
+        return None  # (a later sentence may say the speed came back: a dip that ended)
     spans = sentences(body)
     i = next(k for k, (start, end) in enumerate(spans) if start <= m.start() <= end)
     start, end = spans[i]

@@ -122,9 +122,9 @@ RULES: tuple[Rule, ...] = (
         r"|metadata I/O error in|Corruption detected|Metadata (?:corruption|CRC error) detected"
         r"|log I/O error|xfs_do_force_shutdown|log mount/recovery failed"
         r"|Failing async write on buffer block|Internal error .{1,60}? at line \d+"
-        r"|xfs_\w+: error -\d+ returned)"
+        r"|xfs_\w+: error -?\d+ returned|writeback error on inode)"
         # kernels before 3.x print no device: `XFS: Internal error XFS_WANT_CORRUPTED_RETURN at ...`
-        r"|XFS: Internal error XFS_\w+ at line \d+"
+        r"|XFS: Internal error (?:XFS|xfs)_\w+ at line \d+"
         r"|JBD2: Detected IO errors while flushing",
         ("btrfs", "ext4-fs", "xfs (", "xfs: internal", "jbd2"),
         "The filesystem reports I/O errors or corruption on its device (btrfs device stats and "

@@ -139,17 +139,27 @@ def _util_skew(m: re.Match[str]) -> Verdict | None:
 
 
 _CARDS = r"(?:GPUs|cards|graphics\s+cards|devices)"
-_ONLY_ONE_USED = re.compile(
+_BY_DESIGN = re.compile(
     r"\b(?:only|just)\s+(?:use|using|used|run|running|ran|train\w*\s+on)\s+(?:one|1|a\s+single)\b"
-    r"|\bCUDA_VISIBLE_DEVICES\b|\bdata\s*load\w*|\bwarm-?up\b",
+    r"|\bCUDA_VISIBLE_DEVICES\b|--nproc[_-]per[_-]node|\bdata\s*load\w*|\bwarm-?up\b"
+    # the idle one kept for something else: the display, a spare, a notebook, nothing queued
+    r"|\b(?:display|monitors?|desktop|hot\s+spare|spare|reserved|failover|notebook)\b"
+    r"|\b(?:on\s+purpose|intentional\w*|deliberately|by\s+design)\b"
+    r"|\bkeep\s+(?:it\s+|one\s+)?(?:free|empty|idle)\b|\b(?:no|nothing)\s+(?:job\s+)?(?:is\s+)?"
+    r"scheduled\b|\bqueue\b"
+    # work that one rank does alone (`we only evaluate on rank 0`), said to be fine
+    r"|\bonly\s+(?:evaluat\w*|eval|log\w*|sav\w*|checkpoint\w*)\s+on\s+rank\s*0\b"
+    r"|\b(?:that'?s|which\s+is|is)\s+(?:fine|ok|okay|expected)\b",
     re.IGNORECASE,
 )
 
 
 def _member_idle(m: re.Match[str]) -> Verdict | None:
-    """Return straggler unless the text says only one GPU is used, the idle one is hidden, or
-    the idle spell is a data-loading phase or a warm-up (or rules_slowdown explains it)."""
-    if _ONLY_ONE_USED.search(m.string) or explained(m.string):
+    """Return straggler unless the text says the idle one is so by design: only one GPU used or
+    launched, the idle one hidden, kept for the display, a spare or a notebook, nothing
+    scheduled on it, one rank's own evaluation said to be fine, a data-loading phase or a
+    warm-up (or rules_slowdown explains it)."""
+    if _BY_DESIGN.search(m.string) or explained(m.string):
         return None
     return SLOW_GPU
 
@@ -336,8 +346,8 @@ FIGURE_RULES: tuple[Rule, ...] = (
         r"(?:at\s+)?0\s*%?(?!\d|[.,]\d)"
         # `one of the GPUs is always at 0% utilization`
         r"|\bone\s+of\s+(?:the|my|our)\s+(?:[\w-]+\s+){0,2}?"
-        rf"{_CARDS}\s+(?:is|stays|remains|shows|has|sits)\s+(?:always\s+|constantly\s+)?"
-        r"(?:at\s+)?0\s*%\s+(?:utili[sz]\w*|usage|util|load)\b"
+        rf"{_CARDS}(?:\s+(?:on|in)\s+[\w-]+)?\s+(?:is|stays|remains|shows|has|sits)\s+"
+        r"(?:always\s+|constantly\s+)?(?:at\s+)?0\s*%\s+(?:utili[sz]\w*|usage|util|load)\b"
         # `1 gpu sometime use 100% its ult while others is waiting with 0%`
         r"|\b(?:one|1)\s+(?:GPU|card|device)\b[^.\n%]{0,40}?\b(?:100|9\d)\s*%[^.\n]{0,30}?"
         r"\bwhile\s+(?:the\s+)?(?:others?|rest)\b[^.\n%]{0,30}?\b(?:wait\w*|idle)\b"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from diagnosis.explain.progress import step_counter
+from diagnosis.explain.quantities import quoted_rates
 from diagnosis.model import Category
 from tests.explain_helpers import alarms, corpus_text, first
 
@@ -120,3 +121,17 @@ def test_more_look_alikes_stay_silent(text: str) -> None:
 )
 def test_reports_that_only_look_explained_still_alarm(text: str) -> None:
     assert alarms(text) != [], text
+
+
+@pytest.mark.parametrize(
+    ("line", "rates"),
+    [
+        ("Throughput dropped from 5,100 to 4,980 tok/s", [5100.0, 4980.0]),
+        ("went down to 4,980 tok/s from 5,100 tok/s", [5100.0, 4980.0]),
+        ("the miner shows 4,98 MH/s", [4.98e6]),
+        ("1,234,567 H/s", [1234567.0]),
+    ],
+)
+def test_rates_read_thousands_separators_and_decimal_commas(line: str, rates: list[float]) -> None:
+    found = quoted_rates(line)
+    assert [found[0], found[-1]] == pytest.approx([rates[0], rates[-1]])
