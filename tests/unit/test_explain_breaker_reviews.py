@@ -52,7 +52,6 @@ KNOWN_LIMITS = {
     "b19-11": "a runbook's table row names Xid 79 (`fallen off the bus`): read as the event",
     "b19-22": "every cause ruled out and the job still 2x slower: read as a straggler",
     "b19-26": "`grep 'loss: nan' ... returned nothing`: the NaN line read as quoted",
-    "b19-27": "a changelog's fixed `requirement error`: read as the error",
     "b19-33": "a GPU at 87 C with the job slower: the temperature alone names no cause",
     "b19-34": "NFS latency against its usual in a report of a slow job: read as a slowdown",
     "b19-35": "a question naming a degraded Lustre OST: questions name no cause",

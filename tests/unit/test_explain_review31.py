@@ -10,12 +10,12 @@ from tests.explain_helpers import review, review_tests
 
 _REVIEW = review("review31")
 _LIMITS_BY_REASON = {
-    "a message quoted in a runbook, a closed ticket or a CI probe that expects no GPU: the "
-    "rules read the message, not the document around it": (
+    "a message in a closed ticket, a runbook's decoding example or a CI probe that expects no "
+    "GPU: the rules read the message, not the document around it (a runbook line that quotes "
+    "it is read as a document since session 21: documents.quotes_in_document)": (
         "r31-007",
         "r31-008",
         "r31-011",
-        "r31-032",
     ),
     "Fabric Manager's `NV_WARN_NOTHING_TO_DO` read as the fabric's failure (the corpus and "
     "gpud file it so; this set calls it FM's refusal on a machine without NVSwitch)": ("r31-010",),
@@ -23,7 +23,7 @@ _LIMITS_BY_REASON = {
         "r31-016",
     ),
     "Open MPI's registered-memory warning (`may ... hang`) read as a stall said": ("r31-017",),
-    "`Stale File Handle` named in help text and a changelog": ("r31-018", "r31-030"),
+    "`Stale File Handle` named in a program's help text": ("r31-018",),
     "one replica's rate that fell against the others' (`fell to 9 while the other replicas "
     "still do 38`)": ("r31-057",),
 }

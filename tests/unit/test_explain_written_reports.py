@@ -61,7 +61,6 @@ KNOWN_LIMITS = {
     "r20-003": "sar's EDEV table: receive errors per second on one interface",
     "r20-016": "scontrol's RUNNING state and a dmesg clean: the stop is in the next lines' words",
     "r20-017": "French `le rang 14 arrive ... 200 ms après les autres`: a member's lag in words",
-    "r20-023": "a runbook's heading names Xid 79 (`fallen off the bus`): read as the event",
     "r20-026": "MFU below its SLO target: a target missed reads as setups compared",
     "r20-029": "CloudWatch's datapoints above a threshold",
     "r20-037": "kubectl logs of one worker: compute against wait, two lines",
