@@ -133,6 +133,18 @@ RULES: tuple[Rule, ...] = (
         judge=lambda m: _fm_applies(m, _switch(S.ERROR, A.CAPTURE_DIAGNOSTICS, 0.55)),
     ),
     rule(
+        "fabric.cuda_not_ready",
+        # CUDA's cudaErrorSystemNotReady (802): on an NVSwitch node, the fabric not set up yet
+        r"\b(?:Error|error|err(?:or)? code)\s*802\b[^\n]{0,10}?system not yet initiali[sz]ed"
+        r"|\bcudaErrorSystemNotReady\b|\bCUDA_ERROR_SYSTEM_NOT_READY\b",
+        ("802", "systemnotready", "system_not_ready"),
+        "CUDA refuses to start with `system not yet initialized` (802, cudaErrorSystemNotReady): "
+        "on an NVSwitch node the fabric is not set up (Fabric Manager not running, not "
+        "finished, or its version not the driver's); every GPU of the node is unusable until "
+        "it is. On a machine the text says has no NVSwitch it is no fabric's.",
+        judge=lambda m: _fm_applies(m, _switch(S.ERROR, A.CAPTURE_DIAGNOSTICS, 0.5)),
+    ),
+    rule(
         "fabric.fm_error",
         r"^\[\w{3} \d\d \d{4} \d\d:\d\d:\d\d\] \[ERROR\]",
         ("[error]",),

@@ -130,6 +130,28 @@ RULES: tuple[Rule, ...] = (
         _nic(S.WARNING, A.HARDWARE_INSPECTION, 0.7),
     ),
     rule(
+        "net.gpfs_connections_down",
+        # mmhealth's cluster_connections_down event (`Connection to cluster node 10.25.80.143 has
+        # all 2 connection(s) down`)
+        r"\bConnection to cluster node \S+ has all \d+ connection\(s\) down\b",
+        ("connection(s) down",),
+        "Spectrum Scale (GPFS) lost every connection to another node of its cluster: the "
+        "network between the two is down or partitioned; file I/O through that node stalls.",
+        _nic(S.ERROR, A.CHECK_NETWORK, 0.55),
+    ),
+    rule(
+        "rdma.mad_query_failed",
+        # infiniband-diags (ibqueryerrors, perfquery, smpquery): a port's management query got
+        # no answer (`ibwarn: [1203] query_and_dump: PortXmitDiscardDetails query failed on
+        # HOST, Lid 1051 port 1`)
+        r"\bibwarn: \[\d+\] \w+: [^\n]{0,80}?\bquery failed\b|\bibwarn: \[\d+\] \w+: "
+        r"(?:smp|perf|mad)_?\w* (?:query )?(?:failed|timeout)\b",
+        ("ibwarn",),
+        "An InfiniBand tool's management query to a port got no answer (MAD timeout): the port, "
+        "its link or the switch path to it is down or dropping management packets.",
+        _nic(S.WARNING, A.CHECK_NETWORK, 0.45),
+    ),
+    rule(
         "rdma.unreachable",
         r"\bRDMA_CM_EVENT_(?:UNREACHABLE|ADDR_ERROR|ROUTE_ERROR|CONNECT_ERROR)\b"
         r"|\bucp_ep_create\([^)]*\) failed: Destination is unreachable"
@@ -428,6 +450,9 @@ RULES: tuple[Rule, ...] = (
         r"|\bibv_\w+ failed(?: after \d+ retries)?: [A-Z][^\n(]*\(errno:? ?\d+\)"
         r"(?:,? retry (?P<try>\d+)/(?P=try)\b|(?![^\n]*\bretry\b))"
         r"|\bibv_\w+ failed with errno \d+"
+        # UCX creating a queue pair (`mlx5dv_devx_obj_create(QP) failed, syndrome 0: Cannot
+        # allocate memory`, `failed to create UD QP TX wr:256 ...: Cannot allocate memory`)
+        r"|\bmlx5dv_\w+\([^)\n]*\) failed\b|\bUCX\s+ERROR\b[^\n]*\bfailed to create (?:\w+ )?QP\b"
         r"|\berror posting (?:send|receive|recv) request error \d+"
         r"|\berror polling [LH]P CQ with -?\d+ errno says\b|\bcannot resize completion queue, error"
         r"|failed on ibv_cmd_\w+|\bumem get failed|Failed to register memory \S+: Bad address"
@@ -439,6 +464,8 @@ RULES: tuple[Rule, ...] = (
             "error posting",
             "error polling",
             "cannot resize completion queue",
+            "mlx5dv_",
+            "failed to create",
             "umem get failed",
             "failed to register memory",
             "nvidia_p2p_get_pages",

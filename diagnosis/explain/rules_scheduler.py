@@ -187,8 +187,11 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "k8s.device_plugin_xid",
-        r"XidCriticalError: Xid=(?P<xid>\d+) on Device=\S+?;? marking device as unhealthy",
-        ("xidcriticalerror",),
+        # (and the plugin's newer health loop, device_health.go: `Sending XID=43 health event
+        # for device MIG-...`)
+        r"(?:XidCriticalError: Xid=|\bSending XID=)(?P<xid>\d+)"
+        r"(?: on Device=\S+?;? marking device as unhealthy| health event for device\b)",
+        ("xidcriticalerror", "health event"),
         "NVIDIA's device plugin saw a critical Xid and took the GPU out of the node's "
         "allocatable GPUs: the Xid catalogue's verdict.",
         judge=xid_policy,

@@ -58,7 +58,9 @@ _DENIED_ZH = re.compile(r"(?:不|没|没有|未|无|并非)\w{0,3}$")
 # (back to normal only after a restart is a workaround, not an explanation; all normal at first
 # is the state before the slowdown; a time normal now and then is the slowdown's gaps)
 _EXPLAINED_ZH = re.compile(
-    r"(?<!恢复)(?<!一切)(?<!时间)(?<!有时)(?<!偶尔)正常|(?<!重启)(?<!重启后)(?<!重启后才)(?<!重启之后)(?<!重启之后才)恢复正常"
+    # (a question whether it is normal asks, it explains nothing: `这是正常现象吗？`, `是否正常`)
+    r"(?<!恢复)(?<!一切)(?<!时间)(?<!有时)(?<!偶尔)(?<!是否)(?<!正不)"
+    r"正常(?!(?:现象|情况|的)?\s*(?:吗|嘛|么|呢|\?|？))|(?<!重启)(?<!重启后)(?<!重启后才)(?<!重启之后)(?<!重启之后才)恢复正常"
     r"|[预預]期|意料之中|因[为為]|由于|代价"
     # it follows the load (`跟 QPS 曲线完全一致`)
     r"|(?:流量|负载|QPS|请求量)[^。]{0,12}(?:一致|吻合)|随着?(?:流量|负载|QPS|请求量)"

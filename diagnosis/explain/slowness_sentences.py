@@ -114,7 +114,11 @@ _OVER_RUN = re.compile(
     + r"|\bover\s+(?:the\s+)?(?:a\s+few\s+|several\s+|\d+\s+)?(?:hours|days|weeks|week|afternoon"
     r"|run|course)\b|\bafter\s+(?:running|~?\d+\s*h\w*\s+(?:of\s+)?uptime)|\bkeeps?\s+\w+ing\b"
     r"|\buntil\s+(?:we|I|a)\s+(?:restart|redeploy|reboot)\w*|\brestart\w*\s+(?:brings|fixes|helps)"
-    r"|\bafter\s+a\s+restart\b",
+    r"|\bafter\s+a\s+restart\b"
+    # after a stretch of the run (`usually happens after half an hour`, `after 40 minutes`)
+    r"|\bafter\s+(?:about\s+|around\s+|roughly\s+|~)?(?:half\s+an\s+hour|an\s+hour|some\s+time"
+    r"|a\s+(?:few|couple\s+of)\s+(?:minutes|hours)|\d+\s*(?:min(?:ute)?s?|h|hrs?|hours?|days?))\b"
+    r"(?!\s+of\s+(?:load|warm|compil|download|start|boot))",
     re.I,
 )
 """A slowdown told over the run (`keeps dropping after running for a while`, `creeps up over a

@@ -11,8 +11,9 @@ worker, a GPU, a host) to the slow-peer check (one member behind its peers).
 
 Guarantees: only names of a step's time or of work per second are read, never a data-loader's
 time (``data_time``), an ETA, an elapsed or remaining time, a wall clock, a timestamp
-(``time_ms``), a loss or a learning rate; a clock (``Time: 04:24``) is no step time; a line
-costs one search when it holds none of the names' words.
+(``time_ms``), a loss or a learning rate; a clock (``Time: 04:24``) is no step time; a
+server's prefill throughput averaged over an interval follows the prompts that arrived and is
+no speed; a line costs one search when it holds none of the names' words.
 """
 
 from __future__ import annotations
@@ -60,6 +61,13 @@ _UNIT = re.compile(
     r"|images/s)(?![\w/])",
     re.IGNORECASE,
 )
+# a server's prefill throughput averaged over its logging interval (vLLM's `Avg prompt
+# throughput: 7109.8 tokens/s`): it follows the prompts that arrived, 0 when none did
+_ARRIVALS = re.compile(
+    rf"\b(?:avg|average|mean)[ _](?:prompt|prefill)[ _]throughput{_SEP}{_NUM}"
+    r"\s*(?:tokens?|toks?)/s",
+    re.IGNORECASE,
+)
 _WORDS = frozenset(
     {"time", "timing", "sec", "/s", "/it", "/step", "speed", "throughput", "ips", "wps"}
     | {"ups", "tps", "mfu", "flop", "cost", "duration", "latency", "compute", "_ms", "microstep"}
@@ -84,6 +92,8 @@ def work_figures(body: str) -> list[WorkFigure]:
     low = body.lower()
     if not any(word in low for word in _WORDS):
         return []
+    if "prompt" in low or "prefill" in low:
+        body = _ARRIVALS.sub(" ", body)
     found: dict[str, float] = {}
     rates: set[str] = set()
     for m in _NAMED.finditer(body):
