@@ -1,39 +1,63 @@
-"""A line of a document that quotes a message: no event on any node.
+"""A line that describes a message instead of reporting it: no event on any node.
 
-Runbooks, FAQs, knowledge-base articles, READMEs, changelogs, release notes, kernel commits and
+Runbooks, FAQs, knowledge-base articles, READMEs, changelogs, release notes, pull requests and
 code reviews name the messages they are about, often word for word (`Runbook EFA-3: if NCCL
 prints "couldn't get EFA as provider", ...`, `UCX 1.15.0 changelog: Fixed spurious "UCX ERROR
 ... port error"`). A rule that reads the message would report the fault the document describes.
-``quotes_in_document`` tells such a line apart: it names its kind of document at its start (or
-as `<project> README:`), or is a changelog's `Fixed` entry or a commit's subject, and it either
-quotes a message or is a reviewer's comment on a source line.
+``describes_a_message`` tells such a line apart by how it speaks of the message, not by where
+it comes from: as a condition (`if dmesg shows ...`, not `if I run ...`), as something that may
+happen (`may print`, `could fail with`), as a question of its meaning (`What does ... mean`), as
+a symptom or an example (`Symptom -`, `a line like`, `is raised when`), as a fix (`Fixed an issue
+where`, `Fix ...`, `fixed "..."`, `spurious`, `stop printing`, `no longer`), or as a reviewer's
+approval.
 
-Guarantees: a person's report that quotes the error they got (`I get "NCCL error: unhandled
-system error"`) is no document; nor is a log line whose program happens to say `readme` or
-`changelog` later in it: the marker must open the line.
+Guarantees: a line that says the message is live (`now`, `still`, `since 14:35`, `keeps`,
+`again`, `returned`, a time of day) is a report, whatever document it names (`FAQ #4 did not
+help, rank 5 still dies with "..."`, `- Fixed: drained gpu-b07; but gpu-b09 is now logging
+...`); so is one that names no such framing (`Runbook step 3 on gpu-a17 returned: "..."`).
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
-_DOCUMENT = re.compile(
-    r"^\W*(?:runbook|troubleshooting(?:\s+guide)?|faq|kb[-\s]?\d+|knowledge[-\s]?base(?:\s+article)?"
-    r"|release\s+notes|changelog|readme|review\s+comment|documentation|docs)\b"
-    # `<project> README:`, `UCX 1.15.0 changelog:`, `NCCL 2.18.3-1 release notes:`
-    r"|^\s*[\w.+-]+(?:\s+v?\d[\w.+-]*)?\s+(?:readme|changelog|release\s+notes|runbook|faq)\s*:"
-    # a changelog's entry, a kernel commit's subject
-    r"|^\s*[-*]\s+(?:fixed|fix|changed|added|removed)\b:?|^\s*commit\s+[0-9a-f]{7,40}\b",
+_DESCRIBED = re.compile(
+    # a condition on what a tool prints (not the speaker's own run: `if I run ...`)
+    r"\bif\b(?!\s+(?:I|we|you)\b)[^\n]{0,80}?\b(?:prints?|shows?|logs?|says|reports?|returns?"
+    r"|raises?|emits?)\b"
+    r"|\b(?:may|might|can|could)\s+(?:print|show|log|report|say|return|fail\s+with)\b"
+    r"|\bwhat\s+does\b|\bsymptoms?\s*[:-]|\ba\s+line\s+like\b|\breference\s+only\b"
+    r"|\bis\s+(?:raised|printed|logged|shown|emitted)\s+when\b"
+    # a fix: a changelog's or a pull request's
+    r"|^\W*fix(?:ed|es)?\b|\bfixed\s+(?:an?\s+)?(?:issue|bug|crash|spurious|[\"'`“])"
+    r"|\bspurious\b|\bstop(?:s|ped)?\s+printing\b|\bno\s+longer\s+(?:aborts?|fails?|crash\w*|hangs?"
+    r"|prints?)\b"
+    # a reviewer's approval
+    r"|\blooks\s+(?:fine|good)\s+to\s+me\b|\bLGTM\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+_LIVE = re.compile(
+    r"\b(?:now|still|keeps?|kept|again|returned|is\s+logging|started\s+logging)\b"
+    r"|\bsince\s+\d|(?<![\d:])\d{1,2}:\d\d(?![\d:]*\s*(?:of|in)\b)",
     re.IGNORECASE,
 )
-_QUOTED = re.compile(r"\"[^\"\n]{12,}\"|'[^'\n]{12,}'|`[^`\n]{12,}`|“[^”\n]{12,}”")
-_REVIEW = re.compile(r"^\W*review\s+comment\b", re.IGNORECASE)
+_QUOTED = re.compile(r"\"[^\"\n]*\"|'[^'\n]{4,}'|`[^`\n]*`|“[^”\n]*”")
+"""A quoted message (a single quote needs four characters: not `can't`'s)."""
+_WORDS = (
+    *("if", "may", "might", "can", "could", "what", "symptom", "like", "reference", "raised"),
+    *("printed", "logged", "shown", "fix", "spurious", "stop", "no longer", "looks", "lgtm"),
+    "emitted",
+)
+"""The words one of which a described message's line holds (a cheap gate before the search)."""
 
 
-def quotes_in_document(body: str) -> bool:
-    """Whether the line is a document's (module doc) that quotes a message or reviews code."""
-    # (a quote's mark or a review's word first: every line of a flood asks)
-    marked = '"' in body or "'" in body or "`" in body or "“" in body or "eview" in body
-    if not marked or _DOCUMENT.search(body) is None:
+@lru_cache(maxsize=1024)
+def describes_a_message(body: str) -> bool:
+    """Whether the line speaks of a message as a document does, not as a live event (module
+    doc); once a line (a flood repeats its lines)."""
+    low = body.lower()
+    if not any(word in low for word in _WORDS):
         return False
-    return _QUOTED.search(body) is not None or _REVIEW.search(body) is not None
+    # (the quoted message's own words say nothing of whether the line's event is live)
+    return _DESCRIBED.search(body) is not None and _LIVE.search(_QUOTED.sub(" ", body)) is None

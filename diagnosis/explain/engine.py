@@ -37,7 +37,7 @@ from diagnosis.explain import (
     rules_scheduler,
     rules_slowness,
 )
-from diagnosis.explain.documents import quotes_in_document
+from diagnosis.explain.documents import describes_a_message
 from diagnosis.explain.records import Record, records
 from diagnosis.explain.rules import Hit, normalize_pci, rule_set
 from diagnosis.explain.rules_driver import FABRIC_RULE, fabric_field
@@ -203,8 +203,8 @@ def _visit(state: _State, rec: Record) -> None:
     if any(w in low for w in _RESUMED_WORDS) and RESUMED.search(rec.body):
         state.resumed_at = rec.line_no
     exception_line = _skip(state, rec)
-    if exception_line is None or not rec.body.strip() or quotes_in_document(rec.body):
-        return  # (a runbook's or a changelog's quote of a message is no event)
+    if exception_line is None or not rec.body.strip() or describes_a_message(rec.body):
+        return  # (a runbook, a changelog, a review: a message described is no event)
     smi = _SMI_GPU.match(rec.body)
     if smi is not None:
         state.smi_pci = normalize_pci(smi["pci"])

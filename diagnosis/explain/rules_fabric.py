@@ -136,8 +136,9 @@ RULES: tuple[Rule, ...] = (
         "fabric.cuda_not_ready",
         # CUDA's cudaErrorSystemNotReady (802): on an NVSwitch node, the fabric not set up yet
         r"\b(?:Error|error|err(?:or)? code)\s*802\b[^\n]{0,10}?system not yet initiali[sz]ed"
-        r"|\bcudaErrorSystemNotReady\b|\bCUDA_ERROR_SYSTEM_NOT_READY\b",
-        ("802", "systemnotready", "system_not_ready"),
+        r"|\bcudaErrorSystemNotReady\b|\bCUDA_ERROR_SYSTEM_NOT_READY\b"
+        r"|\bCUDA error: system not yet initiali[sz]ed\b|\bcudaGetDeviceCount returned 802\b",
+        ("802", "systemnotready", "system_not_ready", "not yet initiali"),
         "CUDA refuses to start with `system not yet initialized` (802, cudaErrorSystemNotReady): "
         "on an NVSwitch node the fabric is not set up (Fabric Manager not running, not "
         "finished, or its version not the driver's); every GPU of the node is unusable until "

@@ -213,8 +213,14 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "gpu.dcgm_fail",
-        r"\|\s*Fail - GPUs?: (?P<gpu>\d+)",
-        ("fail - gpu",),
+        r"\|\s*Fail - GPUs?: (?P<gpu>\d+)"
+        # a person quoting dcgmi's verdict for a test on every GPU (`only returns "PCIe Fail -
+        # All"`)
+        # (quoted: the table's own row `| PCIe | Fail - All |` is read with its warnings, and on
+        # PCIe cards is DCGM's link-0 false alarm, rules_driver.nvlink.dcgm_link_zero)
+        r"|(?<=[\"'“])(?:PCIe|Memory|Diagnostic|Targeted Stress|Targeted Power|Memory Bandwidth"
+        r"|SM Stress|EUD|Pulse Test|NVBandwidth) Fail - All\b",
+        ("fail - gpu", "fail - all"),
         "A dcgmi diag test failed on a GPU (the test row names it): the GPU, until a rerun "
         "says otherwise.",
         _hw(S.ERROR, A.ISOLATE_GPU, 0.6),

@@ -84,13 +84,14 @@ RULES: tuple[Rule, ...] = (
         # CephFS' session refused or closed by the MDS; GPFS' daemon down or a forced unmount
         r"|\bceph: (?:\[\S+ \d+\]: )?mds\d+ session blocklisted"
         r"|\bmmfs daemon is shutting down abnormally|\bwas forced to unmount\b"
-        r"|\bfs_forced_unmount\b",
+        r"|\bfs_forced_unmount\b|\bGPFS (?:has |was |got )?unmounted\b",
         (
             *("evict", "dirty page discard", "assertion", "lbug", "reconnect", "rejected"),
             *("blocklisted", "expelled", "lost membership", "unmounted by the system"),
             *("disk failure", "diskfail", "file system daemon", "all available routes"),
             *("transport endpoint", "mmfs daemon", "forced to unmount"),
             "fs_forced_unmount",
+            "gpfs",
         ),
         "The node's network or parallel filesystem client lost its server's state (evicted, "
         "expelled, unmounted, a reconnect refused, a FUSE daemon dead): the job's open files "

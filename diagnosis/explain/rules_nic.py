@@ -133,8 +133,9 @@ RULES: tuple[Rule, ...] = (
         "net.gpfs_connections_down",
         # mmhealth's cluster_connections_down event (`Connection to cluster node 10.25.80.143 has
         # all 2 connection(s) down`)
-        r"\bConnection to cluster node \S+ has all \d+ connection\(s\) down\b",
-        ("connection(s) down",),
+        r"\bConnection to cluster node \S+ has "
+        r"(?:all \d+ connection\(s\) down|\d+ bad connection\(s\))",
+        ("connection(s) down", "bad connection(s)"),
         "Spectrum Scale (GPFS) lost every connection to another node of its cluster: the "
         "network between the two is down or partitioned; file I/O through that node stalls.",
         _nic(S.ERROR, A.CHECK_NETWORK, 0.55),
@@ -145,7 +146,8 @@ RULES: tuple[Rule, ...] = (
         # no answer (`ibwarn: [1203] query_and_dump: PortXmitDiscardDetails query failed on
         # HOST, Lid 1051 port 1`)
         r"\bibwarn: \[\d+\] \w+: [^\n]{0,80}?\bquery failed\b|\bibwarn: \[\d+\] \w+: "
-        r"(?:smp|perf|mad)_?\w* (?:query )?(?:failed|timeout)\b",
+        r"(?:smp|perf|mad)_?\w* (?:query )?(?:failed|timeout)\b"
+        r"|\bibwarn: \[\d+\] (?:mad_rpc: )?_do_madrpc(?: failed|: recv failed)",
         ("ibwarn",),
         "An InfiniBand tool's management query to a port got no answer (MAD timeout): the port, "
         "its link or the switch path to it is down or dropping management packets.",
@@ -444,7 +446,12 @@ RULES: tuple[Rule, ...] = (
         r"|\b(?:ibv|rdma)_\w+: (?:Invalid argument|Cannot allocate memory)"
         # UCX's `ibv_create_cq(cqe=4096) failed: <errno>`, Open MPI's openib BTL posting a work
         # request (`error posting send request error 12: ...`)
-        r"|\bibv_\w+\([^)\n]*\) failed: [A-Z]"
+        r"|\bibv_\w+\([^)\n]*\) failed ?: [A-Z]"
+        # a queue pair that would not move to its next state, Open MPI's help text on one
+        # that could not be made (`Failed to modify UD QP to INIT on mlx5_0: Operation not
+        # permitted`, `Failed to create a queue pair (QP):`)
+        r"|\bFailed to modify (?:UD |RC |DC |UC )?QP to (?:INIT|RTR|RTS)\b"
+        r"|^\s*Failed to create a queue pair \(QP\):?"
         # a program's own report of a verbs call and its errno (`ibv_post_send failed: File
         # name too long (errno: 36), retry 7/7`)
         r"|\bibv_\w+ failed(?: after \d+ retries)?: [A-Z][^\n(]*\(errno:? ?\d+\)"
@@ -452,7 +459,9 @@ RULES: tuple[Rule, ...] = (
         r"|\bibv_\w+ failed with errno \d+"
         # UCX creating a queue pair (`mlx5dv_devx_obj_create(QP) failed, syndrome 0: Cannot
         # allocate memory`, `failed to create UD QP TX wr:256 ...: Cannot allocate memory`)
-        r"|\bmlx5dv_\w+\([^)\n]*\) failed\b|\bUCX\s+ERROR\b[^\n]*\bfailed to create (?:\w+ )?QP\b"
+        # (not at UCX's DIAG or DEBUG level: a probe it falls back from, DEVX off in a pod)
+        r"|(?<!DIAG )(?<!DEBUG )\bmlx5dv_\w+\([^)\n]*\) failed\b"
+        r"|\bUCX\s+ERROR\b[^\n]*\bfailed to create (?:\w+ )?QP\b"
         r"|\berror posting (?:send|receive|recv) request error \d+"
         r"|\berror polling [LH]P CQ with -?\d+ errno says\b|\bcannot resize completion queue, error"
         r"|failed on ibv_cmd_\w+|\bumem get failed|Failed to register memory \S+: Bad address"
@@ -466,6 +475,7 @@ RULES: tuple[Rule, ...] = (
             "cannot resize completion queue",
             "mlx5dv_",
             "failed to create",
+            "failed to modify",
             "umem get failed",
             "failed to register memory",
             "nvidia_p2p_get_pages",

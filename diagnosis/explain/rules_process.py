@@ -253,7 +253,10 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "process.sigbus",
-        _signal(7, "SIGBUS") + r"|\d+ bus error\s+\S",
+        _signal(7, "SIGBUS") + r"|\d+ bus error\s+\S"
+        # UCX's and others' crash handlers (`Caught signal 7 (Bus error: nonexistent physical
+        # address)`)
+        r"|\bCaught signal 7 \(Bus error\b",
         (*_NEEDLES, "bus error", "sigbus"),
         "A rank died of SIGBUS: a memory mapping could not be backed, in training almost always "
         "DataLoader shared memory (/dev/shm too small in a container). Raised when a shared-"

@@ -93,12 +93,15 @@ OWN_CHANGE = re.compile(
 ``enabling gradient checkpointing made each step slower``): the cause is said, even in a
 question."""
 BACK_TO = re.compile(
-    r"(?:\b(?:were|was|is|are|went|came|comes|goes|got|gets|(?:we|it|they)['’]re)\s+|(?:^|[.!?;]\s*))"
-    r"back\s+(?:up\s+|down\s+)?(?:to|at)\s+(?:(?P<usual>the\s+usual|its\s+usual)"
+    r"(?:(?:\b(?:were|was|is|are|went|came|comes|goes|got|gets|(?:we|it|they)['’]re)\s+|(?:^|[.!?;]\s*))"
+    r"back|\breturned)\s+(?:up\s+|down\s+)?(?:to|at)\s+(?:(?P<usual>the\s+usual|its\s+usual)"
     r"|[~≈]?(?P<figure>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![.\d]*\.\d))"
     r"(?![^.\n]{0,30}?\b(?:after|until|once|when|with)\s+(?:a\s+|we\s+|I\s+|the\s+)?(?:restart"
     r"|reboot|redeploy|re-?launch)\w*)(?![^.\n]{0,40}?\b(?:for\s+a\s+while|briefly|then|again"
-    r"|before)\b)",
+    r"|before)\b)"
+    # a return only where the speaker moved the job (`only when I resumed ... on a different
+    # node`), or a relapse later in the sentence (`..., but by 02:40 it was down at 210`)
+    r"(?![^.\n]{0,20}?\bonly\s+(?:when|after|once|if)\b)(?![^.\n]*\bbut\b)",
     re.IGNORECASE | re.MULTILINE,
 )
 """A speed said to be back to its usual figure by itself (`went back to 37.28`, `Back to 37.28
@@ -130,7 +133,8 @@ _FROM_FIGURE = re.compile(
 """The figure a change started from (`fell from 5200 to 3100`)."""
 _STOPPED_FIRST = re.compile(
     r"\b(?:once|when|after|if|since|upon)\s+(?:(?:i|we|you|they)\s+(?:\w+\s+)?)?(?:a\s+|the\s+)?"
-    r"(?:stop\w*|kill\w*|clos\w*|paus\w*|restart\w*|reboot\w*|re-?launch\w*)\b[^.!?\n]*$",
+    r"(?:stop\w*|kill\w*|clos\w*|paus\w*|restart\w*|reboot\w*|re-?launch\w*|cordon\w*|drain\w*"
+    r"|resum\w*|mov\w*|reschedul\w*|replac\w*|swap\w*|exclud\w*)\b[^.!?\n]*$",
     re.IGNORECASE,
 )
 """A return the speaker brought about (`once i stopped training, ... is back to 0.2s`, `After a
@@ -320,6 +324,15 @@ def _sentence_end(line: str, at: int) -> int:
     """Return where the sentence holding `at` ends (its stop included), or the line's end."""
     end = _SENTENCE_END.search(line, at)
     return end.end() if end else len(line)
+
+
+def fell(rates: list[float]) -> bool:
+    """Return whether the last of the quoted rates is RATE_DROP_PCT below the highest one
+    before it."""
+    if len(rates) < 2:
+        return False
+    best = max(rates[:-1])
+    return best > 0 and rates[-1] <= (1 - RATE_DROP_PCT / 100) * best
 
 
 def _rate_fell(m: re.Match[str]) -> Verdict | None:

@@ -60,7 +60,10 @@ _DENIED_ZH = re.compile(r"(?:不|没|没有|未|无|并非)\w{0,3}$")
 _EXPLAINED_ZH = re.compile(
     # (a question whether it is normal asks, it explains nothing: `这是正常现象吗？`, `是否正常`)
     r"(?<!恢复)(?<!一切)(?<!时间)(?<!有时)(?<!偶尔)(?<!是否)(?<!正不)"
-    r"正常(?!(?:现象|情况|的)?\s*(?:吗|嘛|么|呢|\?|？))|(?<!重启)(?<!重启后)(?<!重启后才)(?<!重启之后)(?<!重启之后才)恢复正常"
+    r"正常(?!(?:现象|情况|的)?\s*(?:吗|嘛|么|呢|不|\?|？))|"
+    # the speaker's own change (`我把 batch size 从 32 改成 128`, `开了 gradient checkpointing`)
+    r"(?:我|我们)(?:把|将)[^。！？]{0,40}(?:改|调|换|加大|增大|设)|开(?:了|启了?)\s*[^。！？]{0,12}"
+    r"(?:checkpointing|重计算)|(?<!重启)(?<!重启后)(?<!重启后才)(?<!重启之后)(?<!重启之后才)恢复正常"
     r"|[预預]期|意料之中|因[为為]|由于|代价"
     # it follows the load (`跟 QPS 曲线完全一致`)
     r"|(?:流量|负载|QPS|请求量)[^。]{0,12}(?:一致|吻合)|随着?(?:流量|负载|QPS|请求量)"
@@ -84,7 +87,7 @@ _SUBJECT_KO = re.compile(
     r"학습|훈련|속도|GPU|에폭|epoch|step|스텝|이터레이션|노드|카드|해시\s*레이트|채굴", re.I
 )
 _DENIED_KO = re.compile(r"(?:안|않|없|아니)\w{0,2}\s*$")
-_EXPLAINED_KO = re.compile(r"정상|예상|때문")
+_EXPLAINED_KO = re.compile(r"정상(?!인가요|인가|일까요|입니까|이에요\?)|예상|때문")
 _NOT_TRAINING_KO = re.compile(r"추론|다운로드|컴파일")
 
 
@@ -98,7 +101,9 @@ _SUBJECT_JA = re.compile(
     re.I,
 )
 _DENIED_JA = re.compile(r"(?!)")  # Japanese denies after the verb (遅くならない)
-_EXPLAINED_JA = re.compile(r"想定|予想|正常|仕様|期待通り|すると|場合|トレードオフ")
+_EXPLAINED_JA = re.compile(
+    r"想定|予想|正常(?!でしょうか|ですか|なのでしょうか|なのか)|仕様|期待通り|すると|場合|トレードオフ"
+)
 _NOT_TRAINING_JA = re.compile(r"推論|ダウンロード|コンパイル")
 
 

@@ -117,7 +117,7 @@ _OVER_RUN = re.compile(
     r"|\bafter\s+a\s+restart\b"
     # after a stretch of the run (`usually happens after half an hour`, `after 40 minutes`)
     r"|\bafter\s+(?:about\s+|around\s+|roughly\s+|~)?(?:half\s+an\s+hour|an\s+hour|some\s+time"
-    r"|a\s+(?:few|couple\s+of)\s+(?:minutes|hours)|\d+\s*(?:min(?:ute)?s?|h|hrs?|hours?|days?))\b"
+    r"|a\s+(?:few|couple\s+of)\s+hours|\d+(?:\.\d+)?\s*(?:h|hrs?|hours?|days?))\b"
     r"(?!\s+of\s+(?:load|warm|compil|download|start|boot))",
     re.I,
 )

@@ -34,6 +34,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from diagnosis.catalog import Verdict
+from diagnosis.explain.explained import explained
 from diagnosis.explain.listings import ListingReader
 from diagnosis.explain.peers import (
     LINE_GROUP,
@@ -58,8 +59,9 @@ from diagnosis.explain.progress import (
     step_seconds,
     workload_changed,
 )
+from diagnosis.explain.quantities import quoted_rates
 from diagnosis.explain.records import Record, is_prose
-from diagnosis.explain.rules_slowdown import SLOWED, quoted_step_times, rose
+from diagnosis.explain.rules_slowdown import SLOWED, fell, quoted_step_times, rose
 from diagnosis.explain.tables import TableReader
 from diagnosis.explain.training import (
     SLOWDOWN,
@@ -96,6 +98,17 @@ _FIGURES = re.compile(r"\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 _WORK = "work:"
 """The prefix of a stream of work_figures' times (a name that may be an elapsed clock)."""
 _WORK_RATE = "work-rate:"
+_FELL = re.compile(
+    r"\b(?:drops?|dropped|fell|falls|fallen|decreas\w*|declin\w*|(?:goes|went)\s+down|degrad\w*)\b",
+    re.IGNORECASE,
+)
+"""A person's words that a rate fell (the rates of a report over its lines are read with one)."""
+_OVER_TIME = re.compile(
+    r"\b(?:after|before|now|since|later|then|used\s+to|previously|at\s+first|initially|"
+    r"originally|hours?|days?|weeks?|yesterday|today|this\s+morning)\b",
+    re.IGNORECASE,
+)
+"""Words of time in such a report: a fall over time, not two setups side by side."""
 """The prefix of a stream of work_figures' rates (read as their inverse: never a clock)."""
 
 Stream = tuple[str | None, int | None, int | None]
@@ -133,6 +146,11 @@ class SpeedReader:
     clocked: dict[tuple[object, ...], list[tuple[float, int, Record]]] = field(default_factory=dict)
     quoted: list[tuple[float, Record]] = field(default_factory=list)
     quoted_change: bool = False
+    # a person's rates, one or more a line, and whether a line says one fell or explains it
+    rates: list[tuple[float, Record]] = field(default_factory=list)
+    rates_fell: bool = False
+    rates_explained: bool = False
+    rates_timed: bool = False
     rate_table: int = 0  # the HASHRATE REPORT table read now (peers.table_rates); 0: none
     rate_tables: int = 0  # tables seen: each is its own peer group
     step_run: tuple[str, int] = ("", -1)  # the last step line's group key, and its position
@@ -182,10 +200,18 @@ class SpeedReader:
         self._rate_table(rec)
         self.tables.feed(rec.body, rec)
         self.listings.feed(rec.body, rec)
-        quoted = quoted_step_times(rec.body) if is_prose(rec.body) else None
+        prose = is_prose(rec.body)
+        quoted = quoted_step_times(rec.body) if prose else None
         if quoted is not None:
             self.quoted.extend((seconds, rec) for seconds in quoted[0])
             self.quoted_change = self.quoted_change or quoted[1]
+        rates = quoted_rates(rec.body) if prose else []
+        if rates:
+            self.rates.extend((rate, rec) for rate in rates)
+            self.rates_fell = self.rates_fell or _FELL.search(rec.body) is not None
+            self.rates_timed = self.rates_timed or _OVER_TIME.search(rec.body) is not None
+        if prose and (rates or self.rates):
+            self.rates_explained = self.rates_explained or explained(rec.body)
 
     def _work(self, rec: Record) -> bool:
         """Feed a line's named figures of work (work_figures) to the progress stream of its
@@ -303,6 +329,13 @@ class SpeedReader:
         spread = len({id(rec) for _, rec in self.quoted}) > 1
         if spread and self.quoted_change and rose(times):
             yield "slowdown.step_time_rose", SLOWED, self.quoted[-1][1], SLOWED.confidence
+        # a person's rates over lines (`before upgrade i had a consistent 62 MH/s` ... `drops to
+        # ... like 25 MH/s`): the last one fallen RATE_DROP_PCT below the best before it
+        figures = [rate for rate, _ in self.rates]
+        spread = len({id(rec) for _, rec in self.rates}) > 1
+        told = self.rates_fell and self.rates_timed and not self.rates_explained
+        if spread and told and fell(figures):
+            yield "slowdown.rate_fell", SLOWED, self.rates[-1][1], SLOWED.confidence
 
 
 def _slowed(steps: list[tuple[float, Record]], may_be_clock: bool) -> Iterator[SpeedFinding]:

@@ -1,11 +1,12 @@
-"""A document's line that quotes a message is no event (diagnosis/explain/documents.py); a
-person's report that quotes the error they got, or a log line, still is."""
+"""A line that describes a message (a runbook's condition, a symptom, a changelog's fix, a
+question of its meaning) is no event (diagnosis/explain/documents.py); a person's report that
+quotes the error they got, a log line, and any line that says the event is live, still are."""
 
 from __future__ import annotations
 
 import pytest
 
-from diagnosis.explain.documents import quotes_in_document
+from diagnosis.explain.documents import describes_a_message
 from tests.explain_helpers import alarms
 
 
@@ -24,7 +25,7 @@ from tests.explain_helpers import alarms
     ],
 )
 def test_a_documents_quote_is_no_event(line: str) -> None:
-    assert quotes_in_document(line)
+    assert describes_a_message(line)
     assert alarms(line) == [], line
 
 
@@ -39,7 +40,7 @@ def test_a_documents_quote_is_no_event(line: str) -> None:
     ],
 )
 def test_a_report_or_a_log_line_is_no_document(line: str) -> None:
-    assert not quotes_in_document(line)
+    assert not describes_a_message(line)
 
 
 def test_a_runbooks_quote_does_not_hide_the_log_pasted_under_it() -> None:
@@ -49,3 +50,24 @@ def test_a_runbooks_quote_does_not_hide_the_log_pasted_under_it() -> None:
         "NCCL WARN NET/OFI Couldn't find any optimal provider"
     )
     assert alarms(text) == ["nic.efa_provider_missing"]
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        # a document's name opens the line, but the event is live (review34)
+        (
+            "- Fixed: drained gpu-b07 at 14:20; but gpu-b09 is now logging 'NVRM: Xid "
+            "(PCI:0000:ca:00): 79, pid=2231, GPU has fallen off the bus.' since 14:35",
+            "gpu.xid",
+        ),
+        (
+            'FAQ #4 (recreate the pod) did not help, rank 5 still dies with "NCCL WARN NET/IB : '
+            "Got completion from peer 10.0.3.14<50213> with status=12 opcode=0 len=0 vendor err "
+            '129 (Recv)" after ~20 min.',
+            "nccl.ib_completion_error",
+        ),
+    ],
+)
+def test_a_live_event_in_a_documents_words_is_read(text: str, rule: str) -> None:
+    assert alarms(text)[:1] == [rule], text

@@ -34,7 +34,6 @@ _LIMITS_BY_REASON = {
     "a bottleneck with its own cause in words (an NFS server's iowait, HW Slowdown): left "
     "silent, no rule reads the cause from the sentence": ("r28-037", "r28-038"),
     "two ranks' watchdog timeouts at one sequence number with other operations": ("r28-047",),
-    "a message quoted as fixed": ("r28-048",),
 }
 KNOWN_LIMITS = {i for ids in _LIMITS_BY_REASON.values() for i in ids}
 

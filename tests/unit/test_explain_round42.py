@@ -68,8 +68,30 @@ def test_look_alikes_stay_silent(text: str) -> None:
     [
         "I am experiencing inference speed slowdown when running our scripts. The slowdown "
         "usually happens after half an hour.",
-        "Inference gets slower after 40 minutes of serving.",
+        "Inference gets slower after 2 hours of serving.",
     ],
 )
 def test_a_slowdown_after_a_stretch_of_the_run_is_read(text: str) -> None:
     assert alarms(text) == ["straggler.slowness_in_words"]
+
+
+def test_a_persons_rates_over_lines_that_fell_are_read() -> None:
+    # an earlier round's development miss: the rate before on one line, after on the next
+    assert first(corpus_text("fresh_50", "0001"))[:2] == (
+        Category.STRAGGLER,
+        "slowdown.rate_fell",
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # two setups over two lines, no time between them; a fall the speaker explains
+        "On Windows I get 62 MH/s with this card and driver.\n"
+        "On Linux it drops to 25 MH/s with the same card.",
+        "Yesterday the rig did 62 MH/s on every card.\n"
+        "Today it dropped to 25 MH/s because we switched to dual mining, as expected.",
+    ],
+)
+def test_rates_over_lines_without_a_fall_in_time_stay_silent(text: str) -> None:
+    assert alarms(text) == [], text

@@ -54,11 +54,12 @@ KNOWN_LIMITS = {
     "r19-075": "iostat's table: a write await of 862 ms on one device",
     "r19-088": "a Vietnamese report of packet loss",
     "r19-092": "the one rank that waits least in the barrier is the slow one",
-    "r19-099": "a question whether GPUDirect is faster or slower, read as a slowdown in words",
     "r19-104": "a StatefulSet's pods, the slow one on its own line and the rest as a range",
     "r19-108": "dcgmi health's NVLink CRC errors past a threshold, wrapped over lines",
     "r19-115": "tokens per day, this week against last week (`35B ... vs 41B`)",
     "r20-003": "sar's EDEV table: receive errors per second on one interface",
+    "r20-023": "a runbook's heading names Xid 79 (`fallen off the bus`): a heading says nothing of "
+    "a condition, a symptom or a fix, so it is read as the event",
     "r20-016": "scontrol's RUNNING state and a dmesg clean: the stop is in the next lines' words",
     "r20-017": "French `le rang 14 arrive ... 200 ms après les autres`: a member's lag in words",
     "r20-026": "MFU below its SLO target: a target missed reads as setups compared",
