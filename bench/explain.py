@@ -261,11 +261,16 @@ def main(argv: list[str] | None = None) -> int:
         for row in rows:
             if not row["ok"] and args.misses in ("all", row["split"]):
                 print(json.dumps(row), file=sys.stderr)
+    publish(result, None if args.no_write else RESULTS)
+    return 0
+
+
+def publish(result: dict[str, Any], path: Path | None) -> None:
+    """Print the result document, and write it to `path` unless None."""
     text = json.dumps(result, indent=2)
     print(text)
-    if not args.no_write:
-        RESULTS.write_text(text + "\n", encoding="utf-8")
-    return 0
+    if path is not None:
+        path.write_text(text + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.explain import ROOT, Record, correct, load, split_of, verdict
+from bench.explain import ROOT, Record, correct, load, publish, split_of, verdict
 
 REVIEWS = ROOT / "tests" / "fixtures" / "explain_review"
 RESULTS = ROOT / "bench" / "results" / "explain_learned.json"
@@ -172,10 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-write", action="store_true", help="do not write the results file")
     args = parser.parse_args(argv)
-    text = json.dumps(run(), indent=2)
-    print(text)
-    if not args.no_write:
-        RESULTS.write_text(text + "\n", encoding="utf-8")
+    publish(run(), None if args.no_write else RESULTS)
     return 0
 
 

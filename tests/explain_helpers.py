@@ -29,6 +29,12 @@ def first(text: str) -> tuple[Category, str, ComponentKind | None] | None:
     return (found[0].category, found[0].rule, found[0].component) if found else None
 
 
+def record_read_as(batch: str, number: str) -> tuple[Category, str] | None:
+    """Return the category and rule of the first finding of record `<batch>-<number>`, or None."""
+    found = first(corpus_text(batch, number))
+    return found[:2] if found else None
+
+
 def alarms(text: str) -> list[str]:
     """Return the rules of findings at warning or worse."""
     return [f.rule for f in explain(text) if f.severity != Severity.INFO]

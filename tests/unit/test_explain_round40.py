@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from diagnosis.model import Category
-from tests.explain_helpers import alarms, corpus_text, first
+from tests.explain_helpers import alarms, corpus_text, record_read_as
 
 
 @pytest.mark.parametrize(
@@ -33,9 +33,7 @@ from tests.explain_helpers import alarms, corpus_text, first
 def test_each_class_of_the_rounds_is_read(
     batch: str, number: str, category: Category, rule: str
 ) -> None:
-    found = first(corpus_text(batch, number))
-    assert found is not None
-    assert found[:2] == (category, rule)
+    assert record_read_as(batch, number) == (category, rule)
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ import pytest
 
 from diagnosis.explain.work_figures import work_figures
 from diagnosis.model import Category
-from tests.explain_helpers import alarms, corpus_text, first
+from tests.explain_helpers import alarms, corpus_text, record_read_as
 
 
 @pytest.mark.parametrize(
@@ -31,9 +31,7 @@ from tests.explain_helpers import alarms, corpus_text, first
 def test_each_class_of_the_round_is_read(
     batch: str, number: str, category: Category, rule: str
 ) -> None:
-    found = first(corpus_text(batch, number))
-    assert found is not None
-    assert found[:2] == (category, rule)
+    assert record_read_as(batch, number) == (category, rule)
 
 
 def test_a_servers_prefill_throughput_is_no_speed() -> None:
@@ -77,10 +75,7 @@ def test_a_slowdown_after_a_stretch_of_the_run_is_read(text: str) -> None:
 
 def test_a_persons_rates_over_lines_that_fell_are_read() -> None:
     # an earlier round's development miss: the rate before on one line, after on the next
-    assert first(corpus_text("fresh_50", "0001"))[:2] == (
-        Category.STRAGGLER,
-        "slowdown.rate_fell",
-    )
+    assert record_read_as("fresh_50", "0001") == (Category.STRAGGLER, "slowdown.rate_fell")
 
 
 @pytest.mark.parametrize(

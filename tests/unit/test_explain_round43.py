@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from diagnosis.model import Category
-from tests.explain_helpers import alarms, corpus_text, first
+from tests.explain_helpers import alarms, record_read_as
 
 
 @pytest.mark.parametrize(
@@ -25,9 +25,7 @@ from tests.explain_helpers import alarms, corpus_text, first
     ],
 )
 def test_each_class_of_the_round_is_read(number: str, category: Category, rule: str) -> None:
-    found = first(corpus_text("fresh_53", number))
-    assert found is not None
-    assert found[:2] == (category, rule)
+    assert record_read_as("fresh_53", number) == (category, rule)
 
 
 @pytest.mark.parametrize(
