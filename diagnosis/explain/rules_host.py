@@ -406,7 +406,7 @@ KERNEL_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "host.nfs",
-        r"nfs: server \S+ not responding",
+        r"nfs: server (\S+) not responding(?![^\n]*\bnfs: server \1 OK\b)",
         ("not responding",),
         "The NFS server stopped answering: every rank reading or checkpointing through it stalls.",
         _storage(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.7),

@@ -84,7 +84,8 @@ RULES: tuple[Rule, ...] = (
         # CephFS' session refused or closed by the MDS; GPFS' daemon down or a forced unmount
         r"|\bceph: (?:\[\S+ \d+\]: )?mds\d+ session blocklisted"
         r"|\bmmfs daemon is shutting down abnormally|\bwas forced to unmount\b"
-        r"|\bfs_forced_unmount\b|\bGPFS (?:has |was |got )?unmounted\b",
+        r"|\bfs_forced_unmount\b|\bGPFS (?:has |was |got )?unmounted\b"
+        r"|\bFILESYSTEM\s+FAILED\b[^\n]*\b(?:stale_mount|fs_unmounted)\(",
         (
             *("evict", "dirty page discard", "assertion", "lbug", "reconnect", "rejected"),
             *("blocklisted", "expelled", "lost membership", "unmounted by the system"),
@@ -92,6 +93,7 @@ RULES: tuple[Rule, ...] = (
             *("transport endpoint", "mmfs daemon", "forced to unmount"),
             "fs_forced_unmount",
             "gpfs",
+            "filesystem",
         ),
         "The node's network or parallel filesystem client lost its server's state (evicted, "
         "expelled, unmounted, a reconnect refused, a FUSE daemon dead): the job's open files "
@@ -132,7 +134,12 @@ RULES: tuple[Rule, ...] = (
         r"|### lock timed out .* entering recovery"
         r"|\bceph: (?:\[\S+ \d+\]: )?mds\d+ (?:caps (?:went |still )?stale|hung"
         r"|closed our session)\b"
-        r"|Communication error: Node: |Retrying communication with (?:metadata )?node"
+        r"|Communication error: (?:Node: |Receive timed out from: )"
+        r"|Retrying communication with (?:metadata )?node"
+        # beegfs-ctl --listtargets --state: a target offline or probably so
+        r"|^\s*\d+\s+(?:Probably-offline|Offline)\s+(?:Good|Needs-resync|Bad)\b"
+        # ceph health detail: clients that hold capabilities, an MDS's slow requests
+        r"|\[WRN\] MDS_(?:SLOW_REQUEST|CLIENT_LATE_RELEASE|SLOW_METADATA_IO|CLIENT_RECALL)\b"
         r"|lease renewal is overdue|Disk lease period expired"
         # libceph's requests to an OSD that time out, an OSD marked down, a socket to the MDS
         # that failed; BeeGFS' messaging that cannot reach a server
@@ -140,10 +147,19 @@ RULES: tuple[Rule, ...] = (
         r"|mds\d+ \S+ socket error|mon\d+ \S+ connect error|connect \S+ error -\d+)"
         r"|\bMessaging \(RPC\): Unable to connect to\b"
         # any other LustreError (the caller's own are netfs.caller_error's)
-        r"|\bLustreError: \S",
+        r"|\bLustreError: \S"
+        # a node's mount that hangs until its timeout (cluster-toolkit's `mount of path '/home'
+        # failed: ... Command '['mount', '/home']' timed out after 120 seconds`)
+        r"|\bmount of path '\S+' failed\b[^\n]*\btimed out\b"
+        r"|\bCommand '\['mount',[^\n]{0,80}\] timed out after \d+ seconds"
+        # a person's word for the server itself gone (not `back up`, not denied)
+        r"|(?<!not )(?<!never )\bNFS server(?: VM)?\b[^.\n]{0,40}?(?<!not )(?<!n't )(?<!never )"
+        r"\b(?:go(?:es)? down|went down|is down|keeps? (?:crashing|going down)|crashe[sd]"
+        r"|hangs|hung|(?:is|became|becomes) unreachable)\b",
         (
             *("connection to", "timed out", "lock timed out", "stale", "hung", "communication"),
             *("lease", "lustreerror", "libceph", "messaging (rpc)", "closed our session"),
+            *("mount of path", "['mount',", "nfs server", "offline", "mds_"),
         ),
         "The filesystem client is waiting for its server (a lost connection, a request or "
         "lock timed out, stale capabilities, retries): I/O stalls until it recovers; a fault "

@@ -141,6 +141,17 @@ RULES: tuple[Rule, ...] = (
         _nic(S.ERROR, A.CHECK_NETWORK, 0.55),
     ),
     rule(
+        "rdma.port_not_active",
+        # ibstatus: a port whose link trained but that the subnet manager never made active
+        # (`state: 2: INIT` beside `phys state: 5: LinkUp`); ibdiagnet's errors (`-E- lid=...`)
+        r"^\s*state:\s+2: INIT\b|^\s*-E-\s+(?:lid=0x[0-9a-f]+\s+dev=\d+|Link|Port\b|PM\b)",
+        ("init", "-e-"),
+        "An InfiniBand port stuck in INIT (the link is up but no subnet manager made it "
+        "active), or ibdiagnet reporting an error on a port or link: the fabric, not the job.",
+        _nic(S.WARNING, A.CHECK_NETWORK, 0.45),
+        flags=re.MULTILINE,
+    ),
+    rule(
         "rdma.mad_query_failed",
         # infiniband-diags (ibqueryerrors, perfquery, smpquery): a port's management query got
         # no answer (`ibwarn: [1203] query_and_dump: PortXmitDiscardDetails query failed on

@@ -309,7 +309,9 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "storage.nfs",
-        r"nfs: server \S+ not responding|lockd: server \S+ not responding"
+        # (not with its `OK` on the same line: a question quoting a hiccup that ended)
+        r"nfs: server (?P<srv>\S+) not responding(?![^\n]*\bnfs: server (?P=srv) OK\b)"
+        r"|lockd: server \S+ not responding"
         r"|RPC:\s+\d+ call_timeout|\bnfs_file_fsync\b|\bnfs4?_\w*wait\w*\+0x"
         r"|\bSM_(?:UN)?MON\b[^\n]{0,40}?\bfail\w*|\blockd:\s+cannot\s+monitor\b"
         # any RPC program's server not answering (nfs, lockd, statd, rpcbind, nfsacl), the

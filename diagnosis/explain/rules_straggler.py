@@ -348,11 +348,15 @@ FIGURE_RULES: tuple[Rule, ...] = (
         r"|\bone\s+of\s+(?:the|my|our)\s+(?:[\w-]+\s+){0,2}?"
         rf"{_CARDS}(?:\s+(?:on|in)\s+[\w-]+)?\s+(?:is|stays|remains|shows|has|sits)\s+"
         r"(?:always\s+|constantly\s+)?(?:at\s+)?0\s*%\s+(?:utili[sz]\w*|usage|util|load)\b"
+        # `sometimes one or two GPUs' util will be 0 (for a long time)`
+        r"|\b(?:one|1)(?:\s+or\s+(?:two|2))?\s+(?:of\s+the\s+)?(?:GPUs?|cards?)(?:'s?|’s?)?\s+"
+        r"(?:util\w*|usage|load)\s+(?:will\s+be|is|stays|drops\s+to|goes\s+to)\s+(?:at\s+)?0\b"
+        r"(?!\.\d)"
         # `1 gpu sometime use 100% its ult while others is waiting with 0%`
         r"|\b(?:one|1)\s+(?:GPU|card|device)\b[^.\n%]{0,40}?\b(?:100|9\d)\s*%[^.\n]{0,30}?"
         r"\bwhile\s+(?:the\s+)?(?:others?|rest)\b[^.\n%]{0,30}?\b(?:wait\w*|idle)\b"
         r"[^.\n%]{0,20}?(?<![\d.])0\s*%",
-        ("one of", "1 gpu", "one gpu", "1 card", "one card", "1 device", "one device"),
+        ("one of", "1 gpu", "one gpu", "1 card", "one card", "1 device", "one device", "or two"),
         "One GPU of a multi-GPU job idle while the others work, or busy while the others wait "
         "at 0 %: in a synchronous job the others wait on the busy one, or the idle one holds "
         "back its share; a sentence that explains it (a warm-up, the speaker's own setting) is "
