@@ -8,7 +8,7 @@ the event is live (documents.describes_a_message); came_back learned `returned t
 only where the speaker moved the job, and a relapse after `but`; questions whether a slowdown
 is normal in Japanese, Korean and `正常不`; CUDA's not-ready in deviceQuery's and PyTorch's
 words; GPFS' bad connections; the MAD RPC that failed; UCX's DIAG level; Japanese
-`速度が徐々に低下`. 43/50 after them; these are left, listed by their reason:
+`速度が徐々に低下`. 44/50 after them; these are left, listed by their reason:
 """
 
 from __future__ import annotations
