@@ -41,6 +41,7 @@ from diagnosis.explain.quantities import (
     OTHER_QUANTITIES,
     RATE_UNIT,
     UNIT,
+    amount_of,
     figures,
     quoted_rates,
     value,
@@ -170,7 +171,7 @@ def came_back(text: str) -> bool:
 
 def _near(figure: str, said: str) -> bool:
     """Whether two figures agree within a tenth of the one said before."""
-    back, before = float(figure.replace(",", "")), float(said.replace(",", ""))
+    back, before = amount_of(figure), amount_of(said)
     return before > 0 and abs(back - before) <= 0.1 * before
 
 
@@ -347,10 +348,7 @@ def _rate_fell(m: re.Match[str]) -> Verdict | None:
     rates = _rates(m.string[: _sentence_end(m.string, m.end())])
     if len(rates) < 2:
         rates = _rates(m.string)
-    if len(rates) < 2:
-        return None
-    best = max(rates[:-1])
-    return SLOWED if best > 0 and rates[-1] <= (1 - RATE_DROP_PCT / 100) * best else None
+    return SLOWED if fell(rates) else None
 
 
 def _barely(times: list[float]) -> bool:
