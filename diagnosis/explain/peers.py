@@ -19,9 +19,14 @@ each epoch) is not a peer.
 Several devices' rates on one line (Claymore's ``ETH: GPU0 13.875 Mh/s, GPU1 26.397 Mh/s, GPU2
 26.743 Mh/s``) are a group of their own: ``MIN_LINE_PEERS`` of them suffice (``line_rates``).
 
+The same line printed again (a miner's report every 10 s) shows whether one device stays
+behind: the slowest of every report, below ``STEADY_SLOW_RATIO`` of the others while they agree
+with each other (``steady_slow_peer``), is slow though within 30 % of them.
+
 Guarantees: a group needs ``MIN_PEERS`` distinct devices (``MIN_STEP_PEERS`` workers of one
 step, ``MIN_LINE_PEERS`` devices of one line), so one or two lines never alarm; equal or
-jittering healthy rates (within 30 % of the median) never alarm.
+jittering healthy rates (within 30 % of the median in one report, within 10 % or changing
+places over reports) never alarm.
 """
 
 from __future__ import annotations
@@ -155,6 +160,32 @@ def line_rates(body: str) -> list[tuple[str, float]]:
         return []
     found = [(m["dev"], float(m["value"])) for m in _LINE_RATE.finditer(body)]
     return found if len({device for device, _ in found}) >= MIN_LINE_PEERS else []
+
+
+STEADY_SLOW_RATIO = 0.9
+"""A device below this share of its peers' median in every report of a line's shape is slow
+though it is above SLOW_PEER_RATIO, where the peers agree within ``STEADY_SPREAD``."""
+STEADY_SPREAD = 0.05
+
+
+def steady_slow_peer(reports: Sequence[Sequence[tuple[str, float]]]) -> bool:
+    """Return whether one device is the slowest of every report (two or more lines of one shape
+    that each list MIN_LINE_PEERS devices: line_rates), each time below STEADY_SLOW_RATIO times
+    the median of the others, and the others within STEADY_SPREAD of their median: identical
+    peers, and one that stays behind them (a card 14 % behind five others at 22.7 MH/s)."""
+    slowest: set[str] = set()
+    for group in reports:
+        device, rate = min(group, key=lambda pair: pair[1])
+        others = sorted(r for d, r in group if d != device)
+        if len(others) + 1 < MIN_LINE_PEERS:
+            return False
+        median = others[len(others) // 2]
+        low, high = (1 - STEADY_SPREAD) * median, (1 + STEADY_SPREAD) * median
+        tight = low <= others[0] and others[-1] <= high
+        if not (tight and 0 < rate < STEADY_SLOW_RATIO * median):
+            return False
+        slowest.add(device)
+    return len(reports) >= 2 and len(slowest) == 1
 
 
 def rate_of(body: str) -> tuple[str, str, float] | None:

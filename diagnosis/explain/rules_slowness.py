@@ -150,6 +150,7 @@ _COMPARATIVE = (
     r"(?:time|duration|latency|runtime|days/ns|TTFT|TPOT|ITL|\w+_cost)s?\s+(?:\w+\s+){0,4}?"
     r"(?:increas\w+"
     r"|grows?|grew|growing|goes\s+up|went\s+up|doubl\w+|tripl\w+|jump\w*|spik\w*|creep\w*\s+up"
+    r"|degrad\w+"
     r"|(?:gets?|goes|went|got|getting|going|becomes?|became)\s+(?:much\s+|a\s+lot\s+)?longer)"
     # a time that keeps growing as the run goes on, however it is named
     # (not `over time` or `every time`: those say when, and name no time)
@@ -190,13 +191,16 @@ _PROGRESS = (
 )
 SUBJECT = re.compile(
     rf"\b(?:{MEMBER_WORDS}|{_PROGRESS}|{_RATE}|generation|frame|render\w*|encod\w*|simulation|inference"
-    r"|calculation|computation|computer)s?\b",
+    r"|calculation|computation|computer|conversation|chat|response|request|quer(?:y|ie))s?\b",
     re.I,
 )
 _MEMBER_WORD = re.compile(rf"\b({MEMBER_WORDS})s?\b", re.I)
 _COMPARED = re.compile(
     r"\b(?:than|others?|rest|peers?|compared|whereas|while|but|however|only|one\s+of|single"
     r"|found|noticed|after|then|now|suddenly|over\s+time"
+    # one member set apart from the rest (`there is always one card that is at a low speed`)
+    r"|(?:always|only)\s+one\s+(?:GPU|card|device|node|host|rank|worker|machine|server|rig)\s+"
+    r"(?:that|which|is|was|runs?|seems?)"
     r"|gradually|increasingly|from\s+\S+\s+to"
     r"|(?:GPU|card|device|node|host|rank|worker)\s*[#:/]?\s*\d+"  # one member named
     # one member by its place (`the second PS instance is very slow`)

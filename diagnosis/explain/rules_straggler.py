@@ -140,7 +140,8 @@ def _util_skew(m: re.Match[str]) -> Verdict | None:
 
 _CARDS = r"(?:GPUs|cards|graphics\s+cards|devices)"
 _BY_DESIGN = re.compile(
-    r"\b(?:only|just)\s+(?:use|using|used|run|running|ran|train\w*\s+on)\s+(?:one|1|a\s+single)\b"
+    r"\b(?:only|just)\s+(?:use|using|used|run|running|ran|train\w*\s+on)\s+(?:one|1|a\s+single"
+    r"|\d+\s+(?:of|out\s+of)\s+\d+|\d+\s+(?:GPUs|cards|devices))\b"
     r"|\bCUDA_VISIBLE_DEVICES\b|--nproc[_-]per[_-]node|\bdata\s*load\w*|\bwarm-?up\b"
     # the idle one kept for something else: the display, a spare, a notebook, nothing queued
     r"|\b(?:display|monitors?|desktop|hot\s+spare|spare|reserved|failover|notebook)\b"
@@ -355,8 +356,16 @@ FIGURE_RULES: tuple[Rule, ...] = (
         # `1 gpu sometime use 100% its ult while others is waiting with 0%`
         r"|\b(?:one|1)\s+(?:GPU|card|device)\b[^.\n%]{0,40}?\b(?:100|9\d)\s*%[^.\n]{0,30}?"
         r"\bwhile\s+(?:the\s+)?(?:others?|rest)\b[^.\n%]{0,30}?\b(?:wait\w*|idle)\b"
-        r"[^.\n%]{0,20}?(?<![\d.])0\s*%",
-        ("one of", "1 gpu", "one gpu", "1 card", "one card", "1 device", "one device", "or two"),
+        r"[^.\n%]{0,20}?(?<![\d.])0\s*%"
+        # `with 2 units at 100%, and the rest at 0%`
+        r"|\b(?:\d|one|two|three|four)\s+(?:of\s+the\s+)?(?:units?|GPUs?|cards?|devices?)\s+"
+        r"(?:are\s+|is\s+|stays?\s+|sits?\s+)?(?:at|on)\s+(?:100|9\d)\s*%,?\s+(?:and|while|but)\s+"
+        r"(?:all\s+)?(?:the\s+)?(?:rest|others?|remaining(?:\s+\w+)?)\s+(?:are\s+|stay\s+|sit\s+)?"
+        r"(?:at|on)\s+0\s*%",
+        (
+            *("one of", "1 gpu", "one gpu", "1 card", "one card", "1 device", "one device"),
+            *("or two", "rest", "other", "remaining"),
+        ),
         "One GPU of a multi-GPU job idle while the others work, or busy while the others wait "
         "at 0 %: in a synchronous job the others wait on the busy one, or the idle one holds "
         "back its share; a sentence that explains it (a warm-up, the speaker's own setting) is "

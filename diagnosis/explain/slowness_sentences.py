@@ -25,6 +25,7 @@ from diagnosis.explain.explained import setups_differ
 from diagnosis.explain.quantities import figures, quoted_rates
 from diagnosis.explain.records import PROSE_SHARE, is_prose
 from diagnosis.explain.rules_slowdown import CHANGE, OWN_CHANGE, explains
+from diagnosis.explain.time_marks import AFTER_WORK
 
 MEMBER_WORDS = (
     r"GPU|card|device|node|host|rank|worker|machine|server|process|replica|instance|VM|rig"
@@ -86,7 +87,7 @@ _UNSURE = re.compile(r"^(?:n't|not)\s+(?:know|sure|understand)\b", re.I)
 NOT_TRAINING = re.compile(
     r"\b(?:nfs|disk|storage|ssd|hdd|nvme|download\w*|upload\w*|internet|website|page|browser"
     r"|compil\w+|build|boot\w*|startup|install\w*|inference|requests?|serving|queue\w*"
-    r"|response|preempt\w*|warm-?up|autotun\w*|to\s+(?:start|launch|load|initiali[sz]e)"
+    r"|response|conversations?|chats?|preempt\w*|warm-?up|autotun\w*|to\s+(?:start|launch|load|initiali[sz]e)"
     # an evaluation slower than a training epoch: other work
     r"|eval(?:uation)?(?:\s+\w+){0,2}?\s+(?:takes?|took|is|are|was|were|runs?)\s+(?:much\s+|a\s+lot\s+"
     r"|way\s+)?(?:longer|slower)"
@@ -107,7 +108,8 @@ _OVER_TIME = re.compile(
 )
 """A change told over the run: with it a title of three or four plain words is a report."""
 _SOFT_NOT_TRAINING = re.compile(
-    r"^(?:inference|requests?|serving|response|first|initial|epoch|step|iter)", re.I
+    r"^(?:inference|requests?|serving|response|conversation|chat|first|initial|epoch|step|iter)",
+    re.I,
 )
 _OVER_RUN = re.compile(
     _OVER_TIME.pattern
@@ -118,7 +120,9 @@ _OVER_RUN = re.compile(
     # after a stretch of the run (`usually happens after half an hour`, `after 40 minutes`)
     r"|\bafter\s+(?:about\s+|around\s+|roughly\s+|~)?(?:half\s+an\s+hour|an\s+hour|some\s+time"
     r"|a\s+(?:few|couple\s+of)\s+hours|\d+(?:\.\d+)?\s*(?:h|hrs?|hours?|days?))\b"
-    r"(?!\s+of\s+(?:load|warm|compil|download|start|boot))",
+    r"(?!\s+of\s+(?:load|warm|compil|download|start|boot))"
+    # after an amount of the job's own work (`after approximately 300-400 LLM calls`)
+    rf"|{AFTER_WORK}",
     re.I,
 )
 """A slowdown told over the run (`keeps dropping after running for a while`, `creeps up over a
@@ -220,7 +224,7 @@ def _expected(sentence: str) -> bool:
     return bool(explains(sentence) and (not asked or OWN_CHANGE.search(sentence)))
 
 
-_VERSUS = re.compile(r"\bvs\.?(?!\w)|\bversus\b", re.I)
+_VERSUS = re.compile(r"\bvs\.?(?!\w)|\bversus\b|\bcompared\s+(?:to|with)\b", re.I)
 
 
 @lru_cache(maxsize=64)
@@ -234,8 +238,13 @@ def small_gap(sentence: str) -> bool:
     if not CHANGE.search(sentence):
         return False  # figures not quoted as they changed (``80 ms behind ... that 80 ms``)
     times, rates = figures(sentence), quoted_rates(sentence)
-    if _VERSUS.search(sentence):
-        return False  # `0.82s vs 0.41s`: now first, then its past; no order to read a gap in
+    if _VERSUS.search(sentence):  # `0.82s vs 0.41s`, `compared to`: no order; the spread
+        quoted = times if len(set(times)) >= 2 else rates
+        return (
+            len(set(quoted)) >= 2
+            and min(quoted) > 0
+            and max(quoted) / min(quoted) - 1 < (MIN_GAP_PCT / 100)
+        )
     if len(set(times)) >= 2 and min(times[:-1]) > 0:  # one figure said twice is no change
         return times[-1] / min(times[:-1]) - 1 < MIN_GAP_PCT / 100
     if len(set(rates)) >= 2 and max(rates[:-1]) > 0:

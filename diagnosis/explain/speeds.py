@@ -20,6 +20,11 @@ order; `SpeedReader.findings` then gives the slowdowns and slow members they sho
   members' table and the figures of a members' listing.
 - The step times a person's sentences quote, one a sentence, feed the slowdown check of
   diagnosis/explain/rules_slowdown.py.
+- A line that tells time passed (``after ~1 hour``: diagnosis/explain/time_marks.py) splits a
+  stream, or the same pasted line's first rate, into a before and an after: a last reading
+  ``RATE_DROP_PCT`` slower than the best before it is a slowdown (``slowdown.slower_later``).
+- Lines of one shape that list several devices' rates are compared report by report (one
+  device behind its agreeing peers every time: peers.steady_slow_peer).
 - A named time that only adds up is an elapsed clock, not a step time; steps whose size of
   work changed (progress.workload_changed) measure other work: neither is a slowdown.
 
@@ -45,6 +50,7 @@ from diagnosis.explain.peers import (
     line_rates,
     rate_of,
     slow_peer,
+    steady_slow_peer,
     step_rate_of,
     table_rates,
 )
@@ -63,6 +69,7 @@ from diagnosis.explain.quantities import quoted_rates
 from diagnosis.explain.records import Record, is_prose
 from diagnosis.explain.rules_slowdown import SLOWED, fell, quoted_step_times, rose
 from diagnosis.explain.tables import TableReader
+from diagnosis.explain.time_marks import tells_time_passed
 from diagnosis.explain.training import (
     SLOWDOWN,
     before_and_after,
@@ -98,6 +105,7 @@ _FIGURES = re.compile(r"\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 _WORK = "work:"
 """The prefix of a stream of work_figures' times (a name that may be an elapsed clock)."""
 _WORK_RATE = "work-rate:"
+"""The prefix of a stream of work_figures' rates (read as their inverse: never a clock)."""
 _FELL = re.compile(
     r"\b(?:drops?|dropped|fell|falls|fallen|decreas\w*|declin\w*|(?:goes|went)\s+down|degrad\w*)\b",
     re.IGNORECASE,
@@ -109,7 +117,10 @@ _OVER_TIME = re.compile(
     re.IGNORECASE,
 )
 """Words of time in such a report: a fall over time, not two setups side by side."""
-"""The prefix of a stream of work_figures' rates (read as their inverse: never a clock)."""
+
+_RATE_HINTS = ("/s", "mhs", "sol", "flops", "bps", " per sec", " a sec")
+"""What every unit of quantities.RATE_UNIT holds (lower case): a line without one costs no
+search for a rate."""
 
 Stream = tuple[str | None, int | None, int | None]
 """One process's lines: (host, rank, local rank)."""
@@ -151,6 +162,13 @@ class SpeedReader:
     rates_fell: bool = False
     rates_explained: bool = False
     rates_timed: bool = False
+    # per shape, the lines that list several devices' rates (peers.line_rates), in order
+    line_reports: dict[str, list[tuple[list[tuple[str, float]], Record]]] = field(
+        default_factory=dict
+    )
+    marks: list[int] = field(default_factory=list)  # lines that tell time passed: line numbers
+    # per shape, the first rate of each pasted line no other reader took (`... 0.42Gh/s | A: 1`)
+    shaped: dict[str, list[tuple[float, Record]]] = field(default_factory=dict)
     rate_table: int = 0  # the HASHRATE REPORT table read now (peers.table_rates); 0: none
     rate_tables: int = 0  # tables seen: each is its own peer group
     step_run: tuple[str, int] = ("", -1)  # the last step line's group key, and its position
@@ -181,6 +199,8 @@ class SpeedReader:
         (lines of one step are a group only with nothing between them)."""
         if RUN_START.match(rec.body):
             self.runs += 1
+        if tells_time_passed(rec.body):
+            self.marks.append(rec.line_no)
         peer = rate_of(rec.body)
         if peer is not None:
             shape, device, rate = peer
@@ -188,6 +208,7 @@ class SpeedReader:
         listed = line_rates(rec.body)
         if listed:
             self.peers[f"{LINE_GROUP}{position}"] = [(dev, rate, rec) for dev, rate in listed]
+            self.line_reports.setdefault(_FIGURES.sub("#", rec.body), []).append((listed, rec))
         at_step = None if peer is not None else step_rate_of(rec.body)
         self._step_peer(rec, at_step, position)
         figure = None if peer is not None else step_seconds(rec.body)
@@ -197,6 +218,7 @@ class SpeedReader:
             self._progress(rec, "rate:" + at_step.shape, 1 / at_step.rate)
         elif peer is None and not listed and not self._work(rec):
             self._clocked(rec)
+            self._shaped(rec)
         self._rate_table(rec)
         self.tables.feed(rec.body, rec)
         self.listings.feed(rec.body, rec)
@@ -226,6 +248,18 @@ class SpeedReader:
             self._progress(rec, f"{shape} | {member}", figure.seconds)
             self._peer(shape, member, figure.seconds, rec)
         return True
+
+    def _shaped(self, rec: Record) -> None:
+        """Note the first rate of a pasted line that no other reader took (a miner's ``HBR 0:
+        | 3.07/ 0.46/ 0.42Gh/s``), by the line's shape: read only across a line that tells time
+        passed (_slower_later)."""
+        low = rec.body.lower()
+        if not any(hint in low for hint in _RATE_HINTS) or is_prose(rec.body):
+            return
+        rates = [] if NOT_A_STEP.search(rec.body) else quoted_rates(rec.body)
+        if rates and rates[0] > 0:
+            shape = _FIGURES.sub("#", rec.body)
+            self.shaped.setdefault(shape, []).append((1 / rates[0], rec))
 
     def _clocked(self, rec: Record) -> None:
         """Note a line that names its step and starts with the time it was printed, but gives
@@ -320,10 +354,20 @@ class SpeedReader:
             slowest = slow_peer([(device, rate) for device, rate, _ in group], least_peers(key))
             if slowest is not None:
                 yield "peers.slow_device", SLOW_DEVICE, group[slowest][2], 0.5
+        for reports in self.line_reports.values():  # one device behind in every report
+            if steady_slow_peer([listed for listed, _ in reports]):
+                yield "peers.steady_slow_device", SLOW_DEVICE, reports[-1][1], 0.5
         for progress_key, steps in self.progress.items():  # (..., shape, run): see _progress
-            yield from _slowed(steps, may_be_clock=str(progress_key[-2]).startswith(_WORK))
+            may_be_clock = str(progress_key[-2]).startswith(_WORK)
+            found = list(_slowed(steps, may_be_clock))
+            yield from found
+            if not found and not may_be_clock and _slower_later(steps, self.marks):
+                yield "slowdown.slower_later", SLOWED, steps[-1][1], SLOWED.confidence
         for steps in self.step_times.values():
             yield from _slowed(steps, may_be_clock=False)
+        for steps in self.shaped.values():
+            if _slower_later(steps, self.marks):
+                yield "slowdown.slower_later", SLOWED, steps[-1][1], SLOWED.confidence
         # a person's report, one quoted step time a sentence (one sentence alone: the rule's)
         times = [seconds for seconds, _ in self.quoted]
         spread = len({id(rec) for _, rec in self.quoted}) > 1
@@ -336,6 +380,24 @@ class SpeedReader:
         told = self.rates_fell and self.rates_timed and not self.rates_explained
         if spread and told and fell(figures):
             yield "slowdown.rate_fell", SLOWED, self.rates[-1][1], SLOWED.confidence
+
+
+def _slower_later(steps: list[tuple[float, Record]], marks: list[int]) -> bool:
+    """Return whether a stream's last step time, read after a line that tells time passed
+    (``after ~1 hour``, ``after 10 renders``: time_marks.tells_time_passed), is RATE_DROP_PCT
+    slower (as a rate) than its best reading before that line; a stream whose size of work
+    changed (progress.workload_changed) measures other work."""
+    first, last = steps[0][1].line_no, steps[-1][1].line_no
+    told = [mark for mark in marks if first < mark < last]
+    if not told:
+        return False
+    before = [seconds for seconds, rec in steps if rec.line_no < told[0]]
+    rates = [1 / seconds for seconds in [*before, steps[-1][0]] if seconds > 0]
+    return (
+        len(rates) == len(before) + 1
+        and fell(rates)
+        and not workload_changed([rec.body for _, rec in steps])
+    )
 
 
 def _slowed(steps: list[tuple[float, Record]], may_be_clock: bool) -> Iterator[SpeedFinding]:

@@ -44,7 +44,7 @@ _TIME_NAME = (
 )
 _RATE_NAME = (
     r"(?:train_)?(?:tokens?|toks?|samples?|images?|imgs?|sequences?|seqs?|steps?|iters?|batches|words)"
-    r"[ _/-]?(?:per[ _-]?)?(?:sec(?:ond)?|s)(?:[ _/-]?(?:device|gpu)|\s+per\s+gpu)?"
+    r"[ _/-]?(?:per[ _-]?)?(?:sec(?:ond)?|s)(?:[ _/-]?(?:device|gpu|thread)|\s+per\s+gpu)?"
     r"|throughput|train_speed(?:\(iter/s\))?|speed\s*\((?:samples|tokens|images)/sec\)"
     r"|ips|wps|ups|tps|tflop/s(?:/device)?|tflops|mfu"
 )

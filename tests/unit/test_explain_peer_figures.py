@@ -79,3 +79,35 @@ def test_megatron_s_detector_spread_in_its_last_interval_is_a_straggler() -> Non
     # calm intervals after it: a warm-up or a checkpoint
     assert alarms(_detector([5912.6, 3466.4, 3466.1])) == []
     assert alarms(_detector([3466.4, 5912.6, 3466.1])) == []
+
+
+ETH = "rig1 start.sh[1373]: ETH: " + ", ".join(f"GPU{n} {{g{n}}} Mh/s" for n in range(6))
+
+
+def _eth(*rates: float) -> str:
+    return ETH.format(**{f"g{n}": rate for n, rate in enumerate(rates)})
+
+
+def test_one_card_behind_identical_peers_in_every_report_is_a_straggler() -> None:
+    first_report = _eth(22.71, 19.54, 22.78, 22.70, 22.76, 22.59)
+    text = "\n".join([first_report, _eth(22.69, 19.58, 22.75, 22.75, 22.79, 22.6)])
+    assert alarms(text) == ["peers.steady_slow_device"]
+
+
+@pytest.mark.parametrize(
+    "reports",
+    [
+        # one report only: a moment's jitter
+        [(22.71, 19.54, 22.78, 22.70, 22.76, 22.59)],
+        # another card behind each time
+        [(22.71, 19.54, 22.78, 22.70, 22.76, 22.59), (22.71, 22.54, 19.78, 22.70, 22.76, 22.59)],
+        # peers that do not agree: mixed cards, no identical peers to fall behind
+        [(22.71, 19.54, 25.78, 21.0, 22.76, 24.59), (22.71, 19.54, 25.78, 21.0, 22.76, 24.59)],
+        # behind by less than the steady gap
+        [(22.71, 21.54, 22.78, 22.70, 22.76, 22.59), (22.71, 21.54, 22.78, 22.70, 22.76, 22.59)],
+    ],
+)
+def test_a_card_not_steadily_behind_identical_peers_is_silent(
+    reports: list[tuple[float, ...]],
+) -> None:
+    assert alarms("\n".join(_eth(*rates) for rates in reports)) == []

@@ -80,3 +80,32 @@ def test_utilisation_skew_needs_its_ratio() -> None:
         "straggler.utilisation_skew",
         ComponentKind.GPU,
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        (
+            "At some point the GPU utilization drops, with 2 units at 100%, and the rest at 0%.",
+            "straggler.one_member_idle",
+        ),
+        (
+            "There is always one card that is therefore at a low speed.",
+            "straggler.slowness_in_words",
+        ),
+    ],
+)
+def test_members_set_apart_from_the_rest(text: str, rule: str) -> None:
+    assert alarms(text) == [rule], text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "With 4 GPUs at 100% and the others at 0% while I only use 4 of 8.",
+        "I only use 2 GPUs, so 2 GPUs at 100% and the rest at 0%.",
+        "My one card is at a low speed when I game.",
+    ],
+)
+def test_members_apart_by_design_stay_silent(text: str) -> None:
+    assert alarms(text) == [], text
