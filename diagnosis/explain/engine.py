@@ -41,8 +41,14 @@ from diagnosis.explain.documents import describes_a_message
 from diagnosis.explain.records import Record, records
 from diagnosis.explain.rules import Hit, normalize_pci, rule_set
 from diagnosis.explain.rules_driver import FABRIC_RULE, fabric_field
-from diagnosis.explain.rules_host import MCELOG_COUNT, MCELOG_HEADER, MCELOG_RULE, mcelog_count
-from diagnosis.explain.rules_monitors import ALERT_RESOLVED
+from diagnosis.explain.rules_host import (
+    GPU_NAMED,
+    MCELOG_COUNT,
+    MCELOG_HEADER,
+    MCELOG_RULE,
+    mcelog_count,
+)
+from diagnosis.explain.rules_monitors import ALERT_RESOLVED, GPU_OWNED
 from diagnosis.explain.rules_process import (
     CONFIRMED_CONFIDENCE,
     CRASH_RULES,
@@ -120,6 +126,7 @@ class _State:
     minmax_calm: int = -1  # the last Megatron straggler-detector interval that named none
     alert_resolved: bool = False  # a line is an alert's resolved header (ALERT_RESOLVED)
     resumed_at: int = -1  # the last line that says the job moved on (rules_stalled.RESUMED)
+    gpu_named: bool = False  # a record names a GPU (rules_host.GPU_NAMED: rules_monitors.GPU_OWNED)
 
     def add(
         self, rule_id: str, verdict: Verdict, hit: Hit | None, rec: Record, conf: float
@@ -189,6 +196,8 @@ def _skip(state: _State, rec: Record) -> bool | None:
 
 _RESOLVED_WORDS = ("resolved", "alarm")
 """Words every match of rules_monitors.ALERT_RESOLVED holds (lower case)."""
+_GPU_WORDS = ("10de:", "nvidia", "gpu")
+"""Words every match of rules_host.GPU_NAMED holds (lower case)."""
 _RESUMED_WORDS = ("moved", "resumed", "again")
 """Words every match of rules_stalled.RESUMED holds (lower case)."""
 
@@ -202,6 +211,8 @@ def _visit(state: _State, rec: Record) -> None:
         state.alert_resolved = True
     if any(w in low for w in _RESUMED_WORDS) and RESUMED.search(rec.body):
         state.resumed_at = rec.line_no
+    if not state.gpu_named and any(w in low for w in _GPU_WORDS):
+        state.gpu_named = GPU_NAMED.search(rec.body) is not None
     exception_line = _skip(state, rec)
     if exception_line is None or not rec.body.strip() or describes_a_message(rec.body):
         return  # (a runbook, a changelog, a review: a message described is no event)
@@ -324,6 +335,10 @@ def _confirm(state: _State) -> None:
     ]
     for key in cleared:
         del state.found[key]
+    # a PCIe link's finding is the GPU's where the input names one (rules_monitors.GPU_OWNED)
+    for key in [key for key in state.found if key[0] in GPU_OWNED and state.gpu_named]:
+        cand = state.found.pop(key)
+        state.found.setdefault((key[0], GPU_OWNED[key[0]], *key[2:]), cand)
     for key, cand in state.found.items():
         confirming = EVIDENCE.get(key[0])
         if confirming and confirming & present:

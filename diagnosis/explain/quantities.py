@@ -69,12 +69,16 @@ _RATE_FIGURE = re.compile(
     re.IGNORECASE,
 )
 _FALLS = r"(?:drops?|dropped|fell|falls|fallen|decreas\w*|declin\w*|(?:goes|went)\s+down)"
-# `the Sol/s rate drops from 26 to 20`: a rate of work named once, then its bare figures
+_ABOUT = r"(?:~\s*|(?:about|around|approx\.?|approximately|roughly|cca\.?|ca\.|circa)\s+)?"
+"""A figure said to be about so much (`from cca 78 to 40`)."""
+# `the Sol/s rate drops from 26 to 20`, `my Sols/s drop from cca 78 to 40`: a rate of work
+# named once (a word or its unit), then its bare figures
 _RATE_FROM_TO = re.compile(
     r"(?<!learning )(?<!dropout )(?<!error )(?<!loss )(?<!lr )"
-    r"\b(?:hash\s*rate|rate|throughput|speed|\w+\s+per\s+second|\w+_per_sec(?:ond)?)\s+"
-    rf"(?:\w+\s+){{0,2}}?(?:{_FALLS}|went|goes)\s+from\s+~?(?P<a>{_AMOUNT})\s+to\s+~?"
-    rf"(?P<b>{_AMOUNT})\b",
+    r"(?:\b(?:hash\s*rate|rate|throughput|speed|\w+\s+per\s+second|\w+_per_sec(?:ond)?)"
+    r"|(?<![\w/])(?:[kMG]?H|Sols?|it|toks?|tokens|samples|images|img)/s(?:ec)?)\s+"
+    rf"(?:\w+\s+){{0,2}}?(?:{_FALLS}|went|goes)\s+from\s+{_ABOUT}(?P<a>{_AMOUNT})\s+to\s+"
+    rf"{_ABOUT}(?P<b>{_AMOUNT})\b",
     re.IGNORECASE,
 )
 # `at 150 H/s ... then drops down to about 15-20`: the bare figure a rate fell to, in the

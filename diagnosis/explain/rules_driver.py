@@ -209,13 +209,15 @@ RULES: tuple[Rule, ...] = (
         # (not `Detected non-NVML platform: could not load NVML library`: a node without GPUs)
         r"\bFailed to initialize NVML: could not load NVML library\b"
         r"|\bNVMLError_(?:LibraryNotFound|DriverNotLoaded)\b"
+        # nvidia-container-cli's (`initialization error: nvml error: driver not loaded`)
+        r"|\bnvml error: driver not loaded\b"
         r"|\bCannot init NVML library; err: (?:NVML_)?ERROR_"
         r"(?:LIBRARY_NOT_FOUND|DRIVER_NOT_LOADED)\b"
         r"|\bload library failed: libnvidia-ml\.so(?:\.1)?: cannot open shared object file\b"
         r"|\bNVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver\b",
         (
             *("could not load nvml", "nvmlerror_", "couldn't communicate", "load library failed"),
-            *("cannot init nvml",),
+            *("cannot init nvml", "nvml error: driver not loaded"),
         ),
         "NVML cannot be used on the node: its library is missing where the program runs (a "
         "container without the NVIDIA runtime) or the kernel driver is not loaded (a kernel "

@@ -70,7 +70,8 @@ _SEL_WARNING = (
     r"|Predictive failure|Bus Correctable error|Bus Degraded"
 )
 
-_GPU_NAMED = re.compile(r"\[10de:|\bNVIDIA\b|\bgpu", re.IGNORECASE)
+GPU_NAMED = re.compile(r"\[10de:|\bNVIDIA\b|\bgpu", re.IGNORECASE)
+"""A line that names a GPU (NVIDIA's PCI vendor id, its name): a PCIe link of the GPU's."""
 
 
 def _narrower(m: re.Match[str]) -> Verdict | None:
@@ -78,7 +79,7 @@ def _narrower(m: re.Match[str]) -> Verdict | None:
     names an NVIDIA device or a GPU, else the host's."""
     if int(m["have"]) >= int(m["want"]):
         return None
-    if _GPU_NAMED.search(m.string):
+    if GPU_NAMED.search(m.string):
         return verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.HARDWARE_INSPECTION, 0.6)
     return _hardware(S.WARNING, A.HARDWARE_INSPECTION, 0.6)
 
@@ -385,6 +386,8 @@ KERNEL_RULES: tuple[Rule, ...] = (
         "host.pcie_error",
         r"AER: (?:Multiple )?(?:Correct(?:ed|able)|Uncorrect(?:ed|able) \(Non-Fatal\)) error "
         r"(?:message )?received|PCIe Bus Error: severity="
+        # the device that reported the error first (aer.c, printed with each error's details)
+        r"|\bAER: Error of this agent is reported first\b"
         # a slot whose link went down (pciehp: a surprise removal, or a link that failed)
         r"|\bpciehp(?: \S+)?: [Ss]lot\(\S+\): Link Down\b"
         # lspci -vvv's AER capability: an uncorrectable error's status bit latched (`CmpltTO+`)

@@ -46,6 +46,13 @@ _SWITCH = verdict(C.NETWORK, INFRA, K.SWITCH, S.WARNING, A.CHECK_NETWORK, 0.5)
 _DEGRADED = verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.HARDWARE_INSPECTION, 0.5)
 _FAILED = verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.ISOLATE_GPU, 0.6)
 _STORAGE = verdict(C.HOST_STORAGE, INFRA, K.NODE, S.WARNING, A.MONITOR, 0.5)
+_NARROW_LINK = verdict(C.HOST_HARDWARE, INFRA, K.NODE, S.WARNING, A.HARDWARE_INSPECTION, 0.5)
+GPU_OWNED = {"monitor.pcie_downgraded": _DEGRADED}
+"""A finding that is the GPU's, with this verdict, where the input names a GPU anywhere
+(lspci's device header `3D controller: NVIDIA`, a person's `GPU 5 is at x4`), and the host's
+hardware where it names none: lspci's LnkSta line names no device (the engine decides)."""
+
+
 _STALLED = verdict(C.HANG, B.UNKNOWN, K.JOB, S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.45)
 _NUMERICAL = verdict(C.NUMERICAL, B.APPLICATION, K.JOB, S.WARNING, A.FIX_APPLICATION, 0.5)
 _HOST_MEMORY = verdict(C.HOST_MEMORY, INFRA, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.5)
@@ -353,9 +360,10 @@ RULES: tuple[Rule, ...] = (
         "monitor.pcie_downgraded",
         r"\bLnkSta:[^\n]*\bWidth\s+x\d+\s*\(downgraded\)",
         ("lnksta",),
-        "lspci's link status: the GPU's PCIe link trained narrower than it can (a riser, a slot "
-        "or the GPU); a lower speed alone is an idle GPU saving power, by design.",
-        _DEGRADED,
+        "lspci's link status: a PCIe link trained narrower than it can (a riser, a slot, a "
+        "cable or the device): the host's hardware, the GPU's where the line names one; a lower "
+        "speed alone is an idle device saving power, by design.",
+        _NARROW_LINK,
         flags=re.IGNORECASE,
     ),
     rule(

@@ -421,8 +421,13 @@ RULES: tuple[Rule, ...] = (
         r"\blibrdmacm: Fatal: no RDMA devices found\b"
         r"|\bno userspace device-specific driver found for /sys/class/infiniband_verbs/"
         r"|\bUnable to find the Infiniband/RoCE device\b"
-        r"|\bRDMA device \\?\"[^\"\\\n]+\\?\" not found\b|\bno Rdma Devices were found\b",
-        ("no rdma devices", "device-specific driver", "infiniband/roce device", "not found"),
+        r"|\bRDMA device \\?\"[^\"\\\n]+\\?\" not found\b|\bno Rdma Devices were found\b"
+        # librdmacm cannot bind to the address: no RDMA device carries it
+        r"|\brdma_bind_addr(?:\(\))? failed\b",
+        (
+            *("no rdma devices", "device-specific driver", "infiniband/roce device", "not found"),
+            *("rdma_bind_addr",),
+        ),
         "The node shows no usable RDMA device (rdma-core finds none or has no driver for it, "
         "perftest finds no InfiniBand/RoCE device, the device plugin's RDMA device is missing): "
         "the NIC, its driver or its firmware; jobs fall back to sockets or cannot start.",

@@ -160,6 +160,22 @@ RULES: tuple[Rule, ...] = (
         judge=_evicted,
     ),
     rule(
+        "k8s.volume_mount_timeout",
+        # the kubelet's volume manager (pkg/kubelet/volumemanager): the pod's volumes did not
+        # attach or mount in time, in its old and its new wording
+        r"\bUnable to mount volumes for pod\b[^\n]*\btimeout expired waiting for volumes to "
+        r"attach(?:/| or )mount\b"
+        r"|\bUnable to attach or mount volumes: unmounted volumes=\[[^\]\n]+\][^\n]*"
+        r"\btimed out waiting for the condition\b",
+        ("unable to mount volumes", "unable to attach or mount"),
+        "The kubelet timed out attaching or mounting the pod's volumes: the storage behind them "
+        "(an NFS or parallel filesystem server, a cloud disk that will not attach) or the "
+        "node's path to it; the pod cannot start. Its events and the node's kernel log name "
+        "the volume's own error.",
+        verdict(C.HOST_STORAGE, INFRA, K.NODE, S.WARNING, A.MONITOR, 0.45),
+        flags=re.IGNORECASE,
+    ),
+    rule(
         "k8s.node_lost",
         r"Kubelet stopped posting node status",
         ("stopped posting node status",),

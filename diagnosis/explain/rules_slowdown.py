@@ -95,7 +95,7 @@ OWN_CHANGE = re.compile(
 question."""
 BACK_TO = re.compile(
     r"(?:(?:\b(?:were|was|is|are|went|came|comes|goes|got|gets|(?:we|it|they)['’]re)\s+|(?:^|[.!?;]\s*))"
-    r"back|\breturned)\s+(?:up\s+|down\s+)?(?:to|at)\s+(?:(?P<usual>the\s+usual|its\s+usual)"
+    r"back|\b(?:returned|recover(?:s|ed)|restored))\s+(?:up\s+|down\s+)?(?:to|at)\s+(?:(?P<usual>the\s+usual|its\s+usual)"
     r"|[~≈]?(?P<figure>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![.\d]*\.\d))"
     r"(?![^.\n]{0,30}?\b(?:after|until|once|when|with)\s+(?:a\s+|we\s+|I\s+|the\s+)?(?:restart"
     r"|reboot|redeploy|re-?launch)\w*)(?![^.\n]{0,40}?\b(?:for\s+a\s+while|briefly|then|again"

@@ -106,6 +106,9 @@ _COMPARATIVE = (
     r"|several\s+\w+\s+|a\s+\w+\s+)?"
     r"(?:for|on)\s+(?:rank|GPU|node|worker|host|card|device|stage|server|machine|it)\b)"
     r"|(?P<behind>(?:always|consistently)\s+behind)\b|slowest\b[^.\n]{0,30}?\balways\b"
+    # times said to grow as an adjective (`the increasing preparation/render times`)
+    r"|(?P<growing>(?:increasing|growing|rising|climbing|ever[- ]longer)\s+(?:[\w/-]+\s+){0,2}?"
+    r"(?:times|durations)\b)"
     # a change of a step's time said as a noun (`a jump in the total step time`)
     r"|(?P<jump>(?:jumps?|increases?|rises?|regressions?|spikes?)\s+in\s+(?:the\s+)?(?:\w+\s+)?(?:step|iteration|epoch"
     r"|batch|training)\s+times?)"
@@ -273,7 +276,7 @@ def _reported(m: re.Match[str]) -> Verdict | None:
         return None  # worse at what: a speed, not a loss
     if said_expected(body, spans[max(0, i - 1) : i + 2]) or ASKED.match(sentence.lstrip()):
         return None
-    if not (m["timed"] or m["jump"] or m["waited"] or SUBJECT.search(around)):
+    if not (m["timed"] or m["jump"] or m["waited"] or m["growing"] or SUBJECT.search(around)):
         return None
     if m["anaphor"]:  # `it` must be a rate that fell, or a time that rose, named just before
         quantity = _NAMED_RATE if m["fell"] else _NAMED_TIME
@@ -293,6 +296,8 @@ def _reported(m: re.Match[str]) -> Verdict | None:
         or _OF_ANOTHER.search(before)
     ):
         return None  # people's verb of a stop, or of a loss (`loss tanked`), not of a speed
+    if m["growing"] and _OF_ANOTHER.search(before):
+        return None  # the times of another quantity (`the loss shows increasing times`)
     if m["stuck"] and not _COMPARED.search(around):
         return None  # stuck at a figure: low only against another member or an earlier figure
     return slowed(sentence)

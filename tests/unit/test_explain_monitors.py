@@ -39,7 +39,13 @@ READ = [
     ("train_loss = 11.8 (7d median 2.3)", C.NUMERICAL),
     ("step 8814 | loss nan | grad_norm nan | lr 2.8e-4", C.NUMERICAL),
     ("DCGM_FI_DEV_SM_CLOCK = 1005 MHz (fleet baseline 1980 MHz under load)", C.GPU_DEGRADED),
-    ("\tLnkSta:\tSpeed 16GT/s, Width x8 (downgraded)", C.GPU_DEGRADED),
+    # a narrow link: the host's where the input names no GPU, the GPU's where it does
+    ("\tLnkSta:\tSpeed 16GT/s, Width x8 (downgraded)", C.HOST_HARDWARE),
+    (
+        "3b:00.0 3D controller: NVIDIA Corporation GH100 [H100 SXM5 80GB]\n"
+        "\tLnkSta:\tSpeed 16GT/s, Width x8 (downgraded)",
+        C.GPU_DEGRADED,
+    ),
     ("[straggler-detector] step=18000 rank=12 host=gpu-041 rel_perf=0.71", C.STRAGGLER),
 ]
 
