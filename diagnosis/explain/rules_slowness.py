@@ -128,6 +128,9 @@ _COMPARATIVE = (
     r"|(?:takes?|took|taking|needs?|needed|spends?|spent|spending)\s+(?:[\w-]+\s+){0,3}?"
     r"(?:longer|more\s+time)"
     rf"|(?:lower|worse|reduced|decreas\w+|degrad\w+|dropp?(?:ed|s|ing)?)\s+(?:\w+\s+)?{_RATE}"
+    # a fall said as a noun (`a significant decrease in the hash rate`)
+    r"|(?:decrease|drop|fall|decline|reduction|dip|degradation)s?\s+(?:of|in)\s+(?:the\s+|my\s+"
+    rf"|our\s+|its\s+|their\s+)?(?:\w+\s+)?{_RATE}"
     rf"|less\s+(?:\w+\s+)?{_RATE}\s+than\s+(?:the\s+|its\s+|all\s+)?(?:others?|rest|remaining|peers?)"
     # a rate stuck low, or a fraction of what it should be (`get half the hashrate`)
     rf"|(?P<stuck>{_RATE}\s+(?:\w+\s+){{0,4}}?(?:is\s+|was\s+|gets?\s+|got\s+)?stuck\s+"

@@ -5,10 +5,11 @@ A sentence (up to 。！？； or a line's end) reports a slowdown when it has a
 a subject in the same sentence, no negation just before the word, no explanation and nothing slow
 that is not training (``Reader``: one set of patterns a language).
 
-- Chinese: 变慢, 减慢, 越跑越慢, 速度下降, 耗时增加, 差异很大, 步调不一致, or fast at first and
-  slow later (刚开始...快，后续...慢); subjects 训练, 速度, step, rank, 卡, 节点; negations 没有,
-  不, 未; explanations 正常, 预期, 因为; not training: 推理, 下载, 编译. A plain 慢
-  (``训练速度有点慢``) is not a word of slowing: it says how fast, not that it changed.
+- Chinese: 变慢, 减慢, 越跑越慢, 速度下降, 耗时增加, 时间激增, 差异很大, 步调不一致, or fast
+  at first and slow later (刚开始...快，后续...慢); subjects 训练, 速度, step, 轮 (an epoch),
+  rank, 卡, 节点; negations 没有, 不, 未; explanations 正常, 预期, 因为; not training:
+  推理, 下载, 编译. A plain 慢 (``训练速度有点慢``) is not a word of slowing: it says how
+  fast, not that it changed.
 - Japanese: 遅くなった, 速度が低下, 時間が...増えた (長くなった), ...より遅い; subjects 学習,
   速度, イテレーション, ステップ, エポック, GPU, ノード; negations ない, ません after the verb;
   explanations 想定, 予想, 正常, 仕様, and a condition (すると, 場合: what happens if); not
@@ -40,6 +41,8 @@ _SLOW_ZH = (
     r"|(?<!下降)(?<!收敛)速度(?:明显|大幅|显著|严重|急剧|大大)?地?(?:下降|降低)"
     r"|(?:耗时|时间)(?:也|都|还)?(?:一直|不断|持续|逐渐)?(?:明显|大幅|显著)?(?:增加|变长)"
     r"|(?:耗时|时间|用时)[^。！？，,]{0,16}?(?:涨|增|升|增加|增长)(?:到|至)"
+    # a time that surges (`计算时间会激增`)
+    r"|(?:耗时|时间|用时)[^。！？，,]{0,4}?(?:激增|暴增|剧增|猛增|飙升)"
     # a time or a rate that keeps changing, its figures a clause away
     # (`从一开始的70秒，不断增加到500秒`)
     r"|(?:不断|持续|逐渐|一直)(?:增加|增长|上升|变长)(?:到|至)"
@@ -50,7 +53,7 @@ _SLOW_ZH = (
     r"(?:后续|后来|后面|之后|后期|然后)(?:(?![不没未无])[^。！？]){0,12}(?<!慢)慢(?!慢))"
 )
 _SUBJECT_ZH = re.compile(
-    r"[训訓][练練]|微[调調]|速度|step|迭代|epoch|rank|GPU|卡|[节節]点|机器|耗[时時]|吞吐|s/it|it/s"
+    r"[训訓][练練]|微[调調]|速度|step|迭代|epoch|[轮輪]|rank|GPU|卡|[节節]点|机器|耗[时時]|吞吐|s/it|it/s"
     r"|samples?/s|images?/s|ETA|FPS|帧率|算力|调用|请求|推理|部署",
     re.I,
 )
@@ -153,6 +156,7 @@ RULES: tuple[Rule, ...] = (
         (
             *("慢", "下降", "降低", "增加", "变长", "越来越长", "差异", "差距", "步调"),
             *("掉到", "掉至", "降到", "降至", "跌到", "跌至", "到", "至"),
+            *("激增", "暴增", "剧增", "猛增", "飙升"),
         ),
         "A Chinese sentence reporting that the training, or one of its members, became "
         "slower (变慢, 减慢, 速度下降, 耗时增加, 各个 rank 差异很大): a straggler or a "

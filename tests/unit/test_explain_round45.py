@@ -47,6 +47,12 @@ def test_each_class_of_the_round_is_read(
         ),
         ("We see growing step times over the run.", Category.STRAGGLER, None),
         (
+            "Over the past days I have noticed a significant decrease in the hash rate.",
+            Category.STRAGGLER,
+            "straggler.slowness_in_words",
+        ),
+        ("每个epoch的训练时间会激增", Category.STRAGGLER, "straggler.slowness_in_chinese"),
+        (
             "lspci on gpu-t-08 says GPU 5 is at x4 instead of x16:\n"
             "  LnkSta: Speed 16GT/s, Width x4 (downgraded)",
             Category.GPU_DEGRADED,
@@ -70,6 +76,10 @@ def test_the_classes_in_other_words(text: str, category: Category, rule: str | N
         # the times of another quantity, and a dataset's load time said expected
         "The loss shows increasing times between improvements.",
         "Increasing load times of the dataset are expected as it grows.",
+        # no fall, a question about a setting; a surge of visits, not of a time
+        "There is no drop in throughput.",
+        "Is there a decrease in speed if I use fp32?",
+        "访问量激增，服务器时间很紧",
         # the kubelet mounted the volume
         'Normal  SuccessfulMountVolume  kubelet  MountVolume.SetUp succeeded for volume "nfs"',
         # AER enabled at boot, a link at full width
