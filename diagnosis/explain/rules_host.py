@@ -23,6 +23,7 @@ INFRA, APP = B.INFRASTRUCTURE, B.APPLICATION
 _RDMA_STACK = re.compile(
     r"\bUCX\b|\bucp_|\bpml_ucx|\bibv_\w+|\bmd\[\d+\]=|\bmlx5_\d|\bverbs\b|NET/(?:OFI|IB)\b"
     r"|\blibfabric\b|\bfi_\w+\(|\bfi_enable|\brdma_\w+:|\bprov_errno\b|\bprov/\w+/src/"
+    r"|\bbtl_openib\w*|\berror creating qp\b"
 )
 """Words of the RDMA stack's own lines: an EIO there is a registration or a send failing."""
 

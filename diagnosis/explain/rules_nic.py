@@ -223,8 +223,11 @@ RULES: tuple[Rule, ...] = (
         r"|^\s*(?:rx_crc_errors_phy|rx_pcs_symbol_err_phy|rx_symbol_err_phy):\s+[1-9]\d*\s*$"
         # a link that went down once or twice is a boot or a reseat; more is a flapping link
         r"|^\s*(?:LinkDownedCounter:\.+|link_down_events_phy:)\s*(?:[3-9]|[1-9]\d+)\s*$"
-        r"|\[LinkDownedCounter == (?:[3-9]|[1-9]\d+)(?: \([^)]*\))?\]",
-        ("counter", "errors", "_phy", "discards"),
+        r"|\[LinkDownedCounter == (?:[3-9]|[1-9]\d+)(?: \([^)]*\))?\]"
+        # a link's two ends as ibqueryerrors' `--report-port` prints them (`HCA-1:Port 1 ... -
+        # LinkDowned:1 / LinkDowned:3`): downs on both ends of one link
+        r"|\bLinkDowned:[1-9]\d* / LinkDowned:[1-9]\d*\b",
+        ("counter", "errors", "_phy", "discards", "linkdowned"),
         "A port's error counters are not zero (ibqueryerrors, perfquery, ethtool -S): symbol "
         "errors, link recoveries or downs, receive errors. The link (cable, optic or port) is "
         "bad if they keep rising; congestion counters (PortXmitWait) are not read.",
@@ -232,8 +235,11 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "ib.degraded_link",
-        r"\(\s*Could be (?:[\d.]+ Gbps|\d+X)[^)]*\)",
-        ("could be",),
+        r"\(\s*Could be (?:[\d.]+ Gbps|\d+X)[^)]*\)"
+        # ibcheckwidth's and ibcheckportwidth's verdict (`Linkwidth (1X) not at maximum width
+        # supported (1XOR4X)`), and the same for the speed
+        r"|\bLink(?:width|speed) \([^)\n]+\) not at maximum (?:width|speed) supported\b",
+        ("could be", "not at maximum"),
         "iblinkinfo marks a link that trained below what both ends support (`Could be 53.125 "
         "Gbps`, `Could be 4X`): a degraded cable or port; traffic over it is slower.",
         _nic(S.WARNING, A.CHECK_NETWORK, 0.55),
@@ -250,9 +256,12 @@ RULES: tuple[Rule, ...] = (
         "ib.async_port_error",
         # three NCCL wordings: `Got async event : port error`, `Got async error event: port
         # error`, `mlx5_0:1 Got non-fatal async event: port error(10)`
-        r"NET/IB ?: (?:\S+ )?Got (?:non-fatal |fatal )?async (?:error )?event ?: port error",
-        ("async",),
-        "NCCL got a port-error event from the HCA: the port went down under the job.",
+        r"NET/IB ?: (?:\S+ )?Got (?:non-fatal |fatal )?async (?:error )?event ?: port error"
+        # verbs' own name for the event (`IBV_EVENT_PORT_ERR`)
+        r"|\bIBV_EVENT_PORT_ERR\b",
+        ("async", "ibv_event_port_err"),
+        "NCCL (or a verbs program) got a port-error event from the HCA: the port went down "
+        "under the job.",
         _nic(S.WARNING, A.CHECK_NETWORK, 0.55),
     ),
     # UCX, rdma-core and Open MPI over verbs (catalogued in the session notes of 2026-12-05)
@@ -262,8 +271,10 @@ RULES: tuple[Rule, ...] = (
         r"|Call to ibv_reg_\w*mr\w* failed with error Cannot allocate memory"
         r"|max locked memory \(ulimit -l\)(?!:?\s*unlimited)"
         # Open MPI's openib help text (help-mpi-btl-openib.txt)
-        r"|\bmemlock limits are set too low\b",
-        ("ibv_reg_mr", "max locked memory", "memlock limits"),
+        r"|\bmemlock limits are set too low\b"
+        # Open MPI's openib connection setup: a queue pair the NIC would not create for ENOMEM
+        r"|\berror creating qp errno says Cannot allocate memory\b",
+        ("ibv_reg_mr", "max locked memory", "memlock limits", "error creating qp"),
         "Registering memory with the NIC failed for the locked-memory limit (`ulimit -l`): the "
         "RDMA path fails (filed `network`, as the corpus's collectors file it), but the job's "
         "(or its container's) configuration is to change, not the host's memory; raise memlock.",
@@ -524,6 +535,8 @@ RULES: tuple[Rule, ...] = (
         # Open MPI's openib completion banners (`error polling LP CQ with status RECEIVER NOT
         # READY RETRY EXCEEDED ERROR`)
         r"|\berror polling [LH]P CQ with status (?!SUCCESS)[A-Z ]+ERROR"
+        # the same banner wrapped after `with status` (`RETRY EXCEEDED ERROR status number 12`)
+        r"|^\s*(?!SUCCESS)[A-Z][A-Z ]+ERROR status number \d+ for wr_id\b"
         r"|\b\w+:\d+:\(pid \d+\): (?:dump error cqe|WC error: \d+"
         r"|local (?:QP operation|protection) err)"
         # rdma-core's libmlx5, for every error completion but a flush
@@ -535,7 +548,7 @@ RULES: tuple[Rule, ...] = (
         r"|<PSP:\S+:connection to \S+ \(type:openib,[^)]*\) : (?:read|write) : "
         r"(?:Broken pipe|Connection reset)",
         (
-            *("error cqe", "wc error", "local qp operation", "local protection"),
+            *("error cqe", "wc error", "local qp operation", "local protection", "for wr_id"),
             *("completion with error", "failed status", "run_iter_", "<psp:", "err cqe"),
             *("local protection", "remote access", "remote op", "local length", "bad response"),
             *("remote invalid", "transport retry", "rnr retry", "error polling", "remote qp"),

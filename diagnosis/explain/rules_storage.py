@@ -300,6 +300,16 @@ RULES: tuple[Rule, ...] = (
         _disk(S.ERROR, A.CHECK_NETWORK, 0.7),
     ),
     rule(
+        "storage.mount_timeout",
+        # systemd's mount unit whose mount command did not return (src/core/mount.c)
+        r"\b\S+\.mount: Mounting timed out\b|\b\S+\.mount: Failed with result 'timeout'",
+        ("mounting timed out", "result 'timeout'"),
+        "systemd gave up on a mount that did not return in time: the filesystem's server (NFS, "
+        "a network share) or the device behind it does not answer; whatever needs the path "
+        "fails or waits.",
+        _disk(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.5),
+    ),
+    rule(
         "storage.io_error",
         r"\bI/O error,? dev \S+, sector|Buffer I/O error on dev|\bI/O error -?\d+ writing to inode"
         r"|blk_update_request: \w+ error|\bloop\d*: (?:Write|Read) error at byte offset",
@@ -344,12 +354,19 @@ RULES: tuple[Rule, ...] = (
         r"|\bRPC: Could not send backchannel reply"
         # NFS-Ganesha's server that turns its backend's EIO into NFS4ERR_IO, or calls itself
         # unhealthy (its request queue no longer drains)
-        r"|\bconverted to NFS4ERR_IO\b|\bnfs_health :\w+ :\w+ :Health status is unhealthy",
+        r"|\bconverted to NFS4ERR_IO\b|\bnfs_health :\w+ :\w+ :Health status is unhealthy"
+        # Ganesha's own severities for a failure (`:CRIT :`, `:MAJ :`, `:FATAL :`), and a
+        # recovery that could not take over the clients' state (rados_kv, rados_cluster)
+        r"|\bganesha\.nfsd-\d+\[[^\]\n]+\] \w+ :[\w ]+ :(?:FATAL|CRIT|MAJ) :"
+        r"|\bganesha\.nfsd-\d+\[[^\]\n]+\] \w+ :[\w ]+ :\w+ :Failed to takeover\b"
+        # a task blocked inside the NFS client, as /proc/<pid>/stack lists it (its addresses
+        # hidden: `[<0>]`; a hung-task report's trace is read as the hung task)
+        r"|^\s*\[<0>\] \w+(?:\.\w+)*\+0x[0-9a-f]+/0x[0-9a-f]+ \[(?:nfsv[34]|nfs|sunrpc|lockd)\]",
         (
             *("not responding", "rpc:", "nfs_file_fsync", "nfs", "sm_mon", "sm_unmon"),
             *("cannot monitor", "mount.nfs", "lockd: failed", "backchannel", "mount(nfs)"),
             *("refused mount request", "nfs4err_io", "health status is unhealthy", "autofs"),
-            *("program 100003",),
+            *("program 100003", "ganesha", "[nfs", "[sunrpc]", "[lockd]"),
         ),
         "The NFS server (or the RPC below it) stopped answering, the lock manager cannot reach "
         "statd to monitor a client (``SM_MON failed``, ``lockd: cannot monitor``), or a task "
