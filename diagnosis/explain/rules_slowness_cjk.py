@@ -36,7 +36,8 @@ from diagnosis.explain.rules_slowness import slowed
 _SLOW_ZH = (
     r"(?:[变變]慢|奇慢|拖下来|拖后腿|拖累|[变變]得(?:很|非常|特别|十分|越来越|越來越|巨|超|极其|极|贼|好)?慢|[减減]慢|越\w{1,2}越慢|慢了很多|慢很多|拖慢"
     # a rate that drops to a figure (掉到剩十几 samples/s), a time or ETA that keeps growing
-    r"|(?:掉|降|跌)(?:到|至)|(?:ETA|eta)\w{0,3}(?:不断|一直|持续)?(?:增加|变长|上升)"
+    # (not a time that falls to a figure: `后面会降到4s左右`, the steps got faster)
+    r"|(?:掉|降|跌)(?:到|至)(?![^。！？，,]{0,6}?[\d.]+\s*(?:s|秒|ms|毫秒|分钟|分|min|小时|h)(?![a-zA-Z]))|(?:ETA|eta)\w{0,3}(?:不断|一直|持续)?(?:增加|变长|上升)"
     # (not the loss's 下降速度: how fast it converges)
     r"|(?<!下降)(?<!收敛)速度(?:明显|大幅|显著|严重|急剧|大大)?地?(?:下降|降低)"
     r"|(?:耗时|时间)(?:也|都|还)?(?:一直|不断|持续|逐渐)?(?:明显|大幅|显著)?(?:增加|变长)"
@@ -47,6 +48,9 @@ _SLOW_ZH = (
     # (`从一开始的70秒，不断增加到500秒`)
     r"|(?:不断|持续|逐渐|一直)(?:增加|增长|上升|变长)(?:到|至)"
     r"|越来越长|差异很大|差距很大|步调不一致"
+    # one card of several nearly idle (`一块正常，另一块GPU的利用率极低接近0`)
+    r"|(?:另一|其中一|有一|只有一)[块张个台]?(?:卡|GPU|显卡)?[^。！？]{0,12}利用率[^。！？]{0,4}"
+    r"(?:极低|很低|特别低|非常低|接近\s*0|为\s*0|是\s*0)"
     # fast at first, slow later (刚开始训练速度快，后续训练速度很慢)
     # (慢慢 is `gradually`, not slow; a negation before the 慢 denies it)
     r"|(?:刚开始|一开始|开始时?|起初|前期|前几个?|前面)[^。！？]{0,12}快[^。！？]{0,24}?"
@@ -62,12 +66,16 @@ _DENIED_ZH = re.compile(r"(?:不|没|没有|未|无|并非)\w{0,3}$")
 # is the state before the slowdown; a time normal now and then is the slowdown's gaps)
 _EXPLAINED_ZH = re.compile(
     # (a question whether it is normal asks, it explains nothing: `这是正常现象吗？`, `是否正常`)
-    r"(?<!恢复)(?<!一切)(?<!时间)(?<!有时)(?<!偶尔)(?<!是否)(?<!正不)"
+    # (one member said normal beside another is the comparison: `一块正常，另一块...`)
+    r"(?<!恢复)(?<!一切)(?<!时间)(?<!有时)(?<!偶尔)(?<!是否)(?<!正不)(?<!一块)(?<!一张)(?<!一个)"
+    r"(?<!其他)(?<!其余)"
     r"正常(?!(?:现象|情况|的)?\s*(?:吗|嘛|么|呢|不|\?|？))|"
     # the speaker's own change (`我把 batch size 从 32 改成 128`, `开了 gradient checkpointing`)
     r"(?:我|我们)(?:把|将)[^。！？]{0,40}(?:改|调|换|加大|增大|设)|开(?:了|启了?)\s*[^。！？]{0,12}"
     r"(?:checkpointing|重计算)|(?<!重启)(?<!重启后)(?<!重启后才)(?<!重启之后)(?<!重启之后才)恢复正常"
     r"|[预預]期|意料之中|因[为為]|由于|代价"
+    # only one card used, by the speaker's choice (`我只用一块卡`)
+    r"|只(?:用|使用)了?\s*(?:一|1)\s*[块张个]"
     # it follows the load (`跟 QPS 曲线完全一致`)
     r"|(?:流量|负载|QPS|请求量)[^。]{0,12}(?:一致|吻合)|随着?(?:流量|负载|QPS|请求量)"
 )
@@ -156,7 +164,7 @@ RULES: tuple[Rule, ...] = (
         (
             *("慢", "下降", "降低", "增加", "变长", "越来越长", "差异", "差距", "步调"),
             *("掉到", "掉至", "降到", "降至", "跌到", "跌至", "到", "至"),
-            *("激增", "暴增", "剧增", "猛增", "飙升"),
+            *("激增", "暴增", "剧增", "猛增", "飙升", "利用率"),
         ),
         "A Chinese sentence reporting that the training, or one of its members, became "
         "slower (变慢, 减慢, 速度下降, 耗时增加, 各个 rank 差异很大): a straggler or a "

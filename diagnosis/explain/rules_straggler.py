@@ -357,6 +357,10 @@ FIGURE_RULES: tuple[Rule, ...] = (
         r"|\b(?:one|1)\s+(?:GPU|card|device)\b[^.\n%]{0,40}?\b(?:100|9\d)\s*%[^.\n]{0,30}?"
         r"\bwhile\s+(?:the\s+)?(?:others?|rest)\b[^.\n%]{0,30}?\b(?:wait\w*|idle)\b"
         r"[^.\n%]{0,20}?(?<![\d.])0\s*%"
+        # `one gpu utilization is very high (>90%) and one is very low (<10%)`
+        r"|\bone\s+(?:GPU\s+|card\s+)?(?:util\w*\s+)?(?:is|was|stays)\s+(?:very\s+|extremely\s+)?high\b"
+        r"[^.\n]{0,30}?\b(?:and|but|while)\s+(?:the\s+other(?:\s+one)?|one|another)\s+(?:is|was|stays)\s+"
+        r"(?:very\s+|extremely\s+)?low\b"
         # `with 2 units at 100%, and the rest at 0%`
         r"|\b(?:\d|one|two|three|four)\s+(?:of\s+the\s+)?(?:units?|GPUs?|cards?|devices?)\s+"
         r"(?:are\s+|is\s+|stays?\s+|sits?\s+)?(?:at|on)\s+(?:100|9\d)\s*%,?\s+(?:and|while|but)\s+"
@@ -364,7 +368,7 @@ FIGURE_RULES: tuple[Rule, ...] = (
         r"(?:at|on)\s+0\s*%",
         (
             *("one of", "1 gpu", "one gpu", "1 card", "one card", "1 device", "one device"),
-            *("or two", "rest", "other", "remaining"),
+            *("or two", "rest", "other", "remaining", "one is"),
         ),
         "One GPU of a multi-GPU job idle while the others work, or busy while the others wait "
         "at 0 %: in a synchronous job the others wait on the busy one, or the idle one holds "

@@ -15,6 +15,8 @@ from tests.explain_helpers import alarms, record_read_as
 @pytest.mark.parametrize(
     ("batch", "number", "category", "rule"),
     [
+        ("fresh_58", "0001", Category.STRAGGLER, "straggler.one_member_idle"),
+        ("fresh_58", "0013", Category.STRAGGLER, "straggler.slowness_in_chinese"),
         ("fresh_59", "0000", Category.NETWORK, "ib.error_counters"),
         ("fresh_59", "0001", Category.NETWORK, "ib.degraded_link"),
         ("fresh_59", "0003", Category.NETWORK, "rdma.error_completion_dump"),
@@ -34,6 +36,10 @@ def test_each_class_of_the_round_is_read(
 @pytest.mark.parametrize(
     "text",
     [
+        # a time that falls to a figure: faster; one card by the speaker's choice
+        "没错，开始200个step就是很慢，后面会降到4s左右。",
+        "我只用一块卡，另一块的利用率为0",
+        "One is very high and the other one is low, as expected since I only use one GPU.",
         # links up once (a boot), a link at its maximum width
         "HCA-1:Port 1 Lid 267 - LinkDowned:0 / LinkDowned:0",
         "Switch ibb:Line 7:Port 11: Linkwidth (4X) ok",
