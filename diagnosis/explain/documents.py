@@ -8,8 +8,9 @@ prints "couldn't get EFA as provider", ...`, `UCX 1.15.0 changelog: Fixed spurio
 it comes from: as a condition (`if dmesg shows ...`, not `if I run ...`), as something that may
 happen (`may print`, `could fail with`), as a question of its meaning (`What does ... mean`), as
 a symptom or an example (`Symptom -`, `a line like`, `is raised when`), as a fix (`Fixed an issue
-where`, `Fix ...`, `fixed "..."`, `spurious`, `stop printing`, `no longer`), or as a reviewer's
-approval.
+where`, `Fix ...`, `fixed "..."`, `spurious`, `stop printing`, `no longer`), as a reviewer's
+approval, in a troubleshooting table's row (the message quoted as code in its first cell) or in
+a line of source code that prints it (`perror("...")`).
 
 Guarantees: a line that says the message is live (`now`, `still`, `since 14:35`, `keeps`,
 `again`, `returned`, a time of day) is a report, whatever document it names (`FAQ #4 did not
@@ -52,10 +53,26 @@ _WORDS = (
 """The words one of which a described message's line holds (a cheap gate before the search)."""
 
 
+_TABLE_ROW = re.compile(r"^\s*\|\s*`[^`\n]+`\s*\|[^|\n]*[A-Za-z]{3}[^|\n]*\|")
+"""A troubleshooting table's row: a message quoted as code in its first cell, words after it
+(`| `nvml error: driver not loaded` | kernel module missing | modprobe nvidia |`)."""
+_SOURCE_CODE = re.compile(
+    r"\b(?:perror|printf|fprintf|puts|fputs|snprintf|die|panic|log\w*\.\w+|logger\.\w+|LOG\(\w+\))"
+    r"\s*\((?:[^()\"\n]*,\s*)?\""
+)
+"""A line of source code that prints the message (`perror("rdma_bind_addr failed");`): code
+under review, not its output."""
+
+
 @lru_cache(maxsize=1024)
 def describes_a_message(body: str) -> bool:
     """Whether the line speaks of a message as a document does, not as a live event (module
-    doc); once a line (a flood repeats its lines)."""
+    doc), or is a troubleshooting table's row or a line of code that prints it; once a line (a
+    flood repeats its lines)."""
+    if '("' in body and _SOURCE_CODE.search(body):
+        return True
+    if "`" in body and body.lstrip().startswith("|") and _TABLE_ROW.match(body):
+        return True
     low = body.lower()
     if not any(word in low for word in _WORDS):
         return False

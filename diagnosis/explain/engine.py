@@ -48,7 +48,7 @@ from diagnosis.explain.rules_host import (
     MCELOG_RULE,
     mcelog_count,
 )
-from diagnosis.explain.rules_monitors import ALERT_RESOLVED, GPU_OWNED
+from diagnosis.explain.rules_monitors import ALERT_RESOLVED, GPU_OWNED, LSPCI_DEVICE, is_gpu_device
 from diagnosis.explain.rules_process import (
     CONFIRMED_CONFIDENCE,
     CRASH_RULES,
@@ -78,9 +78,15 @@ _EXCEPTION = re.compile(
 _SMI_GPU = re.compile(r"^GPU (?P<pci>[0-9A-Fa-f]{8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\s*$")
 _FABRIC_HEADER = re.compile(r"^\s*Fabric\s*$")
 _DIAG_FAIL = re.compile(r'"status"\s*:\s*"Fail"')
-RECOVERED_BY = {**rules_netfs.RECOVERED_BY, **rules_nic.RECOVERED_BY}
+RECOVERED_BY = {
+    **rules_netfs.RECOVERED_BY,
+    **rules_nic.RECOVERED_BY,
+    **rules_scheduler.RECOVERED_BY,
+}
 """For a rule of waiting or of an event, the rules whose later finding says it ended."""
-ONLY_TO_RECOVER = rules_netfs.ONLY_TO_RECOVER | rules_nic.ONLY_TO_RECOVER
+ONLY_TO_RECOVER = (
+    rules_netfs.ONLY_TO_RECOVER | rules_nic.ONLY_TO_RECOVER | rules_scheduler.ONLY_TO_RECOVER
+)
 _EXPLAINED_BY = {
     **rules_scheduler.EXPLAINED_BY,
     **rules_dist.EXPLAINED_BY,
@@ -127,6 +133,8 @@ class _State:
     alert_resolved: bool = False  # a line is an alert's resolved header (ALERT_RESOLVED)
     resumed_at: int = -1  # the last line that says the job moved on (rules_stalled.RESUMED)
     gpu_named: bool = False  # a record names a GPU (rules_host.GPU_NAMED: rules_monitors.GPU_OWNED)
+    lspci_gpu: bool | None = None  # the last lspci device header is a GPU's; None: none seen
+    owner_unknown: set[str] = field(default_factory=set)  # GPU_OWNED rules seen with no header
 
     def add(
         self, rule_id: str, verdict: Verdict, hit: Hit | None, rec: Record, conf: float
@@ -196,6 +204,7 @@ def _skip(state: _State, rec: Record) -> bool | None:
 
 _RESOLVED_WORDS = ("resolved", "alarm")
 """Words every match of rules_monitors.ALERT_RESOLVED holds (lower case)."""
+_HEX = frozenset("0123456789abcdefABCDEF")
 _GPU_WORDS = ("10de:", "nvidia", "gpu")
 """Words every match of rules_host.GPU_NAMED holds (lower case)."""
 _RESUMED_WORDS = ("moved", "resumed", "again")
@@ -213,6 +222,9 @@ def _visit(state: _State, rec: Record) -> None:
         state.resumed_at = rec.line_no
     if not state.gpu_named and any(w in low for w in _GPU_WORDS):
         state.gpu_named = GPU_NAMED.search(rec.body) is not None
+    if rec.body[:1] in _HEX and ":" in rec.body[2:5]:  # (lspci's `17:00.0`, `0000:17:00.0`)
+        header = LSPCI_DEVICE.match(rec.body)
+        state.lspci_gpu = state.lspci_gpu if header is None else is_gpu_device(header)
     exception_line = _skip(state, rec)
     if exception_line is None or not rec.body.strip() or describes_a_message(rec.body):
         return  # (a runbook, a changelog, a review: a message described is no event)
@@ -227,7 +239,10 @@ def _visit(state: _State, rec: Record) -> None:
         _unclassified(state, rec)
         return
     hit, confidence = result
-    state.add(hit.rule, hit.verdict, hit, rec, confidence)
+    if hit.rule in GPU_OWNED and state.lspci_gpu is None:
+        state.owner_unknown.add(hit.rule)  # no device header: the input decides (_confirm)
+    own = hit.rule in GPU_OWNED and state.lspci_gpu  # the GPU's link (rules_monitors.GPU_OWNED)
+    state.add(hit.rule, GPU_OWNED[hit.rule] if own else hit.verdict, hit, rec, confidence)
     if hit.rule == "gpu.diag_gflops" and state.diag_rate is None:
         state.diag_rate = (hit, rec)
     elif hit.rule == "training.iteration":
@@ -335,8 +350,10 @@ def _confirm(state: _State) -> None:
     ]
     for key in cleared:
         del state.found[key]
-    # a PCIe link's finding is the GPU's where the input names one (rules_monitors.GPU_OWNED)
-    for key in [key for key in state.found if key[0] in GPU_OWNED and state.gpu_named]:
+    # a PCIe link with no device header is the GPU's where the input names one anywhere
+    # (rules_monitors.GPU_OWNED)
+    undecided = [key for key in state.found if key[0] in state.owner_unknown]
+    for key in undecided if state.gpu_named else ():
         cand = state.found.pop(key)
         state.found.setdefault((key[0], GPU_OWNED[key[0]], *key[2:]), cand)
     for key, cand in state.found.items():

@@ -51,7 +51,9 @@ _DEVICE = re.compile(
 )
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 # a GPU model (`GTX 1070`, `RTX 3090`, `RX 580`, `A100`, `H100 80GB`)
-_MODEL = re.compile(r"\b(?:GTX|RTX|RX|GT|Radeon|Tesla|Quadro)\s*[A-Z]?\d{2,4}\w*|\b[A-Z]\d{2,4}\b")
+GPU_MODEL = re.compile(
+    r"\b(?:GTX|RTX|RX|GT|Radeon|Tesla|Quadro)\s*[A-Z]?\d{2,4}\w*|\b[A-Z]\d{2,4}\b"
+)
 # a board partner's name before the GPU model (ccminer's `GPU #2: ASUS GTX 1070, 3067 kH/s`):
 # cards of one model from two vendors are peers
 _VENDOR = re.compile(
@@ -168,6 +170,14 @@ though it is above SLOW_PEER_RATIO, where the peers agree within ``STEADY_SPREAD
 STEADY_SPREAD = 0.05
 
 
+APART_BY_DESIGN = re.compile(
+    r"\b(?:drives?|driving|runs?|running|connected\s+to|plugged\s+into|hooked\s+up\s+to)\s+"
+    r"(?:my\s+|the\s+|our\s+|two\s+|three\s+|\d\s+|all\s+)*(?:monitors?|displays?|screens?)\b",
+    re.IGNORECASE,
+)
+"""A member said to drive the displays (`gpu 0 drives my two monitors`): slower by design."""
+
+
 def steady_slow_peer(reports: Sequence[Sequence[tuple[str, float]]]) -> bool:
     """Return whether one device is the slowest of every report (two or more lines of one shape
     that each list MIN_LINE_PEERS devices: line_rates), each time below STEADY_SLOW_RATIO times
@@ -197,7 +207,7 @@ def rate_of(body: str) -> tuple[str, str, float] | None:
     if rate is None or device is None:
         return None
     shape = _NUMBER.sub("#", _VENDOR.sub("", body.strip()))
-    model = _MODEL.search(body)  # kept whole: a 3060 is no peer of a 3090
+    model = GPU_MODEL.search(body)  # kept whole: a 3060 is no peer of a 3090
     return (
         shape + (f" | {model[0]}" if model else ""),
         device["dev"] or device["dev2"],

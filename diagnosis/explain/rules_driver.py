@@ -210,14 +210,16 @@ RULES: tuple[Rule, ...] = (
         r"\bFailed to initialize NVML: could not load NVML library\b"
         r"|\bNVMLError_(?:LibraryNotFound|DriverNotLoaded)\b"
         # nvidia-container-cli's (`initialization error: nvml error: driver not loaded`)
-        r"|\bnvml error: driver not loaded\b"
+        r"|\b(?i:nvml error): (?i:driver not loaded)\b"
+        # the device plugin's and DCGM's spelling of NVML's status
+        r"|\bFailed to initialize NVML: (?:NVML_)?ERROR_(?:DRIVER_NOT_LOADED|LIBRARY_NOT_FOUND)\b"
         r"|\bCannot init NVML library; err: (?:NVML_)?ERROR_"
         r"(?:LIBRARY_NOT_FOUND|DRIVER_NOT_LOADED)\b"
         r"|\bload library failed: libnvidia-ml\.so(?:\.1)?: cannot open shared object file\b"
         r"|\bNVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver\b",
         (
             *("could not load nvml", "nvmlerror_", "couldn't communicate", "load library failed"),
-            *("cannot init nvml", "nvml error: driver not loaded"),
+            *("cannot init nvml", "nvml error: driver not loaded", "failed to initialize nvml"),
         ),
         "NVML cannot be used on the node: its library is missing where the program runs (a "
         "container without the NVIDIA runtime) or the kernel driver is not loaded (a kernel "

@@ -388,13 +388,16 @@ KERNEL_RULES: tuple[Rule, ...] = (
         r"AER: (?:Multiple )?(?:Correct(?:ed|able)|Uncorrect(?:ed|able) \(Non-Fatal\)) error "
         r"(?:message )?received|PCIe Bus Error: severity="
         # the device that reported the error first (aer.c, printed with each error's details)
-        r"|\bAER: Error of this agent is reported first\b"
+        # (aer.c prints `AER:   Error of this Agent is reported first`; older kernels name the
+        # agent's id: `Error of this Agent(0018) is reported first`)
+        r"|\bAER:\s+Error of this [Aa]gent(?:\(\w+\))? is reported first\b"
+        r"|\bError of this Agent\(\w+\) is reported first\b"
         # a slot whose link went down (pciehp: a surprise removal, or a link that failed)
         r"|\bpciehp(?: \S+)?: [Ss]lot\(\S+\): Link Down\b"
         # lspci -vvv's AER capability: an uncorrectable error's status bit latched (`CmpltTO+`)
         r"|^\s*UESta:[^\n]*\b(?:DLP|SDES|TLP|FCP|CmpltTO|CmpltAbrt|UnxCmplt|RxOF|MalfTLP|ECRC"
         r"|UnsupReq|ACSViol)\+",
-        ("aer:", "pcie bus error", "pciehp", "uesta:"),
+        ("aer:", "pcie bus error", "pciehp", "uesta:", "reported first"),
         "A corrected or non-fatal PCIe error (AER), in both spellings of drivers/pci/pcie/aer.c "
         "('Corrected'/'Uncorrected' before Linux 6.x, 'Correctable'/'Uncorrectable' after): "
         "watch the link, it may degrade.",

@@ -48,9 +48,22 @@ _FAILED = verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.ISOLATE_GPU, 0.6)
 _STORAGE = verdict(C.HOST_STORAGE, INFRA, K.NODE, S.WARNING, A.MONITOR, 0.5)
 _NARROW_LINK = verdict(C.HOST_HARDWARE, INFRA, K.NODE, S.WARNING, A.HARDWARE_INSPECTION, 0.5)
 GPU_OWNED = {"monitor.pcie_downgraded": _DEGRADED}
-"""A finding that is the GPU's, with this verdict, where the input names a GPU anywhere
-(lspci's device header `3D controller: NVIDIA`, a person's `GPU 5 is at x4`), and the host's
-hardware where it names none: lspci's LnkSta line names no device (the engine decides)."""
+"""A finding that is the GPU's, with this verdict, where the lspci device header above it is a
+GPU's (``is_gpu_device``), or, with no header, where the input names a GPU anywhere (a person's
+`GPU 5 is at x4`, a note `# ca:00.0 = GPU 4`); else the host's hardware: lspci's LnkSta line
+names no device (the engine decides)."""
+LSPCI_DEVICE = re.compile(
+    r"^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] (?P<cls>[^:\n]+): (?P<dev>[^\n]*)"
+)
+"""lspci's device header (`ca:00.0 Infiniband controller: Mellanox ...`, numeric with -n:
+`17:00.0 0302: 10de:20b5`)."""
+_GPU_CLASS = re.compile(r"VGA|3D controller|Display controller|^03[0-9a-f]{2}$", re.IGNORECASE)
+
+
+def is_gpu_device(header: re.Match[str]) -> bool:
+    """Whether an lspci device header (LSPCI_DEVICE) is a GPU's: its class is a display
+    controller's (VGA, 3D, class 03xx)."""
+    return _GPU_CLASS.search(header["cls"].strip()) is not None
 
 
 _STALLED = verdict(C.HANG, B.UNKNOWN, K.JOB, S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.45)

@@ -434,7 +434,9 @@ RULES: tuple[Rule, ...] = (
         r"|\bUnable to find the Infiniband/RoCE device\b"
         r"|\bRDMA device \\?\"[^\"\\\n]+\\?\" not found\b|\bno Rdma Devices were found\b"
         # librdmacm cannot bind to the address: no RDMA device carries it
-        r"|\brdma_bind_addr(?:\(\))? failed\b",
+        r"|\brdma_bind_addr(?:\(\))? failed\b"
+        # rping's and other tools' perror of it
+        r"|\brdma_bind_addr: (?:Cannot assign requested address|No such device)\b",
         (
             *("no rdma devices", "device-specific driver", "infiniband/roce device", "not found"),
             *("rdma_bind_addr",),

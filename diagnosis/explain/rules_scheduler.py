@@ -65,6 +65,11 @@ def _evicted(m: re.Match[str]) -> Verdict | None:
     return None
 
 
+VOLUME_SOURCE_MISSING = "k8s.volume_source_missing"
+"""The kubelet's event that a pod's ConfigMap or Secret volume does not exist."""
+VOLUME_MOUNTED = "k8s.volume_mounted"
+"""The kubelet's event that a pod's volume attached or mounted."""
+
 RULES: tuple[Rule, ...] = (
     rule(
         "slurm.node_failure",
@@ -166,14 +171,39 @@ RULES: tuple[Rule, ...] = (
         r"\bUnable to mount volumes for pod\b[^\n]*\btimeout expired waiting for volumes to "
         r"attach(?:/| or )mount\b"
         r"|\bUnable to attach or mount volumes: unmounted volumes=\[[^\]\n]+\][^\n]*"
-        r"\btimed out waiting for the condition\b",
-        ("unable to mount volumes", "unable to attach or mount"),
+        r"\btimed out waiting for the condition\b"
+        # a CSI driver's mount that ran out of time (`MountVolume.MountDevice failed for volume
+        # ... rpc error: code = DeadlineExceeded desc = context deadline exceeded`)
+        r"|\bMountVolume\.\w+ failed for volume\b[^\n]*\b(?:DeadlineExceeded|context deadline "
+        r"exceeded)",
+        ("unable to mount volumes", "unable to attach or mount", "deadline"),
         "The kubelet timed out attaching or mounting the pod's volumes: the storage behind them "
         "(an NFS or parallel filesystem server, a cloud disk that will not attach) or the "
         "node's path to it; the pod cannot start. Its events and the node's kernel log name "
         "the volume's own error.",
         verdict(C.HOST_STORAGE, INFRA, K.NODE, S.WARNING, A.MONITOR, 0.45),
         flags=re.IGNORECASE,
+    ),
+    rule(
+        VOLUME_SOURCE_MISSING,
+        # the kubelet cannot build a ConfigMap's or a Secret's volume that does not exist
+        r"\bMountVolume\.SetUp failed for volume \"[^\"\n]+\" : (?:configmap|secret) "
+        r"(?:references non-existent config key: \S+|\"[^\"\n]+\" not found)",
+        ("setup failed for volume",),
+        "The pod's volume is a ConfigMap or a Secret that does not exist (or lacks the key it "
+        "names): the deployment's error, not storage; it also explains the kubelet's mount "
+        "timeout for that volume (EXPLAINED_BY).",
+        verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.6),
+    ),
+    rule(
+        VOLUME_MOUNTED,
+        # the attach-detach controller's and the kubelet's events once the volume is there
+        r"\bAttachVolume\.Attach succeeded for volume\b|\bMountVolume\.SetUp succeeded for volume\b"
+        r"|\bMountVolume\.MountDevice succeeded for volume\b",
+        ("attach succeeded", "setup succeeded", "mountdevice succeeded"),
+        "The pod's volume attached or mounted: a mount timeout said before it in the same input "
+        "ended (RECOVERED_BY); no finding of its own.",
+        verdict(C.BENIGN, INFRA, K.NODE, S.INFO, A.NONE, 0.4),
     ),
     rule(
         "k8s.node_lost",
@@ -225,7 +255,14 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
+RECOVERED_BY: dict[str, frozenset[str]] = {"k8s.volume_mount_timeout": frozenset({VOLUME_MOUNTED})}
+"""A volume mount that timed out once, then attached or mounted later in the same input: the
+pod started (a slow attach, not a storage fault)."""
+ONLY_TO_RECOVER = frozenset({VOLUME_MOUNTED})
+"""Rules that only say a wait ended: no finding of their own."""
+
 EXPLAINED_BY: dict[str, frozenset[str]] = {
+    "k8s.volume_mount_timeout": frozenset({VOLUME_SOURCE_MISSING}),
     "slurm.task_killed": frozenset(
         {"slurm.cancelled", "slurm.time_limit", "slurm.node_failure", "slurm.memory_limit"}
     ),

@@ -94,7 +94,9 @@ OWN_CHANGE = re.compile(
 ``enabling gradient checkpointing made each step slower``): the cause is said, even in a
 question."""
 BACK_TO = re.compile(
-    r"(?:(?:\b(?:were|was|is|are|went|came|comes|goes|got|gets|(?:we|it|they)['’]re)\s+|(?:^|[.!?;]\s*))"
+    r"(?:(?:\b(?:were|was|is|are|went|came|comes|goes|got|gets|(?:we|it|they)['’]re|bounc(?:ed|es)"
+    r"|climb(?:ed|s)|jump(?:ed|s)|spr(?:ang|ings)|snap(?:ped|s)|(?:went|goes|came|comes)\s+right)\s+"
+    r"|(?:^|[.!?;]\s*))"
     r"back|\b(?:returned|recover(?:s|ed)|restored))\s+(?:up\s+|down\s+)?(?:to|at)\s+(?:(?P<usual>the\s+usual|its\s+usual)"
     r"|[~≈]?(?P<figure>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![.\d]*\.\d))"
     r"(?![^.\n]{0,30}?\b(?:after|until|once|when|with)\s+(?:a\s+|we\s+|I\s+|the\s+)?(?:restart"

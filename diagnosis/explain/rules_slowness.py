@@ -108,7 +108,9 @@ _COMPARATIVE = (
     r"|(?P<behind>(?:always|consistently)\s+behind)\b|slowest\b[^.\n]{0,30}?\balways\b"
     # times said to grow as an adjective (`the increasing preparation/render times`)
     r"|(?P<growing>(?:increasing|growing|rising|climbing|ever[- ]longer)\s+(?:[\w/-]+\s+){0,2}?"
-    r"(?:times|durations)\b)"
+    r"(?:times|durations)\b"
+    r"|(?:increasing|growing|rising|climbing)\s+(?:(?:step|iteration|epoch|batch)\s+time|time\s+per\s+"
+    r"(?:step|iteration|epoch|batch|image|sample))\b)"
     # a change of a step's time said as a noun (`a jump in the total step time`)
     r"|(?P<jump>(?:jumps?|increases?|rises?|regressions?|spikes?)\s+in\s+(?:the\s+)?(?:\w+\s+)?(?:step|iteration|epoch"
     r"|batch|training)\s+times?)"

@@ -143,6 +143,9 @@ _BY_DESIGN = re.compile(
     r"\b(?:only|just)\s+(?:use|using|used|run|running|ran|train\w*\s+on)\s+(?:one|1|a\s+single"
     r"|\d+\s+(?:of|out\s+of)\s+\d+|\d+\s+(?:GPUs|cards|devices))\b"
     r"|\bCUDA_VISIBLE_DEVICES\b|--nproc[_-]per[_-]node|\bdata\s*load\w*|\bwarm-?up\b"
+    # runs pinned to cards one by one, a model split layer by layer across the cards
+    r"|--device\s+cuda:\d|\bseparate\s+(?:experiments|runs|jobs|processes)\b|\bpinned\s+to\b"
+    r"|\bdevice_map\b|\bnaive\s+(?:model|pipeline)\s+(?:split|parallel\w*)\b"
     # the idle one kept for something else: the display, a spare, a notebook, nothing queued
     r"|\b(?:display|monitors?|desktop|hot\s+spare|spare|reserved|failover|notebook)\b"
     r"|\b(?:on\s+purpose|intentional\w*|deliberately|by\s+design)\b"
@@ -361,6 +364,12 @@ FIGURE_RULES: tuple[Rule, ...] = (
         r"|\bone\s+(?:GPU\s+|card\s+)?(?:util\w*\s+)?(?:is|was|stays)\s+(?:very\s+|extremely\s+)?high\b"
         r"[^.\n]{0,30}?\b(?:and|but|while)\s+(?:the\s+other(?:\s+one)?|one|another)\s+(?:is|was|stays)\s+"
         r"(?:very\s+|extremely\s+)?low\b"
+        # `3 GPUs at 100% while the fourth sits at 0%`, `GPU 0 at 100%, GPUs 1-3 at 0%`
+        r"|\b(?:\d|one|two|three|four|seven)\s+(?:GPUs?|cards?)\s+(?:are\s+|is\s+)?(?:at|on)\s+(?:100|9\d)\s*%,?\s+"
+        r"(?:and|while|but)\s+the\s+(?:second|third|fourth|fifth|sixth|seventh|eighth|last|other)\s+"
+        r"(?:one\s+|GPU\s+|card\s+)?(?:is|sits|stays|remains)\s+(?:at\s+)?0\s*%"
+        r"|\bGPU\s*\d\s+(?:is\s+)?at\s+(?:100|9\d)\s*%,?\s+(?:and\s+|while\s+|but\s+)?GPUs\s+\d\s*[-–]\s*\d\s+"
+        r"(?:are\s+)?at\s+0\s*%"
         # `with 2 units at 100%, and the rest at 0%`
         r"|\b(?:\d|one|two|three|four)\s+(?:of\s+the\s+)?(?:units?|GPUs?|cards?|devices?)\s+"
         r"(?:are\s+|is\s+|stays?\s+|sits?\s+)?(?:at|on)\s+(?:100|9\d)\s*%,?\s+(?:and|while|but)\s+"
@@ -368,7 +377,8 @@ FIGURE_RULES: tuple[Rule, ...] = (
         r"(?:at|on)\s+0\s*%",
         (
             *("one of", "1 gpu", "one gpu", "1 card", "one card", "1 device", "one device"),
-            *("or two", "rest", "other", "remaining", "one is"),
+            *("or two", "rest", "other", "remaining", "one is", "the fourth", "the third"),
+            *("the second", "the last", "gpus 1", "gpus 0"),
         ),
         "One GPU of a multi-GPU job idle while the others work, or busy while the others wait "
         "at 0 %: in a synchronous job the others wait on the busy one, or the idle one holds "

@@ -42,6 +42,8 @@ from diagnosis.catalog import Verdict
 from diagnosis.explain.explained import explained
 from diagnosis.explain.listings import ListingReader
 from diagnosis.explain.peers import (
+    APART_BY_DESIGN,
+    GPU_MODEL,
     LINE_GROUP,
     MIN_PEERS,
     TABLE_HEADER,
@@ -69,7 +71,7 @@ from diagnosis.explain.quantities import quoted_rates
 from diagnosis.explain.records import Record, is_prose
 from diagnosis.explain.rules_slowdown import SLOWED, fell, quoted_step_times, rose
 from diagnosis.explain.tables import TableReader
-from diagnosis.explain.time_marks import tells_time_passed
+from diagnosis.explain.time_marks import MARK_WORDS, tells_time_passed
 from diagnosis.explain.training import (
     SLOWDOWN,
     before_and_after,
@@ -118,6 +120,11 @@ _OVER_TIME = re.compile(
 )
 """Words of time in such a report: a fall over time, not two setups side by side."""
 
+_SETUP_LINES = 200
+"""The lines read for the cards a rig has and what they drive (the top of a text)."""
+_MODEL_HINTS = ("gtx", "rtx", "rx", "gt ", "radeon", "tesla", "quadro")
+"""What a consumer or workstation GPU model's name holds (lower case; peers.GPU_MODEL)."""
+_DISPLAY_HINTS = ("monitor", "display", "screen")
 _RATE_HINTS = ("/s", "mhs", "sol", "flops", "bps", " per sec", " a sec")
 """What every unit of quantities.RATE_UNIT holds (lower case): a line without one costs no
 search for a rate."""
@@ -166,6 +173,8 @@ class SpeedReader:
     line_reports: dict[str, list[tuple[list[tuple[str, float]], Record]]] = field(
         default_factory=dict
     )
+    models: set[str] = field(default_factory=set)  # the GPU models the text names
+    apart_by_design: bool = False  # a line says a member drives the displays
     marks: list[int] = field(default_factory=list)  # lines that tell time passed: line numbers
     # per shape, the first rate of each pasted line no other reader took (`... 0.42Gh/s | A: 1`)
     shaped: dict[str, list[tuple[float, Record]]] = field(default_factory=dict)
@@ -199,8 +208,16 @@ class SpeedReader:
         (lines of one step are a group only with nothing between them)."""
         if RUN_START.match(rec.body):
             self.runs += 1
-        if tells_time_passed(rec.body):
+        low = rec.body.lower()
+        if any(word in low for word in MARK_WORDS) and tells_time_passed(rec.body):
             self.marks.append(rec.line_no)
+        if position <= _SETUP_LINES:  # (a rig's cards and duties are told at its top)
+            if any(hint in low for hint in _MODEL_HINTS):
+                self.models.update(m[0].replace(" ", "") for m in GPU_MODEL.finditer(rec.body))
+            if any(hint in low for hint in _DISPLAY_HINTS):
+                self.apart_by_design = self.apart_by_design or bool(
+                    APART_BY_DESIGN.search(rec.body)
+                )
         peer = rate_of(rec.body)
         if peer is not None:
             shape, device, rate = peer
@@ -218,7 +235,7 @@ class SpeedReader:
             self._progress(rec, "rate:" + at_step.shape, 1 / at_step.rate)
         elif peer is None and not listed and not self._work(rec):
             self._clocked(rec)
-            self._shaped(rec)
+            self._shaped(rec, low)
         self._rate_table(rec)
         self.tables.feed(rec.body, rec)
         self.listings.feed(rec.body, rec)
@@ -249,11 +266,10 @@ class SpeedReader:
             self._peer(shape, member, figure.seconds, rec)
         return True
 
-    def _shaped(self, rec: Record) -> None:
+    def _shaped(self, rec: Record, low: str) -> None:
         """Note the first rate of a pasted line that no other reader took (a miner's ``HBR 0:
         | 3.07/ 0.46/ 0.42Gh/s``), by the line's shape: read only across a line that tells time
         passed (_slower_later)."""
-        low = rec.body.lower()
         if not any(hint in low for hint in _RATE_HINTS) or is_prose(rec.body):
             return
         rates = [] if NOT_A_STEP.search(rec.body) else quoted_rates(rec.body)
@@ -354,7 +370,10 @@ class SpeedReader:
             slowest = slow_peer([(device, rate) for device, rate, _ in group], least_peers(key))
             if slowest is not None:
                 yield "peers.slow_device", SLOW_DEVICE, group[slowest][2], 0.5
-        for reports in self.line_reports.values():  # one device behind in every report
+        # one device behind in every report, among identical peers: not where the text names
+        # two models or a member that drives the displays
+        identical = len(self.models) < 2 and not self.apart_by_design
+        for reports in self.line_reports.values() if identical else ():
             if steady_slow_peer([listed for listed, _ in reports]):
                 yield "peers.steady_slow_device", SLOW_DEVICE, reports[-1][1], 0.5
         for progress_key, steps in self.progress.items():  # (..., shape, run): see _progress

@@ -22,7 +22,7 @@ MAX_MARK_CHARS = 120
 
 _AMOUNT = (
     r"(?:(?:about|around|approx\w*|roughly|another|only|just|nearly|almost|over|~)\s*)?"
-    r"(?:\d+(?:[.,]\d+)?(?:\s*[-–~]\s*\d+(?:[.,]\d+)?)?\+?|a\s+few|a\s+couple(?:\s+of)?|several"
+    r"(?:\d+(?:[.,]\d+)?[kK]?(?:\s*[-–~]\s*\d+(?:[.,]\d+)?[kK]?)?\+?|a\s+few|a\s+couple(?:\s+of)?|several"
     r"|an?|one|two|three|four|five|six|ten|twenty|dozens?\s+of|hundreds?\s+of|many)"
 )
 _UNIT = (
@@ -35,7 +35,8 @@ _WORK_DONE = (
     r"|images?|pictures?|jobs?|runs?|inferences?)"
 )
 AFTER_WORK = (
-    rf"\bafter\s+(?:(?:using|running|serving|doing)\s+(?:[\w.-]+\s+){{0,3}}?for\s+)?"
+    rf"\bafter\s+(?:(?:using|running|serving|doing)\s+(?:[\w.-]+\s+){{0,3}}?for\s+"
+    r"|(?:generating|rendering|processing|answering|serving|sending|making|running)\s+)?"
     rf"{_AMOUNT}\s*(?:[\w-]+\s+)?{_WORK_DONE}\b"
 )
 """After an amount of a service's work (``after approximately 300-400 LLM calls``, ``after using
@@ -48,9 +49,15 @@ _MARK = re.compile(
     rf"|{_AMOUNT}\s*{_UNIT}\s+later\b"
     r"|(?:the\s+)?next\s+(?:day|morning|week)\b|overnight\b"
     r"|after\s+(?:a\s+(?:while|bit)|some\s+time)\b|(?:some\s+time\s+)?later\s*[:,]"
+    # into the run (`45 minutes in:`, `3h in,`)
+    rf"|{_AMOUNT}\s*(?:m|mins?|minutes?|h|hrs?|hours?|days?)\s+in\s*[:,]"
     r")",
     re.IGNORECASE,
 )
+
+
+MARK_WORDS = ("after", "later", "next", "overnight", " in:", " in,")
+"""Words every mark holds (lower case): a cheap gate before the search."""
 
 
 def tells_time_passed(body: str) -> bool:
