@@ -35,6 +35,21 @@ def record_read_as(batch: str, number: str) -> tuple[Category, str] | None:
     return found[:2] if found else None
 
 
+RoundCase = tuple[str, str, Category, str]
+"""A round's record and how it is read: (batch, number, category, rule)."""
+
+
+def round_tests(cases: list[RoundCase]) -> Callable[[str, str, Category, str], None]:
+    """Return the test that each record of a round's classes is read as its class (batch,
+    number, category, rule); a module binds it to its own `test_` name."""
+
+    @pytest.mark.parametrize(("batch", "number", "category", "rule"), cases)
+    def each_class_is_read(batch: str, number: str, category: Category, rule: str) -> None:
+        assert record_read_as(batch, number) == (category, rule)
+
+    return each_class_is_read
+
+
 def alarms(text: str) -> list[str]:
     """Return the rules of findings at warning or worse."""
     return [f.rule for f in explain(text) if f.severity != Severity.INFO]

@@ -9,11 +9,9 @@ from __future__ import annotations
 import pytest
 
 from diagnosis.model import Category
-from tests.explain_helpers import alarms, first, record_read_as
+from tests.explain_helpers import alarms, first, round_tests
 
-
-@pytest.mark.parametrize(
-    ("batch", "number", "category", "rule"),
+test_each_class_of_the_round_is_read = round_tests(
     [
         ("fresh_55", "0001", Category.STRAGGLER, "slowdown.rate_fell"),
         ("fresh_55", "0012", Category.STRAGGLER, "straggler.slowness_in_words"),
@@ -22,12 +20,8 @@ from tests.explain_helpers import alarms, first, record_read_as
         ("fresh_56", "0022", Category.HOST_HARDWARE, "host.pcie_error"),
         ("fresh_56", "0026", Category.HOST_HARDWARE, "monitor.pcie_downgraded"),
         ("fresh_57", "0013", Category.APPLICATION, "nvml.library_missing"),
-    ],
+    ]
 )
-def test_each_class_of_the_round_is_read(
-    batch: str, number: str, category: Category, rule: str
-) -> None:
-    assert record_read_as(batch, number) == (category, rule)
 
 
 @pytest.mark.parametrize(

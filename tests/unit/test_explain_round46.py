@@ -9,11 +9,9 @@ from __future__ import annotations
 import pytest
 
 from diagnosis.model import Category
-from tests.explain_helpers import alarms, record_read_as
+from tests.explain_helpers import alarms, round_tests
 
-
-@pytest.mark.parametrize(
-    ("batch", "number", "category", "rule"),
+test_each_class_of_the_round_is_read = round_tests(
     [
         ("fresh_58", "0001", Category.STRAGGLER, "straggler.one_member_idle"),
         ("fresh_58", "0013", Category.STRAGGLER, "straggler.slowness_in_chinese"),
@@ -25,12 +23,8 @@ from tests.explain_helpers import alarms, record_read_as
         ("fresh_59", "0019", Category.HOST_STORAGE, "storage.nfs"),
         ("fresh_59", "0023", Category.NETWORK, "ib.async_port_error"),
         ("fresh_59", "0024", Category.HOST_STORAGE, "storage.nfs"),
-    ],
+    ]
 )
-def test_each_class_of_the_round_is_read(
-    batch: str, number: str, category: Category, rule: str
-) -> None:
-    assert record_read_as(batch, number) == (category, rule)
 
 
 @pytest.mark.parametrize(
