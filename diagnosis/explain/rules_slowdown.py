@@ -65,7 +65,7 @@ SLOWED = verdict(C.STRAGGLER, B.UNKNOWN, K.JOB, S.WARNING, A.MONITOR, 0.35)
 _STEP_WORD = re.compile(
     r"\b(?:epoch|iter(?:ation)?|step|batch)s?\b|\b(?:s|sec)/it\b|\bit/s\b"
     # a time per item of the job's work (`5 seconds per picture`)
-    r"|\bper\s+(?:image|picture|frame|sample|render|generation|episode|sequence)\b",
+    r"|\b(?:per|each|every)\s+(?:image|picture|frame|sample|render|generation|episode|sequence)\b",
     re.IGNORECASE,
 )
 # the figures are one quantity over time: a change is said (a profile's phases are not)
