@@ -65,7 +65,9 @@ SLOWED = verdict(C.STRAGGLER, B.UNKNOWN, K.JOB, S.WARNING, A.MONITOR, 0.35)
 _STEP_WORD = re.compile(
     r"\b(?:epoch|iter(?:ation)?|step|batch)s?\b|\b(?:s|sec)/it\b|\bit/s\b"
     # a time per item of the job's work (`5 seconds per picture`)
-    r"|\b(?:per|each|every)\s+(?:image|picture|frame|sample|render|generation|episode|sequence)\b",
+    r"|\b(?:per|each|every)\s+(?:image|picture|frame|sample|render|generation|episode|sequence)\b"
+    # a service's time for one request (`5 mins for a request`)
+    r"|\b(?:for|per|each)\s+(?:a\s+|one\s+|each\s+)?(?:request|response|prompt|query)\b",
     re.IGNORECASE,
 )
 # the figures are one quantity over time: a change is said (a profile's phases are not)
@@ -183,6 +185,10 @@ EXPLAINED = re.compile(
     r"|\bbecause\s+(?:we|I)\s+(?:\w+\s+)?(?:doubled|increased|added|changed|switched|enabled|raised)\b"
     r"|\bwhat\s+(?:I|we|you)\s+(?:had\s+)?expected\b|\b(?:documentation|docs)\s+says\b"
     r"|\bas\s+documented\b"
+    # the work grew: a chat's context, a prompt, the history resent each turn
+    r"|\b(?:context|prompt|history|conversation)\s+(?:\w+\s+){0,2}?(?:grow\w*|gets?\s+longer"
+    r"|getting\s+longer)\b|\bresen[dt]\w*\s+(?:the\s+)?(?:full|whole|entire)\s+(?:history|context"
+    r"|conversation)\b"
     # the speed said to be fine (not `fine for the first 1500 steps`, not the loss)
     r"|\b(?:speed|throughput|samples?/s\w*|it/s|s/it|step\s+time|tokens?/s\w*|performance)\s+"
     r"(?:\w+\s+){0,2}?(?:looks?|seems?|is)\s+fine\b(?!\s+(?:for|until|at\s+first|initially|on|in"
@@ -422,7 +428,10 @@ _ABOUT = r"(?:~|about\s+|around\s+)?"
 _AGAINST = re.compile(
     _fig("now")
     + r"[^.\n]{0,40}?\b(?:instead\s+of|(?:while|but|when|whereas|where)\s+(?:it\s+)?used\s+to"
-    r"(?:\s+(?:be|take))?|(?:than|from)\s+(?:the\s+)?(?:usual|normal|expected|before))\s+"
+    r"(?:\s+(?:be|take))?"
+    # (`whereas normally it would take about 5 second`)
+    r"|(?:while|but|whereas|where)\s+normally\s+(?:it\s+)?(?:would\s+|should\s+)?(?:take|be)"
+    r"|(?:than|from)\s+(?:the\s+)?(?:usual|normal|expected|before))\s+"
     + _ABOUT
     + _fig("then")
     + r"|\bexpect\w*\s+"

@@ -108,7 +108,7 @@ _COMPARATIVE = (
     r"|(?P<behind>(?:always|consistently)\s+behind)\b|slowest\b[^.\n]{0,30}?\balways\b"
     # times said to grow as an adjective (`the increasing preparation/render times`)
     r"|(?P<growing>(?:increasing|growing|rising|climbing|ever[- ]longer)\s+(?:[\w/-]+\s+){0,2}?"
-    r"(?:times|durations)\b"
+    r"(?:times|durations|delays|latencies)\b"
     r"|(?:increasing|growing|rising|climbing)\s+(?:(?:step|iteration|epoch|batch)\s+time|time\s+per\s+"
     r"(?:step|iteration|epoch|batch|image|sample))\b)"
     # a change of a step's time said as a noun (`a jump in the total step time`)
@@ -309,9 +309,13 @@ def _reported(m: re.Match[str]) -> Verdict | None:
 
 
 SAID_NORMAL = "slowdown.said_normal"
-EXPLAINED_BY = {"straggler.slowness_in_words": frozenset({SAID_NORMAL})}
-"""A slowness told in one line that another line of the same input calls normal (a reply:
-``it is normal that running time for each iteration is getting longer``)."""
+EXPLAINED_BY = {
+    "straggler.slowness_in_words": frozenset({SAID_NORMAL}),
+    "slowdown.time_said_to_grow": frozenset({SAID_NORMAL}),
+}
+"""A slowness told in one line that another line of the same input calls normal or gives the
+cause of (a reply: ``it is normal that running time for each iteration is getting longer``,
+``So the speed will be slower after these two checkpoints``)."""
 
 RULES: tuple[Rule, ...] = (
     rule(
@@ -319,8 +323,17 @@ RULES: tuple[Rule, ...] = (
         r"\b(?:it\s+is|it's|this\s+is|that\s+is|that's)\s+(?:(?:quite|perfectly|totally)\s+)?"
         r"(?:normal|expected)\s+that\b[^.?!\n]{0,120}?\b(?:slower|longer|increas\w*|grows?|growing)\b"
         # a detector's verdict over the members it lists (`-> no persistent straggler`)
-        r"|(?:->|=>|:)\s*no\s+(?:persistent\s+)?stragglers?\s*$",
-        ("normal that", "expected that", "no persistent", "no straggler"),
+        r"|(?:->|=>|:)\s*no\s+(?:persistent\s+)?stragglers?\s*$"
+        # a reply that gives the slowness as the consequence of the schedule or the setup
+        # (`So the speed will be slower after these two checkpoints`, `Iterations will always be
+        # slower on multiple cards due to the need to synchronize`)
+        r"|\b(?:so|therefore|thus|hence)\s+(?:the\s+)?(?:speed|training|it|iterations?|throughput)\s+"
+        r"(?:\w+\s+){0,2}?will\s+(?:be|get|become)\s+slower\b"
+        r"|\bwill\s+always\s+be\s+slower\b[^.\n]{0,60}?\b(?:due\s+to|because)\b",
+        (
+            *("normal that", "expected that", "no persistent", "no straggler", "will be slower"),
+            *("will get slower", "will become slower", "will always be slower"),
+        ),
         "A sentence that calls a time growing or a run slowing normal (a reply's explanation), "
         "or a detector's verdict of no straggler: no fault, and it explains a slowness the "
         "same input tells in words.",

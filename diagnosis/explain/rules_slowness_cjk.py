@@ -48,6 +48,10 @@ _SLOW_ZH = (
     # (`从一开始的70秒，不断增加到500秒`)
     r"|(?:不断|持续|逐渐|一直)(?:增加|增长|上升|变长)(?:到|至)"
     r"|越来越长|差异很大|差距很大|步调不一致"
+    # one card of two nearly idle beside the other (`一张卡的利用率很低，3%，4%左右，另外一张利用率
+    # 比较高100%`, `rank=0的卡GPU利用率为0，其余卡利用率100%`)
+    r"|(?=[^。！？]*(?:另外|另一|其他|其余|别的))(?:(?:其中)?一[块张个台]|rank\s*=?\s*\d+|GPU\s*\d+|\d+号)"
+    r"(?:卡|GPU|显卡)?[^。！？，,]{0,8}利用率\s*(?:为|是)?\s*(?:极低|很低|特别低|非常低|接近\s*0|0(?![\d.]))"
     # one card of several nearly idle (`一块正常，另一块GPU的利用率极低接近0`)
     r"|(?:另一|其中一|有一|只有一)[块张个台]?(?:卡|GPU|显卡)?[^。！？]{0,12}利用率[^。！？]{0,4}"
     r"(?:极低|很低|特别低|非常低|接近\s*0|为\s*0|是\s*0)"
@@ -79,9 +83,11 @@ _EXPLAINED_ZH = re.compile(
     # it follows the load (`跟 QPS 曲线完全一致`)
     r"|(?:流量|负载|QPS|请求量)[^。]{0,12}(?:一致|吻合)|随着?(?:流量|负载|QPS|请求量)"
 )
-# inference slow from the start is a service's load; inference that slows as it runs is read
+# inference slow from the start is a service's load; inference that slows as it runs, or one
+# card of it behind the other, is read
 _NOT_TRAINING_ZH = re.compile(
-    r"推理(?![^。]*(?:一段时间|持续|越来越|逐渐|重启))|下载|编译|加载模型"
+    # (nor one card against the other: a straggler whatever the work)
+    r"推理(?![^。]*(?:一段时间|持续|越来越|逐渐|重启|另外一|另一[块张个]))|下载|编译|加载模型"
     # the first epoch said slow, which prepares the data (tokenize, cache): a warm-up
     r"|(?:第一个|首个|第一)\s*(?:epoch|轮)\s*(?:会|比较|很|特别)?(?:变得)?\w{0,2}慢"
 )

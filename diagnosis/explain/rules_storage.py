@@ -53,6 +53,18 @@ def _fewer_members(m: re.Match[str]) -> Verdict | None:
 
 RULES: tuple[Rule, ...] = (
     rule(
+        "storage.zpool_degraded",
+        # zpool status: the pool's state, and a device's row that ZFS faulted (its READ, WRITE
+        # and CKSUM counts, then `too many errors`)
+        r"^\s*state:\s+(?:DEGRADED|FAULTED|UNAVAIL|SUSPENDED)\s*$"
+        r"|^\s*\S+\s+(?:FAULTED|UNAVAIL|REMOVED)\s+\d+\s+\d+\s+\d+\b"
+        r"|\bOne or more devices (?:are faulted|has been removed|could not be (?:used|opened))\b",
+        ("state:", "faulted", "unavail", "removed", "one or more devices"),
+        "A ZFS pool degraded or faulted (zpool status): a disk failed or was removed; the pool "
+        "runs on its redundancy (or not at all); replace the device.",
+        _disk(S.ERROR, A.HARDWARE_INSPECTION, 0.65),
+    ),
+    rule(
         "storage.md_degraded",
         r"DegradedArray event|DeviceDisappeared event|Fail(?:Spare)? event detected"
         r"|md/raid\d*:md\w+: Disk failure|\[\d+/\d+\] \[U*_[U_]*\]|\b\w+\[\d+\]\(F\)"

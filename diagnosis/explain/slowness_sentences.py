@@ -56,7 +56,9 @@ _MODEL_COMPARED = re.compile(
 """A GPU model compared (``the T4 GPU is slower than the other GPUs we benchmarked``): a
 benchmark of hardware, not a member of a job that became slow."""
 _SETUPS = re.compile(
-    r"\b(?:slower|longer|lower)\s+than\s+(?:with|using|when|without|(?:on\s+|in\s+)?(?:fp\d+|bf16"
+    # a run on several cards against one card (`the training was slower than a card`)
+    r"\b(?:slower|longer)\s+than\s+(?:on\s+|with\s+)?(?:a|one|1|a\s+single|single)\s+(?:card|GPU|device)\b"
+    r"|\b(?:slower|longer|lower)\s+than\s+(?:with|using|when|without|(?:on\s+|in\s+)?(?:fp\d+|bf16"
     r"|tf32|int\d|mixed\s+precision|AMP|[AHVBL]\d{2,3}|RTX\s?\d{4}|GTX\s?\d{3,4}))\b",
     re.I,
 )
