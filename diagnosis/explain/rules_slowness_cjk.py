@@ -48,6 +48,9 @@ _SLOW_ZH = (
     # (`从一开始的70秒，不断增加到500秒`)
     r"|(?:不断|持续|逐渐|一直)(?:增加|增长|上升|变长)(?:到|至)"
     r"|越来越长|差异很大|差距很大|步调不一致"
+    # a speed that falls as the run's count or time grows (`推理速度随服务启动后请求的次数上升降低`)
+    r"|速度随(?:着)?[^。，,]{0,20}?(?:次数|时间|运行)[^。，,]{0,6}?(?:上升|增加|增多|变长|推移)而?"
+    r"(?:降低|下降|变慢|减慢)"
     # one card of two nearly idle beside the other (`一张卡的利用率很低，3%，4%左右，另外一张利用率
     # 比较高100%`, `rank=0的卡GPU利用率为0，其余卡利用率100%`)
     r"|(?=[^。！？]*(?:另外|另一|其他|其余|别的))(?:(?:其中)?一[块张个台]|rank\s*=?\s*\d+|GPU\s*\d+|\d+号)"
@@ -87,7 +90,9 @@ _EXPLAINED_ZH = re.compile(
 # card of it behind the other, is read
 _NOT_TRAINING_ZH = re.compile(
     # (nor one card against the other: a straggler whatever the work)
-    r"推理(?![^。]*(?:一段时间|持续|越来越|逐渐|重启|另外一|另一[块张个]))|下载|编译|加载模型"
+    # (`每次推理`, each request's inference, is the service's work over time)
+    r"(?<!每次)推理(?![^。]*(?:一段时间|持续|越来越|逐渐|重启|另外一|另一[块张个]|次数|时间推移|运行时间))"
+    r"|下载|编译|加载模型"
     # the first epoch said slow, which prepares the data (tokenize, cache): a warm-up
     r"|(?:第一个|首个|第一)\s*(?:epoch|轮)\s*(?:会|比较|很|特别)?(?:变得)?\w{0,2}慢"
 )
@@ -170,7 +175,7 @@ RULES: tuple[Rule, ...] = (
         (
             *("慢", "下降", "降低", "增加", "变长", "越来越长", "差异", "差距", "步调"),
             *("掉到", "掉至", "降到", "降至", "跌到", "跌至", "到", "至"),
-            *("激增", "暴增", "剧增", "猛增", "飙升", "利用率"),
+            *("激增", "暴增", "剧增", "猛增", "飙升", "利用率", "速度随"),
         ),
         "A Chinese sentence reporting that the training, or one of its members, became "
         "slower (变慢, 减慢, 速度下降, 耗时增加, 各个 rank 差异很大): a straggler or a "
