@@ -182,6 +182,8 @@ _STOP_ELSEWHERE = (
     r"\btakıl\w*|\bdondu\b|\bdonmuş\b|\bilerle(?:medi|miyor)\b|\bstoi\s+od\b|\bzawiesi\w*"
 )
 _NO_OUTPUT_ELSEWHERE = re.compile(
+    # (a run that stops after a while with its GPUs at 0: `一段时间后 ... 使用率会变成0`)
+    r"一段时间|(?:使用率|利用率|占用率)[^。，,]{0,4}?(?:变成|降到|变为|为|是)\s*0(?![\d.])|"
     r"ログ|出力|エラー|完全に|步|日志|输出|로그|출력|완전히|Ausgabe|Log|sortie|journal|"
     r"salida|registro|saída|uscita|лог|вывод|log|output|(?:step|iter\w*|epoch|第)\s*\d|adım|beri|"
     r"(?<![\d.])\d++(?:\.\d++)?\s*(?:分钟|分|小时|時間|時|min\w*|h\b|hours?|Minuten|Stunden|heures|minutos|"
