@@ -6,7 +6,8 @@ compares the readings on either side of such a line (``slowdown.slower_later``).
 
 A mark is a line that starts with the passing of an amount of time or of the job's own work
 (``after 3 mins``, ``after 300-400 calls``, ``2 hours later``, ``the next day``, ``overnight``,
-``after a while``), and is short: a heading between pasted lines, not a story. The speaker's
+``after a while``) or is a heading of the later readings alone (``**Last time**``, ``Now:``),
+and is short: a heading between pasted lines, not a story. The speaker's
 own change (``after I doubled the batch``: rules_slowdown.OWN_CHANGE) or an event (``after the
 upgrade``) is no mark: the readings then measure two setups.
 """
@@ -49,6 +50,8 @@ _MARK = re.compile(
     rf"|{_AMOUNT}\s*{_UNIT}\s+later\b"
     r"|(?:the\s+)?next\s+(?:day|morning|week)\b|overnight\b"
     r"|after\s+(?:a\s+(?:while|bit)|some\s+time)\b|(?:some\s+time\s+)?later\s*[:,]"
+    # a heading of the later readings alone on its line (`**Last time**`, `Now:`, `Today:`)
+    r"|(?:the\s+)?(?:last|latest|current)\s+(?:time|run)\W*$|(?:now|today|currently)\W*$"
     # into the run (`45 minutes in:`, `3h in,`)
     rf"|{_AMOUNT}\s*(?:m|mins?|minutes?|h|hrs?|hours?|days?)\s+in\s*[:,]"
     r")",
@@ -56,7 +59,10 @@ _MARK = re.compile(
 )
 
 
-MARK_WORDS = ("after", "later", "next", "overnight", " in:", " in,")
+MARK_WORDS = (
+    *("after", "later", "next", "overnight", " in:", " in,"),
+    *("last", "latest", "current", "now", "today"),
+)
 """Words every mark holds (lower case): a cheap gate before the search."""
 
 

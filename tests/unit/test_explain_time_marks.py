@@ -26,6 +26,11 @@ MINER = "HBR 0:       |  3.07/ 0.46/ {rate}Gh/s | A:  1 R:0+0(none) HW:  2/5.4%"
         "The next day:",
         "then after a while:",
         "Later:",
+        "45 minutes in:",
+        "after 20k steps:",
+        # a heading of the later readings alone on its line
+        "**Last time**",
+        "Now:",
     ],
 )
 def test_marks_of_time_passed(line: str) -> None:
@@ -38,6 +43,8 @@ def test_marks_of_time_passed(line: str) -> None:
         "after I doubled the batch size to 64",  # the speaker's own change: two setups
         "after the driver upgrade",  # an event, not time passing
         "It runs at 5 it/s after 3 epochs",  # a reading, not a heading
+        "Last time I checked it was fine",  # a sentence, not a heading
+        "now you can see the rate below",
         "After 2 hours of training the loss is at 0.4 and the accuracy keeps improving, which is "
         "what I expected from the paper's curves.",  # a story, too long for a heading
     ],
