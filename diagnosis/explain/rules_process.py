@@ -77,6 +77,8 @@ def _signal(number: int, name: str) -> str:
         + rf"|\bWTERMSIG {number}\b"
         # DeepSpeed's launcher (`... exits with return code = -9`)
         + rf"|exits with return code = -{number}\b"
+        # PyTorch's c10 fatal signal handler (`SIGSEGV(11), PID: 1831084, Thread 1831084:`)
+        + rf"|^\s*{name}\({number}\), PID: \d+, Thread \d+:"
         # Open MPI's crash handler (`Signal: Bus error (7)`, after `Process received signal`)
         + rf"|\bSignal: {_STRSIGNAL[number]} \({number}\)"
     )
