@@ -130,6 +130,9 @@ _COMPARATIVE = (
     r"|(?:takes?|took|taking|needs?|needed|spends?|spent|spending)\s+(?:[\w-]+\s+){0,3}?"
     r"(?:longer|more\s+time)"
     rf"|(?:lower|worse|reduced|decreas\w+|degrad\w+|dropp?(?:ed|s|ing)?)\s+(?:\w+\s+)?{_RATE}"
+    # a rate that became low (`GPU utilization started high, and became low/idle later on`)
+    rf"|{_RATE}\s+(?:\w+,?\s+){{0,4}}?(?:became|becomes|went|goes|got|gets)\s+(?:very\s+|much\s+)?"
+    r"(?:low|lower|idle)\b"
     # a fall said as a noun (`a significant decrease in the hash rate`)
     r"|(?:decrease|drop|fall|decline|reduction|dip|degradation)s?\s+(?:of|in)\s+(?:the\s+|my\s+"
     rf"|our\s+|its\s+|their\s+)?(?:\w+\s+)?{_RATE}"

@@ -168,9 +168,13 @@ RULES: tuple[Rule, ...] = (
     rule(
         "storage.nvme",
         # the Linux NVMe host driver's fault messages (drivers/nvme/host: pci.c, core.c,
-        # multipath.c, fabrics.c, tcp.c), after its `nvme nvme0: ` or `nvme0n1: ` prefix
-        r"\bnvme\d+(?:n\d+)?:\s+(?:I/O (?:tag )?\d+ (?:\([^)]*\) )?(?:type \d+ )?"
-        r"(?:opcode 0x[0-9a-f]+ \([^)]*\) )?QID \d+ timeout"
+        # multipath.c, fabrics.c, tcp.c), after its `nvme nvme0: ` or `nvme0n1: ` prefix, or
+        # the PCI device's (`nvme 0000:00:04.0: `, older kernels' pci.c)
+        # (a redacted address too: `nvme <BDF>: `)
+        r"(?:\bnvme\d+(?:n\d+)?|\bnvme (?:[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.\d"
+        r"|<[\w-]{1,16}>)):\s+"
+        r"(?:I/O (?:tag )?\d+ (?:\([^)]*\) )?(?:type \d+ )?"
+        r"(?:opcode 0x[0-9a-f]+ \([^)]*\) )?QID \d+ timeout|Timeout I/O \d+ QID \d+"
         r"|Device not ready; aborting (?:reset|shutdown|initialisation)"
         r"|Removing after probe failure|controller is down|Disabling device after reset failure"
         r"|Abort status: 0x[0-9a-f]+|resetting controller due to|IO queues (?:lost|not created)"
@@ -364,6 +368,9 @@ RULES: tuple[Rule, ...] = (
         r"|\bNFS: server \S+ error: fileid changed"
         r"|\bNFS: Server wrote zero bytes|\bNFS: v4 server \S+\s+returned a bad sequence-id error"
         r"|\bRPC: Could not send backchannel reply"
+        # the kernel NFS server that cannot start (`rpc.nfsd: unable to set any sockets for
+        # nfsd`, `writing fd to kernel failed`)
+        r"|\brpc\.nfsd: (?:unable to set any sockets for nfsd|writing fd to kernel failed)"
         # NFS-Ganesha's server that turns its backend's EIO into NFS4ERR_IO, or calls itself
         # unhealthy (its request queue no longer drains)
         r"|\bconverted to NFS4ERR_IO\b|\bnfs_health :\w+ :\w+ :Health status is unhealthy"

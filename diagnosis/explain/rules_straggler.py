@@ -370,6 +370,13 @@ FIGURE_RULES: tuple[Rule, ...] = (
         r"(?:one\s+|GPU\s+|card\s+)?(?:is|sits|stays|remains)\s+(?:at\s+)?0\s*%"
         r"|\bGPU\s*\d\s+(?:is\s+)?at\s+(?:100|9\d)\s*%,?\s+(?:and\s+|while\s+|but\s+)?GPUs\s+\d\s*[-–]\s*\d\s+"
         r"(?:are\s+)?at\s+0\s*%"
+        # `one or two GPUs have 0 utilization, and the others have 100%`, `only 1 of 8 GPU is
+        # working`
+        r"|\b(?:one|1)(?:\s+or\s+(?:two|2))?\s+(?:of\s+the\s+)?(?:GPUs?|cards?)\s+(?:have|has|shows?"
+        r"|(?:are|is)\s+at)\s+0\s*%?\s+(?:utili[sz]\w*|usage|util|load)\b[^.\n]{0,30}?\b(?:others?|rest)"
+        r"\b[^.\n]{0,15}?(?:100|9\d)\s*%"
+        r"|\bonly\s+(?:1|one)\s+(?:of|out\s+of)\s+(?:\d+|two|four|eight)\s+GPUs?\s+(?:is|are)\s+"
+        r"(?:working|busy|used|utili[sz]ed|active)\b"
         # `with 2 units at 100%, and the rest at 0%`
         r"|\b(?:\d|one|two|three|four)\s+(?:of\s+the\s+)?(?:units?|GPUs?|cards?|devices?)\s+"
         r"(?:are\s+|is\s+|stays?\s+|sits?\s+)?(?:at|on)\s+(?:100|9\d)\s*%,?\s+(?:and|while|but)\s+"
@@ -378,7 +385,7 @@ FIGURE_RULES: tuple[Rule, ...] = (
         (
             *("one of", "1 gpu", "one gpu", "1 card", "one card", "1 device", "one device"),
             *("or two", "rest", "other", "remaining", "one is", "the fourth", "the third"),
-            *("the second", "the last", "gpus 1", "gpus 0"),
+            *("the second", "the last", "gpus 1", "gpus 0", "others", "only 1", "only one"),
         ),
         "One GPU of a multi-GPU job idle while the others work, or busy while the others wait "
         "at 0 %: in a synchronous job the others wait on the busy one, or the idle one holds "
