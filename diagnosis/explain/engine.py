@@ -236,7 +236,7 @@ def _visit(state: _State, rec: Record) -> None:
         return
     result = _classify(state, rec.body, exception_line)
     if result is None:
-        _unclassified(state, rec)
+        _unclassified(state, rec, low)
         return
     hit, confidence = result
     if hit.rule in GPU_OWNED and state.lspci_gpu is None:
@@ -251,7 +251,7 @@ def _visit(state: _State, rec: Record) -> None:
         state.speeds.step_time(rec)
 
 
-def _unclassified(state: _State, rec: Record) -> None:
+def _unclassified(state: _State, rec: Record, low: str) -> None:
     """Read a record no rule classified: a person's word for a crash, a diagnostic's failure,
     a detector's calm interval, and what it says of speed (SpeedReader.line)."""
     if not state.crash_said and _maybe_crash(rec.body):
@@ -259,7 +259,7 @@ def _unclassified(state: _State, rec: Record) -> None:
     state.diag_fail = state.diag_fail or _DIAG_FAIL.search(rec.body) is not None
     if MINMAX_MARK in rec.body:  # a detector's interval without a straggler
         state.minmax_calm = rec.line_no
-    state.speeds.line(rec, state.visited)
+    state.speeds.line(rec, state.visited, low)
 
 
 def _fabric_block(state: _State, rec: Record) -> bool:

@@ -33,6 +33,9 @@ RATE_UNIT = (
     r"/s(?:ec(?:ond)?)?|(?:samples|images|tokens)\s+(?:per|a)\s+sec(?:ond)?|[GT]FLOPS|TFLOP/s"
     r"|[kKMGT]?B/s|[MG]bps)"
 )
+RATE_HINTS = ("/s", "mhs", "sol", "flops", "bps", " per sec", " a sec")
+"""What every unit of RATE_UNIT holds (lower case): a line without one holds no rate figure
+(a cheap gate before the search)."""
 _PREFIX = {"k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "p": 1e15}
 _WORD_AMOUNT = {"a": 1.0, "an": 1.0, "one": 1.0, "half an": 0.5, "half a": 0.5}
 _NUMBERS = {"two": 2.0, "three": 3.0, "four": 4.0, "five": 5.0, "six": 6.0, "seven": 7.0}
@@ -69,16 +72,16 @@ _RATE_FIGURE = re.compile(
     re.IGNORECASE,
 )
 _FALLS = r"(?:drops?|dropped|fell|falls|fallen|decreas\w*|declin\w*|(?:goes|went)\s+down)"
-_ABOUT = r"(?:~\s*|(?:about|around|approx\.?|approximately|roughly|cca\.?|ca\.|circa)\s+)?"
-"""A figure said to be about so much (`from cca 78 to 40`)."""
+ABOUT = r"(?:~\s*|(?:about|around|approx\.?|approximately|roughly|cca\.?|ca\.|circa)\s+)?"
+"""A figure said to be about so much (`from cca 78 to 40`, `~3 s`): an optional pattern."""
 # `the Sol/s rate drops from 26 to 20`, `my Sols/s drop from cca 78 to 40`: a rate of work
 # named once (a word or its unit), then its bare figures
 _RATE_FROM_TO = re.compile(
     r"(?<!learning )(?<!dropout )(?<!error )(?<!loss )(?<!lr )"
     r"(?:\b(?:hash\s*rate|rate|throughput|speed|\w+\s+per\s+second|\w+_per_sec(?:ond)?)"
     r"|(?<![\w/])(?:[kMG]?H|Sols?|it|toks?|tokens|samples|images|img)/s(?:ec)?)\s+"
-    rf"(?:\w+\s+){{0,2}}?(?:{_FALLS}|went|goes)\s+from\s+{_ABOUT}(?P<a>{_AMOUNT})\s+to\s+"
-    rf"{_ABOUT}(?P<b>{_AMOUNT})\b",
+    rf"(?:\w+\s+){{0,2}}?(?:{_FALLS}|went|goes)\s+from\s+{ABOUT}(?P<a>{_AMOUNT})\s+to\s+"
+    rf"{ABOUT}(?P<b>{_AMOUNT})\b",
     re.IGNORECASE,
 )
 # `at 150 H/s ... then drops down to about 15-20`: the bare figure a rate fell to, in the

@@ -38,6 +38,7 @@ from functools import lru_cache
 
 from diagnosis.catalog import Verdict
 from diagnosis.explain.quantities import (
+    ABOUT,
     OTHER_QUANTITIES,
     RATE_UNIT,
     UNIT,
@@ -424,7 +425,6 @@ def _fig(name: str) -> str:
     )
 
 
-_ABOUT = r"(?:~|about\s+|around\s+)?"
 _AGAINST = re.compile(
     _fig("now")
     + r"[^.\n]{0,40}?\b(?:instead\s+of|(?:while|but|when|whereas|where)\s+(?:it\s+)?used\s+to"
@@ -432,10 +432,10 @@ _AGAINST = re.compile(
     # (`whereas normally it would take about 5 second`)
     r"|(?:while|but|whereas|where)\s+normally\s+(?:it\s+)?(?:would\s+|should\s+)?(?:take|be)"
     r"|(?:than|from)\s+(?:the\s+)?(?:usual|normal|expected|before))\s+"
-    + _ABOUT
+    + ABOUT
     + _fig("then")
     + r"|\bexpect\w*\s+"
-    + _ABOUT
+    + ABOUT
     + _fig("then2")
     + r"[^.\n]{0,40}?\b(?:but|however)\b[^.\n]{0,30}?"
     + _fig("now2"),

@@ -67,7 +67,7 @@ from diagnosis.explain.progress import (
     step_seconds,
     workload_changed,
 )
-from diagnosis.explain.quantities import quoted_rates
+from diagnosis.explain.quantities import RATE_HINTS, quoted_rates
 from diagnosis.explain.records import Record, is_prose
 from diagnosis.explain.rules_slowdown import SLOWED, fell, quoted_step_times, rose
 from diagnosis.explain.tables import TableReader
@@ -125,9 +125,6 @@ _SETUP_LINES = 200
 _MODEL_HINTS = ("gtx", "rtx", "rx", "gt ", "radeon", "tesla", "quadro")
 """What a consumer or workstation GPU model's name holds (lower case; peers.GPU_MODEL)."""
 _DISPLAY_HINTS = ("monitor", "display", "screen")
-_RATE_HINTS = ("/s", "mhs", "sol", "flops", "bps", " per sec", " a sec")
-"""What every unit of quantities.RATE_UNIT holds (lower case): a line without one costs no
-search for a rate."""
 
 Stream = tuple[str | None, int | None, int | None]
 """One process's lines: (host, rank, local rank)."""
@@ -203,12 +200,12 @@ class SpeedReader:
             self._peer(progress_stream(rec.body, _WORK + "step time"), _member(rec), seconds, rec)
         self._work(rec)
 
-    def line(self, rec: Record, position: int) -> None:
+    def line(self, rec: Record, position: int, low: str) -> None:
         """Read a line no rule classified; `position` counts every record the text gave so far
-        (lines of one step are a group only with nothing between them)."""
+        (lines of one step are a group only with nothing between them), `low` is its body in
+        lower case (the engine's, for the words that gate the searches)."""
         if RUN_START.match(rec.body):
             self.runs += 1
-        low = rec.body.lower()
         if any(word in low for word in MARK_WORDS) and tells_time_passed(rec.body):
             self.marks.append(rec.line_no)
         if position <= _SETUP_LINES:  # (a rig's cards and duties are told at its top)
@@ -270,7 +267,7 @@ class SpeedReader:
         """Note the first rate of a pasted line that no other reader took (a miner's ``HBR 0:
         | 3.07/ 0.46/ 0.42Gh/s``), by the line's shape: read only across a line that tells time
         passed (_slower_later)."""
-        if not any(hint in low for hint in _RATE_HINTS) or is_prose(rec.body):
+        if not any(hint in low for hint in RATE_HINTS) or is_prose(rec.body):
             return
         rates = [] if NOT_A_STEP.search(rec.body) else quoted_rates(rec.body)
         if rates and rates[0] > 0:
