@@ -38,16 +38,11 @@ from diagnosis.explain import (
     rules_slowness,
 )
 from diagnosis.explain.documents import describes_a_message
+from diagnosis.explain.memory_counts import MCELOG_COUNT, MCELOG_HEADER, MCELOG_RULE, mcelog_count
 from diagnosis.explain.records import Record, records
 from diagnosis.explain.rules import Hit, normalize_pci, rule_set
 from diagnosis.explain.rules_driver import FABRIC_RULE, fabric_field
-from diagnosis.explain.rules_host import (
-    GPU_NAMED,
-    MCELOG_COUNT,
-    MCELOG_HEADER,
-    MCELOG_RULE,
-    mcelog_count,
-)
+from diagnosis.explain.rules_host import GPU_NAMED
 from diagnosis.explain.rules_monitors import ALERT_RESOLVED, GPU_OWNED, LSPCI_DEVICE, is_gpu_device
 from diagnosis.explain.rules_process import (
     CONFIRMED_CONFIDENCE,

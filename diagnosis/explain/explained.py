@@ -1,8 +1,10 @@
 """Why a speed is no fault: the speaker's explanation, or two setups side by side.
 
-The speed readers (rules_figures, rules_member_figures, rules_slow_told, rules_slowness) and the
-monitors' readers (rules_monitors) ask the same questions of a report before they call a slowdown:
-does the speaker explain it away (rules_slowdown.explains in English; `because we ...`, a trade-off
+The speed readers (rules_slowdown, rules_figures, rules_member_figures, rules_slow_told,
+rules_slowness) and the monitors' readers (rules_monitors) ask the same questions of a report
+before they call a slowdown: does the speaker explain it away (``explains`` in English: said to
+be expected or normal, caused by the speaker's own change (``OWN_CHANGE``), or a figure that came
+back by itself (``came_back``); `because we ...`, a trade-off
 or `as expected` in the other languages; a warm-up; a member's own extra work), and does the text
 set two GPU models or two mining algorithms side by side (a benchmark of setups, not a member behind
 identical peers)? ``explained`` answers both for a text; ``explained_at`` reads the setups in the
@@ -17,7 +19,188 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from diagnosis.explain.rules_slowdown import explains
+from diagnosis.explain.quantities import OTHER_QUANTITIES, RATE_UNIT, UNIT, amount_of
+
+OWN_CHANGE = re.compile(
+    r"\b(?:enabl\w+|turn\w*\s+on|switch\w*\s+on)\s+(?:gradient|activation)\s+checkpointing\b"
+    # I or we changed the work, or a sentence that starts with the change (`Switched from
+    # resnet50 to a ViT-L`, `Added 3 more tasks`, `I went from batch size 32 to 128`)
+    r"|(?:\b(?:I|we)\s+(?:just\s+|have\s+|had\s+)?|^\W*|[.;!?]\s+)(?:increased|doubled|tripled"
+    r"|raised|bumped(?:\s+up)?|upped|enlarged|switched|turned\s+on|added|enabled|changed"
+    r"|went(?=\s+from))(?!\s+nothing)\s+(?:from\s+|to\s+)?(?:the\s+|my\s+|our\s+|a\s+)?"
+    r"(?:[\w+-]+\s+){0,3}?(?:batch|image|img|input|(?:\w+_)?seq\w*|context|resolution|model|rank|layers?"
+    r"|dataset|size|augment\w*"
+    r"|crop|tasks?|heads?|sampler|samples|length|resnet\w*|ViT\S*|bigger|larger|heavier)\b",
+    re.IGNORECASE,
+)
+"""The speaker's own heavier workload (``I increased the image size from 640 to 1280 and ...``,
+``enabling gradient checkpointing made each step slower``): the cause is said, even in a
+question."""
+BACK_TO = re.compile(
+    r"(?:(?:\b(?:were|was|is|are|went|came|comes|goes|got|gets|(?:we|it|they)['’]re|bounc(?:ed|es)"
+    r"|climb(?:ed|s)|jump(?:ed|s)|spr(?:ang|ings)|snap(?:ped|s)|(?:went|goes|came|comes)\s+right)\s+"
+    r"|(?:^|[.!?;]\s*))"
+    r"back|\b(?:returned|recover(?:s|ed)|restored))\s+(?:up\s+|down\s+)?(?:to|at)\s+(?:(?P<usual>the\s+usual|its\s+usual)"
+    r"|[~≈]?(?P<figure>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![.\d]*\.\d))"
+    r"(?![^.\n]{0,30}?\b(?:after|until|once|when|with)\s+(?:a\s+|we\s+|I\s+|the\s+)?(?:restart"
+    r"|reboot|redeploy|re-?launch)\w*)(?![^.\n]{0,40}?\b(?:for\s+a\s+while|briefly|then|again"
+    r"|before)\b)"
+    # a return only where the speaker moved the job (`only when I resumed ... on a different
+    # node`), or a relapse later in the sentence (`..., but by 02:40 it was down at 210`)
+    r"(?![^.\n]{0,20}?\bonly\s+(?:when|after|once|if)\b)(?![^.\n]*\bbut\b)",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""A speed said to be back to its usual figure by itself (`went back to 37.28`, `Back to 37.28
+afterwards.`, `came back up to 5,100`), not after a restart (a workaround) nor for a while
+only (a version, `back to 2.18.3`, is no figure)."""
+_SPEED_BACK = re.compile(
+    rf"\s*(?:{RATE_UNIT}|{UNIT}|it/s|[kKM](?![\w/]))(?:/(?:step|it|iter\w*|epoch|batch))?(?![\w/])"
+)
+"""A speed's or a step time's unit after the figure that came back."""
+_OTHER_BACK = re.compile(
+    rf"\b(?:{OTHER_QUANTITIES}|temps?|wait\w*|latency|util\w*|power|queue|version)\b", re.IGNORECASE
+)
+"""Another quantity named just before `back to` (`data-loader wait is back to 0.0s`)."""
+_AGAIN = re.compile(
+    r"\b(?:has|have|had|'s|’s)\s+been\s+(?:back\s+)?(?:at|to)\s+[~≈]?"
+    r"(?P<figure>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?:\s*[\w/]+)?\s+again\b",
+    re.IGNORECASE,
+)
+"""A figure said to hold again (`it's been at 5200 again since 03:10`)."""
+_FROM_FIGURE = re.compile(
+    r"\bfrom\s+[~≈]?(?P<figure>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)", re.IGNORECASE
+)
+"""The figure a change started from (`fell from 5200 to 3100`)."""
+_STOPPED_FIRST = re.compile(
+    r"\b(?:once|when|after|if|since|upon)\s+(?:(?:i|we|you|they)\s+(?:\w+\s+)?)?(?:a\s+|the\s+)?"
+    r"(?:stop\w*|kill\w*|clos\w*|paus\w*|restart\w*|reboot\w*|re-?launch\w*|cordon\w*|drain\w*"
+    r"|resum\w*|mov\w*|reschedul\w*|replac\w*|swap\w*|exclud\w*)\b[^.!?\n]*$",
+    re.IGNORECASE,
+)
+"""A return the speaker brought about (`once i stopped training, ... is back to 0.2s`, `After a
+reboot it is back to 60 MH/s`)."""
+_EARLIER_FIGURE = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\d.,])\d+(?:\.\d+)?")
+
+
+def came_back(text: str) -> bool:
+    """Whether the text says a figure came back by itself (BACK_TO) to one it gave before,
+    within a tenth (`dropped from 60 to 30 MH/s ... went back to 60 MH/s`), to its usual, or to
+    a speed with its unit (`back at 2.8 it/s`), or holds again at the figure it fell from (`fell
+    from 5200 to 3100 ...; it's been at 5200 again`): a dip that ended. A loss, a temperature or
+    a wait back to a figure the report never gave speaks of another quantity; a return once the
+    speaker stopped or restarted something is a workaround, not an end."""
+    for m in BACK_TO.finditer(text):
+        if _STOPPED_FIRST.search(text, max(0, m.start() - 60), m.start()):
+            continue
+        if (
+            m["usual"]
+            or _SPEED_BACK.match(text, m.end("figure"))
+            and not _OTHER_BACK.search(text, max(0, m.start() - 30), m.start())
+        ):
+            return True
+        if any(
+            _near(m["figure"], earlier) for earlier in _EARLIER_FIGURE.findall(text, 0, m.start())
+        ):
+            return True
+    baseline = _FROM_FIGURE.search(text)
+    return baseline is not None and any(
+        _near(m["figure"], baseline["figure"]) for m in _AGAIN.finditer(text, baseline.end())
+    )
+
+
+def _near(figure: str, said: str) -> bool:
+    """Whether two figures agree within a tenth of the one said before."""
+    back, before = amount_of(figure), amount_of(said)
+    return before > 0 and abs(back - before) <= 0.1 * before
+
+
+EXPLAINED = re.compile(
+    r"(?:\b(?:is|are|be|seems?|looks?)|['’]s)\s+(?:quite\s+|totally\s+|completely\s+|perfectly\s+)?"
+    r"(?:expected|normal|by\s+design|intended)\b|\bas\s+expected\b"
+    r"|\bbecause\s+(?:we|I)\s+(?:\w+\s+)?(?:doubled|increased|added|changed|switched|enabled|raised)\b"
+    r"|\bwhat\s+(?:I|we|you)\s+(?:had\s+)?expected\b|\b(?:documentation|docs)\s+says\b"
+    r"|\bas\s+documented\b"
+    # the work grew: a chat's context, a prompt, the history resent each turn
+    r"|\b(?:context|prompt|history|conversation)\s+(?:\w+\s+){0,2}?(?:grow\w*|gets?\s+longer"
+    r"|getting\s+longer)\b|\bresen[dt]\w*\s+(?:the\s+)?(?:full|whole|entire)\s+(?:history|context"
+    r"|conversation)\b"
+    # the speed said to be fine (not `fine for the first 1500 steps`, not the loss)
+    r"|\b(?:speed|throughput|samples?/s\w*|it/s|s/it|step\s+time|tokens?/s\w*|performance)\s+"
+    r"(?:\w+\s+){0,2}?(?:looks?|seems?|is)\s+fine\b(?!\s+(?:for|until|at\s+first|initially|on|in"
+    r"|with|except))"
+    # a cost chosen (`we capped the GPUs at 300 W ... accepted as a trade-off`) or a fix
+    # announced (a changelog's `Fixed a slowdown in ...`)
+    r"|\btrade-?offs?\b|\b(?:we|I)\s+(?:deliberately\s+|intentionally\s+)?(?:power-)?capped\b"
+    r"|\bfix(?:ed|es)\s+(?:a|an|the)\s+(?:\w+\s+){0,2}?(?:slowdown|slowness|regression)\b"
+    # designed so, or one slow iteration that comes back every N steps (a checkpoint, an eval)
+    r"|\b(?:as|by)\s+design(?:ed)?\b|^\W*RESOLVED\b|\bauto-?resolved\b"
+    # back to normal, unless only a restart brings it back (a workaround, not a cause)
+    r"|(?<!brings\sit\s)(?<!restart\sit\s)\bback\s+to\s+normal\b(?![^.\n]{0,30}?\b(?:after|until"
+    r"|once|when|with)\s+(?:a\s+|we\s+|I\s+|the\s+)?(?:restart|reboot|redeploy|re-?launch)\w*)"
+    r"|\bfixed\s+(?:in|by)\s+(?:#|PR|v?\d|the\s+patch)|\b(?:throughput|tokens?/s|samples?/s|it/s)\s+"
+    r"(?:is\s+|was\s+|stays?\s+|basically\s+|roughly\s+)*(?:unchanged|the\s+same|flat|steady"
+    r"|stable|constant)\b(?![^\n]{0,60}?\b(?:then|until|but|before|after|since)\b)"
+    + "|"
+    + OWN_CHANGE.pattern
+    + r"|(?<!n't\s)(?<!not\s)\bmakes?\s+sense\b"
+    # the speaker accepts it, a plan or a calculator predicted it, it follows the load
+    r"|\b(?:I'?m|we'?re)\s+(?:fine|ok|okay)\s+with\s+(?:that|it)\b|\bas\s+you'?d\s+expect\b"
+    r"|\b(?:which|that)\s+(?:matches|is\s+consistent\s+with)\b"
+    r"|\bis\s+(?:fine|acceptable|ok|okay)\s+for\s+(?:this|our|my)\b"
+    r"|\bthat\s*(?:'s|’s|\s+is)\s+how\s+(?:our|the|it|this)\b|\bnormal\s+variation\b"
+    r"|\bdifferent\s+(?:WU|work\s+unit|project|dataset|model|input)s?\b|\bas\s+planned\b"
+    # denied a regression; a time that follows the size of the work (`grows with the batch
+    # ramp`)
+    r"|\bnot\s+a\s+(?:regression|slowdown)\b"
+    r"|\b(?:grows?|grew|rises?|rose|increases?|increased|scales?|scaled)\s+with\s+(?:the\s+)?"
+    r"(?:global\s+|micro[- ]?)?(?:batch|sequence|seq|context|input|prompt)\w*"
+    # a dip that comes back every N steps (an evaluation, a checkpoint)
+    r"|\bfor\s+[~≈]?\d+\s*\w+\s+every\s+[\d,]+k?\s+(?:steps?|iter\w*|epochs?)\b"
+    r"|\bas\s+(?:every|any)\s+[\w\s-]{0,20}?(?:shows?|says|predicts?)\b"
+    r"|\bas\s+the\s+(?:calculators?|spec\w*|manual|documentation|docs|datasheet)\s+(?:shows?|says"
+    r"|predicts?)\b"
+    r"|\bwhat\s+[\w\s-]{0,30}?predicted\b|\btrack(?:s|ing)?\s+(?:the\s+)?(?:traffic|load|QPS)\b"
+    # at the speed it should have, or back to it by itself
+    r"|\b(?:it|training|job|run|that|everything)\b[^.,;\n]{0,20}?\b(?:is|runs?|continues|running)\s+"
+    r"at\s+(?:the\s+)?(?:expected|normal|usual)\s+(?:speed|rate|pace|\d)|\brecovered\s+(?:on\s+its\s+own|by\s+itself|itself)\b"
+    # recovered by a step of the same run (`... at step 1200 and was fully recovered by step 1300`)
+    r"|\b(?:was|is|had|has)\s+(?:fully\s+|completely\s+)?recovered\s+(?:by|at|within)\s+"
+    r"(?:step|iter\w*|epoch|batch)\s*\d"
+    # the speaker calls the change noise
+    r"|\bwithin\s+(?:the\s+)?(?:noise|jitter|run-to-run\s+variance|measurement\s+error)\b"
+    # the speaker's own reason (`because we run beam search there`)
+    r"|\bbecause\s+(?:we|I)\s+(?:also\s+)?(?:run|use|do|train|load|save|evaluat\w*|comput\w*"
+    r"|sort|shuffle|pack|bucket)\b"
+    # the member's own extra work (`because it also computes the LM head and the loss`)
+    r"|\bbecause\s+it\s+also\s+(?:comput\w*|runs|does|holds|handles|hosts|writes|saves)\b"
+    r"|\b(?:usual|expected|known)\s+(?:~?\d+\s*%\s+)?(?:recompute\s+)?(?:cost|overhead|penalty)\b|\bevery\s+[\d,]+k?\s+(?:steps?|iter\w*|batch\w*)\b[^.\n]{0,40}?"
+    r"\b(?:one|an?|single)\s+(?:\w+\s+)?(?:step|iter\w*|batch)\b",
+    re.IGNORECASE,
+)
+"""Said to be expected or caused by the speaker's own change (``some slowdown is expected``, ``as
+expected for weak scaling``, ``exactly what I expected``, ``as the documentation says``,
+``because we doubled the dataset``, a trade-off, a changelog's fix, ``as designed``, one slow
+iteration every N steps, an alert already resolved, a speed back to normal, a throughput said
+to be unchanged, checkpointing turned on, a known overhead): an explanation, not a fault report
+(``slower than expected`` is no such sentence)."""
+
+_ONLY_AFTER_RESTART = re.compile(
+    r"\b(?:when|after|if|once|whenever|upon)\s+(?:\w+\s+){0,2}?"
+    r"(?:resum|restart|reboot|relaunch|re-?launch|redeploy)\w*",
+    re.IGNORECASE,
+)
+
+
+def explains(text: str) -> bool:
+    """Whether `text` explains a slowdown away (``EXPLAINED``), unless the explaining sentence's
+    own condition is a restart (``when resuming from a checkpoint, training time is normal``: a
+    workaround, as ``back to normal after a restart`` is, not a cause)."""
+    for m in EXPLAINED.finditer(text):
+        start = max(text.rfind(mark, 0, m.start()) for mark in ".!?\n") + 1
+        if _ONLY_AFTER_RESTART.search(text, start, m.start()) is None:
+            return True
+    return came_back(text)
+
 
 SENTENCE = re.compile(
     r"(?<!\bca\.)(?<!\bvs\.)(?<!approx\.)(?<!\betc\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<=[.!?;])\s+"
@@ -27,7 +210,7 @@ SENTENCE = re.compile(
 
 @lru_cache(maxsize=256)
 def explained(sentence: str) -> bool:
-    """Whether the speaker explains the speed away (rules_slowdown.explains, the same `because
+    """Whether the speaker explains the speed away (``explains``, the same `because
     we ...` in the other languages, a warm-up, a member's own extra work, two setups side by
     side); once a text."""
     return _explained_in_words(sentence) or setups_differ(sentence)

@@ -30,7 +30,7 @@ timeout, an interval, a start-up, a save or a ping; counts, steps, ids, versions
 model names are no figures, and a number said of another quantity (a loss, memory, a
 temperature) is none; figures of setups compared (``vs``, batch sizes, GPU models, precisions,
 model sizes, GPU counts, versions, a target) are no change; a sentence the speaker explains
-away (rules_slowdown.EXPLAINED, ``because we ...`` in seven languages, a trade-off, a warm-up,
+away (explained.EXPLAINED, ``because we ...`` in seven languages, a trade-off, a warm-up,
 a member's own extra work) is silent; a time that falls or a rate that rises is never a
 slowdown; a judge reads its line once however many matches ask (hostile lines stay linear).
 """
@@ -42,14 +42,13 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.explained import SENTENCE, explained, said_planned
+from diagnosis.explain.explained import SENTENCE, came_back, explained, said_planned
 from diagnosis.explain.rules import Rule, rule
 from diagnosis.explain.rules_slowdown import (
     COMPARED,
     RATE_DROP_PCT,
     SLOWDOWN_RATIO,
     SLOWED,
-    came_back,
 )
 from diagnosis.explain.rules_straggler import MEMBER_KIND, slow_member
 from diagnosis.explain.rules_straggler_words import PEER_GAP_PCT

@@ -20,7 +20,7 @@ them too.
 Guarantees: a period is no step time (``over ~6 hours``, ``12h later``, ``for 30m``), nor is a
 timeout, an interval, a start-up, a save or a ping; counts, steps, ids, versions, months and
 model names are no figures, and a number said of another quantity (a loss, memory, a
-temperature) is none; a sentence the speaker explains away (rules_slowdown.EXPLAINED,
+temperature) is none; a sentence the speaker explains away (explained.EXPLAINED,
 ``because we ...`` in seven languages, a trade-off, a member's own extra work) is silent; a
 time that falls or a rate that rises is never a slowdown, nor is a less or lower that is not
 of work (``25% less time``, ``30% lower temperature``); a judge reads its line once however

@@ -35,9 +35,9 @@ from __future__ import annotations
 import re
 
 from diagnosis.catalog import Verdict
+from diagnosis.explain.explained import came_back
 from diagnosis.explain.quantities import OTHER_QUANTITIES
 from diagnosis.explain.rules import Rule, rule, verdict
-from diagnosis.explain.rules_slowdown import came_back
 from diagnosis.explain.rules_straggler import MEMBER_KIND
 from diagnosis.explain.slowness_sentences import (
     ASKED,

@@ -21,10 +21,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from diagnosis.explain.explained import setups_differ
+from diagnosis.explain.explained import OWN_CHANGE, explains, setups_differ
 from diagnosis.explain.quantities import figures, quoted_rates
 from diagnosis.explain.records import PROSE_SHARE, is_prose
-from diagnosis.explain.rules_slowdown import CHANGE, OWN_CHANGE, explains
+from diagnosis.explain.rules_slowdown import CHANGE
 from diagnosis.explain.time_marks import AFTER_WORK
 
 MEMBER_WORDS = (

@@ -8,7 +8,7 @@ A mark is a line that starts with the passing of an amount of time or of the job
 (``after 3 mins``, ``after 300-400 calls``, ``2 hours later``, ``the next day``, ``overnight``,
 ``after a while``) or is a heading of the later readings alone (``**Last time**``, ``Now:``),
 and is short: a heading between pasted lines, not a story. The speaker's
-own change (``after I doubled the batch``: rules_slowdown.OWN_CHANGE) or an event (``after the
+own change (``after I doubled the batch``: explained.OWN_CHANGE) or an event (``after the
 upgrade``) is no mark: the readings then measure two setups.
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from diagnosis.explain.rules_slowdown import OWN_CHANGE
+from diagnosis.explain.explained import OWN_CHANGE
 
 MAX_MARK_CHARS = 120
 """A longer line is a story of its own, not a heading between readings."""

@@ -9,7 +9,7 @@ training.before_and_after), 107/140 (tables over time, an epoch's time a row:
 tables.TableReader.sequences), 110/140 (a climb: training.step_time_climb), 111/140 (timm's
 epoch, `Train: 12 [`) 112/140 (Megatron's detector: a spread in its last interval) and 113/140
 (dated step lines without a step time: progress.clocked_steps); later sessions' readers took
-more, the last a resolved alert whose dip came back (rules_slowdown.came_back). What is still
+more, the last a resolved alert whose dip came back (explained.came_back). What is still
 missed, and the healthy texts still read as a slowdown, are listed by their reason.
 """
 
