@@ -166,6 +166,10 @@ EXPLAINED = re.compile(
     # recovered by a step of the same run (`... at step 1200 and was fully recovered by step 1300`)
     r"|\b(?:was|is|had|has)\s+(?:fully\s+|completely\s+)?recovered\s+(?:by|at|within)\s+"
     r"(?:step|iter\w*|epoch|batch)\s*\d"
+    # the first steps said to skip work (`spend first thousands of steps (see `learning_starts`)
+    # only collecting samples without training`): the later, slower steps are the usual ones
+    r"|\bfirst\s+(?:[\w,]+\s+){0,2}?(?:steps?|iter\w*|episodes?|epochs?)\b[^.\n]{0,60}?"
+    r"\b(?:only|just)\s+\w+ing\b[^.\n]{0,40}?\bwithout\s+\w+ing\b"
     # the speaker calls the change noise
     r"|\bwithin\s+(?:the\s+)?(?:noise|jitter|run-to-run\s+variance|measurement\s+error)\b"
     # the speaker's own reason (`because we run beam search there`)

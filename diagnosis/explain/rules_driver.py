@@ -118,6 +118,8 @@ RULES: tuple[Rule, ...] = (
         r"Unable to (?:determine|detect) the device handle for GPU ?(?P<pci>[0-9A-Fa-f]{3,8}:"
         r"[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)?"
         r"|NVMLError_GpuIsLost|\b(?:NVML_)?ERROR_GPU_IS_LOST\b|\bGPU is lost\b"
+        # the status's name in other bindings (NiceHashMiner's C#: `failed with code: GPUIsLost`)
+        r"|\b(?:status|code|return|returned|error):?\s+(?i:GpuIsLost)\b"
         r"|nvmlDevice\w+\(\): (?:Unknown Error|GPU is lost)"
         # the device plugin's wording (k8s-device-plugin: `error getting device handle for
         # index '0': Unknown Error`)
@@ -165,7 +167,7 @@ RULES: tuple[Rule, ...] = (
         "nvml.no_gpu",
         # nvidia-smi's own messages when NVML sees no GPU, or cannot start for a reason it
         # does not know (not `Driver/library version mismatch`: an install half-upgraded)
-        r"\bNo devices were found\b|\bFailed to initialize NVML: Unknown Error\b"
+        r"\b(?i:No devices were found)\b|\bFailed to initialize NVML: Unknown Error\b"
         r"|^\W*(?:Error: )?Failed to initialize NVML\s*$",
         ("no devices were found", "failed to initialize nvml"),
         "nvidia-smi or NVML finds no GPU on the node (`No devices were found`, `Failed to "

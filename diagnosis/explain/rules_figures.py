@@ -75,6 +75,10 @@ _CHANGED = re.compile(
     r"|\bat\s+\d+k?\s+(?:steps?|iter\w*|epochs?)\b|\bstarted\s+(?:at|with|out\s+at)\b"
     r"|\brerun\b|\bon\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day\b"
     r"|\bthe\s+first\s+\w+\s+(?:took|take|were|was|ran|did)\b"
+    # successive runs of the same work (`the 1st call runs at 315 fps, the 2nd at 275`, `epoch
+    # 1: 3.1 it/s, epoch 2: 2.7 it/s`)
+    r"|\b1st\b[^.\n]{0,80}?\b2nd\b"
+    r"|\b(?P<nth>epoch|run|call|pass|round|attempt)\s?#?1\b[^\n]{0,60}?\b(?P=nth)\s?#?2\b"
     r"|\b(?:then|now|after|afterwards|later|since|until|became|becomes|become|went|goes|gone|"
     r"drop\w*|fell|fall\w*|rose|rises|increas\w*|decreas\w*|grew|grows|climb\w*|creep\w*|"
     r"crept|jump\w*|halv\w*|doubl\w*|initially|overnight|staircase|stay\w*|stuck|"
@@ -104,7 +108,9 @@ _BATCHES = re.compile(
 # them), or of setups compared rather than one job over time (`vs`, GPU models, batch sizes)
 _NOT_IN_ORDER = re.compile(
     r"\bvs\.?(?!\s+(?:before|earlier|yesterday|baseline))|\bversus\b|\bcompared\s+(?:to|with)\b"
-    r"|\brather\s+than\b|\bthan\b|\bto\s+[~≈]?\d[^.\n]{0,25}?\bfrom\s+[~≈]?\d|" + _BATCHES.pattern,
+    # (`more than 1 hour` is a bound, not a figure compared)
+    r"|\brather\s+than\b|(?<!\bmore\s)(?<!\bless\s)(?<!\bfewer\s)\bthan\b"
+    r"|\bto\s+[~≈]?\d[^.\n]{0,25}?\bfrom\s+[~≈]?\d|" + _BATCHES.pattern,
     re.IGNORECASE,
 )
 
@@ -454,7 +460,8 @@ _CHANGE_WORDS = (
     "von |jetzt|danach|anfangs|nach |fällt|sinkt|de |da |puis|maintenant|après|passe|"
     "tombe|luego|después|depois|ahora|agora| poi | dopo | ora |adesso|scende|с |от |потом|"
     "после|сейчас|теперь|упал|пада|từ |xuống|còn |sau |dari |menjadi|sekarang|awalnya|"
-    "setelah|sonra|şimdi|başta|düş"
+    "setelah|sonra|şimdi|başta|düş|1st|epoch 1|epoch #1|run 1|run #1|call 1|call #1|pass 1|"
+    "round 1|attempt 1"
 )
 _CHANGE_NEEDLES = tuple(_CHANGE_WORDS.split("|"))
 """The words and signs of change (`_CHANGED`) that gate the change reader."""

@@ -382,7 +382,9 @@ PROCESS_RULES: tuple[Rule, ...] = (
     rule(
         "host.io_error",
         r"\[Errno 5\]|Input/output error|\[Errno 116\]|[Ss]tale [Ff]ile [Hh]andle|\[Errno 121\]"
-        r"|Remote I/O error|\[Errno 30\]|Read-only file system",
+        r"|Remote I/O error|\[Errno 30\]|Read-only file system"
+        # ENOLCK: no lock manager answered (NFS's lockd or statd down, or not running)
+        r"|\[Errno 37\] No locks available",
         (
             "errno 5]",
             "input/output error",
@@ -392,8 +394,9 @@ PROCESS_RULES: tuple[Rule, ...] = (
             "remote i/o error",
             "errno 30",
             "read-only file system",
+            "no locks available",
         ),
-        "The filesystem returned EIO/ESTALE/EREMOTEIO/EROFS: a failing disk or network "
+        "The filesystem returned EIO/ESTALE/EREMOTEIO/EROFS/ENOLCK: a failing disk or network "
         "filesystem (real_logs host-fs-io-error); an EIO the RDMA stack returns (UCX, verbs: "
         "a memory registration or a send) is not the disk's.",
         judge=_io_error,

@@ -174,7 +174,7 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "rdma.qp_transition_failed",
-        r"Failed to modify QP(?: \d+)? to (?:INIT|RTR|RTS)\b",
+        r"(?i:Failed to modify QP)(?: \d+)?(?: state)? to (?:INIT|RTR|RTS)\b",
         ("failed to modify qp",),
         "An RDMA queue pair could not be connected (the peer did not answer, errno 110, or "
         "was unreachable): the two NICs cannot talk (rail-only fabric, GID or routing).",

@@ -336,7 +336,12 @@ RULES: tuple[Rule, ...] = (
     rule(
         "slowdown.step_time_rose",
         rf"(?:\d\s*|\b(?:an?|one)\s+){UNIT}\b|\d\s*it/s\b",
-        ("epoch", "iter", "step", "batch", "s/it", "it/s"),
+        # (_STEP_WORD's: a step, or one item of the job's work or one request)
+        (
+            *("epoch", "iter", "step", "batch", "s/it", "it/s", "image", "picture", "frame"),
+            *("sample", "render", "generation", "episode", "sequence", "request", "response"),
+            *("prompt", "query"),
+        ),
         "The step (iteration, epoch) times quoted rise to at least "
         f"{SLOWDOWN_RATIO:g}x the first and stay there: a synchronous job that slowed down "
         "waits for a member or a resource that became slow (a fail-slow GPU, NIC or host, a "

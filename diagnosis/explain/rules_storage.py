@@ -137,7 +137,10 @@ RULES: tuple[Rule, ...] = (
         r"|xfs_\w+: error -?\d+ returned|writeback error on inode)"
         # kernels before 3.x print no device: `XFS: Internal error XFS_WANT_CORRUPTED_RETURN at ...`
         r"|XFS: Internal error (?:XFS|xfs)_\w+ at line \d+"
-        r"|JBD2: Detected IO errors while flushing",
+        r"|JBD2: Detected IO errors while flushing"
+        # a journal that cannot be read (ext4's super.c, jbd2's journal.c)
+        r"|EXT4-fs \([^)]+\): (?:error loading journal|no journal found|journal superblock"
+        r" magic mismatch)|\bJBD2: no valid journal superblock found\b",
         ("btrfs", "ext4-fs", "xfs (", "xfs: internal", "jbd2"),
         "The filesystem reports I/O errors or corruption on its device (btrfs device stats and "
         "transid failures, ext4 errors, an XFS shutdown or metadata I/O error, jbd2 flush "
@@ -206,7 +209,8 @@ RULES: tuple[Rule, ...] = (
         # the controller's status register, printed only when it failed (`CSTS=0xffffffff`)
         r"|(?i:\bnvme)[^\n]{0,80}?\bCSTS=0x[0-9a-fA-F]+"
         r"|nvme\d+n\d+: detected capacity change from \d+ to 0\b"
-        r"|\bnvme_\w+\.c:\s*\d+:\w+: \*ERROR\*"
+        # (SPDK's; not a completion error on an RDMA queue pair: the fabric's, rules_rdma)
+        r"|\bnvme_\w+\.c:\s*\d+:\w+: \*ERROR\*(?!: CQ error on Queue Pair)"
         # a local NVMe disk that never appeared (systemd's device unit timed out)
         r"|\bdev-nvme\w*\.device: Job dev-nvme\w*\.device/start failed with result 'timeout'"
         r"|\bTimed out waiting for device (?:/dev/|dev-)nvme"
@@ -338,6 +342,8 @@ RULES: tuple[Rule, ...] = (
         # (not with its `OK` on the same line: a question quoting a hiccup that ended)
         r"nfs: server (?P<srv>\S+) not responding(?![^\n]*\bnfs: server (?P=srv) OK\b)"
         r"|lockd: server \S+ not responding"
+        # the colon after the server's name, as macOS's kernel and redacted pastes print it
+        r"|\bnfs server \S+: not\s+responding\b"
         r"|RPC:\s+\d+ call_timeout|\bnfs_file_fsync\b|\bnfs4?_\w*wait\w*\+0x"
         r"|\bSM_(?:UN)?MON\b[^\n]{0,40}?\bfail\w*|\blockd:\s+cannot\s+monitor\b"
         # any RPC program's server not answering (nfs, lockd, statd, rpcbind, nfsacl), the

@@ -377,6 +377,18 @@ FIGURE_RULES: tuple[Rule, ...] = (
         r"\b[^.\n]{0,15}?(?:100|9\d)\s*%"
         r"|\bonly\s+(?:1|one)\s+(?:of|out\s+of)\s+(?:\d+|two|four|eight)\s+GPUs?\s+(?:is|are)\s+"
         r"(?:working|busy|used|utili[sz]ed|active)\b"
+        # `only one gpu card work(GPU-Util>0)`, `there is alway one GPU with zero usage`
+        r"|\bonly\s+(?:1|one)\s+(?:GPU\s+|graphics\s+)?(?:card|GPU|device)s?\s+(?:is\s+|are\s+)?"
+        r"(?:work|works|working|busy|utili[sz]ed|active)\b(?=[^.\n]{0,40}?(?:util|usage|load"
+        r"|\bidle\b|%))"
+        r"|\b(?:always|alway|there\s+is|there's)\s+(?:(?:always|alway)\s+)?(?:one|1)\s+(?:GPU|card)"
+        r"\s+with\s+(?:zero|0\s*%?)\s+(?:usage|util\w*|load)\b"
+        # `1 gpu is at 100% the other would be at only 30 %`, `1 gpu on 80 - 100% and the other
+        # at 0% - 30 %`
+        r"|\b(?:one|1)\s+(?:GPU|card)\s+(?:is\s+|was\s+|would\s+be\s+)?(?:at|on)\s+"
+        r"(?:[5-9]\d\s*%?\s*[-–]\s*)?(?:100|9\d)\s*%,?\s+(?:and\s+|while\s+|but\s+)?the\s+other"
+        r"(?:\s+one)?\s+(?:is\s+|was\s+|would\s+be\s+|stays\s+)?(?:at|on)\s+(?:only\s+)?"
+        r"(?:\d\s*%?\s*[-–]\s*)?[0-3]?\d\s*%"
         # `with 2 units at 100%, and the rest at 0%`
         r"|\b(?:\d|one|two|three|four)\s+(?:of\s+the\s+)?(?:units?|GPUs?|cards?|devices?)\s+"
         r"(?:are\s+|is\s+|stays?\s+|sits?\s+)?(?:at|on)\s+(?:100|9\d)\s*%,?\s+(?:and|while|but)\s+"
@@ -386,6 +398,7 @@ FIGURE_RULES: tuple[Rule, ...] = (
             *("one of", "1 gpu", "one gpu", "1 card", "one card", "1 device", "one device"),
             *("or two", "rest", "other", "remaining", "one is", "the fourth", "the third"),
             *("the second", "the last", "gpus 1", "gpus 0", "others", "only 1", "only one"),
+            *("one gpu with", "1 gpu with"),
         ),
         "One GPU of a multi-GPU job idle while the others work, or busy while the others wait "
         "at 0 %: in a synchronous job the others wait on the busy one, or the idle one holds "

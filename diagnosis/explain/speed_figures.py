@@ -88,6 +88,15 @@ _COUNTED_BEFORE = re.compile(
     r"release|rc)\s*(?:to\s+|from\s+)?[=:#]?\s*v?|[\[(#])$",
     re.IGNORECASE,
 )
+_WORD_TIME = re.compile(
+    r"\b(?:takes?|took|taking)\s+(?:(?:more|less|longer)\s+th[ae]n\s+|over\s+|about\s+"
+    r"|almost\s+|nearly\s+|around\s+|roughly\s+)?(?:an?|one)\s+(?P<time>hour|minute|day)\b",
+    re.IGNORECASE,
+)
+"""A duration of one unit said in a word that the work takes (`now it takes more than an
+hour`); a pause `of about a minute` or a rate `12 a minute` is none."""
+_NTH_AT = re.compile(r"\b(?:\d(?:st|nd|rd|th)|second|third|fourth|fifth|last)\s+at\s*$", re.I)
+"""`the 2nd at 275`: the figure of the n-th one, not a step it happened at."""
 _COUNTED_AFTER = re.compile(
     r"^(?:st|nd|rd|th)\b"  # an ordinal (`1st`), glued to its number
     r"|^\s*(?:k\s*)?(?:steps?|iter\w*|epochs?|batch\w*|gpus?|nodes?|hosts?|ranks?|workers?|pods?"
@@ -175,6 +184,12 @@ def speed_figures(sentence: str) -> tuple[Figure, ...]:
             found.append(
                 Figure(m.start(), value * (rate("1", m["rate"]) if m["rate"] else 1), False)
             )
+    for m in _WORD_TIME.finditer(text):
+        if not (
+            _PERIOD_BEFORE.search(text[max(0, m.start() - 30) : m.start()])
+            or _PERIOD_AFTER.match(text[m.end() : m.end() + 30])
+        ):
+            found.append(Figure(m.start(), _TIME_UNITS[m["time"].lower()], True))
     chains = [(c.start(), c.end()) for c in _CHAIN.finditer(text)] if _ARROW.search(text) else []
     prefixed = PREFIXED_RATE.search(text) is not None
     for n, m in enumerate(_BARE.finditer(text)):
@@ -197,7 +212,9 @@ def speed_figures(sentence: str) -> tuple[Figure, ...]:
             continue  # `on my 3080`: a GPU model, not a figure
         if named is None:
             before, after = text[max(0, m.start() - 40) : m.start()], text[m.end() :]
-            if _COUNTED_BEFORE.search(before) or _COUNTED_AFTER.match(after):
+            if (
+                _COUNTED_BEFORE.search(before) and not _NTH_AT.search(before)
+            ) or _COUNTED_AFTER.match(after):
                 continue
         elif _COUNTED_AFTER.match(text[m.end() :]):
             continue
