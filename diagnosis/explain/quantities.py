@@ -42,14 +42,17 @@ _NUMBERS = {"two": 2.0, "three": 3.0, "four": 4.0, "five": 5.0, "six": 6.0, "sev
 _NUMBERS |= {"eight": 8.0, "nine": 9.0, "ten": 10.0, "eleven": 11.0, "twelve": 12.0}
 _NUMBERS |= {"fifteen": 15.0, "twenty": 20.0, "thirty": 30.0, "forty": 40.0, "fifty": 50.0}
 _WORD_AMOUNT |= _NUMBERS
-# a figure, optionally per unit of work (`8 hours/epoch`, `30 s per iteration`)
+_CJK = "\u3000-\u9fff\uac00-\ud7af\uff00-\uffef"
+"""Chinese, Japanese and Korean characters (and full-width forms): no spaces around a figure."""
+# a figure, optionally per unit of work (`8 hours/epoch`, `30 s per iteration`); a CJK character
+# next to it bounds it as a space would (`耗时450s左右`)
 _FIGURE = re.compile(
-    rf"\b(?:from\s+(?P<start>\d+(?:\.\d+)?)\s*(?P<start_unit>{UNIT})?\s+to\s+)?"
+    rf"(?:\b|(?<=[{_CJK}]))(?:from\s+(?P<start>\d+(?:\.\d+)?)\s*(?P<start_unit>{UNIT})?\s+to\s+)?"
     r"(?:(?P<low>\d+(?:\.\d+)?)\s*[-–]\s*(?=\d))?"  # a range (`3-4s`): read as its middle
     rf"(?:(?P<value>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?)\+?\s*(?:(?:more|extra)\s+)?"
     rf"|(?P<words>half\s+an?|an?|one|{'|'.join(_NUMBERS)})\s+)"
     rf"(?P<unit>{UNIT})"
-    r"(?:/(?:epoch|iter\w*|step|batch|it)\b)?(?![\w/])",
+    rf"(?:/(?:epoch|iter\w*|step|batch|it)\b)?(?![^\W{_CJK}]|/)",
     re.IGNORECASE,
 )
 # a duration on a clock: minutes:seconds or hours:minutes with a unit, hours:minutes:seconds

@@ -171,11 +171,21 @@ PROSE_SHARE = 0.7
 """Share of a line's tokens that must be plain words for the line to read as a sentence."""
 
 
+_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+CJK_PROSE_CHARS = 6
+"""Chinese, Japanese or Korean characters a line must hold, a third of what it writes, to read
+as a sentence (those languages put no spaces between words)."""
+
+
 def is_prose(body: str) -> bool:
-    """Return whether `body` reads as a person's sentence: six tokens or more, mostly words."""
+    """Return whether `body` reads as a person's sentence: six tokens or more, mostly words, or
+    a sentence in Chinese, Japanese or Korean (CJK_PROSE_CHARS)."""
     tokens = body.split()
     words = sum(_WORD.match(t) is not None for t in tokens)
-    return len(tokens) >= 6 and words >= PROSE_SHARE * len(tokens)
+    if len(tokens) >= 6 and words >= PROSE_SHARE * len(tokens):
+        return True
+    cjk = len(_CJK_CHAR.findall(body))
+    return cjk >= CJK_PROSE_CHARS and 3 * cjk >= len(body) - body.count(" ")
 
 
 def _soft_wrapped(body: str, following: str) -> bool:

@@ -341,6 +341,20 @@ RULES: tuple[Rule, ...] = (
         flags=re.IGNORECASE,
     ),
     rule(
+        "nvlink.error_counters",
+        # `nvidia-smi nvlink -e` (`Link 0: CRC Errors: 65535`), sampled once: counts since the
+        # driver loaded, so only by the thousand (recoveries by the ten) are they a link that
+        # keeps failing rather than a few errors over months (a rising pair is monitor.*'s)
+        r"^\s*Link \d+: (?:Recovery Errors: [1-9]\d+|(?:CRC|Replay) Errors: [1-9]\d{3,})\s*$",
+        ("errors:",),
+        "nvidia-smi's NVLink error counters are high (`nvidia-smi nvlink -e`: CRC or replay "
+        "errors by the thousand, recoveries by the ten): the link retrains or retransmits, "
+        "losing bandwidth; read it again, and a counter still rising is a link (GPU, NVLink "
+        "bridge or baseboard) to inspect.",
+        verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.HARDWARE_INSPECTION, 0.5),
+        flags=re.MULTILINE,
+    ),
+    rule(
         "gpu.pcie_card",
         # nvidia-smi -L and nvlink -s name each GPU: `GPU 0: NVIDIA A100-PCIE-40GB (UUID: ...)`
         r"^\s*GPU \d+: [^(\n]*?\bPCIe\b[^(\n]*\(UUID: ",

@@ -81,6 +81,8 @@ _HAPPENED = re.compile(
     r"hit|got|saw|see|seeing|logged|raised|fired|printed|with|after|from)\b|\b(?:on|auf)\s+(?:gpu|GPU|node)",
     re.IGNORECASE,
 )
+_DETECTED = re.compile(r"\s+(?:was\s+|has\s+been\s+)?(?:detected|occurred|seen|reported|logged)\b")
+"""A Xid said to have happened after its number (gpud: `xid 119 detected by dmesg`)."""
 # a named error counter, then two samples of it right after its name: `CRC Errors: 88 -> 960`
 _RISING = re.compile(
     r"(?P<name>\b(?:Replay\s+Errors|Recovery\s+Errors|CRC\s+Errors|Symbol\w*|rx_crc_errors\w*|"
@@ -137,7 +139,8 @@ def _xid_said(m: re.Match[str]) -> Verdict | None:
     clause = (
         re.split(r"[,;]|\bbut\b", m.string[: m.start()])[-1] + m.string[m.start() :].split(",")[0]
     )
-    if _RULED_OUT.search(clause) or "?" in m.string or not _HAPPENED.search(before):
+    happened = _HAPPENED.search(before) or _DETECTED.match(m.string, m.end())
+    if _RULED_OUT.search(clause) or "?" in m.string or not happened:
         return None
     # several Xids said together (`XID 137 ... followed by XID 94`): the one that says most
     said = [

@@ -63,7 +63,7 @@ figure is a slowdown."""
 SLOWED = verdict(C.STRAGGLER, B.UNKNOWN, K.JOB, S.WARNING, A.MONITOR, 0.35)
 
 _STEP_WORD = re.compile(
-    r"\b(?:epoch|iter(?:ation)?|step|batch)s?\b|\b(?:s|sec)/it\b|\bit/s\b"
+    r"(?<![A-Za-z])(?:epoch|iter(?:ation)?|step|batch)s?(?![A-Za-z])|\b(?:s|sec)/it\b|\bit/s\b"
     # a time per item of the job's work (`5 seconds per picture`)
     r"|\b(?:per|each|every)\s+(?:image|picture|frame|sample|render|generation|episode|sequence)\b"
     # a service's time for one request (`5 mins for a request`)
@@ -77,7 +77,9 @@ CHANGE = re.compile(
     r"decreas\w*|initially|at\s+first|(?:at|from|in)\s+the\s+beginning|used\s+to"
     r"|since(?!\s+(?:version|release|v?\d)))\b"
     # figure to figure (`0.9s -> 2.7s`; not a label's arrow: `bs32 -> 0.8 s/it`)
-    r"|\bfrom\s+~?\d[\d.,]*[^.\n]{0,20}?\bto\s+~?\d|(?<![\w.])\d+(?:\.\d+)?\s*[a-z/]*\s*(?:->|→|=>)\s*~?\d",
+    r"|\bfrom\s+~?\d[\d.,]*[^.\n]{0,20}?\bto\s+~?\d|(?<![\w.])\d+(?:\.\d+)?\s*[a-z/]*\s*(?:->|→|=>)\s*~?\d"
+    # in Chinese: the first N (epochs), by the N-th, later, now (`前6个 ... 到第7个epoch的时候`)
+    r"|前\s*\d+\s*个|到第\s*\d+\s*个|之后|以后|后来|现在|一开始|最初",
     re.IGNORECASE,
 )
 _DENIAL = re.compile(

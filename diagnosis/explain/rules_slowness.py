@@ -201,7 +201,7 @@ _PROGRESS = (
     r"|all-?reduce|all-?gather|reduce-?scatter|all-?to-?all|broadcast"
 )
 SUBJECT = re.compile(
-    rf"\b(?:{MEMBER_WORDS}|{_PROGRESS}|{_RATE}|generation|frame|render\w*|encod\w*|simulation|inference"
+    rf"\b(?:{MEMBER_WORDS}|{_PROGRESS}|{_RATE}|generation|frame|render\w*|encod\w*|simulation|inference|pic|picture|image"
     r"|calculation|computation|computer|conversation|chat|response|request|quer(?:y|ie))s?\b",
     re.I,
 )

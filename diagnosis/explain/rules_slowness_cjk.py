@@ -64,6 +64,14 @@ _SLOW_ZH = (
     r"|只有(?:一|第一)[张块个台](?:卡|GPU|显卡)[^。！？，,]{0,8}?(?:有)?(?:gpu)?(?:利用率|使用率)"
     r"|(?:第一[块张个台]|\d+号?卡|一[张块]卡)[^。！？]{0,12}?(?:利用率|占用率|使用率)[^。！？]{0,10}?"
     r"(?:其[他它余]|另外)[^。！？]{0,12}?(?:很低|极低|为\s*0|0\s*[-~]\s*1|0\s*%)"
+    # two cards named, one busy and one idle (`gpu_0利用率为100%，gpu_1利用率为0`)
+    r"|(?:[gG][pP][uU]|卡)_?\s*\d+[^。！？，,]{0,4}?(?:利用率|使用率|占用率)\s*(?:为|是)?\s*(?:100|9\d)\s*%?"
+    r"[，,、；;\s]*(?:[gG][pP][uU]|卡)_?\s*\d+[^。！？，,]{0,4}?(?:利用率|使用率|占用率)\s*(?:为|是)?\s*0(?![\d.])"
+    r"|(?:[gG][pP][uU]|卡)_?\s*\d+[^。！？，,]{0,4}?(?:利用率|使用率|占用率)\s*(?:为|是)?\s*0(?![\d.])%?"
+    r"[，,、；;\s]*(?:[gG][pP][uU]|卡)_?\s*\d+[^。！？，,]{0,4}?(?:利用率|使用率|占用率)\s*(?:为|是)?\s*(?:100|9\d)\s*%"
+    # one card of several with no load (`启用多显卡会随机摆烂一张显卡，...，负载几乎为0`)
+    r"|多(?:张)?(?:显卡|卡|GPU)[^。！？]{0,16}?一[张块个台](?:显卡|卡|GPU)[^。！？]{0,24}?负载"
+    r"(?:几乎|接近)?\s*(?:为|是)?\s*0(?![\d.])"
     # one card of several nearly idle (`一块正常，另一块GPU的利用率极低接近0`)
     r"|(?:另外一|另一|其中一|有一|只有一)[块张个台]?(?:卡|GPU|显卡)?[^。！？]{0,12}利用率[^。！？]{0,4}"
     r"(?:极低|很低|特别低|非常低|接近\s*0|为\s*0|是\s*0)"
@@ -84,7 +92,7 @@ _EXPLAINED_ZH = re.compile(
     # (a question whether it is normal asks, it explains nothing: `这是正常现象吗？`, `是否正常`)
     # (one member said normal beside another is the comparison: `一块正常，另一块...`)
     r"(?<!恢复)(?<!一切)(?<!时间)(?<!有时)(?<!偶尔)(?<!是否)(?<!正不)(?<!一块)(?<!一张)(?<!一个)"
-    r"(?<!其他)(?<!其余)"
+    r"(?<!其他)(?<!其余)(?<!均)(?<!都)(?<!都是)(?<!均为)"
     r"正常(?!(?:现象|情况|的)?\s*(?:吗|嘛|么|呢|不|\?|？))|"
     # the speaker's own change (`我把 batch size 从 32 改成 128`, `开了 gradient checkpointing`)
     r"(?:我|我们)(?:把|将)[^。！？]{0,40}(?:改|调|换|加大|增大|设)|开(?:了|启了?)\s*[^。！？]{0,12}"
@@ -94,6 +102,10 @@ _EXPLAINED_ZH = re.compile(
     r"|只(?:用|使用)了?\s*(?:一|1)\s*[块张个]"
     # it follows the load (`跟 QPS 曲线完全一致`)
     r"|(?:流量|负载|QPS|请求量)[^。]{0,12}(?:一致|吻合)|随着?(?:流量|负载|QPS|请求量)"
+)
+# the speed said to have come back (`训练速度已经恢复了`), not only after a restart
+_ENDED_ZH = re.compile(
+    r"(?<!重启后)(?<!重启之后)(?:速度|性能|耗时|吞吐)[^。！？，,]{0,8}?(?:已经|已)(?:基本)?恢复(?![^。！？]{0,4}不)"
 )
 # inference slow from the start is a service's load; inference that slows as it runs, or one
 # card of it behind the other, is read
@@ -129,7 +141,7 @@ _SLOW_JA = (
     r"|より(?:も)?(?:大幅に|かなり|明らかに|ずっと)?遅い)"
 )
 _SUBJECT_JA = re.compile(
-    r"学習|訓練|速度|イテレーション|ステップ|エポック|GPU|ノード|ランク|カード|スループット|it/s|s/it",
+    r"学習|訓練|速度|イテレーション|ステップ|エポック|GPU|ノード|ランク|カード|スループット|it/s|s/it|生成",
     re.I,
 )
 _DENIED_JA = re.compile(r"(?!)")  # Japanese denies after the verb (遅くならない)
@@ -148,6 +160,7 @@ class Reader:
     explained: re.Pattern[str]
     not_training: re.Pattern[str]
     denied_after: re.Pattern[str] | None = None  # a negation that follows the verb (Korean)
+    ended: re.Pattern[str] | None = None  # anywhere in the text: the slowdown is over
 
     def judge(self) -> Callable[[re.Match[str]], Verdict | None]:
         """Return the rule's judge: the module doc's shape, in this language."""
@@ -163,13 +176,15 @@ class Reader:
                 return None
             if self.explained.search(sentence) or self.not_training.search(sentence):
                 return None
+            if self.ended is not None and self.ended.search(body):
+                return None
             return slowed(sentence)
 
         return reported
 
 
 _SENTENCE = re.compile(r"[。！？；!?;\n]|\.\s")
-CHINESE = Reader(_SUBJECT_ZH, _DENIED_ZH, _EXPLAINED_ZH, _NOT_TRAINING_ZH)
+CHINESE = Reader(_SUBJECT_ZH, _DENIED_ZH, _EXPLAINED_ZH, _NOT_TRAINING_ZH, ended=_ENDED_ZH)
 JAPANESE = Reader(
     _SUBJECT_JA, _DENIED_JA, _EXPLAINED_JA, _NOT_TRAINING_JA, re.compile(r"\w?\s*(?:ない|ません)")
 )
@@ -186,7 +201,7 @@ RULES: tuple[Rule, ...] = (
             *("慢", "下降", "降低", "增加", "变长", "越来越长", "差异", "差距", "步调"),
             *("掉到", "掉至", "降到", "降至", "跌到", "跌至", "到", "至"),
             *("激增", "暴增", "剧增", "猛增", "飙升", "利用率", "使用率", "占用率", "速度随"),
-            *("翻倍", "空载", "空闲", "闲置"),
+            *("翻倍", "空载", "空闲", "闲置", "负载"),
         ),
         "A Chinese sentence reporting that the training, or one of its members, became "
         "slower (变慢, 减慢, 速度下降, 耗时增加, 各个 rank 差异很大): a straggler or a "

@@ -354,7 +354,7 @@ FIGURE_RULES: tuple[Rule, ...] = (
         r"(?:always\s+|constantly\s+)?(?:at\s+)?0\s*%\s+(?:utili[sz]\w*|usage|util|load)\b"
         # `sometimes one or two GPUs' util will be 0 (for a long time)`
         r"|\b(?:one|1)(?:\s+or\s+(?:two|2))?\s+(?:of\s+the\s+)?(?:GPUs?|cards?)(?:'s?|’s?)?\s+"
-        r"(?:util\w*|usage|load)\s+(?:will\s+be|is|stays|drops\s+to|goes\s+to)\s+(?:at\s+)?0\b"
+        r"(?:util\w*|usage|load)\s+(?:will\s+be|is|stays|drops\s+to|goes\s+to|(?:is\s+)?set\s+to)\s+(?:at\s+)?0\b"
         r"(?!\.\d)"
         # `1 gpu sometime use 100% its ult while others is waiting with 0%`
         r"|\b(?:one|1)\s+(?:GPU|card|device)\b[^.\n%]{0,40}?\b(?:100|9\d)\s*%[^.\n]{0,30}?"

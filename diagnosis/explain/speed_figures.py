@@ -282,6 +282,8 @@ STEP_CONTEXT = re.compile(
     r"步|迭代|训练|イテレーション|ステップ|エポック|에폭|스텝|Schritt\w*|[ée]poca|époque|epoca|шаг\w*|"
     r"эпох\w*|langkah|adım|bước|الخطوة|ขั้น|krok\w*|stap|\btime-?steps?\b|\bper\s+(?:frame|target|image"
     r"|sample|timestep|shard|file|bucket|episode)\b"
+    # one inference or generation's time (`10-15 minutes an inference`)
+    r"|\b(?:per|an?|each|every)\s+(?:inference|generation|render)\b"
     # the same work said to take longer (`same mesh`, `nothing changed`): its duration is a speed
     r"|\bsame\s+(?:job|targets?|input|data(?:set)?|config\w*|commit|work|mesh|scene|model|run"
     r"|settings|code)\b|\b(?:nothing|no\s+setting)\s+(?:changed|else\s+changed)\b"

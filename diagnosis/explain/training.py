@@ -222,19 +222,26 @@ CLIMB_RATIO = 2.0
 CLIMB_STEP = 1.05
 """Each reading of a climb takes this many times the one before at least: a flat line that
 ends in one long reading (a checkpoint, a last evaluation) is no climb."""
+CLIMB_DIP = 0.9
+"""Readings after a climb's peak stay at this share of it or more: a climb that levels off."""
 
 
 def step_time_climb(seconds: Sequence[float], may_be_clock: bool) -> int | None:
-    """Return the position of the last reading when every reading takes ``CLIMB_STEP`` times
-    the one before or longer and the last takes ``CLIMB_RATIO`` times the first (three readings
-    or more: a decline with no steady start, `0.61 s, 0.67 s, 1.48 s`), or None; readings that
-    may be an elapsed clock must not climb by steady amounts (increments within 2x of each
-    other)."""
-    if len(seconds) < 3 or seconds[0] <= 0:
+    """Return the position of the last reading when the readings climb to their peak, each
+    taking ``CLIMB_STEP`` times the one before or longer (three readings or more: a decline
+    with no steady start, `0.61 s, 0.67 s, 1.48 s`), and every reading from the peak on takes
+    ``CLIMB_RATIO`` times the first and stays within ``CLIMB_DIP`` of the peak (a climb that
+    levels off: `12.9, 18.2, 24.9, 28.1, 26.0 s/it`), or None; readings that may be an elapsed
+    clock must not climb by steady amounts (increments within 2x of each other)."""
+    peak = max(range(len(seconds)), key=lambda i: (seconds[i], i)) if seconds else 0
+    climb, after = seconds[: peak + 1], seconds[peak:]
+    if len(climb) < 3 or seconds[0] <= 0:
         return None
-    pairs = list(zip(seconds, seconds[1:], strict=False))
+    pairs = list(zip(climb, climb[1:], strict=False))
     steps = [b - a for a, b in pairs]
-    if any(b < CLIMB_STEP * a for a, b in pairs) or seconds[-1] < CLIMB_RATIO * seconds[0]:
+    if any(b < CLIMB_STEP * a for a, b in pairs):
+        return None
+    if any(t < CLIMB_RATIO * seconds[0] or t < CLIMB_DIP * seconds[peak] for t in after):
         return None
     if may_be_clock and max(steps) <= 2 * min(steps):
         return None

@@ -21,7 +21,8 @@ from tests.explain_helpers import alarms, first
 _FIXTURES = Path(__file__).resolve().parents[1] / "fixtures/explain_review"
 KNOWN_LIMITS = {
     "r24-019": "nvidia-smi -q's link width, its maximum and current a line apart",
-    "r24-028": "`nvidia-smi nvlink -e` counters sampled once: counts since boot are no fault alone",
+    "r24-028": "`nvidia-smi nvlink -e` counters sampled once, by the thousand: read as a "
+    "degraded link (gpu.degraded, as rising counters are); the review files gpu.hardware",
     "r24-047": "Xid 92 (a high single-bit ECC rate): the catalogue's degraded, not failed",
 }
 

@@ -15,7 +15,8 @@ _REVIEW = review("review26")
 KNOWN_LIMITS = {
     "r26-031": "EFA's hw_counters as bare numbers under a path: no counter is named on its line",
     "r26-033": "ENA's allowance counters sampled twice: the person's `throughput tanked` wins",
-    "r26-036": "`nvidia-smi nvlink -e` counters sampled once: counts since boot are no fault alone",
+    "r26-036": "`nvidia-smi nvlink -e` counters sampled once, by the thousand: read as a "
+    "degraded link (gpu.degraded, as rising counters are); the review files gpu.hardware",
     "r26-040": "an alert's expression over NVLink counters: the counters alone are since boot",
     "r26-041": "NCCL's SHM channels and a topology matrix: no line says a link failed",
     "r26-044": "a site's own health check (`has 10/12 NVLinks active`): no producer's wording",
