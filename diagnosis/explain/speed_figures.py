@@ -279,7 +279,7 @@ STEP_CONTEXT = re.compile(
     r"\b(?:epoch|iter(?:ation)?|step|batch)s?\b|(?:s|sec|ms)/(?:it|step|iter)|(?<![a-z])it/s\b|\bETA\b|"
     r"\btrain\w*\s+time\b|step_time|iter_time|\b(?:fwd|bwd|forward|backward)\b|"
     r"\bend[- ]to[- ]end\b|\belapsed\b|\bwall[- ]?(?:clock|time)\b|\brun\s*time\b|"
-    r"步|迭代|训练|イテレーション|ステップ|エポック|에폭|스텝|Schritt\w*|[ée]poca|époque|epoca|шаг\w*|"
+    r"步|迭代|训练|请求耗时|推理耗时|イテレーション|ステップ|エポック|에폭|스텝|Schritt\w*|[ée]poca|époque|epoca|шаг\w*|"
     r"эпох\w*|langkah|adım|bước|الخطوة|ขั้น|krok\w*|stap|\btime-?steps?\b|\bper\s+(?:frame|target|image"
     r"|sample|timestep|shard|file|bucket|episode)\b"
     # one inference or generation's time (`10-15 minutes an inference`)

@@ -41,6 +41,7 @@ def test_a_chinese_reply_that_the_speed_came_back_ends_the_slowdown() -> None:
         # the speed back, not only after a restart; each card alone, both normal
         "训练变慢了。现在训练速度已经恢复了。",
         "gpu_0利用率为100%，gpu_1利用率为98%",
+        "最开始请求耗时是在50-80ms之间，请求超时设置为120ms以上。",
         # few NVLink errors since boot; a Xid said not to have happened
         "\t Link 0: Replay Errors: 3\n\t Link 0: Recovery Errors: 0\n\t Link 0: CRC Errors: 12",
         "no xid detected by dmesg in the last 24h, all GPUs healthy",
@@ -58,6 +59,11 @@ def test_look_alikes_stay_silent(text: str) -> None:
         ("前3个epoch耗时正常，约10s。\n到第4个epoch的时候，每个epoch耗时60s。", Category.STRAGGLER),
         ("Last week it took 2 minutes per image. Now it takes 9 minutes.", Category.STRAGGLER),
         ("GPU1利用率为0，GPU0利用率为100%", Category.STRAGGLER),
+        # a request's time, a service's step (development record fresh_49c-0003)
+        (
+            "最开始请求耗时在50ms左右，运行2个小时之后，请求耗时保持在120ms以上。",
+            Category.STRAGGLER,
+        ),
         ("\t Link 4: CRC Errors: 48211", Category.GPU_DEGRADED),
     ],
 )
