@@ -275,7 +275,7 @@ KERNEL_RULES: tuple[Rule, ...] = (
     rule(
         "host.pcie_fatal",
         r"AER: (?:Multiple )?Uncorrect(?:ed|able) \(Fatal\) error (?:message )?received"
-        r"|severity=Uncorrect(?:ed|able) \(Fatal\)|\bUncorrect(?:ed|able) \(Fatal\) error: \w"
+        r"|ser?verity=Uncorrect(?:ed|able) \(Fatal\)|\bUncorrect(?:ed|able) \(Fatal\) error: \w"
         # a slot that lost power or its link (pciehp), a port that contained an error (DPC)
         r"|\bpciehp(?: \S+)?: [Ss]lot\(\S+\): (?:Power fault|Cannot train link|No link"
         r"|Link training error)"
@@ -307,7 +307,7 @@ KERNEL_RULES: tuple[Rule, ...] = (
     rule(
         "host.pcie_error",
         r"AER: (?:Multiple )?(?:Correct(?:ed|able)|Uncorrect(?:ed|able) \(Non-Fatal\)) error "
-        r"(?:message )?received|PCIe Bus Error: severity="
+        r"(?:message )?received|PCIe Bus Error: ser?verity="
         # the device that reported the error first (aer.c, printed with each error's details)
         # (aer.c prints `AER:   Error of this Agent is reported first`; older kernels name the
         # agent's id: `Error of this Agent(0018) is reported first`)

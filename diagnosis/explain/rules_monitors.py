@@ -60,6 +60,13 @@ LSPCI_DEVICE = re.compile(
 _GPU_CLASS = re.compile(r"VGA|3D controller|Display controller|^03[0-9a-f]{2}$", re.IGNORECASE)
 
 
+_NARROWER_THAN = (
+    r"(?<![\w.])(?:x(?:1|2|4|8)\s+instead\s+of\s+x16|x(?:1|2|4)\s+instead\s+of\s+x8"
+    r"|x(?:1|2)\s+instead\s+of\s+x4)\b"
+)
+"""A width said below the one the link should have (`x8 instead of x16`)."""
+
+
 def is_gpu_device(header: re.Match[str]) -> bool:
     """Whether an lspci device header (LSPCI_DEVICE) is a GPU's: its class is a display
     controller's (VGA, 3D, class 03xx)."""
@@ -374,8 +381,14 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "monitor.pcie_downgraded",
-        r"\bLnkSta:[^\n]*\bWidth\s+x\d+\s*\(downgraded\)",
-        ("lnksta",),
+        r"\bLnkSta:[^\n]*\bWidth\s+x\d+\s*\(downgraded\)"
+        # the same said in words, or by a report (`degraded link (x8 instead of x16)`, `x4
+        # lanes negotiated (GPU max x16)`)
+        r"|\b(?:link|lanes?|width|running|trained|PCIe)\b[^.\n]{0,30}?\(?"
+        rf"{_NARROWER_THAN}"
+        r"|(?<![\w.])x(?:1|2|4|8)\s+lanes?\s+negotiated\s*\([^)\n]{0,20}?\bmax\s+x16\b"
+        r"|(?<![\w.])x(?:1|2|4)\s+lanes?\s+negotiated\s*\([^)\n]{0,20}?\bmax\s+x8\b",
+        ("lnksta", "instead of x", "negotiated"),
         "lspci's link status: a PCIe link trained narrower than it can (a riser, a slot, a "
         "cable or the device): the host's hardware, the GPU's where the line names one; a lower "
         "speed alone is an idle device saving power, by design.",

@@ -210,10 +210,13 @@ RULES: tuple[Rule, ...] = (
         # librdmacm cannot bind to the address: no RDMA device carries it
         r"|\brdma_bind_addr(?:\(\))? failed\b"
         # rping's and other tools' perror of it
-        r"|\brdma_bind_addr: (?:Cannot assign requested address|No such device)\b",
+        r"|\brdma_(?:bind_addr|create_ep|create_id|resolve_addr): "
+        r"(?:Cannot assign requested address|No such device)\b"
+        # ibv_get_device_list() failing, and ibstatus finding no device
+        r"|\bFailed to get IB devices list\b|^\s*Fatal error:\s+No devices\s*$",
         (
             *("no rdma devices", "device-specific driver", "infiniband/roce device", "not found"),
-            *("rdma_bind_addr",),
+            *("rdma_bind_addr", "rdma_create", "rdma_resolve", "ib devices list", "no devices"),
         ),
         "The node shows no usable RDMA device (rdma-core finds none or has no driver for it, "
         "perftest finds no InfiniBand/RoCE device, the device plugin's RDMA device is missing): "
@@ -313,6 +316,7 @@ RULES: tuple[Rule, ...] = (
         r"|\berror polling [LH]P CQ with status (?!SUCCESS)[A-Z ]+ERROR"
         # the same banner wrapped after `with status` (`RETRY EXCEEDED ERROR status number 12`)
         r"|^\s*(?!SUCCESS)[A-Z][A-Z ]+ERROR status number \d+ for wr_id\b"
+        r"|\berror polling [LH]P CQ with status (?!SUCCESS)[A-Z][A-Z ]+$"
         r"|\b\w+:\d+:\(pid \d+\): (?:dump error cqe|WC error: \d+"
         r"|local (?:QP operation|protection) err)"
         # rdma-core's libmlx5, for every error completion but a flush

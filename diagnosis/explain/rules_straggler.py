@@ -42,7 +42,7 @@ from statistics import median
 from diagnosis.catalog import Verdict
 from diagnosis.explain.explained import explained
 from diagnosis.explain.peers import MIN_PEERS, SLOW_PEER_RATIO, slow_peer
-from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.explain.rules import Rule, rule, unless_named_only, verdict
 from diagnosis.explain.training import HEALTHY
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
@@ -243,6 +243,18 @@ TOOL_RULES: tuple[Rule, ...] = (
         "dlrover's node check prints every node's time for the same task: a node taking "
         f"{SLOW_ELAPSED_RATIO:g}x the median is a slow node (NIC, NVLink, GPU or host).",
         judge=_elapsed,
+    ),
+    rule(
+        "straggler.fail_slow_said",
+        # a fail-slow detector's own verdict (Greyhound's `Mitigating fail-slow problem...`,
+        # `Reason of fail-slow is comp`), or its slow iteration against its fastest
+        r"\b(?:Mitigating|Detected|Found|Reason\s+of)\s+(?:a\s+|the\s+)?fail-?slow\b"
+        r"|(?<!\bno\s)(?<!\bany\s)(?<!\bnot\sa\s)\bfail-?slow\s+(?:detected|found|event|rank|node|GPU)\b",
+        ("fail-slow", "failslow"),
+        "A fail-slow detector reports a member that works but slowly (a fail-slow GPU, NIC or "
+        "host) and what it does about it: the job runs at the slow member's pace.",
+        judge=unless_named_only(SLOW_RANK),
+        flags=re.IGNORECASE,
     ),
     rule(
         "straggler.gpu_burn",

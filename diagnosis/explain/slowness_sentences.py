@@ -33,7 +33,7 @@ MEMBER_WORDS = (
 """The words for a member of the job (an alternation): rules_slowness's subjects, and what a
 denial that any member is slow names."""
 _NEGATION = r"(?:\b(?:no|not|never|without|nor|none|hardly|zero)\b|n't\b)"
-_DENIED = re.compile(rf"{_NEGATION}\s+(?:\w+\s+){{0,4}}$", re.I)
+_DENIED = re.compile(rf"{_NEGATION}\s+(?:\w+\s+){{0,4}}(?:\w+-)?$", re.I)
 _RESOLVED = re.compile(
     r"\b(?:fix\w*|replac\w*|remov\w*|resolv\w*|drain\w*|exclud\w*|cordon\w*)\s+(?:the\s+|a\s+|that\s+)?$",
     re.I,
