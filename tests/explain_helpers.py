@@ -50,6 +50,29 @@ def round_tests(cases: list[RoundCase]) -> Callable[[str, str, Category, str], N
     return each_class_is_read
 
 
+def read_as_tests(cases: list[tuple[str, Category]]) -> Callable[[str, Category], None]:
+    """Return the test that each text's first finding has its category (a round's classes in
+    other words than its records'); a module binds it to its own `test_` name."""
+
+    @pytest.mark.parametrize(("text", "category"), cases)
+    def each_is_read(text: str, category: Category) -> None:
+        found = first(text)
+        assert found is not None and found[0] == category, (text, found)
+
+    return each_is_read
+
+
+def silence_tests(texts: list[str]) -> Callable[[str], None]:
+    """Return the test that each text (a look-alike of a round's classes) raises no alarm; a
+    module binds it to its own `test_` name."""
+
+    @pytest.mark.parametrize("text", texts)
+    def each_is_silent(text: str) -> None:
+        assert alarms(text) == [], text
+
+    return each_is_silent
+
+
 def alarms(text: str) -> list[str]:
     """Return the rules of findings at warning or worse."""
     return [f.rule for f in explain(text) if f.severity != Severity.INFO]

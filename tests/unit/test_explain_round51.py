@@ -8,10 +8,8 @@ hour; and the reply that explains a slowdown by the first steps skipping work.""
 
 from __future__ import annotations
 
-import pytest
-
 from diagnosis.model import Category
-from tests.explain_helpers import alarms, corpus_text, first, round_tests
+from tests.explain_helpers import alarms, corpus_text, read_as_tests, round_tests, silence_tests
 
 test_each_class_of_the_round_is_read = round_tests(
     [
@@ -35,8 +33,7 @@ def test_a_reply_that_the_first_steps_skip_work_explains_the_slowdown() -> None:
     assert alarms(corpus_text("fresh_70", "0017")) == []
 
 
-@pytest.mark.parametrize(
-    "text",
+test_look_alikes_stay_silent = silence_tests(
     [
         # a speed steady over successive runs, the second member beside the first
         "the 1st call runs at 315 fps, the 2nd at 310, the 3rd at 320",
@@ -51,21 +48,15 @@ def test_a_reply_that_the_first_steps_skip_work_explains_the_slowdown() -> None:
         # a journal replayed, an NFS server back
         "EXT4-fs (nvme1n1): recovery complete",
         "nfs server fs01: OK",
-    ],
+    ]
 )
-def test_look_alikes_stay_silent(text: str) -> None:
-    assert alarms(text) == [], text
 
 
-@pytest.mark.parametrize(
-    ("text", "category"),
+test_the_classes_hold_in_other_words = read_as_tests(
     [
         ("epoch 1: 31 s, epoch 2: 27 s, epoch 3: 45 s", Category.STRAGGLER),
         ("It took 3 min per image. Now it takes more than 1 hour per image", Category.STRAGGLER),
         ("Error: [Errno 37] No locks available", Category.HOST_STORAGE),
         ("NVML get temp failed with code: GPUIsLost", Category.GPU_HARDWARE),
-    ],
+    ]
 )
-def test_the_classes_hold_in_other_words(text: str, category: Category) -> None:
-    found = first(text)
-    assert found is not None and found[0] == category, (text, found)

@@ -8,10 +8,8 @@ reply that the speed has come back."""
 
 from __future__ import annotations
 
-import pytest
-
 from diagnosis.model import Category
-from tests.explain_helpers import alarms, corpus_text, first, round_tests
+from tests.explain_helpers import alarms, corpus_text, read_as_tests, round_tests, silence_tests
 
 test_each_class_of_the_round_is_read = round_tests(
     [
@@ -32,8 +30,7 @@ def test_a_chinese_reply_that_the_speed_came_back_ends_the_slowdown() -> None:
     assert alarms(corpus_text("fresh_72", "0020")) == []
 
 
-@pytest.mark.parametrize(
-    "text",
+test_look_alikes_stay_silent = silence_tests(
     [
         # a climb that falls back, a warm-up on epoch bars
         "1/9 100%|#| 69/69 [01:00<00:00, 12.0s/it]\n2/9 100%|#| 69/69 [01:00<00:00, 18.0s/it]\n"
@@ -47,14 +44,11 @@ def test_a_chinese_reply_that_the_speed_came_back_ends_the_slowdown() -> None:
         "no xid detected by dmesg in the last 24h, all GPUs healthy",
         # one GPU at 0 by the speaker's own choice
         "I set CUDA_VISIBLE_DEVICES=0 so only one GPU is used.",
-    ],
+    ]
 )
-def test_look_alikes_stay_silent(text: str) -> None:
-    assert alarms(text) == [], text
 
 
-@pytest.mark.parametrize(
-    ("text", "category"),
+test_the_classes_hold_in_other_words = read_as_tests(
     [
         ("前3个epoch耗时正常，约10s。\n到第4个epoch的时候，每个epoch耗时60s。", Category.STRAGGLER),
         ("Last week it took 2 minutes per image. Now it takes 9 minutes.", Category.STRAGGLER),
@@ -65,8 +59,5 @@ def test_look_alikes_stay_silent(text: str) -> None:
             Category.STRAGGLER,
         ),
         ("\t Link 4: CRC Errors: 48211", Category.GPU_DEGRADED),
-    ],
+    ]
 )
-def test_the_classes_hold_in_other_words(text: str, category: Category) -> None:
-    found = first(text)
-    assert found is not None and found[0] == category, (text, found)

@@ -6,10 +6,8 @@ completion banner wrapped after its status, and a fail-slow detector's own verdi
 
 from __future__ import annotations
 
-import pytest
-
 from diagnosis.model import Category
-from tests.explain_helpers import alarms, first, round_tests
+from tests.explain_helpers import read_as_tests, round_tests, silence_tests
 
 test_each_class_of_the_round_is_read = round_tests(
     [
@@ -25,8 +23,7 @@ test_each_class_of_the_round_is_read = round_tests(
 )
 
 
-@pytest.mark.parametrize(
-    "text",
+test_look_alikes_stay_silent = silence_tests(
     [
         # a link at its full width said in words, a wider link than the slot's
         "the card runs x16 instead of x8 now that it sits in the top slot",
@@ -36,20 +33,14 @@ test_each_class_of_the_round_is_read = round_tests(
         "Greyhound is a fail-slow detection system.",
         # an RDMA device found
         "rdma_client: start\nrdma_client: end 0",
-    ],
+    ]
 )
-def test_look_alikes_stay_silent(text: str) -> None:
-    assert alarms(text) == [], text
 
 
-@pytest.mark.parametrize(
-    ("text", "category"),
+test_the_classes_hold_in_other_words = read_as_tests(
     [
         ("GPU 3 is running on a narrow link (x4 instead of x16)", Category.GPU_DEGRADED),
         ("rdma_resolve_addr: No such device", Category.NETWORK),
         ("fail-slow detected on rank 3 (1.4x its peers)", Category.STRAGGLER),
-    ],
+    ]
 )
-def test_the_classes_hold_in_other_words(text: str, category: Category) -> None:
-    found = first(text)
-    assert found is not None and found[0] == category, (text, found)
