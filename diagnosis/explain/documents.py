@@ -10,7 +10,8 @@ happen (`may print`, `could fail with`), as a question of its meaning (`What doe
 a symptom or an example (`Symptom -`, `a line like`, `is raised when`), as a fix (`Fixed an issue
 where`, `Fix ...`, `fixed "..."`, `spurious`, `stop printing`, `no longer`), as a reviewer's
 approval, in a troubleshooting table's row (the message quoted as code in its first cell) or in
-a line of source code that prints it (`perror("...")`).
+a line of source code that prints it (`perror("...")`), a header's constant with its doc comment,
+or a catalogue's list of Xids and their meanings.
 
 Guarantees: a line that says the message is live (`now`, `still`, `since 14:35`, `keeps`,
 `again`, `returned`, a time of day) is a report, whatever document it names (`FAQ #4 did not
@@ -64,6 +65,21 @@ _SOURCE_CODE = re.compile(
 under review, not its output."""
 
 
+_DEFINITION = re.compile(r"^\s*[A-Z][A-Z0-9_]{2,}\s*=\s*-?\w+\s*,?\s*(?://|/\*|#)")
+"""A constant defined with its doc comment (nvml.h: `NVML_ERROR_GPU_IS_LOST = 15, //!< The GPU
+has fallen off the bus ...`): a header read, not an event."""
+_RELEASE_NOTE = re.compile(
+    r"^\W*(?:\w[\w.+-]*\s+){0,3}?(?:v?\d+(?:\.\d+)+\s+)?(?:release\s+notes?|changelog|change\s*log"
+    r"|what's\s+new)\s*[:-]",
+    re.IGNORECASE,
+)
+"""A release note's or a changelog's line (`h5py 3.5 release notes: ... now accepts ...`): its
+`now` is a new feature, not a live event."""
+_CATALOGUE = re.compile(r"\bXid\s+\d+\s*[–—:-]\s*[^;\n]{3,80};\s*Xid\s+\d+\s*[–—:-]", re.IGNORECASE)
+"""A catalogue's list of Xids and their meanings (`Xid 79 – GPU has fallen off the bus; Xid 48 –
+double bit ECC error`)."""
+
+
 @lru_cache(maxsize=1024)
 def describes_a_message(body: str) -> bool:
     """Whether the line speaks of a message as a document does, not as a live event (module
@@ -72,6 +88,12 @@ def describes_a_message(body: str) -> bool:
     if '("' in body and _SOURCE_CODE.search(body):
         return True
     if "`" in body and body.lstrip().startswith("|") and _TABLE_ROW.match(body):
+        return True
+    if _RELEASE_NOTE.match(body):
+        return True
+    if "=" in body and _DEFINITION.match(body):
+        return True
+    if ";" in body and _CATALOGUE.search(body):
         return True
     low = body.lower()
     if not any(word in low for word in _WORDS):

@@ -34,6 +34,7 @@ from diagnosis.explain import (
     rules_netfs,
     rules_nic,
     rules_process,
+    rules_rdma,
     rules_scheduler,
     rules_slowness,
 )
@@ -89,6 +90,7 @@ _EXPLAINED_BY = {
     **rules_fabric.EXPLAINED_BY,
     **rules_host.EXPLAINED_BY,
     **rules_process.EXPLAINED_BY,
+    **rules_rdma.EXPLAINED_BY,
     **rules_slowness.EXPLAINED_BY,
 }
 """For a rule whose line follows from another cause, the rules that give that cause."""
@@ -308,8 +310,8 @@ def _confirm(state: _State) -> None:
     drop the findings that stand only with a crash (NEEDS_CRASH) when the input shows none, and
     a wait said once that a later recovery ended (rules_netfs.RECOVERED_BY), a line whose
     cause the same input gives (the EXPLAINED_BY of rules_scheduler, rules_dist, rules_driver,
-    rules_fabric, rules_host, rules_process and rules_slowness), a monitor's finding in an input
-    that shows the alert resolved, and a stall a later line says moved on."""
+    rules_fabric, rules_host, rules_process, rules_rdma and rules_slowness), a monitor's finding
+    in an input that shows the alert resolved, and a stall a later line says moved on."""
     present = {key[0] for key in state.found}
     if not (present & CRASH_RULES or state.crash_said):
         for key in [key for key in state.found if key[0] in NEEDS_CRASH]:

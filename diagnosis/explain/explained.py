@@ -21,6 +21,13 @@ from functools import lru_cache
 
 from diagnosis.explain.quantities import OTHER_QUANTITIES, RATE_UNIT, UNIT, amount_of
 
+FIXED_BY_SETTING = (
+    r"\b(?:switch|chang|revert|sett|enabl|disabl)\w*\s+(?:\S+\s+){0,8}?(?:alleviat|eliminat|fix|solv"
+    r"|resolv|remov|cur)\w*\s+(?:that|the|this)\s+(?:[~\d.]+\s*%\s+)?(?:performance\s+|speed\s+)?"
+    r"(?:handicap|slowdown|penalty|hit|loss|drop|gap|regression)\b"
+)
+"""A slowdown the speaker fixed by changing a setting (`Switching back to PCIe 3.0 in the UEFI
+alleviated that 30% performance handicap`): its cause is found and gone, in any line."""
 OWN_CHANGE = re.compile(
     r"\b(?:enabl\w+|turn\w*\s+on|switch\w*\s+on)\s+(?:gradient|activation)\s+checkpointing\b"
     # I or we changed the work, or a sentence that starts with the change (`Switched from
@@ -44,6 +51,11 @@ BACK_TO = re.compile(
     r"|[~≈]?(?P<figure>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![.\d]*\.\d))"
     r"(?![^.\n]{0,30}?\b(?:after|until|once|when|with)\s+(?:a\s+|we\s+|I\s+|the\s+)?(?:restart"
     r"|reboot|redeploy|re-?launch)\w*)(?![^.\n]{0,40}?\b(?:for\s+a\s+while|briefly|then|again"
+    r"|before)\b)"
+    # nor once the job was moved (`once the job was resubmitted on a different set of nodes`)
+    r"(?![^.\n]{0,30}?\b(?:after|until|once|when)\s+(?:the\s+)?(?:job|run|pod|workload)\s+(?:was|got"
+    r"|is)\s+(?:resubmitted|rescheduled|moved|migrated|requeued|restarted)\b)"
+    r"(?![^.\n]{0,40}?\b(?:for\s+a\s+while|briefly|then|again"
     r"|before)\b)"
     # a return only where the speaker moved the job (`only when I resumed ... on a different
     # node`), or a relapse later in the sentence (`..., but by 02:40 it was down at 210`)
@@ -170,8 +182,21 @@ EXPLAINED = re.compile(
     # only collecting samples without training`): the later, slower steps are the usual ones
     r"|\bfirst\s+(?:[\w,]+\s+){0,2}?(?:steps?|iter\w*|episodes?|epochs?)\b[^.\n]{0,60}?"
     r"\b(?:only|just)\s+\w+ing\b[^.\n]{0,40}?\bwithout\s+\w+ing\b"
+    # the first epoch slower than those after it: a warm-up (`the first epoch of model.fit
+    # takes more time than the following epochs`)
+    r"|\bfirst\s+(?:epoch|iteration|iter|step|batch|run|call)s?\b(?:[^.\n]|\.(?=\S)){0,40}?\b(?:takes?|took|is|was"
+    r"|are|were)\s+(?:much\s+|a\s+lot\s+|far\s+)?(?:more\s+time|longer|slower)\s+than\s+(?:the\s+|all\s+)?"
+    r"(?:following|subsequent|later|next|rest|others?)\b"
+    + "|"
+    + FIXED_BY_SETTING
+    # the setup said changed (`With seq len 8192 instead of 2048 each step takes ...`), or the
+    # times said to be where a plan puts them (`Per our curriculum ... are where they should be`)
+    + r"|\bwith\s+(?:a\s+)?(?:seq(?:uence)?[\s_-]*len\w*|batch[\s_-]*size|bs|context(?:\s+length)?"
+    r"|resolution|image\s+size|micro[\s_-]*batch)\s*(?:=|of)?\s*\d+k?\s+instead\s+of\s+\d+k?\b"
+    r"|\b(?:are|is)\s+(?:exactly\s+)?where\s+(?:they|it)\s+should\s+be\b"
+    r"|\bper\s+(?:our|the)\s+(?:curriculum|schedule|plan)\b"
     # the speaker calls the change noise
-    r"|\bwithin\s+(?:the\s+)?(?:noise|jitter|run-to-run\s+variance|measurement\s+error)\b"
+     + r"|\bwithin\s+(?:the\s+)?(?:noise|jitter|run-to-run\s+variance|measurement\s+error)\b"
     # the speaker's own reason (`because we run beam search there`)
     r"|\bbecause\s+(?:we|I)\s+(?:also\s+)?(?:run|use|do|train|load|save|evaluat\w*|comput\w*"
     r"|sort|shuffle|pack|bucket)\b"

@@ -26,8 +26,14 @@ SECONDS |= {"milliseconds": 0.001, "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 
 SECONDS |= {"seconds": 1.0, "s/it": 1.0, "min": 60.0, "mins": 60.0, "minute": 60.0}
 SECONDS |= {"minutes": 60.0, "h": 3600.0, "hr": 3600.0, "hrs": 3600.0, "hour": 3600.0}
 SECONDS |= {"hours": 3600.0}
-"""Seconds per duration unit (lower case; ``sec/it`` is read as ``s/it``)."""
-UNIT = r"(?:ms|msecs?|milliseconds?|s/it|sec/it|secs?|seconds?|s|mins?|minutes?|h|hrs?|hours?)"
+SECONDS |= {"秒": 1.0, "초": 1.0, "分钟": 60.0, "分鐘": 60.0, "분": 60.0}
+SECONDS |= {"小时": 3600.0, "小時": 3600.0, "時間": 3600.0, "시간": 3600.0}
+"""Seconds per duration unit (lower case; ``sec/it`` is read as ``s/it``; in Chinese, Japanese
+and Korean too, though not a bare `分`, which is also a score's point)."""
+UNIT = (
+    r"(?:ms|msecs?|milliseconds?|s/it|sec/it|secs?|seconds?|s|mins?|minutes?|h|hrs?|hours?"
+    r"|秒|초|分钟|分鐘|분|小时|小時|時間|시간)"
+)
 RATE_UNIT = (
     r"(?:[kMGTP]?H/s|MHs?|Sol/s|sols?|(?:samples|images|imgs?|tokens|toks?|tks|sequences|seqs)"
     r"/s(?:ec(?:ond)?)?|(?:samples|images|tokens)\s+(?:per|a)\s+sec(?:ond)?|[GT]FLOPS|TFLOP/s"

@@ -120,11 +120,13 @@ RULES: tuple[Rule, ...] = (
         r"|NVMLError_GpuIsLost|\b(?:NVML_)?ERROR_GPU_IS_LOST\b|\bGPU is lost\b"
         # the status's name in other bindings (NiceHashMiner's C#: `failed with code: GPUIsLost`)
         r"|\b(?:status|code|return|returned|error):?\s+(?i:GpuIsLost)\b"
+        # Rust's nvml-wrapper (`NvmlError::GpuLost`, unwrapped: `Err` value: GpuLost`)
+        r"|\bNvmlError::GpuLost\b|\bErr`? value: GpuLost\b"
         r"|nvmlDevice\w+\(\): (?:Unknown Error|GPU is lost)"
         # the device plugin's wording (k8s-device-plugin: `error getting device handle for
         # index '0': Unknown Error`)
         r"|error getting device handle for index '?\d+'?: (?:Unknown Error|GPU is lost)",
-        ("device handle", "gpuislost", "gpu_is_lost", "gpu is lost", "nvmldevice"),
+        ("device handle", "gpuislost", "gpu_is_lost", "gpu is lost", "nvmldevice", "gpulost"),
         "nvidia-smi/NVML cannot reach the GPU (the user-visible side of Xid 79/GPU lost).",
         _hw(S.CRITICAL, A.REBOOT_NODE, 0.8),
     ),
@@ -345,8 +347,11 @@ RULES: tuple[Rule, ...] = (
         # `nvidia-smi nvlink -e` (`Link 0: CRC Errors: 65535`), sampled once: counts since the
         # driver loaded, so only by the thousand (recoveries by the ten) are they a link that
         # keeps failing rather than a few errors over months (a rising pair is monitor.*'s)
-        r"^\s*Link \d+: (?:Recovery Errors: [1-9]\d+|(?:CRC|Replay) Errors: [1-9]\d{3,})\s*$",
-        ("errors:",),
+        r"^\s*Link \d+: (?:Recovery Errors: [1-9]\d+|(?:CRC|Replay) Errors: [1-9]\d{3,})\s*$"
+        # dcgm-exporter's totals of the same counters (a sample of one GPU's since boot)
+        r"|^DCGM_FI_DEV_NVLINK_(?:CRC_FLIT|CRC_DATA|REPLAY|RECOVERY)_ERROR_COUNT_TOTAL\{[^}\n]*\}\s+"
+        r"[1-9]\d{3,}(?:\.0+)?\s*$",
+        ("errors:", "dcgm_fi_dev_nvlink_"),
         "nvidia-smi's NVLink error counters are high (`nvidia-smi nvlink -e`: CRC or replay "
         "errors by the thousand, recoveries by the ten): the link retrains or retransmits, "
         "losing bandwidth; read it again, and a counter still rising is a link (GPU, NVLink "

@@ -384,7 +384,7 @@ PROCESS_RULES: tuple[Rule, ...] = (
         r"\[Errno 5\]|Input/output error|\[Errno 116\]|[Ss]tale [Ff]ile [Hh]andle|\[Errno 121\]"
         r"|Remote I/O error|\[Errno 30\]|Read-only file system"
         # ENOLCK: no lock manager answered (NFS's lockd or statd down, or not running)
-        r"|\[Errno 37\] No locks available",
+        r"|\[Errno 37\] No locks available|(?i:\bno locks available\b)",
         (
             "errno 5]",
             "input/output error",

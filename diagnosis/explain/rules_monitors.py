@@ -88,7 +88,11 @@ _HAPPENED = re.compile(
     r"hit|got|saw|see|seeing|logged|raised|fired|printed|with|after|from)\b|\b(?:on|auf)\s+(?:gpu|GPU|node)",
     re.IGNORECASE,
 )
-_DETECTED = re.compile(r"\s+(?:was\s+|has\s+been\s+)?(?:detected|occurred|seen|reported|logged)\b")
+_DETECTED = re.compile(
+    r"\s+(?:was\s+|has\s+been\s+)?(?:detected|occurred|seen|reported|logged)\b"
+    # in Japanese and Chinese (`Xid 79が発生し`, `出现Xid 79`... after it: `Xid 79错误`)
+    r"|\s*(?:が|を)(?:発生|検出)|\s*(?:错误)?(?:出现|发生)"
+)
 """A Xid said to have happened after its number (gpud: `xid 119 detected by dmesg`)."""
 # a named error counter, then two samples of it right after its name: `CRC Errors: 88 -> 960`
 _RISING = re.compile(
@@ -382,13 +386,16 @@ RULES: tuple[Rule, ...] = (
     rule(
         "monitor.pcie_downgraded",
         r"\bLnkSta:[^\n]*\bWidth\s+x\d+\s*\(downgraded\)"
+        # GPU-Z's bus interface (`PCIe x16 4.0 @ x4 4.0`: the width a GPU's link trained at; an
+        # idle GPU lowers only its generation)
+        r"|\bPCIe x16 [\d.]+ @ x(?:1|2|4|8) [\d.]+|\bPCIe x8 [\d.]+ @ x(?:1|2|4) [\d.]+"
         # the same said in words, or by a report (`degraded link (x8 instead of x16)`, `x4
         # lanes negotiated (GPU max x16)`)
         r"|\b(?:link|lanes?|width|running|trained|PCIe)\b[^.\n]{0,30}?\(?"
         rf"{_NARROWER_THAN}"
         r"|(?<![\w.])x(?:1|2|4|8)\s+lanes?\s+negotiated\s*\([^)\n]{0,20}?\bmax\s+x16\b"
         r"|(?<![\w.])x(?:1|2|4)\s+lanes?\s+negotiated\s*\([^)\n]{0,20}?\bmax\s+x8\b",
-        ("lnksta", "instead of x", "negotiated"),
+        ("lnksta", "instead of x", "negotiated", " @ x"),
         "lspci's link status: a PCIe link trained narrower than it can (a riser, a slot, a "
         "cable or the device): the host's hardware, the GPU's where the line names one; a lower "
         "speed alone is an idle device saving power, by design.",
@@ -406,7 +413,8 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "monitor.xid_said",
-        r"\bXid\s*[:=#]?\s*(?P<xid>\d{1,3})\b(?!\s*(?:was|were|is)\s+(?:ruled|not))",
+        # (bounded by a CJK character as by a space: `ノードgpu-21でXid 79が発生し`)
+        r"(?<![A-Za-z0-9_])Xid\s*[:=#]?\s*(?P<xid>\d{1,3})(?!\d|\.\d)(?!\s*(?:was|were|is)\s+(?:ruled|not))",
         ("xid",),
         "A Xid named in a person's words: the Xid catalogue's category, as a warning of lower "
         "confidence than the driver's own line (which ranks first when both are given).",

@@ -21,6 +21,11 @@ from diagnosis.model import Category as C
 from diagnosis.model import ComponentKind as K
 from diagnosis.model import Severity as S
 
+EXPLAINED_BY = {"storage.nvme": frozenset({"rdma.error_completion_dump"})}
+"""NVMe over RDMA: the host driver's recovery and reconnect lines follow from a completion that
+failed on the fabric, which the same input shows (`RECV for CQE ... failed with status transport
+retry counter exceeded`): the fabric's fault, not the disk's."""
+
 RULES: tuple[Rule, ...] = (
     rule(
         "rdma.port_not_active",
@@ -174,7 +179,7 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "rdma.qp_transition_failed",
-        r"(?i:Failed to modify QP)(?: \d+)?(?: state)? to (?:INIT|RTR|RTS)\b",
+        r"(?i:Failed to modify QP)(?: \d+)?(?: state)?(?: from \w+)? to (?:INIT|RTR|RTS)\b",
         ("failed to modify qp",),
         "An RDMA queue pair could not be connected (the peer did not answer, errno 110, or "
         "was unreachable): the two NICs cannot talk (rail-only fabric, GID or routing).",
@@ -213,10 +218,14 @@ RULES: tuple[Rule, ...] = (
         r"|\brdma_(?:bind_addr|create_ep|create_id|resolve_addr): "
         r"(?:Cannot assign requested address|No such device)\b"
         # ibv_get_device_list() failing, and ibstatus finding no device
-        r"|\bFailed to get IB devices list\b|^\s*Fatal error:\s+No devices\s*$",
+        r"|\bFailed to get IB devices list\b|^\s*Fatal error:\s+No devices\s*$"
+        r"|^\s*No IB devices found\s*$"
+        # UCX: the RDMA device asked for is not there, only TCP ones
+        r"|\bnetwork device '\w+:\d+' is not available, please use one or more of\b",
         (
             *("no rdma devices", "device-specific driver", "infiniband/roce device", "not found"),
             *("rdma_bind_addr", "rdma_create", "rdma_resolve", "ib devices list", "no devices"),
+            *("no ib devices", "is not available, please use"),
         ),
         "The node shows no usable RDMA device (rdma-core finds none or has no driver for it, "
         "perftest finds no InfiniBand/RoCE device, the device plugin's RDMA device is missing): "
@@ -315,8 +324,11 @@ RULES: tuple[Rule, ...] = (
         # READY RETRY EXCEEDED ERROR`)
         r"|\berror polling [LH]P CQ with status (?!SUCCESS)[A-Z ]+ERROR"
         # the same banner wrapped after `with status` (`RETRY EXCEEDED ERROR status number 12`)
-        r"|^\s*(?!SUCCESS)[A-Z][A-Z ]+ERROR status number \d+ for wr_id\b"
+        r"|^\s*(?:status\s+)?(?!SUCCESS)[A-Z][A-Z ]+ERROR status number \d+ for wr_id\b"
         r"|\berror polling [LH]P CQ with status (?!SUCCESS)[A-Z][A-Z ]+$"
+        # the NVMe over RDMA host driver's completion that failed for the transport
+        r"|\bfor CQE 0x[0-9a-f]+ failed with status (?:transport retry|RNR retry|local protection"
+        r"|remote access|remote operation)"
         r"|\b\w+:\d+:\(pid \d+\): (?:dump error cqe|WC error: \d+"
         r"|local (?:QP operation|protection) err)"
         # rdma-core's libmlx5, for every error completion but a flush
@@ -333,7 +345,7 @@ RULES: tuple[Rule, ...] = (
             *("local protection", "remote access", "remote op", "local length", "bad response"),
             *("remote invalid", "transport retry", "rnr retry", "error polling", "remote qp"),
             *("invalid request", "remote side aborted", "local access", "receive-no-ready"),
-            *("completion with error on qp", "ib async event"),
+            *("completion with error on qp", "ib async event", "for cqe"),
         ),
         "An RDMA work request completed with an error (the mlx5 driver's requester or responder "
         "error completion, perftest's 'Completion with error', ParaStation MPI's verbs errors "

@@ -64,6 +64,8 @@ SLOWED = verdict(C.STRAGGLER, B.UNKNOWN, K.JOB, S.WARNING, A.MONITOR, 0.35)
 
 _STEP_WORD = re.compile(
     r"(?<![A-Za-z])(?:epoch|iter(?:ation)?|step|batch)s?(?![A-Za-z])|\b(?:s|sec)/it\b|\bit/s\b"
+    # in Chinese, Japanese and Korean: a step, an epoch, one inference or request, per image
+    r"|步|迭代|单次推理|每次推理|推理耗时|请求耗时|ステップ|エポック|イテレーション|에폭|스텝|이미지당"
     # a time per item of the job's work (`5 seconds per picture`)
     r"|\b(?:per|each|every)\s+(?:image|picture|frame|sample|render|generation|episode|sequence)\b"
     # a service's time for one request (`5 mins for a request`)
@@ -79,7 +81,9 @@ CHANGE = re.compile(
     # figure to figure (`0.9s -> 2.7s`; not a label's arrow: `bs32 -> 0.8 s/it`)
     r"|\bfrom\s+~?\d[\d.,]*[^.\n]{0,20}?\bto\s+~?\d|(?<![\w.])\d+(?:\.\d+)?\s*[a-z/]*\s*(?:->|→|=>)\s*~?\d"
     # in Chinese: the first N (epochs), by the N-th, later, now (`前6个 ... 到第7个epoch的时候`)
-    r"|前\s*\d+\s*个|到第\s*\d+\s*个|之后|以后|后来|现在|一开始|最初",
+    r"|前\s*\d+\s*个|到第\s*\d+\s*个|之后|以后|后来|现在|一开始|最初|刚启动|刚开始"
+    # in Japanese and Korean: at first, now, after, hours later
+    r"|その後|今は|時間後|後には|처음|지금|이후|나중에|시간\s*후",
     re.IGNORECASE,
 )
 _DENIAL = re.compile(

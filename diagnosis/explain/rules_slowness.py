@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.explained import came_back
+from diagnosis.explain.explained import FIXED_BY_SETTING, came_back
 from diagnosis.explain.quantities import OTHER_QUANTITIES
 from diagnosis.explain.rules import Rule, rule, verdict
 from diagnosis.explain.rules_straggler import MEMBER_KIND
@@ -313,12 +313,15 @@ def _reported(m: re.Match[str]) -> Verdict | None:
 
 SAID_NORMAL = "slowdown.said_normal"
 EXPLAINED_BY = {
-    "straggler.slowness_in_words": frozenset({SAID_NORMAL}),
-    "slowdown.time_said_to_grow": frozenset({SAID_NORMAL}),
+    rule_id: frozenset({SAID_NORMAL})
+    for rule_id in (
+        *("straggler.slowness_in_words", "slowdown.time_said_to_grow", "slowdown.rate_fell"),
+        *("slowdown.step_time_rose", "slowdown.against_its_past", "figures.speed_changed"),
+    )
 }
 """A slowness told in one line that another line of the same input calls normal or gives the
 cause of (a reply: ``it is normal that running time for each iteration is getting longer``,
-``So the speed will be slower after these two checkpoints``)."""
+``So the speed will be slower after these two checkpoints``, ``This is expected, not a bug``)."""
 
 RULES: tuple[Rule, ...] = (
     rule(
@@ -332,10 +335,19 @@ RULES: tuple[Rule, ...] = (
         # slower on multiple cards due to the need to synchronize`)
         r"|\b(?:so|therefore|thus|hence)\s+(?:the\s+)?(?:speed|training|it|iterations?|throughput)\s+"
         r"(?:\w+\s+){0,2}?will\s+(?:be|get|become)\s+slower\b"
-        r"|\bwill\s+always\s+be\s+slower\b[^.\n]{0,60}?\b(?:due\s+to|because)\b",
+        r"|\bwill\s+always\s+be\s+slower\b[^.\n]{0,60}?\b(?:due\s+to|because)\b"
+        # a line that calls what the input reports expected and no bug (`This is expected, not a
+        # bug`, `this is the expected behaviour`), not as a question
+        r"|\b(?:this|that|it)\s+is\s+(?:(?:the|an?)\s+)?expected(?:\s+behaviou?r)?\s*(?:,|—|-|;)?\s*"
+        r"(?:and\s+)?not\s+a\s+bug\b"
+        r"|\b(?:this|that|it)\s+is\s+(?:the\s+)?expected\s+behaviou?r\s*(?:[.!]|$)"
+        # the slowdown fixed by a setting changed back (explained.FIXED_BY_SETTING)
+        rf"|{FIXED_BY_SETTING}",
         (
             *("normal that", "expected that", "no persistent", "no straggler", "will be slower"),
-            *("will get slower", "will become slower", "will always be slower"),
+            *("will get slower", "will become slower", "will always be slower", "not a bug"),
+            *("expected behavio", "alleviat", "eliminat", "fix", "solv", "resolv", "remov"),
+            *("cur",),
         ),
         "A sentence that calls a time growing or a run slowing normal (a reply's explanation), "
         "or a detector's verdict of no straggler: no fault, and it explains a slowness the "

@@ -55,7 +55,8 @@ _SLOW_ZH = (
     r"(?:降低|下降|变慢|减慢)"
     # one card of two nearly idle beside the other (`一张卡的利用率很低，3%，4%左右，另外一张利用率
     # 比较高100%`, `rank=0的卡GPU利用率为0，其余卡利用率100%`)
-    r"|(?=[^。！？]*(?:另外|另一|其他|其余|别的))(?:(?:其中)?一[块张个台]|rank\s*=?\s*\d+|GPU\s*\d+|\d+号)"
+    # (the others named after the member: looked for from the member on, a line stays linear)
+    r"|(?:(?:其中)?一[块张个台]|rank\s*=?\s*\d+|GPU\s*\d+|\d+号)(?=[^。！？]*(?:另外|另一|其他|其余|别的))"
     r"(?:卡|GPU|显卡)?[^。！？，,]{0,8}利用率\s*(?:为|是)?\s*(?:极低|很低|特别低|非常低|接近\s*0|0(?![\d.]))"
     # one card busy, the others idle (`一张跑满，一张空载`, `只有一张卡有利用率`, `只有第一块卡的gpu
     # 利用率高，其他的很低`, `0卡占用率51% 其它7张卡占用率0-1`)
@@ -69,6 +70,9 @@ _SLOW_ZH = (
     r"[，,、；;\s]*(?:[gG][pP][uU]|卡)_?\s*\d+[^。！？，,]{0,4}?(?:利用率|使用率|占用率)\s*(?:为|是)?\s*0(?![\d.])"
     r"|(?:[gG][pP][uU]|卡)_?\s*\d+[^。！？，,]{0,4}?(?:利用率|使用率|占用率)\s*(?:为|是)?\s*0(?![\d.])%?"
     r"[，,、；;\s]*(?:[gG][pP][uU]|卡)_?\s*\d+[^。！？，,]{0,4}?(?:利用率|使用率|占用率)\s*(?:为|是)?\s*(?:100|9\d)\s*%"
+    # the others at 100 %, the remaining one at 0 (`3张卡利用率一直是100%，剩下那张一直是0%`)
+    r"|(?:利用率|使用率|占用率)[^。！？]{0,8}?(?:100|9\d)\s*%[，,、\s]*(?:剩下|剩余|另外|其余)(?:的|那)?"
+    r"[一1]?[张块个台]?(?:卡|GPU|显卡)?[^。！？]{0,8}?(?<![\d.])0\s*%"
     # one card of several with no load (`启用多显卡会随机摆烂一张显卡，...，负载几乎为0`)
     r"|多(?:张)?(?:显卡|卡|GPU)[^。！？]{0,16}?一[张块个台](?:显卡|卡|GPU)[^。！？]{0,24}?负载"
     r"(?:几乎|接近)?\s*(?:为|是)?\s*0(?![\d.])"
@@ -125,19 +129,27 @@ _SLOW_KO = (
     # a hash rate, a performance or a throughput that keeps falling
     # (`해시레이트가 ... 계속 떨어지고`)
     r"|(?:해시\s*레이트|성능|처리량)\s*(?:가|이)\s*[^.。]{0,20}?(?:저하|떨어|감소|줄어)"
-    r"|(?:시간|소요\s*시간)\s*(?:이\s*)?(?:점점\s*|계속\s*)?(?:늘어|증가|길어))"
+    r"|(?:시간|소요\s*시간)\s*(?:이\s*)?(?:점점\s*|계속\s*)?(?:늘어|증가|길어)"
+    # the last card of several idle (`3장은 사용률이 100%이고 나머지 1장은 계속 0%입니다`)
+    r"|나머지\s*(?:1|한)\s*장[^.。]{0,12}?(?<![\d.])0\s*%)"
 )
 _SUBJECT_KO = re.compile(
-    r"학습|훈련|속도|GPU|에폭|epoch|step|스텝|이터레이션|노드|카드|해시\s*레이트|채굴", re.I
+    r"학습|훈련|속도|GPU|에폭|epoch|step|스텝|이터레이션|노드|카드|해시\s*레이트|채굴|추론|이미지당|요청",
+    re.I,
 )
 _DENIED_KO = re.compile(r"(?:안|않|없|아니)\w{0,2}\s*$")
 _EXPLAINED_KO = re.compile(r"정상(?!인가요|인가|일까요|입니까|이에요\?)|예상|때문")
-_NOT_TRAINING_KO = re.compile(r"추론|다운로드|컴파일")
+# (inference that slows as it runs, after hours or calls, is read: `몇 시간 돌리고 나면 ...`)
+_NOT_TRAINING_KO = re.compile(
+    r"추론(?![^。\n]*(?:시간\s*돌리|돌리고\s*나면|계속|점점|지날수록))|다운로드|컴파일"
+)
 
 
 _SLOW_JA = (
     r"(?:遅くな(?:った|って|り|る)|速度が(?:大幅に|著しく|かなり|徐々に|だんだん|次第に)?(?:低下|落ち|下が)"
     r"|(?:時間|所要時間)が[^。！？]{0,20}?(?:増え|増加|長くな|伸び)"
+    # one card of several idle (`1枚だけGPU使用率がずっと0%のままです`)
+    r"|(?:1|一)(?:枚|台|つ)だけ[^。！？]{0,20}?(?:使用率|利用率)[^。！？]{0,10}?(?<![\d.])0\s*%"
     r"|より(?:も)?(?:大幅に|かなり|明らかに|ずっと)?遅い)"
 )
 _SUBJECT_JA = re.compile(
@@ -211,7 +223,7 @@ RULES: tuple[Rule, ...] = (
     rule(
         "straggler.slowness_in_japanese",
         _SLOW_JA,
-        ("遅く", "速度", "時間", "遅い"),
+        ("遅く", "速度", "時間", "遅い", "だけ"),
         "A Japanese sentence reporting that the training, or one of its members, became slower "
         "(遅くなった, 速度が低下, 時間が増えた, 他より遅い): a straggler or a slowdown to look at, "
         "with the low confidence of general words.",
@@ -220,7 +232,7 @@ RULES: tuple[Rule, ...] = (
     rule(
         "straggler.slowness_in_korean",
         _SLOW_KO,
-        ("느려", "속도", "시간", "소요", "해시", "성능", "처리량"),
+        ("느려", "속도", "시간", "소요", "해시", "성능", "처리량", "나머지"),
         "A Korean sentence reporting that the training, or one of its members, became slower "
         "(느려졌다, 속도 저하, 시간이 점점 늘어나다): a straggler or a slowdown to look at, with "
         "the low confidence of general words.",

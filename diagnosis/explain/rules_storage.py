@@ -140,7 +140,8 @@ RULES: tuple[Rule, ...] = (
         r"|JBD2: Detected IO errors while flushing"
         # a journal that cannot be read (ext4's super.c, jbd2's journal.c)
         r"|EXT4-fs \([^)]+\): (?:error loading journal|no journal found|journal superblock"
-        r" magic mismatch)|\bJBD2: no valid journal superblock found\b",
+        r" magic mismatch)|\bJBD2: no valid journal superblock found\b"
+        r"|\bJBD2: (?:Invalid checksum recovering|recovery failed)\b",
         ("btrfs", "ext4-fs", "xfs (", "xfs: internal", "jbd2"),
         "The filesystem reports I/O errors or corruption on its device (btrfs device stats and "
         "transid failures, ext4 errors, an XFS shutdown or metadata I/O error, jbd2 flush "
@@ -192,7 +193,8 @@ RULES: tuple[Rule, ...] = (
         # NVMe over RDMA (rdma.c) and over Fibre Channel (fc.c, `NVME-FC{0}: `)
         r"|rdma (?:connection establishment|_resolve_addr|_resolve_route|_connect) failed"
         r"|rdma_(?:resolve_addr|resolve_route|connect) failed|tag 0x[0-9a-f]+ on QP \S+ not found"
-        r"|\w+ for CQE 0x[0-9a-f]+ failed with status|Connect rejected: status"
+        r"|\w+ for CQE 0x[0-9a-f]+ failed with status(?! (?:transport retry|RNR retry|local "
+        r"protection|remote access|remote operation|work request flushed))|Connect rejected: status"
         r"|Unexpected RDMA CM event|NVME-FC\{\d+(?:\.\d+)?\}: (?:controller connectivity lost"
         r"|transport association (?:error detected|event)|transport error during"
         r"|io timeout: opcode|reset: Reconnect attempt failed|Max reconnect attempts"

@@ -248,7 +248,11 @@ TOOL_RULES: tuple[Rule, ...] = (
         "straggler.fail_slow_said",
         # a fail-slow detector's own verdict (Greyhound's `Mitigating fail-slow problem...`,
         # `Reason of fail-slow is comp`), or its slow iteration against its fastest
-        r"\b(?:Mitigating|Detected|Found|Reason\s+of)\s+(?:a\s+|the\s+)?fail-?slow\b"
+        r"\b(?:Mitigating|Reason\s+of)\s+(?:a\s+|the\s+)?fail-?slow\b"
+        r"|\b(?:Detected|Found)\s+(?:a\s+)?fail-?slow\s+(?:on|in|at|rank|node|GPU|member|worker)\b"
+        # a detector's own log flagging a member (`[FailSlowDetector] rank 37 (gpu-c09) flagged:`),
+        # and in Chinese (`已将该节点标记为fail-slow`)
+        r"|\bFail-?Slow\w*\]?\s[^\n]{0,40}?\bflagged\b|标记为\s*fail-?slow"
         r"|(?<!\bno\s)(?<!\bany\s)(?<!\bnot\sa\s)\bfail-?slow\s+(?:detected|found|event|rank|node|GPU)\b",
         ("fail-slow", "failslow"),
         "A fail-slow detector reports a member that works but slowly (a fail-slow GPU, NIC or "
@@ -276,7 +280,7 @@ TOOL_RULES: tuple[Rule, ...] = (
     rule(
         "straggler.nvrx_warning",
         r"STRAGGLER DETECTION WARNING: Some GPUs (?:have worse relative performance|performance "
-        r"dropped)\. Affected ranks: [\[{(]\s*\d",
+        r"dropped)\. Affected ranks: [\[{(]\s*(?:\d|StragglerId\()",
         ("straggler detection warning",),
         "NVRx's straggler detector warns only when a GPU's relative score (against its peers) "
         "or individual score (against its own history) fell below the configured threshold; "
@@ -401,6 +405,9 @@ FIGURE_RULES: tuple[Rule, ...] = (
         r"(?:[5-9]\d\s*%?\s*[-–]\s*)?(?:100|9\d)\s*%,?\s+(?:and\s+|while\s+|but\s+)?the\s+other"
         r"(?:\s+one)?\s+(?:is\s+|was\s+|would\s+be\s+|stays\s+)?(?:at|on)\s+(?:only\s+)?"
         r"(?:\d\s*%?\s*[-–]\s*)?[0-3]?\d\s*%"
+        # `GPU 0 stays at 100% utilization the whole time while GPU 1 sits at 0%`
+        r"|\bGPU\s*\d+\s+(?:stays|is|sits|runs|remains)\s+at\s+(?:100|9\d)\s*%[^.\n]{0,40}?\b(?:while|but|and)"
+        r"\s+GPU\s*\d+\s+(?:stays|is|sits|remains)\s+at\s+0\s*%"
         # `with 2 units at 100%, and the rest at 0%`
         r"|\b(?:\d|one|two|three|four)\s+(?:of\s+the\s+)?(?:units?|GPUs?|cards?|devices?)\s+"
         r"(?:are\s+|is\s+|stays?\s+|sits?\s+)?(?:at|on)\s+(?:100|9\d)\s*%,?\s+(?:and|while|but)\s+"
@@ -410,7 +417,7 @@ FIGURE_RULES: tuple[Rule, ...] = (
             *("one of", "1 gpu", "one gpu", "1 card", "one card", "1 device", "one device"),
             *("or two", "rest", "other", "remaining", "one is", "the fourth", "the third"),
             *("the second", "the last", "gpus 1", "gpus 0", "others", "only 1", "only one"),
-            *("one gpu with", "1 gpu with"),
+            *("one gpu with", "1 gpu with", "while gpu", "but gpu", "and gpu"),
         ),
         "One GPU of a multi-GPU job idle while the others work, or busy while the others wait "
         "at 0 %: in a synchronous job the others wait on the busy one, or the idle one holds "

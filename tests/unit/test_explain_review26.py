@@ -17,11 +17,15 @@ KNOWN_LIMITS = {
     "r26-033": "ENA's allowance counters sampled twice: the person's `throughput tanked` wins",
     "r26-036": "`nvidia-smi nvlink -e` counters sampled once, by the thousand: read as a "
     "degraded link (gpu.degraded, as rising counters are); the review files gpu.hardware",
-    "r26-040": "an alert's expression over NVLink counters: the counters alone are since boot",
+    "r26-040": "an alert over dcgm-exporter's NVLink counters by the thousand: read as a degraded "
+    "link (gpu.degraded, as rising counters are); the review files gpu.hardware",
     "r26-041": "NCCL's SHM channels and a topology matrix: no line says a link failed",
     "r26-044": "a site's own health check (`has 10/12 NVLinks active`): no producer's wording",
     "r26-045": "DCGM's diag box wraps `expected 18` onto the next row: one line has half of it",
     "r26-052": "addr2line's frames in libnccl after the crash: the crash is only in prose",
+    "r26-018": "NVMe over RDMA whose completion failed for the transport (`transport retry "
+    "counter exceeded`): read as the fabric's (network), as round 51's collector and review37 "
+    "file it; this review files host.storage",
 }
 
 

@@ -15,16 +15,14 @@ from tests.explain_helpers import review, review_tests
 
 _REVIEW = review("review29")
 _LIMITS_BY_REASON = {
-    "NVLink error counters or link counts that only a comparison tells (one link's CRC and "
-    "replay counts against zero on its peers, NV17 against NV18 in the topology)": (
-        "r29-001",
-        "r29-008",
+    "NVLink error counters by the thousand: read as a degraded link (gpu.degraded, as rising "
+    "counters are); the review files gpu.hardware": ("r29-001", "r29-008"),
+    "NVLink link counts that only a comparison tells (NV17 against NV18 in the topology)": (
         "r29-013",
     ),
     "an InfiniBand port at a rate below its adapter's (NDR at 200, HDR at 25 Gbps a lane): "
     "the readers know no adapter's rated speed": ("r29-021", "r29-022"),
     "a port that flaps (down and up again and again): each line alone is routine": ("r29-034",),
-    "no RDMA device on a node the text calls InfiniBand, NCCL on sockets": ("r29-035",),
     "a store client refused for half an hour: refused connections are read as a start-up race": (
         "r29-057",
     ),

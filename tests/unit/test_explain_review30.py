@@ -39,12 +39,12 @@ _LIMITS_BY_REASON = {
     "tables over time the readers do not take: CSV exports with a column a member, W&B's "
     "export, Composer's metric blocks": ("r30s-037", "r30s-064", "r30s-081"),
     "one reading then two at 1.66x: two readings after a single one need 2x": ("r30s-033",),
-    "NVLink error counters or topology that only a comparison tells (one link's CRC counts "
-    "against zero, one GPU on SYS in topo -m); an alert on CRC counters read as degraded": (
+    "NVLink error counters by the thousand, or an alert on them: read as a degraded link "
+    "(gpu.degraded, as rising counters are); the review files gpu.hardware": (
         "r30l-011",
-        "r30l-015",
         "r30l-016",
     ),
+    "NVLink topology that only a comparison tells (one GPU on SYS in topo -m)": ("r30l-015",),
     "NVML's `Unknown Error` in a container after a daemon reload: read as the GPU lost, as "
     "nvidia-smi's own words are on a bare node": ("r30l-032",),
     "RoCE counters (PFC pauses, discards, ECN off, out-of-sequence) that only a comparison tells": (
