@@ -142,7 +142,7 @@ _CARDS = r"(?:GPUs|cards|graphics\s+cards|devices)"
 _BY_DESIGN = re.compile(
     r"\b(?:only|just)\s+(?:use|using|used|run|running|ran|train\w*\s+on)\s+(?:one|1|a\s+single"
     r"|\d+\s+(?:of|out\s+of)\s+\d+|\d+\s+(?:GPUs|cards|devices))\b"
-    r"|\bCUDA_VISIBLE_DEVICES\b|--nproc[_-]per[_-]node|\bdata\s*load\w*|\bwarm-?up\b"
+    r"|\bCUDA_VISIBLE_DEVICES\b|\bdata\s*load\w*|\bwarm-?up\b"
     # runs pinned to cards one by one, a model split layer by layer across the cards
     r"|--device\s+cuda:\d|\bseparate\s+(?:experiments|runs|jobs|processes)\b|\bpinned\s+to\b"
     r"|\bdevice_map\b|\bnaive\s+(?:model|pipeline)\s+(?:split|parallel\w*)\b"
@@ -158,12 +158,31 @@ _BY_DESIGN = re.compile(
 )
 
 
+_NPROC = re.compile(r"--nproc[_-]per[_-]node(?:\s*=\s*|\s+)(?P<n>\d+)", re.IGNORECASE)
+_GPU_COUNT = re.compile(
+    r"\b(?P<n>\d+)\s*(?:x\s*|×\s*|-)?(?:(?:A|H|B|L|V)\d{2,3}\w*\s+)?(?:GPUs?|cards)\b"
+    r"|\b(?P<n2>\d+)\s*[x×]\s*(?:A|H|B|L|V)\d{2,3}\b",
+    re.IGNORECASE,
+)
+
+
+def _fewer_processes(text: str) -> bool:
+    """Whether the launcher started fewer processes than the GPUs the text counts
+    (`--nproc_per_node=3 on the 4-GPU box`): the cards left over idle by design. One process a
+    GPU (`8x H100 (--nproc_per_node=8)`) leaves none idle."""
+    launched = _NPROC.search(text)
+    if launched is None:
+        return False
+    counts = [int(c["n"] or c["n2"]) for c in _GPU_COUNT.finditer(text)]
+    return any(count > int(launched["n"]) for count in counts)
+
+
 def _member_idle(m: re.Match[str]) -> Verdict | None:
     """Return straggler unless the text says the idle one is so by design: only one GPU used or
-    launched, the idle one hidden, kept for the display, a spare or a notebook, nothing
-    scheduled on it, one rank's own evaluation said to be fine, a data-loading phase or a
-    warm-up (or rules_slowdown explains it)."""
-    if _BY_DESIGN.search(m.string) or explained(m.string):
+    launched, fewer processes launched than the GPUs counted, the idle one hidden, kept for the
+    display, a spare or a notebook, nothing scheduled on it, one rank's own evaluation said to
+    be fine, a data-loading phase or a warm-up (or rules_slowdown explains it)."""
+    if _BY_DESIGN.search(m.string) or _fewer_processes(m.string) or explained(m.string):
         return None
     return SLOW_GPU
 
@@ -384,6 +403,9 @@ FIGURE_RULES: tuple[Rule, ...] = (
         r"|\b(?:\d|one|two|three|four|seven)\s+(?:GPUs?|cards?)\s+(?:are\s+|is\s+)?(?:at|on)\s+(?:100|9\d)\s*%,?\s+"
         r"(?:and|while|but)\s+the\s+(?:second|third|fourth|fifth|sixth|seventh|eighth|last|other)\s+"
         r"(?:one\s+|GPU\s+|card\s+)?(?:is|sits|stays|remains)\s+(?:at\s+)?0\s*%"
+        # `4 GPUs at 100% and the other 4 at 0%`
+        r"|\b\d+\s+(?:GPUs|cards)\s+(?:are\s+)?(?:at|on)\s+(?:100|9\d)\s*%,?\s+(?:and|while|but)\s+the\s+"
+        r"other\s+\d+\s+(?:GPUs\s+|cards\s+)?(?:are\s+)?(?:at|on)\s+0\s*%"
         r"|\bGPU\s*\d\s+(?:is\s+)?at\s+(?:100|9\d)\s*%,?\s+(?:and\s+|while\s+|but\s+)?GPUs\s+\d\s*[-–]\s*\d\s+"
         r"(?:are\s+)?at\s+0\s*%"
         # `one or two GPUs have 0 utilization, and the others have 100%`, `only 1 of 8 GPU is

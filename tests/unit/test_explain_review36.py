@@ -9,7 +9,8 @@ said singular, `after generating N images`, marks such as `45 minutes in:`, `20k
 as classes (the lspci device header above a narrow link decides whose it is; identical peers
 need one model and no display duty; RECOVERED_BY for the kubelet's volume; a ConfigMap that
 does not exist explains the mount timeout): 60/70; 61/70 with `each image` as a step's
-work (`takes 25 s instead of 6 s`). Left, by reason:
+work (`takes 25 s instead of 6 s`); 62/70 in session 23, once `--nproc_per_node` leaves cards
+idle by design only where the text counts more GPUs than processes. Left, by reason:
 """
 
 from __future__ import annotations
@@ -22,8 +23,6 @@ _LIMITS_BY_REASON = {
     "per-device rates in formats not read (ffmpeg's padded fps beside an unchanged bitrate, "
     "lolMiner's rates by position, PhoenixMiner's `GPUs:` line) and gpu-burn's report, read "
     "as its healthy verdict": ("r36-038", "r36-041", "r36-042", "r36-043"),
-    "half a node idle under `--nproc_per_node=8` (`the other 4 at 0%`): the launcher's flag "
-    "reads as the speaker's choice": ("r36-044",),
     "a link's width only against its capability on another line (older lspci without "
     "`(downgraded)`, nvidia-smi -q's Max and Current)": ("r36-064", "r36-066"),
     "a service slower over its run told in German": ("r36-068",),
