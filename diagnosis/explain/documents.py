@@ -75,6 +75,8 @@ _RELEASE_NOTE = re.compile(
 )
 """A release note's or a changelog's line (`h5py 3.5 release notes: ... now accepts ...`): its
 `now` is a new feature, not a live event."""
+_RELEASE_WORDS = ("release", "change", "what's")
+"""What every match of _RELEASE_NOTE holds (lower case): a cheap gate on every line."""
 _CATALOGUE = re.compile(r"\bXid\s+\d+\s*[–—:-]\s*[^;\n]{3,80};\s*Xid\s+\d+\s*[–—:-]", re.IGNORECASE)
 """A catalogue's list of Xids and their meanings (`Xid 79 – GPU has fallen off the bus; Xid 48 –
 double bit ECC error`)."""
@@ -89,13 +91,13 @@ def describes_a_message(body: str) -> bool:
         return True
     if "`" in body and body.lstrip().startswith("|") and _TABLE_ROW.match(body):
         return True
-    if _RELEASE_NOTE.match(body):
+    low = body.lower()
+    if any(word in low for word in _RELEASE_WORDS) and _RELEASE_NOTE.match(body):
         return True
     if "=" in body and _DEFINITION.match(body):
         return True
     if ";" in body and _CATALOGUE.search(body):
         return True
-    low = body.lower()
     if not any(word in low for word in _WORDS):
         return False
     # (the quoted message's own words say nothing of whether the line's event is live)

@@ -184,6 +184,8 @@ def is_prose(body: str) -> bool:
     words = sum(_WORD.match(t) is not None for t in tokens)
     if len(tokens) >= 6 and words >= PROSE_SHARE * len(tokens):
         return True
+    if body.isascii():
+        return False  # (most log lines: no CJK character to count)
     cjk = len(_CJK_CHAR.findall(body))
     return cjk >= CJK_PROSE_CHARS and 3 * cjk >= len(body) - body.count(" ")
 

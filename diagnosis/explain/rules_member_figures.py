@@ -35,16 +35,10 @@ from functools import lru_cache
 
 from diagnosis.catalog import Verdict
 from diagnosis.explain.explained import explained, explained_at
+from diagnosis.explain.members import MEMBER, MEMBER_KINDS, PEERS, member_kind, member_pattern
 from diagnosis.explain.peers import MIN_LINE_PEERS, slow_peer
 from diagnosis.explain.rules import Rule, rule
-from diagnosis.explain.rules_figures import (
-    MEMBER,
-    MEMBER_KINDS,
-    PEERS,
-    member_kind,
-    member_pattern,
-    sentence_kind,
-)
+from diagnosis.explain.rules_figures import sentence_kind
 from diagnosis.explain.rules_slowdown import SLOWED
 from diagnosis.explain.rules_straggler import slow_member
 from diagnosis.explain.rules_straggler_words import PEER_GAP_PCT

@@ -28,12 +28,11 @@ Guarantees: a counter that stays or falls is silent; a counter of zero, a health
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 from diagnosis.catalog import Verdict
 from diagnosis.explain.explained import setups_differ
 from diagnosis.explain.rules import Judge, Rule, rule, verdict
-from diagnosis.explain.rules_gpu import xid_policy
+from diagnosis.explain.xid_said import RULED_OUT, XID_SAID, xid_said
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
 from diagnosis.model import Category as C
@@ -78,22 +77,6 @@ _NUMERICAL = verdict(C.NUMERICAL, B.APPLICATION, K.JOB, S.WARNING, A.FIX_APPLICA
 _HOST_MEMORY = verdict(C.HOST_MEMORY, INFRA, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.5)
 _SLOW_MEMBER = verdict(C.STRAGGLER, B.UNKNOWN, K.GPU, S.WARNING, A.HARDWARE_INSPECTION, 0.5)
 
-_RULED_OUT = re.compile(
-    r"\bruled\s+out\b|\bfalse\s+positive\b|\bno\s+Xid\b|\bnot\s+(?:an?\s+)?Xid\b|\bwithout\s+(?:an?\s+)?Xid\b"
-    r"|\?|\brunbook\b|\bdocs?\b|\bdifference\b|\bRESOLVED\b|\breplaced\b|\bmeans\b",
-    re.IGNORECASE,
-)
-_HAPPENED = re.compile(
-    r"\b(?:dmesg|NVRM|kernel|journal\w*|logs?|steht|zeigt|shows?|showed|reports?|reported|threw|"
-    r"hit|got|saw|see|seeing|logged|raised|fired|printed|with|after|from)\b|\b(?:on|auf)\s+(?:gpu|GPU|node)",
-    re.IGNORECASE,
-)
-_DETECTED = re.compile(
-    r"\s+(?:was\s+|has\s+been\s+)?(?:detected|occurred|seen|reported|logged)\b"
-    # in Japanese and Chinese (`Xid 79が発生し`, `出现Xid 79`... after it: `Xid 79错误`)
-    r"|\s*(?:が|を)(?:発生|検出)|\s*(?:错误)?(?:出现|发生)"
-)
-"""A Xid said to have happened after its number (gpud: `xid 119 detected by dmesg`)."""
 # a named error counter, then two samples of it right after its name: `CRC Errors: 88 -> 960`
 _RISING = re.compile(
     r"(?P<name>\b(?:Replay\s+Errors|Recovery\s+Errors|CRC\s+Errors|Symbol\w*|rx_crc_errors\w*|"
@@ -142,32 +125,6 @@ def _relative_perf(m: re.Match[str]) -> Verdict | None:
     return _SLOW_MEMBER if float(m["score"]) < 0.9 else None
 
 
-def _xid_said(m: re.Match[str]) -> Verdict | None:
-    """A Xid named in words as something that happened (`im dmesg steht Xid 79`, `we hit Xid
-    48`): the catalogue's verdict, at lower confidence than the driver's; none in a question, a
-    runbook or doc, a resolved incident, or a sentence that rules it out."""
-    before = m.string[max(0, m.start() - 40) : m.start()]
-    clause = (
-        re.split(r"[,;]|\bbut\b", m.string[: m.start()])[-1] + m.string[m.start() :].split(",")[0]
-    )
-    happened = _HAPPENED.search(before) or _DETECTED.match(m.string, m.end())
-    if _RULED_OUT.search(clause) or "?" in m.string or not happened:
-        return None
-    # several Xids said together (`XID 137 ... followed by XID 94`): the one that says most
-    said = [
-        x
-        for x in _XID_SAID.finditer(m.string)
-        if not _NOT_THIS_XID.search(m.string, max(0, x.start() - 15), x.start())
-    ]
-    given = max(
-        (xid_policy(x) for x in said),
-        key=lambda v: _XID_RANK.get(v.category, 0),
-        default=xid_policy(m),
-    )
-    severity = S.WARNING if given.severity in (S.ERROR, S.CRITICAL) else given.severity
-    return replace(given, severity=severity, confidence=min(given.confidence, 0.4))
-
-
 ALERT_RESOLVED = re.compile(
     r"^\W*\[RESOLVED\]|\"status\"\s*:\s*\"resolved\"|^\s*\*\*Resolved\*\*|\bstatus=resolved\b"
     r"|\bALARM\s*->\s*OK\b",
@@ -175,9 +132,6 @@ ALERT_RESOLVED = re.compile(
 )
 """An alert's resolved header on any line of the input: the alert the other lines describe (its
 labels, its value, one a line) is resolved; the engine drops the monitors' findings."""
-_XID_SAID = re.compile(r"\bXid\s*[:=#]?\s*(?P<xid>\d{1,3})\b", re.IGNORECASE)
-_NOT_THIS_XID = re.compile(r"\b(?:not|no|than|instead\s+of|rather\s+than|nor)\s+(?:an?\s+)?$", re.I)
-_XID_RANK = {C.GPU_HARDWARE: 3, C.GPU_DEGRADED: 2, C.GPU_APPLICATION: 1}
 _RESOLVED = re.compile(
     r"\bRESOLVED\b|\bstatus=resolved\b|ALARM\s*->\s*OK\b|\bauto-?resolved\b|\bresolved\s+at\b|"
     r"\{\{|\bresumed\b|(?<!\bnone )\bcompleted\b|\bexit\s+0\b|\bduring\s+(?:the\s+)?checkpoint|"
@@ -208,7 +162,7 @@ def _live(m: re.Match[str]) -> bool:
     """Whether the incident said at `m` is one happening now: no resolved alert, question or
     runbook, no denial just before it, no word that makes it planned, tested or over."""
     line = m.string
-    if _RESOLVED.search(line) or _RULED_OUT.search(line) or _NOT_NOW.search(line):
+    if _RESOLVED.search(line) or RULED_OUT.search(line) or _NOT_NOW.search(line):
         return False
     if setups_differ(line):
         return False  # two GPU models side by side: a spec compared, no event
@@ -413,12 +367,11 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "monitor.xid_said",
-        # (bounded by a CJK character as by a space: `ノードgpu-21でXid 79が発生し`)
-        r"(?<![A-Za-z0-9_])Xid\s*[:=#]?\s*(?P<xid>\d{1,3})(?!\d|\.\d)(?!\s*(?:was|were|is)\s+(?:ruled|not))",
+        XID_SAID.pattern + r"(?!\s*(?:was|were|is)\s+(?:ruled|not))",
         ("xid",),
         "A Xid named in a person's words: the Xid catalogue's category, as a warning of lower "
         "confidence than the driver's own line (which ranks first when both are given).",
-        judge=_xid_said,
+        judge=xid_said,
         flags=re.IGNORECASE,
     ),
     # an incident told in people's words and alerts' names (what on-call writes in a ticket)
