@@ -211,8 +211,9 @@ RULES: tuple[Rule, ...] = (
         # the controller's status register, printed only when it failed (`CSTS=0xffffffff`)
         r"|(?i:\bnvme)[^\n]{0,80}?\bCSTS=0x[0-9a-fA-F]+"
         r"|nvme\d+n\d+: detected capacity change from \d+ to 0\b"
-        # (SPDK's; not a completion error on an RDMA queue pair: the fabric's, rules_rdma)
-        r"|\bnvme_\w+\.c:\s*\d+:\w+: \*ERROR\*(?!: CQ error on Queue Pair)"
+        # (SPDK's; a completion error on its RDMA queue pair is the fabric's: rules_rdma's
+        # EXPLAINED_BY clears this finding then)
+        r"|\bnvme_\w+\.c:\s*\d+:\w+: \*ERROR\*"
         # a local NVMe disk that never appeared (systemd's device unit timed out)
         r"|\bdev-nvme\w*\.device: Job dev-nvme\w*\.device/start failed with result 'timeout'"
         r"|\bTimed out waiting for device (?:/dev/|dev-)nvme"

@@ -17,7 +17,7 @@ test_each_class_of_the_round_is_read = round_tests(
         ("fresh_69", "0005", Category.HOST_STORAGE, "host.io_error"),
         ("fresh_69", "0018", Category.HOST_STORAGE, "storage.fs_error"),
         ("fresh_69", "0020", Category.NETWORK, "rdma.qp_transition_failed"),
-        ("fresh_69", "0021", Category.NETWORK, "rdma.completion_error"),
+        ("fresh_69", "0021", Category.NETWORK, "rdma.error_completion_dump"),
         ("fresh_70", "0000", Category.STRAGGLER, "straggler.one_member_idle"),
         ("fresh_70", "0005", Category.STRAGGLER, "slowdown.step_time_rose"),
         ("fresh_70", "0007", Category.STRAGGLER, "figures.speed_changed"),
