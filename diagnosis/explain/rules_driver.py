@@ -219,10 +219,12 @@ RULES: tuple[Rule, ...] = (
         r"|\bFailed to initialize NVML: (?:NVML_)?ERROR_(?:DRIVER_NOT_LOADED|LIBRARY_NOT_FOUND)\b"
         r"|\bCannot init NVML library; err: (?:NVML_)?ERROR_"
         r"(?:LIBRARY_NOT_FOUND|DRIVER_NOT_LOADED)\b"
-        r"|\bload library failed: libnvidia-ml\.so(?:\.1)?: cannot open shared object file\b"
+        # (the loader's own words in any program's message, but a node without GPUs)
+        r"|^(?![^\n]*\bnon-NVML platform\b)[^\n]*?"
+        r"\blibnvidia-ml\.so(?:\.1)?: cannot open shared object file\b"
         r"|\bNVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver\b",
         (
-            *("could not load nvml", "nvmlerror_", "couldn't communicate", "load library failed"),
+            *("could not load nvml", "nvmlerror_", "couldn't communicate", "libnvidia-ml.so"),
             *("cannot init nvml", "nvml error: driver not loaded", "failed to initialize nvml"),
         ),
         "NVML cannot be used on the node: its library is missing where the program runs (a "
