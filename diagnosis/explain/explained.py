@@ -195,6 +195,12 @@ EXPLAINED = re.compile(
     r"|resolution|image\s+size|micro[\s_-]*batch)\s*(?:=|of)?\s*\d+k?\s+instead\s+of\s+\d+k?\b"
     r"|\b(?:are|is)\s+(?:exactly\s+)?where\s+(?:they|it)\s+should\s+be\b"
     r"|\bper\s+(?:our|the)\s+(?:curriculum|schedule|plan)\b"
+    # a time that rises for some inputs only (`can suddenly increase for specific segments`):
+    # work that depends on the input, not a run that slowed
+    r"|\b(?:increas\w*|grows?|rises?|longer|slower|blows?\s+out)\s+(?:\w+\s+){0,2}?(?:for|on|with)\s+"
+    r"(?:specific|certain|particular|some|a\s+few)\s+(?:\w+\s+)?(?:segments?|inputs?|prompts?"
+    r"|images?|files?|chunks?|samples?|batches|requests?|queries|videos?|documents?|sentences?"
+    r"|utterances?)\b"
     # the speaker calls the change noise
      + r"|\bwithin\s+(?:the\s+)?(?:noise|jitter|run-to-run\s+variance|measurement\s+error)\b"
     # the speaker's own reason (`because we run beam search there`)

@@ -216,7 +216,8 @@ RULES: tuple[Rule, ...] = (
         # nvidia-container-cli's (`initialization error: nvml error: driver not loaded`)
         r"|\b(?i:nvml error): (?i:driver not loaded)\b"
         # the device plugin's and DCGM's spelling of NVML's status
-        r"|\bFailed to initialize NVML: (?:NVML_)?ERROR_(?:DRIVER_NOT_LOADED|LIBRARY_NOT_FOUND)\b"
+        r"|\b(?i:Failed to initialize NVML: (?:NVML_)?ERROR_"
+        r"(?:DRIVER_NOT_LOADED|LIBRARY_NOT_FOUND))\b"
         r"|\bCannot init NVML library; err: (?:NVML_)?ERROR_"
         r"(?:LIBRARY_NOT_FOUND|DRIVER_NOT_LOADED)\b"
         # (the loader's own words in any program's message, but a node without GPUs)

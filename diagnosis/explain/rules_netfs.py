@@ -81,6 +81,9 @@ RULES: tuple[Rule, ...] = (
         r"|(?:^|(?<=[\s'\"(]))'?/[^\s':/]{0,200}(?:/[^\s':/]{0,200}){0,30}'?: "
         r"(?:Transport endpoint is not connected|Cannot send after transport endpoint shutdown)"
         r"|Transport endpoint is not connected:? '?/"
+        # GlusterFS' own log (`[MSGID: 112089] [nfs.c:478:...] 0-nfs: Failed to lookup root:
+        # Transport endpoint is not connected`): a brick or its server lost
+        r"|\[MSGID: \d+\] \[[\w.-]+:\d+:\w+\] [^\n]*\bTransport endpoint is not connected\b"
         # CephFS' session refused or closed by the MDS; GPFS' daemon down or a forced unmount
         r"|\bceph: (?:\[\S+ \d+\]: )?mds\d+ session blocklisted"
         r"|\bmmfs daemon is shutting down abnormally|\bwas forced to unmount\b"

@@ -53,16 +53,16 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "rdma.unreachable",
-        r"\bRDMA_CM_EVENT_(?:UNREACHABLE|ADDR_ERROR|ROUTE_ERROR|CONNECT_ERROR)\b"
+        r"\bRDMA_CM_EVENT_(?:UNREACHABLE|ADDR_ERROR|ROUTE_ERROR|CONNECT_ERROR|REJECTED)\b"
         r"|\bucp_ep_create\([^)]*\) failed: Destination is unreachable"
         r"|\bIB Async event on \S+: (?:port error|local catastrophic error|QP fatal error"
         r"|CQ error|device fatal)"
         # IPoIB's transmit watchdog (drivers/infiniband/ulp/ipoib)
         r"|\bib[\w.]*: transmit timeout: latency \d+ msecs",
         ("rdma_cm_event_", "ucp_ep_create", "ib async event", "transmit timeout"),
-        "The RDMA fabric cannot reach the peer (rdma_cm's unreachable or route errors, UCX's "
-        "destination unreachable), a verbs async event says the port or device failed, or "
-        "IPoIB stopped transmitting: the NIC, its link or the switch path to the peer.",
+        "The RDMA fabric cannot reach the peer (rdma_cm's unreachable, route or rejected "
+        "connects, UCX's destination unreachable), a verbs async event says the port or device "
+        "failed, or IPoIB stopped transmitting: the NIC, its link or the switch path to the peer.",
         nic_fault(S.ERROR, A.CHECK_NETWORK, 0.6),
     ),
     rule(
@@ -281,7 +281,9 @@ RULES: tuple[Rule, ...] = (
         r"|\berror polling [LH]P CQ with -?\d+ errno says\b|\bcannot resize completion queue, error"
         r"|failed on ibv_cmd_\w+|\bumem get failed|Failed to register memory \S+: Bad address"
         r"|nvidia_p2p_get_pages\([^)]*\) failed|\bibv_reg_\w*mr\w* failed"
-        r"|Couldn't (?:register (?:GPU )?MR|allocate PD|create (?:CQ|QP)\b)",
+        r"|Couldn't (?:register (?:GPU )?MR|allocate PD|create (?:CQ|QP)\b|create IB resources?\b)"
+        # perftest's own (perftest_resources.c: `Unable to create QP.`, `Failed to create QP.`)
+        r"|^\s*(?:Unable|Failed) to create QP\.?\s*$",
         (
             "ibv_",
             "rdma_",
@@ -297,6 +299,7 @@ RULES: tuple[Rule, ...] = (
             "couldn't register",
             "couldn't allocate pd",
             "couldn't create",
+            "to create qp",
         ),
         "An RDMA verbs call failed (create/modify a queue pair or CQ, register memory, pin GPU "
         "pages for GPUDirect; perftest's 'Couldn't register MR' / 'Couldn't create QP'): the "

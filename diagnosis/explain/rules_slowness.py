@@ -96,7 +96,7 @@ _COMPARATIVE = (
     r"|bottleneck\w*|throttl\w*|underperform\w*|held\s+(?:up|back)|hold(?:s|ing)?\s+(?:up|back)"
     r"|down-?(?:shift|clock)\w*|half\s+(?:as\s+)?slow"
     # people's verbs of a run that slowed (`it was crawling`, `throughput tanks`, `nosedived`)
-    r"|(?P<verbed>crawl(?:s|ed|ing)|to\s+a\s+crawl|grind(?:s|ing)|plummet\w*|nose-?div\w*"
+    r"|(?P<verbed>crawl(?:s|ed|ing)|to\s+a\s+crawl|grind(?:s|ing)|plumm?et\w*|nose-?div\w*"
     r"|tank(?:s|ed|ing)|(?:keeps?|kept)\s+(?:sliding|slipping)|takes?\s+forever|barely\s+moves?"
     r"|drag(?:s|ging)\s+(?:on|down|everyone|the\s+(?:whole\s+)?(?:job|run|cluster|pipeline))"
     r"|everything\s+drags)"
@@ -369,7 +369,8 @@ RULES: tuple[Rule, ...] = (
             *("cost", "third", "quarter", "as long", "fps", "flops", "ns/day", "sps", "t/s"),
             *("per second", "per hour", "per minute", "per day", "losing", "loses", "lost"),
             *("latency", "runtime", "creep", "drift", "ttft", "tpot", "itl", "crawl", "grind"),
-            *("plummet", "nosediv", "nose-div", "tank", "sliding", "slipping", "drag", "forever"),
+            *("plummet", "plumet", "nosediv", "nose-div", "tank", "sliding", "slipping", "drag"),
+            "forever",
             *("barely", "wait", "behind", "slowest"),
         ),
         "A sentence reporting that the job, or one of its members, became or is slower than it "

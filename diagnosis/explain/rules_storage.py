@@ -359,6 +359,14 @@ RULES: tuple[Rule, ...] = (
         r"|access denied by server|mount system call failed|Stale (?:NFS )?file handle"
         r"|rpc\.statd is not running but is required for remote locking)"
         r"|mount to NFS server '[^']*' failed: (?:timed out|RPC Error|System Error)"
+        # a network or parallel filesystem's client service that failed (systemd's words), or
+        # its mount helper's failed mount(2)
+        r"|\b(?:beegfs-client|beegfs-helperd|lustre[\w-]*|glusterd|gpfs|mmfs[\w-]*|weka[\w-]*"
+        r"|nfs-client|nfs-server|nfs-mountd|rpc-statd|autofs|rpcbind)\.service: "
+        r"Failed with result '(?!success)"
+        r"|\bFailed to start (?:beegfs-client|lustre[\w-]*|nfs-server|nfs-mountd|rpc-statd|autofs)"
+        r"\.service\b"
+        r"|\bbeegfs-client\[\d+\]: mount: \S+: mount\(2\) system call failed\b"
         # autofs's NFS mount that failed, the server's mountd refusing a client
         r"|mount\(nfs\): nfs: mount failure \S+ on \S+|rpc\.mountd\[\d+\]: refused mount request"
         # the automounter's request that timed out or failed in the kernel (fs/autofs), and
@@ -395,10 +403,12 @@ RULES: tuple[Rule, ...] = (
             *("cannot monitor", "mount.nfs", "lockd: failed", "backchannel", "mount(nfs)"),
             *("refused mount request", "nfs4err_io", "health status is unhealthy", "autofs"),
             *("program 100003", "ganesha", "[nfs", "[sunrpc]", "[lockd]"),
+            *(".service: failed with result", "failed to start", "mount(2)"),
         ),
         "The NFS server (or the RPC below it) stopped answering, the lock manager cannot reach "
         "statd to monitor a client (``SM_MON failed``, ``lockd: cannot monitor``), or a task "
-        "waits in NFS writeback: every rank reading, locking or checkpointing through it stalls.",
+        "waits in NFS writeback, or a network filesystem's client failed to mount (BeeGFS, "
+        "Lustre, GPFS): every rank reading, locking or checkpointing through it stalls.",
         _disk(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.7),
     ),
 )
