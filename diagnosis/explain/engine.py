@@ -44,7 +44,13 @@ from diagnosis.explain.records import Record, records
 from diagnosis.explain.rules import Hit, normalize_pci, rule_set
 from diagnosis.explain.rules_driver import FABRIC_RULE, fabric_field
 from diagnosis.explain.rules_host import GPU_NAMED
-from diagnosis.explain.rules_monitors import ALERT_RESOLVED, GPU_OWNED, LSPCI_DEVICE, is_gpu_device
+from diagnosis.explain.rules_monitors import (
+    ALERT_RESOLVED,
+    GPU_OWNED,
+    KERNEL_PCI_DEVICE,
+    LSPCI_DEVICE,
+    is_gpu_device,
+)
 from diagnosis.explain.rules_process import (
     CONFIRMED_CONFIDENCE,
     CRASH_RULES,
@@ -222,6 +228,9 @@ def _visit(state: _State, rec: Record) -> None:
     if rec.body[:1] in _HEX and ":" in rec.body[2:5]:  # (lspci's `17:00.0`, `0000:17:00.0`)
         header = LSPCI_DEVICE.match(rec.body)
         state.lspci_gpu = state.lspci_gpu if header is None else is_gpu_device(header)
+    elif rec.body.startswith("pci "):  # (the kernel's enumeration of a device)
+        probed = KERNEL_PCI_DEVICE.match(rec.body)
+        state.lspci_gpu = state.lspci_gpu if probed is None else probed["cls"].startswith("03")
     exception_line = _skip(state, rec)
     if exception_line is None or not rec.body.strip() or describes_a_message(rec.body):
         return  # (a runbook, a changelog, a review: a message described is no event)

@@ -127,7 +127,9 @@ def _near(figure: str, said: str) -> bool:
 
 
 EXPLAINED = re.compile(
-    r"(?:\b(?:is|are|be|seems?|looks?)|['’]s)\s+(?:quite\s+|totally\s+|completely\s+|perfectly\s+)?"
+    # (not a tool's or a reading's look: `nvidia-smi looks normal there` explains nothing)
+    r"(?:\b(?:is|are|be|seems?)|(?<!nvidia-smi\s)(?<!dmesg\s)(?<!else\s)(?<!temps\s)(?<!clocks\s)"
+    r"(?<!logs\s)(?<!power\s)\blooks?|['’]s)\s+(?:quite\s+|totally\s+|completely\s+|perfectly\s+)?"
     r"(?:expected|normal|by\s+design|intended)\b|\bas\s+expected\b"
     r"|\bbecause\s+(?:we|I)\s+(?:\w+\s+)?(?:doubled|increased|added|changed|switched|enabled|raised)\b"
     r"|\bwhat\s+(?:I|we|you)\s+(?:had\s+)?expected\b|\b(?:documentation|docs)\s+says\b"
@@ -150,14 +152,16 @@ EXPLAINED = re.compile(
     r"|(?<!brings\sit\s)(?<!restart\sit\s)\bback\s+to\s+normal\b(?![^.\n]{0,30}?\b(?:after|until"
     r"|once|when|with)\s+(?:a\s+|we\s+|I\s+|the\s+)?(?:restart|reboot|redeploy|re-?launch)\w*)"
     r"|\bfixed\s+(?:in|by)\s+(?:#|PR|v?\d|the\s+patch)|\b(?:throughput|tokens?/s|samples?/s|it/s)\s+"
-    r"(?:is\s+|was\s+|stays?\s+|basically\s+|roughly\s+)*(?:unchanged|the\s+same|flat|steady"
+    r"(?:(?:in|on)\s+\w+\s+)?(?:is\s+|was\s+|stays?\s+|basically\s+|roughly\s+)*(?:unchanged|the\s+same|flat|steady"
     r"|stable|constant)\b(?![^\n]{0,60}?\b(?:then|until|but|before|after|since)\b)"
     + "|"
     + OWN_CHANGE.pattern
     + r"|(?<!n't\s)(?<!not\s)\bmakes?\s+sense\b"
     # the speaker accepts it, a plan or a calculator predicted it, it follows the load
     r"|\b(?:I'?m|we'?re)\s+(?:fine|ok|okay)\s+with\s+(?:that|it)\b|\bas\s+you'?d\s+expect\b"
-    r"|\b(?:which|that)\s+(?:matches|is\s+consistent\s+with)\b"
+    r"|\b(?:which|that)\s+(?:matches|is\s+consistent\s+with)\b|\b(?:roughly\s+|about\s+|right\s+)?in\s+line"
+    r"\s+with\s+(?:the\s+)?(?:\d+(?:\.\d+)?\s*x|twice|four\s+times|the\s+(?:extra|added|bigger|larger)"
+    r"|what\s+(?:I|we|you)\s+expect)"
     r"|\bis\s+(?:fine|acceptable|ok|okay)\s+for\s+(?:this|our|my)\b"
     r"|\bthat\s*(?:'s|’s|\s+is)\s+how\s+(?:our|the|it|this)\b|\bnormal\s+variation\b"
     r"|\bdifferent\s+(?:WU|work\s+unit|project|dataset|model|input)s?\b|\bas\s+planned\b"
@@ -171,7 +175,7 @@ EXPLAINED = re.compile(
     r"|\bas\s+(?:every|any)\s+[\w\s-]{0,20}?(?:shows?|says|predicts?)\b"
     r"|\bas\s+the\s+(?:calculators?|spec\w*|manual|documentation|docs|datasheet)\s+(?:shows?|says"
     r"|predicts?)\b"
-    r"|\bwhat\s+[\w\s-]{0,30}?predicted\b|\btrack(?:s|ing)?\s+(?:the\s+)?(?:traffic|load|QPS)\b"
+    r"|\bwhat\s+[\w\s~.-]{0,30}?predict(?:ed|s)\b|\btrack(?:s|ing)?\s+(?:the\s+)?(?:traffic|load|QPS)\b"
     # at the speed it should have, or back to it by itself
     r"|\b(?:it|training|job|run|that|everything)\b[^.,;\n]{0,20}?\b(?:is|runs?|continues|running)\s+"
     r"at\s+(?:the\s+)?(?:expected|normal|usual)\s+(?:speed|rate|pace|\d)|\brecovered\s+(?:on\s+its\s+own|by\s+itself|itself)\b"
@@ -195,6 +199,21 @@ EXPLAINED = re.compile(
     r"|resolution|image\s+size|micro[\s_-]*batch)\s*(?:=|of)?\s*\d+k?\s+instead\s+of\s+\d+k?\b"
     r"|\b(?:are|is)\s+(?:exactly\s+)?where\s+(?:they|it)\s+should\s+be\b"
     r"|\bper\s+(?:our|the)\s+(?:curriculum|schedule|plan)\b"
+    # the setup changed from one size to another (`After switching max_seq_length from 2048 to
+    # 8192`), a model swapped for one of another size (`from Llama-3-8B to Llama-3-70B`), an
+    # accumulation that makes one step several (`with gradient_accumulation_steps=16`), a
+    # length or batch that ramps up (a curriculum)
+    r"|\b(?:switch\w*|chang\w*|increas\w*|rais\w*|bump\w*|doubl\w*|mov(?:e|ed|ing))\s+(?:the\s+|my\s+"
+    r"|our\s+)?(?:max[\s_-]*)?(?:seq(?:uence)?[\s_-]*len\w*|batch[\s_-]*size|bs|context(?:[\s_-]+length)?"
+    r"|resolution|image[\s_-]*size|micro[\s_-]*batch\w*|num[\s_-]*frames)\s+from\s+\d+k?\s+to\s+\d+k?\b"
+    r"|\bfrom\s+[\w.-]*?(?<![\w.])\d+(?:\.\d+)?(?-i:B)\b\s+to\s+[\w.-]*?(?<![\w.])\d+(?:\.\d+)?(?-i:B)\b"
+    r"|\bwith\s+(?:gradient[\s_-]*accumulation\w*|grad[\s_-]*accum\w*)\s*(?:=|of)?\s*\d+"
+    r"|\b(?:length|seq(?:uence)?[\s_-]*len\w*|batch[\s_-]*size)\s+ramps?\s+up\b"
+    # members even again after a fix; decoding against prefill (two phases of different work)
+    r"|\b(?:are|is|were|was|run(?:s|ning)?)\s+(?:all\s+)?(?:even|level|in\s+step|in\s+sync|balanced)"
+    r"\s+again\b"
+    r"|\b(?:generation|decod\w*|eval(?:uation)?)\b[^.\n]{0,30}?\bslower\s+than\s+(?:the\s+)?"
+    r"(?:prompt\s+(?:processing|eval\w*)|prefill\w*)\b"
     # a time that rises for some inputs only (`can suddenly increase for specific segments`):
     # work that depends on the input, not a run that slowed
     r"|\b(?:increas\w*|grows?|rises?|longer|slower|blows?\s+out)\s+(?:\w+\s+){0,2}?(?:for|on|with)\s+"

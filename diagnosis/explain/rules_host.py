@@ -273,6 +273,17 @@ KERNEL_RULES: tuple[Rule, ...] = (
         flags=re.IGNORECASE,
     ),
     rule(
+        "host.pcie_gpu_uncorrectable",
+        # aer.c prints the device's own driver before its address: `nvidia` is a GPU's
+        r"\bnvidia [0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]: (?:AER: )?PCIe Bus Error: "
+        r"ser?verity=Uncorrect(?:ed|able)\b",
+        ("pcie bus error",),
+        "An uncorrectable PCIe error (AER) that a GPU reported, bound to the nvidia driver: "
+        "the GPU's link or the GPU itself; its transfers may be lost or poisoned. Drain it and "
+        "inspect its seat, riser and the GPU.",
+        verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.ISOLATE_GPU, 0.65),
+    ),
+    rule(
         "host.pcie_fatal",
         r"AER: (?:Multiple )?Uncorrect(?:ed|able) \(Fatal\) error (?:message )?received"
         r"|ser?verity=Uncorrect(?:ed|able) \(Fatal\)|\bUncorrect(?:ed|able) \(Fatal\) error: \w"

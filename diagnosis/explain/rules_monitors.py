@@ -46,7 +46,7 @@ _DEGRADED = verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.HARDWARE_INSPECTI
 _FAILED = verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.ISOLATE_GPU, 0.6)
 _STORAGE = verdict(C.HOST_STORAGE, INFRA, K.NODE, S.WARNING, A.MONITOR, 0.5)
 _NARROW_LINK = verdict(C.HOST_HARDWARE, INFRA, K.NODE, S.WARNING, A.HARDWARE_INSPECTION, 0.5)
-GPU_OWNED = {"monitor.pcie_downgraded": _DEGRADED}
+GPU_OWNED = {"monitor.pcie_downgraded": _DEGRADED, "host.pcie_narrow_link": _DEGRADED}
 """A finding that is the GPU's, with this verdict, where the lspci device header above it is a
 GPU's (``is_gpu_device``), or, with no header, where the input names a GPU anywhere (a person's
 `GPU 5 is at x4`, a note `# ca:00.0 = GPU 4`); else the host's hardware: lspci's LnkSta line
@@ -56,6 +56,12 @@ LSPCI_DEVICE = re.compile(
 )
 """lspci's device header (`ca:00.0 Infiniband controller: Mellanox ...`, numeric with -n:
 `17:00.0 0302: 10de:20b5`)."""
+KERNEL_PCI_DEVICE = re.compile(
+    r"^pci (?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]: \[[0-9a-f]{4}:[0-9a-f]{4}\] "
+    r"type [0-9a-f]{2} class 0x(?P<cls>[0-9a-f]{4})"
+)
+"""The kernel's enumeration of a PCI device (drivers/pci/probe.c: `pci 0000:9a:00.0:
+[10de:2330] type 00 class 0x030200`): a device header as lspci's is (class 03xx: a GPU)."""
 _GPU_CLASS = re.compile(r"VGA|3D controller|Display controller|^03[0-9a-f]{2}$", re.IGNORECASE)
 
 

@@ -148,7 +148,8 @@ _COMPARATIVE = (
     rf"|(?:losing|loses|lost)\s+(?:\w+\s+)?{_RATE}"
     # a member at a share of its peers (`it only gets 50% of the other two`)
     r"|(?:gets?|got|does|did|runs?\s+at|reach(?:es)?|performs?\s+at)\s+(?:only\s+|about\s+|around\s+)?"
-    r"(?P<share>\d+(?:\.\d+)?)\s*%\s+of\s+(?:the\s+)?(?:others?|rest|peers?|other\s+\w+)"
+    r"(?P<share>\d+(?:\.\d+)?)\s*%\s+of\s+(?:the\s+)?(?:(?:throughput|speed|performance|perf|work"
+    r"|rate|hash\s*rate)\s+of\s+(?:the\s+|its\s+)?)?(?:others?|rest|peers?|other\s+\w+)"
     rf"|(?:{_NOT_WORK}speed|performance|perf|throughput|(?:hash|sol/s|h/s|mh/s|sample|token|step|iteration"
     r"|training|mining)\s*rates?|it/s|(?:iterations?|its|steps?|samples?|images?|tokens?)/s(?:ec)?"
     # (not another quantity's fall between: `tokens/s and the loss keeps decreasing`)
@@ -317,6 +318,7 @@ EXPLAINED_BY = {
     for rule_id in (
         *("straggler.slowness_in_words", "slowdown.time_said_to_grow", "slowdown.rate_fell"),
         *("slowdown.step_time_rose", "slowdown.against_its_past", "figures.speed_changed"),
+        "straggler.named_slower_than_peers",
     )
 }
 """A slowness told in one line that another line of the same input calls normal or gives the
@@ -341,13 +343,19 @@ RULES: tuple[Rule, ...] = (
         r"|\b(?:this|that|it)\s+is\s+(?:(?:the|an?)\s+)?expected(?:\s+behaviou?r)?\s*(?:,|—|-|;)?\s*"
         r"(?:and\s+)?not\s+a\s+bug\b"
         r"|\b(?:this|that|it)\s+is\s+(?:the\s+)?expected\s+behaviou?r\s*(?:[.!]|$)"
-        # the slowdown fixed by a setting changed back (explained.FIXED_BY_SETTING)
-        rf"|{FIXED_BY_SETTING}",
+        # the slowdown fixed by a setting changed back (explained.FIXED_BY_SETTING), members
+        # even again after a fix (`Killed it and all 8 ranks are even again`)
+        rf"|{FIXED_BY_SETTING}"
+        r"|\b(?:are|is|were|was|run(?:s|ning)?)\s+(?:all\s+)?(?:even|level|in\s+step|in\s+sync"
+        r"|balanced)\s+again\b"
+        # decoding set against prefill: two phases of different work, not a slowdown
+        r"|\b(?:generation|decod\w*|eval(?:uation)?)\b[^.\n]{0,30}?\bslower\s+than\s+(?:the\s+)?"
+        r"(?:prompt\s+(?:processing|eval\w*)|prefill\w*)\b",
         (
             *("normal that", "expected that", "no persistent", "no straggler", "will be slower"),
             *("will get slower", "will become slower", "will always be slower", "not a bug"),
             *("expected behavio", "alleviat", "eliminat", "fix", "solv", "resolv", "remov"),
-            *("cur",),
+            *("cur", "again", "slower than"),
         ),
         "A sentence that calls a time growing or a run slowing normal (a reply's explanation), "
         "or a detector's verdict of no straggler: no fault, and it explains a slowness the "

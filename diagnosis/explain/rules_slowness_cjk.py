@@ -129,7 +129,7 @@ _SLOW_KO = (
     # a hash rate, a performance or a throughput that keeps falling
     # (`해시레이트가 ... 계속 떨어지고`)
     r"|(?:해시\s*레이트|성능|처리량)\s*(?:가|이)\s*[^.。]{0,20}?(?:저하|떨어|감소|줄어)"
-    r"|(?:시간|소요\s*시간)\s*(?:이\s*)?(?:점점\s*|계속\s*)?(?:늘어|증가|길어)"
+    r"|(?:시간|소요\s*시간)\s*(?:이\s*)?(?:점점\s*|계속\s*)?(?:(?:두\s*)?배로\s*)?(?:늘어|증가|길어)"
     # the last card of several idle (`3장은 사용률이 100%이고 나머지 1장은 계속 0%입니다`)
     r"|나머지\s*(?:1|한)\s*장[^.。]{0,12}?(?<![\d.])0\s*%)"
 )
@@ -150,10 +150,14 @@ _SLOW_JA = (
     r"|(?:時間|所要時間)が[^。！？]{0,20}?(?:増え|増加|長くな|伸び)"
     # one card of several idle (`1枚だけGPU使用率がずっと0%のままです`)
     r"|(?:1|一)(?:枚|台|つ)だけ[^。！？]{0,20}?(?:使用率|利用率)[^。！？]{0,10}?(?<![\d.])0\s*%"
-    r"|より(?:も)?(?:大幅に|かなり|明らかに|ずっと)?遅い)"
+    r"|より(?:も)?(?:大幅に|かなり|明らかに|ずっと)?遅い"
+    # one member of several slow (`4枚中1枚だけ明らかに遅い`), a run that gets heavy (`重くなる`)
+    r"|(?:(?:\d|一)(?:枚|台)|(?:GPU|ノード|ランク|カード)\s*\d+)だけ(?:が|は)?(?:明らかに|かなり|ずっと|極端に|少し)?"
+    r"遅い|重くな(?:った|って|り|る))"
 )
 _SUBJECT_JA = re.compile(
-    r"学習|訓練|速度|イテレーション|ステップ|エポック|GPU|ノード|ランク|カード|スループット|it/s|s/it|生成",
+    r"学習|訓練|速度|イテレーション|ステップ|エポック|GPU|ノード|ランク|カード|スループット|it/s|s/it|生成"
+    r"|\d\s*枚",
     re.I,
 )
 _DENIED_JA = re.compile(r"(?!)")  # Japanese denies after the verb (遅くならない)
@@ -223,7 +227,7 @@ RULES: tuple[Rule, ...] = (
     rule(
         "straggler.slowness_in_japanese",
         _SLOW_JA,
-        ("遅く", "速度", "時間", "遅い", "だけ"),
+        ("遅く", "速度", "時間", "遅い", "だけ", "重くな"),
         "A Japanese sentence reporting that the training, or one of its members, became slower "
         "(遅くなった, 速度が低下, 時間が増えた, 他より遅い): a straggler or a slowdown to look at, "
         "with the low confidence of general words.",

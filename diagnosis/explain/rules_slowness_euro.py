@@ -44,6 +44,8 @@ _SLOW = {
         r"(?:steigt|stieg|ist\s+gestiegen|wächst)\b"
         r"|\bdoppelt\s+so\s+lange\b"
         r"|\b(?:Schrittzeit|Iterationszeit|Epochenzeit|Laufzeit)\s+(?:\w+\s+){0,4}?verdoppelt\b"
+        # people's words: a run that drags (`wird zäher`), a member that limps behind
+        r"|\bzäher\b|\bhinkt\s+(?:\w+\s+){0,4}?hinterher\b"
     ),
     "french": (
         r"\bplus\s+lente?s?\b|\bralenti\w*|\b(?:vitesse|débit|performances?)\s+(?:\w+\s+){0,3}?"
@@ -51,6 +53,8 @@ _SLOW = {
         r"temps\b"
         r"|\btemps\s+(?:par|d['’]une?|de\s+chaque)\s*(?:étape|pas|itération|step|batch)\s+"
         r"(?:\w+\s+){0,2}?(?:augmente|a\s+augmenté|monte|a\s+monté)\b"
+        # a member that lags (`une des 4 cartes traîne`)
+        r"|\btra[iî]ne(?:nt)?\b"
     ),
     "spanish": (
         r"\bm[aá]s\s+lent[oa]s?\b|\bralentiz\w+|\b(?:velocidad|rendimiento)\s+(?:\w+\s+){0,3}?"
@@ -58,6 +62,8 @@ _SLOW = {
         r"m[aá]s\b(?!\s+o\s+menos)"
         r"|\btiempo\s+(?:por|de\s+cada)\s+(?:paso|iteraci\w+|step|batch|lote)\s+(?:\w+\s+){0,2}?"
         r"(?:aument[óa]|subi[óo]|sube|creci[óo]|crece)\b"
+        # a member left behind (`una de ellas se queda atrás en cada paso`)
+        r"|\bse\s+queda(?:n)?\s+atr[aá]s\b"
     ),
     "portuguese": (
         r"\bmais\s+lent[oa]s?\b|\bdesaceler\w+|\b(?:velocidade|desempenho)\s+(?:\w+\s+){0,3}?"
@@ -66,6 +72,7 @@ _SLOW = {
         r"(?:aumentou|aumenta|subiu|sobe|cresceu|cresce)\b|\bdemora\w*\s+o\s+dobro\b"
         # a time per epoch or step that doubled (`O tempo por época dobrou`)
         r"|\btempo\s+(?:por|de\s+cada)\s+(?:época|passo|itera\w+|step|batch)\s+(?:\w+\s+){0,2}?dobrou\b"
+        r"|\bmais\s+devagar\b"
     ),
     "russian": (
         r"медленнее|замедл\w+|(?:скорость|производительность)\s+(?:\w+\s+){0,3}?"
@@ -73,6 +80,8 @@ _SLOW = {
         r"(?:\w+\s+){0,5}?дольше"
         r"|время\s+(?:на\s+)?(?:один\s+|каждый\s+)?(?:шаг|итераци\w+|батч|step)\w*\s+(?:\w+\s+){0,2}?"
         r"(?:выросло|растёт|растет|увеличилось|увеличивается)"
+        # people's word for a run that drags (`Обучение тормозит всё сильнее`)
+        r"|тормоз(?:ит|ят|ило|ить)"
     ),
 }
 _READERS = {
@@ -138,12 +147,15 @@ _READERS = {
 }
 _NEEDLES = {
     "german": ("langsamer", "verlangsam", "sinkt", "fällt", "gesunken", "gefallen", "ein")
-    + ("länger", "steigt", "stieg", "gestiegen", "wächst", "doppelt"),
-    "french": ("lent", "ralenti", "baisse", "chute", "diminue", "baissé", "chuté", "temps"),
+    + ("länger", "steigt", "stieg", "gestiegen", "wächst", "doppelt", "zäher", "hinterher"),
+    "french": ("lent", "ralenti", "baisse", "chute", "diminue", "baissé", "chuté", "temps")
+    + ("traîne", "traine"),
     "spanish": ("lent", "ralentiz", "baja", "cae", "cayó", "disminu", "bajó", "reduce", "tarda")
-    + ("tiempo",),
-    "portuguese": ("lent", "desaceler", "caiu", "cai", "diminu", "demora", "tempo", "dobro"),
-    "russian": ("медленнее", "замедл", "упала", "падает", "сниз", "уменьш", "дольше", "время"),
+    + ("tiempo", "atrás", "atras"),
+    "portuguese": ("lent", "desaceler", "caiu", "cai", "diminu", "demora", "tempo", "dobro")
+    + ("devagar",),
+    "russian": ("медленнее", "замедл", "упала", "падает", "сниз", "уменьш", "дольше", "время")
+    + ("тормоз",),
 }
 
 RULES: tuple[Rule, ...] = tuple(

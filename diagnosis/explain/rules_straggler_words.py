@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.explained import explained_at
+from diagnosis.explain.explained import explained_at, explains
 from diagnosis.explain.rules import Rule, rule
 from diagnosis.explain.rules_straggler import MEMBER_KIND, TIME_WORDS, member_kind, slow_member
 from diagnosis.model import Action as A
@@ -242,11 +242,12 @@ _TIMES = re.compile(r"(?P<n>\d+(?:\.\d+)?)\s*(?:x|times)\b", re.IGNORECASE)
 def _named_slower(m: re.Match[str]) -> Verdict | None:
     """Return straggler on the component the sentence names (GPU, node or rank), unless the
     factor is within the noise (``PEER_GAP_PCT`` or less) or the sentence names a one-off
-    (``_ONE_OFF``: a checkpoint's write, a compile, the first step)."""
+    (``_ONE_OFF``: a checkpoint's write, a compile, the first step), or the line explains it
+    away (explained.explains: a fix after which the members are even again)."""
     times = _TIMES.search(m[0])
     if times is not None and float(times["n"]) <= 1 + PEER_GAP_PCT / 100:
         return None
-    if _ONE_OFF.search(_sentence(m)):
+    if _ONE_OFF.search(_sentence(m)) or explains(m.string):
         return None
     return slow_member(MEMBER_KIND[m["kind"].lower()])
 

@@ -35,7 +35,6 @@ KNOWN_LIMITS = {
     "r21nv-040": "DCGM's `Only N NvLinks are up`: printed on GPUs without NVLink too",
     "r21nv-055": "nvidia-smi's CSV: the value is on the row below its field name",
     "r21nv-056": "nvidia-smi -q's link width, its maximum and current a line apart",
-    "r21host-068": "the GPU named on the line before the narrow link: read as the host's",
     "r21host-069": "a link that trained slower only: idle GPUs lower their PCIe speed",
 }
 

@@ -26,6 +26,9 @@ KNOWN_LIMITS = {
     "r26-018": "NVMe over RDMA whose completion failed for the transport (`transport retry "
     "counter exceeded`): read as the fabric's (network), as round 51's collector and review37 "
     "file it; this review files host.storage",
+    "r26-094": "a GPU's narrow link whose device the kernel's enumeration names (class 0302): "
+    "read as the GPU's (gpu.degraded), as review21 and review38 file it; this review files "
+    "host.hardware",
 }
 
 

@@ -50,6 +50,33 @@ test_the_classes_hold_in_other_words = read_as_tests(
             Category.HOST_STORAGE,
         ),
         ("Generation speed plumetted after the first hour of the run.", Category.STRAGGLER),
+        # (review38's classes) an uncorrectable AER a GPU reported, fatal or not
+        (
+            "nvidia 0000:18:00.0: AER: PCIe Bus Error: severity=Uncorrected (Fatal), "
+            "type=Transaction Layer, (Receiver ID)",
+            Category.GPU_HARDWARE,
+        ),
+        # a narrow link of a device the kernel's enumeration names a GPU (class 03xx)
+        (
+            "[    3.1] pci 0000:9a:00.0: [10de:2330] type 00 class 0x030200\n"
+            "[    3.2] pci 0000:9a:00.0: 63.012 Gb/s available PCIe bandwidth, limited by 16.0 "
+            "GT/s PCIe x4 link at 0000:98:01.0 (capable of 504.112 Gb/s with 32.0 GT/s PCIe x16 "
+            "link)",
+            Category.GPU_DEGRADED,
+        ),
+        # ... and of a NIC's (class 0207): the host's hardware
+        (
+            "[    3.1] pci 0000:9a:00.0: [15b3:1021] type 00 class 0x020700\n"
+            "[    3.2] pci 0000:9a:00.0: 63.012 Gb/s available PCIe bandwidth, limited by 16.0 "
+            "GT/s PCIe x4 link at 0000:98:01.0 (capable of 504.112 Gb/s with 32.0 GT/s PCIe x16 "
+            "link)",
+            Category.HOST_HARDWARE,
+        ),
+        # a corrected AER on a GPU stays a warning of the host's hardware
+        (
+            "nvidia 0000:18:00.0: AER: PCIe Bus Error: severity=Corrected, type=Physical Layer",
+            Category.HOST_HARDWARE,
+        ),
     ]
 )
 
@@ -64,5 +91,7 @@ test_look_alikes_stay_silent = silence_tests(
         # a time that rises for some inputs only: work that depends on the input
         "This explains why the transcription time can suddenly increase for specific segments.",
         "Step time increases for some batches with very long sequences, then drops back.",
+        # (review39's classes) only the first epoch slow, asked in Japanese: a warm-up
+        "エポック1だけ遅いのは正常ですか？",
     ]
 )
