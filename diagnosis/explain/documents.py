@@ -30,6 +30,9 @@ _DESCRIBED = re.compile(
     r"|raises?|emits?)\b"
     r"|\b(?:may|might|can|could)\s+(?:print|show|log|report|say|return|fail\s+with)\b"
     r"|\bwhat\s+does\b|\bsymptoms?\s*[:-]|\ba\s+line\s+like\b|\breference\s+only\b"
+    # a runbook's condition on what a machine logs (`Runbook step 3 - when a node logs ...`)
+    r"|\bwhen\s+(?:a|any|some)\s+(?:node|host|server|client|GPU|machine)\s+(?:logs|prints|shows"
+    r"|reports|says|emits)\b"
     r"|\bis\s+(?:raised|printed|logged|shown|emitted)\s+when\b"
     # a fix: a changelog's or a pull request's
     r"|^\W*fix(?:ed|es)?\b|\bfixed\s+(?:an?\s+)?(?:issue|bug|crash|spurious|[\"'`“])"
@@ -49,7 +52,7 @@ _QUOTED = re.compile(r"\"[^\"\n]*\"|'[^'\n]{4,}'|`[^`\n]*`|“[^”\n]*”")
 _WORDS = (
     *("if", "may", "might", "can", "could", "what", "symptom", "like", "reference", "raised"),
     *("printed", "logged", "shown", "fix", "spurious", "stop", "no longer", "looks", "lgtm"),
-    "emitted",
+    *("emitted", "when"),
 )
 """The words one of which a described message's line holds (a cheap gate before the search)."""
 

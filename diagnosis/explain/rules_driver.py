@@ -93,6 +93,21 @@ def _unless_denied(m: re.Match[str]) -> Verdict | None:
 
 DCGM_CONNECTED = "dcgm.hostengine_connected"
 
+_NO_GPUS_HERE = re.compile(
+    r"\b(?:node|host|machine|server|VM)\s+(?:has|had)\s+no\s+GPUs?\b|\bno\s+GPUs?\s+(?:on|in)\s+"
+    r"(?:this|that|the)\s+(?:node|host|machine|server|VM)\b|\blogin\s+node\b",
+    re.IGNORECASE,
+)
+
+
+_NO_GPU_SEEN = _hw(S.ERROR, A.HARDWARE_INSPECTION, 0.5)
+
+
+def _gpus_expected(m: re.Match[str]) -> Verdict | None:
+    """A GPU the node lost, unless the line says the node has none (a login node)."""
+    return None if _NO_GPUS_HERE.search(m.string) else _NO_GPU_SEEN
+
+
 RULES: tuple[Rule, ...] = (
     rule(
         "driver.nv_status",
@@ -174,8 +189,9 @@ RULES: tuple[Rule, ...] = (
         ("no devices were found", "failed to initialize nvml"),
         "nvidia-smi or NVML finds no GPU on the node (`No devices were found`, `Failed to "
         "initialize NVML: Unknown Error`): the GPUs fell off the bus or the driver lost them; "
-        "on a container the device nodes may be missing instead (debatable: low confidence).",
-        _hw(S.ERROR, A.HARDWARE_INSPECTION, 0.5),
+        "on a container the device nodes may be missing instead (debatable: low confidence). "
+        "A node said to have no GPUs (a login node) expects it.",
+        judge=_gpus_expected,
     ),
     rule(
         "nvml.reset_required",

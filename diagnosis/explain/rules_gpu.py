@@ -194,7 +194,9 @@ RULES: tuple[Rule, ...] = (
         "gpu.remap_pending",
         r"^\s*Pending(?: Page Blacklist)?\s*:\s*Yes\b"
         r"|(?<!\bNo )(?<!\bno )row[\s|]+remappings are pending"
+        # (not one that went away: `the 'Pending: Yes' ... went away`)
         r"|['\"‘“]Pending(?: Page Blacklist)?\s*:\s*Yes['\"’”]"
+        r"(?![^\n]*\b(?:went\s+away|cleared|now\s+shows)\b)"
         r"|\bRemapped\s+Rows:\s*Pending:\s*Yes\b"
         r"|\bretired\s+pages?\s+pending\s*[:=]?\s*Yes\b"
         r"|\bpending\s+(?:page\s+)?retirement\s*[:=]?\s*Yes\b",

@@ -66,8 +66,8 @@ _GPU_CLASS = re.compile(r"VGA|3D controller|Display controller|^03[0-9a-f]{2}$",
 
 
 _NARROWER_THAN = (
-    r"(?<![\w.])(?:x(?:1|2|4|8)\s+instead\s+of\s+x16|x(?:1|2|4)\s+instead\s+of\s+x8"
-    r"|x(?:1|2)\s+instead\s+of\s+x4)\b"
+    r"(?<![\w.])(?:x(?:1|2|4|8)\s+(?:instead\s+of|statt|en\s+vez\s+de|au\s+lieu\s+de)\s+x16"
+    r"|x(?:1|2|4)\s+(?:instead\s+of|statt)\s+x8|x(?:1|2)\s+(?:instead\s+of|statt)\s+x4)\b"
 )
 """A width said below the one the link should have (`x8 instead of x16`)."""
 
@@ -157,18 +157,37 @@ _NOT_NOW = re.compile(
     r"|is\s+defined|silenced?|maintenance|cleared|fixed|solved|after\s+replacing|stable\s+(?:for"
     r"|since)|decommission\w*|powered\s+off|rate-?limits?|cheaper|SKU|normal|is\s+how|whether"
     r"|if\s+(?:a|the|you|it|an)|when\s+you|finished|completed|clean\s+again|tolerat\w*"
-    r"|keeps\s+the\s+data\s+safe|no\s+NVLink|without\s+NVLink)\b|已经解决|已解决|已修复|恢复正常",
+    r"|keeps\s+the\s+data\s+safe|no\s+NVLink|without\s+NVLink"
+    # a ticket closed, a fault over since a fix, one that resolved by itself, work announced
+    # ahead (`will flap`, `will go down`), an idle device saving power, a state that went away
+    r"|clos(?:e|ing)\s+(?:this|the\s+ticket)|(?:fine|ok|okay|healthy|clean|stable)\s+since"
+    r"|(?:read|reads|been|at|stayed)\s+(?:0|zero)\s+since|until\s+(?:we|I|they)\s+(?:swapped"
+    r"|replaced|reseated|fixed|changed|moved)|resolv\w*\s+(?:itself|by\s+itself|on\s+its\s+own)"
+    r"|se\s+resolvió|will\s+(?:flap|go\s+down|hang|be\s+(?:down|unavailable|slow|offline))"
+    r"|heads-?up|nothing\s+is\s+broken|(?:sits?|sitting|while|when)\s+idle|power[\s-]saving"
+    r"|ASPM|went\s+away|price[ds]?)\b|已经解决|已解决|已修复|恢复正常",
     re.IGNORECASE,
 )
 """Not an event now: planned or expected, a test, a lab, a rule's definition, a silence, a
 cleared or fixed alert, a condition, a product's spec, a rebuild finished."""
 
 
-def _live(m: re.Match[str]) -> bool:
+_SENTENCE_END = re.compile(r"[.!?;。！？](?=\s|$)")
+
+
+def _sentence(m: re.Match[str]) -> str:
+    """The sentence of the match, its end mark included (a question's `?`)."""
+    text = m.string
+    start = max((e.end() for e in _SENTENCE_END.finditer(text, 0, m.start())), default=0)
+    stop = _SENTENCE_END.search(text, m.end())
+    return text[start : stop.end() if stop else len(text)]
+
+
+def live(m: re.Match[str]) -> bool:
     """Whether the incident said at `m` is one happening now: no resolved alert, question or
     runbook, no denial just before it, no word that makes it planned, tested or over."""
     line = m.string
-    if _RESOLVED.search(line) or RULED_OUT.search(line) or _NOT_NOW.search(line):
+    if _RESOLVED.search(line) or _NOT_NOW.search(line) or RULED_OUT.search(_sentence(m)):
         return False
     if setups_differ(line):
         return False  # two GPU models side by side: a spec compared, no event
@@ -178,30 +197,35 @@ def _live(m: re.Match[str]) -> bool:
 def _less_than_said(given: Verdict) -> Judge:
     """A judge that gives `given` when the match's `have` (or `have2`) is below its `want` (or
     `want2`): a link at 100G instead of 400G, 28 of 32 devices, Gen1 instead of Gen5, said of an
-    incident happening now (`_live`)."""
+    incident happening now (`live`)."""
 
     def judge(m: re.Match[str]) -> Verdict | None:
         groups = m.groupdict()
         have = groups["have"] or groups.get("have2") or "0"
         want = groups["want"] or groups.get("want2") or "0"
-        return given if _live(m) and int(have) < int(want) else None
+        return given if live(m) and int(have) < int(want) else None
 
     return judge
 
 
-def _said(given: Verdict) -> Judge:
+def said(given: Verdict) -> Judge:
     """A judge that gives `given` unless the line is a resolved alert, a question, a runbook or
     a cause ruled out."""
 
     def judge(m: re.Match[str]) -> Verdict | None:
-        return given if _live(m) else None
+        return given if live(m) else None
 
     return judge
 
 
+def _port_errors_said(m: re.Match[str]) -> Verdict | None:
+    """A switch port's or a NIC's errors said to climb, not a GPU's NVLink's (rules_said)."""
+    return None if "nvlink" in m.string.lower() or not live(m) else _SWITCH
+
+
 def _host_said(m: re.Match[str]) -> Verdict | None:
     """The host's memory (an OOM killer's kill) or its storage (a RAID array lost a disk)."""
-    if not _live(m):
+    if not live(m):
         return None
     return _HOST_MEMORY if "oom" in m[0].lower() else _STORAGE
 
@@ -209,7 +233,7 @@ def _host_said(m: re.Match[str]) -> Verdict | None:
 def _packet_loss(m: re.Match[str]) -> Verdict | None:
     """The network, on packet loss of 1 % or more said as seen (`0% packet loss` is healthy)."""
     pct = m["pct"] or m["pct2"]
-    return _NETWORK if float(pct) >= 1 and _live(m) else None
+    return _NETWORK if float(pct) >= 1 and live(m) else None
 
 
 def _firing(given: Verdict) -> Judge:
@@ -351,11 +375,18 @@ RULES: tuple[Rule, ...] = (
         r"|\bPCIe x16 [\d.]+ @ x(?:1|2|4|8) [\d.]+|\bPCIe x8 [\d.]+ @ x(?:1|2|4) [\d.]+"
         # the same said in words, or by a report (`degraded link (x8 instead of x16)`, `x4
         # lanes negotiated (GPU max x16)`)
-        r"|\b(?:link|lanes?|width|running|trained|PCIe)\b[^.\n]{0,30}?\(?"
+        r"|\b(?:link|lanes?|width|running|trained|PCIe)\b[^.\n]{0,40}?\(?"
         rf"{_NARROWER_THAN}"
         r"|(?<![\w.])x(?:1|2|4|8)\s+lanes?\s+negotiated\s*\([^)\n]{0,20}?\bmax\s+x16\b"
-        r"|(?<![\w.])x(?:1|2|4)\s+lanes?\s+negotiated\s*\([^)\n]{0,20}?\bmax\s+x8\b",
-        ("lnksta", "instead of x", "negotiated", " @ x"),
+        r"|(?<![\w.])x(?:1|2|4)\s+lanes?\s+negotiated\s*\([^)\n]{0,20}?\bmax\s+x8\b"
+        # a width said against the one it should have (`at x8 since the riser swap, it should
+        # be x16`), nvidia-smi -q's two widths retold (`Link Width Max 16x, Current 4x`)
+        r"|\bat\s+x(?:1|2|4|8)\b[^.\n]{0,40}?\bshould\s+be\s+x16\b"
+        r"|\bMax\s+16x,?\s+Current\s+(?:1|2|4|8)x\b",
+        (
+            *("lnksta", "instead of x", "negotiated", " @ x", "statt x", " de x", "should be x"),
+            "max 16x",
+        ),
         "lspci's link status: a PCIe link trained narrower than it can (a riser, a slot, a "
         "cable or the device): the host's hardware, the GPU's where the line names one; a lower "
         "speed alone is an idle device saving power, by design.",
@@ -402,7 +433,7 @@ RULES: tuple[Rule, ...] = (
         ("error", "ib_port_", "flap", "端口", "链路"),
         "A link's error counters said to climb, a port said to flap, an alert on port errors: "
         "the cable, the transceiver or the switch port.",
-        judge=_said(_SWITCH),
+        judge=_port_errors_said,
         flags=re.IGNORECASE,
     ),
     rule(
@@ -438,7 +469,7 @@ RULES: tuple[Rule, ...] = (
         ("reason=", "correctable", "single-bit", "sbe"),
         "An alert's clock reason of a hardware slowdown or power brake, or correctable ECC errors "
         "said to climb: the GPU works, degraded, and is on its way to fail.",
-        judge=_said(_DEGRADED),
+        judge=said(_DEGRADED),
         flags=re.IGNORECASE,
     ),
     rule(
@@ -449,7 +480,7 @@ RULES: tuple[Rule, ...] = (
         ("nvlink", "<inactive>"),
         "An alert or a person says one of a GPU's NVLinks is down or inactive: the GPU's links "
         "fail; collectives over it fail or crawl.",
-        judge=_said(_FAILED),
+        judge=said(_FAILED),
         flags=re.IGNORECASE,
     ),
     rule(
@@ -471,7 +502,7 @@ RULES: tuple[Rule, ...] = (
         r"\bantwortet\s+nicht|\bne\s+répond\s+plus|не\s+отвечает|無応答|没有响应|无响应)",
         ("nfs",),
         "An NFS mount said not to respond: the data loading waits on its server.",
-        _STORAGE,
+        judge=said(_STORAGE),
         flags=re.IGNORECASE,
     ),
 )

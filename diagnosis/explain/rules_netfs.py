@@ -157,8 +157,8 @@ RULES: tuple[Rule, ...] = (
         r"|\bCommand '\['mount',[^\n]{0,80}\] timed out after \d+ seconds"
         # a person's word for the server itself gone (not `back up`, not denied)
         r"|(?<!not )(?<!never )\bNFS server(?: VM)?\b[^.\n]{0,40}?(?<!not )(?<!n't )(?<!never )"
-        r"\b(?:go(?:es)? down|went down|is down|keeps? (?:crashing|going down)|crashe[sd]"
-        r"|hangs|hung|(?:is|became|becomes) unreachable)\b",
+        r"(?<!will )(?<!'ll )\b(?:go(?:es)? down|went down|is down|keeps? (?:crashing|going down)"
+        r"|crashe[sd]|hangs|hung|(?:is|became|becomes) unreachable)\b",
         (
             *("connection to", "timed out", "lock timed out", "stale", "hung", "communication"),
             *("lease", "lustreerror", "libceph", "messaging (rpc)", "closed our session"),

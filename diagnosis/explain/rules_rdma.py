@@ -120,11 +120,18 @@ RULES: tuple[Rule, ...] = (
         # three NCCL wordings: `Got async event : port error`, `Got async error event: port
         # error`, `mlx5_0:1 Got non-fatal async event: port error(10)`
         r"NET/IB ?: (?:\S+ )?Got (?:non-fatal |fatal )?async (?:error )?event ?: port error"
-        # verbs' own name for the event (`IBV_EVENT_PORT_ERR`)
-        r"|\bIBV_EVENT_PORT_ERR\b",
-        ("async", "ibv_event_port_err"),
-        "NCCL (or a verbs program) got a port-error event from the HCA: the port went down "
-        "under the job.",
+        # verbs' own name for the event (`IBV_EVENT_PORT_ERR`), a path migration that failed or
+        # had no port left (Open MPI's openib: `APM: already all ports were used`)
+        r"|\bIBV_EVENT_(?:PORT_ERR|PATH_MIG_ERR)\b|\bAPM: already all ports were used\b"
+        r"|^\s*already all ports were used port_num \d+"
+        # IPoIB that cannot attach its queue pair to a multicast group (not a send-only join,
+        # printed on healthy fabrics)
+        r"|\bib[\w.]*: (?:failed to attach to multicast group|couldn't attach QP to multicast "
+        r"group)\b",
+        ("async", "ibv_event_", "apm:", "multicast group", "all ports were used"),
+        "NCCL (or a verbs program) got a port-error event from the HCA, a path migration had no "
+        "port left, or IPoIB could not join its multicast group: the port went down under the "
+        "job or the fabric refused it.",
         nic_fault(S.WARNING, A.CHECK_NETWORK, 0.55),
     ),
     # UCX, rdma-core and Open MPI over verbs (catalogued in the session notes of 2026-12-05)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 
 from diagnosis.catalog import Verdict
+from diagnosis.explain.explained import explains
 from diagnosis.explain.rules import Rule, rule, verdict
 from diagnosis.explain.rules_figures import figures_slowed
 from diagnosis.model import Action as A
@@ -132,12 +133,17 @@ def _pair_worse(line: str) -> bool:
     return False
 
 
+_ON_PURPOSE = re.compile(r"\bon\s+purpose\b|\bnothing\s+is\s+broken\b|\bdeliberately\b", re.I)
+
+
 def _cause(m: re.Match[str]) -> Verdict | None:
     """Return the verdict of the first cause family a sentence of the line names, when the
     line names a slowness and the sentence neither rules the cause out nor only mentions it."""
     line = m.string
     if _TABLE.search(line) or not any(pattern.search(line) for pattern, _ in _CAUSES):
         return None
+    if explains(line) or _ON_PURPOSE.search(line):
+        return None  # the speaker's own doing, or expected (`set NCCL_IB_DISABLE=1 on purpose`)
     if not (_SLOWNESS.search(line) or figures_slowed(line) or _pair_worse(line)):
         return None
     for sentence in _SENTENCE.split(line):

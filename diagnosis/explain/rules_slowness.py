@@ -69,7 +69,7 @@ _RATE = (
     r"|performance|perf|throughput|bandwidth|utili[sz]ation|[GT]?FLOPS|it/s"
     r"|(?:computing|compute|hashing|hash|mining)\s+power"
     r"|(?:iterations?|its|steps?|samples?|images?|tokens?|frames?|episodes?|epochs?)/s(?:ec)?|fps|ns/day"
-    r"|SPS|t/s|tok/s|tps|(?:iterations?|steps?|samples?|images?|tokens?|frames?|episodes?|generations?)"
+    r"|SPS|t/s|tok/s|tps|frame\s*rates?|(?:iterations?|steps?|samples?|images?|tokens?|frames?|episodes?|generations?)"
     r"\s+per\s+(?:second|sec|minute|hour|day))"
 )
 _COMPARATIVE = (
@@ -342,7 +342,7 @@ RULES: tuple[Rule, ...] = (
         # bug`, `this is the expected behaviour`), not as a question
         r"|\b(?:this|that|it)\s+is\s+(?:(?:the|an?)\s+)?expected(?:\s+behaviou?r)?\s*(?:,|—|-|;)?\s*"
         r"(?:and\s+)?not\s+a\s+bug\b"
-        r"|\b(?:this|that|it)\s+is\s+(?:the\s+)?expected\s+behaviou?r\s*(?:[.!]|$)"
+        r"|\b(?:this|that|it|reason|drop|slowdown)\s+is\s+(?:the\s+)?expected\s+behaviou?r\s*(?:[.!]|$)"
         # the slowdown fixed by a setting changed back (explained.FIXED_BY_SETTING), members
         # even again after a fix (`Killed it and all 8 ranks are even again`)
         rf"|{FIXED_BY_SETTING}"

@@ -46,7 +46,6 @@ KNOWN_LIMITS = {
     "r18-101": "a list of members' MFU with the member named once after it (`(node 4)`)",
     "r19-018": "an mlx5 link down and up a few times: a link down once or twice is a boot",
     "r19-037": "a job's elapsed time per night, one clock a line",
-    "r19-042": "a Korean report of a flapping link",
     "r19-055": "nccl-tests' busbw per host, one host a line",
     "r19-063": "a table of ranks with gaps in their numbers (`0 1 5 6`)",
     "r19-066": "two ranks' timer lines and a sentence saying the others match one of them",
