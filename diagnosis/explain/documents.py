@@ -105,3 +105,28 @@ def describes_a_message(body: str) -> bool:
         return False
     # (the quoted message's own words say nothing of whether the line's event is live)
     return _DESCRIBED.search(body) is not None and _LIVE.search(_QUOTED.sub(" ", body)) is None
+
+
+_ANNOUNCES = re.compile(
+    # a heading's kind (`## PR #2281: ...`, `### 🚀 Feature request: ...`, `## Docs: ...`)
+    r"^\s*#{1,4}\s*(?:PR\b[^\n:]{0,12}:|Pull\s+request\b|(?:🚀\s*)?Feature(?:\s+request)?\s*:"
+    r"|Docs?:\s|Highlights\s*$|Resolved\s+issues\s*$)"
+    # release notes and changelogs, headed or not; a comment closing an issue as fixed
+    r"|^\W*(?:#{1,4}\s*)?(?:Release\s+notes\b|Changelog\b|What['’]s\s+Changed\b"
+    r"|Closing\s+(?:this|as)\b[^\n]{0,60}?\b(?:fixed|resolved|done)\b)",
+    re.IGNORECASE,
+)
+_HEAD_LINES = 3
+"""The lines a document's own kind is read from (its title and the heading or two after); a
+document has at least that many (a one-line `PR: fix gradual training slowdown ...` reports
+the slowdown it fixed)."""
+
+
+def announces_a_change(text: str) -> bool:
+    """Whether the whole input is a pull request's, a release note's, a changelog's, a feature
+    request's or a docs change's description, or a comment closing an issue as fixed, by its
+    first lines (`## PR #2281: ...`, `# Release notes - ...`, `### 🚀 Feature request: ...`,
+    `Closing this: verified fixed on main.`): the messages it quotes further down are history
+    or examples, not events (a bug report's template is none of these)."""
+    head = [line for line in text.splitlines() if line.strip()][:_HEAD_LINES]
+    return len(head) == _HEAD_LINES and any(_ANNOUNCES.match(line) for line in head)

@@ -38,7 +38,7 @@ from diagnosis.explain import (
     rules_scheduler,
     rules_slowness,
 )
-from diagnosis.explain.documents import describes_a_message
+from diagnosis.explain.documents import announces_a_change, describes_a_message
 from diagnosis.explain.memory_counts import MCELOG_COUNT, MCELOG_HEADER, MCELOG_RULE, mcelog_count
 from diagnosis.explain.records import Record, records
 from diagnosis.explain.rules import Hit, normalize_pci, rule_set
@@ -411,5 +411,10 @@ def explain_records(recs: Iterable[Record], node: str | None = None) -> list[Fin
 
 
 def explain(text: str, node: str | None = None) -> list[Finding]:
-    """Return what `text` (log lines and tracebacks from `node`) shows, most severe first."""
-    return explain_records(records(text), node)
+    """Return what `text` (log lines and tracebacks from `node`) shows, most severe first; a
+    pull request's, a release note's or a closing comment's quoted messages are no events
+    (documents.announces_a_change: only their informational findings are kept)."""
+    found = explain_records(records(text), node)
+    if found and announces_a_change(text):
+        return [f for f in found if f.severity == Severity.INFO]
+    return found

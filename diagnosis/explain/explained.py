@@ -186,6 +186,10 @@ EXPLAINED = re.compile(
     # only collecting samples without training`): the later, slower steps are the usual ones
     r"|\bfirst\s+(?:[\w,]+\s+){0,2}?(?:steps?|iter\w*|episodes?|epochs?)\b[^.\n]{0,60}?"
     r"\b(?:only|just)\s+\w+ing\b[^.\n]{0,40}?\bwithout\s+\w+ing\b"
+    # only the first epoch slow (`the training was very slow only in the first epoch`)
+    r"|\b(?:slow|slower|longer)\s+only\s+(?:in|for|during|on)\s+the\s+first\s+(?:epoch|iteration|iter"
+    r"|step|batch|run|call|few\s+\w+)s?\b|\bonly\s+the\s+first\s+(?:epoch|iteration|step|batch|run"
+    r"|call)s?\s+(?:is|was|are|were)\s+(?:very\s+|much\s+|a\s+lot\s+)?slow"
     # the first epoch slower than those after it: a warm-up (`the first epoch of model.fit
     # takes more time than the following epochs`)
     r"|\bfirst\s+(?:epoch|iteration|iter|step|batch|run|call)s?\b(?:[^.\n]|\.(?=\S)){0,40}?\b(?:takes?|took|is|was"

@@ -148,6 +148,17 @@ RULES: tuple[Rule, ...] = (
         _hw(S.CRITICAL, A.REBOOT_NODE, 0.9),
     ),
     rule(
+        "gpu.config_space_lost",
+        # lspci's revision read as 0xff: the device's config space answers all ones, as a GPU
+        # that fell off the bus does
+        r"\b(?:3D controller|VGA compatible controller|Display controller): NVIDIA\b[^\n]*"
+        r"\(rev ff\)",
+        ("rev ff",),
+        "lspci reads an NVIDIA GPU's revision as ff: its config space answers all ones, the GPU "
+        "fell off the bus (as Xid 79): drain the node and reset or replace the GPU.",
+        _hw(S.CRITICAL, A.REBOOT_NODE, 0.8),
+    ),
+    rule(
         "gpu.gsp_timeout",
         r"GPU(?P<gpu>\d+) _kgsp\w*(?:TimedOut|Timeout)\b|GSP Timeout",
         ("kgsp", "gsp timeout"),
@@ -347,8 +358,12 @@ CUDA_RULES: tuple[Rule, ...] = (
         "cuda.oom",
         r"(?:OutOfMemoryError: )?CUDA out of memory\.(?:.*?GPU (?P<gpu>\d+) has a total capacity)?"
         r"|(?<!ray\.exceptions\.)OutOfMemoryError|" + _CUDA + r"'?out of memory"
-        r"|CUBLAS_STATUS_ALLOC_FAILED",
-        ("out of memory", "outofmemoryerror", "alloc_failed"),
+        r"|CUBLAS_STATUS_ALLOC_FAILED"
+        # TensorFlow's and XLA's (JAX) words for the same (not the allocator's own warning, which
+        # TensorFlow recovers from: `The caller indicates that this is not a failure`)
+        r"|\bOOM when allocating tensor\b[^\n]*\bGPU[_:]\d+"
+        r"|\bRESOURCE_EXHAUSTED: Out of memory while trying to allocate\b",
+        ("out of memory", "outofmemoryerror", "alloc_failed", "oom when allocating"),
         "The job asked for more GPU memory than is free: fix batch size/parallelism (blame "
         "application), unless another process holds the memory (the message names it).",
         verdict(C.GPU_OOM, APP, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.9),

@@ -197,6 +197,16 @@ KERNEL_RULES: tuple[Rule, ...] = (
         _hardware(S.WARNING, A.MONITOR, 0.6),
     ),
     rule(
+        "host.gpu_hardware_error",
+        # a GPU driver's own report of a hardware error (amdgpu's RAS and ACA records), not the
+        # CPU's or the memory's
+        r"\bamdgpu \S+: (?:\{\d+\})?(?:uncorrectable hardware error\b|\[Hardware Error\])",
+        ("amdgpu",),
+        "A GPU driver reports a hardware error on its GPU (amdgpu's uncorrectable RAS event, "
+        "its Accelerator Check Architecture records): the GPU, not the host's CPU or memory.",
+        verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.ISOLATE_GPU, 0.6),
+    ),
+    rule(
         "host.mce",
         r"Machine check events logged|\[Hardware Error\]|EDAC MC\d+: \d+ CE |mce: \["
         # rasdaemon's ras-mc-ctl summaries, mcelog's threshold trigger, the CPU's thermal
@@ -431,7 +441,8 @@ PROCESS_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "host.killed",
-        r"^\s*Killed\s*$",
+        # (a paste's emphasis around it too: `**Killed**`)
+        r"^\s*(?:\*\*|__|\*|_)?Killed(?:\*\*|__|\*|_)?\s*$",
         ("killed",),
         "A bare 'Killed' on the job's stdout: SIGKILL, most often a cgroup/Slurm memory kill "
         "(real_logs host-cpu-oom); could also be a scancel, so confidence is low.",

@@ -430,6 +430,9 @@ FIGURE_RULES: tuple[Rule, ...] = (
         # `GPU 0 stays at 100% utilization the whole time while GPU 1 sits at 0%`
         r"|\bGPU\s*\d+\s+(?:stays|is|sits|runs|remains)\s+at\s+(?:100|9\d)\s*%[^.\n]{0,40}?\b(?:while|but|and)"
         r"\s+GPU\s*\d+\s+(?:stays|is|sits|remains)\s+at\s+0\s*%"
+        # `drop to 3 GPUs at ~100% and one at 0%`
+        r"|\b(?:\d|two|three|seven)\s+(?:GPUs?|cards?)\s+(?:are\s+)?at\s+~?(?:100|9\d)\s*%,?\s+and\s+"
+        r"(?:only\s+)?one\s+(?:is\s+)?at\s+~?0\s*%"
         # `with 2 units at 100%, and the rest at 0%`
         r"|\b(?:\d|one|two|three|four)\s+(?:of\s+the\s+)?(?:units?|GPUs?|cards?|devices?)\s+"
         r"(?:are\s+|is\s+|stays?\s+|sits?\s+)?(?:at|on)\s+(?:100|9\d)\s*%,?\s+(?:and|while|but)\s+"
@@ -437,7 +440,16 @@ FIGURE_RULES: tuple[Rule, ...] = (
         r"(?:at|on)\s+0\s*%",
         (
             *("one of", "1 gpu", "one gpu", "1 card", "one card", "1 device", "one device"),
-            *("or two", "rest", "other", "remaining", "one is", "the fourth", "the third"),
+            *(
+                "or two",
+                "rest",
+                "other",
+                "remaining",
+                "one is",
+                "the fourth",
+                "the third",
+                "one at",
+            ),
             *("the second", "the last", "gpus 1", "gpus 0", "others", "only 1", "only one"),
             *("one gpu with", "1 gpu with", "while gpu", "but gpu", "and gpu"),
         ),
