@@ -278,11 +278,16 @@ def explained_at(m: re.Match[str]) -> bool:
     """Whether the text explains the speed away, two setups read in the match's own sentence
     only (`A100 nodes for training and V100 nodes for eval. Among the A100 nodes, a100-07 ...`
     compares no setups)."""
+    return _explained_in_words(m.string) or setups_differ(sentence_at(m))
+
+
+def sentence_at(m: re.Match[str]) -> str:
+    """The sentence a match stands in (``SENTENCE``), its end mark included (a question's
+    `?`)."""
     text = m.string
     start = max((b.end() for b in SENTENCE.finditer(text, 0, m.start())), default=0)
     stop = SENTENCE.search(text, m.end())
-    own = text[start : stop.start() if stop else len(text)]
-    return _explained_in_words(text) or setups_differ(own)
+    return text[start : stop.start() if stop else len(text)]
 
 
 @lru_cache(maxsize=256)

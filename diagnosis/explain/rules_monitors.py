@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.explained import setups_differ
+from diagnosis.explain.explained import sentence_at, setups_differ
 from diagnosis.explain.rules import Judge, Rule, rule, verdict
 from diagnosis.explain.xid_said import RULED_OUT, XID_SAID, xid_said
 from diagnosis.model import Action as A
@@ -172,22 +172,11 @@ _NOT_NOW = re.compile(
 cleared or fixed alert, a condition, a product's spec, a rebuild finished."""
 
 
-_SENTENCE_END = re.compile(r"[.!?;。！？](?=\s|$)")
-
-
-def _sentence(m: re.Match[str]) -> str:
-    """The sentence of the match, its end mark included (a question's `?`)."""
-    text = m.string
-    start = max((e.end() for e in _SENTENCE_END.finditer(text, 0, m.start())), default=0)
-    stop = _SENTENCE_END.search(text, m.end())
-    return text[start : stop.end() if stop else len(text)]
-
-
 def live(m: re.Match[str]) -> bool:
     """Whether the incident said at `m` is one happening now: no resolved alert, question or
     runbook, no denial just before it, no word that makes it planned, tested or over."""
     line = m.string
-    if _RESOLVED.search(line) or _NOT_NOW.search(line) or RULED_OUT.search(_sentence(m)):
+    if _RESOLVED.search(line) or _NOT_NOW.search(line) or RULED_OUT.search(sentence_at(m)):
         return False
     if setups_differ(line):
         return False  # two GPU models side by side: a spec compared, no event

@@ -38,8 +38,7 @@ from diagnosis.model import Severity as S
 
 INFRA = B.INFRASTRUCTURE
 _STORAGE = verdict(C.HOST_STORAGE, INFRA, K.NODE, S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.45)
-_GPU_LOST = verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.ISOLATE_GPU, 0.5)
-_LINK_DOWN = verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.ISOLATE_GPU, 0.5)
+_GPU_FAILED = verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.ISOLATE_GPU, 0.5)
 _DEGRADED = verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.HARDWARE_INSPECTION, 0.45)
 _MISMATCH = verdict(C.APPLICATION, INFRA, K.NODE, S.ERROR, A.REBOOT_NODE, 0.45)
 _NIC = verdict(C.NETWORK, INFRA, K.NIC, S.WARNING, A.CHECK_NETWORK, 0.45)
@@ -87,7 +86,7 @@ RULES: tuple[Rule, ...] = (
         ("gpu",),
         "A GPU said to have vanished (from nvidia-smi, from lspci, `the lost GPU`): it fell off "
         "the bus or the driver lost it; drain the node and reset or replace the GPU.",
-        judge=said(_GPU_LOST),
+        judge=said(_GPU_FAILED),
         flags=re.IGNORECASE,
     ),
     rule(
@@ -101,7 +100,7 @@ RULES: tuple[Rule, ...] = (
         ("nvlink", "links"),
         "One of a GPU's NVLinks said to be inactive or down, or to have failed training: the "
         "GPU's link or the baseboard; collectives over it fail or fall back to PCIe.",
-        judge=said(_LINK_DOWN),
+        judge=said(_GPU_FAILED),
         flags=re.IGNORECASE,
     ),
     rule(
