@@ -12,40 +12,42 @@ Protocol (the evaluation part is scored once, after every choice is made):
 3. The evaluation part is scored three ways: the rules alone (`diagnosis.explain`), the
    classifier alone, and the rules with the classifier where the rules have no finding.
 
-    python -m bench.explain_learned    # about 20 s; writes bench/results/explain_learned.json
+4. `--write-model` ships the classifier fitted in step 3, with the threshold of step 2, as the
+   hint of `trainguard explain` (diagnosis/explain/hint.py) for texts no rule reads.
+
+    python -m bench.explain_learned [--write-model]    # about a minute; writes
+                                                       # bench/results/explain_learned.json
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
+import hashlib
 import json
 import platform
-import re
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from bench.explain import ROOT, Record, correct, load, publish, split_of, verdict
+from diagnosis.explain.hint import features
 
 REVIEWS = ROOT / "tests" / "fixtures" / "explain_review"
 RESULTS = ROOT / "bench" / "results" / "explain_learned.json"
+MODEL = ROOT / "diagnosis" / "explain" / "data" / "hint_model.json.gz"
 THRESHOLDS = (0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 FOLDS = 5
+NEVER = 1.01
+"""The shipped threshold when no threshold gains on the development part: the hint is off."""
 _QUIET = {"benign", "unknown"}
-_TOKEN = re.compile(r"[a-z]+(?:/[a-z]+)?|\d+(?:[.,]\d+)?|[\u3040-\u30ff\u4e00-\u9fff]|%|×")
 
 Example = tuple[str, str]
 """A text and its label."""
 Guess = tuple[str, str, float]
 """A record's label, the classifier's class and its probability."""
-
-
-def features(text: str) -> list[str]:
-    """Return the text's features: tokens (a number is `<n>`) and adjacent pairs, each once."""
-    words = ["<n>" if m[0].isdigit() else m for m in _TOKEN.findall(text.lower())]
-    return sorted(set(words) | {f"{a} {b}" for a, b in zip(words, words[1:], strict=False)})
 
 
 def written_examples(folder: Path = REVIEWS) -> list[Example]:
@@ -59,6 +61,48 @@ def written_examples(folder: Path = REVIEWS) -> list[Example]:
     return out
 
 
+SHINGLE = 6
+"""Words in a run that `overlaps` compares."""
+
+
+def shingles(text: str) -> set[tuple[str, ...]]:
+    """Return the text's runs of SHINGLE words (lower case); a shorter text is one run."""
+    words = text.lower().split()
+    if len(words) <= SHINGLE:
+        return {tuple(words)}
+    return {tuple(words[i : i + SHINGLE]) for i in range(len(words) - SHINGLE + 1)}
+
+
+def overlaps(text: str, held: set[tuple[str, ...]]) -> bool:
+    """Return whether at least half of the text's runs of words occur in `held` (the runs of the
+    evaluation part): such a text would teach the model an evaluation record."""
+    runs = shingles(text)
+    return 2 * len(runs & held) >= len(runs)
+
+
+def unlike(held: Sequence[Record]) -> Callable[[str], bool]:
+    """Return a test of a text against the evaluation part `held`: false for a text that
+    `overlaps` it (a review may quote a real line word for word), which is never learned from."""
+    runs: set[tuple[str, ...]] = set().union(*(shingles(r.text) for r in held))
+    return lambda text: not overlaps(text, runs)
+
+
+def learnable(records: Sequence[Record]) -> tuple[list[Record], list[Example]]:
+    """Return what the model may learn from: the development records and the written texts,
+    less any that `overlaps` the evaluation part."""
+    keep = unlike([r for r in records if split_of(r.source_key) == "eval"])
+    dev = [r for r in records if split_of(r.source_key) == "dev" and keep(r.text)]
+    return dev, [(text, label) for text, label in written_examples() if keep(text)]
+
+
+def training_digest(examples: Iterable[Example]) -> str:
+    """Return the SHA-1 of labelled texts, in any order (what a shipped model learned from)."""
+    digest = hashlib.sha1()
+    for text, label in sorted(examples):
+        digest.update(f"{label}\0{text}\0".encode())
+    return digest.hexdigest()
+
+
 class Classifier:
     """The bag-of-words baseline, fitted on the examples given."""
 
@@ -70,6 +114,26 @@ class Classifier:
         matrix = self._vectors.fit_transform([text for text, _ in examples])
         self._model = LogisticRegression(C=1.0, max_iter=2000)
         self._model.fit(matrix, [label for _, label in examples])
+
+    def exported(self, threshold: float, precision: float, trained_on: Sequence[Example]) -> bytes:
+        """Return the model as diagnosis/explain/hint.py loads it: gzip of JSON, each feature's
+        weights in thousandths, the threshold and the hints' precision there, and what it
+        learned from."""
+        names = self._vectors.get_feature_names_out()
+        coef = self._model.coef_
+        doc = {
+            "classes": [str(c) for c in self._model.classes_],
+            "intercepts": [round(float(v), 6) for v in self._model.intercept_],
+            "threshold": threshold,
+            "precision": precision,
+            "trained_on": {"texts": len(trained_on), "digest": training_digest(trained_on)},
+            "weights": {
+                str(name): [round(float(w) * 1000) for w in coef[:, i]]
+                for i, name in enumerate(names)
+            },
+        }
+        text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+        return gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)
 
     def guesses(self, records: Sequence[Record]) -> list[Guess]:
         """Return, per record, its label, the most likely class and that class's probability."""
@@ -116,6 +180,15 @@ def cross_validated(
     return out
 
 
+def precision(guesses: Sequence[Guess], threshold: float | None) -> float:
+    """Return the share of right fault guesses at `threshold` (0 when None or none is made)."""
+    if threshold is None:
+        return 0.0
+    change = fallback_change(guesses, threshold)
+    made = sum(change.values())
+    return round(change["gained"] / made, 3) if made else 0.0
+
+
 def choose(guesses: Sequence[Guess]) -> float | None:
     """Return the threshold with the largest net gain on `guesses`, None when none gains."""
     best, best_net = None, 0
@@ -127,20 +200,25 @@ def choose(guesses: Sequence[Guess]) -> float | None:
     return best
 
 
-def run() -> dict[str, Any]:
-    """Return the result document."""
+def run(write_model: Path | None = None) -> dict[str, Any]:
+    """Return the result document; with `write_model`, also write there the model fitted on the
+    development part and the written texts, with the threshold chosen on development."""
     records = load()
-    rules = {r.id: verdict(r.text)[0] for r in records}
-    silent = {rid for rid, category in rules.items() if category == "unknown"}
-    dev = [r for r in records if split_of(r.source_key) == "dev"]
+    rules = {r.id: verdict(r.text) for r in records}
+    silent = {rid for rid, (_, _, rule) in rules.items() if rule is None}  # as engine.explain
     held = [r for r in records if split_of(r.source_key) == "eval"]
-    written = written_examples()
+    dev, written = learnable(records)
     cv = cross_validated(dev, silent, written)
     chosen = choose(cv)
-    classifier = Classifier([*((r.text, r.label) for r in dev), *written])
+    training = [*((r.text, r.label) for r in dev), *written]
+    classifier = Classifier(training)
+    if write_model is not None:  # no threshold that gains: shipped, but never sure enough
+        write_model.write_bytes(
+            classifier.exported(chosen or NEVER, precision(cv, chosen), training)
+        )
     alone = classifier.guesses(held)
     on_silent = classifier.guesses([r for r in held if r.id in silent])
-    rules_right = sum(correct(r.label, rules[r.id]) for r in held)
+    rules_right = sum(correct(r.label, rules[r.id][0]) for r in held)
 
     def accuracy(right: int) -> float:
         return round(right / len(held), 4)
@@ -156,7 +234,14 @@ def run() -> dict[str, Any]:
     return {
         "measured": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": platform.platform(),
-        "training": {"development_records": len(dev), "written_texts": len(written)},
+        "training": {
+            "development_records": len(dev),
+            "written_texts": len(written),
+            "left_out_as_like_evaluation": len(records)
+            - len(held)
+            + len(written_examples())
+            - len(training),
+        },
         "eval_records": len(held),
         "eval_silent_under_rules": len(on_silent),
         "rules_alone": accuracy(rules_right),
@@ -164,15 +249,28 @@ def run() -> dict[str, Any]:
         "threshold_chosen_on_dev": chosen,
         "rules_with_fallback": by_threshold[str(chosen)]["accuracy"] if chosen else None,
         "fallback_by_threshold": by_threshold,
+        "shipped_model_is_current": shipped_digest() == training_digest(training),
     }
+
+
+def shipped_digest() -> str | None:
+    """Return the digest of what the shipped hint model learned from, None when there is none."""
+    if not MODEL.exists():
+        return None
+    return str(json.loads(gzip.decompress(MODEL.read_bytes()))["trained_on"]["digest"])
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the baseline, print and write the results."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-write", action="store_true", help="do not write the results file")
+    parser.add_argument(
+        "--write-model",
+        action="store_true",
+        help=f"also write the shipped hint model ({MODEL.relative_to(ROOT)})",
+    )
     args = parser.parse_args(argv)
-    publish(run(), None if args.no_write else RESULTS)
+    publish(run(MODEL if args.write_model else None), None if args.no_write else RESULTS)
     return 0
 
 

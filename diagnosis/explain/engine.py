@@ -16,7 +16,8 @@
 - A rank's death by a signal is read from the signal alone with low confidence; an OOM-killer
   line (SIGKILL) or a shared-memory error (SIGBUS) in the same input raises it to 0.85.
 - `node` names the machine the text came from and always wins; without it the host a line's
-  own prefix names (NCCL ``host:pid:tid``, syslog) is used. Nothing recognisable gives ``[]``.
+  own prefix names (NCCL ``host:pid:tid``, syslog) is used. Nothing recognisable gives ``[]``
+  (with ``hint=True``, at most the learned hint: hint.py).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from diagnosis.explain import (
     rules_slowness,
 )
 from diagnosis.explain.documents import announces_a_change, describes_a_message
+from diagnosis.explain.hint import hint as learned_hint
 from diagnosis.explain.memory_counts import MCELOG_COUNT, MCELOG_HEADER, MCELOG_RULE, mcelog_count
 from diagnosis.explain.records import Record, records
 from diagnosis.explain.rules import Hit, normalize_pci, rule_set
@@ -410,11 +412,15 @@ def explain_records(recs: Iterable[Record], node: str | None = None) -> list[Fin
     return _findings(state)
 
 
-def explain(text: str, node: str | None = None) -> list[Finding]:
+def explain(text: str, node: str | None = None, *, hint: bool = False) -> list[Finding]:
     """Return what `text` (log lines and tracebacks from `node`) shows, most severe first; a
     pull request's, a release note's or a closing comment's quoted messages are no events
-    (documents.announces_a_change: only their informational findings are kept)."""
+    (documents.announces_a_change: only their informational findings are kept). With `hint`,
+    a text no rule reads gets the learned hint (hint.py) when the model is sure enough."""
     found = explain_records(records(text), node)
     if found and announces_a_change(text):
         return [f for f in found if f.severity == Severity.INFO]
+    if not found and hint:
+        learned = learned_hint(text, node)
+        return [learned] if learned else []
     return found

@@ -31,8 +31,8 @@ _KERNEL_TIME = re.compile(
     r"^(?:\[\s*\d+\.\d+\]"  # raw dmesg
     r"|\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\]"  # -T
     r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"  # iso
-    r"(?: (?P<ihost>[\w.-]+) kernel:)?"
-    r"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?: (?P<shost>[\w.-]+))? kernel:"  # syslog
+    r"(?: (?:<[\w.-]+>|(?P<ihost>[\w.-]+)) kernel:)?"  # a host redacted as <host> is none
+    r"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?: (?:<[\w.-]+>|(?P<shost>[\w.-]+)))? kernel:"  # syslog
     r"|kernel:"
     # dmesg --decode --time-format iso
     r"|(?:kern|user|daemon|syslog)\s*:\s*\w+\s*: \d{4}-\d\d-\d\dT[\d:,.]+(?:[+-]\d\d:\d\d)?"

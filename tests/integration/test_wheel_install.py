@@ -305,6 +305,20 @@ def test_explain_a_log_line(venv: Venv) -> None:
     assert finding["xid"] == 79 and finding["category"] == "gpu.hardware"
 
 
+def test_explain_gives_the_learned_hint_from_the_installed_model(venv: Venv) -> None:
+    """A text no rule reads gets the hint of the model shipped in the wheel (package data)."""
+    from bench.explain import load
+    from diagnosis.explain import explain
+    from diagnosis.explain.hint import RULE, hint
+
+    text = next(r.text for r in load() if not explain(r.text) and hint(r.text) is not None)
+    proc = venv.run("trainguard", "explain", "--json", "-", input=text)
+    assert proc.returncode == 0, proc.stderr
+    assert [f["rule"] for f in json.loads(proc.stdout)] == [RULE]
+    quiet = venv.run("trainguard", "explain", "--json", "--no-hint", "-", input=text)
+    assert json.loads(quiet.stdout) == []
+
+
 def test_demo_once(venv: Venv) -> None:
     proc = venv.run("trainguard", "demo", "--once", "--data-dir", "demo-data", timeout=280)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

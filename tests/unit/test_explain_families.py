@@ -218,6 +218,17 @@ def test_a_terminal_hard_wrap_is_joined_back_mid_word() -> None:
     assert explain(wrapped)[0].category == Category.HANG
 
 
+@pytest.mark.parametrize(
+    "prefix",
+    ["Mar 29 15:38:59 <host> kernel: ", "2024-03-29T15:38:59+0000 <redacted> kernel: "],
+)
+def test_a_redacted_host_is_stripped_and_names_no_node(prefix: str) -> None:
+    (rec,) = list(records(prefix + "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus."))
+    assert rec.body.startswith("NVRM: Xid") and rec.host is None
+    (named,) = list(records(prefix.replace("<host>", "gpu-7") + "NVRM: Xid 79"))
+    assert named.host == ("gpu-7" if "<host>" in prefix else None)
+
+
 def test_ansi_colours_are_removed() -> None:
     coloured = "\x1b[31m[  265.311275] nvme nvme1: I/O 775 QID 2 timeout, aborting\x1b[0m"
     (finding,) = explain(coloured)

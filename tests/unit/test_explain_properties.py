@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench.explain import Record, load, verdict
+from diagnosis.explain.hint import hint
 
 Perturb = Callable[[str, datetime, str], str]
 
@@ -126,6 +127,31 @@ def test_real_lines_keep_their_verdict(name: str, when: datetime, host: str) -> 
         for record in _records()
         if verdict(perturbed := PERTURBATIONS[name](record.text, when, host))[0]
         != _baseline(record.text)
+    ]
+    assert not changed, changed[:3]
+
+
+@cache
+def _silent() -> tuple[Record, ...]:
+    """Return the records no rule reads: the ones `trainguard explain` gives the hint."""
+    return tuple(r for r in _records() if verdict(r.text)[2] is None)
+
+
+def _hinted(text: str) -> str | None:
+    found = hint(text)
+    return found.category.value if found else None
+
+
+@pytest.mark.parametrize("name", sorted(PERTURBATIONS))
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(when=_TIMES, host=_HOSTS)
+def test_the_learned_hint_keeps_its_verdict(name: str, when: datetime, host: str) -> None:
+    """The hint reads the messages, not the shippers' envelope: every record no rule reads keeps
+    its hint (or its silence) when perturbed."""
+    changed = [
+        record.id
+        for record in _silent()
+        if _hinted(PERTURBATIONS[name](record.text, when, host)) != _hinted(record.text)
     ]
     assert not changed, changed[:3]
 
