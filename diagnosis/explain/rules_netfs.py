@@ -70,6 +70,17 @@ def _caller_error(m: re.Match[str]) -> Verdict:
 
 RULES: tuple[Rule, ...] = (
     rule(
+        "netfs.silly_rename_busy",
+        # the NFS client renames a file deleted while open to .nfsXXXX (silly rename) and keeps it
+        # until the last close: removing its directory meanwhile fails with EBUSY on that file
+        r"\bDevice or resource busy: '(?:[^'\n]*/)?\.nfs[0-9a-fA-F]{8,}'",
+        ("device or resource busy",),
+        "A directory removal failed on an NFS client's `.nfsXXXX` file (a file deleted while "
+        "still open, kept until its last close): expected NFS behaviour at cleanup, no fault of "
+        "the filesystem; close the file before removing its directory.",
+        verdict(C.BENIGN, B.APPLICATION, K.JOB, S.INFO, A.NONE, 0.6),
+    ),
+    rule(
         "netfs.data_lost",
         r"This client was evicted by \S+|Evicted from \S+ \(at \S+\) after server handle changed"
         r"|lock callback timer expired after \d+s: evicting client|dirty page discard: .* may get "

@@ -7,18 +7,19 @@ in a ticket, a Slack thread or a drain reason, and what a monitoring check is ca
   on;
 - **gpu.hardware**: a GPU said to vanish (`2 GPUs disappeared in nvidia-smi`, `gone from
   lspci`, `GPU 2 が一覧から消えた`, nvidia-smi that `says GPU lost` or finds it `not
-  detected`); an NVLink said inactive or down in other words (`shows inactive`, `inactive の
-  まま`, `only has 12 of its 18 NVLinks up`, `NVLink training failed`);
+  detected`, `we lost 1 GPU`); an NVLink said inactive or down in other words (`shows
+  inactive`, `inactive の まま`, `only has 12 of its 18 NVLinks up`, `NVLink training failed`);
 - **gpu.degraded**: an NVLink's error counters said to climb (CRC, replay, recovery: a GPU's
   link, not a switch port's), a row remap said pending;
 - **application**: NVML's library and the kernel module said not to match (a half-finished
   upgrade, as rules_driver files NVML's own words);
 - **network**: an InfiniBand or RoCE port said to bounce or go down and up (in English,
   Japanese and Korean), the HCA said missing (`ibv_devices` empty), ports stuck initialising
-  with no subnet manager, excessive symbol errors, a VM's InfiniBand port said down;
+  with no subnet manager, excessive symbol errors, a VM's InfiniBand port said down, an HCA said
+  failed or broken;
 - **host.hardware**: PCIe errors on the platform told in words (`AER correctable errors ...
   from root port`, a BMC's `PCI Express bus correctable error`, an uncorrectable error on a
-  riser).
+  riser), a power supply said to fail (`PSU failure`, `Over current fault`).
 
 Guarantees: every rule is judged by rules_monitors.live: an alert resolved, a runbook's
 condition, a denial just before, a planned, tested, fixed or expected event says nothing now.
@@ -82,6 +83,8 @@ RULES: tuple[Rule, ...] = (
         r"GPU\s*\d*\s+(?:is\s+)?(?:lost|not\s+detected)\b"
         r"|\bnvidia-smi\b[^.;?\n]{0,30}?\blists\s+only\s+\d+\s+GPUs\b"
         r"|\bthe\s+lost\s+GPU\b"
+        # a count of GPUs said lost (`we lost 1 GPU`, `one GPU is loss after reboot`)
+        r"|\blost\s+(?:\d+|one|a|another|two)\s+GPUs?\b|\b(?:one|\d+)\s+GPUs?\s+(?:is|was|are|were)\s+los[st]\b"
         r"|GPU\s*\d*\s*が(?:一覧から)?(?:消え|見えなくな)",
         ("gpu",),
         "A GPU said to have vanished (from nvidia-smi, from lspci, `the lost GPU`): it fell off "
@@ -147,6 +150,9 @@ RULES: tuple[Rule, ...] = (
         r"|\bports?\s+(?:are\s+|is\s+)?stuck\s+in\s+(?:Initializ\w+|INIT)\b"
         r"|\bexcessive\s+symbol\s+errors\b"
         r"|\bInfiniBand\s+port\s+(?:of\s+this\s+\w+\s+machine\s+)?is\s+down\b"
+        # an HCA said failed or broken (`Infiniband HCA card failed on z0-13`, `IB card problem`)
+        r"|\b(?:InfiniBand|IB|HCA)(?:\s+HCA)?\s+cards?\b[^.;?\n]{0,40}?\b(?:failed|broken|dead|died"
+        r"|problem)\b|\bbroken\s+(?:InfiniBand|IB)\s+(?:HCA\s+)?card\b"
         # a RoCE NIC that floods pause frames (an alert named for it)
         r"|\bPFC\s*Pause\s*Frames?\s*(?:High|Storm|Flood)\b"
         r"|\bsent\s+[\d.]+\s*[KM]?\s+PFC\s+pause\s+frames\b",
@@ -168,6 +174,16 @@ RULES: tuple[Rule, ...] = (
         "said missing, or a port with excessive symbol errors: the cable, the transceiver, the "
         "switch port, the subnet manager or the NIC.",
         judge=said(_NIC),
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "said.psu_fault",
+        r"\b(?:PSU|power\s+supply(?:\s+unit)?)\s+(?:failure|failed|fault)\b"
+        r"|\bOver[\s-]?current\s+fault\b",
+        ("psu", "power supply", "current fault"),
+        "A power supply said to have failed (a PSU failure, an over-current fault): the node "
+        "runs on its redundant supply or loses power; replace the supply.",
+        judge=said(_PLATFORM),
         flags=re.IGNORECASE,
     ),
     rule(

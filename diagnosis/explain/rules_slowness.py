@@ -343,6 +343,12 @@ RULES: tuple[Rule, ...] = (
         r"|\b(?:this|that|it)\s+is\s+(?:(?:the|an?)\s+)?expected(?:\s+behaviou?r)?\s*(?:,|—|-|;)?\s*"
         r"(?:and\s+)?not\s+a\s+bug\b"
         r"|\b(?:this|that|it|reason|drop|slowdown)\s+is\s+(?:the\s+)?expected\s+behaviou?r\s*(?:[.!]|$)"
+        # the reply that calls the behaviour seen expected (`the behavior you see is expected`),
+        # or gives a slowdown as what a setup always brings (`Running multiple experiments on a
+        # single GPU will always lead to slowdowns`)
+        r"|\b(?:the\s+)?behaviou?r\s+(?:(?:you|they)\s+(?:see|saw|are\s+seeing|observe\w*)\s+)?is\s+"
+        r"(?:(?:quite|perfectly|totally)\s+)?expected\s*(?:[.!]|$)"
+        r"|\bwill\s+always\s+(?:lead\s+to|cause|result\s+in|mean)\s+(?:a\s+|some\s+)?slow(?:downs?|er)\b"
         # the slowdown fixed by a setting changed back (explained.FIXED_BY_SETTING), members
         # even again after a fix (`Killed it and all 8 ranks are even again`)
         rf"|{FIXED_BY_SETTING}"
@@ -355,7 +361,7 @@ RULES: tuple[Rule, ...] = (
             *("normal that", "expected that", "no persistent", "no straggler", "will be slower"),
             *("will get slower", "will become slower", "will always be slower", "not a bug"),
             *("expected behavio", "alleviat", "eliminat", "fix", "solv", "resolv", "remov"),
-            *("cur", "again", "slower than"),
+            *("cur", "again", "slower than", "behavior", "behaviour", "always"),
         ),
         "A sentence that calls a time growing or a run slowing normal (a reply's explanation), "
         "or a detector's verdict of no straggler: no fault, and it explains a slowness the "

@@ -49,6 +49,12 @@ HEAVY: dict[str, tuple[str, ...] | None] = {
         "test_committed_benchmark_figures_are_reproduced",
         "test_benchmark_scores_the_corpus_without_false_alarms",
     ),
+    # every corpus record under each perturbation (minutes); the learned hint's model fits
+    "test_explain_properties.py": None,
+    "test_explain_hint.py": (
+        "test_a_refit_reads_as_the_shipped_model",
+        "test_the_exported_model_reads_texts_as_the_fitted_one_does",
+    ),
     # `python -m trainguard ...` in a subprocess per case
     "test_scheduler_cli.py": None,
     "test_scheduler_elastic.py": ("test_cli_takes_the_share_and_the_old_fraction",),
