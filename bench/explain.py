@@ -4,10 +4,10 @@ Each record's text goes through the real explain path (`diagnosis.explain.explai
 finding's category is the verdict, no finding is `unknown`. Reports, for the development and
 evaluation parts (split by source, see the corpus README): accuracy overall, per label and per
 family; false alarms on benign records (a first finding that is not benign, at warning or
-worse); the unknown rate on non-benign records. These figures are the rules'; under
-`with_learned_hint` the same for `trainguard explain` as shipped, which adds the learned hint
-(diagnosis/explain/hint.py) where no rule speaks, with the hints given, right, and given to
-benign records.
+worse); the unknown rate on non-benign records. These figures are the rules' (what
+`trainguard explain` gives by default); under `with_learned_hint` the same for `trainguard
+explain --hint`, which adds the learned hint (diagnosis/explain/hint.py) where no rule speaks,
+with the hints given, right, and given to benign records.
 Prints JSON and writes bench/results/explain.json.
 
     python -m bench.explain [--misses]
@@ -79,8 +79,8 @@ def load(corpus: Path = CORPUS) -> list[Record]:
 
 def verdict(text: str, *, hint: bool = False) -> tuple[str, str | None, str | None]:
     """Return (first category, its severity, its rule) for `text`: the rules' verdict, or with
-    `hint` as `trainguard explain` reads it (the learned hint where no rule speaks); no finding
-    is unknown."""
+    `hint` as `trainguard explain --hint` reads it (the learned hint where no rule speaks); no
+    finding is unknown."""
     findings = explain(text, hint=hint)
     if not findings:
         return Category.UNKNOWN.value, None, None
@@ -135,7 +135,7 @@ def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _cli_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Return the figures of `trainguard explain` as shipped (rules, then the learned hint)."""
+    """Return the figures of `trainguard explain --hint` (rules, then the learned hint)."""
     figures = score(rows)
     return {
         "accuracy": figures["accuracy"],

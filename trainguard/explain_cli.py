@@ -50,9 +50,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     p.add_argument("--json", action="store_true", help="print a JSON list of findings")
     p.add_argument("--node", help="node the log came from")
     p.add_argument(
-        "--no-hint",
+        "--hint",
         action="store_true",
-        help="rules only: no learned hint (severity info) for a text no rule reads",
+        help="where no rule reads the text, add the learned hint: one info finding naming the "
+        "category its words share with labelled texts (right about half the time)",
     )
     p.set_defaults(func=cmd_explain)
 
@@ -115,7 +116,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
             f"trainguard explain: cannot read {args.file}: {exc.strerror or exc}", file=sys.stderr
         )
         return 2
-    findings = explain(text, node=args.node, hint=not args.no_hint)
+    findings = explain(text, node=args.node, hint=args.hint)
     if args.json:
         print(json.dumps([finding_json(f) for f in findings], indent=2))
     else:

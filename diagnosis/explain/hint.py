@@ -22,8 +22,10 @@ Guarantees:
 - It reads what the rules read (records.py: prefixes of journald, syslog, kubectl, torchrun and
   the like stripped, colours removed, wrapped lines joined), so a shipper's envelope does not
   move it, and of a long text only the first and the last ``READ_CHARS`` characters.
-- ``engine.explain`` asks for it only when the caller wants it (``hint=True``: the CLI and the
-  benchmark) and only when no rule found anything; streaming diagnosis never does.
+- ``engine.explain`` asks for it only when the caller wants it (``hint=True``: the CLI's
+  ``--hint``, the benchmark's ``with_learned_hint``) and only when no rule found anything;
+  streaming diagnosis never does. It is off by default: on two blind rounds it added nothing
+  (docs/explain.md, "The learned hint").
 """
 
 from __future__ import annotations

@@ -87,6 +87,14 @@ def _narrower(m: re.Match[str]) -> Verdict | None:
     return _hardware(S.WARNING, A.HARDWARE_INSPECTION, 0.6)
 
 
+def _uncorrected(m: re.Match[str]) -> Verdict:
+    """Return the host's uncorrected error, or the GPU's where an uncorrectable ECC error is
+    said of a GPU (`one GPU on the host is abnormal due to Uncorrectable ECC Error`)."""
+    if m["ecc"] and GPU_NAMED.search(m.string):
+        return verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.CRITICAL, A.ISOLATE_GPU, 0.7)
+    return _hardware(S.CRITICAL, A.ISOLATE_NODE, 0.85)
+
+
 INJECTED_RULE = "host.memory_failure_injected"
 EXPLAINED_BY = {"host.page_offlined": frozenset({INJECTED_RULE})}
 """A page taken offline in an input that shows memory failures injected (a test)."""
@@ -164,7 +172,7 @@ KERNEL_RULES: tuple[Rule, ...] = (
         r"|\[Hardware Error\]: (?:CPU \d+: Machine Check Exception:|Machine check: )"
         r"|Uncorrected hardware memory error in user-access|^\s*Uncorrected error\s*$"
         # a BMC's system event log (Supermicro, HPE iLO, ipmitool): asserted, not deasserted
-        r"|\bUncorrectable (?:ECC|Memory Error)\b(?![^\n]*\bDeassert)"
+        r"|\b(?P<ecc>Uncorrectable (?:ECC|Memory Error))\b(?![^\n]*\bDeassert)"
         r"|^\s*Processor context corrupt\s*$|\b\d+ (?:Uncorrected|Fatal) errors?:"
         # ras-mc-ctl --summary: a DIMM's uncorrected errors
         r"|\bUncorrected on DIMM Label\(s\):[^\n]*\berrors: [1-9]",
@@ -172,8 +180,9 @@ KERNEL_RULES: tuple[Rule, ...] = (
             *("hardware error", "memory error", "edac", "uncorrected", "context corrupt"),
             *("fatal", "uncorrectable"),
         ),
-        "An uncorrected machine check or DIMM error: the host's CPU or memory failed.",
-        _hardware(S.CRITICAL, A.ISOLATE_NODE, 0.85),
+        "An uncorrected machine check or DIMM error: the host's CPU or memory failed (an "
+        "uncorrectable ECC error said of a GPU is the GPU's).",
+        judge=_uncorrected,
     ),
     rule(
         "host.bmc_fault",

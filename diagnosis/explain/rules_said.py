@@ -85,6 +85,9 @@ RULES: tuple[Rule, ...] = (
         r"|\bthe\s+lost\s+GPU\b"
         # a count of GPUs said lost (`we lost 1 GPU`, `one GPU is loss after reboot`)
         r"|\blost\s+(?:\d+|one|a|another|two)\s+GPUs?\b|\b(?:one|\d+)\s+GPUs?\s+(?:is|was|are|were)\s+los[st]\b"
+        # a node said to miss GPUs (`came up short a GPU`, `nodes are showing missing GPUs`)
+        r"|\bcame\s+up\s+short\s+(?:a|one|\d+)\s+GPUs?\b"
+        r"|\b(?:showing|shows?|has|have|with)\s+(?:a\s+|\d+\s+)?missing\s+GPUs?\b"
         r"|GPU\s*\d*\s*が(?:一覧から)?(?:消え|見えなくな)",
         ("gpu",),
         "A GPU said to have vanished (from nvidia-smi, from lspci, `the lost GPU`): it fell off "

@@ -120,6 +120,9 @@ _NOT_PROGRESS = re.compile(
     r"power|clocks?|temp\w*|util\w*|fan|queue|PENDING|ContainerCreating)\b",
     re.IGNORECASE,
 )
+_NEXT_CLAUSE = re.compile(r"\s+(?:and|but|while)\s+|[,;]")
+"""Where the clause of a stop ends: `hangs and all GPUs show 99% utilization` says the stop,
+then another thing."""
 _QUEUED = re.compile(
     r"^\s*(?:in|at)\s+(?:the\s+)?(?:PENDING|Pending|queue|ContainerCreating|Init)", re.I
 )
@@ -133,8 +136,9 @@ def _stopped(m: re.Match[str]) -> Verdict | None:
         return None
     if _A_THING.match(line[m.end("verb") :]) or _QUEUED.match(line[m.end("verb") :]):
         return None  # `hang detection`, `stuck in PENDING`: a thing, or a queue
+    clause = _NEXT_CLAUSE.search(line, m.end("verb"), m.end("verb") + 30)
     if _NOT_PROGRESS.search(line[m.start() : m.start("verb")]) or _NOT_PROGRESS.search(
-        line, m.end("verb"), m.end("verb") + 30
+        line, m.end("verb"), clause.start() if clause else m.end("verb") + 30
     ):
         return None  # `accuracy has been stuck at 50%`: a figure of the model, not its progress
     if _AT_A_LEVEL.match(line[m.end("verb") :]):

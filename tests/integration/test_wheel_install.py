@@ -306,16 +306,16 @@ def test_explain_a_log_line(venv: Venv) -> None:
 
 
 def test_explain_gives_the_learned_hint_from_the_installed_model(venv: Venv) -> None:
-    """A text no rule reads gets the hint of the model shipped in the wheel (package data)."""
+    """With --hint, a text no rule reads gets the hint of the model shipped in the wheel."""
     from bench.explain import load
     from diagnosis.explain import explain
     from diagnosis.explain.hint import RULE, hint
 
     text = next(r.text for r in load() if not explain(r.text) and hint(r.text) is not None)
-    proc = venv.run("trainguard", "explain", "--json", "-", input=text)
+    proc = venv.run("trainguard", "explain", "--json", "--hint", "-", input=text)
     assert proc.returncode == 0, proc.stderr
     assert [f["rule"] for f in json.loads(proc.stdout)] == [RULE]
-    quiet = venv.run("trainguard", "explain", "--json", "--no-hint", "-", input=text)
+    quiet = venv.run("trainguard", "explain", "--json", "-", input=text)
     assert json.loads(quiet.stdout) == []
 
 

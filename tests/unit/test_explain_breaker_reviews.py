@@ -48,7 +48,6 @@ KNOWN_LIMITS = {
     "b17-43": "nvidia-smi's CSV: the value is on the row below its field name",
     "b18-03": "a postmortem's `the slowdown was in the dataloader`: read as a straggler",
     "b18-06": "an HCA NCCL skipped, then the HCAs it uses: the skip stays a warning",
-    "b19-09": "an uncorrectable ECC counter rising is read by the host's MCE rule first",
     "b19-11": "a runbook's table row names Xid 79 (`fallen off the bus`): read as the event",
     "b19-22": "every cause ruled out and the job still 2x slower: read as a straggler",
     "b19-26": "`grep 'loss: nan' ... returned nothing`: the NaN line read as quoted",

@@ -67,9 +67,9 @@ to close that gap; the committed figures, which the next test reproduces exactly
 the reader. It holds the rules alone: the learned hint must not hide a rule that went silent."""
 
 HINTED_FLOOR = 0.86
-"""The evaluation part as `trainguard explain` reads it, the learned hint where no rule speaks
-(0.8806 when the hint shipped, session 25; 0.8705 after the fifty-eighth round, when it moved
-from 0.87 to 0.86)."""
+"""The evaluation part as `trainguard explain --hint` reads it (the learned hint where no rule
+speaks): 0.8806 when the hint shipped, session 25; 0.8705 after the fifty-eighth round, when it
+moved from 0.87 to 0.86."""
 
 
 def test_benchmark_scores_the_corpus_without_false_alarms() -> None:

@@ -169,8 +169,9 @@ def _cli(text: str, monkeypatch: pytest.MonkeyPatch, *flags: str) -> list[dict[s
 
 
 @_OFF
-def test_the_cli_gives_the_hint_and_leaves_it_out_when_asked(monkeypatch: pytest.MonkeyPatch):
+def test_the_cli_gives_the_hint_only_when_asked(monkeypatch: pytest.MonkeyPatch):
     text = _silent_but_hinted()
-    found = _cli(text, monkeypatch)
+    assert _cli(text, monkeypatch) == []
+    found = _cli(text, monkeypatch, "--hint")
     assert [f["rule"] for f in found] == [hints.RULE]
-    assert _cli(text, monkeypatch, "--no-hint") == []
+    assert found[0]["severity"] == "info"
