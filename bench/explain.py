@@ -30,6 +30,7 @@ from typing import Any
 
 from diagnosis.explain import explain
 from diagnosis.explain.hint import RULE as HINT_RULE
+from diagnosis.explain.hint import hint as learned_hint
 from diagnosis.model import Category, Severity
 from sim.formats import kernel, xid
 
@@ -153,18 +154,31 @@ def _cli_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def evaluate(records: list[Record], *, hint: bool = False) -> Iterator[dict[str, Any]]:
     """Yield one scored row per record: the rules' verdict, or with `hint` the CLI's."""
     for rec in records:
-        predicted, severity, rule = verdict(rec.text, hint=hint)
-        yield {
-            "id": rec.id,
-            "split": split_of(rec.source_key),
-            "label": rec.label,
-            "family": rec.family,
-            "source_key": rec.source_key,
-            "predicted": predicted,
-            "rule": rule,
-            "ok": correct(rec.label, predicted),
-            "false_alarm": false_alarm(rec.label, predicted, severity),
-        }
+        yield _row(rec, *verdict(rec.text, hint=hint))
+
+
+def _hinted(records: list[Record]) -> Iterator[dict[str, Any]]:
+    """Yield the CLI's row for each record no rule read: its learned hint, or unknown."""
+    for rec in records:
+        found = learned_hint(rec.text)
+        if found is None:
+            yield _row(rec, Category.UNKNOWN.value, None, None)
+        else:
+            yield _row(rec, found.category.value, found.severity.value, found.rule)
+
+
+def _row(rec: Record, predicted: str, severity: str | None, rule: str | None) -> dict[str, Any]:
+    return {
+        "id": rec.id,
+        "split": split_of(rec.source_key),
+        "label": rec.label,
+        "family": rec.family,
+        "source_key": rec.source_key,
+        "predicted": predicted,
+        "rule": rule,
+        "ok": correct(rec.label, predicted),
+        "false_alarm": false_alarm(rec.label, predicted, severity),
+    }
 
 
 def _timed(lines: list[str]) -> dict[str, Any]:
@@ -259,7 +273,7 @@ def run(records: list[Record], timed: bool = True) -> tuple[dict[str, Any], list
     lines' timings, which take about 20 s)."""
     rows = list(evaluate(records))
     silent = {row["id"] for row in rows if row["rule"] is None}
-    hinted = list(evaluate([r for r in records if r.id in silent], hint=True))
+    hinted = list(_hinted([r for r in records if r.id in silent]))
     as_cli = [*(row for row in rows if row["id"] not in silent), *hinted]
     result: dict[str, Any] = {
         "measured": datetime.now(UTC).isoformat(timespec="seconds"),

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.explain import ROOT, Record, correct, load, publish, split_of, verdict
-from diagnosis.explain.hint import features
+from diagnosis.explain.hint import features, load_model
 
 REVIEWS = ROOT / "tests" / "fixtures" / "explain_review"
 RESULTS = ROOT / "bench" / "results" / "explain_learned.json"
@@ -87,12 +87,15 @@ def unlike(held: Sequence[Record]) -> Callable[[str], bool]:
     return lambda text: not overlaps(text, runs)
 
 
-def learnable(records: Sequence[Record]) -> tuple[list[Record], list[Example]]:
-    """Return what the model may learn from: the development records and the written texts,
-    less any that `overlaps` the evaluation part."""
+def learnable(
+    records: Sequence[Record], written: Sequence[Example] | None = None
+) -> tuple[list[Record], list[Example]]:
+    """Return what the model may learn from: the development records and the `written` texts
+    (the review sets' when None), less any that `overlaps` the evaluation part."""
     keep = unlike([r for r in records if split_of(r.source_key) == "eval"])
     dev = [r for r in records if split_of(r.source_key) == "dev" and keep(r.text)]
-    return dev, [(text, label) for text, label in written_examples() if keep(text)]
+    texts = written_examples() if written is None else written
+    return dev, [(text, label) for text, label in texts if keep(text)]
 
 
 def training_digest(examples: Iterable[Example]) -> str:
@@ -207,7 +210,8 @@ def run(write_model: Path | None = None) -> dict[str, Any]:
     rules = {r.id: verdict(r.text) for r in records}
     silent = {rid for rid, (_, _, rule) in rules.items() if rule is None}  # as engine.explain
     held = [r for r in records if split_of(r.source_key) == "eval"]
-    dev, written = learnable(records)
+    every_written = written_examples()
+    dev, written = learnable(records, every_written)
     cv = cross_validated(dev, silent, written)
     chosen = choose(cv)
     training = [*((r.text, r.label) for r in dev), *written]
@@ -239,7 +243,7 @@ def run(write_model: Path | None = None) -> dict[str, Any]:
             "written_texts": len(written),
             "left_out_as_like_evaluation": len(records)
             - len(held)
-            + len(written_examples())
+            + len(every_written)
             - len(training),
         },
         "eval_records": len(held),
@@ -257,7 +261,7 @@ def shipped_digest() -> str | None:
     """Return the digest of what the shipped hint model learned from, None when there is none."""
     if not MODEL.exists():
         return None
-    return str(json.loads(gzip.decompress(MODEL.read_bytes()))["trained_on"]["digest"])
+    return load_model(MODEL.read_bytes()).digest
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -102,8 +102,12 @@ class Model:
 
     def probabilities(self, text: str) -> dict[str, float]:
         """Return each class's probability for `text` (softmax of the summed weights)."""
+        return self.scored(features(text))
+
+    def scored(self, feats: list[str]) -> dict[str, float]:
+        """Return each class's probability for a text's `features`."""
         logits = list(self.intercepts)
-        for feature in features(text):
+        for feature in feats:
             for k, w in enumerate(self.weights.get(feature, ())):
                 logits[k] += w
         top = max(logits)
@@ -111,16 +115,16 @@ class Model:
         total = sum(exps)
         return {c: e / total for c, e in zip(self.classes, exps, strict=True)}
 
-    def evidence(self, text: str, label: str) -> list[str]:
-        """Return the text's features that set `label` most apart from every other class
-        (its weight less the highest other weight), strongest first."""
+    def evidence(self, feats: list[str], label: str) -> list[str]:
+        """Return those of a text's `features` that set `label` most apart from every other
+        class (its weight less the highest other weight), strongest first."""
         k = self.classes.index(label)
 
         def margin(feature: str) -> float:
             ws = self.weights[feature]
             return ws[k] - max(w for j, w in enumerate(ws) if j != k)
 
-        ranked = sorted((f for f in features(text) if f in self.weights), key=margin, reverse=True)
+        ranked = sorted((f for f in feats if f in self.weights), key=margin, reverse=True)
         return [f for f in ranked[:SHOWN_WORDS] if margin(f) > 0]
 
 
@@ -148,12 +152,13 @@ def hint(text: str, node: str | None = None, fitted: Model | None = None) -> Fin
     """Return the learned hint for `text` (from `node`), or None when the likeliest class is
     quiet (benign, unknown), has no place to point at, or is less likely than the threshold."""
     m = fitted or model()
-    probs = m.probabilities(text)
+    feats = features(text)
+    probs = m.scored(feats)
     label = max(probs, key=lambda c: probs[c])
     if label in QUIET or probs[label] < m.threshold or Category(label) not in _WHERE:
         return None
     blame, component, action = _WHERE[Category(label)]
-    words = ", ".join(repr(w) for w in m.evidence(text, label))
+    words = ", ".join(repr(w) for w in m.evidence(feats, label))
     return Finding(
         category=Category(label),
         blame=blame,

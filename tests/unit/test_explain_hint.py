@@ -118,7 +118,7 @@ def test_the_evidence_sets_the_class_apart():
     text = "the iteration time doubled and the run got slower and slower each epoch"
     label = "straggler"
     k = model.classes.index(label)
-    for word in model.evidence(text, label):
+    for word in model.evidence(hints.features(text), label):
         others = [w for j, w in enumerate(model.weights[word]) if j != k]
         assert model.weights[word][k] > max(others)
 
