@@ -21,7 +21,7 @@ in a ticket, a Slack thread or a drain reason, and what a monitoring check is ca
   from root port`, a BMC's `PCI Express bus correctable error`, an uncorrectable error on a
   riser), a power supply said to fail (`PSU failure`, `Over current fault`).
 
-Guarantees: every rule is judged by rules_monitors.live: an alert resolved, a runbook's
+Guarantees: every rule is judged by happening.live: an alert resolved, a runbook's
 condition, a denial just before, a planned, tested, fixed or expected event says nothing now.
 """
 
@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import re
 
+from diagnosis.explain.happening import said
 from diagnosis.explain.rules import Rule, rule, verdict
-from diagnosis.explain.rules_monitors import said
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
 from diagnosis.model import Category as C

@@ -1,0 +1,90 @@
+"""Whether an incident a line tells of is happening now: the one test every rule that reads a
+person's words (a monitor's alert, `the NFS server is not responding`, `we lost a GPU`) applies
+before it speaks.
+
+A line tells of no event now when it is an alert's resolved form or a rule's template, when a word
+makes it planned, expected, tested, a spec, a condition or over (`_NOT_NOW`: `scheduled`, `drill`,
+`after replacing`, `stable since`, `went away`, `已解决`), when its sentence rules the cause out
+(xid_said.RULED_OUT), when it sets two GPU models side by side (explained.setups_differ), or when a
+denial stands just before the words (`no`, `never`, `wasn't`).
+
+Guarantees: pure functions of the match and its line; `said(v)` and `less_than_said(v)` give `v`
+or None and nothing else.
+"""
+
+from __future__ import annotations
+
+import re
+
+from diagnosis.catalog import Verdict
+from diagnosis.explain.explained import sentence_at, setups_differ
+from diagnosis.explain.rules import Judge
+from diagnosis.explain.xid_said import RULED_OUT
+
+RESOLVED = re.compile(
+    r"\bRESOLVED\b|\bstatus=resolved\b|ALARM\s*->\s*OK\b|\bauto-?resolved\b|\bresolved\s+at\b|"
+    r"\{\{|\bresumed\b|(?<!\bnone )\bcompleted\b|\bexit\s+0\b|\bduring\s+(?:the\s+)?checkpoint|"
+    r"\bADMIN_DOWN\b|\bAdministratively\s+down\b|\bfor\s+\d{1,3}\s*s(?:ec\w*)?\b",
+    re.IGNORECASE,
+)
+"""An alert in its resolved form, a rule's template, a stop that resumed or a job that
+completed, a port taken down by an administrator, a pause of seconds: no fault."""
+
+
+_DENIED_BEFORE = re.compile(
+    r"\b(?:not|no|zero|none|never|isn't|aren't|wasn't|weren't|hasn't|haven't)\b[^.\n]{0,12}$", re.I
+)
+_NOT_NOW = re.compile(
+    r"\b(?:planned|scheduled|on\s+purpose|by\s+design|expected|intended|drill|chaos|simulat\w*"
+    r"|emulat\w*|inject\w*|netem|lab|exercise|test\s+fire|SLO|allows?|at\s+most|alert\s+rule"
+    r"|is\s+defined|silenced?|maintenance|cleared|fixed|solved|after\s+replacing|stable\s+(?:for"
+    r"|since)|decommission\w*|powered\s+off|rate-?limits?|cheaper|SKU|normal|is\s+how|whether"
+    r"|if\s+(?:a|the|you|it|an)|when\s+you|finished|completed|clean\s+again|tolerat\w*"
+    r"|keeps\s+the\s+data\s+safe|no\s+NVLink|without\s+NVLink"
+    # a ticket closed, a fault over since a fix, one that resolved by itself, work announced
+    # ahead (`will flap`, `will go down`), an idle device saving power, a state that went away
+    r"|clos(?:e|ing)\s+(?:this|the\s+ticket)|(?:fine|ok|okay|healthy|clean|stable)\s+since"
+    r"|(?:read|reads|been|at|stayed)\s+(?:0|zero)\s+since|until\s+(?:we|I|they)\s+(?:swapped"
+    r"|replaced|reseated|fixed|changed|moved)|resolv\w*\s+(?:itself|by\s+itself|on\s+its\s+own)"
+    r"|se\s+resolvió|will\s+(?:flap|go\s+down|hang|be\s+(?:down|unavailable|slow|offline))"
+    r"|heads-?up|nothing\s+is\s+broken|(?:sits?|sitting|while|when)\s+idle|power[\s-]saving"
+    r"|ASPM|went\s+away|price[ds]?)\b|已经解决|已解决|已修复|恢复正常",
+    re.IGNORECASE,
+)
+"""Not an event now: planned or expected, a test, a lab, a rule's definition, a silence, a
+cleared or fixed alert, a condition, a product's spec, a rebuild finished."""
+
+
+def live(m: re.Match[str]) -> bool:
+    """Whether the incident said at `m` is one happening now: no resolved alert, question or
+    runbook, no denial just before it, no word that makes it planned, tested or over."""
+    line = m.string
+    if RESOLVED.search(line) or _NOT_NOW.search(line) or RULED_OUT.search(sentence_at(m)):
+        return False
+    if setups_differ(line):
+        return False  # two GPU models side by side: a spec compared, no event
+    return _DENIED_BEFORE.search(line, max(0, m.start() - 30), m.start()) is None
+
+
+def less_than_said(given: Verdict) -> Judge:
+    """A judge that gives `given` when the match's `have` (or `have2`) is below its `want` (or
+    `want2`): a link at 100G instead of 400G, 28 of 32 devices, Gen1 instead of Gen5, said of an
+    incident happening now (`live`)."""
+
+    def judge(m: re.Match[str]) -> Verdict | None:
+        groups = m.groupdict()
+        have = groups["have"] or groups.get("have2") or "0"
+        want = groups["want"] or groups.get("want2") or "0"
+        return given if live(m) and int(have) < int(want) else None
+
+    return judge
+
+
+def said(given: Verdict) -> Judge:
+    """A judge that gives `given` unless the line is a resolved alert, a question, a runbook or
+    a cause ruled out."""
+
+    def judge(m: re.Match[str]) -> Verdict | None:
+        return given if live(m) else None
+
+    return judge
