@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from diagnosis.catalog import Verdict
 from diagnosis.explain import (
+    rules_container,
     rules_dist,
     rules_driver,
     rules_fabric,
@@ -95,6 +96,7 @@ _EXPLAINED_BY = {
     **rules_scheduler.EXPLAINED_BY,
     **rules_dist.EXPLAINED_BY,
     **rules_driver.EXPLAINED_BY,
+    **rules_container.EXPLAINED_BY,
     **rules_fabric.EXPLAINED_BY,
     **rules_host.EXPLAINED_BY,
     **rules_process.EXPLAINED_BY,
@@ -236,6 +238,7 @@ def _visit(state: _State, rec: Record) -> None:
     exception_line = _skip(state, rec)
     if exception_line is None or not rec.body.strip() or describes_a_message(rec.body):
         return  # (a runbook, a changelog, a review: a message described is no event)
+    state.speeds.setups.feed(rec, low)
     smi = _SMI_GPU.match(rec.body)
     if smi is not None:
         state.smi_pci = normalize_pci(smi["pci"])

@@ -259,6 +259,7 @@ def all_rules() -> tuple[Rule, ...]:
 
     ordered = (
         *rules_gpu.RULES,
+        *rules_container.LOST_RULES,
         *rules_driver.RULES,
         *rules_fabric.RULES,
         *rules_dcgm.RULES,

@@ -22,6 +22,14 @@ neither a failed GPU nor the caller's mistake (rules_driver reads a GPU that NVM
 and NVML's version mismatch as the node's software, filed `application` as the corpus's
 collectors file it).
 
+A person's account of the same stack losing the GPUs is read too: nvidia-smi or NVML that
+works when a container (a pod, a docker container) starts and fails inside it after hours or
+days, or after `systemctl daemon-reload`, or fails in the container while it works on the host
+(``container.gpus_lost_over_time``). That is the runtime's device cgroup rewritten under the
+container (NVIDIA/nvidia-container-toolkit's known issue with systemd's cgroup driver), not a
+GPU that failed: it ranks before the driver's rules and explains NVML's `Unknown Error` in the
+same input (EXPLAINED_BY).
+
 Guarantees: every pattern is anchored on the producer's wording; the runtime's start-up notices
 (`Auto-detected mode as 'legacy'`, `dxcore initialization failed`), the validator's retries and
 the device plugin's `No devices found. Waiting indefinitely.` stay silent.
@@ -29,6 +37,9 @@ the device plugin's `No devices found. Waiting indefinitely.` stay silent.
 
 from __future__ import annotations
 
+import re
+
+from diagnosis.catalog import Verdict
 from diagnosis.explain.rules import Rule, rule, verdict
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
@@ -77,3 +88,52 @@ RULES: tuple[Rule, ...] = (
         verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.6),
     ),
 )
+
+
+_CONTAINER = re.compile(
+    r"\b(?:containers?|docker|pods?|k8s|kubernetes|kubeflow|gpu-operator)\b|容器|pod", re.I
+)
+_GPU_TOOL = re.compile(r"nvidia-smi|\bnvml\b|\bgpus?\b", re.I)
+_LOST_LATER = (
+    # after a while (`after few hours`, `after a random of time (maybe 1-2 days)`, `worked for
+    # some time, but`, `一段时间之后`), after systemd reloaded, or only in the container
+    r"\bafter\s+(?:a\s+)?(?:(?:few|some|several|couple\s+of|random(?:\s+(?:of|amount\s+of))?"
+    r"|\d+(?:\s*[-–]\s*\d+)?)\s*(?:\w+\s+)?(?:hours?|days?|time|minutes?)|while)\b"
+    r"|\((?:maybe\s+)?(?:several|a\s+few|some|\d+(?:\s*[-–]\s*\d+)?)\s+(?:hours|days)\)"
+    r"|\bworked\s+(?:fine\s+|well\s+)?for\s+(?:some|a)\s+(?:time|while)\b"
+    r"|一段时间(?:之|以)?后|daemon-reload"
+    r"|\bworks?\s+(?:well|fine)\s+on\s+the\s+host\b"
+)
+
+
+def _lost_in_container(m: re.Match[str]) -> Verdict | None:
+    """Return the container's verdict when the line names a container and nvidia-smi, NVML or
+    the GPUs beside the time (or the reload, or the host) after which they failed."""
+    line = m.string
+    if _CONTAINER.search(line) and _GPU_TOOL.search(line):
+        return _LOST_DEVICES
+    return None
+
+
+_LOST_DEVICES = verdict(C.APPLICATION, B.APPLICATION, K.NODE, S.WARNING, A.FIX_APPLICATION, 0.5)
+
+LOST_RULES: tuple[Rule, ...] = (
+    rule(
+        "container.gpus_lost_over_time",
+        _LOST_LATER,
+        ("after", "worked", "daemon-reload", "host", "一段时间", "(maybe", "(several", "(a few"),
+        "nvidia-smi or NVML works when the container starts and fails inside it after hours or "
+        "days, or after `systemctl daemon-reload`, or only in the container while the host "
+        "sees the GPUs: the runtime's device cgroup was rewritten under the container (systemd "
+        "cgroup driver; the toolkit's known issue), not a failed GPU. Fix the runtime's cgroup "
+        "setup (or restart the container).",
+        judge=_lost_in_container,
+        flags=re.IGNORECASE,
+    ),
+)
+
+EXPLAINED_BY: dict[str, frozenset[str]] = {
+    "nvml.no_gpu": frozenset({"container.gpus_lost_over_time"}),
+}
+"""NVML's `Unknown Error` in an input whose author tells it began inside a container after a
+while (or after a reload): the container's lost device access, not lost GPUs."""

@@ -403,10 +403,13 @@ PROCESS_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "host.save_failed",
-        r"PytorchStreamWriter failed writing file|unexpected pos \d+ vs \d+",
-        ("pytorchstreamwriter failed", "unexpected pos"),
-        "torch.save could not write the checkpoint: usually the disk filled mid-write "
-        "(public_lines torch-save-disk-full).",
+        r"PytorchStreamWriter failed writing file|unexpected pos \d+ vs \d+"
+        # numpy's short write (ndarray.tofile under np.save): fewer bytes written than asked
+        r"|\b(?:OSError|IOError): \d+ requested and \d+ written\b",
+        ("pytorchstreamwriter failed", "unexpected pos", "requested and"),
+        "torch.save or np.save could not write the file (numpy's `N requested and 0 written`): "
+        "usually the disk filled mid-write (public_lines torch-save-disk-full), or the "
+        "filesystem failed the write.",
         _storage(S.ERROR, A.FREE_DISK, 0.6),
     ),
     rule(

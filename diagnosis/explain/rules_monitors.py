@@ -239,7 +239,7 @@ RULES: tuple[Rule, ...] = (
             "заполнен",
         ),
         "A filesystem of the node is (almost) full: writes of checkpoints and logs fail next.",
-        judge=_firing(_STORAGE),
+        judge=said(_STORAGE),
         flags=re.IGNORECASE,
     ),
     rule(

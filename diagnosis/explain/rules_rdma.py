@@ -165,7 +165,8 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "rdma.port_down",
-        r"==> \S+ \(Down\)|state:\s+PORT_DOWN|^\s*State: Down\s*$|Physical state: Polling"
+        r"==> \S+ \(Down\)|state:\s+PORT_(?:DOWN|INIT)\b|^\s*State: (?:Down|Initializing)\s*$"
+        r"|Physical state: Polling"
         r"|ibpanic: .*failed|^\s*(?:Phys)?LinkState:\.+(?:Down|Polling|Disabled)\s*$"
         r"|sys files not found \(/sys/class/infiniband"
         r"|(?:^|\s)state:\s+1: DOWN\b|(?:^|\s)phys state:\s+(?:2: Polling|3: Disabled)\b",
@@ -179,7 +180,8 @@ RULES: tuple[Rule, ...] = (
             "infiniband",
             "state:",
         ),
-        "An InfiniBand/RoCE port is down (ibdev2netdev, ibv_devinfo, ibstat, ibstatus's "
+        "An InfiniBand/RoCE port is down, or up but never made active by a subnet manager "
+        "(ibdev2netdev, ibv_devinfo's PORT_INIT, ibstat's Initializing, ibstatus's "
         "'state: 1: DOWN' / 'phys state: 3: Disabled') or the IB tools "
         "cannot read it: collectives over that rail fail or fall back.",
         nic_fault(S.WARNING, A.CHECK_NETWORK, 0.65),

@@ -4,7 +4,9 @@ in a ticket, a Slack thread or a drain reason, and what a monitoring check is ca
 - **host.storage**: a network filesystem's mount said to hang, be stuck, stale or frozen (`the
   /scratch mount hangs`, `Reason=NFS hung`, `hängt der NFS-Mount`, `NFS ... 卡死`), a check
   named for it (`NFSMountUnhealthy`, `node_nfs_mount_stuck`), its RPC retransmissions alerted
-  on;
+  on; a local disk said to hang (`lvm threads stuck in D state`, `couldn't access the nvme
+  disk`), a drive said to fail (`ZFS reported a drive failure`), a disk or a directory said full
+  (`the output directory was already full`);
 - **gpu.hardware**: a GPU said to vanish (`2 GPUs disappeared in nvidia-smi`, `gone from
   lspci`, `GPU 2 が一覧から消えた`, nvidia-smi that `says GPU lost` or finds it `not
   detected`, `we lost 1 GPU`); an NVLink said inactive or down in other words (`shows
@@ -72,6 +74,39 @@ RULES: tuple[Rule, ...] = (
         "A network filesystem's mount said to hang (tasks in D state, `ls` that never returns), "
         "a drain reason or a check named for it: the NFS server or the path to it; every rank "
         "reading or checkpointing through it stalls.",
+        judge=said(_STORAGE),
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "said.disk_trouble",
+        # tasks said stuck in D state on a disk's path, a disk that cannot be reached
+        r"\b(?:threads?|tasks?|process(?:es)?|kworkers?)\s+(?:\w+\s+){0,2}?(?:stuck|hung|hanging"
+        r"|blocked)\s+in\s+(?:the\s+)?(?:D[\s-]?state|uninterruptible\s+sleep)\b"
+        r"(?=[^\n]{0,120}?\b(?:nvme\w*|disks?|lvm|jbd2|dm-\d+|md\d+|raid|I/O|io|filesystem|mount"
+        r"|/dev/\w+)(?!\w))"
+        r"|\b(?:couldn't|could\s+not|can't|cannot|unable\s+to)\s+access\s+(?:to\s+)?(?:the\s+|my\s+"
+        r"|our\s+)?(?:local\s+)?(?:nvme|ssd|hdd)\s*(?:disks?|drives?|devices?)?\b"
+        # a drive said to fail (`ZFS reported a drive failure`, `the SSD died`)
+        r"|\b(?:reported|had|detected|saw)\s+(?:a\s+)?(?:disk|drive|SSD|NVMe)\s+failure\b"
+        r"|\b(?:the|a|one|our)\s+(?:\w+\s+)?(?:disk|drive|SSD|NVMe)\s+(?:died|failed|is\s+dead)\b"
+        # a disk, volume or directory said full (`the output directory was already full`)
+        r"|\b(?:disk|drive|volume|filesystem|file\s+system|partition|directory|dir)\s+(?:is|was|were"
+        r"|are|got|became|has\s+become)\s+(?:already\s+|completely\s+|totally\s+|100\s*%\s+)?full\b",
+        (
+            "stuck",
+            "hung",
+            "hanging",
+            "blocked",
+            "access",
+            "failure",
+            "died",
+            "failed",
+            "dead",
+            "full",
+        ),
+        "A local disk said to hang (tasks in D state on its path, a disk that cannot be "
+        "reached), a drive said to fail, or a disk or directory said full: the node's storage; "
+        "checkpoints and data loading through it stall or fail.",
         judge=said(_STORAGE),
         flags=re.IGNORECASE,
     ),

@@ -141,6 +141,20 @@ RULES: tuple[Rule, ...] = (
         verdict(C.BENIGN, B.UNKNOWN, K.JOB, S.INFO, A.NONE, 0.5),
     ),
     rule(
+        "slurm.spank_plugin_error",
+        # a SPANK plugin's own error (pyxis, enroot: `spank-epilog: error: pyxis: mkdir: cannot
+        # create directory ...`) or slurmd's refusal of one (`spank: required plugin pyxis.so:
+        # init() failed with rc=-1`)
+        r"\bspank(?:-(?:prolog|epilog))?: error: \w+:|\bspank: required plugin \S+ ?: ?\w+\(\) "
+        r"failed\b|\berror: (?:pyxis|enroot): ",
+        ("spank", "pyxis", "enroot"),
+        "A Slurm SPANK plugin failed (pyxis or enroot could not set up the job's container: a "
+        "directory it may not create, an image it cannot import, a plugin that would not "
+        "load): the job's or the node's container setup, not the hardware; a failure in the "
+        "epilog drains the node (`Kill task failed`).",
+        verdict(C.APPLICATION, B.APPLICATION, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.5),
+    ),
+    rule(
         "slurm.task_exit",
         r"\btasks? [\d,\-]+: Exited with exit code [1-9]\d*",
         ("exited with exit code",),

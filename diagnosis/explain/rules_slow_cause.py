@@ -42,8 +42,8 @@ _CAUSES: tuple[tuple[re.Pattern[str], Verdict], ...] = (
             r"\b(?:rx_discards\w*|symbol_?error\w*|link_?downed\w*)\b[^.\n]{0,30}?(?:->|→|increas\w*|ris\w*|"
             r"climb\w*|[1-9][\d,.]*[kKM]?\b)|\bflapp\w*|\bport\s+\S+\s+(?:went\s+)?down\b|"
             r"\bRate\b[^.\n]{0,12}\d+\s*(?:->|→)\s*\d+\s*Gb|\brenegotiated\s+to\s+\d+\s*Gb|"
-            r"NET/IB\s+not\s+found|Using\s+(?:network\s+)?\[?\d?\]?\s*Socket|fell\s+back\s+to\s+"
-            r"(?:TCP|sockets?)|\bretransmi\w+\s+(?:rate\s+)?(?:~?[1-9]|high|spik\w*|ris\w*)|"
+            r"NET/IB\s+not\s+found|Using\s+(?:network\s+)?\[?\d?\]?\s*Socket|(?:fell|falls?|falling)\s+back\s+"
+            r"to\s+(?:the\s+)?(?:TCP|sockets?)|\bretransmi\w+\s+(?:rate\s+)?(?:~?[1-9]|high|spik\w*|ris\w*)|"
             r"\bpacket\s+loss\s+(?:of\s+)?~?[1-9]|\b[1-9][\d.]*\s*%\s+packet\s+loss|"
             r"\bLink\s+up,\s+speed\s+\d+\s*Gb/s\b[^.\n]{0,40}?\b(?:used\s+to|instead|was|expected)",
             re.IGNORECASE,

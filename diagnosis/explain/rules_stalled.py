@@ -128,11 +128,16 @@ _QUEUED = re.compile(
 )
 
 
+_CAUSE_QUOTED = re.compile(r"\bNCCL\s+(?:WARN|ERROR)\b|\bnccl(?:System|Internal|Remote)Error\b")
+"""NCCL's own warning quoted beside the hang (`one pod hang with error message: ... NCCL WARN
+NET/IB : Got completion ... error 12`): the message names the cause, and its rule reads it."""
+
+
 def _stopped(m: re.Match[str]) -> Verdict | None:
     """Return a hang when the stop is said of the job's progress and is a stop (module doc)."""
     line = m.string
     before = line[max(0, m.start("verb") - 40) : m.start("verb")]
-    if _NOT_A_STOP.search(before) or _no_stop_said(line):
+    if _NOT_A_STOP.search(before) or _no_stop_said(line) or _CAUSE_QUOTED.search(line):
         return None
     if _A_THING.match(line[m.end("verb") :]) or _QUEUED.match(line[m.end("verb") :]):
         return None  # `hang detection`, `stuck in PENDING`: a thing, or a queue

@@ -411,4 +411,17 @@ RULES: tuple[Rule, ...] = (
         "Lustre, GPFS): every rank reading, locking or checkpointing through it stalls.",
         _disk(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.7),
     ),
+    rule(
+        "netfs.client_missing",
+        # the kernel has no such filesystem: mount.lustre's `failed: No such device` (with its
+        # own `Are the lustre modules loaded?`), mount(8)'s `unknown filesystem type`
+        r"\bmount\.lustre: mount \S+ at \S+ failed: No such device\b|\bAre the lustre modules "
+        r"loaded\?"
+        r"|\bunknown filesystem type '(?:lustre|nfs4?|cifs|smb3|ceph|beegfs|gpfs|fuse\.\w+)'",
+        ("no such device", "lustre modules", "unknown filesystem type"),
+        "The node's kernel has no client for the filesystem (mount.lustre's `No such device`, "
+        "`unknown filesystem type 'lustre'`): its module is not installed for this kernel or "
+        "not loaded, typically after a kernel update; the node's setup, not the storage.",
+        verdict(C.APPLICATION, B.APPLICATION, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.6),
+    ),
 )

@@ -70,6 +70,7 @@ from diagnosis.explain.progress import (
 from diagnosis.explain.quantities import RATE_HINTS, quoted_rates
 from diagnosis.explain.records import Record, is_prose
 from diagnosis.explain.rules_slowdown import SLOWED, fell, quoted_step_times, rose
+from diagnosis.explain.scaling import SetupReader
 from diagnosis.explain.tables import TableReader
 from diagnosis.explain.time_marks import MARK_WORDS, tells_time_passed
 from diagnosis.explain.training import (
@@ -181,6 +182,7 @@ class SpeedReader:
     step_runs: int = 0  # runs of identical step lines seen, each its own group
     tables: TableReader[Record] = field(default_factory=TableReader)  # members' figures
     listings: ListingReader[Record] = field(default_factory=ListingReader)  # members' figures
+    setups: SetupReader = field(default_factory=SetupReader)  # device counts timed (scaling)
 
     def _stream(self, rec: Record) -> Stream:
         return (self.node or rec.host, rec.rank, rec.local_rank)
@@ -389,6 +391,10 @@ class SpeedReader:
         spread = len({id(rec) for _, rec in self.quoted}) > 1
         if spread and self.quoted_change and rose(times):
             yield "slowdown.step_time_rose", SLOWED, self.quoted[-1][1], SLOWED.confidence
+        # more GPUs or nodes, a slower step (scaling): the one with more devices
+        opened = self.setups.slower()
+        if opened is not None:
+            yield "slowdown.more_devices_slower", SLOWED, opened, SLOWED.confidence
         # a person's rates over lines (`before upgrade i had a consistent 62 MH/s` ... `drops to
         # ... like 25 MH/s`): the last one fallen RATE_DROP_PCT below the best before it
         figures = [rate for rate, _ in self.rates]
