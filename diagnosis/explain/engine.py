@@ -33,10 +33,12 @@ from diagnosis.explain import (
     rules_driver,
     rules_fabric,
     rules_host,
+    rules_kernel,
     rules_netfs,
     rules_nic,
     rules_process,
     rules_rdma,
+    rules_said,
     rules_scheduler,
     rules_slowness,
 )
@@ -65,6 +67,7 @@ from diagnosis.explain.rules_process import (
 )
 from diagnosis.explain.rules_stalled import RESUMED
 from diagnosis.explain.rules_straggler import MINMAX_MARK, MINMAX_RULE
+from diagnosis.explain.rules_train import FINITE_GRAD_NORM, NONFINITE_NORM_RULE
 from diagnosis.explain.speeds import SLOW_DEVICE, SpeedReader
 from diagnosis.model import Finding, Severity
 
@@ -97,6 +100,8 @@ _EXPLAINED_BY = {
     **rules_dist.EXPLAINED_BY,
     **rules_driver.EXPLAINED_BY,
     **rules_container.EXPLAINED_BY,
+    **rules_kernel.EXPLAINED_BY,
+    **rules_said.EXPLAINED_BY,
     **rules_fabric.EXPLAINED_BY,
     **rules_host.EXPLAINED_BY,
     **rules_process.EXPLAINED_BY,
@@ -139,6 +144,7 @@ class _State:
     minmax_calm: int = -1  # the last Megatron straggler-detector interval that named none
     alert_resolved: bool = False  # a line is an alert's resolved header (ALERT_RESOLVED)
     resumed_at: int = -1  # the last line that says the job moved on (rules_stalled.RESUMED)
+    finite_norm_at: int = -1  # the last line with a finite grad norm (rules_train)
     gpu_named: bool = False  # a record names a GPU (rules_host.GPU_NAMED: rules_monitors.GPU_OWNED)
     lspci_gpu: bool | None = None  # the last lspci device header is a GPU's; None: none seen
     owner_unknown: set[str] = field(default_factory=set)  # GPU_OWNED rules seen with no header
@@ -227,6 +233,8 @@ def _visit(state: _State, rec: Record) -> None:
         state.alert_resolved = True
     if any(w in low for w in _RESUMED_WORDS) and RESUMED.search(rec.body):
         state.resumed_at = rec.line_no
+    if "grad" in low and FINITE_GRAD_NORM.search(rec.body):
+        state.finite_norm_at = rec.line_no
     if not state.gpu_named and any(w in low for w in _GPU_WORDS):
         state.gpu_named = GPU_NAMED.search(rec.body) is not None
     if rec.body[:1] in _HEX and ":" in rec.body[2:5]:  # (lspci's `17:00.0`, `0000:17:00.0`)
@@ -325,7 +333,8 @@ def _confirm(state: _State) -> None:
     a wait said once that a later recovery ended (rules_netfs.RECOVERED_BY), a line whose
     cause the same input gives (the EXPLAINED_BY of rules_scheduler, rules_dist, rules_driver,
     rules_fabric, rules_host, rules_process, rules_rdma and rules_slowness), a monitor's finding
-    in an input that shows the alert resolved, and a stall a later line says moved on."""
+    in an input that shows the alert resolved, a stall a later line says moved on, and a NaN
+    grad norm seen once before finite ones (a step fp16's loss scaler skipped)."""
     present = {key[0] for key in state.found}
     if not (present & CRASH_RULES or state.crash_said):
         for key in [key for key in state.found if key[0] in NEEDS_CRASH]:
@@ -343,7 +352,7 @@ def _confirm(state: _State) -> None:
         and any(first_seen.get(r, -1) > cand.index for r in RECOVERED_BY.get(key[0], ()))
     ]
     cleared += [key for key in state.found if key[0] in ONLY_TO_RECOVER]
-    # an alert whose resolved header the input shows; a stall a later line says moved on
+    # an alert whose resolved header the input shows; a stall a later line says moved on;
     cleared += [
         key
         for key, cand in state.found.items()
@@ -351,6 +360,10 @@ def _confirm(state: _State) -> None:
         and key[0].startswith("monitor.")
         or key[0].startswith("stalled.")
         and cand.index < state.resumed_at
+        # a NaN/inf grad norm once, then finite ones: a step the loss scaler skipped
+        or key[0] == NONFINITE_NORM_RULE
+        and cand.seen == 1
+        and cand.index < state.finite_norm_at
     ]
     # a detector's spread in one interval that calm intervals follow: a warm-up or a
     # checkpoint, not a straggler (a spread in the last interval may be one starting)

@@ -232,9 +232,13 @@ EXPLAINED = re.compile(
     # the member's own extra work (`because it also computes the LM head and the loss`)
     r"|\bbecause\s+it\s+also\s+(?:comput\w*|runs|does|holds|handles|hosts|writes|saves)\b"
     # a slowness given as what a cause may bring (`there is extra overhead ..., so it can be
-    # slower per iteration`): a general statement, not an event
-    r"|\bso\s+(?:it|this|that|training|each\s+\w+)\s+(?:can|may|might|could|will|would)\s+be\s+"
+    # slower per iteration`, `so much overhead that it may be slower`): a possibility, not an
+    # event; a result said to agree with an explanation given
+    r"|\b(?:so\s+|that\s+)?(?:it|this|that|training|each\s+\w+)\s+(?:can|may|might|could)\s+be\s+"
     r"(?:a\s+bit\s+|slightly\s+|somewhat\s+|much\s+)?slower\b"
+    r"|\bso\s+(?:it|this|that|training|each\s+\w+)\s+(?:will|would)\s+be\s+"
+    r"(?:a\s+bit\s+|slightly\s+|somewhat\s+|much\s+)?slower\b"
+    r"|\bin\s+line\s+with\s+(?:your|the|his|her|their)\s+(?:suggestion|explanation|expectation)s?\b"
     r"|\b(?:usual|expected|known)\s+(?:~?\d+\s*%\s+)?(?:recompute\s+)?(?:cost|overhead|penalty)\b|\bevery\s+[\d,]+k?\s+(?:steps?|iter\w*|batch\w*)\b[^.\n]{0,40}?"
     r"\b(?:one|an?|single)\s+(?:\w+\s+)?(?:step|iter\w*|batch)\b",
     re.IGNORECASE,

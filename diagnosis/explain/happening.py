@@ -38,7 +38,9 @@ _NOT_NOW = re.compile(
     r"\b(?:planned|scheduled|on\s+purpose|by\s+design|expected|intended|drill|chaos|simulat\w*"
     r"|emulat\w*|inject\w*|netem|lab|exercise|test\s+fire|SLO|allows?|at\s+most|alert\s+rule"
     r"|is\s+defined|silenced?|maintenance|cleared|fixed|solved|after\s+replacing|stable\s+(?:for"
-    r"|since)|decommission\w*|powered\s+off|rate-?limits?|cheaper|SKU|normal|is\s+how|whether"
+    r"|since)|decommission\w*|powered\s+off|rate-?limits?|cheaper|SKU|is\s+how|whether"
+    # (`Is this normal?` asks: the speaker does not say it is)
+    r"|(?<!is this )(?<!is that )(?<!is it )normal"
     r"|if\s+(?:a|the|you|it|an)|when\s+you|finished|completed|clean\s+again|tolerat\w*"
     r"|keeps\s+the\s+data\s+safe|no\s+NVLink|without\s+NVLink"
     # a ticket closed, a fault over since a fix, one that resolved by itself, work announced

@@ -380,7 +380,9 @@ PROCESS_RULES: tuple[Rule, ...] = (
         r"|Error while (?:creating|attaching to) shared memory segment"
         # NCCL's shmutils when the segment cannot grow (`failed to extend /dev/shm/nccl-X to N
         # bytes`)
-        r"|failed to extend /dev/shm/\S+ to \d+ bytes",
+        r"|failed to extend /dev/shm/\S+ to \d+ bytes"
+        # df's row for /dev/shm at 95 % or more (`tmpfs 24G 23G 1.1G 96% /dev/shm`)
+        r"|^\s*(?:tmpfs|shm|none|overlay)\s+(?:\S+\s+){3}(?:9[5-9]|100)%\s+/dev/shm\s*$",
         ("torch_", "/dev/shm", "shared memory (shm)", "shared memory segment"),
         "The DataLoader could not write to shared memory: /dev/shm is full (a container's "
         "default 64 MB); raise --shm-size or lower num_workers.",

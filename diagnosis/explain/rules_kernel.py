@@ -9,10 +9,14 @@ soft lockups with and without the ``watchdog:``/``NMI watchdog:`` prefix, hard L
 tasks (``INFO: task X:pid blocked for more than N seconds`` and gpud's form without INFO),
 and machine checks as a BMC or EDAC prints them (``Uncorrectable Machine Check Exception``,
 ``CMCI storm``, ``Machine Check Event``, AMD ``MC255_STATUS[...|CE|...]``).
-All point at the node (component node, blame infrastructure).
+All point at the node (component node, blame infrastructure), except in an input that shows the
+crash provoked on purpose (the kernel's lkdtm test module, `echo c > /proc/sysrq-trigger`):
+a test, whose panic, Oops, lockup or hung task is no fault (EXPLAINED_BY).
 """
 
 from __future__ import annotations
+
+import re
 
 from diagnosis.catalog import Verdict
 from diagnosis.explain.rules import Rule, rule, unless_named_only, verdict
@@ -28,7 +32,19 @@ def _host(severity: S, action: A, confidence: float) -> Verdict:
     return verdict(C.HOST_HARDWARE, B.INFRASTRUCTURE, K.NODE, severity, action, confidence)
 
 
+PROVOKED_RULE = "kernel.provoked"
+
 RULES: tuple[Rule, ...] = (
+    rule(
+        PROVOKED_RULE,
+        r"\blkdtm: Performing direct entry \w+|/provoke-crash/|\bsysrq: Trigger a crash\b"
+        r"|echo\s+c\s*>\s*/proc/sysrq-trigger",
+        ("lkdtm", "provoke-crash", "trigger a crash", "sysrq-trigger"),
+        "A crash provoked on purpose (lkdtm's provoke-crash entries, SysRq's `c`): a test of the "
+        "kernel's detectors; the panic, Oops, lockup or hung task it causes is no fault.",
+        verdict(C.BENIGN, B.INFRASTRUCTURE, K.NODE, S.INFO, A.NONE, 0.5),
+        flags=re.IGNORECASE,
+    ),
     rule(
         "kernel.panic",
         # (not a panic the OOM killer asked for: panic_on_oom, host memory's)
@@ -119,3 +135,16 @@ RULES: tuple[Rule, ...] = (
         _host(S.WARNING, A.MONITOR, 0.65),
     ),  # fmt: skip
 )
+
+EXPLAINED_BY: dict[str, frozenset[str]] = {
+    rule_id: frozenset({PROVOKED_RULE})
+    for rule_id in (
+        "kernel.panic",
+        "kernel.oops",
+        "kernel.end_trace",
+        "kernel.crash_rip",
+        "kernel.lockup",
+        "kernel.hung_task",
+    )
+}
+"""A kernel crash in an input that shows it provoked (lkdtm, SysRq): the test's own result."""

@@ -45,6 +45,9 @@ _GPU_FAILED = verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.ISOLATE_GPU, 0.5)
 _DEGRADED = verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.HARDWARE_INSPECTION, 0.45)
 _MISMATCH = verdict(C.APPLICATION, INFRA, K.NODE, S.ERROR, A.REBOOT_NODE, 0.45)
 _NIC = verdict(C.NETWORK, INFRA, K.NIC, S.WARNING, A.CHECK_NETWORK, 0.45)
+_HUNG_JOB = verdict(C.HANG, B.UNKNOWN, K.JOB, S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.45)
+_NONFINITE = verdict(C.NUMERICAL, B.APPLICATION, K.JOB, S.WARNING, A.FIX_APPLICATION, 0.45)
+MULTINODE_RULE = "said.multinode_only"
 _PLATFORM = verdict(C.HOST_HARDWARE, INFRA, K.NODE, S.WARNING, A.HARDWARE_INSPECTION, 0.45)
 
 _HUNG = (
@@ -108,6 +111,49 @@ RULES: tuple[Rule, ...] = (
         "reached), a drive said to fail, or a disk or directory said full: the node's storage; "
         "checkpoints and data loading through it stall or fail.",
         judge=said(_STORAGE),
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        MULTINODE_RULE,
+        # works on one node, fails across nodes (`Everything works fine on an individual node,
+        # but multinode crashing`, `it works well within a node. but not works when using more
+        # than 2 node`): the network between the nodes
+        r"\b(?:works?|worked|working|runs?|ran|running|is\s+fine|fine)\s+(?:fine\s+|well\s+|ok\s+"
+        r"|okay\s+|correctly\s+|perfectly\s+)?(?:on|within|in|inside|with)\s+(?:a\s+single|one|an?"
+        r"\s+individual|a|single|the\s+same)\s+(?:node|machine|host|server)\b"
+        r"(?:[^.\n]|\.\s+(?=but\b)){0,80}?\b(?:but|however|while|except)\b[^.\n]{0,80}?"
+        r"\b(?:multi-?nodes?|multiple\s+(?:nodes|machines|hosts)|(?:two|2|more\s+than\s+(?:one|\d+))"
+        r"\s+(?:nodes?|machines|hosts)|across\s+(?:nodes|machines|hosts)|cross-?node|inter-?node"
+        r"|(?:a|the)\s+second\s+(?:node|machine|host))",
+        ("node", "machine", "host", "server"),
+        "The job works on one node and fails or hangs across nodes: what differs is the network "
+        "between them (the NICs, the fabric, NCCL's choice of interface or transport); the "
+        "watchdog timeouts and failed collectives it causes follow from it (EXPLAINED_BY).",
+        judge=said(_NIC),
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "said.nccl_timeout",
+        # an NCCL timeout told in words (`an NCCL timeout error will appear after 10 minutes`)
+        r"\b(?:an?\s+)?NCCL\s+(?:watchdog\s+)?time-?out(?:\s+error)?\s+(?:will\s+)?(?:appears?"
+        r"|occurs?|happens?|is\s+raised|fires?|shows?\s+up|comes?\s+up|after)\b"
+        r"|\b(?:got|get|gets|getting|hit|hits|see|saw)\s+(?:an?\s+)?NCCL\s+(?:watchdog\s+)?time-?outs?\b",
+        ("nccl",),
+        "An NCCL timeout told in words (it appears, fires, we hit one): a collective some rank "
+        "never joined, a hang; capture the stacks.",
+        judge=said(_HUNG_JOB),
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "said.nonfinite",
+        # a gradient norm or a divergence said to be NaN or inf (a loss's is rules_train's)
+        r"\b(?:grad(?:ient)?[\s_]norms?|gradients?|KL(?:[\s_]divergence)?|kl_loss|rewards?)\s+"
+        r"(?:is|are|was|were|becomes?|became|goes\s+to|went\s+to|turns?\s+(?:in)?to|turned"
+        r"\s+(?:in)?to)\s+(?:all\s+)?(?:NaN|inf)\b",
+        ("nan", "inf"),
+        "A gradient norm, gradients or a divergence said to be NaN or inf: the run diverged "
+        "(bf16 has no loss scaler to skip such a step).",
+        judge=said(_NONFINITE),
         flags=re.IGNORECASE,
     ),
     rule(
@@ -236,3 +282,13 @@ RULES: tuple[Rule, ...] = (
         flags=re.IGNORECASE,
     ),
 )
+
+EXPLAINED_BY: dict[str, frozenset[str]] = {
+    rule_id: frozenset({MULTINODE_RULE})
+    for rule_id in (
+        *("hang.watchdog_timeout", "hang.watchdog_stuck", "hang.watchdog_terminating"),
+        *("hang.ops_failed", "hang.collective_not_joined", "hang.ranks_missing"),
+    )
+}
+"""NCCL's timeouts and failed collectives in an input whose author says the job works on one
+node and fails across nodes: the network between the nodes is the cause they follow from."""

@@ -210,6 +210,8 @@ _MEMBER_WORD = re.compile(rf"\b({MEMBER_WORDS})s?\b", re.I)
 _COMPARED = re.compile(
     r"\b(?:than|others?|rest|peers?|compared|whereas|while|but|however|only|one\s+of|single"
     r"|found|noticed|after|then|now|suddenly|over\s+time"
+    # an intensity that says the speed is abnormal (`extremely low t/s`, `crippled performance`)
+    r"|extremely|abysmal(?:ly)?|terribly|incredibly|ridiculously|painfully|crippl\w*"
     # one member set apart from the rest (`there is always one card that is at a low speed`)
     r"|(?:always|only)\s+one\s+(?:GPU|card|device|node|host|rank|worker|machine|server|rig)\s+"
     r"(?:that|which|is|was|runs?|seems?)"

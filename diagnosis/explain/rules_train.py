@@ -21,6 +21,12 @@ from ingest.readers.train_log import MEGATRON
 
 APP, UNSURE = B.APPLICATION, B.UNKNOWN
 
+
+NONFINITE_NORM_RULE = "training.nonfinite_grad_norm"
+FINITE_GRAD_NORM = re.compile(r"\bgrad[ _]norm['\"]?\s*[:=]\s*\d", re.IGNORECASE)
+"""A later line's finite gradient norm: a NaN/inf norm seen once before it was a step the loss
+scaler skipped (fp16's warm-up), not a run that diverged (the engine drops that finding)."""
+
 NUMERICAL_RULES: tuple[Rule, ...] = (
     rule(
         "training.loss_scale_min",
@@ -74,7 +80,7 @@ NUMERICAL_RULES: tuple[Rule, ...] = (
         judge=judge_iteration,
     ),
     rule(
-        "training.nonfinite_grad_norm",
+        NONFINITE_NORM_RULE,
         r"\bgrad[ _]norm['\"]?\s*[:=]\s*[-+]?(?:nan|inf)\b",
         ("grad",),
         "A NaN/inf gradient norm outside a whole iteration line (a wrapped line, a logger's "

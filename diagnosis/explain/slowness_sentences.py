@@ -87,7 +87,11 @@ gets longer``, ``samples/s drift lower as the curriculum raises the length``): h
 scales, not a fault (``as the training goes on`` is the run's time, read)."""
 _UNSURE = re.compile(r"^(?:n't|not)\s+(?:know|sure|understand)\b", re.I)
 NOT_TRAINING = re.compile(
-    r"\b(?:nfs|disk|storage|ssd|hdd|nvme|download\w*|upload\w*|internet|website|page|browser"
+    # (the start-up of a kernel, an engine, a context: `limitation of GPU kernel initialization`,
+    # and dummy inputs run to get past it)
+    r"\b(?:(?:kernel|CUDA|cuDNN|engine|GPU|context|lazy)\s+initiali[sz]ation"
+    r"|dummy\s+(?:inputs?|runs?|data|batch(?:es)?|requests?|passes)"
+    r"|nfs|disk|storage|ssd|hdd|nvme|download\w*|upload\w*|internet|website|page|browser"
     r"|compil\w+|build|boot\w*|startup|install\w*|inference|requests?|serving|queue\w*"
     r"|response|conversations?|chats?|preempt\w*|warm-?up|autotun\w*|to\s+(?:start|launch|load|initiali[sz]e)"
     # an evaluation slower than a training epoch: other work
