@@ -132,12 +132,13 @@ RULES: tuple[Rule, ...] = (
         "nvml.gpu_lost",
         r"Unable to (?:determine|detect) the device handle for GPU ?(?P<pci>[0-9A-Fa-f]{3,8}:"
         r"[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)?"
+        r"(?![^\n]{0,24}?(?:Insufficient Permissions|GPU access blocked|The operating system))"
         r"|NVMLError_GpuIsLost|\b(?:NVML_)?ERROR_GPU_IS_LOST\b|\bGPU is lost\b"
         # the status's name in other bindings (NiceHashMiner's C#: `failed with code: GPUIsLost`)
         r"|\b(?:status|code|return|returned|error):?\s+(?i:GpuIsLost)\b"
         # Rust's nvml-wrapper (`NvmlError::GpuLost`, unwrapped: `Err` value: GpuLost`)
         r"|\bNvmlError::GpuLost\b|\bErr`? value: GpuLost\b"
-        r"|nvmlDevice\w+\(\): (?:Unknown Error|GPU is lost)"
+        r"|nvmlDevice\w+\(\)(?: failed)?: (?:Unknown Error|GPU is lost)"
         # the device plugin's wording (k8s-device-plugin: `error getting device handle for
         # index '0': Unknown Error`)
         r"|error getting device handle for index '?\d+'?: (?:Unknown Error|GPU is lost)",
@@ -168,6 +169,19 @@ RULES: tuple[Rule, ...] = (
         "NVML could not read the device, as on a GPU in a bad state (a fallen-off or failing "
         "card); check its Xids and reset it.",
         judge=_smi_err,
+        flags=re.MULTILINE,
+    ),
+    rule(
+        "nvml.smi_gpu_row",
+        # nvidia-smi's table: a GPU's row whose last column (volatile uncorrected ECC) reads ERR!
+        # or whose state reads `[GPU requires reset]`
+        r"^\|\s*\d+\s+\S.*\|\s*[0-9A-Fa-f]{8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d\s+\w+\s*\|\s*"
+        r"(?:ERR!|\[GPU requires reset\])\s*\|"
+        r"|\[GPU requires reset\]",
+        ("err!", "requires reset"),
+        "nvidia-smi's table shows a GPU whose uncorrected-ECC count cannot be read (ERR!) or that "
+        "needs a reset (`[GPU requires reset]`): the GPU is in a bad state; drain and reset it.",
+        _hw(S.ERROR, A.RESET_GPU, 0.55),
         flags=re.MULTILINE,
     ),
     rule(
@@ -222,6 +236,21 @@ RULES: tuple[Rule, ...] = (
         verdict(C.APPLICATION, B.INFRASTRUCTURE, K.NODE, S.ERROR, A.REBOOT_NODE, 0.6),
     ),
     rule(
+        "nvml.access_denied",
+        # NVML's statuses for a caller that may not open the devices (NVML_ERROR_NO_PERMISSION:
+        # device nodes a container or a cgroup does not grant; NVML_ERROR_OPERATING_SYSTEM: WSL
+        # or a hypervisor that blocks the GPU)
+        r"\b(?:Failed to initialize NVML|Unable to determine the device handle for GPU ?\S+"
+        r"|nvml error|nvmlDevice\w+\(\)(?: failed)?): (?:Insufficient Permissions|GPU access "
+        r"blocked by the operating system|The operating system has blocked the request)\b"
+        r"|\bNVMLError_(?:NoPermission|OperatingSystem)\b",
+        ("insufficient permissions", "blocked by the operating system", "nvmlerror_"),
+        "NVML may not open the GPUs (`Insufficient Permissions`, `GPU access blocked by the "
+        "operating system`): the process's device nodes or cgroup, a container's or a VM's "
+        "setup, not a failed GPU.",
+        verdict(C.APPLICATION, B.APPLICATION, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.6),
+    ),
+    rule(
         "nvml.library_missing",
         # NVML's library absent where a program looks for it (a container started without the
         # NVIDIA runtime, the device plugin's hint), or the kernel driver not loaded at all (a
@@ -239,10 +268,15 @@ RULES: tuple[Rule, ...] = (
         # (the loader's own words in any program's message, but a node without GPUs)
         r"|^(?![^\n]*\bnon-NVML platform\b)[^\n]*?"
         r"\blibnvidia-ml\.so(?:\.1)?: cannot open shared object file\b"
-        r"|\bNVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver\b",
+        r"|\bNVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver\b"
+        # nvidia-smi without the library, NVML's own status for a driver not loaded
+        r"|\bNVIDIA-SMI couldn't find libnvidia-ml\.so library\b"
+        r"|\b(?:Failed to initialize NVML|Failed to query for the number of GPUs|nvmlInit\w*"
+        r"(?:\(\))?(?: failed)?): Driver Not Loaded\b",
         (
             *("could not load nvml", "nvmlerror_", "couldn't communicate", "libnvidia-ml.so"),
             *("cannot init nvml", "nvml error: driver not loaded", "failed to initialize nvml"),
+            *("couldn't find libnvidia-ml", "driver not loaded"),
         ),
         "NVML cannot be used on the node: its library is missing where the program runs (a "
         "container without the NVIDIA runtime) or the kernel driver is not loaded (a kernel "

@@ -189,7 +189,9 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "gpu.lost",
-        rf"Unable to determine the device handle for GPU ?(?P<pci>{_PCI})",
+        rf"Unable to determine the device handle for GPU ?(?P<pci>{_PCI})"
+        # (not a caller NVML may not serve: rules_driver's nvml.access_denied)
+        r"(?![^\n]{0,24}?(?:Insufficient Permissions|GPU access blocked|The operating system))",
         ("unable to determine the device handle",),
         "nvidia-smi cannot reach the GPU (user-visible side of Xid 79, real_logs gpu-lost-pcie).",
         _hw(S.CRITICAL, A.REBOOT_NODE, 0.75),

@@ -292,6 +292,28 @@ KERNEL_RULES: tuple[Rule, ...] = (
         flags=re.IGNORECASE,
     ),
     rule(
+        "host.gpu_inaccessible",
+        # pci.c when a device does not answer as it is woken (its config space reads all ones):
+        # bound to the nvidia driver (or to vfio-pci, passed through to a VM: on GPU nodes a
+        # GPU), the GPU is lost
+        r"\b(?:nvidia|vfio-pci) [0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]: Unable to "
+        r"change power state from D3\w* to D0, device inaccessible\b",
+        ("device inaccessible",),
+        "A GPU did not answer when the kernel woke it (`Unable to change power state from D3cold "
+        "to D0, device inaccessible`): it is lost to the host, like a GPU fallen off the bus; "
+        "drain the node, reset or reseat the GPU.",
+        verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.ISOLATE_GPU, 0.6),
+    ),
+    rule(
+        "host.device_inaccessible",
+        r"(?<![\w-])(?:pcieport|pci) [0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]: "
+        r"Unable to change power state from D3\w* to D0, device inaccessible\b",
+        ("device inaccessible",),
+        "A PCIe port or device did not answer when the kernel woke it (`device inaccessible`): "
+        "the devices behind it are lost until the node resets.",
+        _hardware(S.ERROR, A.REBOOT_NODE, 0.6),
+    ),
+    rule(
         "host.pcie_gpu_uncorrectable",
         # aer.c prints the device's own driver before its address: `nvidia` is a GPU's
         r"\bnvidia [0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]: (?:AER: )?PCIe Bus Error: "
@@ -309,8 +331,13 @@ KERNEL_RULES: tuple[Rule, ...] = (
         # a slot that lost power or its link (pciehp), a port that contained an error (DPC)
         r"|\bpciehp(?: \S+)?: [Ss]lot\(\S+\): (?:Power fault|Cannot train link|No link"
         r"|Link training error)"
-        r"|\bDPC:? containment event\b",
-        ("uncorrected (fatal)", "uncorrectable (fatal)", "pciehp", "containment event"),
+        r"|\bDPC:? containment event\b|\bDPC: unmasked uncorrectable error detected\b"
+        # a link the port could not bring back (pci.c's retraining of a broken device's link)
+        r"|\bbroken device, retraining non-functional downstream link\b|: retraining failed$",
+        (
+            *("uncorrected (fatal)", "uncorrectable (fatal)", "pciehp", "containment event"),
+            *("unmasked uncorrectable", "retraining"),
+        ),
         "A fatal PCIe error (AER) on a host port, a slot's power fault or link that would not "
         "train, a port that contained an error (DPC): the devices behind it are unreliable.",
         _hardware(S.ERROR, A.REBOOT_NODE, 0.75),

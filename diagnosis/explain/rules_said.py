@@ -194,7 +194,7 @@ RULES: tuple[Rule, ...] = (
         "said.nvlink_errors_rising",
         r"\bNVLink\b[^.;?\n]{0,40}?\b(?:CRC|replay|recovery|flit|data)\s+errors?\b[^.;?\n]{0,40}?"
         r"\b(?:climbing|rising|increasing|going\s+up|keeps?\s+(?:growing|rising)|went\s+from"
-        r"|up\s+by)\b"
+        r"|up\s+by|(?:increased|rose|grew|jumped)\s+(?:from|by|to))\b"
         r"|\bNVLINK_(?:CRC|REPLAY|RECOVERY)\w*_ERROR\w*\s+(?:up\s+by|increased\s+by|rose\s+by)\s+\d+",
         ("nvlink",),
         "A GPU's NVLink error counters (CRC, replay, recovery) said to climb: the link "

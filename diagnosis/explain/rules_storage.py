@@ -417,8 +417,12 @@ RULES: tuple[Rule, ...] = (
         # own `Are the lustre modules loaded?`), mount(8)'s `unknown filesystem type`
         r"\bmount\.lustre: mount \S+ at \S+ failed: No such device\b|\bAre the lustre modules "
         r"loaded\?"
-        r"|\bunknown filesystem type '(?:lustre|nfs4?|cifs|smb3|ceph|beegfs|gpfs|fuse\.\w+)'",
-        ("no such device", "lustre modules", "unknown filesystem type"),
+        r"|\bunknown filesystem type '(?:lustre|nfs4?|cifs|smb3|ceph|beegfs|gpfs|fuse\.\w+)'"
+        # mount(8) on a server's export without the helper that mounts it (`bad superblock on
+        # 10.0.0.5:/export, missing codepage or helper program`): nfs-utils not installed
+        r"|\bwrong fs type, bad option, bad superblock on [\w.-]+:/\S*, missing codepage or "
+        r"helper program\b",
+        ("no such device", "lustre modules", "unknown filesystem type", "bad superblock on"),
         "The node's kernel has no client for the filesystem (mount.lustre's `No such device`, "
         "`unknown filesystem type 'lustre'`): its module is not installed for this kernel or "
         "not loaded, typically after a kernel update; the node's setup, not the storage.",
