@@ -252,9 +252,12 @@ HOSTILE = {
     + "1" * 4000,
     "a rate that fell, then back to a figure 285 times": "speed dropped from 5 to 1 it/s. "
     + "was back to 1 " * 285,
+    "device counts and step times, 150 times": "1 GPU: 1.0 s/it, 2 GPUs: 3.0 s/it, " * 150,
+    "a device count, 1,000 times": "2 GPUs " * 1000,
 }
 """Single long lines that make a backtracking pattern, or a judge that rereads its line for
-each match, slow (reviews of 2026-12-04 and -05; the figure readers of 2026-12-05)."""
+each match, slow (reviews of 2026-12-04 and -05; the figure readers of 2026-12-05; the device
+counts of setups timed one after the other, 2026-12-07)."""
 
 
 def hostile() -> dict[str, float]:
