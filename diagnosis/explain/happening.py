@@ -68,6 +68,18 @@ def live(m: re.Match[str]) -> bool:
     return _DENIED_BEFORE.search(line, max(0, m.start() - 30), m.start()) is None
 
 
+def said_in_sentence(given: Verdict) -> Judge:
+    """A judge like `said`, that reads only the match's own sentence: for a rule whose words
+    come in a reply that has other sentences (`If the program exited with a problem, there
+    should be an error. Here it seems the program is killed by the system`)."""
+
+    def judge(m: re.Match[str]) -> Verdict | None:
+        sentence = sentence_at(m)
+        return given if live(re.compile(re.escape(m[0])).search(sentence) or m) else None
+
+    return judge
+
+
 def less_than_said(given: Verdict) -> Judge:
     """A judge that gives `given` when the match's `have` (or `have2`) is below its `want` (or
     `want2`): a link at 100G instead of 400G, 28 of 32 devices, Gen1 instead of Gen5, said of an

@@ -242,9 +242,10 @@ RULES: tuple[Rule, ...] = (
         # or a hypervisor that blocks the GPU)
         r"\b(?:Failed to initialize NVML|Unable to determine the device handle for GPU ?\S+"
         r"|nvml error|nvmlDevice\w+\(\)(?: failed)?): (?:Insufficient Permissions|GPU access "
-        r"blocked by the operating system|The operating system has blocked the request)\b"
-        r"|\bNVMLError_(?:NoPermission|OperatingSystem)\b",
-        ("insufficient permissions", "blocked by the operating system", "nvmlerror_"),
+        r"blocked by the operating system|The operating system has blocked the request)\b",
+        # (not pynvml's `NVMLError_NoPermission` alone: one query refused, such as a power
+        # limit's, while the GPU works: rules_driver's nvml.not_supported)
+        ("insufficient permissions", "blocked by the operating system"),
         "NVML may not open the GPUs (`Insufficient Permissions`, `GPU access blocked by the "
         "operating system`): the process's device nodes or cgroup, a container's or a VM's "
         "setup, not a failed GPU.",

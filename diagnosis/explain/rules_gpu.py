@@ -389,6 +389,25 @@ CUDA_RULES: tuple[Rule, ...] = (
         verdict(C.GPU_APPLICATION, APP, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.75),
     ),
     rule(
+        "cuda.debugger_exception",
+        # cuda-gdb's exceptions (`CUDA Exception: Warp Out-of-range Address`, `received signal
+        # CUDA_EXCEPTION_5`, `Illegal access to address (@shared)0xdc0 detected`) and
+        # compute-sanitizer's memcheck and racecheck reports: a kernel's own bad access
+        r"\bCUDA Exception: (?:Lane|Warp|Device) [A-Z][\w -]*|\bCUDA_EXCEPTION_\d+\b"
+        r"|\bIllegal access to address \(@\w+\)0x[0-9a-fA-F]+ detected\b"
+        r"|^=+\s+Invalid __(?:global|shared|local)__ (?:read|write|atomic) of size \d+"
+        r"|^=+\s+(?:Race reported between|ERROR SUMMARY: [1-9]\d* errors?\b)",
+        (
+            *("cuda exception", "cuda_exception_", "illegal access to address", "invalid __"),
+            *("race ", "error summary"),
+        ),
+        "cuda-gdb stopped a kernel on an exception (an out-of-range, misaligned or illegal "
+        "address, an illegal instruction, a stack overflow) or compute-sanitizer found an "
+        "invalid access or a race: the kernel's own code.",
+        verdict(C.GPU_APPLICATION, APP, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.75),
+        flags=re.MULTILINE,
+    ),
+    rule(
         "cuda.launch_failure",
         r"unspecified launch failure|too many resources requested for launch",
         ("launch failure", "resources requested for launch"),

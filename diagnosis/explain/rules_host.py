@@ -296,8 +296,9 @@ KERNEL_RULES: tuple[Rule, ...] = (
         # pci.c when a device does not answer as it is woken (its config space reads all ones):
         # bound to the nvidia driver (or to vfio-pci, passed through to a VM: on GPU nodes a
         # GPU), the GPU is lost
-        r"\b(?:nvidia|vfio-pci) [0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]: Unable to "
-        r"change power state from D3\w* to D0, device inaccessible\b",
+        # (a redacted address too: `vfio-pci <BDF>: `)
+        r"\b(?:nvidia|vfio-pci) (?:[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]"
+        r"|<[\w-]{1,16}>): Unable to change power state from D3\w* to D0, device inaccessible\b",
         ("device inaccessible",),
         "A GPU did not answer when the kernel woke it (`Unable to change power state from D3cold "
         "to D0, device inaccessible`): it is lost to the host, like a GPU fallen off the bus; "
@@ -306,8 +307,8 @@ KERNEL_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "host.device_inaccessible",
-        r"(?<![\w-])(?:pcieport|pci) [0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]: "
-        r"Unable to change power state from D3\w* to D0, device inaccessible\b",
+        r"(?<![\w-])(?:pcieport|pci) (?:[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]"
+        r"|<[\w-]{1,16}>): Unable to change power state from D3\w* to D0, device inaccessible\b",
         ("device inaccessible",),
         "A PCIe port or device did not answer when the kernel woke it (`device inaccessible`): "
         "the devices behind it are lost until the node resets.",

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 
-from diagnosis.explain.happening import said
+from diagnosis.explain.happening import said, said_in_sentence
 from diagnosis.explain.rules import Rule, rule, verdict
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
@@ -46,6 +46,7 @@ _DEGRADED = verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.HARDWARE_INSPECTI
 _MISMATCH = verdict(C.APPLICATION, INFRA, K.NODE, S.ERROR, A.REBOOT_NODE, 0.45)
 _NIC = verdict(C.NETWORK, INFRA, K.NIC, S.WARNING, A.CHECK_NETWORK, 0.45)
 _HUNG_JOB = verdict(C.HANG, B.UNKNOWN, K.JOB, S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.45)
+_HOST_MEMORY = verdict(C.HOST_MEMORY, B.APPLICATION, K.NODE, S.WARNING, A.FIX_APPLICATION, 0.45)
 _NONFINITE = verdict(C.NUMERICAL, B.APPLICATION, K.JOB, S.WARNING, A.FIX_APPLICATION, 0.45)
 MULTINODE_RULE = "said.multinode_only"
 _PLATFORM = verdict(C.HOST_HARDWARE, INFRA, K.NODE, S.WARNING, A.HARDWARE_INSPECTION, 0.45)
@@ -94,7 +95,11 @@ RULES: tuple[Rule, ...] = (
         r"|\b(?:the|a|one|our)\s+(?:\w+\s+)?(?:disk|drive|SSD|NVMe)\s+(?:died|failed|is\s+dead)\b"
         # a disk, volume or directory said full (`the output directory was already full`)
         r"|\b(?:disk|drive|volume|filesystem|file\s+system|partition|directory|dir)\s+(?:is|was|were"
-        r"|are|got|became|has\s+become)\s+(?:already\s+|completely\s+|totally\s+|100\s*%\s+)?full\b",
+        r"|are|got|became|has\s+become)\s+(?:already\s+|completely\s+|totally\s+|100\s*%\s+)?full\b"
+        # too little space said (`the target drive has not enought space for storing the
+        # checkpoints`, `ran out of disk space`)
+        r"|\b(?:drive|disk|volume|partition|filesystem)\s+(?:has|had)\s+not\s+enou?g?ht?\s+space\b"
+        r"|\b(?:ran|runs?|running)\s+out\s+of\s+(?:disk|storage)\s+space\b",
         (
             "stuck",
             "hung",
@@ -106,6 +111,7 @@ RULES: tuple[Rule, ...] = (
             "failed",
             "dead",
             "full",
+            "space",
         ),
         "A local disk said to hang (tasks in D state on its path, a disk that cannot be "
         "reached), a drive said to fail, or a disk or directory said full: the node's storage; "
@@ -133,6 +139,39 @@ RULES: tuple[Rule, ...] = (
         flags=re.IGNORECASE,
     ),
     rule(
+        "said.network_setting_fixes",
+        # the job works once NCCL or UCX is told to avoid or pin the fabric (`If I ran with
+        # export NCCL_IB_DISABLE=1 to use simple TCP socket, everything work fine`, `It finally
+        # worked after I set UCX_IB_GID_INDEX=0`): the InfiniBand or RoCE path is the fault
+        r"\bNCCL_IB_DISABLE=1\b[^.\n]{0,80}?\b(?:works?|worked|fine|runs?|ran|succeed\w*)\b"
+        r"|\b(?:works?|worked|fixed|solved|resolved)\s+(?:\w+\s+){0,3}?(?:after|once|when|by)\s+(?:I\s+|we\s+)?"
+        r"(?:set(?:ting)?|export(?:ing)?|us(?:e|ing))\s+(?:export\s+)?(?:NCCL|UCX)_(?:IB|NET|SOCKET)_\w+",
+        ("nccl_ib_disable", "nccl_", "ucx_"),
+        "The job works once NCCL or UCX is told to avoid InfiniBand or to pin its GID index or "
+        "interface: the fabric's path (a port, its GID table, a RoCE or IPoIB setting) is the "
+        "fault the setting worked around.",
+        judge=said(_NIC),
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "said.killed_by_system",
+        r"\b(?:killed|terminated)\s+by\s+the\s+(?:system|OS|kernel|OOM[\s-]?killer)\b",
+        ("killed by the", "terminated by the"),
+        "A process said to be killed by the system (the kernel's OOM killer, the usual reason "
+        "a program exits with no error of its own): the host's memory.",
+        judge=said_in_sentence(_HOST_MEMORY),
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "said.ecc_is_hardware",
+        r"\bECC\s+errors?\s+(?:is|are|means?|indicates?)\s+(?:a\s+)?(?:machine|hardware|GPU|card)"
+        r"\s+(?:problem|issue|fault|failure)\b",
+        ("ecc",),
+        "An ECC error said to be the machine's problem: the GPU's memory; drain and inspect it.",
+        judge=said(_GPU_FAILED),
+        flags=re.IGNORECASE,
+    ),
+    rule(
         "said.nccl_timeout",
         # an NCCL timeout told in words (`an NCCL timeout error will appear after 10 minutes`)
         r"\b(?:an?\s+)?NCCL\s+(?:watchdog\s+)?time-?out(?:\s+error)?\s+(?:will\s+)?(?:appears?"
@@ -147,9 +186,11 @@ RULES: tuple[Rule, ...] = (
     rule(
         "said.nonfinite",
         # a gradient norm or a divergence said to be NaN or inf (a loss's is rules_train's)
-        r"\b(?:grad(?:ient)?[\s_]norms?|gradients?|KL(?:[\s_]divergence)?|kl_loss|rewards?)\s+"
-        r"(?:is|are|was|were|becomes?|became|goes\s+to|went\s+to|turns?\s+(?:in)?to|turned"
-        r"\s+(?:in)?to)\s+(?:all\s+)?(?:NaN|inf)\b",
+        r"\b(?:grad(?:ient)?[\s_]norms?|gradients?|KL(?:[\s_]divergence)?|kl_loss|rewards?"
+        r"|loss(?:es)?)\s+(?:all\s+|both\s+)?(?:is|are|was|were|becomes?|became|goes\s+to|went\s+to"
+        r"|turns?\s+(?:in)?to|turned\s+(?:in)?to)\s+(?:all\s+)?(?:NaN|inf)\b"
+        # a NaN loss told as a noun, with when it came (`Nan loss after 20k+ steps`)
+        r"|\bNaN\s+loss(?:es)?\s+(?:after|at|from|since|around|appears?|appeared|occurs?|occurred)\b",
         ("nan", "inf"),
         "A gradient norm, gradients or a divergence said to be NaN or inf: the run diverged "
         "(bf16 has no loss scaler to skip such a step).",

@@ -74,6 +74,9 @@ _RATE = (
 )
 _COMPARATIVE = (
     r"slow(?:s|ed|er|ing)|slow-?downs?|slow(?:s|ed|ing)?\s+down|(?<!to\s)speed[- ]?downs?\b"
+    # a fraction of the usual speed (`running at a fraction of their speed`)
+    r"|at\s+a\s+(?:small\s+)?fraction\s+of\s+(?:its|their|the|our|my)\s+(?:usual\s+|normal\s+"
+    r"|former\s+|original\s+|expected\s+)?(?:speed|throughput|performance|rate)"
     r"|longer\s+than\s+(?:its|their|the)\s+"
     r"(?:peers|others|rest)|(?:very|much|significantly|drastically|quite)\s+different\s+from\s+"
     r"(?:the\s+)?others?|straggl\w*|struggl(?:er|ing)|lag(?:s|ged|ging|gard)?"

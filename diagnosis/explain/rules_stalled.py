@@ -193,6 +193,8 @@ _STOP_ELSEWHERE = (
 _NO_OUTPUT_ELSEWHERE = re.compile(
     # (a run that stops after a while with its GPUs at 0: `一段时间后 ... 使用率会变成0`)
     r"一段时间|(?:使用率|利用率|占用率)[^。，,]{0,4}?(?:变成|降到|变为|为|是)\s*0(?![\d.])|"
+    # no error, and the run does not go on (`不在继续进行，但也不会有任何报错`)
+    r"(?:没有|不会有|无|没)(?:任何)?报错|不(?:再|在)继续|"
     r"ログ|出力|エラー|完全に|步|日志|输出|로그|출력|완전히|Ausgabe|Log|sortie|journal|"
     r"salida|registro|saída|uscita|лог|вывод|log|output|(?:step|iter\w*|epoch|第)\s*\d|adım|beri|"
     r"(?<![\d.])\d++(?:\.\d++)?\s*(?:分钟|分|小时|時間|時|min\w*|h\b|hours?|Minuten|Stunden|heures|minutos|"
