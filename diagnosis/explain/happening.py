@@ -35,7 +35,11 @@ _DENIED_BEFORE = re.compile(
     r"\b(?:not|no|zero|none|never|isn't|aren't|wasn't|weren't|hasn't|haven't)\b[^.\n]{0,12}$", re.I
 )
 _NOT_NOW = re.compile(
-    r"\b(?:planned|scheduled|on\s+purpose|by\s+design|expected|intended|drill|chaos|simulat\w*"
+    r"\b(?:planned|on\s+purpose"
+    # work scheduled, not a pod scheduled on a node (`The node where the pod is scheduled`)
+    r"|scheduled\s+(?:maintenance|downtime|reboot|outage|work|for|window|restart|drain|upgrade"
+    r"|test|failover|shutdown)|(?:maintenance|downtime|reboot|outage|drain)\s+(?:is\s+|was\s+)?"
+    r"scheduled|by\s+design|expected|intended|drill|chaos|simulat\w*"
     r"|emulat\w*|inject\w*|netem|lab|exercise|test\s+fire|SLO|allows?|at\s+most|alert\s+rule"
     r"|is\s+defined|silenced?|maintenance|cleared|fixed|solved|after\s+replacing|stable\s+(?:for"
     r"|since)|decommission\w*|powered\s+off|rate-?limits?|cheaper|SKU|is\s+how|whether"

@@ -399,6 +399,19 @@ KERNEL_RULES: tuple[Rule, ...] = (
     ),
 )
 
+_NOT_A_DISK = re.compile(
+    r"\bcgroup|\bmemory cg\b|/sys/fs/cgroup|\bCSS IDs?\b|\binotify",
+    re.IGNORECASE,
+)
+"""ENOSPC from a kernel table, not a disk: a memory cgroup's CSS ids exhausted by short jobs
+(Slurm's `unable to add task ... to memory cg`), inotify's watches."""
+
+
+def _disk_full(m: re.Match[str]) -> Verdict | None:
+    """Return the full disk's verdict unless the line's ENOSPC is a kernel table's."""
+    return None if _NOT_A_DISK.search(m.string) else _storage(S.ERROR, A.FREE_DISK, 0.9)
+
+
 PROCESS_RULES: tuple[Rule, ...] = (
     rule(
         "host.shm_full",
@@ -428,8 +441,9 @@ PROCESS_RULES: tuple[Rule, ...] = (
         "host.disk_full",
         r"No space left on device|\[Errno 28\]|\[Errno 122\]|Disk quota exceeded|ENOSPC",
         ("space left", "errno 28", "errno 122", "quota exceeded", "enospc"),
-        "The filesystem is full (or the quota is): checkpoints and logs fail to write.",
-        _storage(S.ERROR, A.FREE_DISK, 0.9),
+        "The filesystem is full (or the quota is): checkpoints and logs fail to write. Not the "
+        "ENOSPC of a kernel table that is no disk (a memory cgroup's ids, inotify's watches).",
+        judge=_disk_full,
     ),
     rule(
         "host.save_failed",

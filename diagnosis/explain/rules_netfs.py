@@ -89,8 +89,11 @@ RULES: tuple[Rule, ...] = (
         r"|\bauto reconnect after blocklisted|\bis being expelled\b|Lost membership in cluster"
         r"|unmounted by the system with return code|Disk failure\.\s+Volume|\bMMFS_DISKFAIL\b"
         r"|Failed to connect to file system daemon|Connect failed on all available routes"
-        r"|(?:^|(?<=[\s'\"(]))'?/[^\s':/]{0,200}(?:/[^\s':/]{0,200}){0,30}'?: "
-        r"(?:Transport endpoint is not connected|Cannot send after transport endpoint shutdown)"
+        # (a FUSE daemon gone too, in any case or in Chinese: `stat /jfs/x: transport endpoint
+        # is not connected`, `无法访问/var/...: 传输端点尚未连接`)
+        r"|(?:^|(?<=[\s'\"(])|(?<=访问))'?/[^\s':/]{0,200}(?:/[^\s':/]{0,200}){0,30}'?: "
+        r"(?:(?i:Transport endpoint is not connected)|Cannot send after transport endpoint shutdown"
+        r"|传输端点尚未连接)"
         r"|Transport endpoint is not connected:? '?/"
         # GlusterFS' own log (`[MSGID: 112089] [nfs.c:478:...] 0-nfs: Failed to lookup root:
         # Transport endpoint is not connected`): a brick or its server lost
@@ -104,7 +107,7 @@ RULES: tuple[Rule, ...] = (
             *("evict", "dirty page discard", "assertion", "lbug", "reconnect", "rejected"),
             *("blocklisted", "expelled", "lost membership", "unmounted by the system"),
             *("disk failure", "diskfail", "file system daemon", "all available routes"),
-            *("transport endpoint", "mmfs daemon", "forced to unmount"),
+            *("transport endpoint", "mmfs daemon", "forced to unmount", "传输端点"),
             "fs_forced_unmount",
             "gpfs",
             "filesystem",

@@ -99,7 +99,17 @@ RULES: tuple[Rule, ...] = (
         # too little space said (`the target drive has not enought space for storing the
         # checkpoints`, `ran out of disk space`)
         r"|\b(?:drive|disk|volume|partition|filesystem)\s+(?:has|had)\s+not\s+enou?g?ht?\s+space\b"
-        r"|\b(?:ran|runs?|running)\s+out\s+of\s+(?:disk|storage)\s+space\b",
+        r"|\b(?:ran|runs?|running)\s+out\s+of\s+(?:disk|storage)\s+space\b"
+        # a volume said nearly full (`The physical volume is ~95% full`)
+        r"|\b(?:disk|drive|volume|filesystem|partition)\s+(?:is|was)\s+(?:~|about\s+|almost\s+)?"
+        r"(?:9\d|100)\s*%\s+full\b"
+        # a filesystem said to turn read-only, a drive said broken
+        r"|\b(?:file\s*system|filesystem|fs|disk|volume)\s+(?:which\s+|that\s+)?(?:became|becomes"
+        r"|went|goes|turned|was\s+remounted|got\s+remounted)\s+read-?only\b"
+        r"|\bbroken\s+(?:SSD|NVMe|disk|drive|HDD)\b"
+        # a job stuck on the storage (`stuck in CG state due to bad I/O`)
+        r"|\b(?:due\s+to|because\s+of)\s+(?:a\s+)?(?:bad|hung|slow|stuck|failing|broken)\s+"
+        r"(?:I/O|IO|disk|storage|NFS|filesystem)\b",
         (
             "stuck",
             "hung",
@@ -112,6 +122,11 @@ RULES: tuple[Rule, ...] = (
             "dead",
             "full",
             "space",
+            "read-only",
+            "readonly",
+            "broken",
+            "due to",
+            "because of",
         ),
         "A local disk said to hang (tasks in D state on its path, a disk that cannot be "
         "reached), a drive said to fail, or a disk or directory said full: the node's storage; "
@@ -155,8 +170,12 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "said.killed_by_system",
-        r"\b(?:killed|terminated)\s+by\s+the\s+(?:system|OS|kernel|OOM[\s-]?killer)\b",
-        ("killed by the", "terminated by the"),
+        r"\b(?:killed|terminated)\s+by\s+the\s+(?:system|OS|kernel|OOM[\s-]?killer)\b"
+        # the host's memory said exhausted (`we run out of system RAM and the OS kills the
+        # process`)
+        r"|\b(?:run|ran|running|runs)\s+out\s+of\s+(?:system\s+|host\s+|CPU\s+)(?:RAM|memory)\b"
+        r"|\b(?:the\s+)?(?:OS|kernel)\s+kills\s+(?:the|my|our)\s+(?:process|job|trainer)\b",
+        ("killed by the", "terminated by the", "out of", "kills"),
         "A process said to be killed by the system (the kernel's OOM killer, the usual reason "
         "a program exits with no error of its own): the host's memory.",
         judge=said_in_sentence(_HOST_MEMORY),

@@ -412,6 +412,16 @@ RULES: tuple[Rule, ...] = (
         _disk(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.7),
     ),
     rule(
+        "storage.thin_pool_full",
+        # docker's devicemapper storage driver (daemon/graphdriver/devmapper)
+        r"\bThin Pool has \d+ free data blocks which is less than minimum required \d+ free data "
+        r"blocks\b",
+        ("thin pool has",),
+        "Docker's devicemapper thin pool is almost full: image pulls and container writes fail "
+        "until space is freed.",
+        _disk(S.ERROR, A.FREE_DISK, 0.7),
+    ),
+    rule(
         "netfs.client_missing",
         # the kernel has no such filesystem: mount.lustre's `failed: No such device` (with its
         # own `Are the lustre modules loaded?`), mount(8)'s `unknown filesystem type`
