@@ -236,8 +236,6 @@ EXPLAINED = re.compile(
     # event; a result said to agree with an explanation given
     r"|\b(?:so\s+|that\s+)?(?:it|this|that|training|each\s+\w+)\s+(?:can|may|might|could)\s+be\s+"
     r"(?:a\s+bit\s+|slightly\s+|somewhat\s+|much\s+)?slower\b"
-    r"|\bso\s+(?:it|this|that|training|each\s+\w+)\s+(?:will|would)\s+be\s+"
-    r"(?:a\s+bit\s+|slightly\s+|somewhat\s+|much\s+)?slower\b"
     r"|\bin\s+line\s+with\s+(?:your|the|his|her|their)\s+(?:suggestion|explanation|expectation)s?\b"
     r"|\b(?:usual|expected|known)\s+(?:~?\d+\s*%\s+)?(?:recompute\s+)?(?:cost|overhead|penalty)\b|\bevery\s+[\d,]+k?\s+(?:steps?|iter\w*|batch\w*)\b[^.\n]{0,40}?"
     r"\b(?:one|an?|single)\s+(?:\w+\s+)?(?:step|iter\w*|batch)\b",

@@ -37,14 +37,15 @@ _DENIED_BEFORE = re.compile(
 _NOT_NOW = re.compile(
     r"\b(?:planned|on\s+purpose"
     # work scheduled, not a pod scheduled on a node (`The node where the pod is scheduled`)
-    r"|scheduled\s+(?:maintenance|downtime|reboot|outage|work|for|window|restart|drain|upgrade"
+    r"|scheduled\s+(?:maintenance|downtime|reboot|outage|work|window|restart|drain|upgrade"
     r"|test|failover|shutdown)|(?:maintenance|downtime|reboot|outage|drain)\s+(?:is\s+|was\s+)?"
-    r"scheduled|by\s+design|expected|intended|drill|chaos|simulat\w*"
+    r"scheduled|by\s+design|(?<!is this )(?<!is that )(?<!is it )(?<!not )(?<!n't )expected"
+    r"|intended|drill|chaos|simulat\w*"
     r"|emulat\w*|inject\w*|netem|lab|exercise|test\s+fire|SLO|allows?|at\s+most|alert\s+rule"
     r"|is\s+defined|silenced?|maintenance|cleared|fixed|solved|after\s+replacing|stable\s+(?:for"
     r"|since)|decommission\w*|powered\s+off|rate-?limits?|cheaper|SKU|is\s+how|whether"
-    # (`Is this normal?` asks: the speaker does not say it is)
-    r"|(?<!is this )(?<!is that )(?<!is it )normal"
+    # (`Is this normal?` asks, `this is not normal` denies: the speaker does not say it is)
+    r"|(?<!is this )(?<!is that )(?<!is it )(?<!not )(?<!n't )normal"
     r"|if\s+(?:a|the|you|it|an)|when\s+you|finished|completed|clean\s+again|tolerat\w*"
     r"|keeps\s+the\s+data\s+safe|no\s+NVLink|without\s+NVLink"
     # a ticket closed, a fault over since a fix, one that resolved by itself, work announced

@@ -40,6 +40,8 @@ from __future__ import annotations
 import re
 
 from diagnosis.catalog import Verdict
+from diagnosis.explain.explained import sentence_at
+from diagnosis.explain.happening import live
 from diagnosis.explain.rules import Rule, rule, verdict
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
@@ -96,23 +98,38 @@ _CONTAINER = re.compile(
 _GPU_TOOL = re.compile(r"nvidia-smi|\bnvml\b|\bgpus?\b", re.I)
 _LOST_LATER = (
     # after a while (`after few hours`, `after a random of time (maybe 1-2 days)`, `worked for
-    # some time, but`, `一段时间之后`), after systemd reloaded, or only in the container
+    # some time, but`, `2 days later`, `一段时间之后`), after systemd reloaded, or only in the
+    # container (`works well on the host`, `on the host it works`)
     r"\bafter\s+(?:a\s+)?(?:(?:few|some|several|couple\s+of|random(?:\s+(?:of|amount\s+of))?"
-    r"|\d+(?:\s*[-–]\s*\d+)?)\s*(?:\w+\s+)?(?:hours?|days?|time|minutes?)|while)\b"
-    r"|\((?:maybe\s+)?(?:several|a\s+few|some|\d+(?:\s*[-–]\s*\d+)?)\s+(?:hours|days)\)"
+    r"|\d{1,4}+(?:\s*[-–]\s*\d{1,4}+)?)\s*(?:[a-z]+\s+)?(?:hours?|days?|time|minutes?)|while)\b"
+    r"|\((?:maybe\s+)?(?:several|a\s+few|some|\d{1,4}+(?:\s*[-–]\s*\d{1,4}+)?)\s+(?:hours|days)\)"
+    r"|\b\d{1,4}+\s+(?:hours|days)\s+later\b"
     r"|\bworked\s+(?:fine\s+|well\s+)?for\s+(?:some|a)\s+(?:time|while)\b"
     r"|一段时间(?:之|以)?后|daemon-reload"
-    r"|\bworks?\s+(?:well|fine)\s+on\s+the\s+host\b"
+    r"|\bworks?\s+(?:well|fine)\s+on\s+the\s+host\b|\bon\s+the\s+host\s+it\s+works\b"
+)
+_FAILED = re.compile(
+    r"\bfail\w*|\berror\b|\binvalid\b|\bcannot\b|\bcan'?t\b|\bunable\b|\blost\b"
+    r"|\bnot\s+(?:work\w*|found|detected|available)|\bstops?\s+working|\bno\s+devices?\b|报错|失败",
+    re.IGNORECASE,
+)
+_CONDITION = re.compile(
+    r"^\W*(?:if|when|whenever|q:|does|do|can|could|should|how)\b", re.IGNORECASE
 )
 
 
 def _lost_in_container(m: re.Match[str]) -> Verdict | None:
-    """Return the container's verdict when the line names a container and nvidia-smi, NVML or
-    the GPUs beside the time (or the reload, or the host) after which they failed."""
+    """Return the container's verdict when the line names a container, nvidia-smi (NVML, the
+    GPUs) and their failure beside the time (or the reload, or the host) after which they
+    failed, told as an event: not a condition, a question or advice (`If nvidia-smi fails in
+    the container after a few hours, restart the pod`)."""
     line = m.string
-    if _CONTAINER.search(line) and _GPU_TOOL.search(line):
-        return _LOST_DEVICES
-    return None
+    if not (_CONTAINER.search(line) and _GPU_TOOL.search(line) and _FAILED.search(line)):
+        return None
+    sentence = sentence_at(m)
+    if _CONDITION.match(sentence) or sentence.rstrip().endswith("?"):
+        return None
+    return _LOST_DEVICES if live(m) else None
 
 
 _LOST_DEVICES = verdict(C.APPLICATION, B.APPLICATION, K.NODE, S.WARNING, A.FIX_APPLICATION, 0.5)
@@ -121,7 +138,10 @@ LOST_RULES: tuple[Rule, ...] = (
     rule(
         "container.gpus_lost_over_time",
         _LOST_LATER,
-        ("after", "worked", "daemon-reload", "host", "一段时间", "(maybe", "(several", "(a few"),
+        (
+            *("after", "worked", "daemon-reload", "host", "一段时间", "(maybe", "(several"),
+            *("(a few", "later"),
+        ),
         "nvidia-smi or NVML works when the container starts and fails inside it after hours or "
         "days, or after `systemctl daemon-reload`, or only in the container while the host "
         "sees the GPUs: the runtime's device cgroup was rewritten under the container (systemd "

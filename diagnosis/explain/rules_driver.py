@@ -176,8 +176,7 @@ RULES: tuple[Rule, ...] = (
         # nvidia-smi's table: a GPU's row whose last column (volatile uncorrected ECC) reads ERR!
         # or whose state reads `[GPU requires reset]`
         r"^\|\s*\d+\s+\S.*\|\s*[0-9A-Fa-f]{8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d\s+\w+\s*\|\s*"
-        r"(?:ERR!|\[GPU requires reset\])\s*\|"
-        r"|\[GPU requires reset\]",
+        r"(?:ERR!|\[GPU requires reset\])\s*\|",
         ("err!", "requires reset"),
         "nvidia-smi's table shows a GPU whose uncorrected-ECC count cannot be read (ERR!) or that "
         "needs a reset (`[GPU requires reset]`): the GPU is in a bad state; drain and reset it.",

@@ -393,7 +393,9 @@ CUDA_RULES: tuple[Rule, ...] = (
         # cuda-gdb's exceptions (`CUDA Exception: Warp Out-of-range Address`, `received signal
         # CUDA_EXCEPTION_5`, `Illegal access to address (@shared)0xdc0 detected`) and
         # compute-sanitizer's memcheck and racecheck reports: a kernel's own bad access
-        r"\bCUDA Exception: (?:Lane|Warp|Device) [A-Z][\w -]*|\bCUDA_EXCEPTION_\d+\b"
+        # (the debugger's own lines: a document naming an exception is no stop)
+        r"^\s*CUDA Exception: (?:Lane|Warp|Device) [A-Z][\w -]*"
+        r"|\breceived signal CUDA_EXCEPTION_\d+\b"
         r"|\bIllegal access to address \(@\w+\)0x[0-9a-fA-F]+ detected\b"
         r"|^=+\s+Invalid __(?:global|shared|local)__ (?:read|write|atomic) of size \d+"
         r"|^=+\s+(?:Race reported between|ERROR SUMMARY: [1-9]\d* errors?\b)",

@@ -10,7 +10,7 @@ tasks (``INFO: task X:pid blocked for more than N seconds`` and gpud's form with
 and machine checks as a BMC or EDAC prints them (``Uncorrectable Machine Check Exception``,
 ``CMCI storm``, ``Machine Check Event``, AMD ``MC255_STATUS[...|CE|...]``).
 All point at the node (component node, blame infrastructure), except in an input that shows the
-crash provoked on purpose (the kernel's lkdtm test module, `echo c > /proc/sysrq-trigger`):
+crash provoked on purpose (the kernel's lkdtm test module, SysRq's `Trigger a crash`):
 a test, whose panic, Oops, lockup or hung task is no fault (EXPLAINED_BY).
 """
 
@@ -37,9 +37,9 @@ PROVOKED_RULE = "kernel.provoked"
 RULES: tuple[Rule, ...] = (
     rule(
         PROVOKED_RULE,
-        r"\blkdtm: Performing direct entry \w+|/provoke-crash/|\bsysrq: Trigger a crash\b"
-        r"|echo\s+c\s*>\s*/proc/sysrq-trigger",
-        ("lkdtm", "provoke-crash", "trigger a crash", "sysrq-trigger"),
+        # (the kernel's own lines only: a command quoted in a runbook or denied is no test)
+        r"\blkdtm: Performing direct entry \w+|\bsysrq: (?:SysRq : )?Trigger a crash\b",
+        ("lkdtm", "trigger a crash"),
         "A crash provoked on purpose (lkdtm's provoke-crash entries, SysRq's `c`): a test of the "
         "kernel's detectors; the panic, Oops, lockup or hung task it causes is no fault.",
         verdict(C.BENIGN, B.INFRASTRUCTURE, K.NODE, S.INFO, A.NONE, 0.5),

@@ -31,8 +31,10 @@ from __future__ import annotations
 
 import re
 
+from diagnosis.catalog import Verdict
+from diagnosis.explain.explained import sentence_at
 from diagnosis.explain.happening import said, said_in_sentence
-from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.explain.rules import Judge, Rule, rule, verdict
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
 from diagnosis.model import Category as C
@@ -55,6 +57,44 @@ _HUNG = (
     r"(?:hang(?:s|ing)?|hung|stuck|frozen|freez(?:es|ing)|unresponsive|stale|blocks|blocked"
     r"|never\s+returns?)"
 )
+
+_FIRST_PERSON = re.compile(r"\b(?:I|we|my|our)\b", re.IGNORECASE)
+
+
+def _first_person(given: Verdict) -> Judge:
+    """A judge like `said_in_sentence` that also needs the speaker's own run (I, we)."""
+    told = said_in_sentence(given)
+
+    def judge(m: re.Match[str]) -> Verdict | None:
+        return told(m) if _FIRST_PERSON.search(sentence_at(m)) else None
+
+    return judge
+
+
+_OTHER_KILL = re.compile(
+    r"\btime\s*limit|\bpreempt\w*|\bcancel\w*|\bscancel\b|\bSIG(?:TERM|INT|HUP)\b|\bwall\s*time\b"
+    r"|\bfine\s+now\b|\badded\s+swap\b",
+    re.IGNORECASE,
+)
+_SKIPPED = re.compile(
+    r"\bskip\w*|\bscaler\b|\bbacks?\s+off\b|\bfirst\s+(?:few\s+)?(?:steps?|iter\w*)\b",
+    re.IGNORECASE,
+)
+
+
+def _killed_for_memory(m: re.Match[str]) -> Verdict | None:
+    """The host's memory, unless the sentence gives another reason for the kill (a time
+    limit, a preemption, a cancel) or says it is over."""
+    if _OTHER_KILL.search(sentence_at(m)):
+        return None
+    return said_in_sentence(_HOST_MEMORY)(m)
+
+
+def _diverged(m: re.Match[str]) -> Verdict | None:
+    """A run that diverged, unless the sentence says the step was skipped (by the code or the
+    loss scaler, in the first steps)."""
+    return None if _SKIPPED.search(sentence_at(m)) else said(_NONFINITE)(m)
+
 
 RULES: tuple[Rule, ...] = (
     rule(
@@ -142,7 +182,10 @@ RULES: tuple[Rule, ...] = (
         r"\b(?:works?|worked|working|runs?|ran|running|is\s+fine|fine)\s+(?:fine\s+|well\s+|ok\s+"
         r"|okay\s+|correctly\s+|perfectly\s+)?(?:on|within|in|inside|with)\s+(?:a\s+single|one|an?"
         r"\s+individual|a|single|the\s+same)\s+(?:node|machine|host|server)\b"
-        r"(?:[^.\n]|\.\s+(?=but\b)){0,80}?\b(?:but|however|while|except)\b[^.\n]{0,80}?"
+        r"(?:[^.\n]|\.\s+(?=but\b)){0,80}?\b(?:but|however|while|except)\b"
+        r"(?=[^.\n]{0,100}?\b(?:fail\w*|crash\w*|hang\w*|hung|stuck|errors?|time[sd]?\s*out|timeout"
+        r"|(?:does|do|did)\s*(?:n't|not)\s+work|not\s+works?|broken|cannot|can't|dies|died|freez\w*))"
+        r"[^.\n]{0,80}?"
         r"\b(?:multi-?nodes?|multiple\s+(?:nodes|machines|hosts)|(?:two|2|more\s+than\s+(?:one|\d+))"
         r"\s+(?:nodes?|machines|hosts)|across\s+(?:nodes|machines|hosts)|cross-?node|inter-?node"
         r"|(?:a|the)\s+second\s+(?:node|machine|host))",
@@ -160,12 +203,14 @@ RULES: tuple[Rule, ...] = (
         # worked after I set UCX_IB_GID_INDEX=0`): the InfiniBand or RoCE path is the fault
         r"\bNCCL_IB_DISABLE=1\b[^.\n]{0,80}?\b(?:works?|worked|fine|runs?|ran|succeed\w*)\b"
         r"|\b(?:works?|worked|fixed|solved|resolved)\s+(?:\w+\s+){0,3}?(?:after|once|when|by)\s+(?:I\s+|we\s+)?"
-        r"(?:set(?:ting)?|export(?:ing)?|us(?:e|ing))\s+(?:export\s+)?(?:NCCL|UCX)_(?:IB|NET|SOCKET)_\w+",
+        r"(?:set(?:ting)?|export(?:ing)?|us(?:e|ing))\s+(?:export\s+)?(?:NCCL|UCX)_(?:IB|NET)_\w+",
         ("nccl_ib_disable", "nccl_", "ucx_"),
         "The job works once NCCL or UCX is told to avoid InfiniBand or to pin its GID index or "
         "interface: the fabric's path (a port, its GID table, a RoCE or IPoIB setting) is the "
-        "fault the setting worked around.",
-        judge=said(_NIC),
+        "fault the setting worked around (pinning NCCL's socket interface is configuration, "
+        "not read here). Told in the first person: advice (`set NCCL_IB_DISABLE=1 to debug`) "
+        "reports nothing.",
+        judge=_first_person(_NIC),
         flags=re.IGNORECASE,
     ),
     rule(
@@ -178,7 +223,7 @@ RULES: tuple[Rule, ...] = (
         ("killed by the", "terminated by the", "out of", "kills"),
         "A process said to be killed by the system (the kernel's OOM killer, the usual reason "
         "a program exits with no error of its own): the host's memory.",
-        judge=said_in_sentence(_HOST_MEMORY),
+        judge=_killed_for_memory,
         flags=re.IGNORECASE,
     ),
     rule(
@@ -204,16 +249,18 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "said.nonfinite",
-        # a gradient norm or a divergence said to be NaN or inf (a loss's is rules_train's)
+        # a gradient norm, a divergence or a loss said to be NaN or inf in words (rules_train
+        # reads a logger's `loss = nan`)
         r"\b(?:grad(?:ient)?[\s_]norms?|gradients?|KL(?:[\s_]divergence)?|kl_loss|rewards?"
         r"|loss(?:es)?)\s+(?:all\s+|both\s+)?(?:is|are|was|were|becomes?|became|goes\s+to|went\s+to"
         r"|turns?\s+(?:in)?to|turned\s+(?:in)?to)\s+(?:all\s+)?(?:NaN|inf)\b"
         # a NaN loss told as a noun, with when it came (`Nan loss after 20k+ steps`)
         r"|\bNaN\s+loss(?:es)?\s+(?:after|at|from|since|around|appears?|appeared|occurs?|occurred)\b",
         ("nan", "inf"),
-        "A gradient norm, gradients or a divergence said to be NaN or inf: the run diverged "
-        "(bf16 has no loss scaler to skip such a step).",
-        judge=said(_NONFINITE),
+        "A gradient norm, gradients, a divergence or a loss said to be NaN or inf, or a NaN "
+        "loss told as when it came: the run diverged. Not a step the loss scaler or the code "
+        "skipped (`inf for the first steps while the scaler backs off`).",
+        judge=_diverged,
         flags=re.IGNORECASE,
     ),
     rule(

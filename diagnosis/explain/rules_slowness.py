@@ -76,10 +76,10 @@ _COMPARATIVE = (
     r"slow(?:s|ed|er|ing)|slow-?downs?|slow(?:s|ed|ing)?\s+down|(?<!to\s)speed[- ]?downs?\b"
     # far below a published figure (`only 13.53% MFU, which is far lower than the 46.44%
     # mentioned in the table`)
-    r"|(?:far|much|significantly|way|a\s+lot)\s+(?:lower|less|below)\s+(?:than\s+)?"
+    r"|(?P<published>(?:far|much|significantly|way|a\s+lot)\s+(?:lower|less|below)\s+(?:than\s+)?"
     r"(?:[^.\n]|\.(?=\d)){0,30}?"
     r"\b(?:mentioned|reported|published|claimed|advertised|listed|documented|in\s+the\s+(?:table"
-    r"|README|paper|docs|benchmarks?|blog))\b"
+    r"|README|paper|docs|benchmarks?|blog))\b)"
     # a fraction of the usual speed (`running at a fraction of their speed`)
     r"|at\s+a\s+(?:small\s+)?fraction\s+of\s+(?:its|their|the|our|my)\s+(?:usual\s+|normal\s+"
     r"|former\s+|original\s+|expected\s+)?(?:speed|throughput|performance|rate)"
@@ -232,6 +232,12 @@ _COMPARED = re.compile(
     re.I,
 )
 _TURNED = re.compile(r"\b(?:gets?|got|getting|became|become|becomes|becoming)\s+(?:\w+\s+)?$", re.I)
+_A_RATE = re.compile(
+    r"\b(?:MFU|HFU|throughput|[GT]?FLOP\w*|tokens?/s\w*|tok/s|samples?/s\w*|images?/s\w*|it/s"
+    r"|bandwidth|busbw|hash\s*rate)",
+    re.I,
+)
+"""A rate: far below its published figure is slower (a time far below it is faster)."""
 _SPEEDISH = re.compile(
     r"\b(?:fast|faster|quick\w*|speed|slow\w*|throughput|it/s|s/it|time)\b", re.I
 )
@@ -294,6 +300,8 @@ def _reported(m: re.Match[str]) -> Verdict | None:
         return None  # slow to learn, not to work
     if m["worse"] and not _SPEEDISH.search(sentence):
         return None  # worse at what: a speed, not a loss
+    if m["published"] and not _A_RATE.search(sentence):
+        return None  # a time far below the published one is faster, not slower
     if said_expected(body, spans[max(0, i - 1) : i + 2]) or ASKED.match(sentence.lstrip()):
         return None
     if not (m["timed"] or m["jump"] or m["waited"] or m["growing"] or SUBJECT.search(around)):

@@ -128,9 +128,14 @@ _QUEUED = re.compile(
 )
 
 
-_CAUSE_QUOTED = re.compile(r"\bNCCL\s+(?:WARN|ERROR)\b|\bnccl(?:System|Internal|Remote)Error\b")
-"""NCCL's own warning quoted beside the hang (`one pod hang with error message: ... NCCL WARN
-NET/IB : Got completion ... error 12`): the message names the cause, and its rule reads it."""
+_CAUSE_QUOTED = re.compile(
+    r"\bNCCL\s+(?:WARN|ERROR)\b[^\n]{0,200}?\b(?:error|fail\w*|timed?\s*out|timeout|abort\w*"
+    r"|unhandled|refused|reset|unreachable)\b|\bnccl(?:System|Internal|Remote)Error\b",
+    re.IGNORECASE,
+)
+"""NCCL's own warning of a failure quoted beside the hang (`one pod hang with error message: ...
+NCCL WARN NET/IB : Got completion ... error 12`): the message names the cause, and its rule reads
+it (a warning of something else, an ignored variable, leaves the hang)."""
 
 
 def _stopped(m: re.Match[str]) -> Verdict | None:

@@ -17,9 +17,12 @@ algorithm:
    two GPU models: explained.setups_differ, batch sizes that differ, a global batch that grew).
 
 Guarantees: figures before any count, or of setups in different units, are never compared; a
-setup with more devices that is as fast, faster, or slower by less than ``SCALING_RATIO`` is
-silent (the overhead of synchronising); at most ``MAX_SETUPS`` setups and ``MAX_FIGURES``
-figures each are read, so a flood costs one search a line for its count.
+rate said per device (`samples/sec per GPU`) is not compared with a total; a setup with more
+devices that is as fast, faster, or slower by less than ``SCALING_RATIO`` is silent (the
+overhead of synchronising); at most ``MAX_SETUPS`` setups and ``MAX_FIGURES`` figures each are
+kept, and a setup stops reading figures after ``QUIET_LINES`` lines that give none, so a flood
+costs one search a line for its count (and the figures of at most ``QUIET_LINES`` lines after
+each count).
 """
 
 from __future__ import annotations
@@ -36,9 +39,13 @@ SCALING_RATIO = 2.0
 that gained nothing from them."""
 MAX_SETUPS = 16
 MAX_FIGURES = 8
+QUIET_LINES = 50
+"""Lines without a figure after which the open setup stops reading (a heading over a log of
+losses is no timing)."""
 
-_WORDS = {"one": 1, "single": 1, "only": 1, "a": 1, "two": 2, "three": 3, "four": 4, "eight": 8}
-_COUNT = r"\d{1,5}|one|single|only|two|three|four|eight"
+_WORDS = {"one": 1, "single": 1, "only": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+_WORDS |= {"eight": 8, "sixteen": 16}
+_COUNT = r"\d{1,5}|one|single|only|two|three|four|five|six|eight|sixteen"
 _SETUP = re.compile(
     rf"\b(?:(?P<n>{_COUNT})|a\s+single)\s*-?\s*(?:x\s*)?(?:(?P<gpu>GPU|card)s?|(?P<node>node)s?)\b"
     r"|\b(?P<multi>multi|multiple)\s*-?\s*(?:(?P<mgpu>GPU|card)s?|(?P<mnode>node)s?)\b",
@@ -46,6 +53,8 @@ _SETUP = re.compile(
 )
 """A device count: `1 GPU`, `single GPU`, `two GPUs`, `2 nodes`, `multi-GPU` (not `GPU 0`)."""
 _NEEDLES = ("gpu", "card", "node")
+_PER_DEVICE = re.compile(r"(?:\bper|/|\beach)\s*(?:GPU|card|node|device|worker|rank)\b", re.I)
+"""A rate said per device: not comparable with another setup's total."""
 _BATCH = re.compile(r"\bbatch[\s_-]*size\s*(?:=|:|of)?\s*(\d+)", re.IGNORECASE)
 _MORE_WORK = re.compile(
     r"\b(?:global|effective|total|larger|bigger)\s+batch\b|\bbatch\b[^.\n]{0,30}?\b(?:larger"
@@ -73,6 +82,7 @@ class SetupReader:
     setups: list[Setup] = field(default_factory=list)
     explained: bool = False
     batches: set[str] = field(default_factory=set)
+    quiet: int = 0  # lines with digits but no figure since the open setup's last figure
 
     def feed(self, rec: Record, low: str) -> None:
         """Read one record (`low`: its body in lower case, which gates the search for a
@@ -80,9 +90,13 @@ class SetupReader:
         body = rec.body
         marks = _marks(body) if any(n in low for n in _NEEDLES) else []
         full = not self.setups or len(self.setups[-1].figures) >= MAX_FIGURES
-        if not marks and (full or not any(c.isdigit() for c in body)):
+        done = full or self.quiet >= QUIET_LINES
+        if not marks and (done or not any(c.isdigit() for c in body)):
             return
         figures = step_figures(body) if any(c.isdigit() for c in body) else ()
+        if _PER_DEVICE.search(body):
+            figures = tuple(f for f in figures if f.timed)  # a rate per device: no total
+        self.quiet = 0 if figures or marks else self.quiet + 1
         for at, unit, count in marks:
             if len(self.setups) >= MAX_SETUPS:
                 break

@@ -34,7 +34,7 @@ test_the_classes_hold_in_other_words = read_as_tests(
         ),
         ("========= Invalid __shared__ write of size 4 bytes", Category.GPU_APPLICATION),
         (
-            "With NCCL_IB_DISABLE=1 the all-reduce runs fine, with IB it fails after init.",
+            "With NCCL_IB_DISABLE=1 our all-reduce runs fine, with IB it fails after init.",
             Category.NETWORK,
         ),
         ("It worked once we set NCCL_IB_GID_INDEX=3 on every node.", Category.NETWORK),
