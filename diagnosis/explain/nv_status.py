@@ -17,6 +17,13 @@ from dataclasses import dataclass
 from diagnosis.catalog import Verdict
 from diagnosis.model import Action, Blame, Category, ComponentKind, Severity
 
+NVML_REFUSED = (
+    r"(?![^\n]{0,24}?(?:Insufficient Permissions|GPU access blocked|The operating system))"
+)
+"""After a device's address: not NVML refusing the caller (NVML_ERROR_NO_PERMISSION,
+NVML_ERROR_OPERATING_SYSTEM), which rules_driver's nvml.access_denied reads as the caller's
+setup, not a lost GPU."""
+
 
 @dataclass(frozen=True)
 class NvStatus:

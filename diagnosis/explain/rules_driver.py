@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.nv_status import status_of
+from diagnosis.explain.nv_status import NVML_REFUSED, status_of
 from diagnosis.explain.rules import Rule, rule, unless_named_only, verdict
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
@@ -132,8 +132,8 @@ RULES: tuple[Rule, ...] = (
         "nvml.gpu_lost",
         r"Unable to (?:determine|detect) the device handle for GPU ?(?P<pci>[0-9A-Fa-f]{3,8}:"
         r"[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)?"
-        r"(?![^\n]{0,24}?(?:Insufficient Permissions|GPU access blocked|The operating system))"
-        r"|NVMLError_GpuIsLost|\b(?:NVML_)?ERROR_GPU_IS_LOST\b|\bGPU is lost\b"
+        + NVML_REFUSED
+        + r"|NVMLError_GpuIsLost|\b(?:NVML_)?ERROR_GPU_IS_LOST\b|\bGPU is lost\b"
         # the status's name in other bindings (NiceHashMiner's C#: `failed with code: GPUIsLost`)
         r"|\b(?:status|code|return|returned|error):?\s+(?i:GpuIsLost)\b"
         # Rust's nvml-wrapper (`NvmlError::GpuLost`, unwrapped: `Err` value: GpuLost`)

@@ -11,6 +11,7 @@ import re
 from dataclasses import replace
 
 from diagnosis.catalog import Verdict, xid_entry
+from diagnosis.explain.nv_status import NVML_REFUSED
 from diagnosis.explain.rules import Rule, rule, verdict
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
@@ -191,7 +192,7 @@ RULES: tuple[Rule, ...] = (
         "gpu.lost",
         rf"Unable to determine the device handle for GPU ?(?P<pci>{_PCI})"
         # (not a caller NVML may not serve: rules_driver's nvml.access_denied)
-        r"(?![^\n]{0,24}?(?:Insufficient Permissions|GPU access blocked|The operating system))",
+        + NVML_REFUSED,
         ("unable to determine the device handle",),
         "nvidia-smi cannot reach the GPU (user-visible side of Xid 79, real_logs gpu-lost-pcie).",
         _hw(S.CRITICAL, A.REBOOT_NODE, 0.75),
