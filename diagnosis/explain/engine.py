@@ -10,7 +10,7 @@
   times) go to a SpeedReader (diagnosis/explain/speeds.py), whose slowdowns and slow members
   join the findings at the end of the pass.
 - nvidia-smi -q's `Fabric` block: a `State` still `In Progress` or a `Status` other than
-  `Success` (N/A: no fabric) is an NVLink fault (diagnosis/explain/rules_driver.fabric_field).
+  `Success` (N/A: no fabric) is an NVLink fault (diagnosis/explain/rules_nvlink.fabric_field).
 - DCGM's diagnostic JSON: a GPU's measured rate (``calculated at approximately N gigaflops``)
   and a ``"status" : "Fail"`` in the same input make a slow-GPU (straggler) finding.
 - A rank's death by a signal is read from the signal alone with low confidence; an OOM-killer
@@ -36,6 +36,7 @@ from diagnosis.explain import (
     rules_kernel,
     rules_netfs,
     rules_nic,
+    rules_nvlink,
     rules_process,
     rules_rdma,
     rules_said,
@@ -47,7 +48,6 @@ from diagnosis.explain.hint import hint as learned_hint
 from diagnosis.explain.memory_counts import MCELOG_COUNT, MCELOG_HEADER, MCELOG_RULE, mcelog_count
 from diagnosis.explain.records import Record, records
 from diagnosis.explain.rules import Hit, normalize_pci, rule_set
-from diagnosis.explain.rules_driver import FABRIC_RULE, fabric_field
 from diagnosis.explain.rules_host import GPU_NAMED
 from diagnosis.explain.rules_monitors import (
     ALERT_RESOLVED,
@@ -56,6 +56,7 @@ from diagnosis.explain.rules_monitors import (
     LSPCI_DEVICE,
     is_gpu_device,
 )
+from diagnosis.explain.rules_nvlink import FABRIC_RULE, fabric_field
 from diagnosis.explain.rules_process import (
     CONFIRMED_CONFIDENCE,
     CRASH_RULES,
@@ -99,6 +100,7 @@ _EXPLAINED_BY = {
     **rules_scheduler.EXPLAINED_BY,
     **rules_dist.EXPLAINED_BY,
     **rules_driver.EXPLAINED_BY,
+    **rules_nvlink.EXPLAINED_BY,
     **rules_container.EXPLAINED_BY,
     **rules_kernel.EXPLAINED_BY,
     **rules_said.EXPLAINED_BY,

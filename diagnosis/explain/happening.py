@@ -3,10 +3,11 @@ person's words (a monitor's alert, `the NFS server is not responding`, `we lost 
 before it speaks.
 
 A line tells of no event now when it is an alert's resolved form or a rule's template, when a word
-makes it planned, expected, tested, a spec, a condition or over (`_NOT_NOW`: `scheduled`, `drill`,
-`after replacing`, `stable since`, `went away`, `已解决`), when its sentence rules the cause out
-(xid_said.RULED_OUT), when it sets two GPU models side by side (explained.setups_differ), or when a
-denial stands just before the words (`no`, `never`, `wasn't`).
+makes it planned, expected, tested, a spec, a condition or over in its sentence or the next
+(`_NOT_NOW`: `scheduled`, `drill`, `after replacing`, `stable since`, `went away`, `已解决`),
+when its sentence rules the cause out (xid_said.RULED_OUT), when it sets two GPU models side by
+side (explained.setups_differ), or when a denial stands just before the words (`no`, `never`,
+`wasn't`).
 
 Guarantees: pure functions of the match and its line; `said(v)` and `less_than_said(v)` give `v`
 or None and nothing else.
@@ -17,7 +18,7 @@ from __future__ import annotations
 import re
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.explained import sentence_at, setups_differ
+from diagnosis.explain.explained import SENTENCE, sentence_at, setups_differ
 from diagnosis.explain.rules import Judge
 from diagnosis.explain.xid_said import RULED_OUT
 
@@ -64,25 +65,27 @@ cleared or fixed alert, a condition, a product's spec, a rebuild finished."""
 
 def live(m: re.Match[str]) -> bool:
     """Whether the incident said at `m` is one happening now: no resolved alert, question or
-    runbook, no denial just before it, no word that makes it planned, tested or over."""
+    runbook, no denial just before it, no word that makes it planned, tested or over in its
+    sentence or the one after it (a record is often a paragraph, and `If the program exited with
+    a problem, ...` says nothing of the next sentence's `the program is killed by the system`)."""
     line = m.string
-    if RESOLVED.search(line) or _NOT_NOW.search(line) or RULED_OUT.search(sentence_at(m)):
+    sentence = sentence_at(m)
+    if RESOLVED.search(line) or _NOT_NOW.search(_told_with(m)) or RULED_OUT.search(sentence):
         return False
     if setups_differ(line):
         return False  # two GPU models side by side: a spec compared, no event
     return _DENIED_BEFORE.search(line, max(0, m.start() - 30), m.start()) is None
 
 
-def said_in_sentence(given: Verdict) -> Judge:
-    """A judge like `said`, that reads only the match's own sentence: for a rule whose words
-    come in a reply that has other sentences (`If the program exited with a problem, there
-    should be an error. Here it seems the program is killed by the system`)."""
-
-    def judge(m: re.Match[str]) -> Verdict | None:
-        sentence = sentence_at(m)
-        return given if live(re.compile(re.escape(m[0])).search(sentence) or m) else None
-
-    return judge
+def _told_with(m: re.Match[str]) -> str:
+    """The match's sentence and the one after it, where a judgement of it stands (`...; that is
+    expected`, `... flapping; after replacing the cable it has been stable`)."""
+    text = m.string
+    start = max((b.end() for b in SENTENCE.finditer(text, 0, m.start())), default=0)
+    stops = SENTENCE.finditer(text, m.end())
+    first = next(stops, None)
+    second = next(stops, None) if first else None
+    return text[start : second.start() if second else len(text)]
 
 
 def less_than_said(given: Verdict) -> Judge:

@@ -33,7 +33,7 @@ import re
 
 from diagnosis.catalog import Verdict
 from diagnosis.explain.explained import sentence_at
-from diagnosis.explain.happening import said, said_in_sentence
+from diagnosis.explain.happening import said
 from diagnosis.explain.rules import Judge, Rule, rule, verdict
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
@@ -49,6 +49,7 @@ _MISMATCH = verdict(C.APPLICATION, INFRA, K.NODE, S.ERROR, A.REBOOT_NODE, 0.45)
 _NIC = verdict(C.NETWORK, INFRA, K.NIC, S.WARNING, A.CHECK_NETWORK, 0.45)
 _HUNG_JOB = verdict(C.HANG, B.UNKNOWN, K.JOB, S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.45)
 _HOST_MEMORY = verdict(C.HOST_MEMORY, B.APPLICATION, K.NODE, S.WARNING, A.FIX_APPLICATION, 0.45)
+_SAID_HOST_MEMORY = said(_HOST_MEMORY)
 _NONFINITE = verdict(C.NUMERICAL, B.APPLICATION, K.JOB, S.WARNING, A.FIX_APPLICATION, 0.45)
 MULTINODE_RULE = "said.multinode_only"
 _PLATFORM = verdict(C.HOST_HARDWARE, INFRA, K.NODE, S.WARNING, A.HARDWARE_INSPECTION, 0.45)
@@ -62,8 +63,8 @@ _FIRST_PERSON = re.compile(r"\b(?:I|we|my|our)\b", re.IGNORECASE)
 
 
 def _first_person(given: Verdict) -> Judge:
-    """A judge like `said_in_sentence` that also needs the speaker's own run (I, we)."""
-    told = said_in_sentence(given)
+    """A judge like `said` that also needs the speaker's own run (I, we)."""
+    told = said(given)
 
     def judge(m: re.Match[str]) -> Verdict | None:
         return told(m) if _FIRST_PERSON.search(sentence_at(m)) else None
@@ -87,7 +88,7 @@ def _killed_for_memory(m: re.Match[str]) -> Verdict | None:
     limit, a preemption, a cancel) or says it is over."""
     if _OTHER_KILL.search(sentence_at(m)):
         return None
-    return said_in_sentence(_HOST_MEMORY)(m)
+    return _SAID_HOST_MEMORY(m)
 
 
 def _diverged(m: re.Match[str]) -> Verdict | None:
