@@ -54,7 +54,8 @@ from diagnosis.explain.rules_monitors import (
     GPU_OWNED,
     KERNEL_PCI_DEVICE,
     LSPCI_DEVICE,
-    is_gpu_device,
+    OWNED_BY_KIND,
+    device_kind,
 )
 from diagnosis.explain.rules_nvlink import FABRIC_RULE, fabric_field
 from diagnosis.explain.rules_process import (
@@ -148,7 +149,7 @@ class _State:
     resumed_at: int = -1  # the last line that says the job moved on (rules_stalled.RESUMED)
     finite_norm_at: int = -1  # the last line with a finite grad norm (rules_train)
     gpu_named: bool = False  # a record names a GPU (rules_host.GPU_NAMED: rules_monitors.GPU_OWNED)
-    lspci_gpu: bool | None = None  # the last lspci device header is a GPU's; None: none seen
+    pci_kind: str | None = None  # the last PCI device header's kind (device_kind); None: none
     owner_unknown: set[str] = field(default_factory=set)  # GPU_OWNED rules seen with no header
 
     def add(
@@ -241,10 +242,10 @@ def _visit(state: _State, rec: Record) -> None:
         state.gpu_named = GPU_NAMED.search(rec.body) is not None
     if rec.body[:1] in _HEX and ":" in rec.body[2:5]:  # (lspci's `17:00.0`, `0000:17:00.0`)
         header = LSPCI_DEVICE.match(rec.body)
-        state.lspci_gpu = state.lspci_gpu if header is None else is_gpu_device(header)
+        state.pci_kind = state.pci_kind if header is None else device_kind(header["cls"])
     elif rec.body.startswith("pci "):  # (the kernel's enumeration of a device)
         probed = KERNEL_PCI_DEVICE.match(rec.body)
-        state.lspci_gpu = state.lspci_gpu if probed is None else probed["cls"].startswith("03")
+        state.pci_kind = state.pci_kind if probed is None else device_kind(probed["cls"])
     exception_line = _skip(state, rec)
     if exception_line is None or not rec.body.strip() or describes_a_message(rec.body):
         return  # (a runbook, a changelog, a review: a message described is no event)
@@ -260,10 +261,11 @@ def _visit(state: _State, rec: Record) -> None:
         _unclassified(state, rec, low)
         return
     hit, confidence = result
-    if hit.rule in GPU_OWNED and state.lspci_gpu is None:
+    if hit.rule in GPU_OWNED and state.pci_kind is None:
         state.owner_unknown.add(hit.rule)  # no device header: the input decides (_confirm)
-    own = hit.rule in GPU_OWNED and state.lspci_gpu  # the GPU's link (rules_monitors.GPU_OWNED)
-    state.add(hit.rule, GPU_OWNED[hit.rule] if own else hit.verdict, hit, rec, confidence)
+    # a link of the GPU's or a disk's, by the device header above it (OWNED_BY_KIND)
+    owned = OWNED_BY_KIND.get(state.pci_kind or "", {}).get(hit.rule)
+    state.add(hit.rule, owned or hit.verdict, hit, rec, confidence)
     if hit.rule == "gpu.diag_gflops" and state.diag_rate is None:
         state.diag_rate = (hit, rec)
     elif hit.rule == "training.iteration":

@@ -87,8 +87,16 @@ def _uncorrected(m: re.Match[str]) -> Verdict:
 
 
 INJECTED_RULE = "host.memory_failure_injected"
-EXPLAINED_BY = {"host.page_offlined": frozenset({INJECTED_RULE})}
-"""A page taken offline in an input that shows memory failures injected (a test)."""
+THROTTLED_RULE = "host.cpu_throttled"
+COOLED_RULE = "host.cpu_cooled"
+EXPLAINED_BY = {
+    "host.page_offlined": frozenset({INJECTED_RULE}),
+    "host.mce": frozenset({THROTTLED_RULE}),
+    THROTTLED_RULE: frozenset({COOLED_RULE}),
+}
+"""A page taken offline in an input that shows memory failures injected (a test); machine check
+events logged beside the CPU's thermal throttling (older kernels log the throttle's interrupt
+as one); a throttle the same input says ended (`temperature/speed normal`)."""
 
 
 KERNEL_RULES: tuple[Rule, ...] = (
@@ -207,6 +215,22 @@ KERNEL_RULES: tuple[Rule, ...] = (
         verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.ISOLATE_GPU, 0.6),
     ),
     rule(
+        THROTTLED_RULE,
+        # therm_throt.c (`mce: ` before it on older kernels)
+        r"\bCPU\d+: (?:Package|Core) temperature above threshold, cpu clock throttled",
+        ("temperature above threshold",),
+        "The CPU throttled for heat: a cooling problem while it lasts, no fault once a line of "
+        "the same input says the temperature is normal again (EXPLAINED_BY).",
+        _hardware(S.WARNING, A.MONITOR, 0.6),
+    ),
+    rule(
+        COOLED_RULE,
+        r"\bCPU\d+: (?:Package|Core) temperature/speed normal\b",
+        ("temperature/speed normal",),
+        "The CPU's temperature is back to normal after a thermal throttle (therm_throt.c).",
+        verdict(C.BENIGN, B.UNKNOWN, K.NODE, S.INFO, A.NONE, 0.5),
+    ),
+    rule(
         "host.mce",
         r"Machine check events logged|\[Hardware Error\]|EDAC MC\d+: \d+ CE |mce: \["
         # rasdaemon's ras-mc-ctl summaries, mcelog's threshold trigger, the CPU's thermal
@@ -215,14 +239,14 @@ KERNEL_RULES: tuple[Rule, ...] = (
         r"|\bCorrected memory errors on page \S+ exceed threshold"
         # mcelog's header over each decoded record (old and new spellings)
         r"|\bHardware event\. This is not a software error\b"
-        r"|\bHARDWARE ERROR\. This is \*NOT\* a software problem\b"
-        r"|\bmce: CPU\d+: (?:Package|Core) temperature above threshold, cpu clock throttled",
+        r"|\bHARDWARE ERROR\. This is \*NOT\* a software problem\b",
         (
             *("machine check", "hardware error", "edac", "mce: [", "corrected error"),
-            *("corrected memory errors", "temperature above threshold", "hardware event"),
+            *("corrected memory errors", "hardware event"),
         ),
-        "A machine check was logged (corrected or deferred unless an uncorrected line follows), "
-        "corrected DIMM errors passed their threshold, or the CPU throttled for heat.",
+        "A machine check was logged (corrected or deferred unless an uncorrected line follows) "
+        "or corrected DIMM errors passed their threshold. Beside the CPU's thermal throttling "
+        "the events logged are the throttle's (EXPLAINED_BY).",
         _hardware(S.WARNING, A.MONITOR, 0.6),
     ),
     rule(

@@ -48,9 +48,15 @@ _STORAGE = verdict(C.HOST_STORAGE, INFRA, K.NODE, S.WARNING, A.MONITOR, 0.5)
 _NARROW_LINK = verdict(C.HOST_HARDWARE, INFRA, K.NODE, S.WARNING, A.HARDWARE_INSPECTION, 0.5)
 GPU_OWNED = {"monitor.pcie_downgraded": _DEGRADED, "host.pcie_narrow_link": _DEGRADED}
 """A finding that is the GPU's, with this verdict, where the lspci device header above it is a
-GPU's (``is_gpu_device``), or, with no header, where the input names a GPU anywhere (a person's
+GPU's (``device_kind``), or, with no header, where the input names a GPU anywhere (a person's
 `GPU 5 is at x4`, a note `# ca:00.0 = GPU 4`); else the host's hardware: lspci's LnkSta line
 names no device (the engine decides)."""
+_DISK_LINK = verdict(C.HOST_STORAGE, INFRA, K.NODE, S.WARNING, A.HARDWARE_INSPECTION, 0.5)
+DISK_OWNED = {"monitor.pcie_downgraded": _DISK_LINK, "host.pcie_narrow_link": _DISK_LINK}
+"""The same findings where the device header above them is a disk's (an NVMe drive, a SATA, SAS
+or RAID controller): the drive's link, its storage."""
+OWNED_BY_KIND = {"gpu": GPU_OWNED, "disk": DISK_OWNED}
+"""A PCIe link finding's verdict by the kind of device its header names (``device_kind``)."""
 LSPCI_DEVICE = re.compile(
     r"^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] (?P<cls>[^:\n]+): (?P<dev>[^\n]*)"
 )
@@ -63,6 +69,11 @@ KERNEL_PCI_DEVICE = re.compile(
 """The kernel's enumeration of a PCI device (drivers/pci/probe.c: `pci 0000:9a:00.0:
 [10de:2330] type 00 class 0x030200`): a device header as lspci's is (class 03xx: a GPU)."""
 _GPU_CLASS = re.compile(r"VGA|3D controller|Display controller|^03[0-9a-f]{2}$", re.IGNORECASE)
+_DISK_CLASS = re.compile(
+    r"Non-Volatile memory controller|SATA controller|RAID bus controller|Mass storage controller"
+    r"|SCSI storage controller|Serial Attached SCSI controller|^01[0-9a-f]{2}$",
+    re.IGNORECASE,
+)
 
 
 _NARROWER_THAN = (
@@ -72,10 +83,14 @@ _NARROWER_THAN = (
 """A width said below the one the link should have (`x8 instead of x16`)."""
 
 
-def is_gpu_device(header: re.Match[str]) -> bool:
-    """Whether an lspci device header (LSPCI_DEVICE) is a GPU's: its class is a display
-    controller's (VGA, 3D, class 03xx)."""
-    return _GPU_CLASS.search(header["cls"].strip()) is not None
+def device_kind(cls: str) -> str:
+    """The kind of device an lspci or kernel device header's class names: `gpu` for a display
+    controller (VGA, 3D, class 03xx), `disk` for mass storage (NVMe, SATA, SAS, RAID, class
+    01xx), else `host`."""
+    cls = cls.strip()
+    if _GPU_CLASS.search(cls):
+        return "gpu"
+    return "disk" if _DISK_CLASS.search(cls) else "host"
 
 
 _STALLED = verdict(C.HANG, B.UNKNOWN, K.JOB, S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.45)

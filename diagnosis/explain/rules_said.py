@@ -113,12 +113,35 @@ RULES: tuple[Rule, ...] = (
         r"|\b(?:Lustre|GPFS|BeeGFS|CephFS|NFS)\b[^.;?\n]{0,40}?\b(?:got|was|were|been)\s+evicted\b"
         r"|\bwaiting\s+in\s+rpc_wait_bit_killable\b"
         r"|\bNFS\s+RPC\s+retransmissions?\s+(?:high|rising|climbing)\b"
+        # tasks that hang as they write to or read from a shared filesystem (`cause task to
+        # hang when writing to lustre file system`)
+        rf"|\b{_HUNG}\s+(?:\w+\s+){{0,2}}?(?:when|while|during)\s+(?:writing|reading|saving|loading"
+        r"|checkpointing|accessing)\s+(?:\w+\s+){0,3}?(?:to|from|on|in)\s+(?:the\s+|a\s+|an\s+|our\s+)?"
+        r"(?:Lustre|GPFS|BeeGFS|CephFS|NFS|WekaFS|JuiceFS|parallel|network|shared)\b"
         # German and Chinese (`hängt der NFS-Mount`, `挂载（NFS）卡死了`)
         r"|\bhängt\s+(?:der|die|das)\s+NFS|\bNFS[\w-]*\s+hängt\b|NFS[^。\n]{0,12}?(?:卡死|卡住|挂起)",
-        ("nfs", "mount", "evicted", "rpc_wait_bit_killable"),
+        (
+            *("nfs", "mount", "evicted", "rpc_wait_bit_killable", "lustre", "gpfs", "beegfs"),
+            *("cephfs", "wekafs", "juicefs", "parallel", "network", "shared"),
+        ),
         "A network filesystem's mount said to hang (tasks in D state, `ls` that never returns), "
         "a drain reason or a check named for it: the NFS server or the path to it; every rank "
         "reading or checkpointing through it stalls.",
+        judge=said(_STORAGE),
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "said.mount_disconnected",
+        # errno 107 quoted by a person where a mount or its files are read (`pods start
+        # reporting `Transport endpoint is not connected` when accessing files`); rules_netfs
+        # reads the error on a path
+        r"\bTransport endpoint is not connected\b['\"`]?\s*(?:\w+\s+){0,2}?(?:when|while|on|for|at"
+        r"|in)\s+(?:\w+\s+){0,2}?(?:accessing|reading|writing|listing|opening|files?|the\s+mount"
+        r"|mount\s*points?|mountpoints?|volumes?|directory|directories|paths?)\b",
+        ("transport endpoint",),
+        "A person quotes `Transport endpoint is not connected` as the mount's files are read: "
+        "the FUSE or network filesystem's daemon behind the mount went away; every rank reading "
+        "through it fails until it is remounted.",
         judge=said(_STORAGE),
         flags=re.IGNORECASE,
     ),

@@ -28,11 +28,13 @@ from __future__ import annotations
 import re
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.explained import explained
+from diagnosis.explain.explained import explained, sentence_at
+from diagnosis.explain.happening import live
 from diagnosis.explain.quantities import figures
 from diagnosis.explain.rules import Rule, rule
 from diagnosis.explain.rules_figures import PAST, PRESENT
 from diagnosis.explain.rules_slowdown import SLOWDOWN_RATIO
+from diagnosis.explain.rules_slowness import slowed
 from diagnosis.explain.rules_straggler import slow_member
 from diagnosis.model import ComponentKind as K
 
@@ -216,6 +218,39 @@ def _others_wait(m: re.Match[str]) -> Verdict | None:
     return slow_member(K.GPU)
 
 
+# another's figures better than the speaker's (`your benchmarks ... are much better than mine`,
+# `This throughput is quite higher than ours`), or the speaker a figure slower (`I am basically
+# 50% slower on all benchmarks`)
+_OTHERS_FASTER = re.compile(
+    r"\b(?:better|higher|faster|quicker)\s+than\s+(?:ours|mine)\b"
+    r"|\b(?:I\s+am|I'm|we\s+are|we're)\s+(?:\w+\s+)?(?:\d+(?:\.\d+)?\s*%|\d+(?:\.\d+)?\s*(?:x|times))"
+    r"\s+slower\b",
+    re.IGNORECASE,
+)
+_SPEED_WORD = re.compile(
+    r"\b(?:throughput|speed|benchmarks?|performance|perf|it/s|samples?/s\w*|tokens?/s\w*"
+    r"|images?/s\w*|FLOPS|TFLOPS|MFU|fps|slower)\b",
+    re.IGNORECASE,
+)
+_NOT_SPEED = re.compile(
+    r"\b(?:loss|accuracy|acc|score|perplexity|ppl|reward|memory|time|latency|duration|price"
+    r"|cost|temperature)\b",
+    re.IGNORECASE,
+)
+
+
+def _others_faster(m: re.Match[str]) -> Verdict | None:
+    """Return a straggler warning where the sentence compares speeds (a rate, a benchmark; not
+    a loss, a time or a price, whose higher is not faster), says it now, and the text does not
+    explain it."""
+    sentence = sentence_at(m)
+    if not _SPEED_WORD.search(sentence) or _NOT_SPEED.search(sentence):
+        return None
+    if explained(m.string) or not live(m):
+        return None
+    return slowed(sentence)
+
+
 RULES: tuple[Rule, ...] = (
     rule(
         "told.first_then_later",
@@ -256,6 +291,16 @@ RULES: tuple[Rule, ...] = (
         "The others finish and wait for one member, or one member is always the last or a "
         "factor slower than the rest (in ten languages): the straggler they wait for.",
         judge=_others_wait,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "told.others_faster",
+        _OTHERS_FASTER.pattern,
+        ("than ours", "than mine", "slower"),
+        "Another's figures said better than the speaker's (`your benchmarks are much better than "
+        "mine`, `This throughput is quite higher than ours`), or the speaker a figure slower "
+        "(`I am 50% slower on all benchmarks`): the job runs slower than it should.",
+        judge=_others_faster,
         flags=re.IGNORECASE,
     ),
 )

@@ -132,7 +132,9 @@ FALLBACK_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "python.exception",
-        r"^(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*Error|(?:[A-Z]\w*)?Exception)(?::\s|:?\s*$)",
+        # (not Lustre's kernel lines, `LNetError: 4069:0:(lib-ptl.c:189:...)`: rules_netfs')
+        r"^(?!(?:LNet|Lustre)Error:)"
+        r"(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*Error|(?:[A-Z]\w*)?Exception)(?::\s|:?\s*$)",
         ("error", "exception"),
         "A Python exception no earlier rule explains (KeyError, ValueError, ...): the job's code. "
         "Confidence is higher when it ends a traceback.",

@@ -26,7 +26,9 @@ XID_SAID = re.compile(
 """A Xid and its number, as people write it."""
 RULED_OUT = re.compile(
     r"\bruled\s+out\b|\bfalse\s+positive\b|\bno\s+Xid\b|\bnot\s+(?:an?\s+)?Xid\b|\bwithout\s+(?:an?\s+)?Xid\b"
-    r"|\?|\brunbook\b|\bdocs?\b|\bdifference\b|\bRESOLVED\b|\breplaced\b|\bmeans\b",
+    # a question, not a request for help after the words (`..., any ideas?`)
+    r"|(?<!ideas)(?<!idea)(?<!thoughts)(?<!suggestions)(?<!advice)(?<!clues)(?<!hints)\?"
+    r"|\brunbook\b|\bdocs?\b|\bdifference\b|\bRESOLVED\b|\breplaced\b|\bmeans\b",
     re.IGNORECASE,
 )
 _HAPPENED = re.compile(
