@@ -333,8 +333,9 @@ def _speed_findings(state: _State) -> None:
 
 def _confirm(state: _State) -> None:
     """Raise signal findings that other findings of the same input confirm (OOM killer, shm);
-    drop the findings that stand only with a crash (NEEDS_CRASH) when the input shows none, and
-    a wait said once that a later recovery ended (rules_netfs.RECOVERED_BY), a line whose
+    drop the findings that stand only with a crash (NEEDS_CRASH) when the input shows none, or
+    only where it names a GPU (rules_scheduler.NEEDS_GPUS_NAMED) when it names none, and a wait
+    said once that a later recovery ended (rules_netfs.RECOVERED_BY), a line whose
     cause the same input gives (the EXPLAINED_BY of rules_scheduler, rules_dist, rules_driver,
     rules_fabric, rules_host, rules_process, rules_rdma and rules_slowness), a monitor's finding
     in an input that shows the alert resolved, a stall a later line says moved on, and a NaN
@@ -342,6 +343,9 @@ def _confirm(state: _State) -> None:
     present = {key[0] for key in state.found}
     if not (present & CRASH_RULES or state.crash_said):
         for key in [key for key in state.found if key[0] in NEEDS_CRASH]:
+            del state.found[key]
+    if not state.gpu_named:  # (rules_scheduler.NEEDS_GPUS_NAMED)
+        for key in [key for key in state.found if key[0] in rules_scheduler.NEEDS_GPUS_NAMED]:
             del state.found[key]
     # a wait said once and ended later is no fault; a wait that repeats is (a flapping server);
     # a line that follows from a cause printed in the same input gives way to it

@@ -106,6 +106,17 @@ RULES: tuple[Rule, ...] = (
         flags=re.IGNORECASE,
     ),
     rule(
+        "fabric.fm_config_invalid",
+        # FM's config parser on a key it rejects (`fabric manager config file item:
+        # FABRIC_NODE_CONFIG_FILE has an invalid value`)
+        r"\bfabric manager config file item: \w+ has an invalid value\b",
+        ("config file item",),
+        "Fabric Manager rejects an item of its configuration file and exits: the node's "
+        "software setup (the file or the package that ships it), not the fabric.",
+        verdict(C.APPLICATION, INFRA, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.5),
+        flags=re.IGNORECASE,
+    ),
+    rule(
         "fabric.fm_driver_query",
         r"request to query NVSwitch device information from NVSwitch driver failed",
         ("nvswitch driver failed",),

@@ -327,7 +327,7 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-_CUDA = "(?:CUDA error|cuda runtime error \\(\\d+\\)|Cuda failure \\d*)\\W*"
+_CUDA = "(?:CUDA error|(?i:cuda runtime error)(?: \\(\\d+\\))?|Cuda failure \\d*)\\W*"
 
 CUDA_RULES: tuple[Rule, ...] = (
     rule(

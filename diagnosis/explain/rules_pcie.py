@@ -103,6 +103,18 @@ RULES: tuple[Rule, ...] = (
         judge=_narrower,
     ),
     rule(
+        "host.phb_link_unstable",
+        # OPAL's skiboot on POWER, for each PCIe host bridge's link it trains at boot
+        r"\bPHB#[0-9a-fA-F]+(?:\[\d+:\d+\])?: (?:LINK: Went down waiting for stabil\w*"
+        r"|Linked? trained but was degraded or unstable|LINK: Timeout waiting for (?:link up"
+        r"|electrical link))",
+        ("phb#",),
+        "The firmware of a POWER host could not train a PCIe host bridge's link (skiboot: `Went "
+        "down waiting for stability`, `trained but was degraded or unstable`): the card, its "
+        "slot or riser; the devices behind it are slow or lost.",
+        _hardware(S.WARNING, A.HARDWARE_INSPECTION, 0.6),
+    ),
+    rule(
         "host.pcie_recovery_failed",
         r"AER: can't recover \(no error_detected callback\)|AER: device recovery failed",
         ("can't recover", "device recovery failed"),

@@ -48,10 +48,14 @@ _DEGRADED = verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.HARDWARE_INSPECTI
 _MISMATCH = verdict(C.APPLICATION, INFRA, K.NODE, S.ERROR, A.REBOOT_NODE, 0.45)
 _NIC = verdict(C.NETWORK, INFRA, K.NIC, S.WARNING, A.CHECK_NETWORK, 0.45)
 _HUNG_JOB = verdict(C.HANG, B.UNKNOWN, K.JOB, S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.45)
+_NO_FAULT = verdict(C.BENIGN, B.UNKNOWN, K.NODE, S.INFO, A.NONE, 0.5)
 _HOST_MEMORY = verdict(C.HOST_MEMORY, B.APPLICATION, K.NODE, S.WARNING, A.FIX_APPLICATION, 0.45)
 _SAID_HOST_MEMORY = said(_HOST_MEMORY)
 _NONFINITE = verdict(C.NUMERICAL, B.APPLICATION, K.JOB, S.WARNING, A.FIX_APPLICATION, 0.45)
 MULTINODE_RULE = "said.multinode_only"
+HARMLESS_RULE = "said.harmless"
+CORRECTED_RULES = ("host.pcie_error", "host.mce", "host.cpu_throttled")
+"""Warnings of errors the hardware corrected, which a statement that they are harmless ends."""
 _PLATFORM = verdict(C.HOST_HARDWARE, INFRA, K.NODE, S.WARNING, A.HARDWARE_INSPECTION, 0.45)
 
 _HUNG = (
@@ -238,15 +242,34 @@ RULES: tuple[Rule, ...] = (
         flags=re.IGNORECASE,
     ),
     rule(
+        HARMLESS_RULE,
+        # (`your hardware is perfectly healthy`, `these messages are harmless`, `can be safely
+        # ignored`)
+        r"\b(?:your|the)\s+(?:hardware|GPU|drive|NVMe|machine|system)\s+is\s+(?:perfectly\s+|completely"
+        r"\s+|totally\s+)?(?:healthy|fine)\b"
+        r"|\b(?:these|those|the|this|such)\s+(?:\w+\s+){0,2}?(?:messages?|errors?|warnings?|logs?|events?)"
+        r"\s+(?:is|are)\s+(?:\w+\s+)?(?:harmless|benign|cosmetic|nothing\s+to\s+worry\s+about)\b"
+        r"|\b(?:can|may)\s+(?:be\s+)?safely\s+(?:be\s+)?ignored\b",
+        ("healthy", "fine", "harmless", "benign", "cosmetic", "worry", "safely"),
+        "The text says the errors are harmless or the hardware healthy (a tutorial on a PCIe AER "
+        "log flood, a maintainer's reply): no fault, and it ends the corrected errors' warnings "
+        "of the same input (EXPLAINED_BY).",
+        judge=said(_NO_FAULT),
+        flags=re.IGNORECASE,
+    ),
+    rule(
         "said.killed_by_system",
         r"\b(?:killed|terminated)\s+by\s+the\s+(?:system|OS|kernel|OOM[\s-]?killer)\b"
         # the host's memory said exhausted (`we run out of system RAM and the OS kills the
         # process`)
         r"|\b(?:run|ran|running|runs)\s+out\s+of\s+(?:system\s+|host\s+|CPU\s+)(?:RAM|memory)\b"
-        r"|\b(?:the\s+)?(?:OS|kernel)\s+kills\s+(?:the|my|our)\s+(?:process|job|trainer)\b",
-        ("killed by the", "terminated by the", "out of", "kills"),
+        r"|\b(?:the\s+)?(?:OS|kernel)\s+kills\s+(?:the|my|our)\s+(?:process|job|trainer)\b"
+        # the host's memory said to OOM (`the RAM usage shoots up ..., causing RAM OOMs`)
+        r"|\b(?:RAM|host\s+memory|system\s+memory|CPU\s+memory|CPU\s+RAM)\s+OOMs?\b",
+        ("killed by the", "terminated by the", "out of", "kills", "ooms", "oom"),
         "A process said to be killed by the system (the kernel's OOM killer, the usual reason "
-        "a program exits with no error of its own): the host's memory.",
+        "a program exits with no error of its own), or the host's RAM said to OOM: the host's "
+        "memory.",
         judge=_killed_for_memory,
         flags=re.IGNORECASE,
     ),
@@ -415,11 +438,16 @@ RULES: tuple[Rule, ...] = (
 )
 
 EXPLAINED_BY: dict[str, frozenset[str]] = {
-    rule_id: frozenset({MULTINODE_RULE})
-    for rule_id in (
-        *("hang.watchdog_timeout", "hang.watchdog_stuck", "hang.watchdog_terminating"),
-        *("hang.ops_failed", "hang.collective_not_joined", "hang.ranks_missing"),
-    )
+    **{
+        rule_id: frozenset({MULTINODE_RULE})
+        for rule_id in (
+            *("hang.watchdog_timeout", "hang.watchdog_stuck", "hang.watchdog_terminating"),
+            *("hang.ops_failed", "hang.collective_not_joined", "hang.ranks_missing"),
+        )
+    },
+    **{rule_id: frozenset({HARMLESS_RULE}) for rule_id in CORRECTED_RULES},
 }
 """NCCL's timeouts and failed collectives in an input whose author says the job works on one
-node and fails across nodes: the network between the nodes is the cause they follow from."""
+node and fails across nodes: the network between the nodes is the cause they follow from.
+Corrected errors (a PCIe AER, a machine check, a throttle) in an input that says they are
+harmless or the hardware healthy: a log flood, not a fault."""

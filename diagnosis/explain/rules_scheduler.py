@@ -70,6 +70,13 @@ VOLUME_SOURCE_MISSING = "k8s.volume_source_missing"
 VOLUME_MOUNTED = "k8s.volume_mounted"
 """The kubelet's event that a pod's volume attached or mounted."""
 
+PLUGIN_NO_DEVICES = "k8s.plugin_no_devices"
+NEEDS_GPUS_NAMED = frozenset({PLUGIN_NO_DEVICES})
+"""Findings that stand only where the input names a GPU elsewhere (the engine's `gpu_named`):
+a device plugin's `No devices found` on a node the text says has GPUs is its setup; alone it is
+the plugin's notice on a node without GPUs."""
+
+
 RULES: tuple[Rule, ...] = (
     rule(
         "slurm.node_failure",
@@ -255,6 +262,19 @@ RULES: tuple[Rule, ...] = (
         "NVIDIA's device plugin saw a critical Xid and took the GPU out of the node's "
         "allocatable GPUs: the Xid catalogue's verdict.",
         judge=xid_policy,
+    ),
+    rule(
+        PLUGIN_NO_DEVICES,
+        # the device plugin's start when NVML gives it no GPU (`No devices found. Waiting
+        # indefinitely.`): most often a runtime without the NVIDIA hook, or a plugin that does
+        # not know the model; nvidia-smi's own `No devices were found` is rules_driver's
+        r"\b(?i:No devices found\. Waiting indefinitely)\b",
+        ("waiting indefinitely",),
+        "A GPU device plugin found no GPU to advertise and waits, on a node the text says has "
+        "GPUs: the container runtime or the plugin's setup (the NVIDIA runtime not the default, "
+        "a model the plugin does not know), the node's software rather than its GPUs. Alone it "
+        "is the plugin's notice on a node without GPUs, and no finding.",
+        verdict(C.APPLICATION, INFRA, K.NODE, S.WARNING, A.FIX_APPLICATION, 0.45),
     ),
     rule(
         "k8s.device_unhealthy",

@@ -239,6 +239,23 @@ _NOT_SPEED = re.compile(
 )
 
 
+# a speed said to have regressed (`an ~11% MLPerf throughput regression`, `training speed
+# regressed by 20%`)
+_REGRESSION = re.compile(
+    r"\b(?:throughput|performance|perf|training\s+speed|speed|tokens?/s\w*|samples?/s\w*|MFU"
+    r"|TFLOPS|step\s+time|iteration\s+time)\s+(?:regressions?\b|regressed\b)",
+    re.IGNORECASE,
+)
+
+
+def _regressed(m: re.Match[str]) -> Verdict | None:
+    """Return a straggler warning on a speed said to have regressed now, unless the text
+    explains it."""
+    if explained(m.string) or not live(m):
+        return None
+    return slowed(sentence_at(m))
+
+
 def _others_faster(m: re.Match[str]) -> Verdict | None:
     """Return a straggler warning where the sentence compares speeds (a rate, a benchmark; not
     a loss, a time or a price, whose higher is not faster), says it now, and the text does not
@@ -291,6 +308,15 @@ RULES: tuple[Rule, ...] = (
         "The others finish and wait for one member, or one member is always the last or a "
         "factor slower than the rest (in ten languages): the straggler they wait for.",
         judge=_others_wait,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "told.speed_regressed",
+        _REGRESSION.pattern,
+        ("regress",),
+        "A speed said to have regressed (`an ~11% MLPerf throughput regression between two "
+        "tags`): the job runs slower than it did.",
+        judge=_regressed,
         flags=re.IGNORECASE,
     ),
     rule(

@@ -30,8 +30,9 @@ scaler skipped (fp16's warm-up), not a run that diverged (the engine drops that 
 NUMERICAL_RULES: tuple[Rule, ...] = (
     rule(
         "training.loss_scale_min",
-        r"loss scale already at minimum",
-        ("loss scale already at minimum",),
+        # DeepSpeed's words, fairseq's (`FloatingPointError: Minimum loss scale reached`)
+        r"loss scale already at minimum|\bMinimum loss scale reached\b",
+        ("loss scale already at minimum", "minimum loss scale reached"),
         "fp16 loss scaling collapsed after repeated overflows: the run cannot continue "
         "(real_logs nan-loss). Numerical, the job's recipe (lr, precision, data).",
         verdict(C.NUMERICAL, APP, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.9),
@@ -47,8 +48,9 @@ NUMERICAL_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "training.loss_scale_stuck",
-        r"Attempted loss scale: 1(?:\.0)?, reducing to 1\b|Reducing dynamic loss scale from "
-        r"1(?:\.0)? to 1\b",
+        # (at 1, or collapsed to 0: `Attempted loss scale: 0.0, reducing to 0.0`)
+        r"Attempted loss scale: ([01])(?:\.0)?, reducing to \1\b|Reducing dynamic loss scale from "
+        r"([01])(?:\.0)? to \2\b",
         ("loss scale",),
         "fp16 dynamic loss scaling is already at 1 and still overflowing: every step is "
         "skipped, the model stops learning (DeepSpeed#697). Numerical.",

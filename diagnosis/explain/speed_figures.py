@@ -292,10 +292,13 @@ STEP_CONTEXT = re.compile(
 )
 NOT_A_STEP = re.compile(
     r"\b(?:timeout|interval|start-?up|boot\w*|compil\w*|ckpt|checkpoint\w*|sav(?:e|ing)|load\w*|"
-    r"download\w*|ping|rtt|queue\w*|pending|wait\s+time|RMA|delivery|shipping|parts?)\b",
+    r"download\w*|ping|rtt|queue\w*|pending|wait\s+time|RMA|delivery|shipping|parts?)\b"
+    # a total estimated from a step's time (`8k * 0.9 sec = 1.8 hours`)
+    r"|[*×]\s*~?\d+(?:\.\d+)?\s*(?:s|secs?|seconds?|ms|min(?:utes?)?)\s*=",
     re.IGNORECASE,
 )
-"""Times that are no step's: a timeout, an interval, a start-up, a save, a ping."""
+"""Times that are no step's: a timeout, an interval, a start-up, a save, a ping, a total
+estimated as steps times a step's time."""
 
 
 def step_figures(text: str) -> tuple[Figure, ...]:
