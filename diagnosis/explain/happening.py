@@ -55,7 +55,8 @@ _NOT_NOW = re.compile(
     r"|(?:read|reads|been|at|stayed)\s+(?:0|zero)\s+since|until\s+(?:we|I|they)\s+(?:swapped"
     r"|replaced|reseated|fixed|changed|moved)|resolv\w*\s+(?:itself|by\s+itself|on\s+its\s+own)"
     r"|se\s+resolvió|will\s+(?:flap|go\s+down|hang|be\s+(?:down|unavailable|slow|offline))"
-    r"|heads-?up|nothing\s+is\s+broken|(?:sits?|sitting|while|when)\s+idle|power[\s-]saving"
+    r"|heads-?up|nothing\s+is\s+broken|(?:sits?|sitting|while|when)\s+idle(?!\s+between)"
+    r"|power[\s-]saving"
     r"|ASPM|went\s+away|price[ds]?)\b|已经解决|已解决|已修复|恢复正常",
     re.IGNORECASE,
 )

@@ -146,6 +146,15 @@ RULES: tuple[Rule, ...] = (
         _RETRYING,
     ),
     rule(
+        "dist.store_peer_dropped",
+        # Paddle's TCP store (tcp_utils.h) when the peer closed the connection mid-message
+        r"\bTCP (?:send|recv|receive) error\. Details: (?:Broken pipe|Connection reset by peer)",
+        ("tcp send error", "tcp recv error", "tcp receive error"),
+        "A rank's TCP store connection broke while it sent or received (Paddle's `TCP send error. "
+        "Details: Broken pipe`): the peer went away or the network between them dropped it.",
+        _GAVE_UP,
+    ),
+    rule(
         "dist.client_unreachable",
         r"\[c10d\] The client socket has failed to connect to any network address of",
         ("failed to connect to any network address",),

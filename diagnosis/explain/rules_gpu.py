@@ -412,10 +412,14 @@ CUDA_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "cuda.launch_failure",
-        r"unspecified launch failure|too many resources requested for launch",
-        ("launch failure", "resources requested for launch"),
-        "A kernel crashed ('segfault on the GPU'). Debatable: user kernels are the usual cause, "
-        "but Xid 13/31/62 can sit beside it; confidence is kept low.",
+        r"unspecified launch failure|too many resources requested for launch"
+        # a cuBLAS kernel that failed to run (`CUBLAS_STATUS_EXECUTION_FAILED when calling
+        # cublasGemmEx(...)`)
+        r"|CUBLAS_STATUS_EXECUTION_FAILED",
+        ("launch failure", "resources requested for launch", "cublas_status_execution_failed"),
+        "A kernel crashed ('segfault on the GPU'; cuBLAS's kernel failed to execute). Debatable: "
+        "user kernels and their inputs are the usual cause, but Xid 13/31/62 can sit beside it; "
+        "confidence is kept low.",
         verdict(C.GPU_APPLICATION, APP, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.5),
     ),
     rule(

@@ -48,14 +48,19 @@ _DEGRADED = verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.HARDWARE_INSPECTI
 _MISMATCH = verdict(C.APPLICATION, INFRA, K.NODE, S.ERROR, A.REBOOT_NODE, 0.45)
 _NIC = verdict(C.NETWORK, INFRA, K.NIC, S.WARNING, A.CHECK_NETWORK, 0.45)
 _HUNG_JOB = verdict(C.HANG, B.UNKNOWN, K.JOB, S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.45)
+_GPU_DEGRADED = verdict(
+    C.GPU_DEGRADED, B.INFRASTRUCTURE, K.GPU, S.WARNING, A.HARDWARE_INSPECTION, 0.45
+)
+_SAID_GPU_DEGRADED = said(_GPU_DEGRADED)
 _NO_FAULT = verdict(C.BENIGN, B.UNKNOWN, K.NODE, S.INFO, A.NONE, 0.5)
 _HOST_MEMORY = verdict(C.HOST_MEMORY, B.APPLICATION, K.NODE, S.WARNING, A.FIX_APPLICATION, 0.45)
 _SAID_HOST_MEMORY = said(_HOST_MEMORY)
 _NONFINITE = verdict(C.NUMERICAL, B.APPLICATION, K.JOB, S.WARNING, A.FIX_APPLICATION, 0.45)
 MULTINODE_RULE = "said.multinode_only"
 HARMLESS_RULE = "said.harmless"
-CORRECTED_RULES = ("host.pcie_error", "host.mce", "host.cpu_throttled")
-"""Warnings of errors the hardware corrected, which a statement that they are harmless ends."""
+CORRECTED_RULES = ("host.pcie_error", "host.mce", "host.cpu_throttled", "kernel.hung_task")
+"""Warnings of errors the hardware corrected, and hung tasks, which a statement that they are
+harmless ends."""
 _PLATFORM = verdict(C.HOST_HARDWARE, INFRA, K.NODE, S.WARNING, A.HARDWARE_INSPECTION, 0.45)
 
 _HUNG = (
@@ -93,6 +98,17 @@ def _killed_for_memory(m: re.Match[str]) -> Verdict | None:
     if _OTHER_KILL.search(sentence_at(m)):
         return None
     return _SAID_HOST_MEMORY(m)
+
+
+_FIGURES_CHANGED = re.compile(
+    r"\bfrom\s+~?\d[\d.,]*\s*\S*\s+(?:\w+\s+){0,3}?to\s+~?\d", re.IGNORECASE
+)
+
+
+def _throttling(m: re.Match[str]) -> Verdict | None:
+    """A GPU said to throttle, unless the text times the job's slowdown it caused (`from ~7.5
+    mins per iteration to ~15`): then the straggler is the incident, for the slowdown rules."""
+    return None if _FIGURES_CHANGED.search(m.string) else _SAID_GPU_DEGRADED(m)
 
 
 def _diverged(m: re.Match[str]) -> Verdict | None:
@@ -249,12 +265,28 @@ RULES: tuple[Rule, ...] = (
         r"\s+|totally\s+)?(?:healthy|fine)\b"
         r"|\b(?:these|those|the|this|such)\s+(?:\w+\s+){0,2}?(?:messages?|errors?|warnings?|logs?|events?)"
         r"\s+(?:is|are)\s+(?:\w+\s+)?(?:harmless|benign|cosmetic|nothing\s+to\s+worry\s+about)\b"
-        r"|\b(?:can|may)\s+(?:be\s+)?safely\s+(?:be\s+)?ignored\b",
-        ("healthy", "fine", "harmless", "benign", "cosmetic", "worry", "safely"),
+        r"|\b(?:can|may)\s+(?:be\s+)?safely\s+(?:be\s+)?ignored\b"
+        # (`Hung tasks are not normally terminal, nor do they affect system stability`)
+        r"|\b(?:hung\s+tasks?|these\s+(?:\w+\s+)?(?:messages?|warnings?|errors?|reports?))\s+(?:are"
+        r"|is)\s+not\s+(?:\w+\s+)?(?:terminal|fatal|harmful|dangerous|a\s+problem|an\s+issue)\b",
+        ("healthy", "fine", "harmless", "benign", "cosmetic", "worry", "safely", "are not"),
         "The text says the errors are harmless or the hardware healthy (a tutorial on a PCIe AER "
-        "log flood, a maintainer's reply): no fault, and it ends the corrected errors' warnings "
-        "of the same input (EXPLAINED_BY).",
+        "log flood, a maintainer's reply, hung tasks said not to be fatal): no fault, and it "
+        "ends the corrected errors' and hung tasks' warnings of the same input (EXPLAINED_BY).",
         judge=said(_NO_FAULT),
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "said.gpu_throttling",
+        # a GPU said to throttle (`I am seeing throttling on my NVIDIA GPU`, `GPU 3 keeps
+        # throttling`): its clocks, for heat or power
+        r"\bthrottl(?:ing|ed|es)\s+(?:on|of)\s+(?:my|the|our|a|one|this)\s+(?:\w+\s+)?GPUs?\b"
+        r"|\bGPUs?\s+(?:\d+\s+)?(?:is|was|are|were|keeps?|kept|starts?|started)\s+(?:\w+\s+)?"
+        r"throttl(?:ing|ed)\b",
+        ("throttl",),
+        "A GPU said to throttle its clocks (for heat or power): the GPU works below its speed; "
+        "check its cooling, power cap and temperature limits.",
+        judge=_throttling,
         flags=re.IGNORECASE,
     ),
     rule(

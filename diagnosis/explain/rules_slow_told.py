@@ -256,6 +256,50 @@ def _regressed(m: re.Match[str]) -> Verdict | None:
     return slowed(sentence_at(m))
 
 
+# GPUs said idle between steps (`a lot of GPU idle time between each iteration`): fed too slowly
+_IDLE_BETWEEN = re.compile(
+    r"\bGPUs?\s+(?:\w+\s+){0,2}?idle\s+(?:time\s+)?(?:between|in\s+between)\s+(?:each\s+|the\s+|two\s+)?"
+    r"(?:iterations?|steps?|batch(?:es)?|epochs?)\b",
+    re.IGNORECASE,
+)
+# a collective's bandwidth said below its link (`busbw is 50, theoretical busbw should be 200`,
+# `only 9.84 GB/s, which is far away from the link bandwidth`)
+_BELOW_LINK = re.compile(
+    r"\b(?:busbw|bus\s*bandwidth|algbw|bandwidth)\b(?:[^.\n]|\.(?=\d)){0,100}?\b(?:theoretical"
+    r"|link\s+bandwidth"
+    r"|line\s+rate|link\s+speed|wire\s+speed)\b",
+    re.IGNORECASE,
+)
+_LOW = re.compile(
+    r"\b(?:only|far|lower|less|below|short\s+of|should\s+be|a\s+fraction)\b", re.IGNORECASE
+)
+_NEAR_LINK = 0.8
+_HAVE_WANT = re.compile(
+    r"\b(?:is|are|of|gets?|got|reaches?|reached)\s+(?:only\s+)?~?(?P<have>\d+(?:\.\d+)?)\b[^.\n]*?"
+    r"\bshould\s+be\s+(?:about\s+|around\s+|~)?(?P<want>\d+(?:\.\d+)?)\b",
+    re.IGNORECASE,
+)
+
+
+def _fed_slowly(m: re.Match[str]) -> Verdict | None:
+    """Return a straggler warning on GPUs said idle between steps, said now and not explained."""
+    if explained(m.string) or not live(m):
+        return None
+    return slowed(sentence_at(m))
+
+
+def _below_link(m: re.Match[str]) -> Verdict | None:
+    """Return a straggler warning on a collective's bandwidth said below its link's: a word of
+    lowness in the sentence, a figure below the one it should be when both are given."""
+    sentence = sentence_at(m)
+    if not _LOW.search(sentence) or explained(m.string) or not live(m):
+        return None
+    figures = _HAVE_WANT.search(sentence)
+    if figures is not None and float(figures["have"]) >= _NEAR_LINK * float(figures["want"]):
+        return None  # (within a fifth of the link: a collective's usual overhead)
+    return slowed(sentence)
+
+
 def _others_faster(m: re.Match[str]) -> Verdict | None:
     """Return a straggler warning where the sentence compares speeds (a rate, a benchmark; not
     a loss, a time or a price, whose higher is not faster), says it now, and the text does not
@@ -317,6 +361,25 @@ RULES: tuple[Rule, ...] = (
         "A speed said to have regressed (`an ~11% MLPerf throughput regression between two "
         "tags`): the job runs slower than it did.",
         judge=_regressed,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "told.gpus_idle_between_steps",
+        _IDLE_BETWEEN.pattern,
+        ("idle",),
+        "GPUs said idle between steps (`a lot of GPU idle time between each iteration`): they "
+        "wait for their input (the data loader, storage, the CPU); the job runs below its speed.",
+        judge=_fed_slowly,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "told.below_link_bandwidth",
+        _BELOW_LINK.pattern,
+        ("theoretical", "link bandwidth", "line rate", "link speed", "wire speed"),
+        "A collective's bandwidth said below its link's (`busbw is 50, theoretical busbw should be "
+        "200`, `far away from the link bandwidth`): the collectives, and the job, run slower "
+        "than the fabric allows.",
+        judge=_below_link,
         flags=re.IGNORECASE,
     ),
     rule(

@@ -373,6 +373,10 @@ RULES: tuple[Rule, ...] = (
         rf"|{FIXED_BY_SETTING}"
         r"|\b(?:are|is|were|was|run(?:s|ning)?)\s+(?:all\s+)?(?:even|level|in\s+step|in\s+sync"
         r"|balanced)\s+again\b"
+        # a reply that setups' step times are not to be compared, their throughput is (`when
+        # comparing single node vs multi, don't compare the step time`)
+        r"|\b(?:don'?t|do\s+not|shouldn'?t|should\s+not)\s+compare\s+(?:the\s+)?(?:step|iteration"
+        r"|per-step)\s+times?\b"
         # decoding set against prefill: two phases of different work, not a slowdown
         r"|\b(?:generation|decod\w*|eval(?:uation)?)\b[^.\n]{0,30}?\bslower\s+than\s+(?:the\s+)?"
         r"(?:prompt\s+(?:processing|eval\w*)|prefill\w*)\b",
@@ -380,7 +384,7 @@ RULES: tuple[Rule, ...] = (
             *("normal that", "expected that", "no persistent", "no straggler", "will be slower"),
             *("will get slower", "will become slower", "will always be slower", "not a bug"),
             *("expected behavio", "alleviat", "eliminat", "fix", "solv", "resolv", "remov"),
-            *("cur", "again", "slower than", "behavior", "behaviour", "always"),
+            *("cur", "again", "slower than", "behavior", "behaviour", "always", "compare"),
         ),
         "A sentence that calls a time growing or a run slowing normal (a reply's explanation), "
         "or a detector's verdict of no straggler: no fault, and it explains a slowness the "
