@@ -107,6 +107,7 @@ _EXPLAINED_BY = {
     **rules_said.EXPLAINED_BY,
     **rules_fabric.EXPLAINED_BY,
     **rules_host.EXPLAINED_BY,
+    **rules_nic.EXPLAINED_BY,
     **rules_process.EXPLAINED_BY,
     **rules_rdma.EXPLAINED_BY,
     **rules_slowness.EXPLAINED_BY,
@@ -150,6 +151,8 @@ class _State:
     finite_norm_at: int = -1  # the last line with a finite grad norm (rules_train)
     gpu_named: bool = False  # a record names a GPU (rules_host.GPU_NAMED: rules_monitors.GPU_OWNED)
     pci_kind: str | None = None  # the last PCI device header's kind (device_kind); None: none
+    pci_kinds: dict[str, str] = field(default_factory=dict)  # enumerated devices' kinds, by address
+    gpus_said: bool = False  # a GPU named outside a plugin's notice (rules_scheduler.NO_GPU_CLAIM)
     owner_unknown: set[str] = field(default_factory=set)  # GPU_OWNED rules seen with no header
 
     def add(
@@ -220,6 +223,8 @@ def _skip(state: _State, rec: Record) -> bool | None:
 
 _RESOLVED_WORDS = ("resolved", "alarm")
 """Words every match of rules_monitors.ALERT_RESOLVED holds (lower case)."""
+_PCI_NAMED = re.compile(r"\b(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]\b")
+"""A PCI address in a line (the device a driver's link line is about)."""
 _HEX = frozenset("0123456789abcdefABCDEF")
 _GPU_WORDS = ("10de:", "nvidia", "gpu")
 """Words every match of rules_host.GPU_NAMED holds (lower case)."""
@@ -238,14 +243,20 @@ def _visit(state: _State, rec: Record) -> None:
         state.resumed_at = rec.line_no
     if "grad" in low and FINITE_GRAD_NORM.search(rec.body):
         state.finite_norm_at = rec.line_no
-    if not state.gpu_named and any(w in low for w in _GPU_WORDS):
-        state.gpu_named = GPU_NAMED.search(rec.body) is not None
+    if not (state.gpu_named and state.gpus_said) and any(w in low for w in _GPU_WORDS):
+        named = GPU_NAMED.search(rec.body) is not None
+        state.gpu_named = state.gpu_named or named
+        state.gpus_said = state.gpus_said or (
+            named and not rules_scheduler.NO_GPU_CLAIM.search(rec.body)
+        )
     if rec.body[:1] in _HEX and ":" in rec.body[2:5]:  # (lspci's `17:00.0`, `0000:17:00.0`)
         header = LSPCI_DEVICE.match(rec.body)
         state.pci_kind = state.pci_kind if header is None else device_kind(header["cls"])
     elif rec.body.startswith("pci "):  # (the kernel's enumeration of a device)
         probed = KERNEL_PCI_DEVICE.match(rec.body)
-        state.pci_kind = state.pci_kind if probed is None else device_kind(probed["cls"])
+        if probed is not None:
+            state.pci_kind = device_kind(probed["cls"])
+            state.pci_kinds[normalize_pci(probed["addr"]) or probed["addr"]] = state.pci_kind
     exception_line = _skip(state, rec)
     if exception_line is None or not rec.body.strip() or describes_a_message(rec.body):
         return  # (a runbook, a changelog, a review: a message described is no event)
@@ -263,8 +274,12 @@ def _visit(state: _State, rec: Record) -> None:
     hit, confidence = result
     if hit.rule in GPU_OWNED and state.pci_kind is None:
         state.owner_unknown.add(hit.rule)  # no device header: the input decides (_confirm)
-    # a link of the GPU's or a disk's, by the device header above it (OWNED_BY_KIND)
-    owned = OWNED_BY_KIND.get(state.pci_kind or "", {}).get(hit.rule)
+    # a link of the GPU's or a disk's, by the device the line names if the input enumerated it,
+    # else by the device header above it (OWNED_BY_KIND)
+    pci = _PCI_NAMED.search(rec.body) if hit.rule in GPU_OWNED else None
+    address = normalize_pci(pci[0]) if pci else None
+    kind = state.pci_kinds.get(address or "", state.pci_kind)
+    owned = OWNED_BY_KIND.get(kind or "", {}).get(hit.rule)
     state.add(hit.rule, owned or hit.verdict, hit, rec, confidence)
     if hit.rule == "gpu.diag_gflops" and state.diag_rate is None:
         state.diag_rate = (hit, rec)
@@ -344,7 +359,7 @@ def _confirm(state: _State) -> None:
     if not (present & CRASH_RULES or state.crash_said):
         for key in [key for key in state.found if key[0] in NEEDS_CRASH]:
             del state.found[key]
-    if not state.gpu_named:  # (rules_scheduler.NEEDS_GPUS_NAMED)
+    if not state.gpus_said:  # (rules_scheduler.NEEDS_GPUS_NAMED)
         for key in [key for key in state.found if key[0] in rules_scheduler.NEEDS_GPUS_NAMED]:
             del state.found[key]
     # a wait said once and ended later is no fault; a wait that repeats is (a flapping server);

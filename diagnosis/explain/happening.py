@@ -64,6 +64,19 @@ _NOT_NOW = re.compile(
 cleared or fixed alert, a condition, a product's spec, a rebuild finished."""
 
 
+_CONDITION_WORD = re.compile(r"(?:if|when|whether)\b", re.IGNORECASE)
+
+
+def _not_now(m: re.Match[str]) -> bool:
+    """Whether a word of `_NOT_NOW` stands in the match's sentence, or one that is no condition
+    in the sentence after it (`If the problem persists, ...` after it says nothing of it)."""
+    sentence = sentence_at(m)
+    if _NOT_NOW.search(sentence):
+        return True
+    rest = told_with(m)[len(sentence) :]
+    return any(not _CONDITION_WORD.match(w[0]) for w in _NOT_NOW.finditer(rest))
+
+
 def live(m: re.Match[str]) -> bool:
     """Whether the incident said at `m` is one happening now: no resolved alert, question or
     runbook, no denial just before it, no word that makes it planned, tested or over in its
@@ -71,14 +84,14 @@ def live(m: re.Match[str]) -> bool:
     a problem, ...` says nothing of the next sentence's `the program is killed by the system`)."""
     line = m.string
     sentence = sentence_at(m)
-    if RESOLVED.search(line) or _NOT_NOW.search(_told_with(m)) or RULED_OUT.search(sentence):
+    if RESOLVED.search(line) or _not_now(m) or RULED_OUT.search(sentence):
         return False
     if setups_differ(line):
         return False  # two GPU models side by side: a spec compared, no event
     return _DENIED_BEFORE.search(line, max(0, m.start() - 30), m.start()) is None
 
 
-def _told_with(m: re.Match[str]) -> str:
+def told_with(m: re.Match[str]) -> str:
     """The match's sentence and the one after it, where a judgement of it stands (`...; that is
     expected`, `... flapping; after replacing the cable it has been stable`)."""
     text = m.string

@@ -245,6 +245,7 @@ def all_rules() -> tuple[Rule, ...]:
         rules_process,
         rules_rdma,
         rules_said,
+        rules_said_devices,
         rules_scheduler,
         rules_slow_cause,
         rules_slow_told,
@@ -278,6 +279,7 @@ def all_rules() -> tuple[Rule, ...]:
         *rules_scheduler.RULES,
         *rules_monitors.RULES,
         *rules_said.RULES,
+        *rules_said_devices.RULES,
         *rules_container.RULES,
         *rules_stalled.RULES,
         *rules_slow_cause.RULES,
@@ -299,6 +301,7 @@ def all_rules() -> tuple[Rule, ...]:
         *rules_slowness_cjk.RULES,
         *rules_slowness_euro.RULES,
         *rules_figures.RULES,
+        *rules_said.HARMLESS_RULES,
     )
     ids = [r.id for r in ordered]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})

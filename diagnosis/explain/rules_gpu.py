@@ -361,6 +361,8 @@ CUDA_RULES: tuple[Rule, ...] = (
         "cuda.oom",
         r"(?:OutOfMemoryError: )?CUDA out of memory\.(?:.*?GPU (?P<gpu>\d+) has a total capacity)?"
         r"|(?<!ray\.exceptions\.)OutOfMemoryError|" + _CUDA + r"'?out of memory"
+        # CTranslate2's (`RuntimeError: CUDA failed with error out of memory`)
+        r"|\bCUDA failed with error out of memory\b"
         r"|CUBLAS_STATUS_ALLOC_FAILED"
         # TensorFlow's and XLA's (JAX) words for the same (not the allocator's own warning, which
         # TensorFlow recovers from: `The caller indicates that this is not a failure`)
@@ -415,12 +417,27 @@ CUDA_RULES: tuple[Rule, ...] = (
         r"unspecified launch failure|too many resources requested for launch"
         # a cuBLAS kernel that failed to run (`CUBLAS_STATUS_EXECUTION_FAILED when calling
         # cublasGemmEx(...)`)
-        r"|CUBLAS_STATUS_EXECUTION_FAILED",
-        ("launch failure", "resources requested for launch", "cublas_status_execution_failed"),
+        r"|CUBLAS_STATUS_EXECUTION_FAILED|\bCUDA error: invalid configuration argument\b",
+        (
+            *("launch failure", "resources requested for launch", "cublas_status_execution_failed"),
+            "invalid configuration argument",
+        ),
         "A kernel crashed ('segfault on the GPU'; cuBLAS's kernel failed to execute). Debatable: "
         "user kernels and their inputs are the usual cause, but Xid 13/31/62 can sit beside it; "
         "confidence is kept low.",
         verdict(C.GPU_APPLICATION, APP, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.5),
+    ),
+    rule(
+        "cuda.driver_too_old",
+        # cudaErrorInsufficientDriver (error 35): the program's CUDA runtime is newer than the
+        # driver (a container built for a newer CUDA than the node's driver)
+        r"\bCUDA driver version is insufficient for CUDA runtime version\b"
+        r"|\bcudaErrorInsufficientDriver\b",
+        ("insufficient for cuda runtime", "cudaerrorinsufficientdriver"),
+        "The program's CUDA runtime is newer than the node's driver (cudaErrorInsufficientDriver): "
+        "the image or the driver to match, a setup error, not the GPU.",
+        verdict(C.APPLICATION, APP, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.6),
+        flags=re.IGNORECASE,
     ),
     rule(
         "cuda.unknown_error",

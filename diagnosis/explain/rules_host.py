@@ -217,8 +217,10 @@ KERNEL_RULES: tuple[Rule, ...] = (
     rule(
         THROTTLED_RULE,
         # therm_throt.c (`mce: ` before it on older kernels)
-        r"\bCPU\d+: (?:Package|Core) temperature above threshold, cpu clock throttled",
-        ("temperature above threshold",),
+        # (`Core temperature is above threshold, cpu clock is throttled` since Linux 5.6)
+        r"\bCPU\d+: (?:Package|Core) temperature (?:is )?above threshold, "
+        r"cpu clock (?:is )?throttled",
+        ("above threshold",),
         "The CPU throttled for heat: a cooling problem while it lasts, no fault once a line of "
         "the same input says the temperature is normal again (EXPLAINED_BY).",
         _hardware(S.WARNING, A.MONITOR, 0.6),

@@ -63,7 +63,8 @@ LSPCI_DEVICE = re.compile(
 """lspci's device header (`ca:00.0 Infiniband controller: Mellanox ...`, numeric with -n:
 `17:00.0 0302: 10de:20b5`)."""
 KERNEL_PCI_DEVICE = re.compile(
-    r"^pci (?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]: \[[0-9a-f]{4}:[0-9a-f]{4}\] "
+    r"^pci (?P<addr>(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]): "
+    r"\[[0-9a-f]{4}:[0-9a-f]{4}\] "
     r"type [0-9a-f]{2} class 0x(?P<cls>[0-9a-f]{4})"
 )
 """The kernel's enumeration of a PCI device (drivers/pci/probe.c: `pci 0000:9a:00.0:

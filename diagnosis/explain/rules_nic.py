@@ -38,6 +38,10 @@ _EFA_DEV = r"(?:infiniband (?:rdmap\w+|efa_\d+)|\befa \S+(?: (?:rdmap\w+|efa_\d+
 _MLX5 = rf"mlx5_core(?:\.\w+)?(?: (?P<pci>{_PCI}))?(?: \S+)?:?"
 
 RECOVERED_BY: dict[str, frozenset[str]] = {"nic.module_error": frozenset({"nic.link_up"})}
+PF_RESTRICTED = "nic.pf_access_restricted"
+EXPLAINED_BY: dict[str, frozenset[str]] = {"nic.mlx5_cmd_failed": frozenset({PF_RESTRICTED})}
+"""A firmware command that failed in an input that says the NIC's functions may not be accessed
+(DGX OS's known issue: a monitor reading their registers gets `status bad operation`)."""
 """For a NIC's event, the rules whose finding later in the same input says it ended."""
 ONLY_TO_RECOVER = frozenset({"nic.link_up"})
 """Rules that only say an event ended: no finding of their own."""
@@ -78,6 +82,14 @@ RULES: tuple[Rule, ...] = (
         "limits exceeded`, `RTR2RTS_QP ... bad parameter`): the NIC refused a queue pair or a "
         "resource the job's RDMA needed; its connections fail next.",
         nic_fault(S.WARNING, A.CHECK_NETWORK, 0.45),
+    ),
+    rule(
+        PF_RESTRICTED,
+        r"\bAccessing PF\d+(?: and PF\d+)? is restricted\b",
+        ("is restricted",),
+        "A note that the NIC's physical functions may not be accessed (DGX OS's known issue): "
+        "the firmware commands a monitor sends them fail by design (EXPLAINED_BY).",
+        verdict(C.BENIGN, B.UNKNOWN, K.NIC, S.INFO, A.NONE, 0.5),
     ),
     rule(
         "nic.mlx5_cmd_timeout",

@@ -7,21 +7,12 @@ in a ticket, a Slack thread or a drain reason, and what a monitoring check is ca
   on; a local disk said to hang (`lvm threads stuck in D state`, `couldn't access the nvme
   disk`), a drive said to fail (`ZFS reported a drive failure`), a disk or a directory said full
   (`the output directory was already full`);
-- **gpu.hardware**: a GPU said to vanish (`2 GPUs disappeared in nvidia-smi`, `gone from
-  lspci`, `GPU 2 が一覧から消えた`, nvidia-smi that `says GPU lost` or finds it `not
-  detected`, `we lost 1 GPU`); an NVLink said inactive or down in other words (`shows
-  inactive`, `inactive の まま`, `only has 12 of its 18 NVLinks up`, `NVLink training failed`);
-- **gpu.degraded**: an NVLink's error counters said to climb (CRC, replay, recovery: a GPU's
-  link, not a switch port's), a row remap said pending;
-- **application**: NVML's library and the kernel module said not to match (a half-finished
-  upgrade, as rules_driver files NVML's own words);
-- **network**: an InfiniBand or RoCE port said to bounce or go down and up (in English,
-  Japanese and Korean), the HCA said missing (`ibv_devices` empty), ports stuck initialising
-  with no subnet manager, excessive symbol errors, a VM's InfiniBand port said down, an HCA said
-  failed or broken;
-- **host.hardware**: PCIe errors on the platform told in words (`AER correctable errors ...
-  from root port`, a BMC's `PCI Express bus correctable error`, an uncorrectable error on a
-  riser), a power supply said to fail (`PSU failure`, `Over current fault`).
+- **hang**, **numerical**, **host.memory**, **network** (a job that works on one node only, a
+  setting that fixed the fabric's path, a fabric that drops packets), a GPU said to throttle,
+  and statements that errors are harmless (read after every fault rule, `HARMLESS_RULES`).
+
+Devices said to fail (a GPU, an NVLink, a row remap, an HCA's port, a power supply) are
+rules_said_devices'.
 
 Guarantees: every rule is judged by happening.live: an alert resolved, a runbook's
 condition, a denial just before, a planned, tested, fixed or expected event says nothing now.
@@ -44,8 +35,6 @@ from diagnosis.model import Severity as S
 INFRA = B.INFRASTRUCTURE
 _STORAGE = verdict(C.HOST_STORAGE, INFRA, K.NODE, S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.45)
 _GPU_FAILED = verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.ISOLATE_GPU, 0.5)
-_DEGRADED = verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.HARDWARE_INSPECTION, 0.45)
-_MISMATCH = verdict(C.APPLICATION, INFRA, K.NODE, S.ERROR, A.REBOOT_NODE, 0.45)
 _NIC = verdict(C.NETWORK, INFRA, K.NIC, S.WARNING, A.CHECK_NETWORK, 0.45)
 _HUNG_JOB = verdict(C.HANG, B.UNKNOWN, K.JOB, S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.45)
 _GPU_DEGRADED = verdict(
@@ -53,15 +42,16 @@ _GPU_DEGRADED = verdict(
 )
 _SAID_GPU_DEGRADED = said(_GPU_DEGRADED)
 _NO_FAULT = verdict(C.BENIGN, B.UNKNOWN, K.NODE, S.INFO, A.NONE, 0.5)
+_SAID_NO_FAULT = said(_NO_FAULT)
 _HOST_MEMORY = verdict(C.HOST_MEMORY, B.APPLICATION, K.NODE, S.WARNING, A.FIX_APPLICATION, 0.45)
 _SAID_HOST_MEMORY = said(_HOST_MEMORY)
 _NONFINITE = verdict(C.NUMERICAL, B.APPLICATION, K.JOB, S.WARNING, A.FIX_APPLICATION, 0.45)
 MULTINODE_RULE = "said.multinode_only"
 HARMLESS_RULE = "said.harmless"
+LOSSY_FABRIC_RULE = "said.lossy_fabric"
 CORRECTED_RULES = ("host.pcie_error", "host.mce", "host.cpu_throttled", "kernel.hung_task")
 """Warnings of errors the hardware corrected, and hung tasks, which a statement that they are
 harmless ends."""
-_PLATFORM = verdict(C.HOST_HARDWARE, INFRA, K.NODE, S.WARNING, A.HARDWARE_INSPECTION, 0.45)
 
 _HUNG = (
     r"(?:hang(?:s|ing)?|hung|stuck|frozen|freez(?:es|ing)|unresponsive|stale|blocks|blocked"
@@ -92,23 +82,57 @@ _SKIPPED = re.compile(
 )
 
 
+_ADVICE = re.compile(
+    r"\W*(?:to\s+(?:avoid|prevent|reduce|fix)|try|consider|you\s+(?:can|could|should))\b",
+    re.IGNORECASE,
+)
+"""A sentence of advice (`To avoid RAM OOMs, set pin_memory=False`): no event."""
+
+
 def _killed_for_memory(m: re.Match[str]) -> Verdict | None:
     """The host's memory, unless the sentence gives another reason for the kill (a time
     limit, a preemption, a cancel) or says it is over."""
-    if _OTHER_KILL.search(sentence_at(m)):
+    if _OTHER_KILL.search(sentence_at(m)) or _ADVICE.match(sentence_at(m)):
         return None
     return _SAID_HOST_MEMORY(m)
 
 
 _FIGURES_CHANGED = re.compile(
-    r"\bfrom\s+~?\d[\d.,]*\s*\S*\s+(?:\w+\s+){0,3}?to\s+~?\d", re.IGNORECASE
+    r"\bfrom\s+~?\d[\d.,]*\s*(?:s|secs?|seconds?|ms|mins?|minutes?|h|hours?|it/s|s/it|\w+/s)\b"
+    r"[^.\n]{0,30}?\bto\s+~?\d",
+    re.IGNORECASE,
 )
+_DENIED_IN = re.compile(r"\b(?:not|never|no)\b|n't\b", re.IGNORECASE)
 
 
 def _throttling(m: re.Match[str]) -> Verdict | None:
-    """A GPU said to throttle, unless the text times the job's slowdown it caused (`from ~7.5
-    mins per iteration to ~15`): then the straggler is the incident, for the slowdown rules."""
-    return None if _FIGURES_CHANGED.search(m.string) else _SAID_GPU_DEGRADED(m)
+    """A GPU said to throttle, unless denied inside the words (`is not throttling`) or the text
+    times the job's slowdown it caused (`from ~7.5 mins per iteration to ~15`): then the
+    straggler is the incident, for the slowdown rules."""
+    if _DENIED_IN.search(m[0]) or _FIGURES_CHANGED.search(m.string):
+        return None
+    return _SAID_GPU_DEGRADED(m)
+
+
+_CORRECTED_KIND = re.compile(
+    r"\b(?:AER|PCIe|corrected|correctable|machine\s+checks?|MCE|mcelog|EDAC|throttl\w*|hung\s+tasks?"
+    r"|blocked\s+for\s+more\s+than|log\s+flood)\b",
+    re.IGNORECASE,
+)
+
+
+_OTHER_KIND = re.compile(
+    r"\b\w+(?:Warning|Error|Exception)\b|\bwarnings?\s+(?:from|about|of)\s+\w+", re.IGNORECASE
+)
+
+
+def _harmless(m: re.Match[str]) -> Verdict | None:
+    """No fault, unless the statement's record names another kind of message than those it may
+    end (a PCIe AER, a machine check, a throttle, a hung task): `The FutureWarning messages are
+    harmless` ends no machine check."""
+    if not _CORRECTED_KIND.search(m.string) and _OTHER_KIND.search(m.string):
+        return None
+    return _SAID_NO_FAULT(m)
 
 
 def _diverged(m: re.Match[str]) -> Verdict | None:
@@ -137,7 +161,8 @@ RULES: tuple[Rule, ...] = (
         # hang when writing to lustre file system`)
         rf"|\b{_HUNG}\s+(?:\w+\s+){{0,2}}?(?:when|while|during)\s+(?:writing|reading|saving|loading"
         r"|checkpointing|accessing)\s+(?:\w+\s+){0,3}?(?:to|from|on|in)\s+(?:the\s+|a\s+|an\s+|our\s+)?"
-        r"(?:Lustre|GPFS|BeeGFS|CephFS|NFS|WekaFS|JuiceFS|parallel|network|shared)\b"
+        r"(?:Lustre|GPFS|BeeGFS|CephFS|NFS|WekaFS|JuiceFS|(?:parallel|network|shared)\s+(?:file\s*"
+        r"systems?|fs|storage|drives?|mounts?))\b"
         # German and Chinese (`hängt der NFS-Mount`, `挂载（NFS）卡死了`)
         r"|\bhängt\s+(?:der|die|das)\s+NFS|\bNFS[\w-]*\s+hängt\b|NFS[^。\n]{0,12}?(?:卡死|卡住|挂起)",
         (
@@ -156,8 +181,10 @@ RULES: tuple[Rule, ...] = (
         # reporting `Transport endpoint is not connected` when accessing files`); rules_netfs
         # reads the error on a path
         r"\bTransport endpoint is not connected\b['\"`]?\s*(?:\w+\s+){0,2}?(?:when|while|on|for|at"
-        r"|in)\s+(?:\w+\s+){0,2}?(?:accessing|reading|writing|listing|opening|files?|the\s+mount"
-        r"|mount\s*points?|mountpoints?|volumes?|directory|directories|paths?)\b",
+        r"|in)\s+(?:\w+\s+){0,2}?(?:(?:accessing|reading|writing|listing|opening)\s+(?:\w+\s+)?"
+        r"(?:files?|the\s+mount|mount\s*points?|mountpoints?|volumes?|director(?:y|ies)|paths?|data"
+        r"|checkpoints?|datasets?)|files?|the\s+mount|mount\s*points?|mountpoints?|volumes?"
+        r"|directory|directories|paths?)\b",
         ("transport endpoint",),
         "A person quotes `Transport endpoint is not connected` as the mount's files are read: "
         "the FUSE or network filesystem's daemon behind the mount went away; every rank reading "
@@ -258,22 +285,19 @@ RULES: tuple[Rule, ...] = (
         flags=re.IGNORECASE,
     ),
     rule(
-        HARMLESS_RULE,
-        # (`your hardware is perfectly healthy`, `these messages are harmless`, `can be safely
-        # ignored`)
-        r"\b(?:your|the)\s+(?:hardware|GPU|drive|NVMe|machine|system)\s+is\s+(?:perfectly\s+|completely"
-        r"\s+|totally\s+)?(?:healthy|fine)\b"
-        r"|\b(?:these|those|the|this|such)\s+(?:\w+\s+){0,2}?(?:messages?|errors?|warnings?|logs?|events?)"
-        r"\s+(?:is|are)\s+(?:\w+\s+)?(?:harmless|benign|cosmetic|nothing\s+to\s+worry\s+about)\b"
-        r"|\b(?:can|may)\s+(?:be\s+)?safely\s+(?:be\s+)?ignored\b"
-        # (`Hung tasks are not normally terminal, nor do they affect system stability`)
-        r"|\b(?:hung\s+tasks?|these\s+(?:\w+\s+)?(?:messages?|warnings?|errors?|reports?))\s+(?:are"
-        r"|is)\s+not\s+(?:\w+\s+)?(?:terminal|fatal|harmful|dangerous|a\s+problem|an\s+issue)\b",
-        ("healthy", "fine", "harmless", "benign", "cosmetic", "worry", "safely", "are not"),
-        "The text says the errors are harmless or the hardware healthy (a tutorial on a PCIe AER "
-        "log flood, a maintainer's reply, hung tasks said not to be fatal): no fault, and it "
-        "ends the corrected errors' and hung tasks' warnings of the same input (EXPLAINED_BY).",
-        judge=said(_NO_FAULT),
+        LOSSY_FABRIC_RULE,
+        # a fabric said to drop packets or to pause (`the server NIC will send a pause frame`,
+        # `a RoCE fabric not having proper flow control and therefore dropping packets`)
+        r"\b(?:sends?|sending|sent|emits?|emitting|see|saw|seeing|storms?\s+of)\s+(?:a\s+lot\s+of\s+"
+        r"|many\s+|an?\s+)?pause\s+frames?\b|\b(?:dropping|drops|dropped)\s+(?:\w+\s+)?packets\b"
+        r"|(?<!0% )(?<!0\.0% )(?<!\bno )(?<!zero )\bpacket\s+(?:loss|drops)\b"
+        r"|\bnot\s+having\s+(?:proper\s+)?(?:flow\s+control|PFC)\b"
+        r"|\bwithout\s+(?:proper\s+)?(?:flow\s+control|PFC)\b",
+        ("pause frame", "packets", "packet loss", "packet drops", "flow control", "pfc"),
+        "A fabric said to drop packets or to send pause frames (a RoCE fabric without proper flow "
+        "control): the network; collectives over it slow down or time out, and a slowdown the "
+        "same input tells follows from it (EXPLAINED_BY).",
+        judge=said(_NIC),
         flags=re.IGNORECASE,
     ),
     rule(
@@ -334,140 +358,44 @@ RULES: tuple[Rule, ...] = (
         r"|loss(?:es)?)\s+(?:all\s+|both\s+)?(?:is|are|was|were|becomes?|became|goes\s+to|went\s+to"
         r"|turns?\s+(?:in)?to|turned\s+(?:in)?to)\s+(?:all\s+)?(?:NaN|inf)\b"
         # a NaN loss told as a noun, with when it came (`Nan loss after 20k+ steps`)
-        r"|\bNaN\s+loss(?:es)?\s+(?:after|at|from|since|around|appears?|appeared|occurs?|occurred)\b",
-        ("nan", "inf"),
+        r"|\bNaN\s+loss(?:es)?\s+(?:after|at|from|since|around|appears?|appeared|occurs?|occurred)\b"
+        # NaNs that take over a run, a grad norm that explodes (`eventually NaNs would
+        # consistently take over`, `the grad norm explodes`)
+        r"|\bNaNs?\s+(?:would\s+|will\s+)?(?:\w+\s+)?(?:take|took|takes)\s+over\b"
+        r"|\bgrad(?:ient)?[\s_]norms?\s+(?:explodes?|exploded|exploding|blows?\s+up|blew\s+up)\b",
+        ("nan", "inf", "explod", "blow", "blew"),
         "A gradient norm, gradients, a divergence or a loss said to be NaN or inf, or a NaN "
         "loss told as when it came: the run diverged. Not a step the loss scaler or the code "
         "skipped (`inf for the first steps while the scaler backs off`).",
         judge=_diverged,
         flags=re.IGNORECASE,
     ),
+)
+
+HARMLESS_RULES: tuple[Rule, ...] = (
     rule(
-        "said.gpu_lost",
-        r"\bGPUs?\s*#?\d*\b[^.;?\n]{0,40}?\b(?:disappear(?:s|ed|ing)?|vanish(?:es|ed|ing)?"
-        r"|(?:is|was|are|were)\s+gone|gone\s+from|missing\s+from|dropp(?:ed|s)\s+(?:off|out))\b"
-        r"|\bnvidia-smi\b[^.;?\n]{0,60}?\b(?:says|reports|shows|returns)\s+(?:that\s+)?(?:the\s+)?"
-        r"GPU\s*\d*\s+(?:is\s+)?(?:lost|not\s+detected)\b"
-        r"|\bnvidia-smi\b[^.;?\n]{0,30}?\blists\s+only\s+\d+\s+GPUs\b"
-        r"|\bthe\s+lost\s+GPU\b"
-        # a count of GPUs said lost (`we lost 1 GPU`, `one GPU is loss after reboot`)
-        r"|\blost\s+(?:\d+|one|a|another|two)\s+GPUs?\b|\b(?:one|\d+)\s+GPUs?\s+(?:is|was|are|were)\s+los[st]\b"
-        # a node said to miss GPUs (`came up short a GPU`, `nodes are showing missing GPUs`)
-        r"|\bcame\s+up\s+short\s+(?:a|one|\d+)\s+GPUs?\b"
-        r"|\b(?:showing|shows?|has|have|with)\s+(?:a\s+|\d+\s+)?missing\s+GPUs?\b"
-        r"|GPU\s*\d*\s*が(?:一覧から)?(?:消え|見えなくな)",
-        ("gpu",),
-        "A GPU said to have vanished (from nvidia-smi, from lspci, `the lost GPU`): it fell off "
-        "the bus or the driver lost it; drain the node and reset or replace the GPU.",
-        judge=said(_GPU_FAILED),
-        flags=re.IGNORECASE,
-    ),
-    rule(
-        "said.nvlink_down",
-        r"\bNVLink\s+\d+\b[^.;?\n]{0,40}?\b(?:shows?|stays?|remains?|still|went|goes|is|was)\s+"
-        r"(?:as\s+)?(?:down|inactive)\b"
-        r"|\bNVLink\s+\d+\s*が[^。\n]{0,20}?inactive"
-        r"|\bonly\s+(?:has\s+)?\d+\s+of\s+(?:its\s+)?\d+\s+NVLinks?\s+(?:up|active)\b"
-        r"|\bNVLink\s+training\s+failed\b"
-        r"|\blinks?\s+\d+(?:\s*-\s*\d+)?\s+as\s+inactive\b",
-        ("nvlink", "links"),
-        "One of a GPU's NVLinks said to be inactive or down, or to have failed training: the "
-        "GPU's link or the baseboard; collectives over it fail or fall back to PCIe.",
-        judge=said(_GPU_FAILED),
-        flags=re.IGNORECASE,
-    ),
-    rule(
-        "said.nvlink_errors_rising",
-        r"\bNVLink\b[^.;?\n]{0,40}?\b(?:CRC|replay|recovery|flit|data)\s+errors?\b[^.;?\n]{0,40}?"
-        r"\b(?:climbing|rising|increasing|going\s+up|keeps?\s+(?:growing|rising)|went\s+from"
-        r"|up\s+by|(?:increased|rose|grew|jumped)\s+(?:from|by|to))\b"
-        r"|\bNVLINK_(?:CRC|REPLAY|RECOVERY)\w*_ERROR\w*\s+(?:up\s+by|increased\s+by|rose\s+by)\s+\d+",
-        ("nvlink",),
-        "A GPU's NVLink error counters (CRC, replay, recovery) said to climb: the link "
-        "retransmits; the GPU works, degraded, until its link fails.",
-        judge=said(_DEGRADED),
-        flags=re.IGNORECASE,
-    ),
-    rule(
-        "said.remap_pending",
-        r"\brow\s+remap(?:ping)?s?\s+(?:is\s+|are\s+)?pending\b|\bremap(?:ping)?\s+pending\b"
-        r"|\brows?\s+remapped\s+for\s+uncorrectable\b|行重映射",
-        ("remap", "重映射"),
-        "A GPU memory row remap said pending (or rows remapped for uncorrectable errors): the "
-        "GPU works degraded until a reset applies it.",
-        judge=said(_DEGRADED),
-        flags=re.IGNORECASE,
-    ),
-    rule(
-        "said.driver_mismatch",
-        r"\bdriver\s+and\s+(?:the\s+)?(?:NVML\s+)?library\s+versions?\s+(?:don't|do\s+not|doesn't)"
-        r"\s+match\b|\bdriver/library\s+(?:version\s+)?mismatch\b|드라이버/라이브러리\s*버전\s*불일치",
-        ("match", "mismatch", "불일치"),
-        "NVML's library and the kernel module said not to match: the driver was upgraded "
-        "without its module reloaded; reload the modules or reboot the node.",
-        judge=said(_MISMATCH),
-        flags=re.IGNORECASE,
-    ),
-    rule(
-        "said.rdma_port",
-        # a port that bounces or goes down and up, in English, Japanese and Korean
-        r"\b(?:IB|InfiniBand|RoCE|HCA|mlx5_\d+)\b[^.;?\n]{0,40}?\b(?:keeps?\s+bouncing|bounc(?:es|ing)"
-        r"|went\s+down\s+and\s+(?:back\s+)?up\s+\d+\s+times)\b"
-        r"|リンクダウン\s*/\s*アップを繰り返|끊겼다\s*붙었다"
-        # the HCA missing, ports that never leave INIT for want of a subnet manager
-        r"|\bibv_devices\W{0,3}\s+(?:prints|shows|returns|gives)\s+(?:an\s+)?empty\b"
-        r"|/sys/class/infiniband\s+is\s+empty\b|\bthe\s+HCA\s+is\s+missing\b"
-        r"|\bports?\s+(?:are\s+|is\s+)?stuck\s+in\s+(?:Initializ\w+|INIT)\b"
-        r"|\bexcessive\s+symbol\s+errors\b"
-        r"|\bInfiniBand\s+port\s+(?:of\s+this\s+\w+\s+machine\s+)?is\s+down\b"
-        # an HCA said failed or broken (`Infiniband HCA card failed on z0-13`, `IB card problem`)
-        r"|\b(?:InfiniBand|IB|HCA)(?:\s+HCA)?\s+cards?\b[^.;?\n]{0,40}?\b(?:failed|broken|dead|died"
-        r"|problem)\b|\bbroken\s+(?:InfiniBand|IB)\s+(?:HCA\s+)?card\b"
-        # a RoCE NIC that floods pause frames (an alert named for it)
-        r"|\bPFC\s*Pause\s*Frames?\s*(?:High|Storm|Flood)\b"
-        r"|\bsent\s+[\d.]+\s*[KM]?\s+PFC\s+pause\s+frames\b",
-        (
-            *(
-                "ib",
-                "infiniband",
-                "roce",
-                "hca",
-                "mlx5_",
-                "リンク",
-                "끊겼다",
-                "ibv_devices",
-                "stuck",
-            ),
-            "pfc",
-        ),
-        "An InfiniBand or RoCE port said to bounce, to be down or stuck initialising, the HCA "
-        "said missing, or a port with excessive symbol errors: the cable, the transceiver, the "
-        "switch port, the subnet manager or the NIC.",
-        judge=said(_NIC),
-        flags=re.IGNORECASE,
-    ),
-    rule(
-        "said.psu_fault",
-        r"\b(?:PSU|power\s+supply(?:\s+unit)?)\s+(?:failure|failed|fault)\b"
-        r"|\bOver[\s-]?current\s+fault\b",
-        ("psu", "power supply", "current fault"),
-        "A power supply said to have failed (a PSU failure, an over-current fault): the node "
-        "runs on its redundant supply or loses power; replace the supply.",
-        judge=said(_PLATFORM),
-        flags=re.IGNORECASE,
-    ),
-    rule(
-        "said.pcie_errors",
-        r"\bAER\s+(?:correctable|uncorrectable)\s+errors?\b[^.;?\n]{0,60}?\b(?:root\s+port|from)\b"
-        r"|\bPCI\s+Express\s+bus\s+(?:correctable|uncorrectable)\s+error\b"
-        r"|\bPCIe\s+uncorrectable\s+error\s+was\s+detected\b",
-        ("aer", "pci express", "pcie"),
-        "PCIe errors on the platform told in words (AER from a root port, a BMC's bus error, "
-        "an uncorrectable error on a riser): the slot, the riser or the board.",
-        judge=said(_PLATFORM),
+        HARMLESS_RULE,
+        # (`your hardware is perfectly healthy`, `these messages are harmless`, `can be safely
+        # ignored`)
+        r"\b(?:your|the)\s+(?:hardware|GPU|drive|NVMe|machine|system)\s+is\s+(?:perfectly\s+|completely"
+        r"\s+|totally\s+)?(?:healthy|fine)\b"
+        r"|\b(?:these|those|the|this|such)\s+(?:\w+\s+){0,2}?(?:messages?|errors?|warnings?|logs?|events?)"
+        r"\s+(?:is|are)\s+(?:\w+\s+)?(?:harmless|benign|cosmetic|nothing\s+to\s+worry\s+about)\b"
+        r"|\b(?:can|may)\s+(?:be\s+)?safely\s+(?:be\s+)?ignored\b"
+        # (`Hung tasks are not normally terminal, nor do they affect system stability`)
+        r"|\b(?:hung\s+tasks?|these\s+(?:\w+\s+)?(?:messages?|warnings?|errors?|reports?))\s+(?:are"
+        r"|is)\s+not\s+(?:\w+\s+)?(?:terminal|fatal|harmful|dangerous|a\s+problem|an\s+issue)\b",
+        ("healthy", "fine", "harmless", "benign", "cosmetic", "worry", "safely", "are not"),
+        "The text says the errors are harmless or the hardware healthy (a tutorial on a PCIe AER "
+        "log flood, a maintainer's reply, hung tasks said not to be fatal): no fault, and it "
+        "ends the corrected errors' and hung tasks' warnings of the same input (EXPLAINED_BY).",
+        judge=_harmless,
         flags=re.IGNORECASE,
     ),
 )
+"""Read after every fault rule (rules.py), so that a line which calls one thing fine and tells a
+fault (`The GPU is fine but we get an illegal memory access`) is read for its fault."""
+
 
 EXPLAINED_BY: dict[str, frozenset[str]] = {
     **{

@@ -71,6 +71,12 @@ VOLUME_MOUNTED = "k8s.volume_mounted"
 """The kubelet's event that a pod's volume attached or mounted."""
 
 PLUGIN_NO_DEVICES = "k8s.plugin_no_devices"
+NO_GPU_CLAIM = re.compile(
+    r"If this is (?:not )?a GPU node|non-NVML platform|CPU-only|\bno\s+GPUs?\b|\bwithout\s+GPUs?\b",
+    re.IGNORECASE,
+)
+"""A line that names a GPU without saying the node has one (the plugin's own hint `If this is a
+GPU node, did you ...`, `a CPU-only node`)."""
 NEEDS_GPUS_NAMED = frozenset({PLUGIN_NO_DEVICES})
 """Findings that stand only where the input names a GPU elsewhere (the engine's `gpu_named`):
 a device plugin's `No devices found` on a node the text says has GPUs is its setup; alone it is
@@ -160,6 +166,42 @@ RULES: tuple[Rule, ...] = (
         "load): the job's or the node's container setup, not the hardware; a failure in the "
         "epilog drains the node (`Kill task failed`).",
         verdict(C.APPLICATION, B.APPLICATION, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.5),
+    ),
+    rule(
+        "slurm.slurmd_fatal",
+        # slurmd that will not start on its configuration (`fatal: can't stat gres.conf file
+        # /dev/nvidia0`, `fatal: Unable to determine this slurmd's NodeName`)
+        r"\bslurmd(?:\[\d+\])?: (?:slurmd: )?fatal: (?:can't stat gres\.conf file"
+        r"|Unable to determine this slurmd's NodeName"
+        r"|Unable to (?:read|parse) \S*(?:slurm|gres|cgroup)\.conf|Invalid (?:GRES|gres)"
+        r"|[^\n]*\bconfig(?:uration)?\b)",
+        ("fatal:",),
+        "slurmd exits at start on its configuration (a gres.conf naming a device the node lacks, "
+        "a node name it cannot find): the node's Slurm setup, not its hardware; the node stays "
+        "down until the configuration is fixed.",
+        verdict(C.APPLICATION, INFRA, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.5),
+    ),
+    rule(
+        "slurm.prolog_missing",
+        # a prolog or epilog path that is not there (`/etc/slurm/prolog.d: No such file or
+        # directory`): the job fails to launch and the node drains with `Prolog error`
+        r"\b(?:prolog|epilog)(?:\.d)?[\w./-]*'?:? No such file or directory\b",
+        ("no such file or directory",),
+        "Slurm's prolog or epilog names a path that is not on the node: every job fails to "
+        "launch there (`Job prolog failed`) and the node drains; the node's Slurm setup.",
+        verdict(C.APPLICATION, INFRA, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.5),
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "k8s.plugin_unregistered",
+        # the device plugin that cannot reach the kubelet's registration socket
+        r"\bCould not (?:register|start) device plugin: context deadline exceeded\b"
+        r"|\bCould not contact Kubelet, retrying\b",
+        ("device plugin:", "could not contact kubelet"),
+        "A device plugin cannot register with the kubelet (`context deadline exceeded`, `Could "
+        "not contact Kubelet`): the kubelet's device-plugin socket or feature gate, the node's "
+        "setup; its GPUs are not offered to pods.",
+        verdict(C.APPLICATION, INFRA, K.NODE, S.WARNING, A.FIX_APPLICATION, 0.45),
     ),
     rule(
         "slurm.task_exit",

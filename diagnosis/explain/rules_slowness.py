@@ -333,14 +333,15 @@ def _reported(m: re.Match[str]) -> Verdict | None:
 
 SAID_NORMAL = "slowdown.said_normal"
 EXPLAINED_BY = {
-    rule_id: frozenset({SAID_NORMAL})
+    rule_id: frozenset({SAID_NORMAL, "said.lossy_fabric"})
     for rule_id in (
         *("straggler.slowness_in_words", "slowdown.time_said_to_grow", "slowdown.rate_fell"),
         *("slowdown.step_time_rose", "slowdown.against_its_past", "figures.speed_changed"),
         "straggler.named_slower_than_peers",
     )
 }
-"""A slowness told in one line that another line of the same input calls normal or gives the
+"""A slowness told in one line that another line of the same input calls normal, or says the
+fabric drops packets (rules_said's lossy fabric: the network is the incident), or gives the
 cause of (a reply: ``it is normal that running time for each iteration is getting longer``,
 ``So the speed will be slower after these two checkpoints``, ``This is expected, not a bug``)."""
 

@@ -31,11 +31,24 @@ NUMERICAL_RULES: tuple[Rule, ...] = (
     rule(
         "training.loss_scale_min",
         # DeepSpeed's words, fairseq's (`FloatingPointError: Minimum loss scale reached`)
-        r"loss scale already at minimum|\bMinimum loss scale reached\b",
-        ("loss scale already at minimum", "minimum loss scale reached"),
+        r"loss scale already at minimum|\bMinimum loss scale reached\b"
+        # GPT-NeoX's overflow monitor (`Skipped 50 iterations in a row due to Overflow`)
+        r"|\bSkipped \d+ iterations in a row due to Overflow\b",
+        ("loss scale already at minimum", "minimum loss scale reached", "in a row due to overflow"),
         "fp16 loss scaling collapsed after repeated overflows: the run cannot continue "
         "(real_logs nan-loss). Numerical, the job's recipe (lr, precision, data).",
         verdict(C.NUMERICAL, APP, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.9),
+    ),
+    rule(
+        "training.loss_nonfinite",
+        # detectron2's anomaly check (`FloatingPointError: Loss became infinite or NaN at
+        # iteration=2137!`)
+        r"\bLoss became infinite or NaN at iteration=?\s*\d+",
+        ("loss became infinite or nan",),
+        "The trainer's anomaly check stopped on a loss that became infinite or NaN: numerical "
+        "(the learning rate, the batch, the data); the run aborts.",
+        verdict(C.NUMERICAL, APP, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.85),
+        flags=re.IGNORECASE,
     ),
     rule(
         "training.nan_grad_norm",

@@ -24,10 +24,17 @@ XID_SAID = re.compile(
     re.IGNORECASE,
 )
 """A Xid and its number, as people write it."""
+_HELP_WORDS = ("ideas", "idea", "thoughts", "suggestions", "suggestion", "advice", "clues", "clue")
+_HELP_TAIL = "".join(
+    f"(?<!{w})(?<!{w} )" for w in (*_HELP_WORDS, "hints", "hint", "pointers", "tips", "help")
+)
+"""Lookbehinds of a request for help just before a `?` (`..., any ideas ?`): no question."""
 RULED_OUT = re.compile(
     r"\bruled\s+out\b|\bfalse\s+positive\b|\bno\s+Xid\b|\bnot\s+(?:an?\s+)?Xid\b|\bwithout\s+(?:an?\s+)?Xid\b"
     # a question, not a request for help after the words (`..., any ideas?`)
-    r"|(?<!ideas)(?<!idea)(?<!thoughts)(?<!suggestions)(?<!advice)(?<!clues)(?<!hints)\?"
+    # (a sentence that opens as a question stays one: `Could the GPUs be idle ..., any ideas?`)
+    r"|^\W*(?:could|would|is|are|does|do|can|should|why|how|what)\b[^\n]*\?"
+    rf"|{_HELP_TAIL}\?"
     r"|\brunbook\b|\bdocs?\b|\bdifference\b|\bRESOLVED\b|\breplaced\b|\bmeans\b",
     re.IGNORECASE,
 )

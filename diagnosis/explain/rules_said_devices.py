@@ -1,0 +1,171 @@
+"""Devices said to fail in people's words and alerts' names (rules_said reads the rest):
+
+- **gpu.hardware**: a GPU said to vanish (`2 GPUs disappeared in nvidia-smi`, `gone from
+  lspci`, `GPU 2 が一覧から消えた`, nvidia-smi that `says GPU lost` or finds it `not
+  detected`, `we lost 1 GPU`); an NVLink said inactive or down in other words (`shows
+  inactive`, `inactive の まま`, `only has 12 of its 18 NVLinks up`, `NVLink training failed`);
+- **gpu.degraded**: an NVLink's error counters said to climb (CRC, replay, recovery: a GPU's
+  link, not a switch port's), a row remap said pending;
+- **application**: NVML's library and the kernel module said not to match (a half-finished
+  upgrade, as rules_driver files NVML's own words);
+- **network**: an InfiniBand or RoCE port said to bounce or go down and up (in English,
+  Japanese and Korean), the HCA said missing (`ibv_devices` empty), ports stuck initialising
+  with no subnet manager, excessive symbol errors, a VM's InfiniBand port said down, an HCA said
+  failed or broken;
+- **host.hardware**: PCIe errors on the platform told in words (`AER correctable errors ...
+  from root port`, a BMC's `PCI Express bus correctable error`, an uncorrectable error on a
+  riser), a power supply said to fail (`PSU failure`, `Over current fault`).
+
+Guarantees: every rule is judged by happening.live: an alert resolved, a runbook's condition, a
+denial just before, a planned, tested, fixed or expected event says nothing now.
+"""
+
+from __future__ import annotations
+
+import re
+
+from diagnosis.explain.happening import said
+from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.model import Action as A
+from diagnosis.model import Blame as B
+from diagnosis.model import Category as C
+from diagnosis.model import ComponentKind as K
+from diagnosis.model import Severity as S
+
+INFRA = B.INFRASTRUCTURE
+_GPU_FAILED = verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.ISOLATE_GPU, 0.5)
+_DEGRADED = verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.HARDWARE_INSPECTION, 0.45)
+_MISMATCH = verdict(C.APPLICATION, INFRA, K.NODE, S.ERROR, A.REBOOT_NODE, 0.45)
+_NIC = verdict(C.NETWORK, INFRA, K.NIC, S.WARNING, A.CHECK_NETWORK, 0.45)
+_PLATFORM = verdict(C.HOST_HARDWARE, INFRA, K.NODE, S.WARNING, A.HARDWARE_INSPECTION, 0.45)
+
+RULES: tuple[Rule, ...] = (
+    rule(
+        "said.gpu_lost",
+        r"\bGPUs?\s*#?\d*\b[^.;?\n]{0,40}?\b(?:disappear(?:s|ed|ing)?|vanish(?:es|ed|ing)?"
+        r"|(?:is|was|are|were)\s+gone|gone\s+from|missing\s+from|dropp(?:ed|s)\s+(?:off|out))\b"
+        r"|\bnvidia-smi\b[^.;?\n]{0,60}?\b(?:says|reports|shows|returns)\s+(?:that\s+)?(?:the\s+)?"
+        r"GPU\s*\d*\s+(?:is\s+)?(?:lost|not\s+detected)\b"
+        r"|\bnvidia-smi\b[^.;?\n]{0,30}?\blists\s+only\s+\d+\s+GPUs\b"
+        r"|\bthe\s+lost\s+GPU\b"
+        # one of the GPUs said to fail (`One of the cluster GPUs is failing, it seems`)
+        r"|\b(?:one|two|\d+)\s+of\s+(?:the\s+|our\s+)?(?:\w+\s+)?GPUs\s+(?:is|are|was|were)\s+"
+        r"(?:failing|failed|dead|broken|faulty)\b"
+        # a count of GPUs said lost (`we lost 1 GPU`, `one GPU is loss after reboot`)
+        r"|\blost\s+(?:\d+|one|a|another|two)\s+GPUs?\b|\b(?:one|\d+)\s+GPUs?\s+(?:is|was|are|were)\s+los[st]\b"
+        # a node said to miss GPUs (`came up short a GPU`, `nodes are showing missing GPUs`)
+        r"|\bcame\s+up\s+short\s+(?:a|one|\d+)\s+GPUs?\b"
+        r"|\b(?:showing|shows?|has|have|with)\s+(?:a\s+|\d+\s+)?missing\s+GPUs?\b"
+        r"|GPU\s*\d*\s*が(?:一覧から)?(?:消え|見えなくな)",
+        ("gpu",),
+        "A GPU said to have vanished (from nvidia-smi, from lspci, `the lost GPU`): it fell off "
+        "the bus or the driver lost it; drain the node and reset or replace the GPU.",
+        judge=said(_GPU_FAILED),
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "said.nvlink_down",
+        r"\bNVLink\s+\d+\b[^.;?\n]{0,40}?\b(?:shows?|stays?|remains?|still|went|goes|is|was)\s+"
+        r"(?:as\s+)?(?:down|inactive)\b"
+        r"|\bNVLink\s+\d+\s*が[^。\n]{0,20}?inactive"
+        r"|\bonly\s+(?:has\s+)?\d+\s+of\s+(?:its\s+)?\d+\s+NVLinks?\s+(?:up|active)\b"
+        r"|\bNVLink\s+training\s+failed\b"
+        r"|\blinks?\s+\d+(?:\s*-\s*\d+)?\s+as\s+inactive\b",
+        ("nvlink", "links"),
+        "One of a GPU's NVLinks said to be inactive or down, or to have failed training: the "
+        "GPU's link or the baseboard; collectives over it fail or fall back to PCIe.",
+        judge=said(_GPU_FAILED),
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "said.nvlink_errors_rising",
+        r"\bNVLink\b[^.;?\n]{0,40}?\b(?:CRC|replay|recovery|flit|data)\s+errors?\b[^.;?\n]{0,40}?"
+        r"\b(?:climbing|rising|increasing|going\s+up|keeps?\s+(?:growing|rising)|went\s+from"
+        r"|up\s+by|(?:increased|rose|grew|jumped)\s+(?:from|by|to))\b"
+        r"|\bNVLINK_(?:CRC|REPLAY|RECOVERY)\w*_ERROR\w*\s+(?:up\s+by|increased\s+by|rose\s+by)\s+\d+",
+        ("nvlink",),
+        "A GPU's NVLink error counters (CRC, replay, recovery) said to climb: the link "
+        "retransmits; the GPU works, degraded, until its link fails.",
+        judge=said(_DEGRADED),
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "said.remap_pending",
+        r"\brow\s+remap(?:ping)?s?\s+(?:is\s+|are\s+)?pending\b|\bremap(?:ping)?\s+pending\b"
+        r"|\brows?\s+remapped\s+for\s+uncorrectable\b|行重映射",
+        ("remap", "重映射"),
+        "A GPU memory row remap said pending (or rows remapped for uncorrectable errors): the "
+        "GPU works degraded until a reset applies it.",
+        judge=said(_DEGRADED),
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "said.driver_mismatch",
+        r"\bdriver\s+and\s+(?:the\s+)?(?:NVML\s+)?library\s+versions?\s+(?:don't|do\s+not|doesn't)"
+        r"\s+match\b|\bdriver/library\s+(?:version\s+)?mismatch\b|드라이버/라이브러리\s*버전\s*불일치",
+        ("match", "mismatch", "불일치"),
+        "NVML's library and the kernel module said not to match: the driver was upgraded "
+        "without its module reloaded; reload the modules or reboot the node.",
+        judge=said(_MISMATCH),
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "said.rdma_port",
+        # a port that bounces or goes down and up, in English, Japanese and Korean
+        r"\b(?:IB|InfiniBand|RoCE|HCA|mlx5_\d+)\b[^.;?\n]{0,40}?\b(?:keeps?\s+bouncing|bounc(?:es|ing)"
+        r"|went\s+down\s+and\s+(?:back\s+)?up\s+\d+\s+times)\b"
+        r"|リンクダウン\s*/\s*アップを繰り返|끊겼다\s*붙었다"
+        # the HCA missing, ports that never leave INIT for want of a subnet manager
+        r"|\bibv_devices\W{0,3}\s+(?:prints|shows|returns|gives)\s+(?:an\s+)?empty\b"
+        r"|/sys/class/infiniband\s+is\s+empty\b|\bthe\s+HCA\s+is\s+missing\b"
+        r"|\bports?\s+(?:are\s+|is\s+)?stuck\s+in\s+(?:Initializ\w+|INIT)\b"
+        r"|\bexcessive\s+symbol\s+errors\b"
+        r"|\bInfiniBand\s+port\s+(?:of\s+this\s+\w+\s+machine\s+)?is\s+down\b"
+        # an HCA said failed or broken (`Infiniband HCA card failed on z0-13`, `IB card problem`)
+        r"|\b(?:InfiniBand|IB|HCA)(?:\s+HCA)?\s+cards?\b[^.;?\n]{0,40}?\b(?:failed|broken|dead|died"
+        r"|problem)\b|\bbroken\s+(?:InfiniBand|IB)\s+(?:HCA\s+)?card\b"
+        # a RoCE NIC that floods pause frames (an alert named for it)
+        r"|\bPFC\s*Pause\s*Frames?\s*(?:High|Storm|Flood)\b"
+        r"|\bsent\s+[\d.]+\s*[KM]?\s+PFC\s+pause\s+frames\b",
+        (
+            *(
+                "ib",
+                "infiniband",
+                "roce",
+                "hca",
+                "mlx5_",
+                "リンク",
+                "끊겼다",
+                "ibv_devices",
+                "stuck",
+            ),
+            "pfc",
+        ),
+        "An InfiniBand or RoCE port said to bounce, to be down or stuck initialising, the HCA "
+        "said missing, or a port with excessive symbol errors: the cable, the transceiver, the "
+        "switch port, the subnet manager or the NIC.",
+        judge=said(_NIC),
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "said.psu_fault",
+        r"\b(?:PSU|power\s+supply(?:\s+unit)?)\s+(?:failure|failed|fault)\b"
+        r"|\bOver[\s-]?current\s+fault\b",
+        ("psu", "power supply", "current fault"),
+        "A power supply said to have failed (a PSU failure, an over-current fault): the node "
+        "runs on its redundant supply or loses power; replace the supply.",
+        judge=said(_PLATFORM),
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "said.pcie_errors",
+        r"\bAER\s+(?:correctable|uncorrectable)\s+errors?\b[^.;?\n]{0,60}?\b(?:root\s+port|from)\b"
+        r"|\bPCI\s+Express\s+bus\s+(?:correctable|uncorrectable)\s+error\b"
+        r"|\bPCIe\s+uncorrectable\s+error\s+was\s+detected\b",
+        ("aer", "pci express", "pcie"),
+        "PCIe errors on the platform told in words (AER from a root port, a BMC's bus error, "
+        "an uncorrectable error on a riser): the slot, the riser or the board.",
+        judge=said(_PLATFORM),
+        flags=re.IGNORECASE,
+    ),
+)
