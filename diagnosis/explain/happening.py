@@ -67,14 +67,23 @@ cleared or fixed alert, a condition, a product's spec, a rebuild finished."""
 _CONDITION_WORD = re.compile(r"(?:if|when|whether)\b", re.IGNORECASE)
 
 
-def _not_now(m: re.Match[str]) -> bool:
+def _next_sentence(m: re.Match[str]) -> str:
+    """The sentence after the match's, where a judgement of it may stand (`...; that is
+    expected`, `... flapping; after replacing the cable it has been stable`)."""
+    stops = SENTENCE.finditer(m.string, m.end())
+    first = next(stops, None)
+    if first is None:
+        return ""
+    second = next(stops, None)
+    return m.string[first.end() : second.start() if second else len(m.string)]
+
+
+def _not_now(m: re.Match[str], sentence: str) -> bool:
     """Whether a word of `_NOT_NOW` stands in the match's sentence, or one that is no condition
     in the sentence after it (`If the problem persists, ...` after it says nothing of it)."""
-    sentence = sentence_at(m)
     if _NOT_NOW.search(sentence):
         return True
-    rest = told_with(m)[len(sentence) :]
-    return any(not _CONDITION_WORD.match(w[0]) for w in _NOT_NOW.finditer(rest))
+    return any(not _CONDITION_WORD.match(w[0]) for w in _NOT_NOW.finditer(_next_sentence(m)))
 
 
 def live(m: re.Match[str]) -> bool:
@@ -84,22 +93,22 @@ def live(m: re.Match[str]) -> bool:
     a problem, ...` says nothing of the next sentence's `the program is killed by the system`)."""
     line = m.string
     sentence = sentence_at(m)
-    if RESOLVED.search(line) or _not_now(m) or RULED_OUT.search(sentence):
+    if RESOLVED.search(line) or _not_now(m, sentence) or RULED_OUT.search(sentence):
         return False
     if setups_differ(line):
         return False  # two GPU models side by side: a spec compared, no event
     return _DENIED_BEFORE.search(line, max(0, m.start() - 30), m.start()) is None
 
 
-def told_with(m: re.Match[str]) -> str:
-    """The match's sentence and the one after it, where a judgement of it stands (`...; that is
-    expected`, `... flapping; after replacing the cable it has been stable`)."""
-    text = m.string
-    start = max((b.end() for b in SENTENCE.finditer(text, 0, m.start())), default=0)
-    stops = SENTENCE.finditer(text, m.end())
-    first = next(stops, None)
-    second = next(stops, None) if first else None
-    return text[start : second.start() if second else len(text)]
+_DENIED_WITHIN = re.compile(r"\b(?:not|never|no)\b|n't\b|\bfrom\s+sitting\b", re.IGNORECASE)
+
+
+def denied_within(m: re.Match[str]) -> bool:
+    """Whether the words of the match deny or prevent themselves (`is not throttling`, `are never
+    idle between steps`, `keep the GPUs from sitting idle`): for rules whose match spans the
+    verb, where `live` reads only the words before it (a `not` inside `NFS server not
+    responding` is the incident's own)."""
+    return _DENIED_WITHIN.search(m[0]) is not None
 
 
 def less_than_said(given: Verdict) -> Judge:

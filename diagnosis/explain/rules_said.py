@@ -24,7 +24,7 @@ import re
 
 from diagnosis.catalog import Verdict
 from diagnosis.explain.explained import sentence_at
-from diagnosis.explain.happening import said
+from diagnosis.explain.happening import denied_within, said
 from diagnosis.explain.rules import Judge, Rule, rule, verdict
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
@@ -46,6 +46,7 @@ _SAID_NO_FAULT = said(_NO_FAULT)
 _HOST_MEMORY = verdict(C.HOST_MEMORY, B.APPLICATION, K.NODE, S.WARNING, A.FIX_APPLICATION, 0.45)
 _SAID_HOST_MEMORY = said(_HOST_MEMORY)
 _NONFINITE = verdict(C.NUMERICAL, B.APPLICATION, K.JOB, S.WARNING, A.FIX_APPLICATION, 0.45)
+_SAID_NONFINITE = said(_NONFINITE)
 MULTINODE_RULE = "said.multinode_only"
 HARMLESS_RULE = "said.harmless"
 LOSSY_FABRIC_RULE = "said.lossy_fabric"
@@ -102,14 +103,13 @@ _FIGURES_CHANGED = re.compile(
     r"[^.\n]{0,30}?\bto\s+~?\d",
     re.IGNORECASE,
 )
-_DENIED_IN = re.compile(r"\b(?:not|never|no)\b|n't\b", re.IGNORECASE)
 
 
 def _throttling(m: re.Match[str]) -> Verdict | None:
     """A GPU said to throttle, unless denied inside the words (`is not throttling`) or the text
     times the job's slowdown it caused (`from ~7.5 mins per iteration to ~15`): then the
     straggler is the incident, for the slowdown rules."""
-    if _DENIED_IN.search(m[0]) or _FIGURES_CHANGED.search(m.string):
+    if denied_within(m) or _FIGURES_CHANGED.search(m.string):
         return None
     return _SAID_GPU_DEGRADED(m)
 
@@ -138,7 +138,7 @@ def _harmless(m: re.Match[str]) -> Verdict | None:
 def _diverged(m: re.Match[str]) -> Verdict | None:
     """A run that diverged, unless the sentence says the step was skipped (by the code or the
     loss scaler, in the first steps)."""
-    return None if _SKIPPED.search(sentence_at(m)) else said(_NONFINITE)(m)
+    return None if _SKIPPED.search(sentence_at(m)) else _SAID_NONFINITE(m)
 
 
 RULES: tuple[Rule, ...] = (

@@ -29,7 +29,7 @@ import re
 
 from diagnosis.catalog import Verdict
 from diagnosis.explain.explained import explained, sentence_at
-from diagnosis.explain.happening import live
+from diagnosis.explain.happening import denied_within, live
 from diagnosis.explain.quantities import figures
 from diagnosis.explain.rules import Rule, rule
 from diagnosis.explain.rules_figures import PAST, PRESENT
@@ -240,6 +240,12 @@ _NOT_SPEED = re.compile(
 )
 
 
+def _told_now(m: re.Match[str]) -> bool:
+    """Whether the words at `m` tell a slowdown happening now (happening.live) that the text
+    does not explain away (explained)."""
+    return live(m) and not explained(m.string)
+
+
 # a speed said to have regressed (`an ~11% MLPerf throughput regression`, `training speed
 # regressed by 20%`)
 _REGRESSION = re.compile(
@@ -257,7 +263,7 @@ _PURPOSE = re.compile(r"\W*(?:to|in\s+order\s+to)\s+\w+\b", re.IGNORECASE)
 def _regressed(m: re.Match[str]) -> Verdict | None:
     """Return a straggler warning on a speed said to have regressed now, unless the text
     explains it or opens with its purpose (`To catch throughput regressions early, ...`)."""
-    if _PURPOSE.match(sentence_at(m)) or explained(m.string) or not live(m):
+    if _PURPOSE.match(sentence_at(m)) or not _told_now(m):
         return None
     return slowed(sentence_at(m))
 
@@ -294,7 +300,6 @@ _ACCEPTED = re.compile(
     r"|\bnegligible\b",
     re.IGNORECASE,
 )
-_DENIED_IN = re.compile(r"\b(?:not|never|no)\b|n't\b|\bfrom\s+sitting\b", re.IGNORECASE)
 
 
 _CAUSE = re.compile(
@@ -313,9 +318,9 @@ def _in_bytes(figures: re.Match[str], which: str) -> float:
 def _fed_slowly(m: re.Match[str]) -> Verdict | None:
     """Return a straggler warning on GPUs said idle between steps, said now (not denied inside
     the words: `the GPUs are never idle between steps`) and not explained."""
-    if _DENIED_IN.search(m[0]) or _ACCEPTED.search(sentence_at(m)):
+    if denied_within(m) or _ACCEPTED.search(sentence_at(m)):
         return None
-    if explained(m.string) or not live(m):
+    if not _told_now(m):
         return None
     return slowed(sentence_at(m))
 
@@ -324,7 +329,7 @@ def _below_link(m: re.Match[str]) -> Verdict | None:
     """Return a straggler warning on a collective's bandwidth said below its link's: a word of
     lowness in the sentence, a figure below the one it should be when both are given."""
     sentence = sentence_at(m)
-    if not _LOW.search(sentence) or explained(m.string) or not live(m):
+    if not _LOW.search(sentence) or not _told_now(m):
         return None
     if _ACCEPTED.search(sentence):
         return None  # (`will always be lower than the theoretical`, `which is fine`)
@@ -344,7 +349,7 @@ def _others_faster(m: re.Match[str]) -> Verdict | None:
     before = m.string[max(0, m.start() - 30) : m.start()]
     if not _SPEED_WORD.search(sentence) or _NOT_SPEED.search(before) or _CAUSE.search(sentence):
         return None
-    if explained(m.string) or not live(m):
+    if not _told_now(m):
         return None
     return slowed(sentence)
 
