@@ -8,10 +8,10 @@ prints "couldn't get EFA as provider", ...`, `UCX 1.15.0 changelog: Fixed spurio
 it comes from: as a condition (`if dmesg shows ...`, not `if I run ...`), as something that may
 happen (`may print`, `could fail with`), as a question of its meaning (`What does ... mean`), as
 a symptom or an example (`Symptom -`, `a line like`, `is raised when`), as a fix (`Fixed an issue
-where`, `Fix ...`, `fixed "..."`, `spurious`, `stop printing`, `no longer`), as a reviewer's
-approval, in a troubleshooting table's row (the message quoted as code in its first cell) or in
-a line of source code that prints it (`perror("...")`), a header's constant with its doc comment,
-or a catalogue's list of Xids and their meanings.
+where`, `Fix ...`, `fixed "..."`, `This PR fixes ...`, `spurious`, `stop printing`, `no
+longer`), as a reviewer's approval, in a troubleshooting table's row (the message quoted as
+code in its first cell) or in a line of source code that prints it (`perror("...")`), a
+header's constant with its doc comment, or a catalogue's list of Xids and their meanings.
 
 Guarantees: a line that says the message is live (`now`, `still`, `since 14:35`, `keeps`,
 `again`, `returned`, a time of day) is a report, whatever document it names (`FAQ #4 did not
@@ -36,6 +36,8 @@ _DESCRIBED = re.compile(
     r"|\bis\s+(?:raised|printed|logged|shown|emitted)\s+when\b"
     # a fix: a changelog's or a pull request's
     r"|^\W*fix(?:ed|es)?\b|\bfixed\s+(?:an?\s+)?(?:issue|bug|crash|spurious|[\"'`“])"
+    r"|\b(?:this|the|a|my)\s+(?:PR|pull\s+request|patch|commit|change)\s+(?:that\s+)?"
+    r"(?:fix(?:es|ed)?|resolves|addresses)\b"
     r"|\bspurious\b|\bstop(?:s|ped)?\s+printing\b|\bno\s+longer\s+(?:aborts?|fails?|crash\w*|hangs?"
     r"|prints?)\b"
     # a reviewer's approval
@@ -52,7 +54,7 @@ _QUOTED = re.compile(r"\"[^\"\n]*\"|'[^'\n]{4,}'|`[^`\n]*`|“[^”\n]*”")
 _WORDS = (
     *("if", "may", "might", "can", "could", "what", "symptom", "like", "reference", "raised"),
     *("printed", "logged", "shown", "fix", "spurious", "stop", "no longer", "looks", "lgtm"),
-    *("emitted", "when"),
+    *("emitted", "when", "resolves", "addresses"),
 )
 """The words one of which a described message's line holds (a cheap gate before the search)."""
 

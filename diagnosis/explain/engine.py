@@ -48,7 +48,7 @@ from diagnosis.explain.hint import hint as learned_hint
 from diagnosis.explain.memory_counts import MCELOG_COUNT, MCELOG_HEADER, MCELOG_RULE, mcelog_count
 from diagnosis.explain.records import Record, records
 from diagnosis.explain.rules import Hit, normalize_pci, rule_set
-from diagnosis.explain.rules_host import GPU_NAMED
+from diagnosis.explain.rules_host import COOLED_RULE, GPU_NAMED, THROTTLED_RULE, CpuHeat
 from diagnosis.explain.rules_monitors import (
     ALERT_RESOLVED,
     GPU_OWNED,
@@ -154,6 +154,7 @@ class _State:
     pci_kinds: dict[str, str] = field(default_factory=dict)  # enumerated devices' kinds, by address
     gpus_said: bool = False  # a GPU named outside a plugin's notice (rules_scheduler.NO_GPU_CLAIM)
     owner_unknown: set[str] = field(default_factory=set)  # GPU_OWNED rules seen with no header
+    heat: CpuHeat = field(default_factory=CpuHeat)  # the CPUs left throttled (rules_host)
 
     def add(
         self, rule_id: str, verdict: Verdict, hit: Hit | None, rec: Record, conf: float
@@ -287,6 +288,8 @@ def _visit(state: _State, rec: Record) -> None:
         state.speeds.iteration(rec)
     elif hit.rule == "training.step_time":
         state.speeds.step_time(rec)
+    elif hit.rule in (THROTTLED_RULE, COOLED_RULE):
+        state.heat.feed(hit.rule, rec.body)
 
 
 def _unclassified(state: _State, rec: Record, low: str) -> None:
@@ -353,8 +356,9 @@ def _confirm(state: _State) -> None:
     said once that a later recovery ended (rules_netfs.RECOVERED_BY), a line whose
     cause the same input gives (the EXPLAINED_BY of rules_scheduler, rules_dist, rules_driver,
     rules_fabric, rules_host, rules_process, rules_rdma and rules_slowness), a monitor's finding
-    in an input that shows the alert resolved, a stall a later line says moved on, and a NaN
-    grad norm seen once before finite ones (a step fp16's loss scaler skipped)."""
+    in an input that shows the alert resolved, a stall a later line says moved on, a NaN
+    grad norm seen once before finite ones (a step fp16's loss scaler skipped), and a CPU
+    throttle that every throttled CPU was said to end (rules_host.CpuHeat)."""
     present = {key[0] for key in state.found}
     if not (present & CRASH_RULES or state.crash_said):
         for key in [key for key in state.found if key[0] in NEEDS_CRASH]:
@@ -387,6 +391,9 @@ def _confirm(state: _State) -> None:
         or key[0] == NONFINITE_NORM_RULE
         and cand.seen == 1
         and cand.index < state.finite_norm_at
+        # a CPU's thermal throttle that every throttled CPU was said to end
+        or key[0] == THROTTLED_RULE
+        and state.heat.ended()
     ]
     # a detector's spread in one interval that calm intervals follow: a warm-up or a
     # checkpoint, not a straggler (a spread in the last interval may be one starting)

@@ -65,6 +65,13 @@ cleared or fixed alert, a condition, a product's spec, a rebuild finished."""
 
 
 _CONDITION_WORD = re.compile(r"(?:if|when|whether)\b", re.IGNORECASE)
+_ANOTHER_TIME = re.compile(
+    r"\s*(?:yesterday|last\s+(?:night|week|month|year|time)|before\s+(?:that|then)|previously"
+    r"|earlier|in\s+the\s+past|\w+\s+(?:days?|weeks?|months?)\s+ago)\b",
+    re.IGNORECASE,
+)
+"""A sentence that opens on another time speaks of then, not of the incident before it
+(`GPU 2 keeps throttling again today. Yesterday the clocks were normal.`)."""
 
 
 def _next_sentence(m: re.Match[str]) -> str:
@@ -80,10 +87,14 @@ def _next_sentence(m: re.Match[str]) -> str:
 
 def _not_now(m: re.Match[str], sentence: str) -> bool:
     """Whether a word of `_NOT_NOW` stands in the match's sentence, or one that is no condition
-    in the sentence after it (`If the problem persists, ...` after it says nothing of it)."""
+    in the sentence after it (`If the problem persists, ...` after it says nothing of it), unless
+    that sentence opens on another time (`_ANOTHER_TIME`)."""
     if _NOT_NOW.search(sentence):
         return True
-    return any(not _CONDITION_WORD.match(w[0]) for w in _NOT_NOW.finditer(_next_sentence(m)))
+    after = _next_sentence(m)
+    if _ANOTHER_TIME.match(after):
+        return False
+    return any(not _CONDITION_WORD.match(w[0]) for w in _NOT_NOW.finditer(after))
 
 
 def live(m: re.Match[str]) -> bool:

@@ -10,6 +10,7 @@ memory errors make a fault is ``memory_counts``'s to judge.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 from diagnosis.catalog import Verdict
 from diagnosis.explain.memory_counts import dimm_summary, error_counts, mc_status
@@ -91,12 +92,37 @@ THROTTLED_RULE = "host.cpu_throttled"
 COOLED_RULE = "host.cpu_cooled"
 EXPLAINED_BY = {
     "host.page_offlined": frozenset({INJECTED_RULE}),
-    "host.mce": frozenset({THROTTLED_RULE}),
-    THROTTLED_RULE: frozenset({COOLED_RULE}),
+    "host.mce": frozenset({THROTTLED_RULE, COOLED_RULE}),
 }
 """A page taken offline in an input that shows memory failures injected (a test); machine check
-events logged beside the CPU's thermal throttling (older kernels log the throttle's interrupt
-as one); a throttle the same input says ended (`temperature/speed normal`)."""
+events logged beside the CPU's thermal throttling, ongoing or ended (older kernels log the
+throttle's interrupt as one). Whether a throttle ended is `CpuHeat`'s to say."""
+
+_CPU_SCOPE = re.compile(r"\bCPU(\d+): (Package|Core) temperature")
+
+
+@dataclass
+class CpuHeat:
+    """Which CPUs' packages or cores an input leaves throttled: a throttle ends with a later
+    `temperature/speed normal` of the same CPU and scope (another CPU's ends nothing)."""
+
+    hot: set[tuple[str, str]] = field(default_factory=set)
+    cooled: bool = False
+
+    def feed(self, rule_id: str, body: str) -> None:
+        """Read a line the throttle or the cooled rule matched."""
+        m = _CPU_SCOPE.search(body)
+        if m is None:
+            return
+        if rule_id == COOLED_RULE:
+            self.hot.discard((m[1], m[2]))
+            self.cooled = True
+        else:
+            self.hot.add((m[1], m[2]))
+
+    def ended(self) -> bool:
+        """Whether every throttle the input showed was said to end."""
+        return self.cooled and not self.hot
 
 
 KERNEL_RULES: tuple[Rule, ...] = (
@@ -221,8 +247,8 @@ KERNEL_RULES: tuple[Rule, ...] = (
         r"\bCPU\d+: (?:Package|Core) temperature (?:is )?above threshold, "
         r"cpu clock (?:is )?throttled",
         ("above threshold",),
-        "The CPU throttled for heat: a cooling problem while it lasts, no fault once a line of "
-        "the same input says the temperature is normal again (EXPLAINED_BY).",
+        "The CPU throttled for heat: a cooling problem while it lasts, no fault once a later "
+        "line says the same CPU's package or core is normal again (CpuHeat).",
         _hardware(S.WARNING, A.MONITOR, 0.6),
     ),
     rule(

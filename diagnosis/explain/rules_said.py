@@ -105,6 +105,16 @@ _FIGURES_CHANGED = re.compile(
 )
 
 
+GPU_THROTTLING = re.compile(
+    r"\bthrottl(?:ing|ed|es)\s+(?:on|of)\s+(?:my|the|our|a|one|this)\s+(?:\w+\s+)?GPUs?\b"
+    r"|\bGPUs?\s+(?:\d+\s+)?(?:is|was|are|were|keeps?|kept|starts?|started)\s+(?:\w+\s+)?"
+    r"throttl(?:ing|ed)\b",
+    re.IGNORECASE,
+)
+"""A GPU said to throttle (`I am seeing throttling on my NVIDIA GPU`, `GPU 3 keeps throttling`):
+its clocks, for heat or power."""
+
+
 def _throttling(m: re.Match[str]) -> Verdict | None:
     """A GPU said to throttle, unless denied inside the words (`is not throttling`) or the text
     times the job's slowdown it caused (`from ~7.5 mins per iteration to ~15`): then the
@@ -302,11 +312,7 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "said.gpu_throttling",
-        # a GPU said to throttle (`I am seeing throttling on my NVIDIA GPU`, `GPU 3 keeps
-        # throttling`): its clocks, for heat or power
-        r"\bthrottl(?:ing|ed|es)\s+(?:on|of)\s+(?:my|the|our|a|one|this)\s+(?:\w+\s+)?GPUs?\b"
-        r"|\bGPUs?\s+(?:\d+\s+)?(?:is|was|are|were|keeps?|kept|starts?|started)\s+(?:\w+\s+)?"
-        r"throttl(?:ing|ed)\b",
+        GPU_THROTTLING.pattern,
         ("throttl",),
         "A GPU said to throttle its clocks (for heat or power): the GPU works below its speed; "
         "check its cooling, power cap and temperature limits.",

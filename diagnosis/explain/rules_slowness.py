@@ -36,8 +36,10 @@ import re
 
 from diagnosis.catalog import Verdict
 from diagnosis.explain.explained import FIXED_BY_SETTING, came_back
+from diagnosis.explain.happening import live
 from diagnosis.explain.quantities import OTHER_QUANTITIES
 from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.explain.rules_said import GPU_THROTTLING
 from diagnosis.explain.rules_straggler import MEMBER_KIND
 from diagnosis.explain.slowness_sentences import (
     ASKED,
@@ -295,6 +297,9 @@ def _reported(m: re.Match[str]) -> Verdict | None:
         return None
     if denied(m, sentence, before) or ruled_out(sentence) or small_gap(with_before):
         return None
+    throttle = GPU_THROTTLING.search(body, start, end) if "throttl" in m[0].lower() else None
+    if throttle is not None and not live(throttle):
+        return None  # a GPU's throttle planned, over or explained (said.gpu_throttling's reading)
     learned = _SLOW_TO_LEARN.search(body, start, min(end, m.end() + 12))
     if learned is not None and learned.start() <= m.start() < learned.end():
         return None  # slow to learn, not to work
