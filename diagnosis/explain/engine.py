@@ -37,6 +37,7 @@ from diagnosis.explain import (
     rules_netfs,
     rules_nic,
     rules_nvlink,
+    rules_pcie,
     rules_process,
     rules_rdma,
     rules_said,
@@ -97,22 +98,16 @@ RECOVERED_BY = {
 ONLY_TO_RECOVER = (
     rules_netfs.ONLY_TO_RECOVER | rules_nic.ONLY_TO_RECOVER | rules_scheduler.ONLY_TO_RECOVER
 )
-_EXPLAINED_BY = {
-    **rules_scheduler.EXPLAINED_BY,
-    **rules_dist.EXPLAINED_BY,
-    **rules_driver.EXPLAINED_BY,
-    **rules_nvlink.EXPLAINED_BY,
-    **rules_container.EXPLAINED_BY,
-    **rules_kernel.EXPLAINED_BY,
-    **rules_said.EXPLAINED_BY,
-    **rules_fabric.EXPLAINED_BY,
-    **rules_host.EXPLAINED_BY,
-    **rules_nic.EXPLAINED_BY,
-    **rules_process.EXPLAINED_BY,
-    **rules_rdma.EXPLAINED_BY,
-    **rules_slowness.EXPLAINED_BY,
-}
-"""For a rule whose line follows from another cause, the rules that give that cause."""
+_EXPLAINED_BY: dict[str, frozenset[str]] = {}
+for _module in (
+    *(rules_scheduler, rules_dist, rules_driver, rules_nvlink, rules_pcie, rules_container),
+    *(rules_kernel, rules_said, rules_fabric, rules_host, rules_nic, rules_process, rules_rdma),
+    rules_slowness,
+):
+    for _rule_id, _causes in _module.EXPLAINED_BY.items():
+        _EXPLAINED_BY[_rule_id] = _EXPLAINED_BY.get(_rule_id, frozenset()) | _causes
+"""For a rule whose line follows from another cause, the rules that give that cause (each
+module's, joined: a rule two modules explain is explained by either's causes)."""
 _SMI_RULES = frozenset({"gpu.remap_failure", "gpu.remap_pending", "gpu.ecc_counter"})
 
 Key = tuple[str, Verdict, str | None, int | None, str | None, int | None, int | None]

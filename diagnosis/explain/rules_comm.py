@@ -154,6 +154,16 @@ _NETWORK_RULES: tuple[Rule, ...] = (
         _net(K.NODE, S.ERROR, 0.75),
     ),
     rule(
+        "net.no_route_to_host",
+        # EHOSTUNREACH (errno 113) wherever a program prints it (`RuntimeError: No route to
+        # host`, `connect: No route to host`): no path to the peer's address
+        r"\bNo route to host\b|\bEHOSTUNREACH\b",
+        ("no route to host", "ehostunreach"),
+        "A connection found no route to its peer's host (EHOSTUNREACH): the peer is down or the "
+        "network between them (a firewall, a wrong interface or address) drops it.",
+        _net(K.NODE, S.ERROR, 0.55),
+    ),
+    rule(
         "nccl.connection_closed",
         r"Connection closed by (?:remote )?peer|Socket recv failed|socketProgress|"
         r"Connection reset by peer",

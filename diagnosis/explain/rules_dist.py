@@ -62,7 +62,23 @@ def _store_client(m: re.Match[str]) -> Verdict:
 _REFUSED = re.compile(r"Connection refused|errno: 111\b")
 
 
+STANDALONE_RULE = "dist.standalone_across_nodes"
+
 RULES: tuple[Rule, ...] = (
+    rule(
+        STANDALONE_RULE,
+        # torchrun's `--standalone` (a private rendezvous on localhost) with the flags of a
+        # rendezvous across nodes, either order, on the command's line
+        r"\btorchrun\b[^\n]*?--standalone\b[^\n]*?--(?:nnodes[= ](?!1\b)|master[_-]addr\b"
+        r"|rdzv[_-]endpoint\b)"
+        r"|\btorchrun\b[^\n]*?--(?:nnodes[= ](?!1\b)|master[_-]addr\b|rdzv[_-]endpoint\b)"
+        r"[^\n]*?--standalone\b",
+        ("--standalone",),
+        "torchrun launched with `--standalone` and the flags of a job across nodes: standalone "
+        "gives each node a private rendezvous on localhost, so the nodes never meet and the "
+        "rendezvous times out; the launch command, not the network.",
+        _SET_UP,
+    ),
     rule(
         "dist.collective_mismatch",
         r"Detected mismatch between collectives on ranks"
@@ -165,10 +181,17 @@ RULES: tuple[Rule, ...] = (
 )
 
 EXPLAINED_BY: dict[str, frozenset[str]] = {
-    rule_id: frozenset({"dist.finished"})
-    for rule_id in ("dist.store_recv_failed", "nccl.connection_closed", "nccl.socket_gave_up")
+    **{
+        rule_id: frozenset({"dist.finished"})
+        for rule_id in ("dist.store_recv_failed", "nccl.connection_closed", "nccl.socket_gave_up")
+    },
+    **{
+        rule_id: frozenset({STANDALONE_RULE})
+        for rule_id in ("dist.store_timeout", "dist.client_timed_out", "dist.store_client")
+    },
 }
 """A store or NCCL connection that dropped, in an input that shows the run finished: its
-shutdown noise.
+shutdown noise. A rendezvous that timed out under a `--standalone` launch across nodes: the
+launch's.
 A rendezvous that could not be shut down, or the heartbeat monitor's `should dump` check, is
 printed whenever the store's host goes away, mid-run too: they explain nothing."""

@@ -428,6 +428,19 @@ CUDA_RULES: tuple[Rule, ...] = (
         verdict(C.GPU_APPLICATION, APP, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.5),
     ),
     rule(
+        "cuda.launch_timeout",
+        # cudaErrorLaunchTimeout (error 6): the display watchdog ended a kernel that ran too long
+        # (the driver logs Xid 8 beside it)
+        r"\bthe launch timed out and was terminated\b|\bcudaErrorLaunchTimeout\b"
+        r"|\bCUDA_ERROR_LAUNCH_TIMEOUT\b",
+        ("launch timed out", "launchtimeout", "launch_timeout"),
+        "A kernel ran past the watchdog's limit and was ended (cudaErrorLaunchTimeout, with Xid 8 "
+        "in the kernel log): the program's kernel is too long for a GPU that drives a display or "
+        "has its watchdog on; split the kernel or run it on a compute-only GPU.",
+        verdict(C.GPU_APPLICATION, APP, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.55),
+        flags=re.IGNORECASE,
+    ),
+    rule(
         "cuda.driver_too_old",
         # cudaErrorInsufficientDriver (error 35): the program's CUDA runtime is newer than the
         # driver (a container built for a newer CUDA than the node's driver)

@@ -46,6 +46,17 @@ RULES: tuple[Rule, ...] = (
         flags=re.IGNORECASE,
     ),
     rule(
+        "kernel.netdev_refcount_stuck",
+        # a network device that cannot be freed (a reference leaked): the namespace teardown
+        # waits for ever and every later network namespace (pod) creation with it
+        r"\bunregister_netdevice: waiting for \S+ to become free\. Usage count = \d+",
+        ("unregister_netdevice",),
+        "The kernel cannot free a network device whose references leaked (`unregister_netdevice: "
+        "waiting for ... to become free`): network namespaces stop being created and destroyed, "
+        "so new pods and containers hang; reboot the node.",
+        verdict(C.HANG, B.INFRASTRUCTURE, K.NODE, S.ERROR, A.REBOOT_NODE, 0.5),
+    ),
+    rule(
         "kernel.panic",
         # (not a panic the OOM killer asked for: panic_on_oom, host memory's)
         r"Kernel panic - not syncing(?!: (?:Out of memory|System is deadlocked on memory))"

@@ -39,7 +39,34 @@ def _narrower(m: re.Match[str]) -> Verdict | None:
     return _hardware(S.WARNING, A.HARDWARE_INSPECTION, 0.6)
 
 
+HOT_REMOVED_RULE = "host.pcie_hot_removed"
+EXPLAINED_BY = {
+    rule_id: frozenset({HOT_REMOVED_RULE})
+    for rule_id in (
+        "host.pcie_fatal",
+        "host.pcie_error",
+        "host.pcie_recovery_failed",
+        "storage.nvme",
+    )
+}
+"""A port's errors, its failed recovery and the NVMe controller's reset behind it, in an input
+that says the device was hot-removed (a surprise removal, a hot-plug test): what a removal
+prints, not a fault."""
+
 RULES: tuple[Rule, ...] = (
+    rule(
+        HOT_REMOVED_RULE,
+        # (`hot-removing an Intel NVMe SSD`, `performing a looping hot plug test`, `On hotplug
+        # ports capable of surprise removal, Surprise Down Errors are expected`)
+        r"\bhot[\s-]?(?:remov(?:e|ed|es|ing|al)|unplug(?:ged|ging)?)\b"
+        r"|\bhot[\s-]?plug\s+(?:test\w*|event)|\bsurprise\s+removal\b",
+        ("hot", "surprise removal"),
+        "The text says a PCIe device was hot-removed (a surprise removal, a hot-plug test): the "
+        "port's Surprise Down, DPC containment and failed recovery that follow are the removal's "
+        "(EXPLAINED_BY), no fault.",
+        verdict(C.BENIGN, B.UNKNOWN, K.NODE, S.INFO, A.NONE, 0.5),
+        flags=re.IGNORECASE,
+    ),
     rule(
         "host.gpu_inaccessible",
         # pci.c when a device does not answer as it is woken (its config space reads all ones):

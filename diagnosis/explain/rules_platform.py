@@ -133,6 +133,9 @@ RULES: tuple[Rule, ...] = (
         r"|Persistent correctable memory error|Corrected Memory Error threshold exceeded"
         r"|Power supply \S+ failure predicted|Power supply redundancy is degraded"
         r"|\bDIMM_Degraded\b|The DIMM has degraded|\w*CECCCountMemErr\w*"
+        # Dell's BAT messages (a RAID controller's or the system board's backup battery)
+        r"|\bThe (?:[\w-]+ ){1,2}battery (?:is low|is failing|has failed)\b"
+        r"|\bCMOS battery (?:is )?low\b"
         r"|sensor crossed a warning (?:high threshold going high|low threshold going low))",
         (
             "mem070",
@@ -140,9 +143,11 @@ RULES: tuple[Rule, ...] = (
             "failure predicted",
             "degraded",
             "crossed a warning",
+            "battery",
         ),
         "The server's BMC reports a host part degrading (correctable memory errors past their "
-        "rate, a supply predicted to fail, a warning threshold crossed): plan a replacement.",
+        "rate, a supply predicted to fail, a warning threshold crossed, a RAID controller's or "
+        "the board's battery low): plan a replacement.",
         _host(S.WARNING, A.HARDWARE_INSPECTION, 0.5),
     ),
     rule(

@@ -142,6 +142,8 @@ def _harmless(m: re.Match[str]) -> Verdict | None:
     harmless` ends no machine check."""
     if not _CORRECTED_KIND.search(m.string) and _OTHER_KIND.search(m.string):
         return None
+    if m["own"]:  # (the errors corrected by the hardware: its `fixed` is no fix said of a fault)
+        return _NO_FAULT
     return _SAID_NO_FAULT(m)
 
 
@@ -363,8 +365,10 @@ RULES: tuple[Rule, ...] = (
         r"\b(?:grad(?:ient)?[\s_]norms?|gradients?|KL(?:[\s_]divergence)?|kl_loss|rewards?"
         r"|loss(?:es)?)\s+(?:all\s+|both\s+)?(?:is|are|was|were|becomes?|became|goes\s+to|went\s+to"
         r"|turns?\s+(?:in)?to|turned\s+(?:in)?to)\s+(?:all\s+)?(?:NaN|inf)\b"
-        # a NaN loss told as a noun, with when it came (`Nan loss after 20k+ steps`)
-        r"|\bNaN\s+loss(?:es)?\s+(?:after|at|from|since|around|appears?|appeared|occurs?|occurred)\b"
+        # a NaN loss or grad norm told as a noun, with when it came (`Nan loss after 20k+ steps`)
+        # (InternEvo's own `Nan grad norm occurs, please check it`, after CJK words too)
+        r"|(?<![A-Za-z])NaN\s+(?:loss(?:es)?|grad(?:ient)?[\s_]norms?)\s+(?:after|at|from|since"
+        r"|around|appears?|appeared|occurs?|occurred)\b"
         # NaNs that take over a run, a grad norm that explodes (`eventually NaNs would
         # consistently take over`, `the grad norm explodes`)
         r"|\bNaNs?\s+(?:would\s+|will\s+)?(?:\w+\s+)?(?:take|took|takes)\s+over\b"
@@ -388,10 +392,17 @@ HARMLESS_RULES: tuple[Rule, ...] = (
         r"|\b(?:these|those|the|this|such)\s+(?:\w+\s+){0,2}?(?:messages?|errors?|warnings?|logs?|events?)"
         r"\s+(?:is|are)\s+(?:\w+\s+)?(?:harmless|benign|cosmetic|nothing\s+to\s+worry\s+about)\b"
         r"|\b(?:can|may)\s+(?:be\s+)?safely\s+(?:be\s+)?ignored\b"
+        # (`The errors themselves are fixed according to the log entries (severity=corrected),
+        # but the repeated entries make the log file confusing`)
+        r"|\b(?:the|these|those)\s+errors\s+themselves\s+(?:are|were|get)\s+(?:(?!not\b)\w+\s+)?"
+        r"(?P<own>fixed|corrected)\b"
         # (`Hung tasks are not normally terminal, nor do they affect system stability`)
         r"|\b(?:hung\s+tasks?|these\s+(?:\w+\s+)?(?:messages?|warnings?|errors?|reports?))\s+(?:are"
         r"|is)\s+not\s+(?:\w+\s+)?(?:terminal|fatal|harmful|dangerous|a\s+problem|an\s+issue)\b",
-        ("healthy", "fine", "harmless", "benign", "cosmetic", "worry", "safely", "are not"),
+        (
+            *("healthy", "fine", "harmless", "benign", "cosmetic", "worry", "safely", "are not"),
+            "themselves",
+        ),
         "The text says the errors are harmless or the hardware healthy (a tutorial on a PCIe AER "
         "log flood, a maintainer's reply, hung tasks said not to be fatal): no fault, and it "
         "ends the corrected errors' and hung tasks' warnings of the same input (EXPLAINED_BY).",

@@ -174,12 +174,28 @@ RULES: tuple[Rule, ...] = (
         r"\bslurmd(?:\[\d+\])?: (?:slurmd: )?fatal: (?:can't stat gres\.conf file"
         r"|Unable to determine this slurmd's NodeName"
         r"|Unable to (?:read|parse) \S*(?:slurm|gres|cgroup)\.conf|Invalid (?:GRES|gres)"
-        r"|[^\n]*\bconfig(?:uration)?\b)",
+        r"|[^\n]*\b(?:config(?:uration)?|(?:slurm|gres|cgroup|topology)\.conf)\b)",
         ("fatal:",),
         "slurmd exits at start on its configuration (a gres.conf naming a device the node lacks, "
         "a node name it cannot find): the node's Slurm setup, not its hardware; the node stays "
         "down until the configuration is fixed.",
         verdict(C.APPLICATION, INFRA, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.5),
+    ),
+    rule(
+        "slurm.node_config_mismatch",
+        # slurmctld rejecting a node whose CPUs are fewer than slurm.conf says, or whose
+        # slurm.conf differs from its own; sinfo -R's drain reason for it (truncated to 20
+        # characters). (Fewer megabytes of memory or GPUs is not read: a dead DIMM or a lost GPU
+        # gives it too, and so the registration's `Invalid argument` that follows.)
+        r"\bNode \S+ has low (?:socket\*core\*thread|cpu) count \(\d+ < \d+\)"
+        r"|^\s*Low socket\*core\*thre\w*\s|\bappears to have a different slurm\.conf than the "
+        r"slurmctld\b",
+        ("low socket", "low cpu count", "different slurm.conf"),
+        "Slurm rejects or drains a node whose CPUs are fewer than slurm.conf declares, or whose "
+        "slurm.conf differs from the controller's: the node's definition is wrong (a cloud "
+        "instance counted in vCPUs, a container), not its hardware; fix slurm.conf.",
+        verdict(C.APPLICATION, INFRA, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.5),
+        flags=re.IGNORECASE | re.MULTILINE,
     ),
     rule(
         "slurm.prolog_missing",
@@ -202,6 +218,29 @@ RULES: tuple[Rule, ...] = (
         "not contact Kubelet`): the kubelet's device-plugin socket or feature gate, the node's "
         "setup; its GPUs are not offered to pods.",
         verdict(C.APPLICATION, INFRA, K.NODE, S.WARNING, A.FIX_APPLICATION, 0.45),
+    ),
+    rule(
+        "k8s.pleg_unhealthy",
+        # the kubelet's pod lifecycle event generator, stuck behind a container runtime that
+        # stopped answering (`PLEG is not healthy: pleg was last seen active 16h17m50s ago`)
+        r"\bPLEG is not healthy: pleg (?:was last seen active \S+ ago|has yet to be successful)",
+        ("pleg is not healthy",),
+        "The kubelet's pod lifecycle relist has not completed for longer than its threshold: "
+        "the node's container runtime is stuck, so the node turns NotReady and its pods neither "
+        "start nor stop; restart the runtime or the node.",
+        verdict(C.HANG, INFRA, K.NODE, S.ERROR, A.REBOOT_NODE, 0.5),
+    ),
+    rule(
+        "k8s.cni_not_ready",
+        # the kubelet on a node whose network plugin wrote no configuration (`cni config
+        # uninitialized`, `No networks found in /etc/cni/net.d`): the node stays NotReady
+        r"\bNetworkPluginNotReady\b[^\n]*\bcni config uninitialized\b"
+        r"|\bUnable to update cni config: No networks found in \S+",
+        ("cni config",),
+        "The kubelet finds no CNI network configuration on the node (`cni config "
+        "uninitialized`): the network add-on never configured this node, so it stays NotReady "
+        "and runs no pods; the node's setup, not its network hardware.",
+        verdict(C.APPLICATION, INFRA, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.5),
     ),
     rule(
         "slurm.task_exit",

@@ -431,11 +431,19 @@ RULES: tuple[Rule, ...] = (
         # mount(8) on a server's export without the helper that mounts it (`bad superblock on
         # 10.0.0.5:/export, missing codepage or helper program`): nfs-utils not installed
         r"|\bwrong fs type, bad option, bad superblock on [\w.-]+:/\S*, missing codepage or "
-        r"helper program\b",
-        ("no such device", "lustre modules", "unknown filesystem type", "bad superblock on"),
+        r"helper program\b"
+        # the BeeGFS client module refusing its own configuration file at mount
+        r"|\bbeegfs: mount\(\d+\): (?:The config argument '[^']+' is invalid|Configuration "
+        r"error:)",
+        (
+            *("no such device", "lustre modules", "unknown filesystem type", "bad superblock on"),
+            "beegfs: mount",
+        ),
         "The node's kernel has no client for the filesystem (mount.lustre's `No such device`, "
         "`unknown filesystem type 'lustre'`): its module is not installed for this kernel or "
-        "not loaded, typically after a kernel update; the node's setup, not the storage.",
+        "not loaded, typically after a kernel update; or the client rejects its own "
+        "configuration (BeeGFS's `The config argument ... is invalid`); the node's setup, not "
+        "the storage.",
         verdict(C.APPLICATION, B.APPLICATION, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.6),
     ),
 )
