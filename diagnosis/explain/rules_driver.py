@@ -66,6 +66,20 @@ def _gpus_expected(m: re.Match[str]) -> Verdict | None:
 
 RULES: tuple[Rule, ...] = (
     rule(
+        "driver.module_unsigned",
+        # a kernel under Secure Boot (or lockdown) refusing a module its keys did not sign: the
+        # GPU driver, nvidia-peermem, a DKMS build
+        r"\bcould not insert '?[\w-]+'?: Key was rejected by service\b"
+        r"|\bLoading of unsigned module is rejected\b"
+        r"|\bLockdown: \S+: unsigned module loading is restricted\b",
+        ("key was rejected", "unsigned module"),
+        "The kernel refused to load a module not signed by a key it trusts (Secure Boot or "
+        "lockdown): sign the module with an enrolled key (MOK) or disable Secure Boot; the "
+        "node's setup, not the GPU or the network.",
+        verdict(C.APPLICATION, INFRA, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.6),
+        flags=re.IGNORECASE,
+    ),
+    rule(
         "driver.nv_status",
         r"\[(?P<name>NV_ERR_[A-Z_]+)\]\s*\(0x(?P<code>[0-9A-Fa-f]{8})\)"
         r"|\(status == NV_OK\) \|\| \(status == (?P<name2>NV_ERR_[A-Z_]+)\)"

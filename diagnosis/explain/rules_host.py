@@ -90,13 +90,16 @@ def _uncorrected(m: re.Match[str]) -> Verdict:
 INJECTED_RULE = "host.memory_failure_injected"
 THROTTLED_RULE = "host.cpu_throttled"
 COOLED_RULE = "host.cpu_cooled"
+SCSI_ABORT_RULE = "host.scsi_abort"
 EXPLAINED_BY = {
     "host.page_offlined": frozenset({INJECTED_RULE}),
     "host.mce": frozenset({THROTTLED_RULE, COOLED_RULE}),
+    "kernel.hung_task": frozenset({SCSI_ABORT_RULE}),
 }
 """A page taken offline in an input that shows memory failures injected (a test); machine check
 events logged beside the CPU's thermal throttling, ongoing or ended (older kernels log the
-throttle's interrupt as one). Whether a throttle ended is `CpuHeat`'s to say."""
+throttle's interrupt as one). Whether a throttle ended is `CpuHeat`'s to say. Tasks hung beside
+a disk whose commands the kernel aborted wait on that disk: the storage is the incident."""
 
 _CPU_SCOPE = re.compile(r"\bCPU(\d+): (Package|Core) temperature")
 
@@ -199,11 +202,15 @@ KERNEL_RULES: tuple[Rule, ...] = (
         # a BMC's system event log (Supermicro, HPE iLO, ipmitool): asserted, not deasserted
         r"|\b(?P<ecc>Uncorrectable (?:ECC|Memory Error))\b(?![^\n]*\bDeassert)"
         r"|^\s*Processor context corrupt\s*$|\b\d+ (?:Uncorrected|Fatal) errors?:"
+        # VMware ESXi's vmkernel (`Machine Check Exception on PCPU12 in world ...`, its purple
+        # screen's `System has encountered a Hardware Error`, an SRAR machine check)
+        r"|\bMachine Check Exception on PCPU\w*|\bSystem has encountered a Hardware Error\b"
+        r"|\bUncorrectable/recoverable memory error in world\b|\bMCA: \d+: SRAR Excp\b"
         # ras-mc-ctl --summary: a DIMM's uncorrected errors
         r"|\bUncorrected on DIMM Label\(s\):[^\n]*\berrors: [1-9]",
         (
             *("hardware error", "memory error", "edac", "uncorrected", "context corrupt"),
-            *("fatal", "uncorrectable"),
+            *("fatal", "uncorrectable", "machine check exception on", "srar excp"),
         ),
         "An uncorrected machine check or DIMM error: the host's CPU or memory failed (an "
         "uncorrectable ECC error said of a GPU is the GPU's).",
@@ -344,6 +351,16 @@ DISK_RULES: tuple[Rule, ...] = (
         ("i/o error", "ext4-fs error"),
         "The kernel failed a block device I/O: a disk or its controller is failing.",
         _storage(S.ERROR, A.ISOLATE_NODE, 0.8),
+    ),
+    rule(
+        SCSI_ABORT_RULE,
+        # the SCSI midlayer aborting a command the disk did not complete in time (`sd 2:0:0:0:
+        # [sda] abort`, `[sda] tag#99 task abort on host 0`)
+        r"\bsd \d+:\d+:\d+:\d+: \[\w+\] (?:tag#\d+ )?(?:task )?abort\b",
+        ("abort",),
+        "The kernel aborted a command a disk did not complete in time: the disk, its controller "
+        "or (in a VM) the hypervisor's storage stalls; tasks that wait on it hang (EXPLAINED_BY).",
+        _storage(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.6),
     ),
     rule(
         "host.nfs",

@@ -160,6 +160,16 @@ RULES: tuple[Rule, ...] = (
         verdict(C.HOST_STORAGE, INFRA, K.NODE, S.ERROR, A.HARDWARE_INSPECTION, 0.7),
     ),
     rule(
+        "cloud.gpu_live_migration",
+        # Compute Engine refusing a GPU instance that asks to live-migrate on host maintenance
+        r"\bInstances with guest accelerators do not support live migration\b",
+        ("guest accelerators",),
+        "The cloud refuses to create a GPU instance set to live-migrate on host maintenance: GPU "
+        "instances must be set to terminate (`onHostMaintenance: TERMINATE`); the request's "
+        "configuration.",
+        verdict(C.APPLICATION, B.APPLICATION, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.6),
+    ),
+    rule(
         "cloud.host_degraded",
         _DONE + r".*(?:running on degraded hardware|has detected degradation of the underlying "
         r"hardware|System reachability check failed|\bAWS_EC2_\w*RETIREMENT_SCHEDULED\b"

@@ -168,4 +168,18 @@ RULES: tuple[Rule, ...] = (
         judge=said(_PLATFORM),
         flags=re.IGNORECASE,
     ),
+    rule(
+        "said.kernel_panic",
+        # a node's kernel said to panic, the panic's own line not pasted (`the system crash with
+        # a kernel panic`, `booting ... leads to kernel panic`, `OS reboot because of kernel
+        # panic`)
+        r"\b(?:with|to|of|into|in|a|got|get|gets|getting|hit|causes?|caused|see|saw)\s+(?:a\s+)?"
+        r"kernel\s+panics?\b|\bkernel\s+panic(?:s|ked)?\s+(?:on|at|after|when|during|every|again"
+        r"|upon)\b",
+        ("kernel panic",),
+        "A node's kernel said to panic (the panic's line not in the text): the node crashed; "
+        "its memory, CPU or a driver, to be read from its console.",
+        judge=said(_PLATFORM),
+        flags=re.IGNORECASE,
+    ),
 )

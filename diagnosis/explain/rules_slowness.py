@@ -48,6 +48,7 @@ from diagnosis.explain.slowness_sentences import (
     MEMBER_WORDS,
     MIN_GAP_PCT,
     NEXT_CLAUSE,
+    SCALED_OUT,
     denied,
     reads_as_sentence,
     ruled_out,
@@ -293,8 +294,9 @@ def _reported(m: re.Match[str]) -> Verdict | None:
     # (`goes down (from 43 to 17) and won't go back to 43`: the 43 it won't reach is no figure)
     clause_end = NEXT_CLAUSE.search(body, m.end(), end)
     with_before = body[spans[max(0, i - 1)][0] : clause_end.start() if clause_end else end]
-    if HYPOTHETICAL.match(body, m.end()) or CONDITIONED.search(body, m.end(), end):
-        return None
+    chosen = HYPOTHETICAL.match(body, m.end()) or CONDITIONED.search(body, m.end(), end)
+    if chosen and not SCALED_OUT.match(body, m.end()):
+        return None  # the speaker's own change of the work, unless it is more devices
     if denied(m, sentence, before) or ruled_out(sentence) or small_gap(with_before):
         return None
     throttle = GPU_THROTTLING.search(body, start, end) if "throttl" in m[0].lower() else None

@@ -241,8 +241,15 @@ RULES: tuple[Rule, ...] = (
         r"|^\s*Critical Warning:\s+0x(?!00\b)[0-9a-f]{2}\b"
         r"|^\s*Media and Data Integrity Errors:\s+[1-9]"
         r"|^\s*critical_warning\s*:\s*(?:0x)?[1-9a-f]|^\s*media_errors\s*:\s*[1-9]"
-        r"|\"(?:critical_warning|media_errors)\"\s*:\s*[1-9]",
-        ("smart", "- ", "critical warning", "media and data", "critical_warning", "media_errors"),
+        r"|\"(?:critical_warning|media_errors)\"\s*:\s*[1-9]"
+        # smartctl --json's smart_status.nvme bits (`"volatile_memory_backup_failed": true`)
+        r"|\"(?:spare_below_threshold|reliability_degraded|media_read_only"
+        r"|volatile_memory_backup_failed|persistent_memory_region_unreliable)\"\s*:\s*true\b",
+        (
+            *("smart", "- ", "critical warning", "media and data", "critical_warning"),
+            *("media_errors", "spare_below", "reliability_degraded", "media_read_only"),
+            *("volatile_memory_backup", "persistent_memory_region"),
+        ),
         "The drive's own health log says it is failing (smartctl's verdict FAILED, an NVMe "
         "critical warning: spare below threshold, reliability degraded, read-only media, a "
         "failed backup device; media and data integrity errors): replace it before the "

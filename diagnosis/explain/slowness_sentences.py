@@ -85,6 +85,14 @@ CONDITIONED = re.compile(
 tracing``, ``ns/day drops when I double the system size``, ``latency increases when the input
 gets longer``, ``samples/s drift lower as the curriculum raises the length``): how the work
 scales, not a fault (``as the training goes on`` is the run's time, read)."""
+SCALED_OUT = re.compile(
+    r"\s+when(?:ever)?\s+(?:I|we|you)\s+(?:move|go|switch|scale|increase|add|use|run)\w*\s+"
+    r"(?:(?:it\s+)?from\s+(?:one|1|a\s+single|single)\s+(?:\w+\s+)?(?:GPU|node|machine|card)s?\s+)?"
+    r"(?:to|on|up\s+to|more|\d+|two|multiple|several)\b[^.\n]{0,20}?\b(?:GPU|node|machine|card)s?\b",
+    re.I,
+)
+"""A slowness said to follow more devices (`It become slower when i move from one GPU node to 2
+GPU nodes`): adding them should not slow the job, so this change of the work is no excuse."""
 _UNSURE = re.compile(r"^(?:n't|not)\s+(?:know|sure|understand)\b", re.I)
 NOT_TRAINING = re.compile(
     # (the start-up of a kernel, an engine, a context: `limitation of GPU kernel initialization`,
