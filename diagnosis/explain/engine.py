@@ -68,6 +68,7 @@ from diagnosis.explain.rules_process import (
     NCCL_STACK_FRAME,
     NEEDS_CRASH,
 )
+from diagnosis.explain.rules_rdma import PORT_DOWN_RULE, HcaPorts
 from diagnosis.explain.rules_stalled import RESUMED
 from diagnosis.explain.rules_straggler import MINMAX_MARK, MINMAX_RULE
 from diagnosis.explain.rules_train import FINITE_GRAD_NORM, NONFINITE_NORM_RULE
@@ -150,6 +151,7 @@ class _State:
     gpus_said: bool = False  # a GPU named outside a plugin's notice (rules_scheduler.NO_GPU_CLAIM)
     owner_unknown: set[str] = field(default_factory=set)  # GPU_OWNED rules seen with no header
     heat: CpuHeat = field(default_factory=CpuHeat)  # the CPUs left throttled (rules_host)
+    hca: HcaPorts = field(default_factory=HcaPorts)  # HCAs' ports down and active (rules_rdma)
 
     def add(
         self, rule_id: str, verdict: Verdict, hit: Hit | None, rec: Record, conf: float
@@ -253,6 +255,8 @@ def _visit(state: _State, rec: Record) -> None:
         if probed is not None:
             state.pci_kind = device_kind(probed["cls"])
             state.pci_kinds[normalize_pci(probed["addr"]) or probed["addr"]] = state.pci_kind
+    if "tate:" in rec.body or "CA '" in rec.body or "hca_id" in rec.body:
+        state.hca.feed(rec.body)
     exception_line = _skip(state, rec)
     if exception_line is None or not rec.body.strip() or describes_a_message(rec.body):
         return  # (a runbook, a changelog, a review: a message described is no event)
@@ -352,8 +356,9 @@ def _confirm(state: _State) -> None:
     cause the same input gives (the EXPLAINED_BY of rules_scheduler, rules_dist, rules_driver,
     rules_fabric, rules_host, rules_process, rules_rdma and rules_slowness), a monitor's finding
     in an input that shows the alert resolved, a stall a later line says moved on, a NaN
-    grad norm seen once before finite ones (a step fp16's loss scaler skipped), and a CPU
-    throttle that every throttled CPU was said to end (rules_host.CpuHeat)."""
+    grad norm seen once before finite ones (a step fp16's loss scaler skipped), a CPU
+    throttle that every throttled CPU was said to end (rules_host.CpuHeat), and ports down only
+    beside active ports of their own HCAs (rules_rdma.HcaPorts)."""
     present = {key[0] for key in state.found}
     if not (present & CRASH_RULES or state.crash_said):
         for key in [key for key in state.found if key[0] in NEEDS_CRASH]:
@@ -389,6 +394,9 @@ def _confirm(state: _State) -> None:
         # a CPU's thermal throttle that every throttled CPU was said to end
         or key[0] == THROTTLED_RULE
         and state.heat.ended()
+        # ports down only beside active ports of their own HCAs: spares, or a cable unknown
+        or key[0] == PORT_DOWN_RULE
+        and state.hca.spare_ports_only()
     ]
     # a detector's spread in one interval that calm intervals follow: a warm-up or a
     # checkpoint, not a straggler (a spread in the last interval may be one starting)

@@ -23,7 +23,10 @@ from diagnosis.explain.rules import Judge
 from diagnosis.explain.xid_said import RULED_OUT
 
 RESOLVED = re.compile(
-    r"\bRESOLVED\b|\bstatus=resolved\b|ALARM\s*->\s*OK\b|\bauto-?resolved\b|\bresolved\s+at\b|"
+    # (not a resolution denied: `cannot be resolved`, `not resolved`, `hasn't been resolved`)
+    r"(?<!not )(?<!never )(?<!cannot be )(?<!can't be )(?<!not be )(?<!n't be )(?<!not been )"
+    r"(?<!n't been )\bRESOLVED\b|\bstatus=resolved\b|ALARM\s*->\s*OK\b|\bauto-?resolved\b"
+    r"|\bresolved\s+at\b|"
     r"\{\{|\bresumed\b|(?<!\bnone )\bcompleted\b|\bexit\s+0\b|\bduring\s+(?:the\s+)?checkpoint|"
     r"\bADMIN_DOWN\b|\bAdministratively\s+down\b|\bfor\s+\d{1,3}\s*s(?:ec\w*)?\b",
     re.IGNORECASE,

@@ -48,6 +48,13 @@ QUIET = frozenset({Category.BENIGN.value, Category.UNKNOWN.value})
 SHOWN_WORDS = 5
 
 _TOKEN = re.compile(r"[a-z]+(?:/[a-z]+)?|\d+(?:[.,]\d+)?|[\u3040-\u30ff\u4e00-\u9fff]|%|×")
+_PCI_ADDRESS = re.compile(
+    r"\b(?:[0-9a-f]{4,8}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]\b|<(?:BDF|PCI)(?:[ _-]?\w{0,8})>",
+    re.IGNORECASE,
+)
+_GPU_UUID = re.compile(r"\bGPU-(?:[0-9a-f]{8}-[0-9a-f-]{27}|x{3,})|<(?:GPU[ _-]?)?UUID>", re.I)
+"""A device's address or a GPU's UUID, written out or redacted (`0000:02:00.0`, `<BDF>`,
+`GPU-xxx`): one token each, so that a redacted log reads as its original."""
 
 # What a hint points at and recommends: the category's usual place, never a disruptive step.
 _WHERE: dict[Category, tuple[Blame, ComponentKind, Action]] = {
@@ -68,8 +75,10 @@ _WHERE: dict[Category, tuple[Blame, ComponentKind, Action]] = {
 
 def features(text: str) -> list[str]:
     """Return the features of what the hint reads of `text` (`readable`): tokens (a number is
-    `<n>`) and adjacent pairs, each once."""
-    words = ["<n>" if m[0].isdigit() else m for m in _TOKEN.findall(readable(text).lower())]
+    `<n>`, a PCI address or GPU UUID one token whether redacted or not) and adjacent pairs, each
+    once."""
+    plain = _GPU_UUID.sub(" gpuuuid ", _PCI_ADDRESS.sub(" pciaddress ", readable(text)))
+    words = ["<n>" if m[0].isdigit() else m for m in _TOKEN.findall(plain.lower())]
     return sorted(set(words) | {f"{a} {b}" for a, b in zip(words, words[1:], strict=False)})
 
 

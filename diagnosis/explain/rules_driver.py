@@ -111,8 +111,16 @@ RULES: tuple[Rule, ...] = (
         r"|nvmlDevice\w+\(\)(?: failed)?: (?:Unknown Error|GPU is lost)"
         # the device plugin's wording (k8s-device-plugin: `error getting device handle for
         # index '0': Unknown Error`)
-        r"|error getting device handle for index '?\d+'?: (?:Unknown Error|GPU is lost)",
-        ("device handle", "gpuislost", "gpu_is_lost", "gpu is lost", "nvmldevice", "gpulost"),
+        r"|error getting device handle for index '?\d+'?: (?:Unknown Error|GPU is lost)"
+        # NVML's status by its number (nvml.h: NVML_ERROR_GPU_IS_LOST = 15), as miners print it
+        # (`NVML: can't get GPU #0, error code 15`)
+        r"|\bNVML\b[^\n]{0,60}?\berror(?: code)?:? 15\b",
+        (
+            *("device handle", "gpuislost", "gpu_is_lost", "gpu is lost", "nvmldevice", "gpulost"),
+            "error code 15",
+            "error 15",
+            "error: 15",
+        ),
         "nvidia-smi/NVML cannot reach the GPU (the user-visible side of Xid 79/GPU lost).",
         _hw(S.CRITICAL, A.REBOOT_NODE, 0.8),
     ),

@@ -367,8 +367,10 @@ CUDA_RULES: tuple[Rule, ...] = (
         # TensorFlow's and XLA's (JAX) words for the same (not the allocator's own warning, which
         # TensorFlow recovers from: `The caller indicates that this is not a failure`)
         r"|\bOOM when allocating tensor\b[^\n]*\bGPU[_:]\d+"
-        r"|\bRESOURCE_EXHAUSTED: Out of memory while trying to allocate\b",
-        ("out of memory", "outofmemoryerror", "alloc_failed", "oom when allocating"),
+        r"|\bRESOURCE_EXHAUSTED: Out of memory while trying to allocate\b"
+        # a miner's (T-Rex: `GPU #0: not enough free memory to mine ethash at epoch 462`)
+        r"|\bGPU ?#?\d+: not enough free memory\b",
+        ("out of memory", "outofmemoryerror", "alloc_failed", "oom when allocating", "free memory"),
         "The job asked for more GPU memory than is free: fix batch size/parallelism (blame "
         "application), unless another process holds the memory (the message names it).",
         verdict(C.GPU_OOM, APP, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.9),
@@ -385,8 +387,14 @@ CUDA_RULES: tuple[Rule, ...] = (
     rule(
         "cuda.illegal_address",
         r"an illegal memory access was encountered|misaligned address|"
-        r"an illegal instruction was encountered",
-        ("illegal memory access", "misaligned address", "illegal instruction"),
+        r"an illegal instruction was encountered"
+        # the driver API's name for it (CUDA_ERROR_ILLEGAL_ADDRESS), as Blender's Cycles prints
+        # it (`CUDA error: Illegal address in cuCtxSynchronize()`)
+        r"|\bCUDA error: Illegal address in cu\w+\(\)|\bCUDA_ERROR_ILLEGAL_ADDRESS\b",
+        (
+            *("illegal memory access", "misaligned address", "illegal instruction"),
+            *("illegal address in cu", "cuda_error_illegal_address"),
+        ),
         "A kernel touched memory it must not: the job's code (the kernel side is Xid 13/31). "
         "Hardware only when it repeats on one GPU across jobs.",
         verdict(C.GPU_APPLICATION, APP, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.75),

@@ -158,6 +158,10 @@ RULES: tuple[Rule, ...] = (
         # ceph health detail: clients that hold capabilities, an MDS's slow requests
         r"|\[WRN\] MDS_(?:SLOW_REQUEST|CLIENT_LATE_RELEASE|SLOW_METADATA_IO|CLIENT_RECALL)\b"
         r"|lease renewal is overdue|Disk lease period expired"
+        # JuiceFS' client on an object store that does not answer (`upload chunks/...: timeout
+        # after 1m0s (try 4)`, `flush 580362 timeout after waited 5m0s`)
+        r"|\bjuicefs\[\d+\] <(?:WARNING|ERROR)>: (?:upload|flush|read|write|get|put|fetch)\b"
+        r"[^\n]*\btimeout after\b"
         # libceph's requests to an OSD that time out, an OSD marked down, a socket to the MDS
         # that failed; BeeGFS' messaging that cannot reach a server
         r"|\blibceph: (?:\[\S+ \d+\]: )?(?:tid \d+ on osd\d+ timeout|osd\d+ down\b"
@@ -176,7 +180,7 @@ RULES: tuple[Rule, ...] = (
         (
             *("connection to", "timed out", "lock timed out", "stale", "hung", "communication"),
             *("lease", "lustreerror", "libceph", "messaging (rpc)", "closed our session"),
-            *("mount of path", "['mount',", "nfs server", "offline", "mds_"),
+            *("mount of path", "['mount',", "nfs server", "offline", "mds_", "juicefs["),
         ),
         "The filesystem client is waiting for its server (a lost connection, a request or "
         "lock timed out, stale capabilities, retries): I/O stalls until it recovers; a fault "

@@ -12,6 +12,7 @@ tried right after ``rules_nic.RULES``, in the order written here.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 from diagnosis.explain.rules import Rule, rule, verdict
 from diagnosis.explain.rules_nic import INFRA, nic_fault
@@ -25,6 +26,43 @@ EXPLAINED_BY = {"storage.nvme": frozenset({"rdma.error_completion_dump"})}
 """NVMe over RDMA: the host driver's recovery and reconnect lines follow from a completion that
 failed on the fabric, which the same input shows (`RECV for CQE ... failed with status transport
 retry counter exceeded`): the fabric's fault, not the disk's."""
+
+PORT_DOWN_RULE = "rdma.port_down"
+_HCA = re.compile(r"^\s*(?:CA '(?P<ca>[^']+)'|hca_id:\s*(?P<id>\S+))")
+_PORT_ACTIVE = re.compile(r"^\s*(?:State:\s+Active|state:\s+PORT_ACTIVE)\b")
+_PORT_DOWN = re.compile(
+    r"^\s*(?:State:\s+(?:Down|Initializing)|Physical state:\s+Polling"
+    r"|state:\s+PORT_(?:DOWN|INIT))\b"
+)
+
+
+@dataclass
+class HcaPorts:
+    """The HCAs an input lists (ibstat's `CA 'mlx4_0'`, ibv_devinfo's `hca_id:`) with a port
+    down and with a port active: a port down beside an active port of the same HCA is a spare
+    port left uncabled or a cable fault, which the text cannot tell apart (the corpus files it
+    `unknown`); a port down on an HCA with none active, or outside any HCA's listing, is the
+    network's. (One HCA a rail: on a node of single-port HCAs a rail down is never excused.)"""
+
+    current: str = ""
+    down: set[str] = field(default_factory=set)
+    active: set[str] = field(default_factory=set)
+
+    def feed(self, body: str) -> None:
+        """Read one line of a listing (a line without `CA '`, `hca_id` or `tate:` says
+        nothing)."""
+        header = _HCA.match(body)
+        if header is not None:
+            self.current = header["ca"] or header["id"]
+        elif self.current and _PORT_ACTIVE.match(body):
+            self.active.add(self.current)
+        elif _PORT_DOWN.match(body):
+            self.down.add(self.current)
+
+    def spare_ports_only(self) -> bool:
+        """Whether every port down stands beside an active port of its own HCA."""
+        return bool(self.down) and "" not in self.down and self.down <= self.active
+
 
 RULES: tuple[Rule, ...] = (
     rule(
@@ -164,7 +202,7 @@ RULES: tuple[Rule, ...] = (
         nic_fault(S.ERROR, A.CHECK_NETWORK, 0.6),
     ),
     rule(
-        "rdma.port_down",
+        PORT_DOWN_RULE,
         r"==> \S+ \(Down\)|state:\s+PORT_(?:DOWN|INIT)\b|^\s*State: (?:Down|Initializing)\s*$"
         r"|Physical state: Polling"
         r"|ibpanic: .*failed|^\s*(?:Phys)?LinkState:\.+(?:Down|Polling|Disabled)\s*$"

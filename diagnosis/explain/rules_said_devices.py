@@ -38,6 +38,12 @@ _DEGRADED = verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.HARDWARE_INSPECTI
 _MISMATCH = verdict(C.APPLICATION, INFRA, K.NODE, S.ERROR, A.REBOOT_NODE, 0.45)
 _NIC = verdict(C.NETWORK, INFRA, K.NIC, S.WARNING, A.CHECK_NETWORK, 0.45)
 _PLATFORM = verdict(C.HOST_HARDWARE, INFRA, K.NODE, S.WARNING, A.HARDWARE_INSPECTION, 0.45)
+_STORAGE = verdict(C.HOST_STORAGE, INFRA, K.NODE, S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.45)
+_NETFS = (
+    r"(?:Lustre|GPFS|Spectrum\s+Scale|BeeGFS|CephFS|Ceph|NFS|WekaFS|JuiceFS|ZFS\s+storage"
+    r"|scratch(?:\s+storage)?|(?:parallel|shared|network)\s+file\s*system|storage\s+system)"
+)
+"""A shared filesystem's name in people's words."""
 
 RULES: tuple[Rule, ...] = (
     rule(
@@ -166,6 +172,31 @@ RULES: tuple[Rule, ...] = (
         "PCIe errors on the platform told in words (AER from a root port, a BMC's bus error, "
         "an uncorrectable error on a riser): the slot, the riser or the board.",
         judge=said(_PLATFORM),
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "said.netfs_failed",
+        # a shared filesystem said to fail, as a cluster's status page or its users tell it
+        # (`Wynton is currently down due to an unknown issue with the BeeGFS filesystem`,
+        # `Issues on CephFS with many queued operations`, `The scratch storage system ... is not
+        # performing correctly`, `two ZFS storage targets are still faulty and offline`,
+        # `failed to reconnect to CephFS client after MDS server crash`)
+        rf"\b(?:issues?|problems?|failures?|outage|trouble)\s+(?:with|on|in)\s+(?:the\s+)?{_NETFS}\b"
+        rf"|\bdown\s+due\s+to\s+(?:an?\s+)?(?:\w+\s+){{0,3}}?(?:issue|problem|failure)\s+(?:with|on|in)"
+        rf"\s+(?:the\s+)?{_NETFS}\b"
+        rf"|\b{_NETFS}(?:\s+(?:storage\s+)?(?:system|servers?|targets?|cluster|file\s*system))?"
+        r"\s+(?:which\s+\w+"
+        r"\s+\w+\s+)?(?:is|are|was|were)\s+(?:still\s+)?(?:down|faulty|offline|degraded|unavailable"
+        r"|not\s+performing\s+correctly|crashed|failing)\b"
+        r"|\b(?:MDS|metadata)\s+server\s+crash(?:ed)?\b",
+        (
+            *("issue", "problem", "failure", "outage", "trouble", "down due", " is ", " are "),
+            *("was", "server crash"),
+        ),
+        "A shared filesystem said to fail or to be down (a cluster's status page, a user's "
+        "report: Lustre, GPFS, BeeGFS, CephFS, NFS, the scratch storage): every job that reads "
+        "or checkpoints through it stalls or fails.",
+        judge=said(_STORAGE),
         flags=re.IGNORECASE,
     ),
     rule(

@@ -256,6 +256,19 @@ _REGRESSION = re.compile(
 )
 
 
+# a published speed the speaker cannot reach (`I'm not able to reproduce the throughput numbers
+# quoted in the repo`, `we cannot match the MFU reported in the paper`)
+_BELOW_PUBLISHED = re.compile(
+    r"\b(?:not\s+able\s+to|unable\s+to|can(?:no|')t|could(?:n't|\s+not)|fail(?:ed|ing|s)?\s+to)\s+"
+    r"(?:reproduce|repoduce|replicate|reach|match|achieve|get\s+(?:close\s+to|near))\s+(?:the\s+)?"
+    r"(?:\w+\s+){0,2}?(?:throughput|performance|speed|MFU|TFLOPS|tokens?/s\w*|samples?/s\w*)"
+    r"(?:\s+(?:numbers?|figures?|results?))?(?:\s+(?:quoted|reported|published|claimed|listed"
+    r"|mentioned|shown|stated))?\s+(?:in|on|from|by|of)\s+(?:the\s+)?(?:repo\w*|README|paper"
+    r"|docs?|documentation|blog|benchmarks?|table|model\s+card)\b",
+    re.IGNORECASE,
+)
+
+
 _PURPOSE = re.compile(r"\W*(?:to|in\s+order\s+to)\s+\w+\b", re.IGNORECASE)
 """A sentence that opens with its purpose (`To catch throughput regressions early ...`)."""
 
@@ -394,6 +407,15 @@ RULES: tuple[Rule, ...] = (
         "The others finish and wait for one member, or one member is always the last or a "
         "factor slower than the rest (in ten languages): the straggler they wait for.",
         judge=_others_wait,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "told.below_published",
+        _BELOW_PUBLISHED.pattern,
+        ("able to", "unable", "not", "n't", "fail"),
+        "A published speed the speaker says they cannot reach (`not able to reproduce the "
+        "throughput numbers quoted in the repo`): the job runs below what the same setup gives.",
+        judge=_regressed,
         flags=re.IGNORECASE,
     ),
     rule(

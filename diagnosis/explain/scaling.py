@@ -46,13 +46,17 @@ losses is no timing)."""
 _WORDS = {"one": 1, "single": 1, "only": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
 _WORDS |= {"eight": 8, "sixteen": 16}
 _COUNT = r"\d{1,5}|one|single|only|two|three|four|five|six|eight|sixteen"
+_MODELS = r"[AHVBL]\d{2,3}|T4|L4|MI\d{3}X?"
+"""Data-centre GPU models a count may name instead of `GPU` (`eight A100 80G`, `1x H100`)."""
 _SETUP = re.compile(
-    rf"\b(?:(?P<n>{_COUNT})|a\s+single)\s*-?\s*(?:x\s*)?(?:(?P<gpu>GPU|card)s?|(?P<node>node)s?)\b"
+    rf"\b(?:(?P<n>{_COUNT})|a\s+single)\s*-?\s*(?:x\s*)?(?:(?P<gpu>GPU|card|{_MODELS})s?"
+    r"|(?P<node>node)s?)\b"
     r"|\b(?P<multi>multi|multiple)\s*-?\s*(?:(?P<mgpu>GPU|card)s?|(?P<mnode>node)s?)\b",
     re.IGNORECASE,
 )
-"""A device count: `1 GPU`, `single GPU`, `two GPUs`, `2 nodes`, `multi-GPU` (not `GPU 0`)."""
-_NEEDLES = ("gpu", "card", "node")
+"""A device count: `1 GPU`, `single GPU`, `two GPUs`, `eight A100`, `2 nodes`, `multi-GPU` (not
+`GPU 0`)."""
+_NEEDLES = ("gpu", "card", "node", "a100", "h100", "h200", "v100", "a40", "l40", "b200", "mi")
 _PER_DEVICE = re.compile(r"(?:\bper|/|\beach)\s*(?:GPU|card|node|device|worker|rank)\b", re.I)
 """A rate said per device: not comparable with another setup's total."""
 _BATCH = re.compile(r"\bbatch[\s_-]*size\s*(?:=|:|of)?\s*(\d+)", re.IGNORECASE)

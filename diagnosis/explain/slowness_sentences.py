@@ -45,6 +45,13 @@ _NONE_SLOW = re.compile(
     re.I,
 )
 """A sentence that denies any member is slow (``no rank is behind``, ``never found gpus``)."""
+_AT_ZERO = re.compile(
+    r"\s+(?:\w+\s+){0,2}?(?:counters?|events?|reasons?|time|duration)\s+(?:reads?|at|is|are|was"
+    r"|were|shows?|stays?|stayed)?\s*[:=]?\s*(?:0|zero|none|Not\s+Active)\b",
+    re.I,
+)
+"""A slowdown's counter or reason that reads zero or `Not Active` (`all thermal slowdown counters
+read 0 µs`): a tool's field that denies the slowdown."""
 _SOFTENED = re.compile(
     r"\b(?:slightly|a\s+(?:bit|little|tad)|marginally|barely|somewhat)\s+$", re.I
 )
@@ -212,7 +219,7 @@ def sentences(body: str) -> list[tuple[int, int]]:
 def denied(m: re.Match[str], sentence: str, before: str) -> bool:
     """Return whether the sentence denies the slowness: a negation in the words just before it
     or in them (``does not increase``; ``don't know why`` is no denial), a denial that any
-    member is slow, or a softener (``slightly slower``)."""
+    member is slow, a softener (``slightly slower``), or its counter read at zero."""
     near = _DENIED.search(before)
     if near is not None and _UNSURE.match(before[near.start() :].lstrip()) is None:
         return True
@@ -221,6 +228,7 @@ def denied(m: re.Match[str], sentence: str, before: str) -> bool:
         or _NONE_SLOW.search(sentence)
         or _SOFTENED.search(before)
         or _RESOLVED.search(before)
+        or _AT_ZERO.match(m.string, m.end())
     )
 
 
