@@ -144,6 +144,11 @@ _MESSAGE_START = re.compile(
 llama.cpp's elapsed clock and level)."""
 
 
+_NCCL_LEVEL = re.compile(r"(?:WARN|INFO|TRACE|ABORT) ")
+"""The level NCCL prints after its name: a line that starts with it right after a segment cut at
+`NCCL` goes on with that message."""
+
+
 def _hard_wrapped(segment: str, following: str) -> bool:
     """Return whether `following` is the rest of `segment` cut by a terminal at its width.
 
@@ -151,15 +156,18 @@ def _hard_wrapped(segment: str, following: str) -> bool:
     the segment is exactly one of the usual widths and the next line has no prefix of its own,
     and does not start as a message does: with the segment's own first word (``INFO:root:`` again
     is the next message of the same logger, one that happens to be as long as the window), a
-    time, a log level or a bracket (a log whose lines are all about one width).
+    time, a log level or a bracket (a log whose lines are all about one width), unless that
+    level is NCCL's own, cut from the `NCCL` that ends the segment.
     """
     if len(segment) not in TERMINAL_WIDTHS:
         return False
     first = segment.split(maxsplit=1)[:1]
+    # (NCCL's own level cut from its name: `... NCCL` / `WARN socketStartConnect: ...`)
+    nccl_level = segment.rstrip().endswith(" NCCL") and _NCCL_LEVEL.match(following) is not None
     return (
         bool(following.strip())
         and not (first and following.startswith(first[0]))
-        and _MESSAGE_START.match(following) is None
+        and (nccl_level or _MESSAGE_START.match(following) is None)
         and _strip(following)[0] in (following, following.lstrip())
         and _TB_LINE.match(following.lstrip()) is None
         and _CONTINUATION.match(following) is None

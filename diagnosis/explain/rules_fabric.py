@@ -32,8 +32,14 @@ def _switch(severity: S, action: A, confidence: float) -> Verdict:
 
 _NO_NVSWITCH = re.compile(r"\b(?:no|without) NVSwitch|\bPCIe\b", re.IGNORECASE)
 FM_RULES = frozenset({"fabric.fm_driver_query", "fabric.fm_not_started"})
-EXPLAINED_BY = dict.fromkeys(FM_RULES, frozenset({"fabric.no_nvswitch"}))
-"""Fabric Manager's failure in an input that shows a machine without NVSwitch."""
+NVLSM_MISSING = "fabric.nvlsm_missing"
+EXPLAINED_BY = {
+    **dict.fromkeys(FM_RULES, frozenset({"fabric.no_nvswitch", NVLSM_MISSING})),
+    "fabric.cuda_not_ready": frozenset({NVLSM_MISSING}),
+}
+"""Fabric Manager's failure in an input that shows a machine without NVSwitch; its failure and
+CUDA's `system not ready` in an input that says the NVLink subnet manager is not running (NVLink
+5 fabrics need it): the node's setup."""
 
 
 def _fm_applies(m: re.Match[str], fault: Verdict) -> Verdict | None:
@@ -50,6 +56,19 @@ def _sxid(m: re.Match[str]) -> Verdict:
 
 
 RULES: tuple[Rule, ...] = (
+    rule(
+        NVLSM_MISSING,
+        # (`Not running the NVLSM on Blackwell ... will result in FabricManager failing to
+        # start`, `missing the NVLSM dependency`)
+        r"\b(?:not\s+running|without|missing)\s+(?:the\s+)?NVLSM\b"
+        r"|\bNVLSM\s+(?:dependency\s+|service\s+)?(?:is\s+)?(?:missing|not\s+running|not\s+installed)\b",
+        ("nvlsm",),
+        "The NVLink subnet manager (NVLSM) is said not to run: on NVLink 5 fabrics (Blackwell) "
+        "Fabric Manager needs it, fails to start without it, and CUDA reports the system not "
+        "ready; install and start it, the node's setup.",
+        verdict(C.APPLICATION, B.INFRASTRUCTURE, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.55),
+        flags=re.IGNORECASE,
+    ),
     rule(
         "fabric.imex_unhealthy",
         r"\bDCGM_FR_IMEX_UNHEALTHY\b|\bIMEX daemon status is -?\d+ \(not READY\)"

@@ -369,7 +369,9 @@ CUDA_RULES: tuple[Rule, ...] = (
         r"|\bOOM when allocating tensor\b[^\n]*\bGPU[_:]\d+"
         r"|\bRESOURCE_EXHAUSTED: Out of memory while trying to allocate\b"
         # a miner's (T-Rex: `GPU #0: not enough free memory to mine ethash at epoch 462`)
-        r"|\bGPU ?#?\d+: not enough free memory\b",
+        r"|\bGPU ?#?\d+: not enough free memory\b"
+        # PaddlePaddle's (`ResourceExhaustedError: Out of memory error on GPU 0. Cannot allocate`)
+        r"|\bOut of memory error on GPU \d+\b",
         ("out of memory", "outofmemoryerror", "alloc_failed", "oom when allocating", "free memory"),
         "The job asked for more GPU memory than is free: fix batch size/parallelism (blame "
         "application), unless another process holds the memory (the message names it).",

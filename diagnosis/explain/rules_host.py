@@ -347,8 +347,12 @@ DISK_RULES: tuple[Rule, ...] = (
     rule(
         "host.disk_io",
         r"blk_update_request: I/O error|I/O error, dev \w+, sector|Buffer I/O error on dev"
-        r"|EXT4-fs error|EXT4-fs \(\w+\): I/O error|XFS \(\w+\): .*I/O error",
-        ("i/o error", "ext4-fs error"),
+        r"|EXT4-fs error|EXT4-fs \(\w+\): I/O error|XFS \(\w+\): .*I/O error"
+        # a filesystem mounted with errors recorded (ext4: `warning: mounting fs with errors,
+        # running e2fsck is recommended`); btrfs' error counters (`btrfs dev stats`)
+        r"|EXT4-fs \(\w+\): warning: mounting fs with errors\b"
+        r"|\]\.(?:write_io|read_io|flush_io|corruption|generation)_errs\s+[1-9]",
+        ("i/o error", "ext4-fs error", "mounting fs with errors", "_errs"),
         "The kernel failed a block device I/O: a disk or its controller is failing.",
         _storage(S.ERROR, A.ISOLATE_NODE, 0.8),
     ),
@@ -356,7 +360,10 @@ DISK_RULES: tuple[Rule, ...] = (
         SCSI_ABORT_RULE,
         # the SCSI midlayer aborting a command the disk did not complete in time (`sd 2:0:0:0:
         # [sda] abort`, `[sda] tag#99 task abort on host 0`)
-        r"\bsd \d+:\d+:\d+:\d+: \[\w+\] (?:tag#\d+ )?(?:task )?abort\b",
+        r"\bsd \d+:\d+:\d+:\d+: \[\w+\] (?:tag#\d+ )?(?:task )?abort\b"
+        # the SAS HBA drivers' wording (mpt2sas/mpt3sas: `sd 4:0:1:0: attempting task abort!`,
+        # mptscsih: `ioc0: attempting task abort!`)
+        r"|\bsd \d+:\d+:\d+:\d+: attempting task abort!|\bioc\d+: attempting task abort!",
         ("abort",),
         "The kernel aborted a command a disk did not complete in time: the disk, its controller "
         "or (in a VM) the hypervisor's storage stalls; tasks that wait on it hang (EXPLAINED_BY).",

@@ -162,12 +162,25 @@ RULES: tuple[Rule, ...] = (
     rule(
         "cloud.gpu_live_migration",
         # Compute Engine refusing a GPU instance that asks to live-migrate on host maintenance
-        r"\bInstances with guest accelerators do not support live migration\b",
-        ("guest accelerators",),
+        r"\bInstances with guest accelerators do not support live migration\b"
+        r"|\bScheduling must have onHostMaintenance be one of the following valid types: "
+        r"\[TERMINATE\]",
+        ("guest accelerators", "onhostmaintenance"),
         "The cloud refuses to create a GPU instance set to live-migrate on host maintenance: GPU "
         "instances must be set to terminate (`onHostMaintenance: TERMINATE`); the request's "
         "configuration.",
         verdict(C.APPLICATION, B.APPLICATION, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.6),
+    ),
+    rule(
+        "cloud.gpu_driver_extension_failed",
+        # Azure's NVIDIA driver extension that could not install the driver on the VM's image
+        r"\bfailure when processing extension 'NvidiaGpuDriver(?:Linux|Windows)'",
+        ("nvidiagpudriver",),
+        "The cloud's GPU driver extension failed to install the NVIDIA driver on the VM (Azure's "
+        "NvidiaGpuDriverLinux): the image, its kernel or the extension's version; the VM has no "
+        "usable GPU until the driver installs.",
+        verdict(C.APPLICATION, B.APPLICATION, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.55),
+        flags=re.IGNORECASE,
     ),
     rule(
         "cloud.host_degraded",

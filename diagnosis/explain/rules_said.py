@@ -49,6 +49,7 @@ _NONFINITE = verdict(C.NUMERICAL, B.APPLICATION, K.JOB, S.WARNING, A.FIX_APPLICA
 _SAID_NONFINITE = said(_NONFINITE)
 MULTINODE_RULE = "said.multinode_only"
 HARMLESS_RULE = "said.harmless"
+INJECTED_RULE = "said.fault_injected"
 LOSSY_FABRIC_RULE = "said.lossy_fabric"
 CORRECTED_RULES = ("host.pcie_error", "host.mce", "host.cpu_throttled", "kernel.hung_task")
 """Warnings of errors the hardware corrected, and hung tasks, which a statement that they are
@@ -384,6 +385,20 @@ RULES: tuple[Rule, ...] = (
 
 HARMLESS_RULES: tuple[Rule, ...] = (
     rule(
+        INJECTED_RULE,
+        # (`I'm deliberately not completing write commands`, `trying to simulate a scenario where
+        # the guest needs to abort a command`, a fault-injection test)
+        r"\b(?:deliberately|intentionally|on\s+purpose)\s+(?:not\s+)?(?:complet\w*|inject\w*"
+        r"|caus\w*|trigger\w*|drop\w*|delay\w*|fail\w*|pull\w*|remov\w*|stall\w*)"
+        r"|\bsimulat\w*\s+(?:a|an|the)\s+(?:\w+\s+){0,2}?(?:scenario|failure|fault|timeout|error"
+        r"|crash)\b|\b(?:fault|error|failure)[\s-]injection\b",
+        ("deliberately", "intentionally", "on purpose", "simulat", "injection"),
+        "The text says the storage errors beside it were caused on purpose (a command left "
+        "uncompleted, a fault injected, a failure simulated): a test's, no fault (EXPLAINED_BY).",
+        _NO_FAULT,
+        flags=re.IGNORECASE,
+    ),
+    rule(
         HARMLESS_RULE,
         # (`your hardware is perfectly healthy`, `these messages are harmless`, `can be safely
         # ignored`)
@@ -423,8 +438,13 @@ EXPLAINED_BY: dict[str, frozenset[str]] = {
         )
     },
     **{rule_id: frozenset({HARMLESS_RULE}) for rule_id in CORRECTED_RULES},
+    **{
+        rule_id: frozenset({INJECTED_RULE})
+        for rule_id in ("storage.nvme", "host.disk_io", "host.scsi_abort", "host.io_error")
+    },
 }
 """NCCL's timeouts and failed collectives in an input whose author says the job works on one
 node and fails across nodes: the network between the nodes is the cause they follow from.
 Corrected errors (a PCIe AER, a machine check, a throttle) in an input that says they are
-harmless or the hardware healthy: a log flood, not a fault."""
+harmless or the hardware healthy: a log flood, not a fault. Storage errors in an input that says
+they were caused on purpose (a fault injected, a command left uncompleted): a test's."""

@@ -62,8 +62,10 @@ RULES: tuple[Rule, ...] = (
         # a node said to miss GPUs (`came up short a GPU`, `nodes are showing missing GPUs`)
         r"|\bcame\s+up\s+short\s+(?:a|one|\d+)\s+GPUs?\b"
         r"|\b(?:showing|shows?|has|have|with)\s+(?:a\s+|\d+\s+)?missing\s+GPUs?\b"
-        r"|GPU\s*\d*\s*が(?:一覧から)?(?:消え|見えなくな)",
-        ("gpu",),
+        r"|GPU\s*\d*\s*が(?:一覧から)?(?:消え|見えなくな)"
+        # in Chinese (`发现显卡丢失`, `掉卡了`: a card dropped)
+        r"|显卡(?:丢失|掉了|不见了)|掉卡",
+        ("gpu", "显卡", "掉卡"),
         "A GPU said to have vanished (from nvidia-smi, from lspci, `the lost GPU`): it fell off "
         "the bus or the driver lost it; drain the node and reset or replace the GPU.",
         judge=said(_GPU_FAILED),

@@ -185,12 +185,20 @@ RULES: tuple[Rule, ...] = (
         "slurm.node_config_mismatch",
         # slurmctld rejecting a node whose CPUs are fewer than slurm.conf says, or whose
         # slurm.conf differs from its own; sinfo -R's drain reason for it (truncated to 20
-        # characters). (Fewer megabytes of memory or GPUs is not read: a dead DIMM or a lost GPU
+        # characters), or with less memory than it declares (a cloud shape's memory written in
+        # too high: a dead DIMM gives it too, more rarely). (Fewer GPUs is not read: a lost GPU
         # gives it too, and so the registration's `Invalid argument` that follows.)
         r"\bNode \S+ has low (?:socket\*core\*thread|cpu) count \(\d+ < \d+\)"
-        r"|^\s*Low socket\*core\*thre\w*\s|\bappears to have a different slurm\.conf than the "
-        r"slurmctld\b",
-        ("low socket", "low cpu count", "different slurm.conf"),
+        r"|^\s*Low (?:socket\*core\*thre\w*|RealMemory)\s"
+        r"|\bappears to have a different slurm\.conf than the slurmctld\b"
+        r"|\bNode \S+ has low real_memory size \(\d+ < \d+\)",
+        (
+            "low socket",
+            "low cpu count",
+            "different slurm.conf",
+            "low realmemory",
+            "low real_memory",
+        ),
         "Slurm rejects or drains a node whose CPUs are fewer than slurm.conf declares, or whose "
         "slurm.conf differs from the controller's: the node's definition is wrong (a cloud "
         "instance counted in vCPUs, a container), not its hardware; fix slurm.conf.",

@@ -44,6 +44,7 @@ from diagnosis.explain.rules_straggler import MEMBER_KIND
 from diagnosis.explain.slowness_sentences import (
     ASKED,
     CONDITIONED,
+    FORETOLD,
     HYPOTHETICAL,
     MEMBER_WORDS,
     MIN_GAP_PCT,
@@ -310,6 +311,8 @@ def _reported(m: re.Match[str]) -> Verdict | None:
     if m["published"] and not _A_RATE.search(sentence):
         return None  # a time far below the published one is faster, not slower
     if said_expected(body, spans[max(0, i - 1) : i + 2]) or ASKED.match(sentence.lstrip()):
+        return None
+    if FORETOLD.match(sentence):  # a reply's `You should see a drop ...`: no report
         return None
     if not (m["timed"] or m["jump"] or m["waited"] or m["growing"] or SUBJECT.search(around)):
         return None

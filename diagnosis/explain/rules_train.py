@@ -108,7 +108,10 @@ NUMERICAL_RULES: tuple[Rule, ...] = (
         r"\bloss(?: is|:|=)\s*(?:nan|inf)\b|returned nan values"
         r"|\bloss\b(?![\s_-]*scal)\s*(?:=|:|\||is|became|becomes|went\s+to|goes\s+to|going\s+to|turned|"
         r"se\s+volvió|passe\s+à|"
-        r"devient|wird|wurde|становится|stała\s+się|变成|为|が|가|는)?\s*(?:nan|inf)\b",
+        r"devient|wird|wurde|становится|stała\s+się|变成|为|が|가|는)?\s*(?:nan|inf)(?![A-Za-z0-9])"
+        # a trainer's own loss field (`loss_net: nan`), PyTorch's printed tensor (`loss
+        # tensor(nan, device='cuda:0')`)
+        r"|\bloss_(?!scal)\w+:\s*(?:nan|inf)\b|\bloss\s+tensor\(\[?(?:nan|inf)\b",
         ("loss", "nan values"),
         "A loss reported as NaN/inf outside a Megatron iteration line (`loss = nan`, `| loss nan "
         "|`, `loss became NaN`), never a loss scale's.",

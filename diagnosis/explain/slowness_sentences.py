@@ -239,6 +239,15 @@ def said_expected(body: str, spans: list[tuple[int, int]]) -> bool:
     return any(_expected(body[start:end]) for start, end in spans)
 
 
+FORETOLD = re.compile(
+    r"^\W*(?:you|one|we)\s+(?:should|will|would|may|might|can|could)\s+(?:\w+ly\s+)?(?:see|expect"
+    r"|notice|observe|get|experience)\b",
+    re.IGNORECASE,
+)
+"""A reply that tells what the asker should see (`You should definitely see a drop in performance
+for the duration of the controller reset`): an expectation, not a report."""
+
+
 @lru_cache(maxsize=64)
 def _expected(sentence: str) -> bool:
     """One sentence's part of said_expected (once a sentence)."""
