@@ -99,16 +99,26 @@ RECOVERED_BY = {
 ONLY_TO_RECOVER = (
     rules_netfs.ONLY_TO_RECOVER | rules_nic.ONLY_TO_RECOVER | rules_scheduler.ONLY_TO_RECOVER
 )
-_EXPLAINED_BY: dict[str, frozenset[str]] = {}
-for _module in (
-    *(rules_scheduler, rules_dist, rules_driver, rules_nvlink, rules_pcie, rules_container),
-    *(rules_kernel, rules_said, rules_fabric, rules_host, rules_nic, rules_process, rules_rdma),
-    rules_slowness,
-):
-    for _rule_id, _causes in _module.EXPLAINED_BY.items():
-        _EXPLAINED_BY[_rule_id] = _EXPLAINED_BY.get(_rule_id, frozenset()) | _causes
-"""For a rule whose line follows from another cause, the rules that give that cause (each
-module's, joined: a rule two modules explain is explained by either's causes)."""
+
+
+def _joined(*maps: dict[str, frozenset[str]]) -> dict[str, frozenset[str]]:
+    """Return the modules' EXPLAINED_BY maps as one: a rule two modules explain is explained by
+    either's causes (a dict merge would keep only the later module's)."""
+    joined: dict[str, frozenset[str]] = {}
+    for causes_of in maps:
+        for rule_id, causes in causes_of.items():
+            joined[rule_id] = joined.get(rule_id, frozenset()) | causes
+    return joined
+
+
+_EXPLAINED_BY = _joined(
+    *(rules_scheduler.EXPLAINED_BY, rules_dist.EXPLAINED_BY, rules_driver.EXPLAINED_BY),
+    *(rules_nvlink.EXPLAINED_BY, rules_pcie.EXPLAINED_BY, rules_container.EXPLAINED_BY),
+    *(rules_kernel.EXPLAINED_BY, rules_said.EXPLAINED_BY, rules_fabric.EXPLAINED_BY),
+    *(rules_host.EXPLAINED_BY, rules_nic.EXPLAINED_BY, rules_process.EXPLAINED_BY),
+    *(rules_rdma.EXPLAINED_BY, rules_slowness.EXPLAINED_BY),
+)
+"""For a rule whose line follows from another cause, the rules that give that cause."""
 _SMI_RULES = frozenset({"gpu.remap_failure", "gpu.remap_pending", "gpu.ecc_counter"})
 
 Key = tuple[str, Verdict, str | None, int | None, str | None, int | None, int | None]

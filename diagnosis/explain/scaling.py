@@ -56,7 +56,10 @@ _SETUP = re.compile(
 )
 """A device count: `1 GPU`, `single GPU`, `two GPUs`, `eight A100`, `2 nodes`, `multi-GPU` (not
 `GPU 0`)."""
-_NEEDLES = ("gpu", "card", "node", "a100", "h100", "h200", "v100", "a40", "l40", "b200", "mi")
+_NEEDLES = (
+    *("gpu", "card", "node", "a100", "h100", "h200", "v100", "a40", "l40", "b200"),
+    *("mi1", "mi2", "mi3"),  # (AMD's MI100 to MI300X: not `mi`, which is in every other line)
+)
 _PER_DEVICE = re.compile(r"(?:\bper|/|\beach)\s*(?:GPU|card|node|device|worker|rank)\b", re.I)
 """A rate said per device: not comparable with another setup's total."""
 _BATCH = re.compile(r"\bbatch[\s_-]*size\s*(?:=|:|of)?\s*(\d+)", re.IGNORECASE)
