@@ -47,6 +47,9 @@ def _storage(severity: S, action: A, confidence: float) -> Verdict:
     return verdict(C.HOST_STORAGE, INFRA, K.NODE, severity, action, confidence)
 
 
+SHARED_FS = r"(?:Lustre|GPFS|BeeGFS|CephFS|NFS|WekaFS|JuiceFS)"
+"""The shared filesystems people name in prose (the said-rules' vocabulary)."""
+
 _PLANNED = re.compile(
     r"\b(?:planned|maintenance\s+window|scheduled\s+maintenance|all\s+clear|as\s+expected)\b",
     re.IGNORECASE,

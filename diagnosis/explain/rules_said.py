@@ -26,6 +26,7 @@ from diagnosis.catalog import Verdict
 from diagnosis.explain.explained import sentence_at
 from diagnosis.explain.happening import denied_within, said
 from diagnosis.explain.rules import Judge, Rule, rule, verdict
+from diagnosis.explain.rules_netfs import SHARED_FS
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
 from diagnosis.model import Category as C
@@ -167,14 +168,14 @@ RULES: tuple[Rule, ...] = (
         r"|\bReason=NFS[\w ]{0,20}\b(?:hung|hang|stuck|stale|down)\b"
         r"|\bNFS\w*(?:Unhealthy|Stuck|Stale|Hung)\s+True\b|(?:\b|_)nfs_\w*(?:stuck|hung|stale)\w*"
         # a parallel filesystem's client said evicted, a task waiting in the RPC layer
-        r"|\b(?:Lustre|GPFS|BeeGFS|CephFS|NFS)\b[^.;?\n]{0,40}?\b(?:got|was|were|been)\s+evicted\b"
+        rf"|\b{SHARED_FS}\b[^.;?\n]{{0,40}}?\b(?:got|was|were|been)\s+evicted\b"
         r"|\bwaiting\s+in\s+rpc_wait_bit_killable\b"
         r"|\bNFS\s+RPC\s+retransmissions?\s+(?:high|rising|climbing)\b"
         # tasks that hang as they write to or read from a shared filesystem (`cause task to
         # hang when writing to lustre file system`)
         rf"|\b{_HUNG}\s+(?:\w+\s+){{0,2}}?(?:when|while|during)\s+(?:writing|reading|saving|loading"
         r"|checkpointing|accessing)\s+(?:\w+\s+){0,3}?(?:to|from|on|in)\s+(?:the\s+|a\s+|an\s+|our\s+)?"
-        r"(?:Lustre|GPFS|BeeGFS|CephFS|NFS|WekaFS|JuiceFS|(?:parallel|network|shared)\s+(?:file\s*"
+        rf"(?:{SHARED_FS}|(?:parallel|network|shared)\s+(?:file\s*"
         r"systems?|fs|storage|drives?|mounts?))\b"
         # German and Chinese (`hängt der NFS-Mount`, `挂载（NFS）卡死了`)
         r"|\bhängt\s+(?:der|die|das)\s+NFS|\bNFS[\w-]*\s+hängt\b|NFS[^。\n]{0,12}?(?:卡死|卡住|挂起)",

@@ -26,6 +26,7 @@ import re
 
 from diagnosis.explain.happening import said
 from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.explain.rules_netfs import SHARED_FS
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
 from diagnosis.model import Category as C
@@ -40,7 +41,7 @@ _NIC = verdict(C.NETWORK, INFRA, K.NIC, S.WARNING, A.CHECK_NETWORK, 0.45)
 _PLATFORM = verdict(C.HOST_HARDWARE, INFRA, K.NODE, S.WARNING, A.HARDWARE_INSPECTION, 0.45)
 _STORAGE = verdict(C.HOST_STORAGE, INFRA, K.NODE, S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.45)
 _NETFS = (
-    r"(?:Lustre|GPFS|Spectrum\s+Scale|BeeGFS|CephFS|Ceph|NFS|WekaFS|JuiceFS|ZFS\s+storage"
+    rf"(?:{SHARED_FS}|Spectrum\s+Scale|Ceph|ZFS\s+storage"
     r"|scratch(?:\s+storage)?|(?:parallel|shared|network)\s+file\s*system|storage\s+system)"
 )
 """A shared filesystem's name in people's words."""
