@@ -66,6 +66,19 @@ def _gpus_expected(m: re.Match[str]) -> Verdict | None:
 
 RULES: tuple[Rule, ...] = (
     rule(
+        "driver.persistenced_failed",
+        # the daemon's own words and systemd's for its unit
+        r"\bnvidia-persistenced failed to initiali[sz]e\b"
+        r"|\bFailed to start (?:nvidia-persistenced\.service|NVIDIA Persistence Daemon)\b"
+        r"|\bnvidia-persistenced\.service: (?:Failed with result|(?:Main|Control) process exited,"
+        r" code=exited, status=[1-9])",
+        ("nvidia-persistenced", "persistence daemon"),
+        "NVIDIA's persistence daemon did not start (its log says why: a permission, a driver "
+        "that did not load): the node's setup. A GPU fault beside it in the same input is the "
+        "incident (it outranks this warning).",
+        verdict(C.APPLICATION, INFRA, K.NODE, S.WARNING, A.FIX_APPLICATION, 0.4),
+    ),
+    rule(
         "driver.module_unsigned",
         # a kernel under Secure Boot (or lockdown) refusing a module its keys did not sign: the
         # GPU driver, nvidia-peermem, a DKMS build

@@ -55,6 +55,9 @@ def _sxid(m: re.Match[str]) -> Verdict:
     return sxid_verdict(int(m["sxid"]), said)
 
 
+_NODE_SETUP = verdict(C.APPLICATION, INFRA, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.5)
+"""The fabric's software on the node not set up (its service, its version): the node's setup."""
+
 RULES: tuple[Rule, ...] = (
     rule(
         NVLSM_MISSING,
@@ -167,13 +170,19 @@ RULES: tuple[Rule, ...] = (
         # CUDA's cudaErrorSystemNotReady (802): on an NVSwitch node, the fabric not set up yet
         r"\b(?:Error|error|err(?:or)? code)\s*802\b[^\n]{0,10}?system not yet initiali[sz]ed"
         r"|\bcudaErrorSystemNotReady\b|\bCUDA_ERROR_SYSTEM_NOT_READY\b"
-        r"|\bCUDA error: system not yet initiali[sz]ed\b|\bcudaGetDeviceCount returned 802\b",
+        r"|\bCUDA error: system not yet initiali[sz]ed\b|\bcudaGetDeviceCount returned 802\b"
+        # a CUDA failure printed with the runtime's words alone (`Test CUDA failure common.cu:1030
+        # 'system not yet initialized'`, `failed to initialize CUDA: system not yet initialized`)
+        r"|\bCUDA\b[^\n]{0,40}?\b(?:failure|failed|error)\b[^\n]{0,40}?"
+        r"'?system not yet initiali[sz]ed\b"
+        r"|\b(?:failed|unable)\s+to\s+initiali[sz]e\s+CUDA:\s+system not yet initiali[sz]ed\b",
         ("802", "systemnotready", "system_not_ready", "not yet initiali"),
         "CUDA refuses to start with `system not yet initialized` (802, cudaErrorSystemNotReady): "
         "on an NVSwitch node the fabric is not set up (Fabric Manager not running, not "
-        "finished, or its version not the driver's); every GPU of the node is unusable until "
-        "it is. On a machine the text says has no NVSwitch it is no fabric's.",
-        judge=lambda m: _fm_applies(m, _switch(S.ERROR, A.CAPTURE_DIAGNOSTICS, 0.5)),
+        "finished, or its version not the driver's): the node's setup, and every GPU of the "
+        "node is unusable until it is. On a machine the text says has no NVSwitch it is no "
+        "fabric's.",
+        judge=lambda m: _fm_applies(m, _NODE_SETUP),
     ),
     rule(
         "fabric.fm_error",
@@ -194,8 +203,14 @@ RULES: tuple[Rule, ...] = (
         "fabric.peermem_missing",
         r"(?:Failed to load|could not insert(?: module)?|ERROR: Module) '?(?:nv_peer_mem"
         r"|nvidia[-_]peermem)\b|\b(?:nv_peer_mem|nvidia[-_]peermem): (?:disagrees about version "
-        r"of symbol|Unknown symbol) \w+",
+        r"of symbol|Unknown symbol) \w+"
+        # not registered with the IB core (its sysfs entry missing), or not loaded
+        r"|/sys/kernel/mm/memory_peers/nv_mem\w*/version: No such file or directory"
+        r"|\b(?:nv_peer_mem|nvidia[-_]peermem)\b[^.\n]{0,30}?\b(?:isn't|is\s+not|not)\s+"
+        r"(?:found\s+in|listed\s+(?:in|by)|shown\s+(?:in|by))\s+lsmod\b",
         (
+            "memory_peers",
+            "lsmod",
             "failed to load",
             "could not insert",
             "error: module",
@@ -204,8 +219,9 @@ RULES: tuple[Rule, ...] = (
         ),
         "The GPUDirect RDMA peer-memory module (nvidia-peermem / nv_peer_mem) is missing or "
         "does not load (built for another driver or IB stack; the module loader's 'disagrees "
-        "about version of symbol' / 'Unknown symbol' lines): NCCL falls back to staging "
-        "through host memory or fails to register GPU buffers.",
+        "about version of symbol' / 'Unknown symbol' lines), not loaded (absent from lsmod) or "
+        "not registered with the IB core (its memory_peers entry missing): NCCL disables "
+        "GPUDirect RDMA and stages through host memory, or fails to register GPU buffers.",
         verdict(C.NETWORK, INFRA, K.NIC, S.ERROR, A.CHECK_NETWORK, 0.6),
     ),
 )

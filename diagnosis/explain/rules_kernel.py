@@ -58,8 +58,10 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "kernel.panic",
-        # (not a panic the OOM killer asked for: panic_on_oom, host memory's)
-        r"Kernel panic - not syncing(?!: (?:Out of memory|System is deadlocked on memory))"
+        # (not a panic the OOM killer asked for: panic_on_oom, host memory's; nor one a storage
+        # layer asked for: Lustre's LBUG, a ZFS pool's failmode=panic, read by their rules)
+        r"Kernel panic - not syncing(?!: (?:Out of memory|System is deadlocked on memory|LBUG\b"
+        r"|Pool '[^']*' has encountered an uncorrectable I/O failure))"
         r"|\bPANIC: double fault\b"
         r"|^panic\(cpu \d+ caller 0x[0-9a-f]+\)",
         ("kernel panic", "panic(cpu", "double fault"),

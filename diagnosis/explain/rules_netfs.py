@@ -20,7 +20,11 @@ daemon) and, for GPFS, from IBM's message documentation:
   gives no finding of its own); waits that repeat are a flapping server, a fault even when
   each recovered; a recovery logged before the wait does not end it;
 - LNet's own transport errors (``Timed out RDMA with``, ``Timed out tx``, ``Closing conn``, a
-  request failed ``due to network error``): the network between the node and its servers.
+  request failed ``due to network error``): the network between the node and its servers;
+- the Ceph cluster's own health report (its monitor's ``HEALTH_WARN``/``HEALTH_ERR`` with
+  placement groups stale, down or degraded, OSDs down, requests blocked; a health check's
+  slow ops or slow requests, counted above zero): host storage, warning: every client's I/O
+  waits on the cluster.
 
 Guarantees: anchored on each producer's prefix or message id, so prose that mentions Lustre is
 not read; the caller's own Lustre errors (``rc = -2``, a quota) are the job's; libceph's
@@ -72,6 +76,23 @@ def _caller_error(m: re.Match[str]) -> Verdict:
 
 
 RULES: tuple[Rule, ...] = (
+    rule(
+        "netfs.ceph_unhealthy",
+        # the monitor's summary (`HEALTH_WARN; 70 pgs degraded; 70 pgs stale; ...; 26 requests
+        # are blocked > 32 sec`), a health check's update (`3 slow ops, oldest one blocked for 65
+        # sec`), an OSD's own count (`17 slow requests, 6 included below; oldest blocked for >`)
+        r"\bHEALTH_(?:WARN|ERR)\b[^\n]*?\b[1-9]\d*\s+(?:pgs?\s+(?:are\s+)?(?:stuck\s+)?(?:stale"
+        r"|down|incomplete|inactive|degraded|undersized|peering|unclean)|osds?\s+(?:are\s+)?down"
+        r"|requests?\s+are\s+blocked)\b"
+        r"|\b[1-9]\d*\s+slow\s+ops,\s+oldest\s+one\s+blocked\s+for\s+\d+\s+sec"
+        r"|\b[1-9]\d*\s+slow\s+requests,\s+\d+\s+included\s+below;\s+oldest\s+blocked\s+for\b"
+        r"|\b[1-9]\d*\s+requests?\s+are\s+blocked\s+>\s+\d+\s+sec",
+        ("health_warn", "health_err", "slow ops", "slow requests", "are blocked"),
+        "The Ceph cluster reports itself unhealthy (placement groups stale, down or degraded, "
+        "OSDs down, client requests blocked or slow): every client's I/O to it waits; the "
+        "storage cluster's, not the node's.",
+        _storage(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.55),
+    ),
     rule(
         "netfs.silly_rename_busy",
         # the NFS client renames a file deleted while open to .nfsXXXX (silly rename) and keeps it

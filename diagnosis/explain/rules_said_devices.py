@@ -7,7 +7,8 @@
 - **gpu.degraded**: an NVLink's error counters said to climb (CRC, replay, recovery: a GPU's
   link, not a switch port's), a row remap said pending;
 - **application**: NVML's library and the kernel module said not to match (a half-finished
-  upgrade, as rules_driver files NVML's own words);
+  upgrade, as rules_driver files NVML's own words); a build said to lack what the site needs
+  (`packages were not compiled with a feature we require`, `not compiled with CUDA enabled`);
 - **network**: an InfiniBand or RoCE port said to bounce or go down and up (in English,
   Japanese and Korean), the HCA said missing (`ibv_devices` empty), ports stuck initialising
   with no subnet manager, excessive symbol errors, a VM's InfiniBand port said down, an HCA said
@@ -37,6 +38,7 @@ INFRA = B.INFRASTRUCTURE
 _GPU_FAILED = verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.ISOLATE_GPU, 0.5)
 _DEGRADED = verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.HARDWARE_INSPECTION, 0.45)
 _MISMATCH = verdict(C.APPLICATION, INFRA, K.NODE, S.ERROR, A.REBOOT_NODE, 0.45)
+_BUILT_WITHOUT = verdict(C.APPLICATION, INFRA, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.45)
 _NIC = verdict(C.NETWORK, INFRA, K.NIC, S.WARNING, A.CHECK_NETWORK, 0.45)
 _PLATFORM = verdict(C.HOST_HARDWARE, INFRA, K.NODE, S.WARNING, A.HARDWARE_INSPECTION, 0.45)
 _STORAGE = verdict(C.HOST_STORAGE, INFRA, K.NODE, S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.45)
@@ -106,6 +108,18 @@ RULES: tuple[Rule, ...] = (
         "A GPU memory row remap said pending (or rows remapped for uncorrectable errors): the "
         "GPU works degraded until a reset applies it.",
         judge=said(_DEGRADED),
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "said.built_without",
+        r"\b(?:was|were|is|are|been)\s+not\s+(?:compiled|built)\s+with\b"
+        r"|\b(?:wasn't|weren't|isn't|aren't)\s+(?:compiled|built)\s+with\b"
+        r"|\b(?:compiled|built)\s+without\s+(?:the\s+|a\s+)?(?:\w+\s+)?(?:support|feature)\b"
+        r"|\bnot\s+compiled\s+with\s+\w+\s+enabled\b",
+        ("compiled", "built"),
+        "A build said to lack what the site needs (packages not compiled with a feature, a "
+        "framework not compiled with CUDA): the installation, rebuild or reinstall it.",
+        judge=said(_BUILT_WITHOUT),
         flags=re.IGNORECASE,
     ),
     rule(

@@ -189,7 +189,7 @@ RULES: tuple[Rule, ...] = (
         # too high: a dead DIMM gives it too, more rarely). (Fewer GPUs is not read: a lost GPU
         # gives it too, and so the registration's `Invalid argument` that follows.)
         r"\bNode \S+ has low (?:socket\*core\*thread|cpu) count \(\d+ < \d+\)"
-        r"|^\s*Low (?:socket\*core\*thre\w*|RealMemory)\s"
+        r"|(?:^\s*|\bReason=)Low (?:socket\*core\*thre\w*|RealMemory)(?:\s|$)"
         r"|\bappears to have a different slurm\.conf than the slurmctld\b"
         r"|\bNode \S+ has low real_memory size \(\d+ < \d+\)",
         (

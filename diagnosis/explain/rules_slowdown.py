@@ -304,6 +304,9 @@ def _utilisation_fell(m: re.Match[str]) -> Verdict | None:
     return SLOWED if before > 0 and after <= (1 - RATE_DROP_PCT / 100) * before else None
 
 
+NOT_A_FALL = r"(?!\s+(?:within|inside|outside|between)\b)"
+"""After a word of falling: not a figure that falls within (or outside) a range."""
+
 RULES: tuple[Rule, ...] = (
     rule(
         "slowdown.utilisation_fell",
@@ -330,7 +333,7 @@ RULES: tuple[Rule, ...] = (
     rule(
         "slowdown.rate_fell",
         r"\b(?:drops?(?!-)|dropped|dropping|fell|falls?|falling|fallen|decreas\w+|declin\w+|degrad\w+"
-        r"|(?:goes|went|gone|is|was)\s+down|down\s+to)\b",
+        r"|(?:goes|went|gone|is|was)\s+down|down\s+to)\b" + NOT_A_FALL,
         ("drop", "fell", "fall", "decreas", "declin", "degrad", "down"),
         "A rate (hash rate, samples or tokens per second, TFLOPS) said to fall, quoted before "
         f"and after, at least {RATE_DROP_PCT:g} % below its best: the device or the job became "

@@ -57,7 +57,9 @@ _PROGRESS = (
     r"(?:training|train|jobs?|runs?|process\w*|program|script|progress(?:\s+bar)?|bar|steps?|"
     r"eval\w*|stage|trainer|pods?|"
     r"iterations?|epochs?|ranks?|workers?|nodes?|everything|torchrun|launcher|NCCL|tqdm|counter|"
-    r"all-?reduce|collectives?|model|fine-?tun\w*|pre-?train\w*)"
+    r"all-?reduce|collectives?|model|fine-?tun\w*|pre-?train\w*|"
+    # nccl-tests' binaries and the benchmark they make (`all_reduce_perf gets stuck`)
+    r"\w+_perf(?:_mpi)?|nccl-tests|benchmarks?)"
 )
 _STOP = (
     r"(?P<verb>hangs?|hung|hanging|deadlock\w*|freez(?:es|ing)|frozen|froze|stuck|stall(?:s|ed)|"
@@ -72,6 +74,7 @@ _WHY_A_STOP = re.compile(
     r"ages)|\bforever\b|"
     r"\bindefinitely\b|\bno\s+(?:more\s+|new\s+)?(?:errors?|output|logs?|log\s+lines?|progress|lines?|"
     r"exceptions?)\b|\bcompletely\b|\bat\s+(?:step|iter\w*|epoch|batch)\s*\d|\bat\s+\d+(?:\.\d+)?\s*%|"
+    r"\bat\s+(?:message\s+)?size\s+`?\d|\b(?:eventually\s+)?times\s+out\b|"
     r"\bsince\s+(?:last\s+night|yesterday|this\s+morning|\d)|\bbeen\s+(?:~|about\s+|over\s+)?\d+\s*"
     r"(?:m|min\w*|h|hrs?|hours?)\b|\bnothing\s+since\b",
     re.IGNORECASE,

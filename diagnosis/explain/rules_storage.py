@@ -58,8 +58,10 @@ RULES: tuple[Rule, ...] = (
         # and CKSUM counts, then `too many errors`)
         r"^\s*state:\s+(?:DEGRADED|FAULTED|UNAVAIL|SUSPENDED)\s*$"
         r"|^\s*\S+\s+(?:FAULTED|UNAVAIL|REMOVED)\s+\d+\s+\d+\s+\d+\b"
-        r"|\bOne or more devices (?:are faulted|has been removed|could not be (?:used|opened))\b",
-        ("state:", "faulted", "unavail", "removed", "one or more devices"),
+        r"|\bOne or more devices (?:are faulted|has been removed|could not be (?:used|opened))\b"
+        # the kernel's word of a pool that lost its I/O (suspended, or the node panicked for it)
+        r"|\bPool '[^']*' has encountered an uncorrectable I/O failure\b",
+        ("state:", "faulted", "unavail", "removed", "one or more devices", "uncorrectable i/o"),
         "A ZFS pool degraded or faulted (zpool status): a disk failed or was removed; the pool "
         "runs on its redundancy (or not at all); replace the device.",
         _disk(S.ERROR, A.HARDWARE_INSPECTION, 0.65),
@@ -390,7 +392,8 @@ RULES: tuple[Rule, ...] = (
         r"|\bNFS: Server \S+ reports our "
         r"clientid is in use|\bNFS: migration recovery failed"
         r"|\bNFS: server \S+ error: fileid changed"
-        r"|\bNFS: Server wrote zero bytes|\bNFS: v4 server \S+\s+returned a bad sequence-id error"
+        r"|\bNFS: Server wrote zero bytes"
+        r"|\bNFS: v4 server (?:\S+\s+)?returned a bad sequence-id error"
         r"|\bRPC: Could not send backchannel reply"
         # the kernel NFS server that cannot start (`rpc.nfsd: unable to set any sockets for
         # nfsd`, `writing fd to kernel failed`)

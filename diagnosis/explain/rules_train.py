@@ -63,7 +63,10 @@ NUMERICAL_RULES: tuple[Rule, ...] = (
         "training.loss_scale_stuck",
         # (at 1, or collapsed to 0: `Attempted loss scale: 0.0, reducing to 0.0`)
         r"Attempted loss scale: ([01])(?:\.0)?, reducing to \1\b|Reducing dynamic loss scale from "
-        r"([01])(?:\.0)? to \2\b",
+        r"([01])(?:\.0)? to \2\b"
+        # a scale halved below 1 (apex's `reducing loss scale to 3.329995865487836e-257`)
+        r"|\breduc(?:ing|ed)\s+(?:dynamic\s+)?loss\s+scale\s+(?:from\s+\S+\s+)?to\s+"
+        r"(?:0\.\d+|\d(?:\.\d+)?[eE]-\d+)\b",
         ("loss scale",),
         "fp16 dynamic loss scaling is already at 1 and still overflowing: every step is "
         "skipped, the model stops learning (DeepSpeed#697). Numerical.",

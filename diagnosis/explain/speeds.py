@@ -69,7 +69,13 @@ from diagnosis.explain.progress import (
 )
 from diagnosis.explain.quantities import RATE_HINTS, quoted_rates
 from diagnosis.explain.records import Record, is_prose
-from diagnosis.explain.rules_slowdown import SLOWED, fell, quoted_step_times, rose
+from diagnosis.explain.rules_slowdown import (
+    NOT_A_FALL,
+    SLOWED,
+    fell,
+    quoted_step_times,
+    rose,
+)
 from diagnosis.explain.scaling import SetupReader
 from diagnosis.explain.tables import TableReader
 from diagnosis.explain.time_marks import MARK_WORDS, tells_time_passed
@@ -110,7 +116,8 @@ _WORK = "work:"
 _WORK_RATE = "work-rate:"
 """The prefix of a stream of work_figures' rates (read as their inverse: never a clock)."""
 _FELL = re.compile(
-    r"\b(?:drops?|dropped|fell|falls|fallen|decreas\w*|declin\w*|(?:goes|went)\s+down|degrad\w*)\b",
+    r"\b(?:drops?|dropped|fell|falls|fallen|decreas\w*|declin\w*|(?:goes|went)\s+down|degrad\w*)\b"
+    + NOT_A_FALL,
     re.IGNORECASE,
 )
 """A person's words that a rate fell (the rates of a report over its lines are read with one)."""

@@ -9,7 +9,9 @@ only where the speaker moved the job, and a relapse after `but`; questions wheth
 is normal in Japanese, Korean and `正常不`; CUDA's not-ready in deviceQuery's and PyTorch's
 words; GPFS' bad connections; the MAD RPC that failed; UCX's DIAG level; Japanese
 `速度が徐々に低下`. 44/50 after them; 45/50 since session 22 read a troubleshooting table's row
-(documents.describes_a_message); these are left, listed by their reason:
+(documents.describes_a_message). Three labels moved with the corpus in session 29 (r34-013,
+r34-027, r34-029: CUDA's not-ready from `network` to `application`, the node's Fabric Manager
+setup, as the real-log corpus files it). These are left, listed by their reason:
 """
 
 from __future__ import annotations

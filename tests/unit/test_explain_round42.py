@@ -5,7 +5,8 @@ management query that got no answer, CUDA's `system not yet initialized` (802) o
 node, a Chinese slowdown followed by a question whether it is normal, an English slowdown after
 a stretch of the run; and a server's prefill throughput averaged over its logging interval, which
 follows the prompts that arrived and is no speed (the false alarm, an evaluation record read to
-fix it: not blind)."""
+fix it: not blind). CUDA's 802 is the node's setup (`application`) since session 29, and its
+record was relabelled with the corpus."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from tests.explain_helpers import alarms, corpus_text, record_read_as
         ("fresh_52b", "0003", Category.NETWORK, "rdma.verbs_failed"),
         ("fresh_52b", "0004", Category.NETWORK, "rdma.verbs_failed"),
         ("fresh_52b", "0008", Category.NETWORK, "rdma.mad_query_failed"),
-        ("fresh_52b", "0013", Category.NETWORK, "fabric.cuda_not_ready"),
+        ("fresh_52b", "0013", Category.APPLICATION, "fabric.cuda_not_ready"),
         ("fresh_52c", "0020", Category.STRAGGLER, "straggler.slowness_in_chinese"),
     ],
 )
