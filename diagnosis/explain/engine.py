@@ -43,6 +43,7 @@ from diagnosis.explain import (
     rules_said,
     rules_scheduler,
     rules_slowness,
+    rules_train,
 )
 from diagnosis.explain.documents import announces_a_change, describes_a_message
 from diagnosis.explain.hint import hint as learned_hint
@@ -116,7 +117,7 @@ _EXPLAINED_BY = _joined(
     *(rules_nvlink.EXPLAINED_BY, rules_pcie.EXPLAINED_BY, rules_container.EXPLAINED_BY),
     *(rules_kernel.EXPLAINED_BY, rules_said.EXPLAINED_BY, rules_fabric.EXPLAINED_BY),
     *(rules_host.EXPLAINED_BY, rules_nic.EXPLAINED_BY, rules_process.EXPLAINED_BY),
-    *(rules_rdma.EXPLAINED_BY, rules_slowness.EXPLAINED_BY),
+    *(rules_rdma.EXPLAINED_BY, rules_slowness.EXPLAINED_BY, rules_train.EXPLAINED_BY),
 )
 """For a rule whose line follows from another cause, the rules that give that cause."""
 _SMI_RULES = frozenset({"gpu.remap_failure", "gpu.remap_pending", "gpu.ecc_counter"})
@@ -159,6 +160,7 @@ class _State:
     pci_kind: str | None = None  # the last PCI device header's kind (device_kind); None: none
     pci_kinds: dict[str, str] = field(default_factory=dict)  # enumerated devices' kinds, by address
     gpus_said: bool = False  # a GPU named outside a plugin's notice (rules_scheduler.NO_GPU_CLAIM)
+    node_refused: bool = False  # a node shown down or drained (rules_scheduler.NODE_REFUSED)
     owner_unknown: set[str] = field(default_factory=set)  # GPU_OWNED rules seen with no header
     heat: CpuHeat = field(default_factory=CpuHeat)  # the CPUs left throttled (rules_host)
     hca: HcaPorts = field(default_factory=HcaPorts)  # HCAs' ports down and active (rules_rdma)
@@ -257,6 +259,8 @@ def _visit(state: _State, rec: Record) -> None:
         state.gpus_said = state.gpus_said or (
             named and not rules_scheduler.NO_GPU_CLAIM.search(rec.body)
         )
+    if not state.node_refused and any(w in low for w in rules_scheduler.NODE_REFUSED_WORDS):
+        state.node_refused = rules_scheduler.NODE_REFUSED.search(rec.body) is not None
     if rec.body[:1] in _HEX and ":" in rec.body[2:5]:  # (lspci's `17:00.0`, `0000:17:00.0`)
         header = LSPCI_DEVICE.match(rec.body)
         state.pci_kind = state.pci_kind if header is None else device_kind(header["cls"])
@@ -359,22 +363,27 @@ def _speed_findings(state: _State) -> None:
 
 
 def _confirm(state: _State) -> None:
-    """Raise signal findings that other findings of the same input confirm (OOM killer, shm);
-    drop the findings that stand only with a crash (NEEDS_CRASH) when the input shows none, or
-    only where it names a GPU (rules_scheduler.NEEDS_GPUS_NAMED) when it names none, and a wait
-    said once that a later recovery ended (rules_netfs.RECOVERED_BY), a line whose
-    cause the same input gives (the EXPLAINED_BY of rules_scheduler, rules_dist, rules_driver,
-    rules_fabric, rules_host, rules_process, rules_rdma and rules_slowness), a monitor's finding
-    in an input that shows the alert resolved, a stall a later line says moved on, a NaN
-    grad norm seen once before finite ones (a step fp16's loss scaler skipped), a CPU
-    throttle that every throttled CPU was said to end (rules_host.CpuHeat), and ports down only
-    beside active ports of their own HCAs (rules_rdma.HcaPorts)."""
+    """Raise signal findings that other findings of the same input confirm (OOM killer, shm); drop
+    the findings that stand only with a crash (NEEDS_CRASH) when the input shows none, or only
+    where it names a GPU (rules_scheduler.NEEDS_GPUS_NAMED) when it names none, or only where it
+    shows a node refused (rules_scheduler.NEEDS_NODE_REFUSED) when it shows none, and a wait
+    said once that a later recovery ended (rules_netfs.RECOVERED_BY), a line whose cause the
+    same input gives (the EXPLAINED_BY of rules_scheduler, rules_dist, rules_driver,
+    rules_fabric, rules_host, rules_process, rules_rdma, rules_slowness and rules_train), a
+    monitor's finding in an input that shows the alert resolved, a stall a later line says moved
+    on, a NaN grad norm seen once before finite ones (a step fp16's loss scaler skipped), or
+    that a reply calls normal (rules_train.ANSWERED_NORMAL), a CPU throttle that every throttled
+    CPU was said to end (rules_host.CpuHeat), and ports down only beside active ports of their
+    own HCAs (rules_rdma.HcaPorts)."""
     present = {key[0] for key in state.found}
     if not (present & CRASH_RULES or state.crash_said):
         for key in [key for key in state.found if key[0] in NEEDS_CRASH]:
             del state.found[key]
     if not state.gpus_said:  # (rules_scheduler.NEEDS_GPUS_NAMED)
         for key in [key for key in state.found if key[0] in rules_scheduler.NEEDS_GPUS_NAMED]:
+            del state.found[key]
+    if not state.node_refused:  # (rules_scheduler.NEEDS_NODE_REFUSED)
+        for key in [key for key in state.found if key[0] in rules_scheduler.NEEDS_NODE_REFUSED]:
             del state.found[key]
     # a wait said once and ended later is no fault; a wait that repeats is (a flapping server);
     # a line that follows from a cause printed in the same input gives way to it

@@ -119,7 +119,7 @@ _TO_FROM = re.compile(
 
 def seconds(amount: str, unit: str) -> float:
     """Return a duration in seconds (`unit` one of ``SECONDS``, any case)."""
-    return float(amount) * SECONDS[unit.lower().replace("sec/it", "s/it")]
+    return amount_of(amount) * SECONDS[unit.lower().replace("sec/it", "s/it")]
 
 
 _THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")

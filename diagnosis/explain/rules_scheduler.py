@@ -20,10 +20,11 @@ events, eviction messages and node conditions; NVIDIA/k8s-device-plugin's health
   memory``, ``The node had condition: [MemoryPressure]``, ``kubelet has insufficient memory
   available``) is host memory; for ephemeral storage, inodes or ``DiskPressure`` host storage;
   ``Kubelet stopped posting node status`` a node gone dark; ``UnexpectedAdmissionError`` with
-  devices unavailable for ``nvidia.com/gpu`` (or ``OutOfnvidia.com/gpu``) a GPU lost after
-  scheduling; a crash loop (``Back-off restarting failed container``) the application at low
-  confidence. Conditions that say all is well (``kubelet has sufficient memory``, ``has no disk
-  pressure``) stay silent.
+  devices unavailable for ``nvidia.com/gpu`` a GPU lost after scheduling where the kubelet
+  still counts some of the node's GPUs, the device plugin out of step (the node's setup) where
+  it counts none (``Available: 0``, ``OutOfnvidia.com/gpu``); a crash loop (``Back-off
+  restarting failed container``) the application at low confidence. Conditions that say all is
+  well (``kubelet has sufficient memory``, ``has no disk pressure``) stay silent.
 - NVIDIA's device plugin: ``XidCriticalError: Xid=N on Device=...; marking device as
   unhealthy`` takes the Xid catalogue's verdict for N; a device or all devices marked unhealthy
   otherwise is GPU hardware.
@@ -63,6 +64,34 @@ def _evicted(m: re.Match[str]) -> Verdict | None:
     if "pids" in m[0].lower() or "PID" in m[0]:
         return verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.5)
     return None
+
+
+NODE_REFUSED = re.compile(
+    r"\bnode\s+(?:\S+\s+)?(?:was|is|went|goes|got)\s+(?:\w+\s+)?(?:down|drained|invalid)\b"
+    r"|\bState=\S*(?:DOWN|DRAIN|INVAL)|\s(?:down|drain(?:ed)?|inval)\s+\S+\s*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""A line that shows a node down, drained or invalid (`the localhost node was down`, sinfo's
+state column, scontrol's `State=`); NODE_REFUSED_WORDS gate it (lower case)."""
+NODE_REFUSED_WORDS = ("down", "drain", "inval")
+DEFINITION_DIFFERS = "slurm.definition_differs"
+NEEDS_NODE_REFUSED = frozenset({DEFINITION_DIFFERS})
+"""Findings that stand only where the input shows a node refused (NODE_REFUSED, the engine's
+`node_refused`): slurmd's `Node configuration differs from hardware` is a fault where the node
+went down or drained for it; alone it is the check's notice (the controller takes the
+hardware's figures where they are larger: a CI runner logs it and runs its jobs)."""
+
+
+_AVAILABLE = re.compile(r"\bAvailable:\s*(\d+)")
+
+
+def _admission(m: re.Match[str]) -> Verdict:
+    """A GPU lost where the kubelet still counts some of the node's GPUs (`Requested: 8,
+    Available: 7`), the node's setup where it counts none or gives no count."""
+    available = _AVAILABLE.search(m.string, m.end())
+    if available is not None and int(available[1]) > 0:
+        return verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.HARDWARE_INSPECTION, 0.5)
+    return verdict(C.APPLICATION, INFRA, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.45)
 
 
 VOLUME_SOURCE_MISSING = "k8s.volume_source_missing"
@@ -206,6 +235,28 @@ RULES: tuple[Rule, ...] = (
         flags=re.IGNORECASE | re.MULTILINE,
     ),
     rule(
+        DEFINITION_DIFFERS,
+        r"\bNode configuration differs from hardware\b",
+        ("differs from hardware",),
+        "slurmd finds the node's definition in slurm.conf unlike its hardware, and the input "
+        "shows the node down or drained (NEEDS_NODE_REFUSED): fix the node's definition "
+        "(sockets, cores, threads), not the hardware. Alone (a CI runner's log) it is no "
+        "finding.",
+        verdict(C.APPLICATION, INFRA, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.45),
+    ),
+    rule(
+        "slurm.slurmd_not_started",
+        # systemd's words for the node daemon's unit (`slurmd.service: Failed with result
+        # 'timeout'`, `Failed to start Slurm node daemon`)
+        r"\bslurmd\.service: (?:Failed with result|(?:Main|Control) process exited, code=exited, "
+        r"status=[1-9])|\bFailed to start (?:Slurm node daemon|slurmd\.service)\b",
+        ("slurmd.service", "slurm node daemon"),
+        "Slurm's node daemon did not start (a configuration it cannot fetch or parse, munge, a "
+        "gres.conf): the node stays out of the cluster; its journal says why. A hardware "
+        "finding beside it in the same input outranks this warning.",
+        verdict(C.APPLICATION, INFRA, K.NODE, S.WARNING, A.FIX_APPLICATION, 0.4),
+    ),
+    rule(
         "slurm.prolog_missing",
         # a prolog or epilog path that is not there (`/etc/slurm/prolog.d: No such file or
         # directory`): the job fails to launch and the node drains with `Prolog error`
@@ -328,15 +379,20 @@ RULES: tuple[Rule, ...] = (
         r"requested number of devices unavailable for nvidia\.com/gpu|\bOutOfnvidia\.com/gpu\b"
         r"|Node didn't have enough resource: nvidia\.com/gpu",
         ("nvidia.com/gpu",),
-        "The kubelet could not hand the pod the GPUs the scheduler counted: a GPU was marked "
-        "unhealthy (an Xid, a lost device) after scheduling. Check the device plugin's log.",
-        verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.HARDWARE_INSPECTION, 0.5),
+        "The kubelet could not hand the pod the GPUs the scheduler counted. Some of the node's "
+        "GPUs still available (`Available: 7` of 8): one was marked unhealthy after scheduling "
+        "(an Xid, a lost device), the GPU's. None available, or no count: the device plugin out "
+        "of step with a restarted kubelet or node (its devices not registered again), the "
+        "node's setup. Check the device plugin's log.",
+        judge=_admission,
     ),
     rule(
         "k8s.crash_loop",
-        r"Back-off restarting failed container|\sCrashLoopBackOff\s{2,}\d"
+        # (older kubelets: `Back-off 20s restarting failed container=nvidia-driver-installer
+        # pod=...`)
+        r"Back-off (?:\d+\w*\s+)?restarting failed container|\sCrashLoopBackOff\s{2,}\d"
         r"|Reason:\s+CrashLoopBackOff\b",  # kubectl get pods' STATUS column, describe's state
-        ("back-off restarting", "crashloopbackoff"),
+        ("back-off", "crashloopbackoff"),
         "The container keeps crashing and the kubelet backs off restarting it: the cause is "
         "the previous container's exit (its log, its terminated reason).",
         verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.WARNING, A.FIX_APPLICATION, 0.3),

@@ -238,7 +238,8 @@ def _said_to_grow(m: re.Match[str]) -> Verdict | None:
 # `30 s per step while it used to take 3 s`, `expected 1 s/step but got 5 s/step`
 def _fig(name: str) -> str:
     return (
-        rf"(?<![\d.])(?P<{name}>\d++(?:\.\d++)?)\s*(?P<{name}_unit>{RATE_UNIT}|{UNIT})"
+        rf"(?<![\d.])(?P<{name}>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d++(?:\.\d++)?)\s*"
+        rf"(?P<{name}_unit>{RATE_UNIT}|{UNIT})"
         r"(?:/(?:epoch|iter\w*|step|batch|it)\b)?(?![\w/])"
     )
 
@@ -252,7 +253,10 @@ _AGAINST = re.compile(
     r"|(?:than|from)\s+(?:the\s+)?(?:usual|normal|expected|before))\s+"
     + ABOUT
     + _fig("then")
-    + r"|\bexpect\w*\s+"
+    # (`we expect 470 GB/s ... but got`, `the expected throughput is 27,688 tokens/sec, but I
+    # only achieved 7099`)
+    + r"|\bexpect\w*\s+(?:(?:throughput|bandwidth|busbw|algbw|speed|rate|performance|result"
+    r"|value|number)\s+(?:is|was|of|would\s+be|should\s+be)\s+)?"
     + ABOUT
     + _fig("then2")
     + r"[^.\n]{0,40}?\b(?:but|however)\b[^.\n]{0,30}?"

@@ -87,6 +87,9 @@ _COMPARATIVE = (
     # a fraction of the usual speed (`running at a fraction of their speed`)
     r"|at\s+a\s+(?:small\s+)?fraction\s+of\s+(?:its|their|the|our|my)\s+(?:usual\s+|normal\s+"
     r"|former\s+|original\s+|expected\s+)?(?:speed|throughput|performance|rate)"
+    # only a fraction of what the hardware gives (`NCCL reaches only a fraction of the fabric`)
+    r"|(?:reach\w*|gets?|getting|achiev\w*|gives?|deliver\w*|us(?:es|ing))\s+only\s+a\s+(?:small\s+)?"
+    r"fraction\s+of\b"
     r"|longer\s+than\s+(?:its|their|the)\s+"
     r"(?:peers|others|rest)|(?:very|much|significantly|drastically|quite)\s+different\s+from\s+"
     r"(?:the\s+)?others?|straggl\w*|struggl(?:er|ing)|lag(?:s|ged|ging|gard)?"
@@ -203,7 +206,12 @@ _NAMED_RATE = re.compile(
     r"\b(?:speed|throughput|hash\s*rate|rate|it/s|samples?/s\w*|images?/s\w*|FLOPS|performance)\b",
     re.I,
 )
-_PLAIN = rf"slow|slowly|slowest|(?:low|poor|bad|terrible|horrible)\s+(?:\w+\s+)?{_RATE}"
+_PLAIN = (
+    rf"slow|slowly|slowest|(?:low|poor|bad|terrible|horrible)\s+(?:\w+\s+)?{_RATE}"
+    # the rate said low (`the bus bandwidth was very low`)
+    rf"|{_RATE}\s+(?:is|was|are|were|seems?|looks?|remains?|stays?)\s+(?:very\s+|really\s+|quite"
+    r"\s+|extremely\s+|too\s+|so\s+|much\s+)?(?:low|poor|bad|terrible|horrible)"
+)
 SLOWNESS = re.compile(
     rf"\b(?:(?P<comparative>{_COMPARATIVE})|(?P<anaphor>{_ANAPHOR})|(?P<plain>{_PLAIN}))\b", re.I
 )
@@ -388,6 +396,10 @@ RULES: tuple[Rule, ...] = (
         # comparing single node vs multi, don't compare the step time`)
         r"|\b(?:don'?t|do\s+not|shouldn'?t|should\s+not)\s+compare\s+(?:the\s+)?(?:step|iteration"
         r"|per-step)\s+times?\b"
+        # a reply that gives a capability the setup lacks as the cause (`That's because GeForce
+        # cards don't support GPU Direct P2P`)
+        r"|\b(?:that's|that\s+is|this\s+is|it's)\s+because\b[^.\n]{0,80}?\b(?:don't|doesn't|do\s+not"
+        r"|does\s+not|cannot|can't)\s+support\b"
         # decoding set against prefill: two phases of different work, not a slowdown
         r"|\b(?:generation|decod\w*|eval(?:uation)?)\b[^.\n]{0,30}?\bslower\s+than\s+(?:the\s+)?"
         r"(?:prompt\s+(?:processing|eval\w*)|prefill\w*)\b",
@@ -396,6 +408,7 @@ RULES: tuple[Rule, ...] = (
             *("will get slower", "will become slower", "will always be slower", "not a bug"),
             *("expected behavio", "alleviat", "eliminat", "fix", "solv", "resolv", "remov"),
             *("cur", "again", "slower than", "behavior", "behaviour", "always", "compare"),
+            "because",
         ),
         "A sentence that calls a time growing or a run slowing normal (a reply's explanation), "
         "or a detector's verdict of no straggler: no fault, and it explains a slowness the "
@@ -419,7 +432,7 @@ RULES: tuple[Rule, ...] = (
             *("latency", "runtime", "creep", "drift", "ttft", "tpot", "itl", "crawl", "grind"),
             *("plummet", "plumet", "nosediv", "nose-div", "tank", "sliding", "slipping", "drag"),
             "forever",
-            *("barely", "wait", "behind", "slowest"),
+            *("barely", "wait", "behind", "slowest", "fraction"),
         ),
         "A sentence reporting that the job, or one of its members, became or is slower than it "
         "should be, in words no earlier rule reads: a straggler or a slowdown to look at, with "

@@ -27,7 +27,22 @@ FINITE_GRAD_NORM = re.compile(r"\bgrad[ _]norm['\"]?\s*[:=]\s*\d", re.IGNORECASE
 """A later line's finite gradient norm: a NaN/inf norm seen once before it was a step the loss
 scaler skipped (fp16's warm-up), not a run that diverged (the engine drops that finding)."""
 
+ANSWERED_NORMAL = "training.answered_normal"
+
 NUMERICAL_RULES: tuple[Rule, ...] = (
+    rule(
+        ANSWERED_NORMAL,
+        # a reply of its own sentence (`May I ask if this is normal?` ... `It's normal. If the
+        # loss becomes nan, it's abnormal.`)
+        r"(?:^|(?<=[.!?]\s))[^\w\n]*(?:it's|it\s+is|this\s+is|that's|that\s+is)\s+"
+        r"(?:(?:quite|perfectly|totally|completely)\s+)?normal\s*[.!](?=\s|$)",
+        ("normal",),
+        "A reply that calls what the input asks about normal (`It's normal.`): a NaN or inf "
+        "gradient norm now and then is a step the loss scaler skipped, no divergence "
+        "(EXPLAINED_BY); a NaN loss is not answered away.",
+        verdict(C.BENIGN, UNSURE, K.JOB, S.INFO, A.NONE, 0.5),
+        flags=re.IGNORECASE | re.MULTILINE,
+    ),
     rule(
         "training.loss_scale_min",
         # DeepSpeed's words, fairseq's (`FloatingPointError: Minimum loss scale reached`)
@@ -142,6 +157,12 @@ NUMERICAL_RULES: tuple[Rule, ...] = (
         flags=re.IGNORECASE,
     ),
 )
+
+EXPLAINED_BY: dict[str, frozenset[str]] = {
+    NONFINITE_NORM_RULE: frozenset({ANSWERED_NORMAL}),
+    "training.bad_grad_norm": frozenset({ANSWERED_NORMAL}),
+}
+"""A gradient norm's NaN that a reply in the same input calls normal: a skipped step."""
 
 FALLBACK_RULES: tuple[Rule, ...] = (
     rule(
