@@ -125,8 +125,11 @@ _NETWORK_RULES: tuple[Rule, ...] = (
         r"Could not find real path of|send side and recv side have different number of sockets"
         r"|\bis greater than the maximum allowed, setting\b|Got (?:non-fatal )?async event ?: "
         r"(?:port active|SM change|client reregistration|LID change|P_?Key change|GID table change)"
-        r"|NET/IB ?: ?\S+ GID table changed",
+        r"|NET/IB ?: ?\S+ GID table changed"
+        # no verbs library on the host: NCCL uses its sockets, as a host without RDMA must
+        r"|\bFailed to open libibverbs\.so\b",
         (
+            "libibverbs",
             "could not find real path",
             "different number of sockets",
             "maximum allowed",
@@ -135,7 +138,8 @@ _NETWORK_RULES: tuple[Rule, ...] = (
         ),
         "NCCL's warnings that are no fault: a sysfs path it cannot resolve in a container, a "
         "socket count it evens out, a setting it clamps, a port that came up, a subnet manager "
-        "that changed (NVIDIA/nccl net_ib, net_socket).",
+        "that changed, no verbs library on a host without RDMA (it uses sockets) (NVIDIA/nccl "
+        "net_ib, net_socket, ibvwrap).",
         verdict(C.BENIGN, B.UNKNOWN, K.NODE, S.INFO, A.NONE, 0.5),
     ),
     rule(
@@ -188,8 +192,10 @@ _NETWORK_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "nccl.invalid_usage",
-        r"ncclInvalidUsage|invalid usage \(run with NCCL_DEBUG",
-        ("ncclinvalidusage", "invalid usage"),
+        r"ncclInvalidUsage|invalid usage \(run with NCCL_DEBUG"
+        # a communicator used after it was freed, or by another copy of NCCL in the process
+        r"|\bcorrupted comm object detected\b",
+        ("ncclinvalidusage", "invalid usage", "corrupted comm"),
         "The job called NCCL wrongly (mismatched collectives, bad arguments).",
         verdict(C.APPLICATION, APP, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.7),
     ),

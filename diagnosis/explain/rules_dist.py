@@ -129,7 +129,10 @@ RULES: tuple[Rule, ...] = (
         "dist.port_in_use",
         r"\[c10d\] The server socket has failed to (?:bind to|listen on) .*?Address already in "
         r"use|The server socket has failed to listen on any local network address"
-        r"|\bport: \d+ already in use",
+        r"|\bport: \d+ already in use"
+        # NCCL's bootstrap (`include/socket.h:347 NCCL WARN Call to bind failed : Address already
+        # in use`)
+        r"|\bCall to bind failed\s*:\s*Address already in use",
         ("server socket has failed", "already in use"),
         "The store's port is taken: a process of an earlier run still holds MASTER_PORT, or two "
         "jobs share it. The job's set-up, not the network.",

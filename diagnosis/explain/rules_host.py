@@ -346,7 +346,9 @@ KERNEL_RULES: tuple[Rule, ...] = (
 DISK_RULES: tuple[Rule, ...] = (
     rule(
         "host.disk_io",
-        r"blk_update_request: I/O error|I/O error, dev \w+, sector|Buffer I/O error on dev"
+        # (not a floppy drive's, `dev fd0`: a VM's empty virtual drive probed at boot)
+        r"blk_update_request: I/O error(?!, dev fd\d)|I/O error, dev (?!fd\d)\w+, sector"
+        r"|Buffer I/O error on dev(?:ice)? (?!fd\d)"
         r"|EXT4-fs error|EXT4-fs \(\w+\): I/O error|XFS \(\w+\): .*I/O error"
         # a filesystem mounted with errors recorded (ext4: `warning: mounting fs with errors,
         # running e2fsck is recommended`); btrfs' error counters (`btrfs dev stats`)
@@ -437,8 +439,9 @@ PROCESS_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "host.io_error",
-        r"\[Errno 5\]|Input/output error|\[Errno 116\]|[Ss]tale [Ff]ile [Hh]andle|\[Errno 121\]"
-        r"|Remote I/O error|\[Errno 30\]|Read-only file system"
+        # (Go's errno strings are lower case: restic's `read ...: input/output error`)
+        r"\[Errno 5\]|[Ii]nput/output error|\[Errno 116\]|[Ss]tale [Ff]ile [Hh]andle|\[Errno 121\]"
+        r"|Remote I/O error|\[Errno 30\]|[Rr]ead-only file system"
         # ENOLCK: no lock manager answered (NFS's lockd or statd down, or not running)
         r"|\[Errno 37\] No locks available|(?i:\bno locks available\b)",
         (

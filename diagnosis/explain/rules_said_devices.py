@@ -103,10 +103,12 @@ RULES: tuple[Rule, ...] = (
     rule(
         "said.remap_pending",
         r"\brow\s+remap(?:ping)?s?\s+(?:is\s+|are\s+)?pending\b|\bremap(?:ping)?\s+pending\b"
+        # retired pages said pending (`pages with ECC errors that are pending retirement`)
+        r"|\bpages?\s+(?:\w+\s+){0,5}?(?:(?:that|which)\s+(?:are|is)\s+)?pending\s+retirement\b"
         r"|\brows?\s+remapped\s+for\s+uncorrectable\b|行重映射",
-        ("remap", "重映射"),
-        "A GPU memory row remap said pending (or rows remapped for uncorrectable errors): the "
-        "GPU works degraded until a reset applies it.",
+        ("remap", "重映射", "retirement"),
+        "A GPU memory row remap said pending (or rows remapped for uncorrectable errors, or "
+        "retired pages pending): the GPU works degraded until a reset applies it.",
         judge=said(_DEGRADED),
         flags=re.IGNORECASE,
     ),

@@ -280,6 +280,10 @@ _OF_ANOTHER = re.compile(
 )
 
 
+_UNEXPECTED = re.compile(r"\bunexpected(?:ly)?\s+(?:\w+\s+)?$", re.I)
+"""A slowness the speaker calls unexpected (`an unexpectedly slow-down when using FSDP`): a
+report even where it follows a setting of theirs."""
+
 _SLOW_TO_LEARN = re.compile(
     r"\b(?:converg|learn|decreas|declin|decay|improv|drop|fall|fell|go(?:es)?\s+down)\w*\s+"
     r"(?:\w+\s+){0,3}?slow(?:ly|er)\b|\bslow(?:er)?\s+(?:to\s+)?converg\w*",
@@ -304,8 +308,8 @@ def _reported(m: re.Match[str]) -> Verdict | None:
     clause_end = NEXT_CLAUSE.search(body, m.end(), end)
     with_before = body[spans[max(0, i - 1)][0] : clause_end.start() if clause_end else end]
     chosen = HYPOTHETICAL.match(body, m.end()) or CONDITIONED.search(body, m.end(), end)
-    if chosen and not SCALED_OUT.match(body, m.end()):
-        return None  # the speaker's own change of the work, unless it is more devices
+    if chosen and not (SCALED_OUT.match(body, m.end()) or _UNEXPECTED.search(before)):
+        return None  # the speaker's own change of the work, unless more devices or unexpected
     if denied(m, sentence, before) or ruled_out(sentence) or small_gap(with_before):
         return None
     throttle = GPU_THROTTLING.search(body, start, end) if "throttl" in m[0].lower() else None

@@ -343,11 +343,26 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "storage.io_error",
-        r"\bI/O error,? dev \S+, sector|Buffer I/O error on dev|\bI/O error -?\d+ writing to inode"
-        r"|blk_update_request: \w+ error|\bloop\d*: (?:Write|Read) error at byte offset",
+        # (not a floppy drive's, `dev fd0`: a VM's empty virtual drive probed at boot)
+        r"\bI/O error,? dev (?!fd\d)\S+, sector|Buffer I/O error on dev(?:ice)? (?!fd\d)"
+        r"|\bI/O error -?\d+ writing to inode"
+        r"|blk_update_request: \w+ error(?!, dev fd\d)"
+        r"|\bloop\d*: (?:Write|Read) error at byte offset",
         ("i/o error", "blk_update_request", "error at byte offset"),
         "A block device failed an I/O (any other kernel spelling).",
         _disk(S.ERROR, A.HARDWARE_INSPECTION, 0.7),
+    ),
+    rule(
+        "storage.slow_fsync",
+        # etcd's write-ahead log and backend, which wait for fdatasync on every commit (`wal:
+        # sync duration of 1.134771573s, expected less than 1s`, `slow fdatasync`)
+        r"\bwal: sync duration of [\d.]+m?s, expected less than \d+m?s"
+        r"|\bslow fdatasync\b",
+        ("sync duration", "slow fdatasync"),
+        "A disk too slow to sync its writes in time (etcd's write-ahead log): the disk is "
+        "overloaded or failing, and the Kubernetes control plane above it slows or loses its "
+        "leader.",
+        _disk(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.5),
     ),
     rule(
         "storage.nfs",

@@ -46,10 +46,10 @@ NUMERICAL_RULES: tuple[Rule, ...] = (
     rule(
         "training.loss_scale_min",
         # DeepSpeed's words, fairseq's (`FloatingPointError: Minimum loss scale reached`)
-        r"loss scale already at minimum|\bMinimum loss scale reached\b"
+        r"loss scale already at minimum|\b[Mm]inimum loss scale (?:\([\d.e-]+\) )?reached\b"
         # GPT-NeoX's overflow monitor (`Skipped 50 iterations in a row due to Overflow`)
         r"|\bSkipped \d+ iterations in a row due to Overflow\b",
-        ("loss scale already at minimum", "minimum loss scale reached", "in a row due to overflow"),
+        ("loss scale already at minimum", "minimum loss scale", "in a row due to overflow"),
         "fp16 loss scaling collapsed after repeated overflows: the run cannot continue "
         "(real_logs nan-loss). Numerical, the job's recipe (lr, precision, data).",
         verdict(C.NUMERICAL, APP, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.9),
