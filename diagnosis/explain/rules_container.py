@@ -61,6 +61,19 @@ RULES: tuple[Rule, ...] = (
         verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.7),
     ),
     rule(
+        "software.version_mismatch",
+        # a TensorRT engine built by another TensorRT (`Serialization assertion stdVersionRead ==
+        # kSERIALIZATION_VERSION failed.Version tag does not match`), UCX's API check (`UCP API
+        # version is incompatible: required >= 1.19, actual 1.16.0`)
+        r"\bVersion tag does not match\b|\bkSERIALIZATION_VERSION failed\b"
+        r"|\bUCP API version is incompatible\b",
+        ("version tag", "kserialization_version", "api version is incompatible"),
+        "A library refuses an artefact or a peer of another version (a TensorRT engine built by "
+        "another TensorRT, a UCX older than the program needs): rebuild or align the versions; "
+        "the job's software, not the hardware.",
+        verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.6),
+    ),
+    rule(
         "container.unknown_device",
         r"nvidia-container-cli: device error: \S+: unknown device",
         ("unknown device",),

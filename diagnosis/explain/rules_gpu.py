@@ -371,8 +371,19 @@ CUDA_RULES: tuple[Rule, ...] = (
         # a miner's (T-Rex: `GPU #0: not enough free memory to mine ethash at epoch 462`)
         r"|\bGPU ?#?\d+: not enough free memory\b"
         # PaddlePaddle's (`ResourceExhaustedError: Out of memory error on GPU 0. Cannot allocate`)
-        r"|\bOut of memory error on GPU \d+\b",
-        ("out of memory", "outofmemoryerror", "alloc_failed", "oom when allocating", "free memory"),
+        r"|\bOut of memory error on GPU \d+\b"
+        # TensorRT's builder (`Error Code 2: OutOfMemory (no further information)`, `Requested
+        # amount of GPU memory (24793579520 bytes) could not be allocated`)
+        r"|\bError Code 2: OutOfMemory\b"
+        r"|\bRequested amount of GPU memory \(\d+ bytes\) could not be allocated\b"
+        # TensorRT-LLM's check of a CUDA call (`CUDA runtime error in ::cudaMallocAsync(ptr, n,
+        # mCudaStream->get()): out of memory (/app/.../tllmBuffers.h:112)`), also cut by a
+        # terminal inside the call
+        r"|\bCUDA runtime error in [^\n]*?: out of memory\b|\)\): out of memory \(\S+:\d+\)",
+        (
+            *("out of memory", "outofmemoryerror", "alloc_failed", "oom when allocating"),
+            *("free memory", "outofmemory", "could not be allocated"),
+        ),
         "The job asked for more GPU memory than is free: fix batch size/parallelism (blame "
         "application), unless another process holds the memory (the message names it).",
         verdict(C.GPU_OOM, APP, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.9),

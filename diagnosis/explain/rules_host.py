@@ -1,5 +1,5 @@
-"""Host rules: the OOM killer, machine checks, BMC events, disk and NFS errors, OSError errnos
-(PCIe's errors are rules_pcie's).
+"""Host rules: the OOM killer, machine checks, disk and NFS errors, OSError errnos (PCIe's
+errors are rules_pcie's, a BMC's event log rules_bmc's, spliced in here in precedence order).
 
 Patterns come from real lines: real_logs host-* (OOM killer, ``Killed``, ENOSPC, EIO, EFAULT,
 the DataLoader bus error), public_lines torch-save-disk-full, and the kernel lines quoted in
@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from diagnosis.catalog import Verdict
 from diagnosis.explain.memory_counts import dimm_summary, error_counts, mc_status
 from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.explain.rules_bmc import BMC_RULES
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
 from diagnosis.model import Category as C
@@ -57,23 +58,6 @@ def _hardware(severity: S, action: A, confidence: float) -> Verdict:
 
 
 _MEMORY = verdict(C.HOST_MEMORY, APP, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.9)
-
-_SEL_SENSOR = (
-    r"\|\s*(?:Memory|Processor|Critical Interrupt|Power Supply|System Event|Temperature)"
-    r"(?: #0x[0-9a-f]{2})?[^|\n]{0,40}"
-)
-_SEL_FAULT = (
-    r"Uncorrectable ECC|Parity|Memory Scrub Failed|Memory Device Disabled|Critical Overtemperature"
-    r"|IERR|Thermal Trip|FRB[123]/[^|\n]+|SM BIOS Uncorrectable CPU-complex Error"
-    r"|Uncorrectable machine check exception|Bus Timeout|I/O Channel check NMI|PCI PERR|PCI SERR"
-    r"|Bus Uncorrectable error|Fatal NMI|Bus Fatal Error|Failure detected|Power Supply AC lost"
-    r"|AC lost or out-of-range|Upper (?:Critical|Non-recoverable) going high"
-    r"|Undetermined system hardware failure"
-)
-_SEL_WARNING = (
-    r"Correctable ECC(?: logging limit reached)?|Correctable machine check error|Throttled"
-    r"|Predictive failure|Bus Correctable error|Bus Degraded"
-)
 
 GPU_NAMED = re.compile(r"\[10de:|\bNVIDIA\b|\bgpu", re.IGNORECASE)
 """A line that names a GPU (NVIDIA's PCI vendor id, its name): a PCIe link of the GPU's."""
@@ -216,27 +200,7 @@ KERNEL_RULES: tuple[Rule, ...] = (
         "uncorrectable ECC error said of a GPU is the GPU's).",
         judge=_uncorrected,
     ),
-    rule(
-        "host.bmc_fault",
-        # a BMC's system event log as `ipmitool sel list` prints it (ipmitool's
-        # sensor_specific_event_types[]): a fault's event, asserted (a deasserted one cleared)
-        rf"{_SEL_SENSOR}\s*\|\s*(?:{_SEL_FAULT})(?:\s*\([^)|\n]*\))?\s*\|\s*Asserted\b",
-        ("asserted",),
-        "The node's BMC logged a hardware fault (ipmitool's SEL: an uncorrectable ECC or parity "
-        "error, a disabled DIMM, a processor IERR, thermal trip or uncorrectable machine check, "
-        "a PCI SERR/PERR or fatal NMI, a failed power supply or lost AC, a temperature past its "
-        "upper critical threshold, an undetermined hardware failure): inspect the node.",
-        _hardware(S.ERROR, A.HARDWARE_INSPECTION, 0.75),
-    ),
-    rule(
-        "host.bmc_warning",
-        rf"{_SEL_SENSOR}\s*\|\s*(?:{_SEL_WARNING})(?:\s*\([^)|\n]*\))?\s*\|\s*Asserted\b",
-        ("asserted",),
-        "The node's BMC logged a warning (ipmitool's SEL: correctable ECC or its logging limit, a "
-        "correctable machine check, a throttled processor, a predictive power-supply failure, a "
-        "correctable or degraded bus): the part is degrading; watch it.",
-        _hardware(S.WARNING, A.MONITOR, 0.6),
-    ),
+    *BMC_RULES,
     rule(
         "host.gpu_hardware_error",
         # a GPU driver's own report of a hardware error (amdgpu's RAS and ACA records), not the

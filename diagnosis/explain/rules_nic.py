@@ -48,6 +48,15 @@ ONLY_TO_RECOVER = frozenset({"nic.link_up"})
 
 RULES: tuple[Rule, ...] = (
     rule(
+        "nic.carrier_lost",
+        # systemd-networkd's word for an interface whose link went down (`ib6: lost carrier`)
+        r"\bsystemd-networkd\[\d+\]: [\w.-]+: [Ll]ost carrier\b",
+        ("lost carrier",),
+        "An interface lost its carrier (systemd-networkd): its link went down, a cable, a port "
+        "or the switch; repeated, the link flaps and the collectives over it stall or fail.",
+        nic_fault(S.WARNING, A.CHECK_NETWORK, 0.5),
+    ),
+    rule(
         "nic.port_training_failed",
         r"\bPort Training State Machine failed\b|\blink_downed\b[^\n]{0,40}?\bdelta=[1-9]",
         ("port training state machine", "link_downed"),

@@ -366,7 +366,8 @@ RULES: tuple[Rule, ...] = (
         # reads a logger's `loss = nan`)
         r"\b(?:grad(?:ient)?[\s_]norms?|gradients?|KL(?:[\s_]divergence)?|kl_loss|rewards?"
         r"|loss(?:es)?)\s+(?:all\s+|both\s+)?(?:is|are|was|were|becomes?|became|goes\s+to|went\s+to"
-        r"|turns?\s+(?:in)?to|turned\s+(?:in)?to)\s+(?:all\s+)?(?:NaN|inf)\b"
+        r"|turns?\s+(?:in)?to|turned\s+(?:in)?to)\s+(?:all\s+|always\s+|still\s+|constantly\s+)?"
+        r"(?:NaN|inf)\b"
         # a NaN loss or grad norm told as a noun, with when it came (`Nan loss after 20k+ steps`)
         # (InternEvo's own `Nan grad norm occurs, please check it`, after CJK words too)
         r"|(?<![A-Za-z])NaN\s+(?:loss(?:es)?|grad(?:ient)?[\s_]norms?)\s+(?:after|at|from|since"

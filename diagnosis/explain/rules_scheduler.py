@@ -367,6 +367,18 @@ RULES: tuple[Rule, ...] = (
         verdict(C.BENIGN, INFRA, K.NODE, S.INFO, A.NONE, 0.4),
     ),
     rule(
+        "k8s.apiserver_unreachable",
+        # the kubelet's lease and status updates timing out (`"Failed to update lease" err="Put
+        # ...: net/http: request canceled (Client.Timeout exceeded while awaiting headers)"`)
+        r"\"(?:Failed to update lease|Error updating node status, will retry)\" err=.*?"
+        r"(?:Client\.Timeout exceeded|i/o timeout|context deadline exceeded|connection refused"
+        r"|no route to host|TLS handshake timeout)",
+        ("failed to update lease", "error updating node status"),
+        "The kubelet cannot reach the API server (its lease and status updates time out): the "
+        "node's network to the control plane; the node goes NotReady and its pods are evicted.",
+        verdict(C.NETWORK, INFRA, K.NODE, S.WARNING, A.CHECK_NETWORK, 0.45),
+    ),
+    rule(
         "k8s.node_lost",
         r"Kubelet stopped posting node status",
         ("stopped posting node status",),

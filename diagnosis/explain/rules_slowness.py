@@ -44,6 +44,7 @@ from diagnosis.explain.rules_straggler import MEMBER_KIND
 from diagnosis.explain.slowness_sentences import (
     ASKED,
     CONDITIONED,
+    CONDITIONED_BEFORE,
     FORETOLD,
     HYPOTHETICAL,
     MEMBER_WORDS,
@@ -307,7 +308,11 @@ def _reported(m: re.Match[str]) -> Verdict | None:
     # (`goes down (from 43 to 17) and won't go back to 43`: the 43 it won't reach is no figure)
     clause_end = NEXT_CLAUSE.search(body, m.end(), end)
     with_before = body[spans[max(0, i - 1)][0] : clause_end.start() if clause_end else end]
-    chosen = HYPOTHETICAL.match(body, m.end()) or CONDITIONED.search(body, m.end(), end)
+    chosen = (
+        HYPOTHETICAL.match(body, m.end())
+        or CONDITIONED.search(body, m.end(), end)
+        or CONDITIONED_BEFORE.search(before)
+    )
     if chosen and not (SCALED_OUT.match(body, m.end()) or _UNEXPECTED.search(before)):
         return None  # the speaker's own change of the work, unless more devices or unexpected
     if denied(m, sentence, before) or ruled_out(sentence) or small_gap(with_before):
@@ -400,6 +405,13 @@ RULES: tuple[Rule, ...] = (
         # comparing single node vs multi, don't compare the step time`)
         r"|\b(?:don'?t|do\s+not|shouldn'?t|should\s+not)\s+compare\s+(?:the\s+)?(?:step|iteration"
         r"|per-step)\s+times?\b"
+        # a bottleneck the reply gives as what the work needs (`generation is the main bottleneck
+        # here, as for each prompt, you need to generate several completions`), a latency that
+        # rises with the throughput (`Latency increases but throughput also increases`)
+        r"|\bbottleneck\b[^.\n]{0,20}?\b(?:as|because|since)\b[^.\n]{0,60}?\b(?:you|we|one|it)\s+"
+        r"(?:need|needs|have|has|must)\s+to\b"
+        r"|\blatency\s+(?:\w+\s+)?(?:increases?|rises?|grows?|goes\s+up)\b[^.\n]{0,30}?\bthroughput\s+"
+        r"(?:\w+\s+)?(?:increases?|rises?|grows?|goes\s+up|improves?)\b"
         # a reply that gives a capability the setup lacks as the cause (`That's because GeForce
         # cards don't support GPU Direct P2P`)
         r"|\b(?:that's|that\s+is|this\s+is|it's)\s+because\b[^.\n]{0,80}?\b(?:don't|doesn't|do\s+not"
@@ -412,7 +424,7 @@ RULES: tuple[Rule, ...] = (
             *("will get slower", "will become slower", "will always be slower", "not a bug"),
             *("expected behavio", "alleviat", "eliminat", "fix", "solv", "resolv", "remov"),
             *("cur", "again", "slower than", "behavior", "behaviour", "always", "compare"),
-            "because",
+            *("because", "bottleneck", "latency"),
         ),
         "A sentence that calls a time growing or a run slowing normal (a reply's explanation), "
         "or a detector's verdict of no straggler: no fault, and it explains a slowness the "

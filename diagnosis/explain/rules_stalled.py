@@ -204,6 +204,8 @@ _NO_OUTPUT_ELSEWHERE = re.compile(
     r"一段时间|(?:使用率|利用率|占用率)[^。，,]{0,4}?(?:变成|降到|变为|为|是)\s*0(?![\d.])|"
     # no error, and the run does not go on (`不在继续进行，但也不会有任何报错`)
     r"(?:没有|不会有|无|没)(?:任何)?报错|不(?:再|在)继续|"
+    # a stop said complete (`卡住不动`, `一动不动`)
+    r"卡住不动|一动不动|"
     r"ログ|出力|エラー|完全に|步|日志|输出|로그|출력|완전히|Ausgabe|Log|sortie|journal|"
     r"salida|registro|saída|uscita|лог|вывод|log|output|(?:step|iter\w*|epoch|第)\s*\d|adım|beri|"
     r"(?<![\d.])\d++(?:\.\d++)?\s*(?:分钟|分|小时|時間|時|min\w*|h\b|hours?|Minuten|Stunden|heures|minutos|"
@@ -283,7 +285,10 @@ RULES: tuple[Rule, ...] = (
         r"|\b(?:nothing|no\s+steps?|not\s+a\s+single\s+step)\s+(?:has\s+|have\s+)?(?:progressing|progressed"
         r"|moving|moved|completed|happened|logged)\s+(?:since\s+(?:\d|then\b)|in\s+the\s+(?:last|past)\s+"
         r"(?:hour|day|\d+\s*(?:min\w*|h|hours?)))"
-        r"|\bNo\w*Progress\b|\bheartbeat_stale\b|\bHeartbeatStale\b|\blast_step_age=\d+\s*(?:m|h)\b",
+        r"|\bNo\w*Progress\b|\bheartbeat_stale\b|\bHeartbeatStale\b|\blast_step_age=\d+\s*(?:m|h)\b"
+        # a stop after a count of the work (`nearly always hangs after certain number of batches`)
+        r"|\b(?:hangs|hung|freezes|froze|gets\s+stuck|got\s+stuck)\s+after\s+(?:a\s+|certain\s+|some\s+"
+        r"|about\s+|~?\d[\d,.k~-]*\s*)(?:number\s+of\s+)?(?:batches|steps|iterations|iters|epochs)\b",
         (
             *("stuck", "frozen", "hung", "hang", "return", "noprogress", "without", "n't"),
             *("has not", "waiting in", "blocked in", "sitting", "heartbeat", "progress since"),

@@ -85,13 +85,25 @@ CONDITIONED = re.compile(
     + _CHANGE_VERB
     + r"|(?:switching|turning|enabling|using|adding|increasing|doubling|raising|ramping)\b"
     r"|the\s+[\w-]+(?:\s+[\w-]+){0,2}\s+(?:gets?|got|grows?|grew|ramps?|ramped|rises?|rose|raises?"
-    r"|raised|increases?|increased|doubles?|doubled|goes|went)\b(?!\s+on\b))",
+    r"|raised|increases?|increased|doubles?|doubled|goes|went)\b(?!\s+on\b))"
+    # a setting named with its value (`much slower on my side with G=8`)
+    r"|\bwith\s+[A-Za-z_][\w.-]*\s*=\s*\w",
     re.I,
 )
 """A slowness said to follow a change of the work (``FPS dropped when I turned on ray
 tracing``, ``ns/day drops when I double the system size``, ``latency increases when the input
-gets longer``, ``samples/s drift lower as the curriculum raises the length``): how the work
-scales, not a fault (``as the training goes on`` is the run's time, read)."""
+gets longer``, ``samples/s drift lower as the curriculum raises the length``, ``slower with
+G=8``): how the work scales, not a fault (``as the training goes on`` is the run's time,
+read)."""
+CONDITIONED_BEFORE = re.compile(
+    r"\b(?:as|when(?:ever)?|if)\s+(?:the\s+)?"
+    # (not the run's own time: `as epochs increase` is read)
+    r"(?!(?:epochs?|steps?|iter\w*|time|training|run|days?|hours?)\b)"
+    r"[\w-]+\s+(?:increases?|grows?|rises?|goes\s+up|doubles?)\b[^.!?\n]*$",
+    re.I,
+)
+"""The same change said before the slowness in its sentence (``as batch_size increases,
+inference time also increases``)."""
 SCALED_OUT = re.compile(
     r"\s+when(?:ever)?\s+(?:I|we|you)\s+(?:move|go|switch|scale|increase|add|use|run)\w*\s+"
     r"(?:(?:it\s+)?from\s+(?:one|1|a\s+single|single)\s+(?:\w+\s+)?(?:GPU|node|machine|card)s?\s+)?"

@@ -1,0 +1,89 @@
+"""A BMC's system event log: ipmitool's SEL listing (a fault's or a warning's event, asserted)
+and a threshold sensor's event where the listing has no assertion column (a BMC's web page).
+
+Read from ipmitool's sensor_specific_event_types[] and its threshold event strings; the rules
+sit in rules_host's KERNEL_RULES in their old place (precedence unchanged). A deasserted event
+cleared and gives no finding.
+"""
+
+from __future__ import annotations
+
+import re
+
+from diagnosis.catalog import Verdict
+from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.model import Action as A
+from diagnosis.model import Blame as B
+from diagnosis.model import Category as C
+from diagnosis.model import ComponentKind as K
+from diagnosis.model import Severity as S
+
+
+def _hardware(severity: S, action: A, confidence: float) -> Verdict:
+    """Return a host hardware verdict (the node's platform, as the BMC reports it)."""
+    return verdict(C.HOST_HARDWARE, B.INFRASTRUCTURE, K.NODE, severity, action, confidence)
+
+
+_SEL_SENSOR = (
+    r"\|\s*(?:Memory|Processor|Critical Interrupt|Power Supply|System Event|Temperature)"
+    r"(?: #0x[0-9a-f]{2})?[^|\n]{0,40}"
+)
+_SEL_FAULT = (
+    r"Uncorrectable ECC|Parity|Memory Scrub Failed|Memory Device Disabled|Critical Overtemperature"
+    r"|IERR|Thermal Trip|FRB[123]/[^|\n]+|SM BIOS Uncorrectable CPU-complex Error"
+    r"|Uncorrectable machine check exception|Bus Timeout|I/O Channel check NMI|PCI PERR|PCI SERR"
+    r"|Bus Uncorrectable error|Fatal NMI|Bus Fatal Error|Failure detected|Power Supply AC lost"
+    r"|AC lost or out-of-range|Upper (?:Critical|Non-recoverable) going high"
+    r"|Undetermined system hardware failure"
+)
+_SEL_WARNING = (
+    r"Correctable ECC(?: logging limit reached)?|Correctable machine check error|Throttled"
+    r"|Predictive failure|Bus Correctable error|Bus Degraded"
+)
+
+
+def _threshold(m: re.Match[str]) -> Verdict:
+    """A sensor past its warning threshold is a warning; past its critical one, an error."""
+    if m["kind"].lower() == "non-critical":
+        return _hardware(S.WARNING, A.MONITOR, 0.5)
+    return _hardware(S.ERROR, A.HARDWARE_INSPECTION, 0.65)
+
+
+BMC_RULES: tuple[Rule, ...] = (
+    rule(
+        "host.bmc_fault",
+        # a BMC's system event log as `ipmitool sel list` prints it (ipmitool's
+        # sensor_specific_event_types[]): a fault's event, asserted (a deasserted one cleared)
+        rf"{_SEL_SENSOR}\s*\|\s*(?:{_SEL_FAULT})(?:\s*\([^)|\n]*\))?\s*\|\s*Asserted\b",
+        ("asserted",),
+        "The node's BMC logged a hardware fault (ipmitool's SEL: an uncorrectable ECC or parity "
+        "error, a disabled DIMM, a processor IERR, thermal trip or uncorrectable machine check, "
+        "a PCI SERR/PERR or fatal NMI, a failed power supply or lost AC, a temperature past its "
+        "upper critical threshold, an undetermined hardware failure): inspect the node.",
+        _hardware(S.ERROR, A.HARDWARE_INSPECTION, 0.75),
+    ),
+    rule(
+        "host.bmc_warning",
+        rf"{_SEL_SENSOR}\s*\|\s*(?:{_SEL_WARNING})(?:\s*\([^)|\n]*\))?\s*\|\s*Asserted\b",
+        ("asserted",),
+        "The node's BMC logged a warning (ipmitool's SEL: correctable ECC or its logging limit, a "
+        "correctable machine check, a throttled processor, a predictive power-supply failure, a "
+        "correctable or degraded bus): the part is degrading; watch it.",
+        _hardware(S.WARNING, A.MONITOR, 0.6),
+    ),
+    rule(
+        "host.bmc_threshold",
+        # a threshold sensor's event where the SEL's listing has no assertion column (a BMC's web
+        # page: `Temperature sensor #0x10 | Upper Non-critical going high`); a deasserted one
+        # cleared
+        r"(?:^|\|)\s*(?:Temperature|Voltage|Fan|Current)\b[^|\n]{0,40}\|\s*"
+        r"(?:Upper|Lower) (?P<kind>Non-critical|Critical|Non-recoverable) going (?:high|low)\b"
+        r"(?![^\n]*\bDeasserted\b)",
+        ("going high", "going low"),
+        "The BMC logged a temperature, voltage, fan or current sensor past a threshold: past a "
+        "warning one (non-critical) the part runs hot or out of range, watch it; past a critical "
+        "one, inspect the node.",
+        judge=_threshold,
+        flags=re.IGNORECASE | re.MULTILINE,
+    ),
+)
