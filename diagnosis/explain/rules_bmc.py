@@ -51,6 +51,16 @@ def _threshold(m: re.Match[str]) -> Verdict:
 
 BMC_RULES: tuple[Rule, ...] = (
     rule(
+        "host.bmc_dimm_failed",
+        # IBM's IMM event log (`Scrub Failure for "Memory Device 8" on subsystem "System
+        # Memory"`, `"Memory Device 8" disabled on subsystem "System Memory"`)
+        r"\bScrub Failure for \"Memory Device \d+\"|\"Memory Device \d+\" disabled on subsystem\b",
+        ("scrub failure", "disabled on subsystem"),
+        "The BMC logged a DIMM that failed its scrub or was disabled: the node runs with less "
+        "memory or fails to train it at boot; replace the DIMM.",
+        _hardware(S.ERROR, A.HARDWARE_INSPECTION, 0.7),
+    ),
+    rule(
         "host.bmc_fault",
         # a BMC's system event log as `ipmitool sel list` prints it (ipmitool's
         # sensor_specific_event_types[]): a fault's event, asserted (a deasserted one cleared)

@@ -66,6 +66,27 @@ STANDALONE_RULE = "dist.standalone_across_nodes"
 
 RULES: tuple[Rule, ...] = (
     rule(
+        "mpi.affinity_mapping",
+        # MVAPICH2's CPU binding (`smpi_setaffinity(2674): Error parsing CPU mapping string`)
+        r"\bError parsing CPU mapping string\b",
+        ("cpu mapping string",),
+        "The MPI library could not parse the CPU binding it was given (MV2_CPU_MAPPING, or a "
+        "launcher's own binding it does not understand): the job's launch set-up; MPI_Init "
+        "aborts.",
+        _SET_UP,
+    ),
+    rule(
+        "mpi.tcp_connect_failed",
+        # Open MPI's TCP transport (help-mpi-btl-tcp.txt: `WARNING: Open MPI failed to TCP
+        # connect to a peer MPI process.`)
+        r"\bOpen MPI failed to TCP connect to a peer MPI process\b",
+        ("failed to tcp connect",),
+        "Open MPI could not open a TCP connection to a peer process (its address unreachable or "
+        "refusing): the network between the nodes, or an interface MPI should not use; the job "
+        "may fail.",
+        _RETRYING,
+    ),
+    rule(
         STANDALONE_RULE,
         # torchrun's `--standalone` (a private rendezvous on localhost) with the flags of a
         # rendezvous across nodes, either order, on the command's line

@@ -379,10 +379,12 @@ CUDA_RULES: tuple[Rule, ...] = (
         # TensorRT-LLM's check of a CUDA call (`CUDA runtime error in ::cudaMallocAsync(ptr, n,
         # mCudaStream->get()): out of memory (/app/.../tllmBuffers.h:112)`), also cut by a
         # terminal inside the call
-        r"|\bCUDA runtime error in [^\n]*?: out of memory\b|\)\): out of memory \(\S+:\d+\)",
+        r"|\bCUDA runtime error in [^\n]*?: out of memory\b|\)\): out of memory \(\S+:\d+\)"
+        # the runtime API's name (Kokkos: `error( cudaErrorMemoryAllocation): out of memory`)
+        r"|\bcudaErrorMemoryAllocation\b",
         (
             *("out of memory", "outofmemoryerror", "alloc_failed", "oom when allocating"),
-            *("free memory", "outofmemory", "could not be allocated"),
+            *("free memory", "outofmemory", "could not be allocated", "cudaerrormemoryallocation"),
         ),
         "The job asked for more GPU memory than is free: fix batch size/parallelism (blame "
         "application), unless another process holds the memory (the message names it).",
@@ -403,10 +405,13 @@ CUDA_RULES: tuple[Rule, ...] = (
         r"an illegal instruction was encountered"
         # the driver API's name for it (CUDA_ERROR_ILLEGAL_ADDRESS), as Blender's Cycles prints
         # it (`CUDA error: Illegal address in cuCtxSynchronize()`)
-        r"|\bCUDA error: Illegal address in cu\w+\(\)|\bCUDA_ERROR_ILLEGAL_ADDRESS\b",
+        r"|\bCUDA error: Illegal address in cu\w+\(\)|\bCUDA_ERROR_ILLEGAL_ADDRESS\b"
+        # the runtime API's name (the CUDA samples' checkCudaErrors:
+        # `code=700(cudaErrorIllegalAddress)`)
+        r"|\bcudaErrorIllegalAddress\b",
         (
             *("illegal memory access", "misaligned address", "illegal instruction"),
-            *("illegal address in cu", "cuda_error_illegal_address"),
+            *("illegal address in cu", "cuda_error_illegal_address", "cudaerrorillegaladdress"),
         ),
         "A kernel touched memory it must not: the job's code (the kernel side is Xid 13/31). "
         "Hardware only when it repeats on one GPU across jobs.",

@@ -143,11 +143,13 @@ KERNEL_RULES: tuple[Rule, ...] = (
         r"|\bcontainer oom [0-9a-f]{64}\b"
         r"|\bray\.exceptions\.OutOfMemoryError\b|\bnode running low on memory\b"
         # Talos' userspace OOM controller
-        r"|Sending SIGKILL to cgroup\b.*\bOOMController\b",
+        r"|Sending SIGKILL to cgroup\b.*\bOOMController\b"
+        # Dask's nanny restarting a worker past its memory budget
+        r"|\bdistributed\.nanny\S* - WARNING - Worker\b[^\n]{0,60}?\bexceeded \d+% memory budget\b",
         (
             *("systemoom", "system oom", "exceeded job memory", "term_memlimit", "pbs: job killed"),
             *("kernel panic", "oom killer", "earlyoom", "container oom", "outofmemoryerror"),
-            *("running low on memory", "sending sigkill to cgroup"),
+            *("running low on memory", "sending sigkill to cgroup", "memory budget"),
             "out of memory",
             "oom-kill",
             "oom_reaper",
@@ -186,6 +188,7 @@ KERNEL_RULES: tuple[Rule, ...] = (
         # a BMC's system event log (Supermicro, HPE iLO, ipmitool): asserted, not deasserted
         r"|\b(?P<ecc>Uncorrectable (?:ECC|Memory Error))\b(?![^\n]*\bDeassert)"
         r"|^\s*Processor context corrupt\s*$|\b\d+ (?:Uncorrected|Fatal) errors?:"
+        r"|\bKernel panic: CPU context corrupt\b"
         # VMware ESXi's vmkernel (`Machine Check Exception on PCPU12 in world ...`, its purple
         # screen's `System has encountered a Hardware Error`, an SRAR machine check)
         r"|\bMachine Check Exception on PCPU\w*|\bSystem has encountered a Hardware Error\b"

@@ -51,6 +51,13 @@ _SAID_NONFINITE = said(_NONFINITE)
 MULTINODE_RULE = "said.multinode_only"
 HARMLESS_RULE = "said.harmless"
 INJECTED_RULE = "said.fault_injected"
+MISREAD_RULE = "said.misread"
+MISREAD_RULES = (
+    *("kernel.mce_uncorrected", "host.mce", "host.bmc_fault", "host.bmc_warning"),
+    "nccl.warn",
+)
+"""Machine checks and BMC entries an input says were logged wrongly, and NCCL's plain warnings
+an input calls a red herring."""
 LOSSY_FABRIC_RULE = "said.lossy_fabric"
 CORRECTED_RULES = ("host.pcie_error", "host.mce", "host.cpu_throttled", "kernel.hung_task")
 """Warnings of errors the hardware corrected, and hung tasks, which a statement that they are
@@ -387,6 +394,26 @@ RULES: tuple[Rule, ...] = (
 
 HARMLESS_RULES: tuple[Rule, ...] = (
     rule(
+        MISREAD_RULE,
+        # an error logged under a worse name than it is (`corrected errors mistakenly logged as
+        # UMCE`, `訂正されたエラーが誤ってUMCEとして...記録される`), a message found not to be the
+        # cause (`It turns out to be a red herring`)
+        r"\b(?:incorrectly|erroneously|mistakenly|wrongly|falsely)\s+(?:be\s+)?(?:logged|reported"
+        r"|recorded|flagged|classified)\s+as\b"
+        r"|誤って[^。\n]{0,60}?(?:記録|報告|検出)|無視して(?:かまいません|構いません|問題ありません)"
+        r"|\b(?:turn(?:s|ed)\s+out\s+to\s+be|(?:is|was|were)(?:\s+just|\s+only)?)\s+a\s+red\s+herring\b",
+        (
+            *("logged as", "reported as", "recorded as", "flagged as", "classified as"),
+            *("誤って", "無視して", "red herring"),
+        ),
+        "The text says an error was logged under a worse name than it is (corrected errors "
+        "recorded as uncorrected by a firmware bug) or that a warning was a red herring: the "
+        "machine checks, BMC entries and plain NCCL warnings of the same input are no fault "
+        "(EXPLAINED_BY).",
+        _NO_FAULT,
+        flags=re.IGNORECASE,
+    ),
+    rule(
         INJECTED_RULE,
         # (`I'm deliberately not completing write commands`, `trying to simulate a scenario where
         # the guest needs to abort a command`, a fault-injection test)
@@ -439,7 +466,11 @@ EXPLAINED_BY: dict[str, frozenset[str]] = {
             *("hang.ops_failed", "hang.collective_not_joined", "hang.ranks_missing"),
         )
     },
-    **{rule_id: frozenset({HARMLESS_RULE}) for rule_id in CORRECTED_RULES},
+    **{
+        rule_id: frozenset({HARMLESS_RULE} if rule_id in CORRECTED_RULES else set())
+        | frozenset({MISREAD_RULE} if rule_id in MISREAD_RULES else set())
+        for rule_id in (*CORRECTED_RULES, *MISREAD_RULES)
+    },
     **{
         rule_id: frozenset({INJECTED_RULE})
         for rule_id in ("storage.nvme", "host.disk_io", "host.scsi_abort", "host.io_error")
@@ -449,4 +480,5 @@ EXPLAINED_BY: dict[str, frozenset[str]] = {
 node and fails across nodes: the network between the nodes is the cause they follow from.
 Corrected errors (a PCIe AER, a machine check, a throttle) in an input that says they are
 harmless or the hardware healthy: a log flood, not a fault. Storage errors in an input that says
-they were caused on purpose (a fault injected, a command left uncompleted): a test's."""
+they were caused on purpose (a fault injected, a command left uncompleted): a test's. Machine
+checks and BMC entries said logged wrongly, NCCL warnings called a red herring: no fault."""

@@ -57,7 +57,7 @@ _PROGRESS = (
     r"(?:training|train|jobs?|runs?|process\w*|program|script|progress(?:\s+bar)?|bar|steps?|"
     r"eval\w*|stage|trainer|pods?|"
     r"iterations?|epochs?|ranks?|workers?|nodes?|everything|torchrun|launcher|NCCL|tqdm|counter|"
-    r"all-?reduce|collectives?|model|fine-?tun\w*|pre-?train\w*|"
+    r"all-?reduce|collectives?|model|fine-?tun\w*|pre-?train\w*|horovod|mpirun|mpiexec|srun|"
     # nccl-tests' binaries and the benchmark they make (`all_reduce_perf gets stuck`)
     r"\w+_perf(?:_mpi)?|nccl-tests|benchmarks?)"
 )

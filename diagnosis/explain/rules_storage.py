@@ -59,9 +59,16 @@ RULES: tuple[Rule, ...] = (
         r"^\s*state:\s+(?:DEGRADED|FAULTED|UNAVAIL|SUSPENDED)\s*$"
         r"|^\s*\S+\s+(?:FAULTED|UNAVAIL|REMOVED)\s+\d+\s+\d+\s+\d+\b"
         r"|\bOne or more devices (?:are faulted|has been removed|could not be (?:used|opened))\b"
+        # a pool said to be in a bad state (`the local zpool in nyarlathotep was in the DEGRADED
+        # state`)
+        r"|\bzpool\b[^.\n]{0,40}?\b(?:is|was|went|are|were)\s+(?:in\s+)?(?:the\s+|a\s+)?"
+        r"(?:DEGRADED|FAULTED|SUSPENDED|UNAVAIL)\b"
         # the kernel's word of a pool that lost its I/O (suspended, or the node panicked for it)
         r"|\bPool '[^']*' has encountered an uncorrectable I/O failure\b",
-        ("state:", "faulted", "unavail", "removed", "one or more devices", "uncorrectable i/o"),
+        (
+            *("state:", "faulted", "unavail", "removed", "one or more devices"),
+            *("uncorrectable i/o", "degraded", "suspended"),
+        ),
         "A ZFS pool degraded or faulted (zpool status): a disk failed or was removed; the pool "
         "runs on its redundancy (or not at all); replace the device.",
         _disk(S.ERROR, A.HARDWARE_INSPECTION, 0.65),
