@@ -49,7 +49,7 @@ from diagnosis.explain.documents import announces_a_change, describes_a_message
 from diagnosis.explain.hint import hint as learned_hint
 from diagnosis.explain.memory_counts import MCELOG_COUNT, MCELOG_HEADER, MCELOG_RULE, mcelog_count
 from diagnosis.explain.records import Record, records
-from diagnosis.explain.rules import Hit, normalize_pci, rule_set
+from diagnosis.explain.rules import Hit, joined, normalize_pci, rule_set
 from diagnosis.explain.rules_host import COOLED_RULE, GPU_NAMED, THROTTLED_RULE, CpuHeat
 from diagnosis.explain.rules_monitors import (
     ALERT_RESOLVED,
@@ -102,17 +102,7 @@ ONLY_TO_RECOVER = (
 )
 
 
-def _joined(*maps: dict[str, frozenset[str]]) -> dict[str, frozenset[str]]:
-    """Return the modules' EXPLAINED_BY maps as one: a rule two modules explain is explained by
-    either's causes (a dict merge would keep only the later module's)."""
-    joined: dict[str, frozenset[str]] = {}
-    for causes_of in maps:
-        for rule_id, causes in causes_of.items():
-            joined[rule_id] = joined.get(rule_id, frozenset()) | causes
-    return joined
-
-
-_EXPLAINED_BY = _joined(
+_EXPLAINED_BY = joined(
     *(rules_scheduler.EXPLAINED_BY, rules_dist.EXPLAINED_BY, rules_driver.EXPLAINED_BY),
     *(rules_nvlink.EXPLAINED_BY, rules_pcie.EXPLAINED_BY, rules_container.EXPLAINED_BY),
     *(rules_kernel.EXPLAINED_BY, rules_said.EXPLAINED_BY, rules_fabric.EXPLAINED_BY),

@@ -83,6 +83,26 @@ def unless_named_only(given: Verdict) -> Judge:
     return judge
 
 
+def unit_failed(unit: str, described: str) -> str:
+    """Return the pattern of systemd's words for a unit that did not start: its result and its
+    main or control process exiting non-zero (`slurmd.service: Failed with result 'timeout'`),
+    and the start job's `Failed to start` with the unit's name or its description."""
+    return (
+        rf"\b{unit}\.service: (?:Failed with result|(?:Main|Control) process exited, "
+        rf"code=exited, status=[1-9])|\bFailed to start (?:{unit}\.service|{described})\b"
+    )
+
+
+def joined(*maps: dict[str, frozenset[str]]) -> dict[str, frozenset[str]]:
+    """Return EXPLAINED_BY maps as one: a rule two maps explain is explained by either's causes
+    (a dict merge would keep only the later map's)."""
+    merged: dict[str, frozenset[str]] = {}
+    for causes_of in maps:
+        for rule_id, causes in causes_of.items():
+            merged[rule_id] = merged.get(rule_id, frozenset()) | causes
+    return merged
+
+
 def rule(
     rule_id: str,
     pattern: str,

@@ -15,7 +15,7 @@ import re
 
 from diagnosis.catalog import Verdict
 from diagnosis.explain.nv_status import NVML_REFUSED, status_of
-from diagnosis.explain.rules import Rule, rule, unless_named_only, verdict
+from diagnosis.explain.rules import Rule, rule, unit_failed, unless_named_only, verdict
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
 from diagnosis.model import Category as C
@@ -68,10 +68,8 @@ RULES: tuple[Rule, ...] = (
     rule(
         "driver.persistenced_failed",
         # the daemon's own words and systemd's for its unit
-        r"\bnvidia-persistenced failed to initiali[sz]e\b"
-        r"|\bFailed to start (?:nvidia-persistenced\.service|NVIDIA Persistence Daemon)\b"
-        r"|\bnvidia-persistenced\.service: (?:Failed with result|(?:Main|Control) process exited,"
-        r" code=exited, status=[1-9])",
+        r"\bnvidia-persistenced failed to initiali[sz]e\b|"
+        + unit_failed("nvidia-persistenced", "NVIDIA Persistence Daemon"),
         ("nvidia-persistenced", "persistence daemon"),
         "NVIDIA's persistence daemon did not start (its log says why: a permission, a driver "
         "that did not load): the node's setup. A GPU fault beside it in the same input is the "

@@ -15,7 +15,7 @@ import re
 
 from diagnosis.catalog import Verdict
 from diagnosis.catalog.sxid import sxid_verdict
-from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.explain.rules import Rule, rule, unit_failed, verdict
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
 from diagnosis.model import Category as C
@@ -150,12 +150,10 @@ RULES: tuple[Rule, ...] = (
     rule(
         "fabric.fm_not_started",
         # systemd's words for the unit that would not start (systemctl's, journald's)
-        r"\bJob for nvidia-fabricmanager\.service failed\b"
-        r"|\bFailed to start (?:nvidia-fabricmanager\.service|NVIDIA fabric manager service)\b"
-        r"|\bnvidia-fabricmanager\.service: (?:Failed with result|(?:Main|Control) process exited,"
-        r" code=exited, status=[1-9])"
+        r"\bJob for nvidia-fabricmanager\.service failed\b|"
+        + unit_failed("nvidia-fabricmanager", "NVIDIA fabric manager service")
         # systemctl status's failed start, FM's own driver version it does not match
-        r"|\bProcess: \d+ ExecStart=\S*nv-fabricmanager\b.*\bstatus=[1-9]"
+        + r"|\bProcess: \d+ ExecStart=\S*nv-fabricmanager\b.*\bstatus=[1-9]"
         r"|\bfabric manager NVIDIA GPU driver interface version \S+ don't match with driver"
         r" version",
         ("nvidia-fabricmanager", "fabric manager service", "nv-fabricmanager", "don't match"),

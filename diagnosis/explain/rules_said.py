@@ -25,7 +25,7 @@ import re
 from diagnosis.catalog import Verdict
 from diagnosis.explain.explained import sentence_at
 from diagnosis.explain.happening import denied_within, said
-from diagnosis.explain.rules import Judge, Rule, rule, verdict
+from diagnosis.explain.rules import Judge, Rule, joined, rule, verdict
 from diagnosis.explain.rules_netfs import SHARED_FS
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
@@ -458,24 +458,21 @@ HARMLESS_RULES: tuple[Rule, ...] = (
 fault (`The GPU is fine but we get an illegal memory access`) is read for its fault."""
 
 
-EXPLAINED_BY: dict[str, frozenset[str]] = {
-    **{
+EXPLAINED_BY: dict[str, frozenset[str]] = joined(
+    {
         rule_id: frozenset({MULTINODE_RULE})
         for rule_id in (
             *("hang.watchdog_timeout", "hang.watchdog_stuck", "hang.watchdog_terminating"),
             *("hang.ops_failed", "hang.collective_not_joined", "hang.ranks_missing"),
         )
     },
-    **{
-        rule_id: frozenset({HARMLESS_RULE} if rule_id in CORRECTED_RULES else set())
-        | frozenset({MISREAD_RULE} if rule_id in MISREAD_RULES else set())
-        for rule_id in (*CORRECTED_RULES, *MISREAD_RULES)
-    },
-    **{
+    {rule_id: frozenset({HARMLESS_RULE}) for rule_id in CORRECTED_RULES},
+    {rule_id: frozenset({MISREAD_RULE}) for rule_id in MISREAD_RULES},
+    {
         rule_id: frozenset({INJECTED_RULE})
         for rule_id in ("storage.nvme", "host.disk_io", "host.scsi_abort", "host.io_error")
     },
-}
+)
 """NCCL's timeouts and failed collectives in an input whose author says the job works on one
 node and fails across nodes: the network between the nodes is the cause they follow from.
 Corrected errors (a PCIe AER, a machine check, a throttle) in an input that says they are

@@ -39,7 +39,7 @@ from __future__ import annotations
 import re
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.explain.rules import Rule, rule, unit_failed, verdict
 from diagnosis.explain.rules_gpu import xid_policy
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
@@ -248,8 +248,7 @@ RULES: tuple[Rule, ...] = (
         "slurm.slurmd_not_started",
         # systemd's words for the node daemon's unit (`slurmd.service: Failed with result
         # 'timeout'`, `Failed to start Slurm node daemon`)
-        r"\bslurmd\.service: (?:Failed with result|(?:Main|Control) process exited, code=exited, "
-        r"status=[1-9])|\bFailed to start (?:Slurm node daemon|slurmd\.service)\b",
+        unit_failed("slurmd", "Slurm node daemon"),
         ("slurmd.service", "slurm node daemon"),
         "Slurm's node daemon did not start (a configuration it cannot fetch or parse, munge, a "
         "gres.conf): the node stays out of the cluster; its journal says why. A hardware "
