@@ -13,18 +13,12 @@ from __future__ import annotations
 import re
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.rules import verdict
+from diagnosis.explain.rules import host_hardware, verdict
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
 from diagnosis.model import Category as C
 from diagnosis.model import ComponentKind as K
 from diagnosis.model import Severity as S
-
-
-def _hardware(severity: S, action: A, confidence: float) -> Verdict:
-    """Return a host hardware verdict."""
-    return verdict(C.HOST_HARDWARE, B.INFRASTRUCTURE, K.NODE, severity, action, confidence)
-
 
 MCELOG_RULE = "host.mcelog_memory"
 MCELOG_HEADER = re.compile(r"^\s*(?P<kind>un)?corrected memory errors:\s*$")
@@ -42,9 +36,9 @@ def mcelog_count(kind: str, m: re.Match[str]) -> Verdict | None:
     history, and a count below the threshold is a DIMM to watch, not a fault."""
     n = int(m["n"])
     if kind == "uncorrected":
-        return _hardware(S.CRITICAL, A.ISOLATE_NODE, 0.8) if n > 0 else None
+        return host_hardware(S.CRITICAL, A.ISOLATE_NODE, 0.8) if n > 0 else None
     if m["total"] is None and n >= MCELOG_CE_THRESHOLD:
-        return _hardware(S.WARNING, A.MONITOR, 0.6)
+        return host_hardware(S.WARNING, A.MONITOR, 0.6)
     return None
 
 
@@ -61,8 +55,8 @@ def mc_status(m: re.Match[str]) -> Verdict | None:
     if not status & _MC_VAL:
         return None
     if status & _MC_UC:
-        return _hardware(S.CRITICAL, A.ISOLATE_NODE, 0.7)
-    return _hardware(S.WARNING, A.MONITOR, 0.5)
+        return host_hardware(S.CRITICAL, A.ISOLATE_NODE, 0.7)
+    return host_hardware(S.WARNING, A.MONITOR, 0.5)
 
 
 LIFETIME_CE_THRESHOLD = 10 * MCELOG_CE_THRESHOLD
@@ -77,9 +71,9 @@ def _counted(ce: int, ue: int, windowed: bool) -> Verdict | None:
     """Return the fault that memory error counts show: any uncorrected error; corrected ones
     at or past mcelog's daily threshold in a window of a day, or ten times it without one."""
     if ue > 0:
-        return _hardware(S.CRITICAL, A.ISOLATE_NODE, 0.7)
+        return host_hardware(S.CRITICAL, A.ISOLATE_NODE, 0.7)
     if ce >= (MCELOG_CE_THRESHOLD if windowed else LIFETIME_CE_THRESHOLD):
-        return _hardware(S.WARNING, A.MONITOR, 0.55)
+        return host_hardware(S.WARNING, A.MONITOR, 0.55)
     return None
 
 

@@ -65,6 +65,37 @@ def verdict(
     return Verdict(category, blame, component, severity, action, confidence)
 
 
+def host_hardware(severity: Severity, action: Action, confidence: float) -> Verdict:
+    """Return the node's hardware at fault (the infrastructure's: CPU, memory, board, PCIe)."""
+    return verdict(
+        Category.HOST_HARDWARE,
+        Blame.INFRASTRUCTURE,
+        ComponentKind.NODE,
+        severity,
+        action,
+        confidence,
+    )
+
+
+def host_storage(severity: Severity, action: Action, confidence: float) -> Verdict:
+    """Return the node's storage at fault (a disk, a filesystem, a network filesystem's client)."""
+    return verdict(
+        Category.HOST_STORAGE,
+        Blame.INFRASTRUCTURE,
+        ComponentKind.NODE,
+        severity,
+        action,
+        confidence,
+    )
+
+
+def gpu_hardware(severity: Severity, action: Action, confidence: float) -> Verdict:
+    """Return the GPU's hardware at fault (the infrastructure's: the GPU is the component)."""
+    return verdict(
+        Category.GPU_HARDWARE, Blame.INFRASTRUCTURE, ComponentKind.GPU, severity, action, confidence
+    )
+
+
 _NOT_AN_EVENT = re.compile(
     r"\b(?:was\s+|is\s+|were\s+)?fixed\s+in\b|\(LP:\s*#\d+\)|\bIf\s+you\s+see\b|^\W*\w+:\s+fix\s+'"
     r"|\bbackport\w*|\bchangelog\b|\bdrill\b|\bsimulat\w*|\bknown\s+issue\b",

@@ -11,18 +11,9 @@ from __future__ import annotations
 import re
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.explain.rules import Rule, host_hardware, rule
 from diagnosis.model import Action as A
-from diagnosis.model import Blame as B
-from diagnosis.model import Category as C
-from diagnosis.model import ComponentKind as K
 from diagnosis.model import Severity as S
-
-
-def _hardware(severity: S, action: A, confidence: float) -> Verdict:
-    """Return a host hardware verdict (the node's platform, as the BMC reports it)."""
-    return verdict(C.HOST_HARDWARE, B.INFRASTRUCTURE, K.NODE, severity, action, confidence)
-
 
 _SEL_SENSOR = (
     r"\|\s*(?:Memory|Processor|Critical Interrupt|Power Supply|System Event|Temperature)"
@@ -45,8 +36,8 @@ _SEL_WARNING = (
 def _threshold(m: re.Match[str]) -> Verdict:
     """A sensor past its warning threshold is a warning; past its critical one, an error."""
     if m["kind"].lower() == "non-critical":
-        return _hardware(S.WARNING, A.MONITOR, 0.5)
-    return _hardware(S.ERROR, A.HARDWARE_INSPECTION, 0.65)
+        return host_hardware(S.WARNING, A.MONITOR, 0.5)
+    return host_hardware(S.ERROR, A.HARDWARE_INSPECTION, 0.65)
 
 
 BMC_RULES: tuple[Rule, ...] = (
@@ -58,7 +49,7 @@ BMC_RULES: tuple[Rule, ...] = (
         ("scrub failure", "disabled on subsystem"),
         "The BMC logged a DIMM that failed its scrub or was disabled: the node runs with less "
         "memory or fails to train it at boot; replace the DIMM.",
-        _hardware(S.ERROR, A.HARDWARE_INSPECTION, 0.7),
+        host_hardware(S.ERROR, A.HARDWARE_INSPECTION, 0.7),
     ),
     rule(
         "host.bmc_fault",
@@ -70,7 +61,7 @@ BMC_RULES: tuple[Rule, ...] = (
         "error, a disabled DIMM, a processor IERR, thermal trip or uncorrectable machine check, "
         "a PCI SERR/PERR or fatal NMI, a failed power supply or lost AC, a temperature past its "
         "upper critical threshold, an undetermined hardware failure): inspect the node.",
-        _hardware(S.ERROR, A.HARDWARE_INSPECTION, 0.75),
+        host_hardware(S.ERROR, A.HARDWARE_INSPECTION, 0.75),
     ),
     rule(
         "host.bmc_warning",
@@ -79,7 +70,7 @@ BMC_RULES: tuple[Rule, ...] = (
         "The node's BMC logged a warning (ipmitool's SEL: correctable ECC or its logging limit, a "
         "correctable machine check, a throttled processor, a predictive power-supply failure, a "
         "correctable or degraded bus): the part is degrading; watch it.",
-        _hardware(S.WARNING, A.MONITOR, 0.6),
+        host_hardware(S.WARNING, A.MONITOR, 0.6),
     ),
     rule(
         "host.bmc_threshold",

@@ -15,7 +15,14 @@ import re
 
 from diagnosis.catalog import Verdict
 from diagnosis.explain.nv_status import NVML_REFUSED, status_of
-from diagnosis.explain.rules import Rule, rule, unit_failed, unless_named_only, verdict
+from diagnosis.explain.rules import (
+    Rule,
+    gpu_hardware,
+    rule,
+    unit_failed,
+    unless_named_only,
+    verdict,
+)
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
 from diagnosis.model import Category as C
@@ -25,17 +32,12 @@ from diagnosis.model import Severity as S
 INFRA = B.INFRASTRUCTURE
 
 
-def _hw(severity: S, action: A, confidence: float) -> Verdict:
-    """Return a GPU hardware verdict."""
-    return verdict(C.GPU_HARDWARE, INFRA, K.GPU, severity, action, confidence)
-
-
 def _smi_err(m: re.Match[str]) -> Verdict | None:
     """Return a GPU fault when the fan, temperature or performance state reads ERR! (a power
     reading alone that fails is a known transient of some virtual machines; N/A is a GPU
     without that sensor)."""
     failed = "ERR!" in (m["fan"], m["temp"], m["perf"])
-    return _hw(S.ERROR, A.RESET_GPU, 0.5) if failed else None
+    return gpu_hardware(S.ERROR, A.RESET_GPU, 0.5) if failed else None
 
 
 def _status_verdict_any(m: re.Match[str]) -> Verdict | None:
@@ -56,7 +58,7 @@ _NO_GPUS_HERE = re.compile(
 )
 
 
-_NO_GPU_SEEN = _hw(S.ERROR, A.HARDWARE_INSPECTION, 0.5)
+_NO_GPU_SEEN = gpu_hardware(S.ERROR, A.HARDWARE_INSPECTION, 0.5)
 
 
 def _gpus_expected(m: re.Match[str]) -> Verdict | None:
@@ -107,7 +109,7 @@ RULES: tuple[Rule, ...] = (
         r"NVRM: \w*kfsp\w*: FSP command timed out|NVRM: .*FSP .*timed out",
         ("fsp command timed out", "fsp"),
         "The GPU's FSP security processor stopped answering: nvidia-smi fails next; reset.",
-        _hw(S.ERROR, A.RESET_GPU, 0.65),
+        gpu_hardware(S.ERROR, A.RESET_GPU, 0.65),
     ),
     rule(
         "nvml.gpu_lost",
@@ -133,7 +135,7 @@ RULES: tuple[Rule, ...] = (
             "error: 15",
         ),
         "nvidia-smi/NVML cannot reach the GPU (the user-visible side of Xid 79/GPU lost).",
-        _hw(S.CRITICAL, A.REBOOT_NODE, 0.8),
+        gpu_hardware(S.CRITICAL, A.REBOOT_NODE, 0.8),
     ),
     rule(
         "nvml.unknown_error",
@@ -145,7 +147,7 @@ RULES: tuple[Rule, ...] = (
         "An NVML device call failed with NVML_ERROR_UNKNOWN (pynvml's `NVMLError_Unknown`): "
         "the driver could not reach the GPU; low confidence, a container that lost its device "
         "nodes reads the same.",
-        _hw(S.ERROR, A.RESET_GPU, 0.5),
+        gpu_hardware(S.ERROR, A.RESET_GPU, 0.5),
     ),
     rule(
         "nvml.smi_err_field",
@@ -169,7 +171,7 @@ RULES: tuple[Rule, ...] = (
         ("err!", "requires reset"),
         "nvidia-smi's table shows a GPU whose uncorrected-ECC count cannot be read (ERR!) or that "
         "needs a reset (`[GPU requires reset]`): the GPU is in a bad state; drain and reset it.",
-        _hw(S.ERROR, A.RESET_GPU, 0.55),
+        gpu_hardware(S.ERROR, A.RESET_GPU, 0.55),
         flags=re.MULTILINE,
     ),
     rule(
@@ -180,7 +182,7 @@ RULES: tuple[Rule, ...] = (
         ("unknown error",),
         "nvidia-smi -q could not read a GPU's field (`Product Brand : Unknown Error`): NVML "
         "failed on the device, as it does on a GPU in a bad state; reset it or reboot.",
-        _hw(S.ERROR, A.REBOOT_NODE, 0.6),
+        gpu_hardware(S.ERROR, A.REBOOT_NODE, 0.6),
     ),
     rule(
         "nvml.no_gpu",
@@ -201,7 +203,7 @@ RULES: tuple[Rule, ...] = (
         ("resetrequired", "reset_required"),
         "NVML says the GPU must be reset before it can be used again (after an uncontained "
         "error or a failed recovery): drain it and reset it.",
-        _hw(S.ERROR, A.RESET_GPU, 0.7),
+        gpu_hardware(S.ERROR, A.RESET_GPU, 0.7),
     ),
     rule(
         "nvml.no_permission",
@@ -318,7 +320,7 @@ RULES: tuple[Rule, ...] = (
         ("nvml error",),
         "The container runtime's hook could not query a GPU through NVML (`unknown error`, `gpu "
         "is lost`): a GPU on the node is in a bad state; pods asking for GPUs cannot start.",
-        _hw(S.ERROR, A.RESET_GPU, 0.6),
+        gpu_hardware(S.ERROR, A.RESET_GPU, 0.6),
         flags=re.IGNORECASE,
     ),
     rule(
@@ -329,7 +331,7 @@ RULES: tuple[Rule, ...] = (
         ("lost", "missing", "off the bus", "gpu loss"),
         "A person says a node lost a GPU (it went missing, fell off the bus): the GPU or its "
         "slot failed; reboot or reseat, then inspect.",
-        judge=unless_named_only(_hw(S.ERROR, A.REBOOT_NODE, 0.5)),
+        judge=unless_named_only(gpu_hardware(S.ERROR, A.REBOOT_NODE, 0.5)),
         flags=re.IGNORECASE,
     ),
     rule(
@@ -353,7 +355,7 @@ RULES: tuple[Rule, ...] = (
         "The driver could not initialise the GPU (RmInitAdapter): the GPU is absent to CUDA "
         "until the cause (GSP firmware, power, a fallen-off board) is fixed; reboot, then "
         "inspect.",
-        _hw(S.ERROR, A.REBOOT_NODE, 0.65),
+        gpu_hardware(S.ERROR, A.REBOOT_NODE, 0.65),
     ),
     rule(
         "cuda.devices_unavailable",
@@ -361,7 +363,7 @@ RULES: tuple[Rule, ...] = (
         ("cuda-capable device(s)", "cudaerrordevicesunavailable"),
         "CUDA sees the GPU but cannot use it: in exclusive mode it is taken, otherwise the "
         "driver needs a reset (NV_ERR_RESET_REQUIRED, sichek#51, dra-driver#982).",
-        _hw(S.ERROR, A.RESET_GPU, 0.65),
+        gpu_hardware(S.ERROR, A.RESET_GPU, 0.65),
     ),
 )
 

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from diagnosis.catalog import Verdict, xid_entry
 from diagnosis.explain.nv_status import NVML_REFUSED
-from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.explain.rules import Rule, gpu_hardware, rule, verdict
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
 from diagnosis.model import Category as C
@@ -57,11 +57,6 @@ def _xid_verdict(m: re.Match[str]) -> Verdict:
     return base
 
 
-def _hw(severity: S, action: A, confidence: float) -> Verdict:
-    """Return a GPU hardware verdict."""
-    return verdict(C.GPU_HARDWARE, INFRA, K.GPU, severity, action, confidence)
-
-
 SRAM_UE_RMA = 4
 """More uncorrectable SRAM errors than this on one GPU is a reason to RMA it (NVIDIA's
 memory-error guidance, as the ml-engineering troubleshooting guide quotes it)."""
@@ -70,7 +65,7 @@ memory-error guidance, as the ml-engineering troubleshooting guide quotes it).""
 def _ecc_counter_verdict(m: re.Match[str]) -> Verdict:
     """Return degraded for an ECC/remap counter above zero, hardware past the SRAM RMA count."""
     if m["kind"] == "SRAM" and int(m["count"]) > SRAM_UE_RMA:
-        return _hw(S.ERROR, A.ISOLATE_GPU, 0.6)
+        return gpu_hardware(S.ERROR, A.ISOLATE_GPU, 0.6)
     return verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.MONITOR, 0.5)
 
 
@@ -124,7 +119,7 @@ def _dcgm_memory_field(m: re.Match[str]) -> Verdict | None:
         return None
     field = m["field"]
     if field == "ROW_REMAP_FAILURE":
-        return _hw(S.CRITICAL, A.ISOLATE_GPU, 0.8)
+        return gpu_hardware(S.CRITICAL, A.ISOLATE_GPU, 0.8)
     if field == "ROW_REMAP_PENDING":
         return verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.RESET_GPU, 0.6)
     if field.startswith("ECC_SBE") and not m["rate"] and value < SBE_MANY:
@@ -146,7 +141,7 @@ RULES: tuple[Rule, ...] = (
         rf"(?:GPU (?P<pci>{_PCI})[:\s].*)?fallen off the bus",
         ("fallen off the bus",),
         "The driver lost the GPU on PCIe without (or before) an Xid 79: same policy as Xid 79.",
-        _hw(S.CRITICAL, A.REBOOT_NODE, 0.9),
+        gpu_hardware(S.CRITICAL, A.REBOOT_NODE, 0.9),
     ),
     rule(
         "gpu.config_space_lost",
@@ -157,21 +152,21 @@ RULES: tuple[Rule, ...] = (
         ("rev ff",),
         "lspci reads an NVIDIA GPU's revision as ff: its config space answers all ones, the GPU "
         "fell off the bus (as Xid 79): drain the node and reset or replace the GPU.",
-        _hw(S.CRITICAL, A.REBOOT_NODE, 0.8),
+        gpu_hardware(S.CRITICAL, A.REBOOT_NODE, 0.8),
     ),
     rule(
         "gpu.gsp_timeout",
         r"GPU(?P<gpu>\d+) _kgsp\w*(?:TimedOut|Timeout)\b|GSP Timeout",
         ("kgsp", "gsp timeout"),
         "GSP heartbeat or RPC timeout without an Xid line: same policy as Xid 119 (reboot).",
-        _hw(S.CRITICAL, A.REBOOT_NODE, 0.85),
+        gpu_hardware(S.CRITICAL, A.REBOOT_NODE, 0.85),
     ),
     rule(
         "gpu.pmu_halted",
         r"GPU(?P<gpu>\d+) _kgspRpcGspEventPmuHalted|PMU has halted",
         ("pmu has halted", "pmuhalted"),
         "GSP reports the PMU halted (companion of Xid 62): same policy as Xid 62.",
-        _hw(S.CRITICAL, A.RESET_GPU, 0.8),
+        gpu_hardware(S.CRITICAL, A.RESET_GPU, 0.8),
     ),
     rule(
         "gpu.memory_subsystem",
@@ -179,14 +174,14 @@ RULES: tuple[Rule, ...] = (
         ("memory subsystem error", "waiting for starttoken"),
         "The driver's memory-subsystem/sysmembar failures (GSP timeout family, real_logs "
         "gsp-timeout).",
-        _hw(S.ERROR, A.REBOOT_NODE, 0.7),
+        gpu_hardware(S.ERROR, A.REBOOT_NODE, 0.7),
     ),
     rule(
         "gpu.probe_failed",
         r"NVIDIA probe routine failed",
         ("probe routine failed",),
         "The driver could not initialise a GPU at load (follows an off-the-bus notice).",
-        _hw(S.ERROR, A.REBOOT_NODE, 0.6),
+        gpu_hardware(S.ERROR, A.REBOOT_NODE, 0.6),
     ),
     rule(
         "gpu.lost",
@@ -195,14 +190,14 @@ RULES: tuple[Rule, ...] = (
         + NVML_REFUSED,
         ("unable to determine the device handle",),
         "nvidia-smi cannot reach the GPU (user-visible side of Xid 79, real_logs gpu-lost-pcie).",
-        _hw(S.CRITICAL, A.REBOOT_NODE, 0.75),
+        gpu_hardware(S.CRITICAL, A.REBOOT_NODE, 0.75),
     ),
     rule(
         "gpu.remap_failure",
         r"^\s*Remapping Failure Occurred\s*:\s*Yes\b",
         ("remapping failure",),
         "nvidia-smi -q: a row remap failed, as Xid 64.",
-        _hw(S.CRITICAL, A.ISOLATE_GPU, 0.8),
+        gpu_hardware(S.CRITICAL, A.ISOLATE_GPU, 0.8),
     ),
     rule(
         "gpu.remap_pending",
@@ -225,7 +220,7 @@ RULES: tuple[Rule, ...] = (
         r"|GPU Memory\s*\|\s*Fail - GPU: (?P<gpu2>\d+)",
         ("uncorrectable memory errors", "fail - gpu"),
         "dcgmi diag reports uncorrectable GPU memory errors or a failed memory test.",
-        _hw(S.ERROR, A.ISOLATE_GPU, 0.7),
+        gpu_hardware(S.ERROR, A.ISOLATE_GPU, 0.7),
     ),
     rule(
         "gpu.dcgm_fail",
@@ -239,7 +234,7 @@ RULES: tuple[Rule, ...] = (
         ("fail - gpu", "fail - all"),
         "A dcgmi diag test failed on a GPU (the test row names it): the GPU, until a rerun "
         "says otherwise.",
-        _hw(S.ERROR, A.ISOLATE_GPU, 0.6),
+        gpu_hardware(S.ERROR, A.ISOLATE_GPU, 0.6),
     ),
     rule(
         "gpu.ecc_counter",
@@ -335,7 +330,7 @@ CUDA_RULES: tuple[Rule, ...] = (
         r"uncorrectable ECC error encountered",
         ("uncorrectable ecc error",),
         "CUDA reports an uncorrectable ECC error: the GPU's memory failed (real_logs cuda-ecc).",
-        _hw(S.CRITICAL, A.RESET_GPU, 0.9),
+        gpu_hardware(S.CRITICAL, A.RESET_GPU, 0.9),
     ),
     rule(
         "cuda.nvlink",
@@ -343,7 +338,7 @@ CUDA_RULES: tuple[Rule, ...] = (
         ("uncorrectable nvlink error",),
         "CUDA (or the driver, tearing down the job's channels) reports an uncorrectable "
         "NVLink error during a kernel.",
-        _hw(S.CRITICAL, A.REBOOT_NODE, 0.85),
+        gpu_hardware(S.CRITICAL, A.REBOOT_NODE, 0.85),
         flags=re.IGNORECASE,
     ),
     rule(
@@ -355,7 +350,7 @@ CUDA_RULES: tuple[Rule, ...] = (
         "poisoned memory or a peer GPU's memory over a failing NVLink (the driver logs Xid "
         "94/95 or an NVLink Xid beside it). The process must be restarted; hardware, with the "
         "GPU or its NVLink to check.",
-        _hw(S.CRITICAL, A.RESET_GPU, 0.75),
+        gpu_hardware(S.CRITICAL, A.RESET_GPU, 0.75),
     ),
     rule(
         "cuda.oom",
@@ -484,7 +479,7 @@ CUDA_RULES: tuple[Rule, ...] = (
         ("unknown error", "cudaerrorunknown", "failure 999"),
         "CUDA error 999: the driver or GPU is in a bad state (real_logs "
         "nccl-unhandled-cuda-error); a reset usually clears it.",
-        _hw(S.ERROR, A.RESET_GPU, 0.7),
+        gpu_hardware(S.ERROR, A.RESET_GPU, 0.7),
     ),
     rule(
         "cuda.no_device",
@@ -492,6 +487,6 @@ CUDA_RULES: tuple[Rule, ...] = (
         r"|CUDA driver initialization failed",
         ("cuda-capable device", "cuda driver initialization failed"),
         "The process sees no usable GPU: a GPU dropped out or the driver failed to load.",
-        _hw(S.ERROR, A.RESET_GPU, 0.5),
+        gpu_hardware(S.ERROR, A.RESET_GPU, 0.5),
     ),
 )

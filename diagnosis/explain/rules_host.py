@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from diagnosis.catalog import Verdict
 from diagnosis.explain.memory_counts import dimm_summary, error_counts, mc_status
-from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.explain.rules import Rule, host_hardware, host_storage, rule, verdict
 from diagnosis.explain.rules_bmc import BMC_RULES
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
@@ -44,17 +44,7 @@ def _io_error(m: re.Match[str]) -> Verdict | None:
     """Return a storage error, unless the line is the RDMA stack's (rules_rdma reads those)."""
     if _RDMA_STACK.search(m.string):
         return None
-    return _storage(S.ERROR, A.CAPTURE_DIAGNOSTICS, 0.8)
-
-
-def _storage(severity: S, action: A, confidence: float) -> Verdict:
-    """Return a host storage verdict."""
-    return verdict(C.HOST_STORAGE, INFRA, K.NODE, severity, action, confidence)
-
-
-def _hardware(severity: S, action: A, confidence: float) -> Verdict:
-    """Return a host hardware verdict."""
-    return verdict(C.HOST_HARDWARE, INFRA, K.NODE, severity, action, confidence)
+    return host_storage(S.ERROR, A.CAPTURE_DIAGNOSTICS, 0.8)
 
 
 _MEMORY = verdict(C.HOST_MEMORY, APP, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.9)
@@ -68,7 +58,7 @@ def _uncorrected(m: re.Match[str]) -> Verdict:
     said of a GPU (`one GPU on the host is abnormal due to Uncorrectable ECC Error`)."""
     if m["ecc"] and GPU_NAMED.search(m.string):
         return verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.CRITICAL, A.ISOLATE_GPU, 0.7)
-    return _hardware(S.CRITICAL, A.ISOLATE_NODE, 0.85)
+    return host_hardware(S.CRITICAL, A.ISOLATE_NODE, 0.85)
 
 
 INJECTED_RULE = "host.memory_failure_injected"
@@ -223,7 +213,7 @@ KERNEL_RULES: tuple[Rule, ...] = (
         ("above threshold",),
         "The CPU throttled for heat: a cooling problem while it lasts, no fault once a later "
         "line says the same CPU's package or core is normal again (CpuHeat).",
-        _hardware(S.WARNING, A.MONITOR, 0.6),
+        host_hardware(S.WARNING, A.MONITOR, 0.6),
     ),
     rule(
         COOLED_RULE,
@@ -249,7 +239,7 @@ KERNEL_RULES: tuple[Rule, ...] = (
         "A machine check was logged (corrected or deferred unless an uncorrected line follows) "
         "or corrected DIMM errors passed their threshold. Beside the CPU's thermal throttling "
         "the events logged are the throttle's (EXPLAINED_BY).",
-        _hardware(S.WARNING, A.MONITOR, 0.6),
+        host_hardware(S.WARNING, A.MONITOR, 0.6),
     ),
     rule(
         "host.mc_status",
@@ -296,7 +286,7 @@ KERNEL_RULES: tuple[Rule, ...] = (
         "The kernel took a memory page offline (too many corrected errors on it, or an "
         "uncorrected one): a DIMM is failing; the page's processes may be killed with SIGBUS. "
         "An injection test's (`Injecting memory failure`, hwpoison) is no fault.",
-        _hardware(S.WARNING, A.HARDWARE_INSPECTION, 0.6),
+        host_hardware(S.WARNING, A.HARDWARE_INSPECTION, 0.6),
         flags=re.IGNORECASE,
     ),
     rule(
@@ -323,7 +313,7 @@ DISK_RULES: tuple[Rule, ...] = (
         r"|\]\.(?:write_io|read_io|flush_io|corruption|generation)_errs\s+[1-9]",
         ("i/o error", "ext4-fs error", "mounting fs with errors", "_errs"),
         "The kernel failed a block device I/O: a disk or its controller is failing.",
-        _storage(S.ERROR, A.ISOLATE_NODE, 0.8),
+        host_storage(S.ERROR, A.ISOLATE_NODE, 0.8),
     ),
     rule(
         SCSI_ABORT_RULE,
@@ -336,14 +326,14 @@ DISK_RULES: tuple[Rule, ...] = (
         ("abort",),
         "The kernel aborted a command a disk did not complete in time: the disk, its controller "
         "or (in a VM) the hypervisor's storage stalls; tasks that wait on it hang (EXPLAINED_BY).",
-        _storage(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.6),
+        host_storage(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.6),
     ),
     rule(
         "host.nfs",
         r"nfs: server (\S+) not responding(?![^\n]*\bnfs: server \1 OK\b)",
         ("not responding",),
         "The NFS server stopped answering: every rank reading or checkpointing through it stalls.",
-        _storage(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.7),
+        host_storage(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.7),
     ),
 )
 
@@ -357,7 +347,7 @@ _NOT_A_DISK = re.compile(
 
 def _disk_full(m: re.Match[str]) -> Verdict | None:
     """Return the full disk's verdict unless the line's ENOSPC is a kernel table's."""
-    return None if _NOT_A_DISK.search(m.string) else _storage(S.ERROR, A.FREE_DISK, 0.9)
+    return None if _NOT_A_DISK.search(m.string) else host_storage(S.ERROR, A.FREE_DISK, 0.9)
 
 
 PROCESS_RULES: tuple[Rule, ...] = (
@@ -402,7 +392,7 @@ PROCESS_RULES: tuple[Rule, ...] = (
         "torch.save or np.save could not write the file (numpy's `N requested and 0 written`): "
         "usually the disk filled mid-write (public_lines torch-save-disk-full), or the "
         "filesystem failed the write.",
-        _storage(S.ERROR, A.FREE_DISK, 0.6),
+        host_storage(S.ERROR, A.FREE_DISK, 0.6),
     ),
     rule(
         "host.io_error",
@@ -433,7 +423,7 @@ PROCESS_RULES: tuple[Rule, ...] = (
         ("errno 14",),
         "EFAULT from a Python write: pure Python cannot pass a bad pointer, so the buffer's "
         "backing (an mmapped NFS/FUSE file) failed (real_logs host-fs-nfs-error).",
-        _storage(S.ERROR, A.CAPTURE_DIAGNOSTICS, 0.5),
+        host_storage(S.ERROR, A.CAPTURE_DIAGNOSTICS, 0.5),
     ),
     rule(
         "host.memory_error",
@@ -458,6 +448,6 @@ PROCESS_RULES: tuple[Rule, ...] = (
         r"Bus error \(core dumped\)|Fatal Python error: Bus error",
         ("bus error",),
         "SIGBUS outside a DataLoader: a truncated mmapped file or a memory fault on the host.",
-        _hardware(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.35),
+        host_hardware(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.35),
     ),
 )

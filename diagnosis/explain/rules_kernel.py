@@ -18,19 +18,12 @@ from __future__ import annotations
 
 import re
 
-from diagnosis.catalog import Verdict
-from diagnosis.explain.rules import Rule, rule, unless_named_only, verdict
+from diagnosis.explain.rules import Rule, host_hardware, rule, unless_named_only, verdict
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
 from diagnosis.model import Category as C
 from diagnosis.model import ComponentKind as K
 from diagnosis.model import Severity as S
-
-
-def _host(severity: S, action: A, confidence: float) -> Verdict:
-    """Return a host hardware verdict (the node)."""
-    return verdict(C.HOST_HARDWARE, B.INFRASTRUCTURE, K.NODE, severity, action, confidence)
-
 
 PROVOKED_RULE = "kernel.provoked"
 
@@ -66,7 +59,7 @@ RULES: tuple[Rule, ...] = (
         r"|^panic\(cpu \d+ caller 0x[0-9a-f]+\)",
         ("kernel panic", "panic(cpu", "double fault"),
         "The kernel panicked: the node went down (or rebooted); every rank on it died.",
-        judge=unless_named_only(_host(S.CRITICAL, A.REBOOT_NODE, 0.9)),
+        judge=unless_named_only(host_hardware(S.CRITICAL, A.REBOOT_NODE, 0.9)),
     ),
     rule(
         "kernel.oops",
@@ -88,7 +81,7 @@ RULES: tuple[Rule, ...] = (
         ),
         "A kernel Oops: a driver or the kernel dereferenced a bad pointer. The node is "
         "unreliable until rebooted (and the module in the trace is the suspect).",
-        judge=unless_named_only(_host(S.ERROR, A.REBOOT_NODE, 0.75)),
+        judge=unless_named_only(host_hardware(S.ERROR, A.REBOOT_NODE, 0.75)),
     ),
     rule(
         "kernel.end_trace",
@@ -96,7 +89,7 @@ RULES: tuple[Rule, ...] = (
         ("end trace",),
         "The end of a kernel trace (Oops or WARN): something in the kernel went wrong; the "
         "lines above say what.",
-        _host(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.45),
+        host_hardware(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.45),
     ),
     rule(
         "kernel.crash_rip",
@@ -105,7 +98,7 @@ RULES: tuple[Rule, ...] = (
         "The instruction pointer the kernel prints with an Oops, a BUG or a WARN (``RIP: "
         "0010:func+0x1b/0x350 [module]``): the kernel trapped in that function; the lines "
         "around it say how badly, the module named is the suspect.",
-        _host(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.45),
+        host_hardware(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.45),
     ),
     rule(
         "kernel.lockup",
@@ -114,7 +107,7 @@ RULES: tuple[Rule, ...] = (
         ("lockup", "detected stall", "self-detected stall"),
         "A CPU stopped scheduling (soft/hard lockup, RCU stall): a driver spin or a hardware "
         "fault; the node stutters or hangs.",
-        _host(S.ERROR, A.CAPTURE_DIAGNOSTICS, 0.7),
+        host_hardware(S.ERROR, A.CAPTURE_DIAGNOSTICS, 0.7),
     ),
     rule(
         "kernel.hung_task",
@@ -122,7 +115,7 @@ RULES: tuple[Rule, ...] = (
         ("blocked for more than",),
         "A task waited in the kernel (D state) past the hung-task timeout: usually storage or "
         "a network filesystem, sometimes a driver (nvidia_uvm). The stack names the subsystem.",
-        _host(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.6),
+        host_hardware(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.6),
     ),
     rule(
         "kernel.mce_uncorrected",
@@ -130,7 +123,7 @@ RULES: tuple[Rule, ...] = (
         r"|\bMC\d+_STATUS\[[^\]]*\|UE\|",
         ("machine check exception", "ue memory", "_status["),
         "An uncorrectable machine check (BMC log or EDAC UE): the host's CPU or DIMM failed.",
-        _host(S.CRITICAL, A.ISOLATE_NODE, 0.85),
+        host_hardware(S.CRITICAL, A.ISOLATE_NODE, 0.85),
     ),
     rule(
         "kernel.mce_corrected",
@@ -145,7 +138,7 @@ RULES: tuple[Rule, ...] = (
             "ce error on",
         ),
         "Corrected memory errors (EDAC CE, CMCI storm): the DIMM is degrading; watch the count.",
-        _host(S.WARNING, A.MONITOR, 0.65),
+        host_hardware(S.WARNING, A.MONITOR, 0.65),
     ),  # fmt: skip
 )
 

@@ -37,7 +37,7 @@ from __future__ import annotations
 import re
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.explain.rules import Rule, host_storage, rule, verdict
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
 from diagnosis.model import Category as C
@@ -45,10 +45,6 @@ from diagnosis.model import ComponentKind as K
 from diagnosis.model import Severity as S
 
 INFRA = B.INFRASTRUCTURE
-
-
-def _storage(severity: S, action: A, confidence: float) -> Verdict:
-    return verdict(C.HOST_STORAGE, INFRA, K.NODE, severity, action, confidence)
 
 
 SHARED_FS = r"(?:Lustre|GPFS|BeeGFS|CephFS|NFS|WekaFS|JuiceFS)"
@@ -65,7 +61,7 @@ def _lost_unless_planned(m: re.Match[str]) -> Verdict | None:
     note of a maintenance window: `forced to unmount during the planned maintenance`)."""
     if _PLANNED.search(m.string):
         return None
-    return _storage(S.ERROR, A.ISOLATE_NODE, 0.75)
+    return host_storage(S.ERROR, A.ISOLATE_NODE, 0.75)
 
 
 def _caller_error(m: re.Match[str]) -> Verdict:
@@ -91,7 +87,7 @@ RULES: tuple[Rule, ...] = (
         "The Ceph cluster reports itself unhealthy (placement groups stale, down or degraded, "
         "OSDs down, client requests blocked or slow): every client's I/O to it waits; the "
         "storage cluster's, not the node's.",
-        _storage(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.55),
+        host_storage(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.55),
     ),
     rule(
         "netfs.silly_rename_busy",
@@ -209,7 +205,7 @@ RULES: tuple[Rule, ...] = (
         "The filesystem client is waiting for its server (a lost connection, a request or "
         "lock timed out, stale capabilities, retries): I/O stalls until it recovers; a fault "
         "when it repeats or never reconnects.",
-        _storage(S.WARNING, A.MONITOR, 0.4),
+        host_storage(S.WARNING, A.MONITOR, 0.4),
     ),
 )
 

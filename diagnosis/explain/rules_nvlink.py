@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.explain.rules import Rule, gpu_hardware, rule, verdict
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
 from diagnosis.model import Category as C
@@ -22,12 +22,7 @@ from diagnosis.model import Severity as S
 INFRA = B.INFRASTRUCTURE
 
 
-def _hw(severity: S, action: A, confidence: float) -> Verdict:
-    """Return a GPU hardware verdict."""
-    return verdict(C.GPU_HARDWARE, INFRA, K.GPU, severity, action, confidence)
-
-
-NVLINK_FAULT = _hw(S.ERROR, A.REBOOT_NODE, 0.6)
+NVLINK_FAULT = gpu_hardware(S.ERROR, A.REBOOT_NODE, 0.6)
 """An NVLink fault seen without an Xid (links down, a fabric not registered or unhealthy)."""
 
 
@@ -91,7 +86,7 @@ RULES: tuple[Rule, ...] = (
         "known false alarm on GPUs without NVLink, and no finding.",
         # (link 0's own line is nvlink.dcgm_link_zero's, the rule before; a real link 0 down
         # is missed)
-        _hw(S.ERROR, A.HARDWARE_INSPECTION, 0.6),
+        gpu_hardware(S.ERROR, A.HARDWARE_INSPECTION, 0.6),
     ),
     rule(
         "nvlink.status_down",
@@ -99,7 +94,7 @@ RULES: tuple[Rule, ...] = (
         ("u d", "d u", "x d", "d x"),
         "`dcgmi nvlink --link-status`: a GPU (or switch) with some NVLinks up and others Down: "
         "the links down are lost bandwidth, or a hang for collectives that need them.",
-        _hw(S.ERROR, A.HARDWARE_INSPECTION, 0.6),
+        gpu_hardware(S.ERROR, A.HARDWARE_INSPECTION, 0.6),
     ),
     rule(
         "nvlink.links_down",
@@ -113,7 +108,7 @@ RULES: tuple[Rule, ...] = (
         "showing every link Down, or NCCL's topology check finding P2P disabled between "
         "NVLink-connected GPUs (src/graph/paths.cc: 'probably due to a hardware issue'). "
         "Collectives over NVLink hang or fall back; reboot, then inspect.",
-        _hw(S.ERROR, A.REBOOT_NODE, 0.7),
+        gpu_hardware(S.ERROR, A.REBOOT_NODE, 0.7),
         flags=re.IGNORECASE,
     ),
     rule(
@@ -163,7 +158,7 @@ RULES: tuple[Rule, ...] = (
         "a link with no remote end. Collectives over NVLink hang or fall back; reboot, then "
         "inspect the GPU and its links. Its notices (L2 not supported, fabric managed "
         "elsewhere) are not faults.",
-        _hw(S.ERROR, A.REBOOT_NODE, 0.7),
+        gpu_hardware(S.ERROR, A.REBOOT_NODE, 0.7),
         flags=re.IGNORECASE,
     ),
     rule(

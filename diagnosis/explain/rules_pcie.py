@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.explain.rules import Rule, host_hardware, rule, verdict
 from diagnosis.explain.rules_host import GPU_NAMED
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
@@ -24,11 +24,6 @@ from diagnosis.model import Severity as S
 INFRA = B.INFRASTRUCTURE
 
 
-def _hardware(severity: S, action: A, confidence: float) -> Verdict:
-    """Return a host hardware verdict."""
-    return verdict(C.HOST_HARDWARE, INFRA, K.NODE, severity, action, confidence)
-
-
 def _narrower(m: re.Match[str]) -> Verdict | None:
     """Return a degraded link when it trained narrower than capable: the GPU's when the line
     names an NVIDIA device or a GPU, else the host's."""
@@ -36,7 +31,7 @@ def _narrower(m: re.Match[str]) -> Verdict | None:
         return None
     if GPU_NAMED.search(m.string):
         return verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.HARDWARE_INSPECTION, 0.6)
-    return _hardware(S.WARNING, A.HARDWARE_INSPECTION, 0.6)
+    return host_hardware(S.WARNING, A.HARDWARE_INSPECTION, 0.6)
 
 
 HOT_REMOVED_RULE = "host.pcie_hot_removed"
@@ -88,7 +83,7 @@ RULES: tuple[Rule, ...] = (
         ("device inaccessible",),
         "A PCIe port or device did not answer when the kernel woke it (`device inaccessible`): "
         "the devices behind it are lost until the node resets.",
-        _hardware(S.ERROR, A.REBOOT_NODE, 0.6),
+        host_hardware(S.ERROR, A.REBOOT_NODE, 0.6),
     ),
     rule(
         "host.pcie_gpu_uncorrectable",
@@ -117,7 +112,7 @@ RULES: tuple[Rule, ...] = (
         ),
         "A fatal PCIe error (AER) on a host port, a slot's power fault or link that would not "
         "train, a port that contained an error (DPC): the devices behind it are unreliable.",
-        _hardware(S.ERROR, A.REBOOT_NODE, 0.75),
+        host_hardware(S.ERROR, A.REBOOT_NODE, 0.75),
     ),
     rule(
         "host.pcie_narrow_link",
@@ -139,7 +134,7 @@ RULES: tuple[Rule, ...] = (
         "The firmware of a POWER host could not train a PCIe host bridge's link (skiboot: `Went "
         "down waiting for stability`, `trained but was degraded or unstable`): the card, its "
         "slot or riser; the devices behind it are slow or lost.",
-        _hardware(S.WARNING, A.HARDWARE_INSPECTION, 0.6),
+        host_hardware(S.WARNING, A.HARDWARE_INSPECTION, 0.6),
     ),
     rule(
         "host.pcie_recovery_failed",
@@ -148,7 +143,7 @@ RULES: tuple[Rule, ...] = (
         "PCIe error recovery failed (drivers/pci/pcie/err.c): the device's driver cannot recover "
         "from the AER error, or the link reset did not bring it back; the device is unusable "
         "until the node reboots.",
-        _hardware(S.ERROR, A.REBOOT_NODE, 0.7),
+        host_hardware(S.ERROR, A.REBOOT_NODE, 0.7),
     ),
     rule(
         "host.pcie_error",
@@ -168,6 +163,6 @@ RULES: tuple[Rule, ...] = (
         "A corrected or non-fatal PCIe error (AER), in both spellings of drivers/pci/pcie/aer.c "
         "('Corrected'/'Uncorrected' before Linux 6.x, 'Correctable'/'Uncorrectable' after): "
         "watch the link, it may degrade.",
-        _hardware(S.WARNING, A.MONITOR, 0.6),
+        host_hardware(S.WARNING, A.MONITOR, 0.6),
     ),
 )

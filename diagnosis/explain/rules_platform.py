@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.explain.rules import Rule, host_hardware, rule, verdict
 from diagnosis.explain.rules_gpu import xid_policy
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
@@ -62,10 +62,6 @@ def _baseboard(m: re.Match[str]) -> Verdict:
     if _DEGRADING.search(m["kind"]):
         return verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.MONITOR, 0.6)
     return verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.ISOLATE_GPU, 0.75)
-
-
-def _host(severity: S, action: A, confidence: float) -> Verdict:
-    return verdict(C.HOST_HARDWARE, INFRA, K.NODE, severity, action, confidence)
 
 
 RULES: tuple[Rule, ...] = (
@@ -125,7 +121,7 @@ RULES: tuple[Rule, ...] = (
         "The server's BMC reports a failing host part (memory, a processor, PCIe, power, "
         "voltage, fans, a critical threshold crossed): the node is unreliable for training; "
         "drain it and have the part inspected.",
-        _host(S.ERROR, A.ISOLATE_NODE, 0.7),
+        host_hardware(S.ERROR, A.ISOLATE_NODE, 0.7),
     ),
     rule(
         "platform.host_warning",
@@ -148,7 +144,7 @@ RULES: tuple[Rule, ...] = (
         "The server's BMC reports a host part degrading (correctable memory errors past their "
         "rate, a supply predicted to fail, a warning threshold crossed, a RAID controller's or "
         "the board's battery low): plan a replacement.",
-        _host(S.WARNING, A.HARDWARE_INSPECTION, 0.5),
+        host_hardware(S.WARNING, A.HARDWARE_INSPECTION, 0.5),
     ),
     rule(
         "platform.drive_failed",
@@ -198,6 +194,6 @@ RULES: tuple[Rule, ...] = (
         "The cloud provider says the machine under the instance failed or is degrading (a host "
         "error, a crash, a repair, degraded hardware, the system check failing): the instance "
         "is lost or will be; restart the job elsewhere.",
-        _host(S.ERROR, A.ISOLATE_NODE, 0.7),
+        host_hardware(S.ERROR, A.ISOLATE_NODE, 0.7),
     ),
 )

@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.rules import Rule, rule, unless_named_only, verdict
+from diagnosis.explain.rules import Rule, host_storage, rule, unless_named_only, verdict
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
 from diagnosis.model import Category as C
@@ -39,16 +39,11 @@ from diagnosis.model import ComponentKind as K
 from diagnosis.model import Severity as S
 
 
-def _disk(severity: S, action: A, confidence: float) -> Verdict:
-    """Return a host storage verdict (the node's disks or filesystems)."""
-    return verdict(C.HOST_STORAGE, B.INFRASTRUCTURE, K.NODE, severity, action, confidence)
-
-
 def _fewer_members(m: re.Match[str]) -> Verdict | None:
     """Return a degraded array's error when it started with fewer members than it has."""
     if int(m["have"]) >= int(m["want"]):
         return None
-    return _disk(S.ERROR, A.HARDWARE_INSPECTION, 0.7)
+    return host_storage(S.ERROR, A.HARDWARE_INSPECTION, 0.7)
 
 
 RULES: tuple[Rule, ...] = (
@@ -71,7 +66,7 @@ RULES: tuple[Rule, ...] = (
         ),
         "A ZFS pool degraded or faulted (zpool status): a disk failed or was removed; the pool "
         "runs on its redundancy (or not at all); replace the device.",
-        _disk(S.ERROR, A.HARDWARE_INSPECTION, 0.65),
+        host_storage(S.ERROR, A.HARDWARE_INSPECTION, 0.65),
     ),
     rule(
         "storage.md_degraded",
@@ -108,7 +103,7 @@ RULES: tuple[Rule, ...] = (
         "A RAID array lost a member (mdadm event, /proc/mdstat, mdadm --detail and its member "
         "table's 'removed' slot, controller): "
         "still running without redundancy; replace the disk.",
-        _disk(S.ERROR, A.HARDWARE_INSPECTION, 0.75),
+        host_storage(S.ERROR, A.HARDWARE_INSPECTION, 0.75),
     ),
     rule(
         "storage.md_started_degraded",
@@ -126,7 +121,7 @@ RULES: tuple[Rule, ...] = (
         r"|Aborting journal on device|Journal has aborted",
         ("read-only", "readonly", "aborted journal", "aborting journal", "journal has aborted"),
         "A filesystem hit an error and went read-only: checkpoints and logs on it now fail.",
-        _disk(S.ERROR, A.HARDWARE_INSPECTION, 0.8),
+        host_storage(S.ERROR, A.HARDWARE_INSPECTION, 0.8),
     ),
     rule(
         "storage.fs_error",
@@ -155,7 +150,7 @@ RULES: tuple[Rule, ...] = (
         "The filesystem reports I/O errors or corruption on its device (btrfs device stats and "
         "transid failures, ext4 errors, an XFS shutdown or metadata I/O error, jbd2 flush "
         "errors): the disk under it is failing.",
-        judge=unless_named_only(_disk(S.ERROR, A.HARDWARE_INSPECTION, 0.75)),
+        judge=unless_named_only(host_storage(S.ERROR, A.HARDWARE_INSPECTION, 0.75)),
     ),
     rule(
         "storage.scsi_error",
@@ -176,7 +171,7 @@ RULES: tuple[Rule, ...] = (
         ),
         "A disk or its path failed I/O (SCSI medium/target error, device offline, SMART "
         "predicted failure, FC loop down).",
-        _disk(S.ERROR, A.HARDWARE_INSPECTION, 0.75),
+        host_storage(S.ERROR, A.HARDWARE_INSPECTION, 0.75),
     ),  # fmt: skip
     rule(
         "storage.nvme",
@@ -237,7 +232,7 @@ RULES: tuple[Rule, ...] = (
         "Fibre Channel) stopped answering (queue timeouts, failed keep-alive, connect or "
         "reconnect, lost connectivity, no usable path): "
         "local checkpoints, caches and datasets on it fail.",
-        _disk(S.ERROR, A.HARDWARE_INSPECTION, 0.75),
+        host_storage(S.ERROR, A.HARDWARE_INSPECTION, 0.75),
     ),
     rule(
         "storage.smart_failed",
@@ -263,7 +258,7 @@ RULES: tuple[Rule, ...] = (
         "critical warning: spare below threshold, reliability degraded, read-only media, a "
         "failed backup device; media and data integrity errors): replace it before the "
         "checkpoints on it are lost.",
-        _disk(S.ERROR, A.HARDWARE_INSPECTION, 0.7),
+        host_storage(S.ERROR, A.HARDWARE_INSPECTION, 0.7),
     ),
     rule(
         "storage.bmc_drive",
@@ -274,7 +269,7 @@ RULES: tuple[Rule, ...] = (
         ("drive slot",),
         "The node's BMC logged a drive fault (ipmitool's SEL: a drive fault, a failed or "
         "critical array, an aborted rebuild, a predicted failure): replace the drive.",
-        _disk(S.ERROR, A.HARDWARE_INSPECTION, 0.7),
+        host_storage(S.ERROR, A.HARDWARE_INSPECTION, 0.7),
     ),
     rule(
         "storage.ata",
@@ -283,7 +278,7 @@ RULES: tuple[Rule, ...] = (
         ("ata",),
         "A SATA disk failed a command (libata: an uncorrectable read, a missing sector, an "
         "interface CRC error, a frozen port): the disk or its cable is failing.",
-        _disk(S.ERROR, A.HARDWARE_INSPECTION, 0.7),
+        host_storage(S.ERROR, A.HARDWARE_INSPECTION, 0.7),
     ),
     rule(
         "storage.scsi_reset",
@@ -293,7 +288,7 @@ RULES: tuple[Rule, ...] = (
         "A SCSI disk was reset (sense 'Power-on or device reset occurred', a UNIT ATTENTION after "
         "an error-handler reset or a dropped link) or offlined by the error handler: the disk "
         "or its link is flapping.",
-        _disk(S.WARNING, A.HARDWARE_INSPECTION, 0.55),
+        host_storage(S.WARNING, A.HARDWARE_INSPECTION, 0.55),
     ),
     rule(
         "storage.device_mapper",
@@ -316,7 +311,7 @@ RULES: tuple[Rule, ...] = (
         "invalidated snapshot, a thin pool or cache out of space or its metadata failing "
         "(read-only or failing I/O). The volume's readers and writers fail; inspect the disk "
         "under it, or extend the pool.",
-        _disk(S.ERROR, A.HARDWARE_INSPECTION, 0.7),
+        host_storage(S.ERROR, A.HARDWARE_INSPECTION, 0.7),
     ),
     rule(
         "storage.multipath",
@@ -336,7 +331,7 @@ RULES: tuple[Rule, ...] = (
         "failover, multipathd's checker marked it down or failed, all paths are down and "
         "queueing stopped): I/O stalls or fails over; all paths down makes the filesystem "
         "read-only.",
-        _disk(S.ERROR, A.CHECK_NETWORK, 0.7),
+        host_storage(S.ERROR, A.CHECK_NETWORK, 0.7),
     ),
     rule(
         "storage.mount_timeout",
@@ -346,7 +341,7 @@ RULES: tuple[Rule, ...] = (
         "systemd gave up on a mount that did not return in time: the filesystem's server (NFS, "
         "a network share) or the device behind it does not answer; whatever needs the path "
         "fails or waits.",
-        _disk(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.5),
+        host_storage(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.5),
     ),
     rule(
         "storage.io_error",
@@ -357,7 +352,7 @@ RULES: tuple[Rule, ...] = (
         r"|\bloop\d*: (?:Write|Read) error at byte offset",
         ("i/o error", "blk_update_request", "error at byte offset"),
         "A block device failed an I/O (any other kernel spelling).",
-        _disk(S.ERROR, A.HARDWARE_INSPECTION, 0.7),
+        host_storage(S.ERROR, A.HARDWARE_INSPECTION, 0.7),
     ),
     rule(
         "storage.slow_fsync",
@@ -369,7 +364,7 @@ RULES: tuple[Rule, ...] = (
         "A disk too slow to sync its writes in time (etcd's write-ahead log): the disk is "
         "overloaded or failing, and the Kubernetes control plane above it slows or loses its "
         "leader.",
-        _disk(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.5),
+        host_storage(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.5),
     ),
     rule(
         "storage.nfs",
@@ -441,7 +436,7 @@ RULES: tuple[Rule, ...] = (
         "statd to monitor a client (``SM_MON failed``, ``lockd: cannot monitor``), or a task "
         "waits in NFS writeback, or a network filesystem's client failed to mount (BeeGFS, "
         "Lustre, GPFS): every rank reading, locking or checkpointing through it stalls.",
-        _disk(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.7),
+        host_storage(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.7),
     ),
     rule(
         "storage.thin_pool_full",
@@ -451,7 +446,7 @@ RULES: tuple[Rule, ...] = (
         ("thin pool has",),
         "Docker's devicemapper thin pool is almost full: image pulls and container writes fail "
         "until space is freed.",
-        _disk(S.ERROR, A.FREE_DISK, 0.7),
+        host_storage(S.ERROR, A.FREE_DISK, 0.7),
     ),
     rule(
         "netfs.client_missing",
