@@ -67,6 +67,13 @@ _NOT_NOW = re.compile(
 cleared or fixed alert, a condition, a product's spec, a rebuild finished."""
 
 
+_OTHERS_NORMAL = re.compile(
+    r"\b(?:the\s+)?(?:other|remaining|rest\s+of\s+the)\s+[^.,;:\n]{0,50}?\b(?:are|is|look|looks"
+    r"|seem|seems|remain|remains|stay|stays|were|was)\s+(?:\w+\s+)?normal\b",
+    re.IGNORECASE,
+)
+"""The others said normal (`NaN appears in grad_norm, but other loss-related indicators are
+normal`, `the other GPUs are normal`): the one named is not, so the word judges nothing."""
 _CONDITION_WORD = re.compile(r"(?:if|when|whether)\b", re.IGNORECASE)
 _ANOTHER_TIME = re.compile(
     r"\s*(?:yesterday|last\s+(?:night|week|month|year|time)|before\s+(?:that|then)|previously"
@@ -92,9 +99,9 @@ def _not_now(m: re.Match[str], sentence: str) -> bool:
     """Whether a word of `_NOT_NOW` stands in the match's sentence, or one that is no condition
     in the sentence after it (`If the problem persists, ...` after it says nothing of it), unless
     that sentence opens on another time (`_ANOTHER_TIME`)."""
-    if _NOT_NOW.search(sentence):
+    if _NOT_NOW.search(_OTHERS_NORMAL.sub(" ", sentence)):
         return True
-    after = _next_sentence(m)
+    after = _OTHERS_NORMAL.sub(" ", _next_sentence(m))
     if _ANOTHER_TIME.match(after):
         return False
     return any(not _CONDITION_WORD.match(w[0]) for w in _NOT_NOW.finditer(after))

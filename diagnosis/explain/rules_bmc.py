@@ -26,10 +26,13 @@ _SEL_FAULT = (
     r"|Bus Uncorrectable error|Fatal NMI|Bus Fatal Error|Failure detected|Power Supply AC lost"
     r"|AC lost or out-of-range|Upper (?:Critical|Non-recoverable) going high"
     r"|Undetermined system hardware failure"
+    # a severity sensor's state (ipmitool's generic event strings: `Processor CPU Machine Chk |
+    # Transition to Non-recoverable`)
+    r"|Transition to (?:Non-recoverable|Critical)(?: from [\w -]+)?"
 )
 _SEL_WARNING = (
     r"Correctable ECC(?: logging limit reached)?|Correctable machine check error|Throttled"
-    r"|Predictive failure|Bus Correctable error|Bus Degraded"
+    r"|Predictive failure|Bus Correctable error|Bus Degraded|Transition to Non-Critical from OK"
 )
 
 

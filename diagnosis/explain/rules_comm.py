@@ -45,9 +45,14 @@ _NETWORK_RULES: tuple[Rule, ...] = (
         "rdma.completion_error",
         r"\b(?:transport|RNR) retry count(?:er)? exceeded\b|\bIBV_WC_(?:RETRY_EXC|RNR_RETRY_EXC|"
         r"REM_ACCESS|REM_OP|LOC_PROT|LOC_QP_OP|FATAL)_ERR\b|\b(?:remote access|remote operation|"
-        r"local protection|local QP operation) error\b",
+        r"local protection|local QP operation) error\b"
+        # the NIC's own code of a failed completion, however the library words the rest (`Work
+        # Request Flushed Error, vendor_err 0x1`, `status 5 and vendor err 249`)
+        r"|\bvendor[ _]err(?:or)?\s*[:=]?\s*(?:0x[0-9a-f]+|\d+)\b",
         (
             "retry count",
+            "vendor err",
+            "vendor_err",
             "ibv_wc_",
             "remote access error",
             "remote operation error",

@@ -127,7 +127,9 @@ RULES: tuple[Rule, ...] = (
         r"|error getting device handle for index '?\d+'?: (?:Unknown Error|GPU is lost)"
         # NVML's status by its number (nvml.h: NVML_ERROR_GPU_IS_LOST = 15), as miners print it
         # (`NVML: can't get GPU #0, error code 15`)
-        r"|\bNVML\b[^\n]{0,60}?\berror(?: code)?:? 15\b",
+        r"|\bNVML\b[^\n]{0,60}?\berror(?: code)?:? 15\b"
+        # T-Rex's NVML queries (`Can't get fan speed, error code 15`)
+        r"|\bCan't get [^,\n]{1,30}, error code 15\b",
         (
             *("device handle", "gpuislost", "gpu_is_lost", "gpu is lost", "nvmldevice", "gpulost"),
             "error code 15",

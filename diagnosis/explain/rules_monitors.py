@@ -411,6 +411,28 @@ RULES: tuple[Rule, ...] = (
         flags=re.IGNORECASE,
     ),
     rule(
+        "monitor.gpu_fan_failed",
+        # a GPU's fan said to fail (`a GPU card was failing with fan Error`, `fan failure on GPU 2`)
+        r"\b(?:GPU|graphics\s+card|video\s+card)s?\b[^.\n]{0,40}?\b(?:failing\s+with\s+(?:an?\s+)?)?"
+        r"fans?\s+(?:error|failure|fault|failed|broken|dead)\b"
+        r"|\bfans?\s+(?:error|failure|fault)\s+(?:on|of)\s+(?:the\s+|a\s+|one\s+)?GPU\b",
+        ("fan",),
+        "A GPU's fan said to have failed: the GPU overheats and throttles, then fails; replace "
+        "the card or its fan.",
+        judge=said(_FAILED),
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "monitor.gpu_bandwidth_check",
+        # Azure's node health checks (aznhc): a GPU's copy bandwidth under the check's floor
+        # (`check_gpu_bw: P2P test on GPU 1 to GPU 0 failed. Bandwidth 162.45 is less than 335`)
+        r"\bHealth check failed:\s+check_gpu_bw:[^\n]*?\bBandwidth\s+[\d.]+\s+is\s+less\s+than\b",
+        ("check_gpu_bw",),
+        "A node health check measured a GPU's copy bandwidth (NVLink peer to peer, host to "
+        "device) under its floor: the GPU's links are degraded; drain the node and inspect them.",
+        verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.ERROR, A.HARDWARE_INSPECTION, 0.65),
+    ),
+    rule(
         "monitor.nvlink_said_down",
         r"\bNVLink\w*Down\b|\bnvlink\b[^.\n]{0,40}?\blinks?\s+\d+\s+(?:is\s+)?(?:inactive|down)\b"
         r"|\bNVLink\s+\d+\b[^.\n]{0,30}?\bis\s+(?:down|inactive)\b"

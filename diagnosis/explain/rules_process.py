@@ -13,6 +13,10 @@ SIGSEGV)``. The signal alone gives the most likely cause, with honest (low) conf
   watchdog tearing the process down) -> unknown, 0.3;
 - SIGTERM: stopped from outside (scancel, preemption, the elastic agent) -> unknown, 0.3.
 
+A process that refused its own command line (argparse's `error: unrecognized arguments`,
+getopt's `unrecognized option '--x'` and `invalid option -- 'x'`, a start script's `Unknown
+option: ...`, a benchmark launched on fewer nodes than it needs) is the job's setup: application.
+
 Evidence elsewhere in the same input decides (diagnosis/explain/engine.py): an OOM-killer line
 raises a SIGKILL finding to 0.85, a shared-memory error raises a SIGBUS finding to 0.85.
 Patterns come from the development part of the corpus (ColossalAI#3556, Megatron-LM#1880,
@@ -168,6 +172,23 @@ EXPLAINED_BY = dict.fromkeys(
 argument is a default, not a crash."""
 
 RULES: tuple[Rule, ...] = (
+    rule(
+        "process.bad_arguments",
+        r"\berror: (?:unrecognized arguments|the following arguments are required): \S"
+        r"|: (?:unrecognized option '[^'\n]+'|invalid option -- '?\w'?)"
+        r"|^Unknown option: \S"
+        # a program that refuses the size it was launched at (GPCNet: `ERROR: this application
+        # must be run on at least 2 nodes`)
+        r"|\bmust be run (?:on|with) at least \d+ (?:nodes|processes|ranks|GPUs|tasks)\b",
+        (
+            *("unrecognized", "invalid option", "arguments are required", "unknown option"),
+            "must be run",
+        ),
+        "A program refused its command line (an argument it does not know, one it needs "
+        "missing): the job's or the service's setup passes the wrong options; fix the command.",
+        verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.6),
+        flags=re.MULTILINE,
+    ),
     rule(
         BREAKPOINT_RULE,
         r"(?:^|\bhit\s)Breakpoint \d+, ",

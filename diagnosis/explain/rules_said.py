@@ -379,6 +379,9 @@ RULES: tuple[Rule, ...] = (
         # (InternEvo's own `Nan grad norm occurs, please check it`, after CJK words too)
         r"|(?<![A-Za-z])NaN\s+(?:loss(?:es)?|grad(?:ient)?[\s_]norms?)\s+(?:after|at|from|since"
         r"|around|appears?|appeared|occurs?|occurred)\b"
+        # a NaN said to appear in a norm or a loss (`NaN appeares in grad_norm`)
+        r"|(?<![A-Za-z])NaNs?\s+(?:appear\w*|occur\w*|shows?\s+up|showed\s+up)\s+in\s+(?:the\s+)?"
+        r"(?:\w+\s+)?(?:grad(?:ient)?[\s_]norms?|loss(?:es)?|gradients?)\b"
         # NaNs that take over a run, a grad norm that explodes (`eventually NaNs would
         # consistently take over`, `the grad norm explodes`)
         r"|\bNaNs?\s+(?:would\s+|will\s+)?(?:\w+\s+)?(?:take|took|takes)\s+over\b"

@@ -15,7 +15,9 @@
   failed or broken;
 - **host.hardware**: PCIe errors on the platform told in words (`AER correctable errors ...
   from root port`, a BMC's `PCI Express bus correctable error`, an uncorrectable error on a
-  riser), a power supply said to fail (`PSU failure`, `Over current fault`).
+  riser), a power supply said to fail (`PSU failure`, `Over current fault`);
+- **gpu.oom**: a GPU's memory said exhausted in a sentence (`CUDA out of memory occurs`, `we
+  hit a CUDA OOM`): the runtime's own line (rules_gpu) is not in the text.
 
 Guarantees: every rule is judged by happening.live: an alert resolved, a runbook's condition, a
 denial just before, a planned, tested, fixed or expected event says nothing now.
@@ -42,6 +44,7 @@ _BUILT_WITHOUT = verdict(C.APPLICATION, INFRA, K.NODE, S.ERROR, A.FIX_APPLICATIO
 _NIC = verdict(C.NETWORK, INFRA, K.NIC, S.WARNING, A.CHECK_NETWORK, 0.45)
 _PLATFORM = verdict(C.HOST_HARDWARE, INFRA, K.NODE, S.WARNING, A.HARDWARE_INSPECTION, 0.45)
 _STORAGE = verdict(C.HOST_STORAGE, INFRA, K.NODE, S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.45)
+_GPU_OOM = verdict(C.GPU_OOM, B.APPLICATION, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.5)
 _NETFS = (
     rf"(?:{SHARED_FS}|Spectrum\s+Scale|Ceph|ZFS\s+storage"
     r"|scratch(?:\s+storage)?|(?:parallel|shared|network)\s+file\s*system|storage\s+system)"
@@ -230,6 +233,20 @@ RULES: tuple[Rule, ...] = (
         "A node's kernel said to panic (the panic's line not in the text): the node crashed; "
         "its memory, CPU or a driver, to be read from its console.",
         judge=said(_PLATFORM),
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "said.gpu_oom",
+        r"\b(?:CUDA|GPU)\s+(?:out\s+of\s+memory|OOM)(?:\s+(?:errors?|exceptions?|issues?))?\s+"
+        r"(?:occurs|occurred|happens|happened|appears|appeared|(?:is|was)\s+(?:raised|thrown)"
+        r"|shows?\s+up|showed\s+up)\b"
+        r"|\b(?:got|gets?|getting|hit|hits|hitting|encounter\w*|r[au]ns?\s+into|running\s+into|fac(?:e|es"
+        r"|ed|ing)|throws?|threw|raises?|raised)\s+(?:an?\s+|the\s+)?(?:CUDA|GPU)\s+(?:out\s+of\s+memory"
+        r"|OOM)\b",
+        ("out of memory", "oom"),
+        "A GPU's memory said exhausted in a sentence (the runtime's own line not in the text): "
+        "the job asks for more GPU memory than is free; lower its batch or spread its model.",
+        judge=said(_GPU_OOM),
         flags=re.IGNORECASE,
     ),
 )

@@ -288,8 +288,13 @@ RULES: tuple[Rule, ...] = (
         r"|\bNo\w*Progress\b|\bheartbeat_stale\b|\bHeartbeatStale\b|\blast_step_age=\d+\s*(?:m|h)\b"
         # a stop after a count of the work (`nearly always hangs after certain number of batches`)
         r"|\b(?:hangs|hung|freezes|froze|gets\s+stuck|got\s+stuck)\s+after\s+(?:a\s+|certain\s+|some\s+"
-        r"|about\s+|~?\d[\d,.k~-]*\s*)(?:number\s+of\s+)?(?:batches|steps|iterations|iters|epochs)\b",
+        r"|about\s+|~?\d[\d,.k~-]*\s*)(?:number\s+of\s+)?(?:batches|steps|iterations|iters|epochs)\b"
+        # a stop said with the GPUs busy at 100 % (`it seems blocked when I run with PP=4 on 4GPUs,
+        # and the GPU-util is 100%`): ranks that spin in a collective that does not return
+        r"|\b(?:seems?|is|gets?|got|was)\s+(?:to\s+be\s+)?(?:blocked|stuck|hung|frozen)\b[^.\n]{0,80}?"
+        r"\bGPU[-\s]?util\w*\s+(?:is\s+|are\s+|at\s+|stays?\s+(?:at\s+)?)?(?:all\s+)?100\s*%",
         (
+            "blocked",
             *("stuck", "frozen", "hung", "hang", "return", "noprogress", "without", "n't"),
             *("has not", "waiting in", "blocked in", "sitting", "heartbeat", "progress since"),
             *("last line", "last log line", "nothing", "no step", "progress", "last_step_age"),

@@ -317,6 +317,8 @@ RULES: tuple[Rule, ...] = (
         "storage.multipath",
         r"multipathd(?:\[\d+\])?: .*(?:path is down|path offline|failing path"
         r"|remaining active paths: 0)|\bfailed faulty running\b"
+        # multipath -ll's older listing of a path's states (`sdab 65:176 [failed][ready]`)
+        r"|\b\d+:\d+\s+\[failed\]\[(?:ready|ghost|faulty)\]"
         r"|device-mapper: multipath: (?:\S+: )?Failing path"
         # multipath-tools' and dm-mpath's own catalogues: all paths down and I/O failed, a
         # failover that failed, a path the checker cannot use
@@ -326,7 +328,7 @@ RULES: tuple[Rule, ...] = (
         r"|reinstate failed|unusable path \([^)]*\) - checker failed|checker failed path"
         r"|: mark as failed"
         r"|Could not synchronize with kernel state|checker has no usable fd)",
-        ("multipath", "failed faulty"),
+        ("multipath", "failed faulty", "[failed]["),
         "A path to a SAN/iSCSI volume failed (multipath: the kernel failed a path or its "
         "failover, multipathd's checker marked it down or failed, all paths are down and "
         "queueing stopped): I/O stalls or fails over; all paths down makes the filesystem "

@@ -114,7 +114,9 @@ NUMERICAL_RULES: tuple[Rule, ...] = (
     ),
     rule(
         NONFINITE_NORM_RULE,
-        r"\bgrad[ _]norm['\"]?\s*[:=]\s*[-+]?(?:nan|inf)\b",
+        r"\bgrad[ _]norm['\"]?\s*[:=]\s*[-+]?(?:nan|inf)\b"
+        # a metrics line of `name value` pairs (`model_grad_norm nan / value_grad_norm 40.3`)
+        r"|(?:\b|_)grad_norm\s+[-+]?(?:nan|inf)\s*(?:[/|,;\n]|$)",
         ("grad",),
         "A NaN/inf gradient norm outside a whole iteration line (a wrapped line, a logger's "
         "own field): numerical.",
