@@ -66,11 +66,15 @@ RULES: tuple[Rule, ...] = (
         # kSERIALIZATION_VERSION failed.Version tag does not match`), UCX's API check (`UCP API
         # version is incompatible: required >= 1.19, actual 1.16.0`)
         r"\bVersion tag does not match\b|\bkSERIALIZATION_VERSION failed\b"
-        r"|\bUCP API version is incompatible\b",
-        ("version tag", "kserialization_version", "api version is incompatible"),
+        r"|\bUCP API version is incompatible\b"
+        # libibverbs' provider older or newer than the kernel's verbs (`Driver bnxt_re does not
+        # support the kernel ABI of 6 (supports 1 to 1)`): no device is usable in that userspace
+        r"|\bDriver \S+ does not support the kernel ABI of \d+",
+        ("version tag", "kserialization_version", "api version is incompatible", "kernel abi"),
         "A library refuses an artefact or a peer of another version (a TensorRT engine built by "
-        "another TensorRT, a UCX older than the program needs): rebuild or align the versions; "
-        "the job's software, not the hardware.",
+        "another TensorRT, a UCX older than the program needs, rdma-core's provider and the "
+        "kernel's verbs ABI): rebuild or align the versions; the software, not the hardware; "
+        "the missing RDMA device it leaves follows from it (EXPLAINED_BY).",
         verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.6),
     ),
     rule(

@@ -173,7 +173,9 @@ RULES: tuple[Rule, ...] = (
         # 'system not yet initialized'`, `failed to initialize CUDA: system not yet initialized`)
         r"|\bCUDA\b[^\n]{0,40}?\b(?:failure|failed|error)\b[^\n]{0,40}?"
         r"'?system not yet initiali[sz]ed\b"
-        r"|\b(?:failed|unable)\s+to\s+initiali[sz]e\s+CUDA:\s+system not yet initiali[sz]ed\b",
+        r"|\b(?:failed|unable)\s+to\s+initiali[sz]e\s+CUDA:\s+system not yet initiali[sz]ed\b"
+        # the same told with its number (`CUDA initialization fails with 802 system error`)
+        r"|\bCUDA\s+(?:initiali[sz]ation|init)\s+(?:fails?|failed|failing)\s+with\s+(?:error\s+)?802\b",
         ("802", "systemnotready", "system_not_ready", "not yet initiali"),
         "CUDA refuses to start with `system not yet initialized` (802, cudaErrorSystemNotReady): "
         "on an NVSwitch node the fabric is not set up (Fabric Manager not running, not "

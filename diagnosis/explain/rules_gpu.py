@@ -358,6 +358,9 @@ CUDA_RULES: tuple[Rule, ...] = (
         r"|(?<!ray\.exceptions\.)OutOfMemoryError|" + _CUDA + r"'?out of memory"
         # CTranslate2's (`RuntimeError: CUDA failed with error out of memory`)
         r"|\bCUDA failed with error out of memory\b"
+        # HAMi-core's vGPU allocator past the memory limit it enforces (`[HAMI-core ERROR ...]:
+        # Device 0 OOM 10852066933 / 10307502080`)
+        r"|(?:vGPU|HAMI-core) ERROR [^\n]*\]: Device \d+ OOM \d+ / \d+"
         r"|CUBLAS_STATUS_ALLOC_FAILED"
         # TensorFlow's and XLA's (JAX) words for the same (not the allocator's own warning, which
         # TensorFlow recovers from: `The caller indicates that this is not a failure`)
@@ -380,6 +383,7 @@ CUDA_RULES: tuple[Rule, ...] = (
         (
             *("out of memory", "outofmemoryerror", "alloc_failed", "oom when allocating"),
             *("free memory", "outofmemory", "could not be allocated", "cudaerrormemoryallocation"),
+            " oom ",
         ),
         "The job asked for more GPU memory than is free: fix batch size/parallelism (blame "
         "application), unless another process holds the memory (the message names it).",

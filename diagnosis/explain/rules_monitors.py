@@ -433,6 +433,26 @@ RULES: tuple[Rule, ...] = (
         verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.ERROR, A.HARDWARE_INSPECTION, 0.65),
     ),
     rule(
+        "monitor.host_memory_low",
+        # Ray's status block (`Memory usage on this node: 7.4/7.5 GiB: ***LOW MEMORY*** less than
+        # 10% of the memory on this node is available for use`)
+        r"\*\*\*LOW MEMORY\*\*\* less than \d+% of the memory on this node is available",
+        ("low memory",),
+        "Ray says the node's memory is nearly exhausted: its workers are the next the OOM killer "
+        "takes; lower their memory or the object store.",
+        verdict(C.HOST_MEMORY, B.APPLICATION, K.NODE, S.WARNING, A.FIX_APPLICATION, 0.55),
+    ),
+    rule(
+        "monitor.fabric_port_check",
+        # LBNL NHC's InfiniBand and Ethernet checks (`check_hw_ib:  No IB port hfi1_0:1 is ACTIVE
+        # (LinkUp 100 Gb/sec)`): the node's fabric port is not up at the rate it should be
+        r"\bHealth check failed:\s+check_(?:hw_ib|hw_eth|ib_bw\w*):",
+        ("check_hw_ib", "check_hw_eth", "check_ib_bw"),
+        "A node health check found the node's InfiniBand or Ethernet port not active at its "
+        "rate, or its bandwidth under the floor: the node's link; the check drains it.",
+        verdict(C.NETWORK, INFRA, K.NIC, S.ERROR, A.CHECK_NETWORK, 0.6),
+    ),
+    rule(
         "monitor.nvlink_said_down",
         r"\bNVLink\w*Down\b|\bnvlink\b[^.\n]{0,40}?\blinks?\s+\d+\s+(?:is\s+)?(?:inactive|down)\b"
         r"|\bNVLink\s+\d+\b[^.\n]{0,30}?\bis\s+(?:down|inactive)\b"

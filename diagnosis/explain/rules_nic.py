@@ -103,7 +103,9 @@ RULES: tuple[Rule, ...] = (
     rule(
         "nic.mlx5_cmd_timeout",
         rf"{_MLX5} .*(?:\btimeout\. Will cause a leak of a command resource|No done completion"
-        r"|cmd_work_handler.*timeout|wait_func\S*:\d+:.*timeout)",
+        r"|cmd_work_handler.*timeout|wait_func\S*:\d+:.*timeout"
+        # no free command slot: every command in flight is stuck in the firmware
+        r"|cmd_work_handler\S*:\d+:.*failed to allocate command entry)",
         ("mlx5_core",),
         "A ConnectX firmware command timed out (ENABLE_HCA, CREATE_DCT, ...): the NIC's firmware "
         "is stuck; NVSentinel treats it as fatal.",

@@ -22,10 +22,14 @@ from diagnosis.model import Category as C
 from diagnosis.model import ComponentKind as K
 from diagnosis.model import Severity as S
 
-EXPLAINED_BY = {"storage.nvme": frozenset({"rdma.error_completion_dump"})}
+EXPLAINED_BY = {
+    "storage.nvme": frozenset({"rdma.error_completion_dump"}),
+    "rdma.no_device": frozenset({"software.version_mismatch"}),
+}
 """NVMe over RDMA: the host driver's recovery and reconnect lines follow from a completion that
 failed on the fabric, which the same input shows (`RECV for CQE ... failed with status transport
-retry counter exceeded`): the fabric's fault, not the disk's."""
+retry counter exceeded`): the fabric's fault, not the disk's. No RDMA device follows from a
+verbs provider that refuses the kernel's ABI (rules_container's version mismatch)."""
 
 PORT_DOWN_RULE = "rdma.port_down"
 _HCA = re.compile(r"^\s*(?:CA '(?P<ca>[^']+)'|hca_id:\s*(?P<id>\S+))")

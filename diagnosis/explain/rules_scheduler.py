@@ -160,9 +160,10 @@ RULES: tuple[Rule, ...] = (
         r"\*\*\* .* CANCELLED AT \S+ DUE TO TIME LIMIT|\bTime limit exhausted for \S+"
         r"|Inactivity time limit reached for \S+",
         ("time limit",),
-        "Slurm ended the job at its wall-clock limit: the job's own budget, unless it had "
-        "stopped making progress before (then a hang): check its last progress line.",
-        verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.WARNING, A.FIX_APPLICATION, 0.4),
+        "Slurm ended the job at its wall-clock limit, as the job asked (slurmstepd words it "
+        "`error:`): the job's own budget, no fault; a job that had stopped making progress "
+        "before is a hang, which its own lines tell.",
+        verdict(C.BENIGN, B.APPLICATION, K.JOB, S.INFO, A.NONE, 0.4),
     ),
     rule(
         "slurm.task_killed",

@@ -172,7 +172,7 @@ _COMPARATIVE = (
     # (not another quantity's fall between: `tokens/s and the loss keeps decreasing`)
     rf"|utili[sz]ation|{_RATE})\s+(?:(?!(?:{OTHER_QUANTITIES})\b)\w+\s+){{0,5}}?"
     r"(?:drops?|dropped|dropping|decreas\w+|degrad\w+|falls?|falling|fell|goes\s+down|went\s+down"
-    r"|sliding|slipping|slid"
+    r"|sliding|slipping|slid|reduc(?:es|ed|ing)\s+to"
     r"|going\s+down"
     r"|is\s+(?:much\s+|very\s+|way\s+|(?:several|many|two|three|four|five|ten|\d+(?:\.\d+)?)\s+times\s+"
     r"|\d+(?:\.\d+)?\s*x\s+)?(?:lower|worse))"

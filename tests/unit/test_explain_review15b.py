@@ -92,7 +92,7 @@ READ = [
         "slurmstepd: error: *** STEP 4254.0 ON gpu-a01 CANCELLED AT 2024-03-05T10:00:00 DUE TO "
         "TIME LIMIT ***\nsrun: error: gpu-a01: tasks 0-7: Terminated\n"
         "srun: error: gpu-a02: tasks 8-15: Killed",
-        C.APPLICATION,
+        C.BENIGN,
         "slurm.time_limit",
     ),
     (

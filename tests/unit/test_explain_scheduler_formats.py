@@ -66,7 +66,7 @@ FAULTS = [
     (
         "slurmstepd: error: *** JOB 4711 ON gpu-node-03 CANCELLED AT 2024-05-01T10:00:00 DUE TO "
         "TIME LIMIT ***",
-        C.APPLICATION,
+        C.BENIGN,
         "slurm.time_limit",
     ),
     (
