@@ -352,7 +352,8 @@ _HANG_RULES: tuple[Rule, ...] = (
     rule(
         "hang.ops_failed",
         r"(?:\[Rank (?P<rank>\d+)\] )?Some NCCL operations have failed or timed out"
-        r"|Exception \(either an error or timeout\) detected by watchdog",
+        r"|Exception \(either an error or timeout\) detected by watchdog"
+        r"|\bfailure detected by watchdog at work sequence id\b",
         ("some nccl operations have failed", "detected by watchdog"),
         "PyTorch tears the process down after a failed or timed-out collective: a consequence, "
         "weaker than the line that says why.",

@@ -14,7 +14,9 @@ transport and debug logger, torchelastic's rendezvous and agent):
 - The caller's set-up: a store port already taken (``failed to bind to ... Address already in
   use``, ``failed to listen on any local network address``, elastic's ``port: N already in
   use``) and an interface gloo cannot find (``Unable to find address for``) are the job's
-  configuration. The agent store's own ignored bind failure (``TORCHELASTIC_USE_AGENT_STORE is
+  configuration, and so is a store-based barrier that counted more workers than the world
+  (``world_size=2, worker_count=4``: another launch's or a stale rendezvous's workers on the
+  same store). The agent store's own ignored bind failure (``TORCHELASTIC_USE_AGENT_STORE is
   enabled so ignoring the error``) is no fault, printed at error level or not.
 - Shutdown: a rendezvous that could not be shut down (the store's host left first), the
   heartbeat monitor's ``should dump`` check on a store already gone and a finished worker
@@ -62,9 +64,24 @@ def _store_client(m: re.Match[str]) -> Verdict:
 _REFUSED = re.compile(r"Connection refused|errno: 111\b")
 
 
+def _barrier_overcounted(m: re.Match[str]) -> Verdict | None:
+    """The set-up when more workers than the world arrived at the barrier; else no reading."""
+    return _SET_UP if int(m["workers"]) > int(m["world"]) else None
+
+
 STANDALONE_RULE = "dist.standalone_across_nodes"
 
 RULES: tuple[Rule, ...] = (
+    rule(
+        "dist.barrier_overcounted",
+        r"\bstore based barrier on rank: \d+, for key: \S+ \(world_size=(?P<world>\d+), "
+        r"worker_count=(?P<workers>\d+)",
+        ("store based barrier",),
+        "The store-based barrier counted more workers than the world: another launch's workers "
+        "or a stale rendezvous (a file store left by an earlier run) share the store; the job's "
+        "launch set-up.",
+        judge=_barrier_overcounted,
+    ),
     rule(
         "mpi.affinity_mapping",
         # MVAPICH2's CPU binding (`smpi_setaffinity(2674): Error parsing CPU mapping string`)

@@ -361,6 +361,9 @@ CUDA_RULES: tuple[Rule, ...] = (
         # HAMi-core's vGPU allocator past the memory limit it enforces (`[HAMI-core ERROR ...]:
         # Device 0 OOM 10852066933 / 10307502080`)
         r"|(?:vGPU|HAMI-core) ERROR [^\n]*\]: Device \d+ OOM \d+ / \d+"
+        # PaddlePaddle's out-of-memory error in Chinese (`GPU 0上出现内存不足错误。无法在GPU 0上分配
+        # 50.000000MB内存`)
+        r"|\bGPU ?\d+ ?上出现内存不足|无法在 ?GPU ?\d+ ?上分配"
         r"|CUBLAS_STATUS_ALLOC_FAILED"
         # TensorFlow's and XLA's (JAX) words for the same (not the allocator's own warning, which
         # TensorFlow recovers from: `The caller indicates that this is not a failure`)
@@ -383,7 +386,7 @@ CUDA_RULES: tuple[Rule, ...] = (
         (
             *("out of memory", "outofmemoryerror", "alloc_failed", "oom when allocating"),
             *("free memory", "outofmemory", "could not be allocated", "cudaerrormemoryallocation"),
-            " oom ",
+            *(" oom ", "上出现内存不足", "上分配"),
         ),
         "The job asked for more GPU memory than is free: fix batch size/parallelism (blame "
         "application), unless another process holds the memory (the message names it).",

@@ -265,11 +265,22 @@ _AGAINST = re.compile(
 )
 
 
+_A_CONSTANT = re.compile(
+    r"\b(?:defined|hard-?coded|set|configured|declared|initiali[sz]ed)\s+(?:as|to)\s*[~=]?\s*$",
+    re.IGNORECASE,
+)
+"""Words before a figure that make it a constant's value in code or a configuration (`an nvlink
+bandwidth is defined as 20GB/s instead of 25GB/s`): no measured speed."""
+
+
 def _against(m: re.Match[str]) -> Verdict | None:
     """Return a slowdown when the figure now is SLOWDOWN_RATIO times the job's own earlier or
     expected step time, or RATE_DROP_PCT below its rate (both figures of one kind; a time must
-    be a step's, ``2 hours instead of 20 minutes`` of an epoch, not a timeout's)."""
+    be a step's, ``2 hours instead of 20 minutes`` of an epoch, not a timeout's; a constant's
+    value, ``defined as 20GB/s instead of 25GB/s``, is none)."""
     now, then = ("now", "then") if m["now"] is not None else ("now2", "then2")
+    if _A_CONSTANT.search(m.string, max(0, m.start(now) - 40), m.start(now)):
+        return None
     now_value, timed = value(m[now], m[f"{now}_unit"])
     then_value, then_timed = value(m[then], m[f"{then}_unit"])
     if timed != then_timed or then_value <= 0 or explains(m.string):

@@ -289,6 +289,10 @@ RULES: tuple[Rule, ...] = (
         # a stop after a count of the work (`nearly always hangs after certain number of batches`)
         r"|\b(?:hangs|hung|freezes|froze|gets\s+stuck|got\s+stuck)\s+after\s+(?:a\s+|certain\s+|some\s+"
         r"|about\s+|~?\d[\d,.k~-]*\s*)(?:number\s+of\s+)?(?:batches|steps|iterations|iters|epochs)\b"
+        # a hang said in a collective, whoever says it (`ran for hours and hang in the allreduce
+        # operation`)
+        r"|\b(?:hangs?|hung|hanging|stuck|stalls?|stalled)\s+in\s+(?:the\s+|an?\s+)?(?:all_?reduce|all_?gather"
+        r"|reduce_?scatter|barrier|broadcast|nccl\w+)\b"
         # a stop said with the GPUs busy at 100 % (`it seems blocked when I run with PP=4 on 4GPUs,
         # and the GPU-util is 100%`): ranks that spin in a collective that does not return
         r"|\b(?:seems?|is|gets?|got|was)\s+(?:to\s+be\s+)?(?:blocked|stuck|hung|frozen)\b[^.\n]{0,80}?"

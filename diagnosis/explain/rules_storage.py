@@ -156,7 +156,8 @@ RULES: tuple[Rule, ...] = (
         "storage.scsi_error",
         r"critical (?:medium|target|space allocation|nexus) error, dev|Sense Key : Medium Error"
         # the block layer's other errors of a request (blk-core.c blk_errors[])
-        r"|\b(?:timeout|protection|device resource) error, dev \w+, sector"
+        r"|\b(?:timeout|protection|device resource|device offline|recoverable transport) error,"
+        r" dev \w+, sector"
         r"|Unrecovered read error|rejecting I/O to offline device|FAILED Result: hostbyte="
         r"|SMART Failure|LOOP DOWN detected",
         (

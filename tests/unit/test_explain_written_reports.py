@@ -70,7 +70,6 @@ KNOWN_LIMITS = {
     "r20-047": "LustreError `rc = -107` on an OST write (a lost connection)",
     "r20-050": "a Turkish report of a flapping InfiniBand port",
     "r20-051": "a per-rank table with ranges of ranks",
-    "r20-058": "Italian: the job's own unrecognised argument",
     "r20-064": "sacct's elapsed times of four runs, one a line",
     "r20-071": "Datadog's value below a threshold (`= 982 is below the threshold of 1200`)",
     "r20-081": "a chat: `used to finish in ~40 min ... it's 65`, the speed in another line",
