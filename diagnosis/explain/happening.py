@@ -44,6 +44,8 @@ _NOT_NOW = re.compile(
     r"|scheduled\s+(?:maintenance|downtime|reboot|outage|work|window|restart|drain|upgrade"
     r"|test|failover|shutdown)|(?:maintenance|downtime|reboot|outage|drain)\s+(?:is\s+|was\s+)?"
     r"scheduled|by\s+design|(?<!is this )(?<!is that )(?<!is it )(?<!not )(?<!n't )expected"
+    # (not a thing's expected name or place: `not available as the expected filename`)
+    r"(?!\s+(?:file\s*name|filename|name|path|location|directory|folder|format|version))"
     r"|intended|drill|chaos|simulat\w*"
     r"|emulat\w*|inject\w*|netem|lab|exercise|test\s+fire|SLO|allows?|at\s+most|alert\s+rule"
     r"|is\s+defined|silenced?|maintenance|cleared|fixed|solved|after\s+replacing|stable\s+(?:for"

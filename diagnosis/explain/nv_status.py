@@ -87,6 +87,9 @@ STATUSES: tuple[NvStatus, ...] = (
     NvStatus(0x82, "NV_ERR_NVLINK_FABRIC_FAILURE", "the NVLink fabric failed",
              Verdict(Category.NETWORK, Blame.INFRASTRUCTURE, ComponentKind.SWITCH,
                      Severity.CRITICAL, Action.REBOOT_NODE, 0.7)),
+    NvStatus(0x87, "NV_ERR_FABRIC_STATE_OUT_OF_SYNC", "the driver's NVLink fabric state is stale",
+             Verdict(Category.NETWORK, Blame.INFRASTRUCTURE, ComponentKind.SWITCH,
+                     Severity.ERROR, Action.CAPTURE_DIAGNOSTICS, 0.55)),
     NvStatus(0x8C, "NV_ERR_DMA_XFER_FAILED", "a DMA transfer failed",
              _gpu(_HW, Severity.ERROR, Action.RESET_GPU, 0.5)),
 )  # fmt: skip

@@ -45,6 +45,16 @@ def _threshold(m: re.Match[str]) -> Verdict:
 
 BMC_RULES: tuple[Rule, ...] = (
     rule(
+        "host.bmc_critical_fault",
+        # HPE iLO's Integrated Management Log (`Server Critical Fault (Service Information:
+        # Runtime Fault, System Board, P12V Main/AUX Regulator 1 (04h))`)
+        r"\bServer Critical Fault \(Service Information:",
+        ("server critical fault",),
+        "The BMC logged a critical fault of the server's board (a regulator, a processor, the "
+        "memory's power): the node crashes or will; service the part the entry names.",
+        host_hardware(S.ERROR, A.HARDWARE_INSPECTION, 0.7),
+    ),
+    rule(
         "host.bmc_dimm_failed",
         # IBM's IMM event log (`Scrub Failure for "Memory Device 8" on subsystem "System
         # Memory"`, `"Memory Device 8" disabled on subsystem "System Memory"`)

@@ -48,11 +48,12 @@ _NETWORK_RULES: tuple[Rule, ...] = (
         r"local protection|local QP operation) error\b"
         # the NIC's own code of a failed completion, however the library words the rest (`Work
         # Request Flushed Error, vendor_err 0x1`, `status 5 and vendor err 249`)
-        r"|\bvendor[ _]err(?:or)?\s*[:=]?\s*(?:0x[0-9a-f]+|\d+)\b",
+        r"|\bvendor[ _](?:err(?:or)?|syndrome)\s*[:=]?\s*(?:0x[0-9a-f]+|\d+)\b"
+        # mlx5's completion syndromes by name (`CQE syndrome 0x15 (TRANSPORT_RETRY_EXC_ERR`)
+        r"|\b(?:TRANSPORT|RNR)_RETRY_EXC_ERR\b",
         (
             "retry count",
-            "vendor err",
-            "vendor_err",
+            *("vendor err", "vendor_err", "vendor syndrome", "vendor_syndrome", "retry_exc_err"),
             "ibv_wc_",
             "remote access error",
             "remote operation error",
@@ -194,6 +195,17 @@ _NETWORK_RULES: tuple[Rule, ...] = (
         ("unhandledcudaerror", "unhandled cuda error"),
         "NCCL hit a CUDA failure; the 'Cuda failure' line after it decides (999: GPU state).",
         verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.RESET_GPU, 0.4),
+    ),
+    rule(
+        "nccl.no_algorithm",
+        # NCCL's enqueue with no algorithm and protocol left for a collective (an NCCL_ALGO or
+        # NCCL_PROTO forced that the fabric cannot run, CollNet without its plugin)
+        r"\bNCCL WARN Error : no algorithm/protocol available\b",
+        ("no algorithm/protocol",),
+        "NCCL found no algorithm and protocol it may use for a collective: NCCL_ALGO or "
+        "NCCL_PROTO forces one the system cannot run (CollNet without its SHARP plugin); the "
+        "job's setting.",
+        verdict(C.APPLICATION, APP, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.65),
     ),
     rule(
         "nccl.invalid_usage",

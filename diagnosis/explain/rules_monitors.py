@@ -320,10 +320,13 @@ RULES: tuple[Rule, ...] = (
         # a width said against the one it should have (`at x8 since the riser swap, it should
         # be x16`), nvidia-smi -q's two widths retold (`Link Width Max 16x, Current 4x`)
         r"|\bat\s+x(?:1|2|4|8)\b[^.\n]{0,40}?\bshould\s+be\s+x16\b"
-        r"|\bMax\s+16x,?\s+Current\s+(?:1|2|4|8)x\b",
+        r"|\bMax\s+16x,?\s+Current\s+(?:1|2|4|8)x\b"
+        # Dell's UEFI at POST (`UEFI0080: PCIe link speed is not optimal for Bus:201 D:1 F:0.
+        # Expected link speed is Gen5 but actual link speed is Gen1`)
+        r"|\bPCIe link (?:speed|width) is not optimal for Bus:\s*\d+",
         (
             *("lnksta", "instead of x", "negotiated", " @ x", "statt x", " de x", "should be x"),
-            "max 16x",
+            *("max 16x", "is not optimal"),
         ),
         "lspci's link status: a PCIe link trained narrower than it can (a riser, a slot, a "
         "cable or the device): the host's hardware, the GPU's where the line names one; a lower "

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from diagnosis.catalog import Verdict
 from diagnosis.explain.rules import Rule, rule, verdict
 from diagnosis.explain.rules_nic import INFRA, nic_fault
 from diagnosis.model import Action as A
@@ -21,6 +22,16 @@ from diagnosis.model import Blame as B
 from diagnosis.model import Category as C
 from diagnosis.model import ComponentKind as K
 from diagnosis.model import Severity as S
+
+_UNSUPPORTED = re.compile(r"\bfailed ?: Operation not supported\b")
+_VERBS_FAILED = nic_fault(S.ERROR, A.CHECK_NETWORK, 0.55)
+_NOT_SUPPORTED = verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.5)
+
+
+def _verbs_failed(m: re.Match[str]) -> Verdict:
+    """The NIC's, unless the device said it does not support the verb (the job's set-up)."""
+    return _NOT_SUPPORTED if _UNSUPPORTED.search(m.string, m.start()) else _VERBS_FAILED
+
 
 EXPLAINED_BY = {
     "storage.nvme": frozenset({"rdma.error_completion_dump"}),
@@ -197,6 +208,11 @@ RULES: tuple[Rule, ...] = (
         r"UD endpoint \S+ to .*: unhandled timeout error|\(status Endpoint timeout\)"
         r"|status: Endpoint timeout\b|The InfiniBand retry count between two MPI processes has"
         r"|\bUCX\s+ERROR\s+Error Endpoint timeout\b"
+        # UCX's fatal transport error, and a UCP endpoint that could not connect for it
+        # (`ud_iface.c:781  Fatal: transport error: Endpoint timeout`, `ucp_ep_create(proc=2)
+        # failed: Endpoint timeout`)
+        r"|\bFatal: transport error: Endpoint timeout\b"
+        r"|\bucp_ep_create\([^)\n]*\) failed: Endpoint timeout\b"
         r"|\bUCX\s+ERROR\b[^\n]*\berror 'Endpoint timeout' on \S+ will not be handled\b"
         r"|ib_mlx5_log\.c:\d+\s+UCX\s+ERROR (?:Transport retry count|RNR retry count) exceeded",
         ("endpoint", "retry count"),
@@ -230,8 +246,11 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "rdma.qp_transition_failed",
-        r"(?i:Failed to modify QP)(?: \d+)?(?: state)?(?: from \w+)? to (?:INIT|RTR|RTS)\b",
-        ("failed to modify qp",),
+        r"(?i:Failed to modify QP)(?: \d+)?(?: state)?(?: from \w+)? to (?:INIT|RTR|RTS)\b"
+        # the same through mlx5's DevX (NVSHMEM's IBGDA: `Error in mlx5dv_devx_obj_modify for
+        # INIT2RTR_QP with syndrome 29e0df`)
+        r"|\bmlx5dv_devx_obj_modify for (?:RST2INIT|INIT2RTR|RTR2RTS)_QP\b",
+        ("failed to modify qp", "mlx5dv_devx_obj_modify"),
         "An RDMA queue pair could not be connected (the peer did not answer, errno 110, or "
         "was unreachable): the two NICs cannot talk (rail-only fabric, GID or routing).",
         nic_fault(S.ERROR, A.CHECK_NETWORK, 0.6),
@@ -312,7 +331,7 @@ RULES: tuple[Rule, ...] = (
         r"|\b(?:ibv|rdma)_\w+: (?:Invalid argument|Cannot allocate memory)"
         # UCX's `ibv_create_cq(cqe=4096) failed: <errno>`, Open MPI's openib BTL posting a work
         # request (`error posting send request error 12: ...`)
-        r"|\bibv_\w+\([^)\n]*\) failed ?: [A-Z]"
+        r"|\bibv_\w+\([^)\n]*\)(?: for [^:\n]{0,60}?)? failed ?: [A-Z]"
         # a queue pair that would not move to its next state, Open MPI's help text on one
         # that could not be made (`Failed to modify UD QP to INIT on mlx5_0: Operation not
         # permitted`, `Failed to create a queue pair (QP):`)
@@ -355,8 +374,10 @@ RULES: tuple[Rule, ...] = (
         "An RDMA verbs call failed (create/modify a queue pair or CQ, register memory, pin GPU "
         "pages for GPUDirect; perftest's 'Couldn't register MR' / 'Couldn't create QP'): the "
         "NIC, its driver or the peer-memory module, not the job. NCCL's retries (`retrying "
-        "1/35`) are not read.",
-        nic_fault(S.ERROR, A.CHECK_NETWORK, 0.55),
+        "1/35`) are not read. A verb the device does not support (`ibv_create_srq() failed: "
+        "Operation not supported`: a library's transport the NIC lacks, UCX's RC verbs on EFA) "
+        "is the job's set-up.",
+        judge=_verbs_failed,
     ),
     rule(
         "rdma.error_completion_dump",

@@ -154,7 +154,9 @@ RULES: tuple[Rule, ...] = (
         r"|problem)\b|\bbroken\s+(?:InfiniBand|IB)\s+(?:HCA\s+)?card\b"
         # a RoCE NIC that floods pause frames (an alert named for it)
         r"|\bPFC\s*Pause\s*Frames?\s*(?:High|Storm|Flood)\b"
-        r"|\bsent\s+[\d.]+\s*[KM]?\s+PFC\s+pause\s+frames\b",
+        r"|\bsent\s+[\d.]+\s*[KM]?\s+PFC\s+pause\s+frames\b"
+        # the fabric said faulty in Chinese (`IB 网络通信有问题`, `RoCE 网络异常`)
+        r"|\b(?:IB|InfiniBand|RoCE|RDMA)\s*网络[^。\n]{0,8}?(?:有问题|故障|异常|报错)",
         (
             *(
                 "ib",
@@ -233,6 +235,18 @@ RULES: tuple[Rule, ...] = (
         "A node's kernel said to panic (the panic's line not in the text): the node crashed; "
         "its memory, CPU or a driver, to be read from its console.",
         judge=said(_PLATFORM),
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "said.nvml_missing",
+        # NVML's library said missing where a daemon needs it (`gpu compute nodes would show up as
+        # 'inval' state because the nvml library needed by slurmd was not available`)
+        r"\b(?:NVML|libnvidia-ml(?:\.so(?:\.\d+)*)?)(?:\s+library)?\b[^.\n]{0,40}?\b(?:was|is|were|are)"
+        r"\s+not\s+(?:available|found|installed|loaded)\b",
+        ("nvml", "libnvidia-ml"),
+        "NVML's library said missing where a program needs it (slurmd's GPU detection, a device "
+        "plugin): the node's driver installation or the program's setup, not a failed GPU.",
+        judge=said(_BUILT_WITHOUT),
         flags=re.IGNORECASE,
     ),
     rule(

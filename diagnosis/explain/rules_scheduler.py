@@ -136,7 +136,8 @@ RULES: tuple[Rule, ...] = (
     rule(
         "slurm.unkillable_step",
         r"DUE TO JOB NOT ENDING WITH SIGNALS|DUE TO JOB NOT RUNNING\b|Reason=Kill task failed"
-        r"|^\s*Kill task failed\s{2,}\S",  # sinfo -R's REASON column
+        r"|^\s*Kill task failed\s{2,}\S"  # sinfo -R's REASON column
+        r"|['\"`]Kill task failed['\"`]",  # the reason quoted
         ("not ending with signals", "not running", "kill task failed"),
         "The job's processes would not die when Slurm killed them: they are stuck in the kernel "
         "(D state on storage I/O, or in the GPU driver); the node is drained. Its kernel log "

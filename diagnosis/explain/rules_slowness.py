@@ -79,6 +79,12 @@ _RATE = (
 )
 _COMPARATIVE = (
     r"slow(?:s|ed|er|ing)|slow-?downs?|slow(?:s|ed|ing)?\s+down|(?<!to\s)speed[- ]?downs?\b"
+    # a time said longer than another's (`the training time is very longer than when I use a
+    # single node`)
+    r"|(?:time|duration)s?\s+(?:is|are|was|were|gets?|got|became|becomes)\s+(?:much\s+|very\s+"
+    r"|way\s+|far\s+|a\s+lot\s+|significantly\s+)?longer(?=\s+than\s+(?:when|with|on|before|usual"
+    r"|normal|expected|it\s+(?:was|used)|(?:the|a|one)\s+(?:single|previous|last|old|earlier"
+    r"|first)\b))"
     # far below a published figure (`only 13.53% MFU, which is far lower than the 46.44%
     # mentioned in the table`)
     r"|(?P<published>(?:far|much|significantly|way|a\s+lot)\s+(?:lower|less|below)\s+(?:than\s+)?"
@@ -411,6 +417,12 @@ RULES: tuple[Rule, ...] = (
         # rises with the throughput (`Latency increases but throughput also increases`)
         r"|\bbottleneck\b[^.\n]{0,20}?\b(?:as|because|since)\b[^.\n]{0,60}?\b(?:you|we|one|it)\s+"
         r"(?:need|needs|have|has|must)\s+to\b"
+        # a bottleneck a reply gives as what caps a figure it expects (`The total effective
+        # bandwidth should therefore be 240GB/s on A100, but some other bottlenecks on the GPUs
+        # limits it to ~230GB/s`)
+        r"|\bbottlenecks?\b[^.\n]{0,40}?\blimits?\s+(?:it|this|that|them|the\s+\w+)\s+to\s+~?\d"
+        # a reply that calls what is seen normal (`Looks like that is [normal.](...)`)
+        r"|\b(?:looks|seems)\s+(?:like\s+)?(?:that|this|it)\s+(?:is|'s)\s+\[?normal\b"
         r"|\blatency\s+(?:\w+\s+)?(?:increases?|rises?|grows?|goes\s+up)\b[^.\n]{0,30}?\bthroughput\s+"
         r"(?:\w+\s+)?(?:increases?|rises?|grows?|goes\s+up|improves?)\b"
         # a reply that gives a capability the setup lacks as the cause (`That's because GeForce
@@ -425,7 +437,7 @@ RULES: tuple[Rule, ...] = (
             *("will get slower", "will become slower", "will always be slower", "not a bug"),
             *("expected behavio", "alleviat", "eliminat", "fix", "solv", "resolv", "remov"),
             *("cur", "again", "slower than", "behavior", "behaviour", "always", "compare"),
-            *("because", "bottleneck", "latency"),
+            *("because", "bottleneck", "latency", "normal"),
         ),
         "A sentence that calls a time growing or a run slowing normal (a reply's explanation), "
         "or a detector's verdict of no straggler: no fault, and it explains a slowness the "

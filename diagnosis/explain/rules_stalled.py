@@ -54,7 +54,7 @@ engine drops the stall findings of earlier lines)."""
 STALLED = verdict(C.HANG, B.UNKNOWN, K.JOB, S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.4)
 
 _PROGRESS = (
-    r"(?:training|train|jobs?|runs?|process\w*|program|script|progress(?:\s+bar)?|bar|steps?|"
+    r"(?:training|train|jobs?|runs?|process\w*|program|script|code|progress(?:\s+bar)?|bar|steps?|"
     r"eval\w*|stage|trainer|pods?|"
     r"iterations?|epochs?|ranks?|workers?|nodes?|everything|torchrun|launcher|NCCL|tqdm|counter|"
     r"all-?reduce|collectives?|model|fine-?tun\w*|pre-?train\w*|horovod|mpirun|mpiexec|srun|"
@@ -62,7 +62,7 @@ _PROGRESS = (
     r"\w+_perf(?:_mpi)?|nccl-tests|benchmarks?)"
 )
 _STOP = (
-    r"(?P<verb>hangs?|hung|hanging|deadlock\w*|freez(?:es|ing)|frozen|froze|stuck|stall(?:s|ed)|"
+    r"(?P<verb>hangs?|hung|hungs|hanging|deadlock\w*|freez(?:es|ing)|frozen|froze|stucks?|stall(?:s|ed)|"
     r"(?:completely\s+)?stop(?:s|ped)(?:\s+(?:making\s+progress|printing|logging|moving|"
     r"advancing|producing\s+output|writing\s+logs?))?|wedged|(?:grinds?|ground)\s+to\s+a\s+halt"
     r"|never\s+gets?\s+past"
@@ -75,6 +75,8 @@ _WHY_A_STOP = re.compile(
     r"\bindefinitely\b|\bno\s+(?:more\s+|new\s+)?(?:errors?|output|logs?|log\s+lines?|progress|lines?|"
     r"exceptions?)\b|\bcompletely\b|\bat\s+(?:step|iter\w*|epoch|batch)\s*\d|\bat\s+\d+(?:\.\d+)?\s*%|"
     r"\bat\s+(?:message\s+)?size\s+`?\d|\b(?:eventually\s+)?times\s+out\b|"
+    r"\bafter\s+(?:this|that|the\s+(?:following|last))\s+line\b"
+    r"|\(?at\s+least\s+\d+\s*(?:m|min\w*|h|hrs?|hours?)\b|"
     r"\bsince\s+(?:last\s+night|yesterday|this\s+morning|\d)|\bbeen\s+(?:~|about\s+|over\s+)?\d+\s*"
     r"(?:m|min\w*|h|hrs?|hours?)\b|\bnothing\s+since\b",
     re.IGNORECASE,
@@ -132,6 +134,7 @@ _QUEUED = re.compile(
 )
 
 
+_ENDED_OR_STUCK = re.compile(r"(?:completely\s+)?stop", re.IGNORECASE)
 _CAUSE_QUOTED = re.compile(
     r"\bNCCL\s+(?:WARN|ERROR)\b[^\n]{0,200}?\b(?:error|fail\w*|timed?\s*out|timeout|abort\w*"
     r"|unhandled|refused|reset|unreachable)\b|\bnccl(?:System|Internal|Remote)Error\b",
@@ -143,8 +146,12 @@ it (a warning of something else, an ignored variable, leaves the hang)."""
 
 
 def _stopped(m: re.Match[str]) -> Verdict | None:
-    """Return a hang when the stop is said of the job's progress and is a stop (module doc)."""
+    """Return a hang when the stop is said of the job's progress and is a stop (module doc); the
+    code said to have stopped may have ended as well as hung (`I tried running the code ... and
+    it stopped in the middle of the 64th epoch`): only its hanging is read."""
     line = m.string
+    if m[0][:4].lower() == "code" and _ENDED_OR_STUCK.match(m["verb"]):
+        return None
     before = line[max(0, m.start("verb") - 40) : m.start("verb")]
     if _NOT_A_STOP.search(before) or _no_stop_said(line) or _CAUSE_QUOTED.search(line):
         return None
@@ -192,7 +199,7 @@ def _silence(m: re.Match[str]) -> Verdict | None:
 # Italian, Russian, Vietnamese, Indonesian, Turkish
 _STOP_ELSEWHERE = (
     r"止まっ|止まり|止まる|固まっ|フリーズ|ハングし|卡住|卡死|卡在(?=\s*(?:第|step|iter|epoch|batch|\d|这|那))|不动了|"
-    r"停住|挂住|hang住|"
+    r"停住|挂住|hang住|不跑了|死在那里|卡在某个地方|進まない|進みません|進まなく|"
     r"멈췄|멈춰|멈춤|먹통|\bhängt\b|hängen\s+geblieben|eingefroren|\bbloqué|\bse\s+fige|\bfigé|"
     r"ne\s+progresse\s+plus|se\s+cuelga|se\s+qued(?:a|ó|o)\s+colgad\w*|\bcongelad\w*|\batascad\w*|"
     r"no\s+avanza|\btrav(?:a|ado|ada|ou)\b|não\s+avança|si\s+blocca|\bbloccat\w*|"
@@ -203,7 +210,7 @@ _NO_OUTPUT_ELSEWHERE = re.compile(
     # (a run that stops after a while with its GPUs at 0: `一段时间后 ... 使用率会变成0`)
     r"一段时间|(?:使用率|利用率|占用率)[^。，,]{0,4}?(?:变成|降到|变为|为|是)\s*0(?![\d.])|"
     # no error, and the run does not go on (`不在继续进行，但也不会有任何报错`)
-    r"(?:没有|不会有|无|没)(?:任何)?报错|不(?:再|在)继续|"
+    r"(?:没有|不会有|无|没|也不)(?:任何)?报错|不(?:再|在)继续|これを最後に|"
     # a stop said complete (`卡住不动`, `一动不动`)
     r"卡住不动|一动不动|"
     r"ログ|出力|エラー|完全に|步|日志|输出|로그|출력|완전히|Ausgabe|Log|sortie|journal|"
@@ -342,6 +349,7 @@ RULES: tuple[Rule, ...] = (
             *("não avança", "blocca", "завис", "застрял", "висит", "treo", "đứng im", "macet"),
             *("travou", "travad", "stoi od", "zawiesi"),
             *("takıl", "dondu", "donmuş", "ilerle"),
+            *("不跑了", "死在那里", "進ま", "進みません"),
         ),
         "The job said to be stuck in another language (止まって, 卡住, hängt, bloqué, se "
         "cuelga, завис ...) with where it stopped or what it no longer prints: a hang.",

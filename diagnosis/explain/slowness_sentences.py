@@ -65,7 +65,11 @@ benchmark of hardware, not a member of a job that became slow."""
 _SETUPS = re.compile(
     # a run on several cards against one card (`the training was slower than a card`)
     r"\b(?:slower|longer)\s+than\s+(?:on\s+|with\s+)?(?:a|one|1|a\s+single|single)\s+(?:card|GPU|device)\b"
-    r"|\b(?:slower|longer|lower)\s+than\s+(?:with|using|when|without|(?:on\s+|in\s+)?(?:fp\d+|bf16"
+    # (not against one node: a job slower on more nodes than on one is read, as `than a single
+    # node` is)
+    r"|\b(?:slower|longer|lower)\s+than\s+(?:with|using|when(?!\s+(?:I|we|you)\s+(?:use|run|train)\w*"
+    r"\s+(?:on\s+|with\s+)?(?:one|1|a\s+single|single)\s+(?:node|machine|server|host)\b)|without"
+    r"|(?:on\s+|in\s+)?(?:fp\d+|bf16"
     r"|tf32|int\d|mixed\s+precision|AMP|[AHVBL]\d{2,3}|RTX\s?\d{4}|GTX\s?\d{3,4}))\b",
     re.I,
 )
@@ -107,11 +111,16 @@ inference time also increases``)."""
 SCALED_OUT = re.compile(
     r"\s+when(?:ever)?\s+(?:I|we|you)\s+(?:move|go|switch|scale|increase|add|use|run)\w*\s+"
     r"(?:(?:it\s+)?from\s+(?:one|1|a\s+single|single)\s+(?:\w+\s+)?(?:GPU|node|machine|card)s?\s+)?"
-    r"(?:to|on|up\s+to|more|\d+|two|multiple|several)\b[^.\n]{0,20}?\b(?:GPU|node|machine|card)s?\b",
+    r"(?:to|on|up\s+to|more|\d+|two|multiple|several)\b[^.\n]{0,20}?\b(?:GPU|node|machine|card)s?\b"
+    # slower than the run on one device (`the training time is very longer than when I use a
+    # single node`)
+    r"|\s+than\s+(?:when\s+(?:I|we|you)\s+(?:use|run|train)\w*\s+(?:on\s+|with\s+)?)?(?:on\s+|with\s+)?"
+    r"(?:one|1|a\s+single|single)\s+(?:GPU|node|machine|card)\b",
     re.I,
 )
 """A slowness said to follow more devices (`It become slower when i move from one GPU node to 2
-GPU nodes`): adding them should not slow the job, so this change of the work is no excuse."""
+GPU nodes`, `longer than when I use a single node`): adding them should not slow the job, so this
+change of the work is no excuse."""
 _UNSURE = re.compile(r"^(?:n't|not)\s+(?:know|sure|understand)\b", re.I)
 NOT_TRAINING = re.compile(
     # (the start-up of a kernel, an engine, a context: `limitation of GPU kernel initialization`,
