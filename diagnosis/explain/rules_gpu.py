@@ -303,6 +303,16 @@ RULES: tuple[Rule, ...] = (
         judge=_dcgm_memory_field,
     ),
     rule(
+        "gpu.memory_test_errors",
+        # memtestG80's (and memtestCL's) running count of a GPU's memory errors (`Test iteration
+        # 50 (GPU 0, 128 MiB): 45528 errors so far`)
+        r"\bTest iteration \d+ \(GPU (?P<gpu>\d+), \d+ MiB\): [1-9]\d* errors so far",
+        ("errors so far",),
+        "A GPU memory tester found errors in the GPU's memory (memtestG80): without ECC to hide "
+        "them, the GPU corrupts data (NaNs, crashes); replace the card.",
+        gpu_hardware(S.ERROR, A.ISOLATE_GPU, 0.75),
+    ),
+    rule(
         "gpu.diag_gflops",
         r"GPU (?P<gpu>\d+) calculated at approximately [\d.]+ gigaflops during this test",
         ("gigaflops during this test",),
@@ -369,6 +379,11 @@ CUDA_RULES: tuple[Rule, ...] = (
         # TensorFlow recovers from: `The caller indicates that this is not a failure`)
         r"|\bOOM when allocating tensor\b[^\n]*\bGPU[_:]\d+"
         r"|\bRESOURCE_EXHAUSTED: Out of memory while trying to allocate\b"
+        # XLA's GPU allocator (`RESOURCE_EXHAUSTED: Failed to allocate request for 6.27GiB
+        # (6727663616B) on device ordinal 0`), the driver API's name, Apple Metal's command buffer
+        r"|\bRESOURCE_EXHAUSTED: Failed to allocate request for [\d.]+\s*[KMGT]?i?B\b[^\n]{0,30}?"
+        r"\bon device ordinal \d+"
+        r"|\bCUDA_ERROR_OUT_OF_MEMORY\b|\bkIOGPUCommandBufferCallbackErrorOutOfMemory\b"
         # a miner's (T-Rex: `GPU #0: not enough free memory to mine ethash at epoch 462`)
         r"|\bGPU ?#?\d+: not enough free memory\b"
         # PaddlePaddle's (`ResourceExhaustedError: Out of memory error on GPU 0. Cannot allocate`)
@@ -386,7 +401,8 @@ CUDA_RULES: tuple[Rule, ...] = (
         (
             *("out of memory", "outofmemoryerror", "alloc_failed", "oom when allocating"),
             *("free memory", "outofmemory", "could not be allocated", "cudaerrormemoryallocation"),
-            *(" oom ", "上出现内存不足", "上分配"),
+            *(" oom ", "上出现内存不足", "上分配", "failed to allocate request", "out_of_memory"),
+            "erroroutofmemory",
         ),
         "The job asked for more GPU memory than is free: fix batch size/parallelism (blame "
         "application), unless another process holds the memory (the message names it).",

@@ -437,9 +437,12 @@ PROCESS_RULES: tuple[Rule, ...] = (
     rule(
         "host.killed",
         # (a paste's emphasis around it too: `**Killed**`)
-        r"^\s*(?:\*\*|__|\*|_)?Killed(?:\*\*|__|\*|_)?\s*$",
+        r"^\s*(?:\*\*|__|\*|_)?Killed(?:\*\*|__|\*|_)?\s*$"
+        # zsh's job report of a process killed (`[1]    26478 killed     python test.py`)
+        r"|\[\d+\]\s+(?:[+-]\s+)?\d+\s+killed\s+\S",
         ("killed",),
-        "A bare 'Killed' on the job's stdout: SIGKILL, most often a cgroup/Slurm memory kill "
+        "A bare 'Killed' on the job's stdout (or zsh's job report of it): SIGKILL, most often a "
+        "cgroup/Slurm memory kill "
         "(real_logs host-cpu-oom); could also be a scancel, so confidence is low.",
         verdict(C.HOST_MEMORY, APP, K.NODE, S.WARNING, A.FIX_APPLICATION, 0.35),
     ),

@@ -239,8 +239,14 @@ RULES: tuple[Rule, ...] = (
         r"\bNodeFilesystem(?:AlmostFull|SpaceFillingUp|FilesFillingUp|AlmostOutOfFiles)\b"
         r"|\bfilesystem\s+(?:is\s+)?(?:almost|nearly)\s+full\b|\bpredicted\s+full\s+in\b"
         r"|\bUse%\s*100\s*%|\b100\s*%\s+(?:full|cheio|lleno|plein|voll|pieno|заполнен)|"
-        r"\bdisk\s+(?:is\s+)?(?:completely\s+)?full\b",
+        r"\bdisk\s+(?:is\s+)?(?:completely\s+)?full\b"
+        # in Japanese and Chinese (`hdd の空きスペースがなくなった`, `磁盘空间不足`,
+        # `ディスクがいっぱい`)
+        r"|空き(?:スペース|容量|領域)が(?:なくなっ|無くなっ|不足)"
+        r"|ディスク(?:容量)?が(?:いっぱい|一杯|不足)(?!(?:では|で|じゃ)?(?:ない|なく|ありません))"
+        r"|(?:磁盘|硬盘)(?:空间)?(?:不足|已满|满了)",
         (
+            *("空き", "ディスク", "磁盘", "硬盘"),
             "nodefilesystem",
             "almost full",
             "nearly full",

@@ -55,9 +55,10 @@ MISREAD_RULE = "said.misread"
 MISREAD_RULES = (
     *("kernel.mce_uncorrected", "host.mce", "host.bmc_fault", "host.bmc_warning"),
     "nccl.warn",
+    "fabric.imex_unhealthy",
 )
-"""Machine checks and BMC entries an input says were logged wrongly, and NCCL's plain warnings
-an input calls a red herring."""
+"""Machine checks and BMC entries an input says were logged wrongly, NCCL's plain warnings an
+input calls a red herring, a health watch's IMEX finding it calls a false positive."""
 LOSSY_FABRIC_RULE = "said.lossy_fabric"
 CORRECTED_RULES = ("host.pcie_error", "host.mce", "host.cpu_throttled", "kernel.hung_task")
 """Warnings of errors the hardware corrected, and hung tasks, which a statement that they are
@@ -379,6 +380,9 @@ RULES: tuple[Rule, ...] = (
         # (InternEvo's own `Nan grad norm occurs, please check it`, after CJK words too)
         r"|(?<![A-Za-z])NaN\s+(?:loss(?:es)?|grad(?:ient)?[\s_]norms?)\s+(?:after|at|from|since"
         r"|around|appears?|appeared|occurs?|occurred)\b"
+        # a NaN said to come in the loss (`The NaN in loss comes from the first step`)
+        r"|(?<![A-Za-z])NaNs?\s+in\s+(?:the\s+)?loss\s+(?:comes?|came|appears?|appeared|starts?"
+        r"|started|occurs?|occurred|shows?\s+up)\b"
         # a NaN said to appear in a norm or a loss (`NaN appeares in grad_norm`)
         r"|(?<![A-Za-z])NaNs?\s+(?:appear\w*|occur\w*|shows?\s+up|showed\s+up)\s+in\s+(?:the\s+)?"
         r"(?:\w+\s+)?(?:grad(?:ient)?[\s_]norms?|loss(?:es)?|gradients?)\b"
@@ -404,10 +408,13 @@ HARMLESS_RULES: tuple[Rule, ...] = (
         r"\b(?:incorrectly|erroneously|mistakenly|wrongly|falsely)\s+(?:be\s+)?(?:logged|reported"
         r"|recorded|flagged|classified)\s+as\b"
         r"|誤って[^。\n]{0,60}?(?:記録|報告|検出)|無視して(?:かまいません|構いません|問題ありません)"
-        r"|\b(?:turn(?:s|ed)\s+out\s+to\s+be|(?:is|was|were)(?:\s+just|\s+only)?)\s+a\s+red\s+herring\b",
+        r"|\b(?:turn(?:s|ed)\s+out\s+to\s+be|(?:is|was|were)(?:\s+just|\s+only)?)\s+a\s+red\s+herring\b"
+        # a health check's finding the text calls a false positive (`This is a **false
+        # positive**`)
+        r"|\b(?:this|that|it)\s+is\s+(?:\*\*)?(?:a\s+)?(?:\*\*)?false\s+(?:positive|alarm)\b",
         (
             *("logged as", "reported as", "recorded as", "flagged as", "classified as"),
-            *("誤って", "無視して", "red herring"),
+            *("誤って", "無視して", "red herring", "false positive", "false alarm"),
         ),
         "The text says an error was logged under a worse name than it is (corrected errors "
         "recorded as uncorrected by a firmware bug) or that a warning was a red herring: the "

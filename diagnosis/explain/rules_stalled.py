@@ -296,6 +296,10 @@ RULES: tuple[Rule, ...] = (
         # a stop after a count of the work (`nearly always hangs after certain number of batches`)
         r"|\b(?:hangs|hung|freezes|froze|gets\s+stuck|got\s+stuck)\s+after\s+(?:a\s+|certain\s+|some\s+"
         r"|about\s+|~?\d[\d,.k~-]*\s*)(?:number\s+of\s+)?(?:batches|steps|iterations|iters|epochs)\b"
+        # one member idle while all the others spin at 100 % (`all gpus  are at 100%, except
+        # node0:rank0 is at 0%`): the others wait in a collective for the one that stopped
+        r"|\ball\s+(?:the\s+)?(?:other\s+)?(?:gpus?|ranks?|cards?|devices?)\s+(?:are\s+)?at\s+100\s*%,?\s+"
+        r"(?:except|but)\s+[^.\n]{0,40}?\bat\s+0\s*%"
         # a hang said in a collective, whoever says it (`ran for hours and hang in the allreduce
         # operation`)
         r"|\b(?:hangs?|hung|hanging|stuck|stalls?|stalled)\s+in\s+(?:the\s+|an?\s+)?(?:all_?reduce|all_?gather"
@@ -305,7 +309,7 @@ RULES: tuple[Rule, ...] = (
         r"|\b(?:seems?|is|gets?|got|was)\s+(?:to\s+be\s+)?(?:blocked|stuck|hung|frozen)\b[^.\n]{0,80}?"
         r"\bGPU[-\s]?util\w*\s+(?:is\s+|are\s+|at\s+|stays?\s+(?:at\s+)?)?(?:all\s+)?100\s*%",
         (
-            "blocked",
+            *("blocked", "except"),
             *("stuck", "frozen", "hung", "hang", "return", "noprogress", "without", "n't"),
             *("has not", "waiting in", "blocked in", "sitting", "heartbeat", "progress since"),
             *("last line", "last log line", "nothing", "no step", "progress", "last_step_age"),

@@ -155,6 +155,9 @@ RULES: tuple[Rule, ...] = (
     rule(
         "storage.scsi_error",
         r"critical (?:medium|target|space allocation|nexus) error, dev|Sense Key : Medium Error"
+        # an I/O past the device's end (a filesystem or a partition larger than its device, a
+        # device that shrank)
+        r"|\battempt to access beyond end of device\b"
         # the block layer's other errors of a request (blk-core.c blk_errors[])
         r"|\b(?:timeout|protection|device resource|device offline|recoverable transport) error,"
         r" dev \w+, sector"
@@ -162,6 +165,7 @@ RULES: tuple[Rule, ...] = (
         r"|SMART Failure|LOOP DOWN detected",
         (
             "critical",
+            "beyond end of device",
             "error, dev",
             "sense key",
             "unrecovered read",

@@ -1,0 +1,58 @@
+"""Classes of the eighty-second round (fresh_157 to fresh_159), scored blind at 5dbe836: a health
+watch's finding the text calls a false positive (the development false alarm: an IMEX daemon not
+ready on a single-node NVSwitch box) is no fault, XLA's failed GPU allocation, Apple Metal's
+out-of-memory command buffer, the CUDA driver API's `CUDA_ERROR_OUT_OF_MEMORY`, zsh's report of a
+killed job, a NaN loss in Chinese with a word between, and memtestG80's count of a GPU's memory
+errors."""
+
+from __future__ import annotations
+
+from diagnosis.model import Category
+from tests.explain_helpers import read_as_tests, round_tests, silence_tests
+
+test_each_class_of_the_round_is_read = round_tests(
+    [
+        ("fresh_157", "0000", Category.GPU_OOM, "cuda.oom"),
+        ("fresh_157", "0010", Category.GPU_OOM, "cuda.oom"),
+        ("fresh_157", "0017", Category.NUMERICAL, "training.nan_loss"),
+        ("fresh_157", "0026", Category.GPU_OOM, "cuda.oom"),
+        ("fresh_157", "0029", Category.HOST_MEMORY, "host.killed"),
+        ("fresh_158", "0006", Category.GPU_HARDWARE, "gpu.memory_test_errors"),
+        ("fresh_158", "0011", Category.BENIGN, "said.misread"),
+    ]
+)
+
+test_the_classes_hold_in_other_words = read_as_tests(
+    [
+        (
+            "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Failed to allocate request "
+            "for 2.00GiB (2147483648B) on device ordinal 3",
+            Category.GPU_OOM,
+        ),
+        ("cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY", Category.GPU_OOM),
+        ("[2]  + 9911 killed     torchrun --nproc_per_node 8 train.py", Category.HOST_MEMORY),
+        ("训练到第三个epoch时loss直接变成了nan", Category.NUMERICAL),
+        ("Test iteration 12 (GPU 1, 256 MiB): 17 errors so far", Category.GPU_HARDWARE),
+    ]
+)
+
+test_look_alikes_stay_silent = silence_tests(
+    [
+        "Test iteration 50 (GPU 0, 128 MiB): 0 errors so far",
+        "ErrorCode:DCGM_FR_IMEX_UNHEALTHY GPU:0 IMEX daemon status is -3 (not READY)\nThis is a "
+        "false positive: the box has no multi-node NVLink domain.",
+    ]
+)
+
+test_the_development_floors_hold = round_tests(
+    [
+        # (for the dist and storage-fs development floors this round took under 0.85)
+        ("fresh_140", "0009", Category.HANG, "stalled.at_a_place"),
+        ("fresh_116", "0004", Category.HOST_STORAGE, "storage.scsi_error"),
+        ("fresh_126", "0019", Category.HOST_STORAGE, "monitor.filesystem_full"),
+    ]
+)
+
+test_the_mends_keep_their_look_alikes_silent = silence_tests(
+    ["ディスクがいっぱいではない。", "All GPUs are at 100% and none is at 0% any more."]
+)
