@@ -13,11 +13,8 @@ from __future__ import annotations
 import re
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.rules import host_hardware, verdict
+from diagnosis.explain.rules import gpu_hardware, host_hardware
 from diagnosis.model import Action as A
-from diagnosis.model import Blame as B
-from diagnosis.model import Category as C
-from diagnosis.model import ComponentKind as K
 from diagnosis.model import Severity as S
 
 MCELOG_RULE = "host.mcelog_memory"
@@ -97,5 +94,5 @@ def error_counts(m: re.Match[str]) -> Verdict | None:
     if _GPU_LINE.search(line):
         if int(m["uc"]) == 0:
             return None
-        return verdict(C.GPU_HARDWARE, B.INFRASTRUCTURE, K.GPU, S.ERROR, A.RESET_GPU, 0.6)
+        return gpu_hardware(S.ERROR, A.RESET_GPU, 0.6)
     return _counted(int(m["ce"]), int(m["uc"]), _WINDOW.search(line) is not None)

@@ -65,35 +65,25 @@ def verdict(
     return Verdict(category, blame, component, severity, action, confidence)
 
 
-def host_hardware(severity: Severity, action: Action, confidence: float) -> Verdict:
-    """Return the node's hardware at fault (the infrastructure's: CPU, memory, board, PCIe)."""
-    return verdict(
-        Category.HOST_HARDWARE,
-        Blame.INFRASTRUCTURE,
-        ComponentKind.NODE,
-        severity,
-        action,
-        confidence,
-    )
+Infrastructure = Callable[[Severity, Action, float], Verdict]
+"""A verdict of the infrastructure's part at fault, given its severity, action and confidence."""
 
 
-def host_storage(severity: Severity, action: Action, confidence: float) -> Verdict:
-    """Return the node's storage at fault (a disk, a filesystem, a network filesystem's client)."""
-    return verdict(
-        Category.HOST_STORAGE,
-        Blame.INFRASTRUCTURE,
-        ComponentKind.NODE,
-        severity,
-        action,
-        confidence,
-    )
+def _infrastructure(category: Category, component: ComponentKind) -> Infrastructure:
+    """Return the constructor of verdicts that blame the infrastructure's `component`."""
+
+    def make(severity: Severity, action: Action, confidence: float) -> Verdict:
+        return verdict(category, Blame.INFRASTRUCTURE, component, severity, action, confidence)
+
+    return make
 
 
-def gpu_hardware(severity: Severity, action: Action, confidence: float) -> Verdict:
-    """Return the GPU's hardware at fault (the infrastructure's: the GPU is the component)."""
-    return verdict(
-        Category.GPU_HARDWARE, Blame.INFRASTRUCTURE, ComponentKind.GPU, severity, action, confidence
-    )
+host_hardware = _infrastructure(Category.HOST_HARDWARE, ComponentKind.NODE)
+"""The node's hardware at fault (CPU, memory, board, PCIe)."""
+host_storage = _infrastructure(Category.HOST_STORAGE, ComponentKind.NODE)
+"""The node's storage at fault (a disk, a filesystem, a network filesystem's client)."""
+gpu_hardware = _infrastructure(Category.GPU_HARDWARE, ComponentKind.GPU)
+"""The GPU's hardware at fault (the GPU is the component)."""
 
 
 _NOT_AN_EVENT = re.compile(
@@ -277,6 +267,7 @@ def all_rules() -> tuple[Rule, ...]:
     from diagnosis.explain import (
         rules_comm,
         rules_container,
+        rules_cuda,
         rules_dcgm,
         rules_dist,
         rules_driver,
@@ -340,7 +331,7 @@ def all_rules() -> tuple[Rule, ...]:
         *rules_slowdown.RULES,
         *rules_member_figures.MEMBER_RULES,
         *rules_train.NUMERICAL_RULES,
-        *rules_gpu.CUDA_RULES,
+        *rules_cuda.RULES,
         *rules_host.PROCESS_RULES,
         *rules_process.RULES,
         *rules_dist.RULES,

@@ -28,11 +28,12 @@ _SEL_FAULT = (
     r"|Undetermined system hardware failure"
     # a severity sensor's state (ipmitool's generic event strings: `Processor CPU Machine Chk |
     # Transition to Non-recoverable`)
-    r"|Transition to (?:Non-recoverable|Critical)(?: from [\w -]+)?"
+    r"|Transition to (?i:Non-recoverable|Critical)(?: from [\w -]+)?"
 )
 _SEL_WARNING = (
     r"Correctable ECC(?: logging limit reached)?|Correctable machine check error|Throttled"
-    r"|Predictive failure|Bus Correctable error|Bus Degraded|Transition to Non-Critical from OK"
+    r"|Predictive failure|Bus Correctable error|Bus Degraded"
+    r"|Transition to (?i:Non-criti?cal) from OK"
 )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.explain.rules import Rule, gpu_hardware, rule, verdict
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
 from diagnosis.model import Category as C
@@ -48,7 +48,10 @@ _NETWORK_RULES: tuple[Rule, ...] = (
         r"local protection|local QP operation) error\b"
         # the NIC's own code of a failed completion, however the library words the rest (`Work
         # Request Flushed Error, vendor_err 0x1`, `status 5 and vendor err 249`)
-        r"|\bvendor[ _](?:err(?:or)?|syndrome)\s*[:=]?\s*(?:0x[0-9a-f]+|\d+)\b"
+        # (a non-zero code: a successful completion prints `vendor_err=0x0`; not the mlx5 driver's
+        # own dump, `syndrome 0x5, vendor syndrome 0xf9`, which rules_rdma reads whole)
+        r"|(?<!syndrome 0x[0-9a-f], )(?<!syndrome 0x[0-9a-f]{2}, )"
+        r"\bvendor[ _](?:err(?:or)?|syndrome)\s*(?:[:=]\s*)?(?:0x0*[1-9a-f][0-9a-f]*|0*[1-9]\d*)\b"
         # mlx5's completion syndromes by name (`CQE syndrome 0x15 (TRANSPORT_RETRY_EXC_ERR`)
         r"|\b(?:TRANSPORT|RNR)_RETRY_EXC_ERR\b",
         (
@@ -194,7 +197,7 @@ _NETWORK_RULES: tuple[Rule, ...] = (
         r"ncclUnhandledCudaError|unhandled cuda error",
         ("unhandledcudaerror", "unhandled cuda error"),
         "NCCL hit a CUDA failure; the 'Cuda failure' line after it decides (999: GPU state).",
-        verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.RESET_GPU, 0.4),
+        gpu_hardware(S.ERROR, A.RESET_GPU, 0.4),
     ),
     rule(
         "nccl.no_algorithm",

@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.explain.rules import Rule, gpu_hardware, rule, verdict
 from diagnosis.explain.rules_gpu import xid_policy
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
@@ -49,7 +49,7 @@ def _switch(m: re.Match[str]) -> Verdict:
     return verdict(C.NETWORK, INFRA, K.SWITCH, severity, action, 0.7)
 
 
-_NVLINK_ERRORS = verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.HARDWARE_INSPECTION, 0.7)
+_NVLINK_ERRORS = gpu_hardware(S.ERROR, A.HARDWARE_INSPECTION, 0.7)
 
 
 def _fewer_links(m: re.Match[str]) -> Verdict | None:
@@ -90,7 +90,7 @@ RULES: tuple[Rule, ...] = (
         "DCGM found the GPU's memory failing (a double-bit ECC error, retired pages past the "
         "limit, faulty memory elements, a failed row remap, an uncontained error) or its "
         "InfoROM corrupt: drain the GPU, reset it, and run a field diagnostic.",
-        verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.ISOLATE_GPU, 0.8),
+        gpu_hardware(S.ERROR, A.ISOLATE_GPU, 0.8),
     ),
     rule(
         "dcgm.gpu_degraded",

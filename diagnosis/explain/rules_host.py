@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from diagnosis.catalog import Verdict
 from diagnosis.explain.memory_counts import dimm_summary, error_counts, mc_status
-from diagnosis.explain.rules import Rule, host_hardware, host_storage, rule, verdict
+from diagnosis.explain.rules import Rule, gpu_hardware, host_hardware, host_storage, rule, verdict
 from diagnosis.explain.rules_bmc import BMC_RULES
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
@@ -57,7 +57,7 @@ def _uncorrected(m: re.Match[str]) -> Verdict:
     """Return the host's uncorrected error, or the GPU's where an uncorrectable ECC error is
     said of a GPU (`one GPU on the host is abnormal due to Uncorrectable ECC Error`)."""
     if m["ecc"] and GPU_NAMED.search(m.string):
-        return verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.CRITICAL, A.ISOLATE_GPU, 0.7)
+        return gpu_hardware(S.CRITICAL, A.ISOLATE_GPU, 0.7)
     return host_hardware(S.CRITICAL, A.ISOLATE_NODE, 0.85)
 
 
@@ -202,7 +202,7 @@ KERNEL_RULES: tuple[Rule, ...] = (
         ("amdgpu",),
         "A GPU driver reports a hardware error on its GPU (amdgpu's uncorrectable RAS event, "
         "its Accelerator Check Architecture records): the GPU, not the host's CPU or memory.",
-        verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.ISOLATE_GPU, 0.6),
+        gpu_hardware(S.ERROR, A.ISOLATE_GPU, 0.6),
     ),
     rule(
         THROTTLED_RULE,

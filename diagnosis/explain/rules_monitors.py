@@ -31,7 +31,15 @@ import re
 
 from diagnosis.catalog import Verdict
 from diagnosis.explain.happening import RESOLVED, less_than_said, live, said
-from diagnosis.explain.rules import Judge, Rule, rule, verdict
+from diagnosis.explain.rules import (
+    Judge,
+    Rule,
+    gpu_hardware,
+    host_hardware,
+    host_storage,
+    rule,
+    verdict,
+)
 from diagnosis.explain.xid_said import XID_SAID, xid_said
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
@@ -43,15 +51,15 @@ INFRA = B.INFRASTRUCTURE
 _NETWORK = verdict(C.NETWORK, INFRA, K.NIC, S.WARNING, A.CHECK_NETWORK, 0.5)
 _SWITCH = verdict(C.NETWORK, INFRA, K.SWITCH, S.WARNING, A.CHECK_NETWORK, 0.5)
 _DEGRADED = verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.HARDWARE_INSPECTION, 0.5)
-_FAILED = verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.ISOLATE_GPU, 0.6)
-_STORAGE = verdict(C.HOST_STORAGE, INFRA, K.NODE, S.WARNING, A.MONITOR, 0.5)
-_NARROW_LINK = verdict(C.HOST_HARDWARE, INFRA, K.NODE, S.WARNING, A.HARDWARE_INSPECTION, 0.5)
+_FAILED = gpu_hardware(S.ERROR, A.ISOLATE_GPU, 0.6)
+_STORAGE = host_storage(S.WARNING, A.MONITOR, 0.5)
+_NARROW_LINK = host_hardware(S.WARNING, A.HARDWARE_INSPECTION, 0.5)
 GPU_OWNED = {"monitor.pcie_downgraded": _DEGRADED, "host.pcie_narrow_link": _DEGRADED}
 """A finding that is the GPU's, with this verdict, where the lspci device header above it is a
 GPU's (``device_kind``), or, with no header, where the input names a GPU anywhere (a person's
 `GPU 5 is at x4`, a note `# ca:00.0 = GPU 4`); else the host's hardware: lspci's LnkSta line
 names no device (the engine decides)."""
-_DISK_LINK = verdict(C.HOST_STORAGE, INFRA, K.NODE, S.WARNING, A.HARDWARE_INSPECTION, 0.5)
+_DISK_LINK = host_storage(S.WARNING, A.HARDWARE_INSPECTION, 0.5)
 DISK_OWNED = {"monitor.pcie_downgraded": _DISK_LINK, "host.pcie_narrow_link": _DISK_LINK}
 """The same findings where the device header above them is a disk's (an NVMe drive, a SATA, SAS
 or RAID controller): the drive's link, its storage."""
@@ -242,9 +250,11 @@ RULES: tuple[Rule, ...] = (
         r"\bdisk\s+(?:is\s+)?(?:completely\s+)?full\b"
         # in Japanese and Chinese (`hdd の空きスペースがなくなった`, `磁盘空间不足`,
         # `ディスクがいっぱい`)
-        r"|空き(?:スペース|容量|領域)が(?:なくなっ|無くなっ|不足)"
-        r"|ディスク(?:容量)?が(?:いっぱい|一杯|不足)(?!(?:では|で|じゃ)?(?:ない|なく|ありません))"
-        r"|(?:磁盘|硬盘)(?:空间)?(?:不足|已满|满了)",
+        # (not as a condition: `場合`, `前に`, `たら`, `如果 ... 的话`)
+        r"|(?:空き(?:スペース|容量|領域)が(?:なくなっ|無くなっ|不足)"
+        r"|ディスク(?:容量)?が(?:いっぱい|一杯|不足)(?!(?:では|で|じゃ)?(?:ない|なく|ありません)))"
+        r"(?![^。\n]{0,12}?(?:場合|前に|たら|なら))"
+        r"|(?<!如果)(?<!若)(?:磁盘|硬盘)(?:空间)?(?:不足|已满|满了)(?![^。，,\n]{0,6}的话)",
         (
             *("空き", "ディスク", "磁盘", "硬盘"),
             "nodefilesystem",
@@ -422,9 +432,11 @@ RULES: tuple[Rule, ...] = (
     rule(
         "monitor.gpu_fan_failed",
         # a GPU's fan said to fail (`a GPU card was failing with fan Error`, `fan failure on GPU 2`)
+        # (not denied, not a feature's name: `no fan error reported`, `fan failure detection`)
         r"\b(?:GPU|graphics\s+card|video\s+card)s?\b[^.\n]{0,40}?\b(?:failing\s+with\s+(?:an?\s+)?)?"
-        r"fans?\s+(?:error|failure|fault|failed|broken|dead)\b"
-        r"|\bfans?\s+(?:error|failure|fault)\s+(?:on|of)\s+(?:the\s+|a\s+|one\s+)?GPU\b",
+        r"(?<!\bno\s)(?<!\bwithout\s)fans?\s+(?:error|failure|fault|failed|broken|dead)\b"
+        r"(?!\s+(?:detection|check\w*|monitor\w*|threshold|alert\w*|handling))"
+        r"|(?<!\bno\s)\bfans?\s+(?:error|failure|fault)\s+(?:on|of)\s+(?:the\s+|a\s+|one\s+)?GPU\b",
         ("fan",),
         "A GPU's fan said to have failed: the GPU overheats and throttles, then fails; replace "
         "the card or its fan.",

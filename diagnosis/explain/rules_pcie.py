@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.rules import Rule, host_hardware, rule, verdict
+from diagnosis.explain.rules import Rule, gpu_hardware, host_hardware, rule, verdict
 from diagnosis.explain.rules_host import GPU_NAMED
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
@@ -74,7 +74,7 @@ RULES: tuple[Rule, ...] = (
         "A GPU did not answer when the kernel woke it (`Unable to change power state from D3cold "
         "to D0, device inaccessible`): it is lost to the host, like a GPU fallen off the bus; "
         "drain the node, reset or reseat the GPU.",
-        verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.ISOLATE_GPU, 0.6),
+        gpu_hardware(S.ERROR, A.ISOLATE_GPU, 0.6),
     ),
     rule(
         "host.device_inaccessible",
@@ -94,7 +94,7 @@ RULES: tuple[Rule, ...] = (
         "An uncorrectable PCIe error (AER) that a GPU reported, bound to the nvidia driver: "
         "the GPU's link or the GPU itself; its transfers may be lost or poisoned. Drain it and "
         "inspect its seat, riser and the GPU.",
-        verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.ISOLATE_GPU, 0.65),
+        gpu_hardware(S.ERROR, A.ISOLATE_GPU, 0.65),
     ),
     rule(
         "host.pcie_fatal",

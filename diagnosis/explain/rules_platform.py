@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.rules import Rule, host_hardware, rule, verdict
+from diagnosis.explain.rules import Rule, gpu_hardware, host_hardware, host_storage, rule, verdict
 from diagnosis.explain.rules_gpu import xid_policy
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
@@ -61,7 +61,7 @@ def _baseboard(m: re.Match[str]) -> Verdict:
         return verdict(C.NETWORK, INFRA, K.SWITCH, S.ERROR, A.HARDWARE_INSPECTION, 0.7)
     if _DEGRADING.search(m["kind"]):
         return verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.MONITOR, 0.6)
-    return verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.ISOLATE_GPU, 0.75)
+    return gpu_hardware(S.ERROR, A.ISOLATE_GPU, 0.75)
 
 
 RULES: tuple[Rule, ...] = (
@@ -153,7 +153,7 @@ RULES: tuple[Rule, ...] = (
         ("drive array", "backplane", "drvarr", "drive error"),
         "The server's BMC reports a failed drive or array controller: the node's local storage "
         "(checkpoints, datasets, scratch) fails.",
-        verdict(C.HOST_STORAGE, INFRA, K.NODE, S.ERROR, A.HARDWARE_INSPECTION, 0.7),
+        host_storage(S.ERROR, A.HARDWARE_INSPECTION, 0.7),
     ),
     rule(
         "cloud.gpu_live_migration",

@@ -179,7 +179,8 @@ RULES: tuple[Rule, ...] = (
         r"|^Unknown option: \S"
         # a program that refuses the size it was launched at (GPCNet: `ERROR: this application
         # must be run on at least 2 nodes`)
-        r"|\bmust be run (?:on|with) at least \d+ (?:nodes|processes|ranks|GPUs|tasks)\b",
+        r"|\b(?i:error):?\s+[^\n]{0,40}?\bmust be run (?:on|with) at least \d+ "
+        r"(?:nodes|processes|ranks|GPUs|tasks)\b",
         (
             *("unrecognized", "invalid option", "arguments are required", "unknown option"),
             "must be run",

@@ -30,7 +30,9 @@ _NOT_SUPPORTED = verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.ERROR, A.FIX_APP
 
 def _verbs_failed(m: re.Match[str]) -> Verdict:
     """The NIC's, unless the device said it does not support the verb (the job's set-up)."""
-    return _NOT_SUPPORTED if _UNSUPPORTED.search(m.string, m.start()) else _VERBS_FAILED
+    end = m.string.find("\n", m.end())
+    line_end = len(m.string) if end < 0 else end
+    return _NOT_SUPPORTED if _UNSUPPORTED.search(m.string, m.start(), line_end) else _VERBS_FAILED
 
 
 EXPLAINED_BY = {

@@ -25,7 +25,7 @@ import re
 from diagnosis.catalog import Verdict
 from diagnosis.explain.explained import sentence_at
 from diagnosis.explain.happening import denied_within, said
-from diagnosis.explain.rules import Judge, Rule, joined, rule, verdict
+from diagnosis.explain.rules import Judge, Rule, gpu_hardware, host_storage, joined, rule, verdict
 from diagnosis.explain.rules_netfs import SHARED_FS
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
@@ -34,8 +34,9 @@ from diagnosis.model import ComponentKind as K
 from diagnosis.model import Severity as S
 
 INFRA = B.INFRASTRUCTURE
-_STORAGE = verdict(C.HOST_STORAGE, INFRA, K.NODE, S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.45)
-_GPU_FAILED = verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.ISOLATE_GPU, 0.5)
+_STORAGE = host_storage(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.45)
+GPU_FAILED_SAID = gpu_hardware(S.ERROR, A.ISOLATE_GPU, 0.5)
+"""A GPU said to have failed in words (rules_said_devices reads the devices' other words)."""
 _NIC = verdict(C.NETWORK, INFRA, K.NIC, S.WARNING, A.CHECK_NETWORK, 0.45)
 _HUNG_JOB = verdict(C.HANG, B.UNKNOWN, K.JOB, S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.45)
 _GPU_DEGRADED = verdict(
@@ -353,7 +354,7 @@ RULES: tuple[Rule, ...] = (
         r"\s+(?:problem|issue|fault|failure)\b",
         ("ecc",),
         "An ECC error said to be the machine's problem: the GPU's memory; drain and inspect it.",
-        judge=said(_GPU_FAILED),
+        judge=said(GPU_FAILED_SAID),
         flags=re.IGNORECASE,
     ),
     rule(
@@ -380,7 +381,8 @@ RULES: tuple[Rule, ...] = (
         # (InternEvo's own `Nan grad norm occurs, please check it`, after CJK words too)
         r"|(?<![A-Za-z])NaN\s+(?:loss(?:es)?|grad(?:ient)?[\s_]norms?)\s+(?:after|at|from|since"
         r"|around|appears?|appeared|occurs?|occurred)\b"
-        # a NaN said to come in the loss (`The NaN in loss comes from the first step`)
+        # a NaN said to come in the loss (`the NaN in the loss appears after two epochs`; in the
+        # first steps it is the loss scaler's, _SKIPPED)
         r"|(?<![A-Za-z])NaNs?\s+in\s+(?:the\s+)?loss\s+(?:comes?|came|appears?|appeared|starts?"
         r"|started|occurs?|occurred|shows?\s+up)\b"
         # a NaN said to appear in a norm or a loss (`NaN appeares in grad_norm`)
@@ -410,8 +412,11 @@ HARMLESS_RULES: tuple[Rule, ...] = (
         r"|誤って[^。\n]{0,60}?(?:記録|報告|検出)|無視して(?:かまいません|構いません|問題ありません)"
         r"|\b(?:turn(?:s|ed)\s+out\s+to\s+be|(?:is|was|were)(?:\s+just|\s+only)?)\s+a\s+red\s+herring\b"
         # a health check's finding the text calls a false positive (`This is a **false
-        # positive**`)
-        r"|\b(?:this|that|it)\s+is\s+(?:\*\*)?(?:a\s+)?(?:\*\*)?false\s+(?:positive|alarm)\b",
+        # positive**. IMEX (Internode Memory Exchange) brokers ...`), the check named around it
+        r"|\b(?:this|that|it)\s+is\s+(?:\*\*)?(?:a\s+)?(?:\*\*)?false\s+(?:positive|alarm)\b"
+        r"(?=[^\n]{0,200}?\b(?:IMEX|DCGM|health|alert|condition|watch)\b)"
+        r"|\b(?:IMEX|DCGM|health|alert|condition|watch)\b[^\n]{0,200}?\b(?:this|that|it)\s+is\s+"
+        r"(?:\*\*)?(?:a\s+)?(?:\*\*)?false\s+(?:positive|alarm)\b",
         (
             *("logged as", "reported as", "recorded as", "flagged as", "classified as"),
             *("誤って", "無視して", "red herring", "false positive", "false alarm"),

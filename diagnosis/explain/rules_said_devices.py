@@ -17,7 +17,7 @@
   from root port`, a BMC's `PCI Express bus correctable error`, an uncorrectable error on a
   riser), a power supply said to fail (`PSU failure`, `Over current fault`);
 - **gpu.oom**: a GPU's memory said exhausted in a sentence (`CUDA out of memory occurs`, `we
-  hit a CUDA OOM`): the runtime's own line (rules_gpu) is not in the text.
+  hit a CUDA OOM`): the runtime's own line (rules_cuda) is not in the text.
 
 Guarantees: every rule is judged by happening.live: an alert resolved, a runbook's condition, a
 denial just before, a planned, tested, fixed or expected event says nothing now.
@@ -28,8 +28,9 @@ from __future__ import annotations
 import re
 
 from diagnosis.explain.happening import said
-from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.explain.rules import Rule, host_hardware, host_storage, rule, verdict
 from diagnosis.explain.rules_netfs import SHARED_FS
+from diagnosis.explain.rules_said import GPU_FAILED_SAID
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
 from diagnosis.model import Category as C
@@ -37,13 +38,12 @@ from diagnosis.model import ComponentKind as K
 from diagnosis.model import Severity as S
 
 INFRA = B.INFRASTRUCTURE
-_GPU_FAILED = verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.ISOLATE_GPU, 0.5)
 _DEGRADED = verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.HARDWARE_INSPECTION, 0.45)
 _MISMATCH = verdict(C.APPLICATION, INFRA, K.NODE, S.ERROR, A.REBOOT_NODE, 0.45)
 _BUILT_WITHOUT = verdict(C.APPLICATION, INFRA, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.45)
 _NIC = verdict(C.NETWORK, INFRA, K.NIC, S.WARNING, A.CHECK_NETWORK, 0.45)
-_PLATFORM = verdict(C.HOST_HARDWARE, INFRA, K.NODE, S.WARNING, A.HARDWARE_INSPECTION, 0.45)
-_STORAGE = verdict(C.HOST_STORAGE, INFRA, K.NODE, S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.45)
+_PLATFORM = host_hardware(S.WARNING, A.HARDWARE_INSPECTION, 0.45)
+_STORAGE = host_storage(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.45)
 _GPU_OOM = verdict(C.GPU_OOM, B.APPLICATION, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.5)
 _NETFS = (
     rf"(?:{SHARED_FS}|Spectrum\s+Scale|Ceph|ZFS\s+storage"
@@ -74,7 +74,7 @@ RULES: tuple[Rule, ...] = (
         ("gpu", "显卡", "掉卡"),
         "A GPU said to have vanished (from nvidia-smi, from lspci, `the lost GPU`): it fell off "
         "the bus or the driver lost it; drain the node and reset or replace the GPU.",
-        judge=said(_GPU_FAILED),
+        judge=said(GPU_FAILED_SAID),
         flags=re.IGNORECASE,
     ),
     rule(
@@ -88,7 +88,7 @@ RULES: tuple[Rule, ...] = (
         ("nvlink", "links"),
         "One of a GPU's NVLinks said to be inactive or down, or to have failed training: the "
         "GPU's link or the baseboard; collectives over it fail or fall back to PCIe.",
-        judge=said(_GPU_FAILED),
+        judge=said(GPU_FAILED_SAID),
         flags=re.IGNORECASE,
     ),
     rule(
@@ -156,7 +156,7 @@ RULES: tuple[Rule, ...] = (
         r"|\bPFC\s*Pause\s*Frames?\s*(?:High|Storm|Flood)\b"
         r"|\bsent\s+[\d.]+\s*[KM]?\s+PFC\s+pause\s+frames\b"
         # the fabric said faulty in Chinese (`IB 网络通信有问题`, `RoCE 网络异常`)
-        r"|\b(?:IB|InfiniBand|RoCE|RDMA)\s*网络[^。\n]{0,8}?(?:有问题|故障|异常|报错)",
+        r"|(?<![A-Za-z0-9])(?:IB|InfiniBand|RoCE|RDMA)\s*网络[^。\n]{0,8}?(?:有问题|故障|异常|报错)",
         (
             *(
                 "ib",
@@ -241,8 +241,10 @@ RULES: tuple[Rule, ...] = (
         "said.nvml_missing",
         # NVML's library said missing where a daemon needs it (`gpu compute nodes would show up as
         # 'inval' state because the nvml library needed by slurmd was not available`)
-        r"\b(?:NVML|libnvidia-ml(?:\.so(?:\.\d+)*)?)(?:\s+library)?\b[^.\n]{0,40}?\b(?:was|is|were|are)"
-        r"\s+not\s+(?:available|found|installed|loaded)\b",
+        # (a program that needs it named: not a platform's statement, `NVML is not available on
+        # macOS`)
+        r"\b(?:NVML|libnvidia-ml(?:\.so(?:\.\d+)*)?)(?:\s+library)?\s+(?:needed|required|used)\s+by\s+"
+        r"[^.\n]{1,30}?\b(?:was|is|were|are)\s+not\s+(?:available|found|installed|loaded)\b",
         ("nvml", "libnvidia-ml"),
         "NVML's library said missing where a program needs it (slurmd's GPU detection, a device "
         "plugin): the node's driver installation or the program's setup, not a failed GPU.",

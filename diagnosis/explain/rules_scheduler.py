@@ -39,7 +39,15 @@ from __future__ import annotations
 import re
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.rules import Rule, rule, unit_failed, verdict
+from diagnosis.explain.rules import (
+    Rule,
+    gpu_hardware,
+    host_hardware,
+    host_storage,
+    rule,
+    unit_failed,
+    verdict,
+)
 from diagnosis.explain.rules_gpu import xid_policy
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
@@ -60,7 +68,7 @@ def _evicted(m: re.Match[str]) -> Verdict | None:
     if _MEMORY.search(m[0]):
         return verdict(C.HOST_MEMORY, B.APPLICATION, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.7)
     if _DISK.search(m[0]):
-        return verdict(C.HOST_STORAGE, INFRA, K.NODE, S.ERROR, A.FREE_DISK, 0.7)
+        return host_storage(S.ERROR, A.FREE_DISK, 0.7)
     if "pids" in m[0].lower() or "PID" in m[0]:
         return verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.5)
     return None
@@ -90,7 +98,7 @@ def _admission(m: re.Match[str]) -> Verdict:
     Available: 7`), the node's setup where it counts none or gives no count."""
     available = _AVAILABLE.search(m.string, m.end())
     if available is not None and int(available[1]) > 0:
-        return verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.HARDWARE_INSPECTION, 0.5)
+        return gpu_hardware(S.ERROR, A.HARDWARE_INSPECTION, 0.5)
     return verdict(C.APPLICATION, INFRA, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.45)
 
 
@@ -123,7 +131,7 @@ RULES: tuple[Rule, ...] = (
         "Slurm lost a node under the job (node failure, not responding and set DOWN, an "
         "unexpected reboot): the node's hardware, power or kernel, or a network partition; "
         "slurmctld's log and the node's console say which. The job must restart elsewhere.",
-        verdict(C.HOST_HARDWARE, INFRA, K.NODE, S.ERROR, A.ISOLATE_NODE, 0.55),
+        host_hardware(S.ERROR, A.ISOLATE_NODE, 0.55),
     ),
     rule(
         "slurm.memory_error",
@@ -131,13 +139,14 @@ RULES: tuple[Rule, ...] = (
         ("uncorrectable memory error",),
         "Slurm ended the job because its node saw an uncorrectable memory error: the node's "
         "memory is failing; drain it and inspect the DIMMs.",
-        verdict(C.HOST_HARDWARE, INFRA, K.NODE, S.CRITICAL, A.ISOLATE_NODE, 0.8),
+        host_hardware(S.CRITICAL, A.ISOLATE_NODE, 0.8),
     ),
     rule(
         "slurm.unkillable_step",
         r"DUE TO JOB NOT ENDING WITH SIGNALS|DUE TO JOB NOT RUNNING\b|Reason=Kill task failed"
         r"|^\s*Kill task failed\s{2,}\S"  # sinfo -R's REASON column
-        r"|['\"`]Kill task failed['\"`]",  # the reason quoted
+        # the reason quoted as what a command showed (`sinfo -R ... got 'Kill task failed'`)
+        r"|\b(?:got|gets|shows?|showed|says|said|reports?|reported)\s+['\"`]Kill task failed['\"`]",
         ("not ending with signals", "not running", "kill task failed"),
         "The job's processes would not die when Slurm killed them: they are stuck in the kernel "
         "(D state on storage I/O, or in the GPU driver); the node is drained. Its kernel log "
@@ -343,7 +352,7 @@ RULES: tuple[Rule, ...] = (
         "(an NFS or parallel filesystem server, a cloud disk that will not attach) or the "
         "node's path to it; the pod cannot start. Its events and the node's kernel log name "
         "the volume's own error.",
-        verdict(C.HOST_STORAGE, INFRA, K.NODE, S.WARNING, A.MONITOR, 0.45),
+        host_storage(S.WARNING, A.MONITOR, 0.45),
         flags=re.IGNORECASE,
     ),
     rule(
@@ -385,7 +394,7 @@ RULES: tuple[Rule, ...] = (
         ("stopped posting node status",),
         "The node stopped reporting to the control plane: it died, hung or was cut off from "
         "the network; its pods will be evicted.",
-        verdict(C.HOST_HARDWARE, INFRA, K.NODE, S.ERROR, A.ISOLATE_NODE, 0.45),
+        host_hardware(S.ERROR, A.ISOLATE_NODE, 0.45),
     ),
     rule(
         "k8s.gpu_admission",
@@ -442,7 +451,7 @@ RULES: tuple[Rule, ...] = (
         ("unhealthy",),
         "NVIDIA's device plugin marked a GPU (or all of them) unhealthy: the GPU or its driver "
         "failed a health check; the node has fewer GPUs than it should.",
-        verdict(C.GPU_HARDWARE, INFRA, K.GPU, S.ERROR, A.HARDWARE_INSPECTION, 0.6),
+        gpu_hardware(S.ERROR, A.HARDWARE_INSPECTION, 0.6),
         flags=re.IGNORECASE,
     ),
 )

@@ -26,7 +26,7 @@ import re
 
 from diagnosis.catalog import Verdict
 from diagnosis.explain.explained import explains
-from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.explain.rules import Rule, host_storage, rule, verdict
 from diagnosis.explain.rules_figures import figures_slowed
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
@@ -63,7 +63,7 @@ _CAUSES: tuple[tuple[re.Pattern[str], Verdict], ...] = (
             r"\b(?:disk|NVMe)\b[^.\n]{0,20}?\b100\s*%",
             re.IGNORECASE,
         ),
-        verdict(C.HOST_STORAGE, B.INFRASTRUCTURE, K.NODE, S.WARNING, A.MONITOR, 0.45),
+        host_storage(S.WARNING, A.MONITOR, 0.45),
     ),
     (
         re.compile(

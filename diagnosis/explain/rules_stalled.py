@@ -309,7 +309,7 @@ RULES: tuple[Rule, ...] = (
         r"|\b(?:seems?|is|gets?|got|was)\s+(?:to\s+be\s+)?(?:blocked|stuck|hung|frozen)\b[^.\n]{0,80}?"
         r"\bGPU[-\s]?util\w*\s+(?:is\s+|are\s+|at\s+|stays?\s+(?:at\s+)?)?(?:all\s+)?100\s*%",
         (
-            *("blocked", "except"),
+            *("blocked", "except", "100%", "100 %", "stall"),
             *("stuck", "frozen", "hung", "hang", "return", "noprogress", "without", "n't"),
             *("has not", "waiting in", "blocked in", "sitting", "heartbeat", "progress since"),
             *("last line", "last log line", "nothing", "no step", "progress", "last_step_age"),

@@ -126,14 +126,16 @@ NUMERICAL_RULES: tuple[Rule, ...] = (
     rule(
         "training.nan_loss",
         r"\bloss(?: is|:|=)\s*(?:nan|inf)\b|returned nan values"
-        r"|\bloss\b(?![\s_-]*scal)\s*(?:=|:|\||is|became|becomes|went\s+to|goes\s+to|going\s+to|turned|"
-        r"se\s+volvió|passe\s+à|"
-        r"devient|wird|wurde|становится|stała\s+się|变成|为|が|가|는)?\s*(?:nan|inf)(?![A-Za-z0-9])"
+        # (one optional word between two runs of spaces: `\s*(?:word\s*)?`, so a long run of
+        # spaces is read once, not once per split)
+        r"|\bloss\b(?![\s_-]*scal)\s*(?:(?:=|:|\||is|became|becomes|went\s+to|goes\s+to|going\s+to"
+        r"|turned|se\s+volvió|passe\s+à|"
+        r"devient|wird|wurde|становится|stała\s+się|变成|为|が|가|는)\s*)?(?:nan|inf)(?![A-Za-z0-9])"
         # a trainer's own loss field (`loss_net: nan`), PyTorch's printed tensor (`loss
         # tensor(nan, device='cuda:0')`)
         r"|\bloss_(?!scal)\w+:\s*(?:nan|inf)\b|\bloss\s+tensor\(\[?(?:nan|inf)\b"
         # in Chinese with a word between (`Loss 突然变成了 NaN`, `Loss变为NaN`)
-        r"|(?<![A-Za-z])loss\s*(?:突然|会|就|又|直接)?\s*(?:变成了?|变为|成了|出现了?)\s*(?:nan|inf)"
+        r"|(?<![A-Za-z])loss\s*(?:(?:突然|会|就|又|直接)\s*)?(?:变成了?|变为|成了|出现了?)\s*(?:nan|inf)"
         r"(?![A-Za-z0-9])",
         ("loss", "nan values"),
         "A loss reported as NaN/inf outside a Megatron iteration line (`loss = nan`, `| loss nan "

@@ -39,7 +39,7 @@ test_the_classes_hold_in_other_words = read_as_tests(
             "x16 but actual link width is x4.",
             Category.HOST_HARDWARE,
         ),
-        ("sinfo -R shows gpu-07 drained with 'Kill task failed'", Category.HANG),
+        ("sinfo -R shows 'Kill task failed' for gpu-07", Category.HANG),
         (
             "Server Critical Fault (Service Information: Runtime Fault, Processor 2, CPU Power "
             "Regulator (02h))",
