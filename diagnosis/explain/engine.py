@@ -48,17 +48,17 @@ from diagnosis.explain import (
 from diagnosis.explain.documents import announces_a_change, describes_a_message
 from diagnosis.explain.hint import hint as learned_hint
 from diagnosis.explain.memory_counts import MCELOG_COUNT, MCELOG_HEADER, MCELOG_RULE, mcelog_count
-from diagnosis.explain.records import Record, records
-from diagnosis.explain.rules import Hit, joined, normalize_pci, rule_set
-from diagnosis.explain.rules_host import COOLED_RULE, GPU_NAMED, THROTTLED_RULE, CpuHeat
-from diagnosis.explain.rules_monitors import (
-    ALERT_RESOLVED,
+from diagnosis.explain.pci_owner import (
     GPU_OWNED,
     KERNEL_PCI_DEVICE,
     LSPCI_DEVICE,
     OWNED_BY_KIND,
     device_kind,
 )
+from diagnosis.explain.records import Record, records
+from diagnosis.explain.rules import Hit, joined, normalize_pci, rule_set
+from diagnosis.explain.rules_host import COOLED_RULE, GPU_NAMED, THROTTLED_RULE, CpuHeat
+from diagnosis.explain.rules_monitors import ALERT_RESOLVED
 from diagnosis.explain.rules_nvlink import FABRIC_RULE, fabric_field
 from diagnosis.explain.rules_process import (
     CONFIRMED_CONFIDENCE,
@@ -146,7 +146,7 @@ class _State:
     alert_resolved: bool = False  # a line is an alert's resolved header (ALERT_RESOLVED)
     resumed_at: int = -1  # the last line that says the job moved on (rules_stalled.RESUMED)
     finite_norm_at: int = -1  # the last line with a finite grad norm (rules_train)
-    gpu_named: bool = False  # a record names a GPU (rules_host.GPU_NAMED: rules_monitors.GPU_OWNED)
+    gpu_named: bool = False  # a record names a GPU (rules_host.GPU_NAMED: pci_owner.GPU_OWNED)
     pci_kind: str | None = None  # the last PCI device header's kind (device_kind); None: none
     pci_kinds: dict[str, str] = field(default_factory=dict)  # enumerated devices' kinds, by address
     gpus_said: bool = False  # a GPU named outside a plugin's notice (rules_scheduler.NO_GPU_CLAIM)
@@ -417,7 +417,7 @@ def _confirm(state: _State) -> None:
     for key in cleared:
         del state.found[key]
     # a PCIe link with no device header is the GPU's where the input names one anywhere
-    # (rules_monitors.GPU_OWNED)
+    # (pci_owner.GPU_OWNED)
     undecided = [key for key in state.found if key[0] in state.owner_unknown]
     for key in undecided if state.gpu_named else ():
         cand = state.found.pop(key)

@@ -76,6 +76,13 @@ _OTHERS_NORMAL = re.compile(
 )
 """The others said normal (`NaN appears in grad_norm, but other loss-related indicators are
 normal`, `the other GPUs are normal`): the one named is not, so the word judges nothing."""
+
+
+def _without_others_normal(text: str) -> str:
+    """`text` with the others said normal left out (_OTHERS_NORMAL; most text has no `normal`)."""
+    return _OTHERS_NORMAL.sub(" ", text) if "normal" in text.lower() else text
+
+
 _CONDITION_WORD = re.compile(r"(?:if|when|whether)\b", re.IGNORECASE)
 _ANOTHER_TIME = re.compile(
     r"\s*(?:yesterday|last\s+(?:night|week|month|year|time)|before\s+(?:that|then)|previously"
@@ -101,9 +108,9 @@ def _not_now(m: re.Match[str], sentence: str) -> bool:
     """Whether a word of `_NOT_NOW` stands in the match's sentence, or one that is no condition
     in the sentence after it (`If the problem persists, ...` after it says nothing of it), unless
     that sentence opens on another time (`_ANOTHER_TIME`)."""
-    if _NOT_NOW.search(_OTHERS_NORMAL.sub(" ", sentence)):
+    if _NOT_NOW.search(_without_others_normal(sentence)):
         return True
-    after = _OTHERS_NORMAL.sub(" ", _next_sentence(m))
+    after = _without_others_normal(_next_sentence(m))
     if _ANOTHER_TIME.match(after):
         return False
     return any(not _CONDITION_WORD.match(w[0]) for w in _NOT_NOW.finditer(after))

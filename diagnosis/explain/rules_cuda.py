@@ -88,7 +88,14 @@ RULES: tuple[Rule, ...] = (
         (
             *("out of memory", "outofmemoryerror", "alloc_failed", "oom when allocating"),
             *("free memory", "outofmemory", "could not be allocated", "cudaerrormemoryallocation"),
-            *(" oom ", "上出现内存不足", "上分配", "failed to allocate request", "out_of_memory"),
+            *(
+                "vgpu error",
+                "hami-core error",
+                "上出现内存不足",
+                "上分配",
+                "failed to allocate request",
+            ),
+            "out_of_memory",
         ),
         "The job asked for more GPU memory than is free: fix batch size/parallelism (blame "
         "application), unless another process holds the memory (the message names it).",

@@ -54,52 +54,11 @@ _DEGRADED = verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.HARDWARE_INSPECTI
 _FAILED = gpu_hardware(S.ERROR, A.ISOLATE_GPU, 0.6)
 _STORAGE = host_storage(S.WARNING, A.MONITOR, 0.5)
 _NARROW_LINK = host_hardware(S.WARNING, A.HARDWARE_INSPECTION, 0.5)
-GPU_OWNED = {"monitor.pcie_downgraded": _DEGRADED, "host.pcie_narrow_link": _DEGRADED}
-"""A finding that is the GPU's, with this verdict, where the lspci device header above it is a
-GPU's (``device_kind``), or, with no header, where the input names a GPU anywhere (a person's
-`GPU 5 is at x4`, a note `# ca:00.0 = GPU 4`); else the host's hardware: lspci's LnkSta line
-names no device (the engine decides)."""
-_DISK_LINK = host_storage(S.WARNING, A.HARDWARE_INSPECTION, 0.5)
-DISK_OWNED = {"monitor.pcie_downgraded": _DISK_LINK, "host.pcie_narrow_link": _DISK_LINK}
-"""The same findings where the device header above them is a disk's (an NVMe drive, a SATA, SAS
-or RAID controller): the drive's link, its storage."""
-OWNED_BY_KIND = {"gpu": GPU_OWNED, "disk": DISK_OWNED}
-"""A PCIe link finding's verdict by the kind of device its header names (``device_kind``)."""
-LSPCI_DEVICE = re.compile(
-    r"^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] (?P<cls>[^:\n]+): (?P<dev>[^\n]*)"
-)
-"""lspci's device header (`ca:00.0 Infiniband controller: Mellanox ...`, numeric with -n:
-`17:00.0 0302: 10de:20b5`)."""
-KERNEL_PCI_DEVICE = re.compile(
-    r"^pci (?P<addr>(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]): "
-    r"\[[0-9a-f]{4}:[0-9a-f]{4}\] "
-    r"type [0-9a-f]{2} class 0x(?P<cls>[0-9a-f]{4})"
-)
-"""The kernel's enumeration of a PCI device (drivers/pci/probe.c: `pci 0000:9a:00.0:
-[10de:2330] type 00 class 0x030200`): a device header as lspci's is (class 03xx: a GPU)."""
-_GPU_CLASS = re.compile(r"VGA|3D controller|Display controller|^03[0-9a-f]{2}$", re.IGNORECASE)
-_DISK_CLASS = re.compile(
-    r"Non-Volatile memory controller|SATA controller|RAID bus controller|Mass storage controller"
-    r"|SCSI storage controller|Serial Attached SCSI controller|^01[0-9a-f]{2}$",
-    re.IGNORECASE,
-)
-
-
 _NARROWER_THAN = (
     r"(?<![\w.])(?:x(?:1|2|4|8)\s+(?:instead\s+of|statt|en\s+vez\s+de|au\s+lieu\s+de)\s+x16"
     r"|x(?:1|2|4)\s+(?:instead\s+of|statt)\s+x8|x(?:1|2)\s+(?:instead\s+of|statt)\s+x4)\b"
 )
 """A width said below the one the link should have (`x8 instead of x16`)."""
-
-
-def device_kind(cls: str) -> str:
-    """The kind of device an lspci or kernel device header's class names: `gpu` for a display
-    controller (VGA, 3D, class 03xx), `disk` for mass storage (NVMe, SATA, SAS, RAID, class
-    01xx), else `host`."""
-    cls = cls.strip()
-    if _GPU_CLASS.search(cls):
-        return "gpu"
-    return "disk" if _DISK_CLASS.search(cls) else "host"
 
 
 _STALLED = verdict(C.HANG, B.UNKNOWN, K.JOB, S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.45)

@@ -23,16 +23,15 @@ from diagnosis.model import Category as C
 from diagnosis.model import ComponentKind as K
 from diagnosis.model import Severity as S
 
-_UNSUPPORTED = re.compile(r"\bfailed ?: Operation not supported\b")
+_UNSUPPORTED = re.compile(r"[^\n]*?\bfailed ?: Operation not supported\b")
+"""The rest of a verbs failure's line, where the device says it does not support the verb."""
 _VERBS_FAILED = nic_fault(S.ERROR, A.CHECK_NETWORK, 0.55)
 _NOT_SUPPORTED = verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.5)
 
 
 def _verbs_failed(m: re.Match[str]) -> Verdict:
     """The NIC's, unless the device said it does not support the verb (the job's set-up)."""
-    end = m.string.find("\n", m.end())
-    line_end = len(m.string) if end < 0 else end
-    return _NOT_SUPPORTED if _UNSUPPORTED.search(m.string, m.start(), line_end) else _VERBS_FAILED
+    return _NOT_SUPPORTED if _UNSUPPORTED.match(m.string, m.start()) else _VERBS_FAILED
 
 
 EXPLAINED_BY = {

@@ -150,7 +150,7 @@ def _stopped(m: re.Match[str]) -> Verdict | None:
     code said to have stopped may have ended as well as hung (`I tried running the code ... and
     it stopped in the middle of the 64th epoch`): only its hanging is read."""
     line = m.string
-    if m[0][:4].lower() == "code" and _ENDED_OR_STUCK.match(m["verb"]):
+    if m["subject"].lower() == "code" and _ENDED_OR_STUCK.match(m["verb"]):
         return None
     before = line[max(0, m.start("verb") - 40) : m.start("verb")]
     if _NOT_A_STOP.search(before) or _no_stop_said(line) or _CAUSE_QUOTED.search(line):
@@ -309,7 +309,7 @@ RULES: tuple[Rule, ...] = (
         r"|\b(?:seems?|is|gets?|got|was)\s+(?:to\s+be\s+)?(?:blocked|stuck|hung|frozen)\b[^.\n]{0,80}?"
         r"\bGPU[-\s]?util\w*\s+(?:is\s+|are\s+|at\s+|stays?\s+(?:at\s+)?)?(?:all\s+)?100\s*%",
         (
-            *("blocked", "except", "100%", "100 %", "stall"),
+            *("blocked", "except", "at 100", "stall"),
             *("stuck", "frozen", "hung", "hang", "return", "noprogress", "without", "n't"),
             *("has not", "waiting in", "blocked in", "sitting", "heartbeat", "progress since"),
             *("last line", "last log line", "nothing", "no step", "progress", "last_step_age"),
@@ -322,7 +322,7 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "stalled.said",
-        rf"\b{_PROGRESS}\b[^.\n]{{0,40}}?\b{_STOP}\b",
+        rf"\b(?P<subject>{_PROGRESS})\b[^.\n]{{0,40}}?\b{_STOP}\b",
         (
             *("hang", "hung", "deadlock", "freez", "frozen", "froze", "stuck", "stall", "stop"),
             *("wedged", "never", "halt"),
