@@ -32,6 +32,7 @@ from diagnosis.explain import (
     rules_dist,
     rules_driver,
     rules_fabric,
+    rules_gpu,
     rules_host,
     rules_kernel,
     rules_netfs,
@@ -108,6 +109,7 @@ _EXPLAINED_BY = joined(
     *(rules_kernel.EXPLAINED_BY, rules_said.EXPLAINED_BY, rules_fabric.EXPLAINED_BY),
     *(rules_host.EXPLAINED_BY, rules_nic.EXPLAINED_BY, rules_process.EXPLAINED_BY),
     *(rules_rdma.EXPLAINED_BY, rules_slowness.EXPLAINED_BY, rules_train.EXPLAINED_BY),
+    rules_gpu.EXPLAINED_BY,
 )
 """For a rule whose line follows from another cause, the rules that give that cause."""
 _SMI_RULES = frozenset({"gpu.remap_failure", "gpu.remap_pending", "gpu.ecc_counter"})

@@ -16,7 +16,8 @@ from diagnosis.model import Action as A
 from diagnosis.model import Severity as S
 
 _SEL_SENSOR = (
-    r"\|\s*(?:Memory|Processor|Critical Interrupt|Power Supply|System Event|Temperature)"
+    r"\|\s*(?:Memory|Processor|Critical Interrupt|Power Supply|System Event|Temperature"
+    r"|System Firmware(?: Error| Progress)?)"
     r"(?: #0x[0-9a-f]{2})?[^|\n]{0,40}"
 )
 _SEL_FAULT = (
@@ -26,6 +27,10 @@ _SEL_FAULT = (
     r"|Bus Uncorrectable error|Fatal NMI|Bus Fatal Error|Failure detected|Power Supply AC lost"
     r"|AC lost or out-of-range|Upper (?:Critical|Non-recoverable) going high"
     r"|Undetermined system hardware failure"
+    # the firmware's POST errors (System Firmware Progress, offset 0: `System Firmware Error
+    # #0x11 | No usable system memory`)
+    r"|No (?:usable )?system memory(?: installed)?|Unrecoverable system-board failure"
+    r"|BIOS corruption detected|CPU voltage mismatch|CPU speed matching failure"
     # a severity sensor's state (ipmitool's generic event strings: `Processor CPU Machine Chk |
     # Transition to Non-recoverable`)
     r"|Transition to (?i:Non-recoverable|Critical)(?: from [\w -]+)?"

@@ -179,7 +179,10 @@ _NETWORK_RULES: tuple[Rule, ...] = (
     rule(
         "nccl.connection_closed",
         r"Connection closed by (?:remote )?peer|Socket recv failed|socketProgress|"
-        r"Connection reset by peer",
+        r"Connection reset by peer"
+        # an error said in lower case, as people quote it (`the problem "Runtime error:
+        # connection reset by peer"`)
+        r"|\b[Ee]rror:\s*connection reset by peer\b",
         ("connection closed", "socket recv failed", "socketprogress", "connection reset"),
         "A peer closed its socket mid-collective: it died or its network did.",
         _net(K.NODE, S.ERROR, 0.7),

@@ -117,6 +117,8 @@ RULES: tuple[Rule, ...] = (
         # the driver API's name for it (CUDA_ERROR_ILLEGAL_ADDRESS), as Blender's Cycles prints
         # it (`CUDA error: Illegal address in cuCtxSynchronize()`)
         r"|\bCUDA error: Illegal address in cu\w+\(\)|\bCUDA_ERROR_ILLEGAL_ADDRESS\b"
+        # Cycles' device queue (`Illegal address in CUDA queue copy_from_device (...)`)
+        r"|\bIllegal address in CUDA queue\b"
         # the runtime API's name (the CUDA samples' checkCudaErrors:
         # `code=700(cudaErrorIllegalAddress)`)
         r"|\bcudaErrorIllegalAddress\b",

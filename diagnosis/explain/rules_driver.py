@@ -93,6 +93,22 @@ RULES: tuple[Rule, ...] = (
         flags=re.IGNORECASE,
     ),
     rule(
+        "driver.module_headers_missing",
+        # a module to build for the running kernel without its headers: AWS's EFA installer,
+        # DKMS, NVIDIA's installer (`kernel headers were not detected and are required to build
+        # the efa kernel module`, `Your kernel headers for kernel 5.4.0 cannot be found`,
+        # `Unable to find the kernel source tree for the currently running kernel`)
+        r"\bkernel headers were not detected and are required to build\b"
+        r"|\bkernel headers for kernel \S+ cannot be found\b"
+        r"|\bUnable to find the kernel source tree for the currently running kernel\b",
+        ("kernel headers", "kernel source tree"),
+        "A driver module (the GPU's, EFA's, a DKMS package's) cannot be built because the "
+        "running kernel's headers are not installed: install the headers of that kernel (or "
+        "the image that ships them); the node's software setup, not the device.",
+        verdict(C.APPLICATION, INFRA, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.55),
+        flags=re.IGNORECASE,
+    ),
+    rule(
         "driver.nv_status",
         r"\[(?P<name>NV_ERR_[A-Z_]+)\]\s*\(0x(?P<code>[0-9A-Fa-f]{8})\)"
         r"|\(status == NV_OK\) \|\| \(status == (?P<name2>NV_ERR_[A-Z_]+)\)"

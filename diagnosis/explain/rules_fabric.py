@@ -33,13 +33,16 @@ def _switch(severity: S, action: A, confidence: float) -> Verdict:
 _NO_NVSWITCH = re.compile(r"\b(?:no|without) NVSwitch|\bPCIe\b", re.IGNORECASE)
 FM_RULES = frozenset({"fabric.fm_driver_query", "fabric.fm_not_started"})
 NVLSM_MISSING = "fabric.nvlsm_missing"
+FM_VERSION_MISMATCH = "fabric.fm_version_mismatch"
+_FM_EXPLAINERS = frozenset({"fabric.no_nvswitch", NVLSM_MISSING, FM_VERSION_MISMATCH})
 EXPLAINED_BY = {
-    **dict.fromkeys(FM_RULES, frozenset({"fabric.no_nvswitch", NVLSM_MISSING})),
+    **dict.fromkeys(FM_RULES, _FM_EXPLAINERS),
     "fabric.cuda_not_ready": frozenset({NVLSM_MISSING}),
 }
-"""Fabric Manager's failure in an input that shows a machine without NVSwitch; its failure and
-CUDA's `system not ready` in an input that says the NVLink subnet manager is not running (NVLink
-5 fabrics need it): the node's setup."""
+"""Fabric Manager's failure in an input that shows a machine without NVSwitch or names its
+package's version mismatch with the driver; its failure and CUDA's `system not ready` in an
+input that says the NVLink subnet manager is not running (NVLink 5 fabrics need it): the node's
+setup."""
 
 
 def _fm_applies(m: re.Match[str], fault: Verdict) -> Verdict | None:
@@ -148,15 +151,27 @@ RULES: tuple[Rule, ...] = (
         judge=lambda m: _fm_applies(m, _switch(S.ERROR, A.REBOOT_NODE, 0.65)),
     ),
     rule(
+        FM_VERSION_MISMATCH,
+        # FM's own words for a driver of another version (`fabric manager NVIDIA GPU driver
+        # interface version 530.30.02 don't match with driver version 530.41.03`)
+        r"\bfabric manager NVIDIA GPU driver interface version \S+ don't match with driver"
+        r" version",
+        ("don't match",),
+        "Fabric Manager's package and the loaded GPU driver are of different versions, so FM "
+        "will not start: install the FM package of the driver's exact version. The node's "
+        "software setup (as NVML's `Driver/library version mismatch`), not the fabric; it "
+        "explains FM's failed start in the same input (EXPLAINED_BY).",
+        verdict(C.APPLICATION, INFRA, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.6),
+        flags=re.IGNORECASE,
+    ),
+    rule(
         "fabric.fm_not_started",
         # systemd's words for the unit that would not start (systemctl's, journald's)
         r"\bJob for nvidia-fabricmanager\.service failed\b|"
         + unit_failed("nvidia-fabricmanager", "NVIDIA fabric manager service")
-        # systemctl status's failed start, FM's own driver version it does not match
-        + r"|\bProcess: \d+ ExecStart=\S*nv-fabricmanager\b.*\bstatus=[1-9]"
-        r"|\bfabric manager NVIDIA GPU driver interface version \S+ don't match with driver"
-        r" version",
-        ("nvidia-fabricmanager", "fabric manager service", "nv-fabricmanager", "don't match"),
+        # systemctl status's failed start
+        + r"|\bProcess: \d+ ExecStart=\S*nv-fabricmanager\b.*\bstatus=[1-9]",
+        ("nvidia-fabricmanager", "fabric manager service", "nv-fabricmanager"),
         "Fabric Manager's service would not start (systemd): the NVSwitch fabric is not set up, "
         "so CUDA fails to initialise on every GPU of an NVSwitch node. Its journal says why "
         "(a driver version it does not match, a switch missing). On a machine the text says has "

@@ -128,7 +128,23 @@ def _dcgm_memory_field(m: re.Match[str]) -> Verdict | None:
     return verdict(C.GPU_DEGRADED, INFRA, K.GPU, S.WARNING, A.MONITOR, 0.5)
 
 
+XID_DEFINED = "gpu.xid_defined"
+EXPLAINED_BY: dict[str, frozenset[str]] = {"gpu.xid": frozenset({XID_DEFINED})}
+"""An Xid line in an input that defines its code as a catalogue does: the page's example."""
+
 RULES: tuple[Rule, ...] = (
+    rule(
+        XID_DEFINED,
+        # a catalogue's or an explainer's equation (`Xid 43 = GPU stopped processing`): a page
+        # that teaches the code, whose sample line (`로그 예시:` ...) is no event
+        r"^\W*Xid\s*\d+\s*=\s*[A-Za-z]",
+        ("xid",),
+        "A line that defines an Xid code (`Xid 43 = GPU stopped processing`), as a catalogue or "
+        "an explainer does: documentation; the Xid line it gives as an example in the same "
+        "input is no event (EXPLAINED_BY).",
+        verdict(C.BENIGN, INFRA, K.GPU, S.INFO, A.NONE, 0.4),
+        flags=re.IGNORECASE,
+    ),
     rule(
         "gpu.xid",
         r"NVRM: Xid \((?:PCI:)?(?P<pci>[^)]*?)(?: GPU-I:\d+)?\): (?P<xid>\d+),?\s*(?P<detail>.*)",

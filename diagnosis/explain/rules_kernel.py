@@ -11,7 +11,8 @@ and machine checks as a BMC or EDAC prints them (``Uncorrectable Machine Check E
 ``CMCI storm``, ``Machine Check Event``, AMD ``MC255_STATUS[...|CE|...]``).
 All point at the node (component node, blame infrastructure), except in an input that shows the
 crash provoked on purpose (the kernel's lkdtm test module, SysRq's `Trigger a crash`):
-a test, whose panic, Oops, lockup or hung task is no fault (EXPLAINED_BY).
+a test, whose panic, Oops, lockup or hung task is no fault (EXPLAINED_BY); so is the OOM kill
+or panic_on_oom's panic after SysRq's `Manual OOM execution`.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from diagnosis.model import ComponentKind as K
 from diagnosis.model import Severity as S
 
 PROVOKED_RULE = "kernel.provoked"
+PROVOKED_OOM_RULE = "kernel.provoked_oom"
 
 RULES: tuple[Rule, ...] = (
     rule(
@@ -35,6 +37,17 @@ RULES: tuple[Rule, ...] = (
         ("lkdtm", "trigger a crash"),
         "A crash provoked on purpose (lkdtm's provoke-crash entries, SysRq's `c`): a test of the "
         "kernel's detectors; the panic, Oops, lockup or hung task it causes is no fault.",
+        verdict(C.BENIGN, B.INFRASTRUCTURE, K.NODE, S.INFO, A.NONE, 0.5),
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        PROVOKED_OOM_RULE,
+        # SysRq's `f` (`echo f > /proc/sysrq-trigger`), as the kernel logs it
+        r"\b(?:sysrq: )?SysRq : Manual OOM execution\b|^\s*(?:\[[\d. ]+\]\s*)?sysrq: Manual OOM "
+        r"execution\b",
+        ("manual oom execution",),
+        "An OOM kill asked for by hand (SysRq's `f`): a test of the OOM killer or of "
+        "panic_on_oom; the kill or panic it causes is no fault.",
         verdict(C.BENIGN, B.INFRASTRUCTURE, K.NODE, S.INFO, A.NONE, 0.5),
         flags=re.IGNORECASE,
     ),
@@ -152,5 +165,6 @@ EXPLAINED_BY: dict[str, frozenset[str]] = {
         "kernel.lockup",
         "kernel.hung_task",
     )
-}
-"""A kernel crash in an input that shows it provoked (lkdtm, SysRq): the test's own result."""
+} | {"host.oom_killer": frozenset({PROVOKED_OOM_RULE})}
+"""A kernel crash in an input that shows it provoked (lkdtm, SysRq), an OOM kill or panic in an
+input that shows it asked for by hand (SysRq's `f`): the test's own result."""

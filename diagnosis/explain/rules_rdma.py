@@ -176,7 +176,10 @@ RULES: tuple[Rule, ...] = (
         r"NET/IB ?: (?:\S+ )?Got (?:non-fatal |fatal )?async (?:error )?event ?: port error"
         # verbs' own name for the event (`IBV_EVENT_PORT_ERR`), a path migration that failed or
         # had no port left (Open MPI's openib: `APM: already all ports were used`)
-        r"|\bIBV_EVENT_(?:PORT_ERR|PATH_MIG_ERR)\b|\bAPM: already all ports were used\b"
+        # (not a manual's list of the events, each name followed by its description:
+        # `IBV_EVENT_PORT_ERR Link became unavailable on a port`)
+        r"|\bIBV_EVENT_(?:PORT_ERR|PATH_MIG_ERR)\b(?!\s+[A-Z][a-z]*\s+[a-z]+\s+[a-z])"
+        r"|\bAPM: already all ports were used\b"
         r"|^\s*already all ports were used port_num \d+"
         # IPoIB that cannot attach its queue pair to a multicast group (not a send-only join,
         # printed on healthy fabrics)
@@ -187,6 +190,19 @@ RULES: tuple[Rule, ...] = (
         "port left, or IPoIB could not join its multicast group: the port went down under the "
         "job or the fabric refused it.",
         nic_fault(S.WARNING, A.CHECK_NETWORK, 0.55),
+    ),
+    rule(
+        "rdma.mr_failed",
+        # perftest's own words when the NIC would not register its buffer (`Couldn't allocate
+        # MR`, `Failed to create MR`): with `--use_cuda` a GPU buffer that GPUDirect RDMA could
+        # not map (nvidia-peermem not loaded), else host memory over the locked-memory limit
+        r"^\s*Couldn't allocate MR\b|^\s*Failed to create MR\b",
+        ("couldn't allocate mr", "failed to create mr"),
+        "perftest could not register its buffer with the NIC (`Couldn't allocate MR`): for a GPU "
+        "buffer (`--use_cuda`) GPUDirect RDMA is not working (nvidia-peermem not loaded, or not "
+        "built for this driver); for host memory the locked-memory limit. The test's crash after "
+        "it is its consequence.",
+        nic_fault(S.ERROR, A.CHECK_NETWORK, 0.5),
     ),
     # UCX, rdma-core and Open MPI over verbs (catalogued in the session notes of 2026-12-05)
     rule(

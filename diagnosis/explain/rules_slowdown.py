@@ -78,6 +78,8 @@ CHANGE = re.compile(
     r"rises|increas\w*|grew|grows|jump\w*|climb\w*|until|however|drops?|dropped|falls?|fell|"
     r"decreas\w*|initially|at\s+first|(?:at|from|in)\s+the\s+beginning|used\s+to"
     r"|since(?!\s+(?:version|release|v?\d)))\b"
+    # a later figure said to be reached already (`For 15 step it is already 20-30s`)
+    r"|\balready\s+(?:up\s+to\s+)?~?\d"
     # figure to figure (`0.9s -> 2.7s`; not a label's arrow: `bs32 -> 0.8 s/it`)
     r"|\bfrom\s+~?\d[\d.,]*[^.\n]{0,20}?\bto\s+~?\d|(?<![\w.])\d+(?:\.\d+)?\s*[a-z/]*\s*(?:->|→|=>)\s*~?\d"
     # in Chinese: the first N (epochs), by the N-th, later, now (`前6个 ... 到第7个epoch的时候`)

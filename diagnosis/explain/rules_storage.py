@@ -333,6 +333,9 @@ RULES: tuple[Rule, ...] = (
         r"|multipathd(?:\[\d+\])?: [^\n]*(?:Entering recovery mode|Disable queueing"
         r"|reinstate failed|unusable path \([^)]*\) - checker failed|checker failed path"
         r"|: mark as failed"
+        # a new path the daemon could not add to its map (`failed in domap for addition of new
+        # path sda`)
+        r"|failed in domap for addition of new path"
         r"|Could not synchronize with kernel state|checker has no usable fd)",
         ("multipath", "failed faulty", "[failed]["),
         "A path to a SAN/iSCSI volume failed (multipath: the kernel failed a path or its "
