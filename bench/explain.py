@@ -254,10 +254,13 @@ HOSTILE = {
     + "was back to 1 " * 285,
     "device counts and step times, 150 times": "1 GPU: 1.0 s/it, 2 GPUs: 3.0 s/it, " * 150,
     "a device count, 1,000 times": "2 GPUs " * 1000,
+    "a count, 4,000 blanks, a node's state": "1" + " " * 4000 + "NODE_FAIL x",
+    "a step time, then a count and 4,000 blanks": "step time 1s, then 1" + " " * 4000 + "x",
 }
 """Single long lines that make a backtracking pattern, or a judge that rereads its line for
 each match, slow (reviews of 2026-12-04 and -05; the figure readers of 2026-12-05; the device
-counts of setups timed one after the other, 2026-12-07)."""
+counts of setups timed one after the other, 2026-12-07; a count before a run of blanks, which
+took 1.2 s in scaling's device counts, and a figure's arrow, review of session 31)."""
 
 
 def hostile() -> dict[str, float]:

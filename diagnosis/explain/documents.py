@@ -132,3 +132,29 @@ def announces_a_change(text: str) -> bool:
     or examples, not events (a bug report's template is none of these)."""
     head = [line for line in text.splitlines() if line.strip()][:_HEAD_LINES]
     return len(head) == _HEAD_LINES and any(_ANNOUNCES.match(line) for line in head)
+
+
+_GENERAL_EFFECT = re.compile(
+    r"\b(?:can|could|may|might|will|would)\s+(?:\w+\s+)?(?:bottleneck|affect|hold|drag|delay|impact"
+    r"|hurt|dominate|determine|limit)\w*\b",
+    re.IGNORECASE,
+)
+_SPEAKER = re.compile(
+    # a speaker, or an event of now: a member said slower, a detection, a question
+    r"\b(?:I|we|my|our|us|me|now|today|suddenly|detected)\b|\?"
+    r"|\b(?:is|are|was|were)\s+(?:much\s+|far\s+|significantly\s+|a\s+lot\s+)?slower\b",
+    re.IGNORECASE,
+)
+
+
+def speaks_in_general(text: str) -> bool:
+    """Whether the whole input states what a slow member may do to a job in general (`a single
+    slow node can bottleneck the entire job`, `the straggler will significantly affect the
+    performance of training`), as a design note or a feature request does: no speaker's own
+    job (no I, we, my, our), no figure read from one, no member said slower now, detected or
+    asked about, so its stragglers are no event."""
+    return (
+        not any(ch.isdigit() for ch in text)
+        and _GENERAL_EFFECT.search(text) is not None
+        and _SPEAKER.search(text) is None
+    )

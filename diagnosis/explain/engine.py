@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from diagnosis.catalog import Verdict
 from diagnosis.explain import (
+    rules_comm,
     rules_container,
     rules_dist,
     rules_driver,
@@ -44,9 +45,10 @@ from diagnosis.explain import (
     rules_said,
     rules_scheduler,
     rules_slowness,
+    rules_stalled,
     rules_train,
 )
-from diagnosis.explain.documents import announces_a_change, describes_a_message
+from diagnosis.explain.documents import announces_a_change, describes_a_message, speaks_in_general
 from diagnosis.explain.hint import hint as learned_hint
 from diagnosis.explain.memory_counts import MCELOG_COUNT, MCELOG_HEADER, MCELOG_RULE, mcelog_count
 from diagnosis.explain.pci_owner import (
@@ -75,7 +77,7 @@ from diagnosis.explain.rules_stalled import RESUMED
 from diagnosis.explain.rules_straggler import MINMAX_MARK, MINMAX_RULE
 from diagnosis.explain.rules_train import FINITE_GRAD_NORM, NONFINITE_NORM_RULE
 from diagnosis.explain.speeds import SLOW_DEVICE, SpeedReader
-from diagnosis.model import Finding, Severity
+from diagnosis.model import Category, Finding, Severity
 
 MAX_EVIDENCE = 1000
 """Characters of an evidence line kept in a finding."""
@@ -99,7 +101,10 @@ RECOVERED_BY = {
 }
 """For a rule of waiting or of an event, the rules whose later finding says it ended."""
 ONLY_TO_RECOVER = (
-    rules_netfs.ONLY_TO_RECOVER | rules_nic.ONLY_TO_RECOVER | rules_scheduler.ONLY_TO_RECOVER
+    rules_comm.ONLY_TO_RECOVER
+    | rules_netfs.ONLY_TO_RECOVER
+    | rules_nic.ONLY_TO_RECOVER
+    | rules_scheduler.ONLY_TO_RECOVER
 )
 
 
@@ -109,10 +114,11 @@ _EXPLAINED_BY = joined(
     *(rules_kernel.EXPLAINED_BY, rules_said.EXPLAINED_BY, rules_fabric.EXPLAINED_BY),
     *(rules_host.EXPLAINED_BY, rules_nic.EXPLAINED_BY, rules_process.EXPLAINED_BY),
     *(rules_rdma.EXPLAINED_BY, rules_slowness.EXPLAINED_BY, rules_train.EXPLAINED_BY),
-    rules_gpu.EXPLAINED_BY,
+    *(rules_gpu.EXPLAINED_BY, rules_comm.EXPLAINED_BY),
 )
 """For a rule whose line follows from another cause, the rules that give that cause."""
 _SMI_RULES = frozenset({"gpu.remap_failure", "gpu.remap_pending", "gpu.ecc_counter"})
+_FAULT_SEVERITIES = frozenset({Severity.ERROR, Severity.CRITICAL})
 
 Key = tuple[str, Verdict, str | None, int | None, str | None, int | None, int | None]
 
@@ -390,6 +396,9 @@ def _confirm(state: _State) -> None:
         and any(first_seen.get(r, -1) > cand.index for r in RECOVERED_BY.get(key[0], ()))
     ]
     cleared += [key for key in state.found if key[0] in ONLY_TO_RECOVER]
+    # the last lines shown before a stop, when what follows them is a fault of its own
+    if any(key[1].severity in _FAULT_SEVERITIES for key in state.found):
+        cleared += [key for key in state.found if key[0] == rules_stalled.UNTIL_THIS_POINT]
     # an alert whose resolved header the input shows; a stall a later line says moved on;
     cleared += [
         key
@@ -475,11 +484,14 @@ def explain_records(recs: Iterable[Record], node: str | None = None) -> list[Fin
 def explain(text: str, node: str | None = None, *, hint: bool = False) -> list[Finding]:
     """Return what `text` (log lines and tracebacks from `node`) shows, most severe first; a
     pull request's, a release note's or a closing comment's quoted messages are no events
-    (documents.announces_a_change: only their informational findings are kept). With `hint`,
+    (documents.announces_a_change: only their informational findings are kept), nor are the
+    stragglers of a text that speaks of them in general (documents.speaks_in_general). With `hint`,
     a text no rule reads gets the learned hint (hint.py) when the model is sure enough."""
     found = explain_records(records(text), node)
     if found and announces_a_change(text):
         return [f for f in found if f.severity == Severity.INFO]
+    if any(f.category == Category.STRAGGLER for f in found) and speaks_in_general(text):
+        found = [f for f in found if f.category != Category.STRAGGLER]
     if not found and hint:
         learned = learned_hint(text, node)
         return [learned] if learned else []

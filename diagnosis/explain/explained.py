@@ -186,6 +186,13 @@ EXPLAINED = re.compile(
     # only collecting samples without training`): the later, slower steps are the usual ones
     r"|\bfirst\s+(?:[\w,]+\s+){0,2}?(?:steps?|iter\w*|episodes?|epochs?)\b[^.\n]{0,60}?"
     r"\b(?:only|just)\s+\w+ing\b[^.\n]{0,40}?\bwithout\s+\w+ing\b"
+    # a phase said to only collect samples before training starts (RL's `learning_starts`:
+    # `Before this, agent only collects samples, which is fast. After that point, agent trains
+    # on every step`)
+    r"|\b(?:only|just)\s+collect(?:s|ed|ing)?\s+(?:the\s+)?(?:samples|experiences?|transitions"
+    r"|data)\b[^\n]{0,80}?\btrains?\b"
+    r"|\b(?:trains?|updates?|learns?)\s+(?:on|at)\s+every\s+(?:step|iteration|env\s+step|transition)"
+    r"\b[^.\n]{0,20}?,\s*which\s+slows\b"
     # only the first epoch slow (`the training was very slow only in the first epoch`)
     r"|\b(?:slow|slower|longer)\s+only\s+(?:in|for|during|on)\s+the\s+first\s+(?:epoch|iteration|iter"
     r"|step|batch|run|call|few\s+\w+)s?\b|\bonly\s+the\s+first\s+(?:epoch|iteration|step|batch|run"

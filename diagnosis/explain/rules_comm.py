@@ -32,6 +32,12 @@ def _hang(severity: S, confidence: float) -> Verdict:
     return verdict(C.HANG, UNSURE, K.JOB, severity, A.CAPTURE_DIAGNOSTICS, confidence)
 
 
+SOCKET_CONNECTED = "nccl.socket_connected"
+EXPLAINED_BY: dict[str, frozenset[str]] = {"nccl.socket_retry": frozenset({SOCKET_CONNECTED})}
+"""A socket transport's retries in an input that shows it connected after them."""
+ONLY_TO_RECOVER = frozenset({SOCKET_CONNECTED})
+"""Rules that only say an event ended: no finding of their own."""
+
 _NETWORK_RULES: tuple[Rule, ...] = (
     rule(
         "nccl.ib_completion_error",
@@ -231,6 +237,17 @@ _NETWORK_RULES: tuple[Rule, ...] = (
         _net(K.NODE, S.ERROR, 0.5),
     ),
     rule(
+        "nccl.no_socket_address",
+        # NCCL's bootstrap with no address to use (NCCL_SOCKET_IFNAME naming an interface the
+        # node does not have): `connecting to address  with family 59936 is neither AF_INET(2)
+        # nor AF_INET6(10)`
+        r"\bwith family \d+ is neither AF_INET\(2\) nor AF_INET6\(10\)",
+        ("neither af_inet",),
+        "NCCL found no usable address for its sockets (the interface NCCL_SOCKET_IFNAME names "
+        "does not exist, or has no address), so it connects to garbage: the job's setting.",
+        verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.6),
+    ),
+    rule(
         "nccl.internal_error",
         r"ncclInternalError|NCCL error.*internal error",
         ("ncclinternalerror", "internal error"),
@@ -284,6 +301,26 @@ _NETWORK_RULES: tuple[Rule, ...] = (
         "A TCPStore / rendezvous connection dropped (the store's host exited or the network "
         "between them failed): the ranks cannot coordinate.",
         _net(K.NODE, S.ERROR, 0.6),
+    ),
+    rule(
+        "nccl.socket_retry",
+        # a socket net plugin's retries (Google's FastSocket: `NCCL WARN Maximum retry reached
+        # for accept 3.`, `NCCL WARN Cannot get incoming CPU.`), ended by its `Connected after
+        # 1000 retries` (RECOVERED_BY)
+        r"\bNCCL WARN (?:Maximum retry reached for (?:accept|connect) \d+|Cannot get incoming CPU)",
+        ("maximum retry reached", "incoming cpu"),
+        "A socket transport's connection retried (and placed its thread without a CPU): a "
+        "slow or refused peer; no fault when the same input says it connected after the "
+        "retries (EXPLAINED_BY).",
+        _net(K.NODE, S.WARNING, 0.3),
+    ),
+    rule(
+        SOCKET_CONNECTED,
+        r"\bNCCL INFO NET/\w+ ?: Connected after \d+ retries\b",
+        ("connected after",),
+        "A socket transport connected after retrying: it ends the retries said before it; no "
+        "finding of its own.",
+        _net(K.NODE, S.INFO, 0.3),
     ),
     rule(
         "nccl.warn",

@@ -100,11 +100,30 @@ RULES: tuple[Rule, ...] = (
         # `Unable to find the kernel source tree for the currently running kernel`)
         r"\bkernel headers were not detected and are required to build\b"
         r"|\bkernel headers for kernel \S+ cannot be found\b"
-        r"|\bUnable to find the kernel source tree for the currently running kernel\b",
+        r"|\bkernel headers for this kernel do(?:es)? not seem to be installed\b"
+        r"|\bERROR: Unable to find the kernel source tree for the currently running kernel\b",
         ("kernel headers", "kernel source tree"),
         "A driver module (the GPU's, EFA's, a DKMS package's) cannot be built because the "
         "running kernel's headers are not installed: install the headers of that kernel (or "
         "the image that ships them); the node's software setup, not the device.",
+        verdict(C.APPLICATION, INFRA, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.55),
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "driver.setup_refused",
+        # NVIDIA's driver container that cannot replace a driver in use (GPU Operator), the
+        # vGPU manager on a board it does not support, mig-parted's failed configuration
+        r"\bCould not unload NVIDIA driver kernel modules, driver is in use\b"
+        r"|\b(?:vmiop_log|nvidia-vgpu-mgr)\b[^\n]*\bvGPU is supported only on VGX capable boards\b"
+        r"|\binit_device_instance failed for inst \d+ with error \d+ \(vGPU validation of the GPU "
+        r"failed\)"
+        r"|\bError applying MIG configuration\b",
+        ("could not unload nvidia", "vgx capable", "vgpu validation", "applying mig configuration"),
+        "The GPU's software setup on the node failed: the driver container cannot unload a "
+        "driver that something holds (a driver installed on the host as well, a process on the "
+        "GPU), the vGPU manager refuses a board that is not vGPU-capable, or mig-parted could "
+        "not apply its MIG layout (a hook or a process holding the GPU). The node's setup, not "
+        "a failed GPU.",
         verdict(C.APPLICATION, INFRA, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.55),
         flags=re.IGNORECASE,
     ),
@@ -267,8 +286,11 @@ RULES: tuple[Rule, ...] = (
         # (not `Detected non-NVML platform: could not load NVML library`: a node without GPUs)
         r"\bFailed to initialize NVML: could not load NVML library\b"
         r"|\bNVMLError_(?:LibraryNotFound|DriverNotLoaded)\b"
-        # nvidia-container-cli's (`initialization error: nvml error: driver not loaded`)
+        # nvidia-container-cli's (`initialization error: nvml error: driver not loaded`; its
+        # driver RPC that failed: `initialization error: driver error: failed to process
+        # request`)
         r"|\b(?i:nvml error): (?i:driver not loaded)\b"
+        r"|\bnvidia-container-cli(?:\.real)?: initialization error: driver error:"
         # the device plugin's and DCGM's spelling of NVML's status
         r"|\b(?i:Failed to initialize NVML: (?:NVML_)?ERROR_"
         r"(?:DRIVER_NOT_LOADED|LIBRARY_NOT_FOUND))\b"
@@ -285,7 +307,7 @@ RULES: tuple[Rule, ...] = (
         (
             *("could not load nvml", "nvmlerror_", "couldn't communicate", "libnvidia-ml.so"),
             *("cannot init nvml", "nvml error: driver not loaded", "failed to initialize nvml"),
-            *("couldn't find libnvidia-ml", "driver not loaded"),
+            *("couldn't find libnvidia-ml", "driver not loaded", "driver error:"),
         ),
         "NVML cannot be used on the node: its library is missing where the program runs (a "
         "container without the NVIDIA runtime) or the kernel driver is not loaded (a kernel "

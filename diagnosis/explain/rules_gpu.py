@@ -129,8 +129,44 @@ def _dcgm_memory_field(m: re.Match[str]) -> Verdict | None:
 
 
 XID_DEFINED = "gpu.xid_defined"
-EXPLAINED_BY: dict[str, frozenset[str]] = {"gpu.xid": frozenset({XID_DEFINED})}
-"""An Xid line in an input that defines its code as a catalogue does: the page's example."""
+XID_INJECTED = "gpu.xid_injected"
+EXPLAINED_BY: dict[str, frozenset[str]] = {
+    "gpu.xid": frozenset({XID_DEFINED, XID_INJECTED}),
+    "gpu.fell_off_bus": frozenset({XID_INJECTED}),
+}
+"""An Xid line in an input that defines its code as a catalogue does (the page's example) or
+says the Xid was injected (a fault-injection test's)."""
+
+_OWN_REPORT = re.compile(
+    r"\b(?:we|I|our|my|us)\b|\b(?:see|saw|seeing|got|reported|happen\w*)\b|\bon\s+node\b",
+    re.IGNORECASE,
+)
+_NOT_INJECTED = re.compile(
+    r"\b(?:not|cannot|never|without|unlike)\b|n['’]t\b|\bno\s+way\b|\bis\s+there\b"
+    r"|\bhow\s+(?:do|can|to)\b",
+    re.IGNORECASE,
+)
+_PAGE_SAYS = verdict(C.BENIGN, INFRA, K.GPU, S.INFO, A.NONE, 0.4)
+
+
+def _defined(m: re.Match[str]) -> Verdict | None:
+    """A definition, unless its line tells the speaker's own event (`Xid 79 = GPU has fallen off
+    the bus. We see it on node 7 every night:`)."""
+    return None if _OWN_REPORT.search(m.string) else _PAGE_SAYS
+
+
+def _injected(m: re.Match[str]) -> Verdict | None:
+    """An injection, unless the line denies it or asks about one (`We cannot inject Xids here`,
+    `Is there a way to inject Xid errors?`) or sets it apart (`Unlike the test where we injected
+    Xids, ...`)."""
+    line = m.string
+    start = max(line.rfind(mark, 0, m.start()) for mark in ".!?\n") + 1
+    ends = [i for i in (line.find(mark, m.end()) for mark in ".!?\n") if i >= 0]
+    end = min(ends, default=len(line))
+    if _NOT_INJECTED.search(line, start, m.start()) or line[end : end + 1] == "?":
+        return None
+    return _PAGE_SAYS
+
 
 RULES: tuple[Rule, ...] = (
     rule(
@@ -141,8 +177,21 @@ RULES: tuple[Rule, ...] = (
         ("xid",),
         "A line that defines an Xid code (`Xid 43 = GPU stopped processing`), as a catalogue or "
         "an explainer does: documentation; the Xid line it gives as an example in the same "
-        "input is no event (EXPLAINED_BY).",
-        verdict(C.BENIGN, INFRA, K.GPU, S.INFO, A.NONE, 0.4),
+        "input is no event (EXPLAINED_BY); not when the line tells the speaker's own event.",
+        judge=_defined,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        XID_INJECTED,
+        # a fault injector's words for its own Xid (`An injected Xid now reaches the node's
+        # kernel log`, `inject Xid 79 on GPU 0`)
+        r"\binjected\s+Xids?\b|\binject(?:s|ing)?\s+(?:an?\s+|the\s+)?Xids?\b"
+        r"|\bXids?\s+(?:\d+\s+|errors?\s+)?(?:(?:was|were|is|are)\s+)?injected\b",
+        ("inject",),
+        "The text says the Xid was injected (a fault-injection tool, a simulator, a test of the "
+        "health checks): the Xid line it shows is the test's, no GPU fault (EXPLAINED_BY); not "
+        "when the sentence denies or asks about an injection.",
+        judge=_injected,
         flags=re.IGNORECASE,
     ),
     rule(

@@ -43,12 +43,23 @@ RULES: tuple[Rule, ...] = (
     rule(
         PROVOKED_OOM_RULE,
         # SysRq's `f` (`echo f > /proc/sysrq-trigger`), as the kernel logs it
-        r"\b(?:sysrq: )?SysRq : Manual OOM execution\b|^\s*(?:\[[\d. ]+\]\s*)?sysrq: Manual OOM "
-        r"execution\b",
+        r"\bSysRq : Manual OOM execution\b|\bsysrq: Manual OOM execution\b",
         ("manual oom execution",),
         "An OOM kill asked for by hand (SysRq's `f`): a test of the OOM killer or of "
         "panic_on_oom; the kill or panic it causes is no fault.",
         verdict(C.BENIGN, B.INFRASTRUCTURE, K.NODE, S.INFO, A.NONE, 0.5),
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        "kernel.fs_checksum_driver_missing",
+        # ext4 (or another filesystem) without the checksum module its metadata needs, as an
+        # initramfs that lacks it boots (`EXT4-fs (sda2): Cannot load crc32c driver.`)
+        r"\b(?:\w+-fs \([^)\n]+\)|JBD2): Cannot load crc32c driver\b",
+        ("crc32c driver",),
+        "The filesystem cannot load the checksum driver its metadata needs (crc32c, missing "
+        "from the initramfs or the kernel's modules): it does not mount, or mounts without "
+        "verifying; rebuild the initramfs with the module.",
+        verdict(C.HOST_STORAGE, B.INFRASTRUCTURE, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.5),
         flags=re.IGNORECASE,
     ),
     rule(

@@ -185,7 +185,11 @@ RULES: tuple[Rule, ...] = (
         # libceph's requests to an OSD that time out, an OSD marked down, a socket to the MDS
         # that failed; BeeGFS' messaging that cannot reach a server
         r"|\blibceph: (?:\[\S+ \d+\]: )?(?:tid \d+ on osd\d+ timeout|osd\d+ down\b"
-        r"|mds\d+ \S+ socket error|mon\d+ \S+ connect error|connect \S+ error -\d+)"
+        r"|mds\d+ \S+ socket error|mon\d+ \S+ connect error|connect \S+ error -\d+"
+        # a socket to a monitor closed before the handshake ended (`mon0 (1)10.0.0.8:3300
+        # socket closed (con state V1_BANNER)`): the client never reaches it (not OPEN's
+        # routine close of an idle connection)
+        r"|mon\d+ \S+ socket closed \(con state (?!OPEN\)|STANDBY\)|CLOSED\))\w+\))"
         r"|\bMessaging \(RPC\): Unable to connect to\b"
         # any other LustreError (the caller's own are netfs.caller_error's)
         r"|\bLustreError: \S"

@@ -9,6 +9,8 @@ SIGSEGV)``. The signal alone gives the most likely cause, with honest (low) conf
   preemption) -> host.memory, 0.45;
 - SIGBUS: a DataLoader/shared-memory mapping that /dev/shm could not back -> host.memory, 0.55;
 - SIGSEGV: a crash in native code the job loaded -> application, 0.5;
+- SIGILL: a binary (or a prebuilt library it loaded) with instructions the CPU lacks (AVX,
+  AVX-512) -> application, 0.55;
 - SIGABRT: an abort whose reason is printed elsewhere (C++ exception, assertion, the NCCL
   watchdog tearing the process down) -> unknown, 0.3;
 - SIGTERM: stopped from outside (scancel, preemption, the elastic agent) -> unknown, 0.3.
@@ -36,6 +38,7 @@ from diagnosis.model import ComponentKind as K
 from diagnosis.model import Severity as S
 
 _STRSIGNAL = {
+    4: "Illegal instruction",
     6: "Aborted",
     7: "Bus error",
     9: "Killed",
@@ -258,6 +261,18 @@ RULES: tuple[Rule, ...] = (
         verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.5),
     ),
     rule(
+        "process.pure_virtual_call",
+        # the C++ runtime's own words (`pure virtual method called`, then `terminate called
+        # without an active exception`): an object used after its destruction, often at exit
+        r"(?:^|[\]:]\s|\d\s)\s*pure virtual method called\s*$"
+        r"|\blibc\+\+abi: Pure virtual function called!",
+        ("pure virtual method called", "pure virtual function called"),
+        "The C++ runtime called a pure virtual method: an object used while or after it was "
+        "destroyed (often a teardown race at exit, a callback that outlived its owner); the "
+        "abort (SIGABRT) that follows is its consequence. The program's bug.",
+        verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.6),
+    ),
+    rule(
         "process.crash_signal",
         r"\*\*\* Process received signal \*\*\*",
         ("process received signal",),
@@ -294,6 +309,23 @@ RULES: tuple[Rule, ...] = (
         "A rank aborted (SIGABRT): the reason is printed before it (a C++ exception, an "
         "assertion, the NCCL watchdog taking the process down). Unknown on its own.",
         verdict(C.UNKNOWN, B.UNKNOWN, K.JOB, S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.3),
+    ),
+    rule(
+        "process.sigill",
+        _signal(4, "SIGILL")
+        # a shell's report of its child (`Illegal instruction (core dumped)`, bash's `line 1:
+        # 4242 Illegal instruction (core dumped) python x.py`, zsh's `illegal hardware
+        # instruction`), Python's faulthandler, glog's handler (`*** SIGILL (@0x7f) received`)
+        + r"|^\s*(?:\[[^\]\n]*\]\s*)?Illegal instruction(?:\s*\(core dumped\))?\s*$"
+        r"|^\s*\S+:\s*line \d+:\s*\d+\s+Illegal instruction\b"
+        r"|\b(?:zsh: )?illegal hardware instruction\b|\bFatal Python error: Illegal instruction\b"
+        r"|\*\*\* SIGILL \(@",
+        (*_NEEDLES, "sigill", "illegal instruction", "illegal hardware"),
+        "A process died of SIGILL: the binary, or a prebuilt library it loaded (a wheel built "
+        "with AVX or AVX-512), uses instructions this CPU does not have, or was built for "
+        "another architecture: rebuild or install a build for this CPU; the job's software, "
+        "not the node's hardware.",
+        verdict(C.APPLICATION, B.APPLICATION, K.JOB, S.ERROR, A.FIX_APPLICATION, 0.55),
     ),
     rule(
         "process.sigterm",

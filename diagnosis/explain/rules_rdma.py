@@ -179,6 +179,7 @@ RULES: tuple[Rule, ...] = (
         # (not a manual's list of the events, each name followed by its description:
         # `IBV_EVENT_PORT_ERR Link became unavailable on a port`)
         r"|\bIBV_EVENT_(?:PORT_ERR|PATH_MIG_ERR)\b(?!\s+[A-Z][a-z]*\s+[a-z]+\s+[a-z])"
+        r"(?!\s*[:\-–]\s*(?:Link became unavailable|A connection failed to migrate))"
         r"|\bAPM: already all ports were used\b"
         r"|^\s*already all ports were used port_num \d+"
         # IPoIB that cannot attach its queue pair to a multicast group (not a send-only join,
@@ -192,12 +193,26 @@ RULES: tuple[Rule, ...] = (
         nic_fault(S.WARNING, A.CHECK_NETWORK, 0.55),
     ),
     rule(
+        "rdma.gpu_memory_unregistered",
+        # NVSHMEM's transports that cannot use GPU memory with the NIC (`WARN: device mlx5_0
+        # cannot allocate buffer on the specified memory type. Skipping...`) and verbs' queue
+        # pair that would not move to its next state (`ibv_modify_qp failed`, NVSHMEM's IBRC)
+        r"\bWARN: device \S+ cannot allocate buffer on the specified memory type\b"
+        r"|^\s*(?:\S+\.cpp:\d+:\s*(?:non-zero status: -?\d+|NULL value)\s+)?ibv_modify_qp failed\b",
+        ("cannot allocate buffer", "ibv_modify_qp failed"),
+        "The NIC cannot be used with the GPU's memory (NVSHMEM skips every device: GPUDirect "
+        "RDMA, peer memory or dma-buf, is not available) or a queue pair would not move to "
+        "its connected state (an address, GID or RoCE setting the peers do not share): the "
+        "RDMA path of the job is not set up.",
+        nic_fault(S.ERROR, A.CHECK_NETWORK, 0.5),
+    ),
+    rule(
         "rdma.mr_failed",
         # perftest's own words when the NIC would not register its buffer (`Couldn't allocate
         # MR`, `Failed to create MR`): with `--use_cuda` a GPU buffer that GPUDirect RDMA could
         # not map (nvidia-peermem not loaded), else host memory over the locked-memory limit
-        r"^\s*Couldn't allocate MR\b|^\s*Failed to create MR\b",
-        ("couldn't allocate mr", "failed to create mr"),
+        r"^\s*Couldn['’]t allocate MR\b|^\s*(?i:Failed to create MR)\b",
+        ("couldn't allocate mr", "couldn’t allocate mr", "failed to create mr"),
         "perftest could not register its buffer with the NIC (`Couldn't allocate MR`): for a GPU "
         "buffer (`--use_cuda`) GPUDirect RDMA is not working (nvidia-peermem not loaded, or not "
         "built for this driver); for host memory the locked-memory limit. The test's crash after "

@@ -126,7 +126,7 @@ RULES: tuple[Rule, ...] = (
         r"\bNode failure on \S+|\*\*\* .* DUE TO NODE FAILURE\b|\bKilling \S+ on failed node \S+"
         r"|\bNodes? \S+ not responding, setting DOWN|\bNode \S+ unexpectedly rebooted"
         # sacct's State column
-        r"|^\s*\d+(?:\.\w+)?\s+.*\sNODE_FAIL\s",
+        r"|^\s*\d+(?:\.\w+)?\s+(?:\S+\s+)*?NODE_FAIL\s",
         ("node failure", "failed node", "setting down", "unexpectedly rebooted", "node_fail"),
         "Slurm lost a node under the job (node failure, not responding and set DOWN, an "
         "unexpected reboot): the node's hardware, power or kernel, or a network partition; "
@@ -158,7 +158,10 @@ RULES: tuple[Rule, ...] = (
         r"exceeded (?:virtual )?memory limit \(\d+ > \d+\), being killed"
         r"|\btasks? [\d,\-]+: Out Of Memory\b"
         # sacct's State column (`OUT_OF_ME+` when the column is narrow)
-        r"|^\s*\d+(?:\.\w+)?\s+.*\sOUT_OF_ME(?:MORY|\+)(?:\s|$)",
+        r"|^\s*\d+(?:\.\w+)?\s+(?:\S+\s+)*?OUT_OF_ME(?:MORY|\+)(?:\s|$)"
+        # seff's and scontrol's state of the job (`State: OUT_OF_MEMORY (exit code 0)`,
+        # `JobState=OUT_OF_MEMORY Reason=OutOfMemory`)
+        r"|\b(?:State: |JobState=)OUT_OF_MEMORY\b",
         ("memory limit", "out of memory", "out_of_me"),
         "Slurm killed the job for exceeding its memory request (job accounting's polling, or a "
         "task that died of the OOM signal): host memory, the job's own limit; ask for more "
@@ -393,8 +396,9 @@ RULES: tuple[Rule, ...] = (
         r"Kubelet stopped posting node status",
         ("stopped posting node status",),
         "The node stopped reporting to the control plane: it died, hung or was cut off from "
-        "the network; its pods will be evicted.",
-        host_hardware(S.ERROR, A.ISOLATE_NODE, 0.45),
+        "the network, which the condition alone does not say (`unknown`, as the corpus files "
+        "it); its pods will be evicted. Isolate it and read its own logs.",
+        verdict(C.UNKNOWN, INFRA, K.NODE, S.ERROR, A.ISOLATE_NODE, 0.45),
     ),
     rule(
         "k8s.gpu_admission",

@@ -79,9 +79,10 @@ CHANGE = re.compile(
     r"decreas\w*|initially|at\s+first|(?:at|from|in)\s+the\s+beginning|used\s+to"
     r"|since(?!\s+(?:version|release|v?\d)))\b"
     # a later figure said to be reached already (`For 15 step it is already 20-30s`)
-    r"|\balready\s+(?:up\s+to\s+)?~?\d"
+    r"|\balready\s+(?:up\s+to\s+)?~?\d[\d.]*(?:\s*-\s*\d[\d.]*)?\s*(?:s|secs?|seconds?|ms|min\w*|h|hrs?"
+    r"|hours?|s/it)\b(?!\s+(?:in|into|ago|of|left)\b)"
     # figure to figure (`0.9s -> 2.7s`; not a label's arrow: `bs32 -> 0.8 s/it`)
-    r"|\bfrom\s+~?\d[\d.,]*[^.\n]{0,20}?\bto\s+~?\d|(?<![\w.])\d+(?:\.\d+)?\s*[a-z/]*\s*(?:->|→|=>)\s*~?\d"
+    r"|\bfrom\s+~?\d[\d.,]*[^.\n]{0,20}?\bto\s+~?\d|(?<![\w.])\d+(?:\.\d+)?(?:\s*[a-z/]+)?\s*(?:->|→|=>)\s*~?\d"
     # in Chinese: the first N (epochs), by the N-th, later, now (`前6个 ... 到第7个epoch的时候`)
     r"|前\s*\d+\s*个|到第\s*\d+\s*个|之后|以后|后来|现在|一开始|最初|刚启动|刚开始"
     # in Japanese and Korean: at first, now, after, hours later

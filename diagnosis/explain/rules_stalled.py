@@ -51,6 +51,7 @@ RESUMED = re.compile(
 )
 """A later line of the same input says the job moved on: a stall said before it was a pause (the
 engine drops the stall findings of earlier lines)."""
+UNTIL_THIS_POINT = "stalled.until_this_point"
 STALLED = verdict(C.HANG, B.UNKNOWN, K.JOB, S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.4)
 
 _PROGRESS = (
@@ -330,6 +331,20 @@ RULES: tuple[Rule, ...] = (
         "The job said to have stopped making progress (hangs, frozen for 40 minutes, stopped "
         "at step N with no output): a hang; capture the stacks before restarting.",
         judge=_stopped,
+        flags=re.IGNORECASE,
+    ),
+    rule(
+        UNTIL_THIS_POINT,
+        # the speaker shows the last lines before the stop (`Training works just fine until it
+        # hits this point:`, the log after it); a fault after it (a crash, an exception) is read
+        # by its own lines, and this one gives way (the engine's _confirm)
+        r"\b(?:training|it|everything|the\s+(?:job|run|model))\s+(?:works?|runs?|trains?|goes|went"
+        r"|worked|ran|trained)\s+(?:just\s+)?(?:fine|well|ok(?:ay)?|normally)\s+until\s+it\s+"
+        r"(?:hits|reaches|gets\s+to|got\s+to|reached|hit)\s+(?:this|that)\s+point\s*:\s*$",
+        ("this point", "that point"),
+        "The report shows the last lines the job printed before it stopped (`Training works "
+        "just fine until it hits this point:`): a hang at that place; capture the stacks.",
+        STALLED,
         flags=re.IGNORECASE,
     ),
     rule(

@@ -71,7 +71,7 @@ RULES: tuple[Rule, ...] = (
     rule(
         "storage.md_degraded",
         r"DegradedArray event|DeviceDisappeared event|Fail(?:Spare)? event detected"
-        r"|md/raid\d*:md\w+: Disk failure|\[\d+/\d+\] \[U*_[U_]*\]|\b\w+\[\d+\]\(F\)"
+        r"|md/raid\d*:md\w+: Disk failure|\[\d+/\d+\] (?:\*\*)?\[U*_[U_]*\]|\b\w+\[\d+\]\(F\)"
         r"|State : [\w, ]*degraded|\bfaulty\s+/dev/|\|\s*Degraded\s*\|"
         r"|\bmd: super_written gets error=|md/raid\d*:md\w+: (?:Cannot continue operation"
         r"|read error not correctable)|^\s*-\s+0\s+0\s+\d+\s+removed\s*$"

@@ -49,9 +49,11 @@ _COUNT = r"\d{1,5}|one|single|only|two|three|four|five|six|eight|sixteen"
 _MODELS = r"[AHVBL]\d{2,3}|T4|L4|MI\d{3}X?"
 """Data-centre GPU models a count may name instead of `GPU` (`eight A100 80G`, `1x H100`)."""
 _SETUP = re.compile(
-    rf"\b(?:(?P<n>{_COUNT})|a\s+single)\s*-?\s*(?:x\s*)?(?:(?P<gpu>GPU|card|{_MODELS})s?"
+    # (each run of blanks bounded by a character: `\s*-?\s*` backtracked cubically on a line of
+    # spaces)
+    rf"\b(?:(?P<n>{_COUNT})|a\s+single)\s*(?:-\s*)?(?:x\s*)?(?:(?P<gpu>GPU|card|{_MODELS})s?"
     r"|(?P<node>node)s?)\b"
-    r"|\b(?P<multi>multi|multiple)\s*-?\s*(?:(?P<mgpu>GPU|card)s?|(?P<mnode>node)s?)\b",
+    r"|\b(?P<multi>multi|multiple)\s*(?:-\s*)?(?:(?P<mgpu>GPU|card)s?|(?P<mnode>node)s?)\b",
     re.IGNORECASE,
 )
 """A device count: `1 GPU`, `single GPU`, `two GPUs`, `eight A100`, `2 nodes`, `multi-GPU` (not
