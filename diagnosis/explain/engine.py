@@ -487,11 +487,13 @@ def explain(text: str, node: str | None = None, *, hint: bool = False) -> list[F
     (documents.announces_a_change: only their informational findings are kept), nor are the
     stragglers of a text that speaks of them in general (documents.speaks_in_general). With `hint`,
     a text no rule reads gets the learned hint (hint.py) when the model is sure enough."""
-    found = explain_records(records(text), node)
+    recs = list(records(text))
+    found = explain_records(recs, node)
     if found and announces_a_change(text):
         return [f for f in found if f.severity == Severity.INFO]
-    if any(f.category == Category.STRAGGLER for f in found) and speaks_in_general(text):
-        found = [f for f in found if f.category != Category.STRAGGLER]
+    if any(f.category == Category.STRAGGLER for f in found):  # (the lines' bodies: no prefixes)
+        if speaks_in_general("\n".join(rec.body for rec in recs)):
+            found = [f for f in found if f.category != Category.STRAGGLER]
     if not found and hint:
         learned = learned_hint(text, node)
         return [learned] if learned else []

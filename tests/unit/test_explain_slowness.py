@@ -119,9 +119,11 @@ def test_no_benign_record_of_the_development_part_is_read_as_a_slowdown() -> Non
     ]
     assert len(benign) > 100
     # a slowness one line tells that another line of the same input calls normal (a reply) is
-    # read by the rule alone, and dropped by the engine for the other line's explanation
+    # read by the rule alone, and dropped by the engine for the other line's explanation; so is
+    # one of a text that speaks of stragglers in general (documents.speaks_in_general)
     read = [r for r in benign if _reads(r.text)]
-    assert [r.id for r in read if {f.rule for f in explain(r.text)} != {SAID_NORMAL}] == []
+    dropped: tuple[set[str], ...] = ({SAID_NORMAL}, set())
+    assert [r.id for r in read if {f.rule for f in explain(r.text)} not in dropped] == []
 
 
 @pytest.mark.parametrize(
