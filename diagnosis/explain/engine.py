@@ -491,9 +491,9 @@ def explain(text: str, node: str | None = None, *, hint: bool = False) -> list[F
     found = explain_records(recs, node)
     if found and announces_a_change(text):
         return [f for f in found if f.severity == Severity.INFO]
-    if any(f.category == Category.STRAGGLER for f in found):  # (the lines' bodies: no prefixes)
-        if speaks_in_general("\n".join(rec.body for rec in recs)):
-            found = [f for f in found if f.category != Category.STRAGGLER]
+    straggler = any(f.category == Category.STRAGGLER for f in found)
+    if straggler and speaks_in_general("\n".join(rec.body for rec in recs)):  # (no prefixes)
+        found = [f for f in found if f.category != Category.STRAGGLER]
     if not found and hint:
         learned = learned_hint(text, node)
         return [learned] if learned else []
