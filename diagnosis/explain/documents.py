@@ -24,6 +24,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from diagnosis.explain.rules import SPEAKER_WORDS
+
 _DESCRIBED = re.compile(
     # a condition on what a tool prints (not the speaker's own run: `if I run ...`)
     r"\bif\b(?!\s+(?:I|we|you)\b)[^\n]{0,80}?\b(?:prints?|shows?|logs?|says|reports?|returns?"
@@ -141,7 +143,7 @@ _GENERAL_EFFECT = re.compile(
 )
 _SPEAKER = re.compile(
     # a speaker, or an event of now: a member said slower, a detection, a question
-    r"\b(?:I|we|my|our|us|me|now|today|suddenly|detected)\b|\?"
+    SPEAKER_WORDS + r"|\b(?:now|today|suddenly|detected)\b|\?"
     r"|\b(?:is|are|was|were)\s+(?:much\s+|far\s+|significantly\s+|a\s+lot\s+)?slower\b",
     re.IGNORECASE,
 )

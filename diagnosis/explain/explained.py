@@ -20,6 +20,7 @@ import re
 from functools import lru_cache
 
 from diagnosis.explain.quantities import OTHER_QUANTITIES, RATE_UNIT, UNIT, amount_of
+from diagnosis.explain.rules import sentence_bounds
 
 FIXED_BY_SETTING = (
     r"\b(?:switch|chang|revert|sett|enabl|disabl)\w*\s+(?:\S+\s+){0,8}?(?:alleviat|eliminat|fix|solv"
@@ -267,7 +268,7 @@ def explains(text: str) -> bool:
     own condition is a restart (``when resuming from a checkpoint, training time is normal``: a
     workaround, as ``back to normal after a restart`` is, not a cause)."""
     for m in EXPLAINED.finditer(text):
-        start = max(text.rfind(mark, 0, m.start()) for mark in ".!?\n") + 1
+        start, _ = sentence_bounds(m)
         if _ONLY_AFTER_RESTART.search(text, start, m.start()) is None:
             return True
     return came_back(text)

@@ -95,6 +95,24 @@ _NOT_AN_EVENT = re.compile(
 a drill or a simulation, a known issue."""
 
 
+SPEAKER_WORDS = r"\b(?:I|we|my|our|us|me)\b"
+"""The words of a speaker telling their own run or event (a pattern, used case-insensitively):
+one list for every judge that asks whether a line is somebody's report or a page's statement."""
+
+_SENTENCE_MARKS = ".!?\n"
+
+
+def sentence_bounds(m: re.Match[str]) -> tuple[int, int]:
+    """The (start, end) of the sentence a match stands in, cut at `.`, `!`, `?` and newlines:
+    from after the last mark before the match to the first mark after it (that mark excluded;
+    the text's ends where there is none). A plain cut for judges that read a clause around one
+    match; `explained.SENTENCE` is the careful split (abbreviations, CJK marks)."""
+    text = m.string
+    start = max(text.rfind(mark, 0, m.start()) for mark in _SENTENCE_MARKS) + 1
+    ends = [i for i in (text.find(mark, m.end()) for mark in _SENTENCE_MARKS) if i >= 0]
+    return start, min(ends, default=len(text))
+
+
 def unless_named_only(given: Verdict) -> Judge:
     """A judge that gives `given` unless the line only names the event (_NOT_AN_EVENT)."""
 

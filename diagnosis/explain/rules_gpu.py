@@ -13,7 +13,14 @@ from dataclasses import replace
 
 from diagnosis.catalog import Verdict, xid_entry
 from diagnosis.explain.nv_status import NVML_REFUSED
-from diagnosis.explain.rules import Rule, gpu_hardware, rule, verdict
+from diagnosis.explain.rules import (
+    SPEAKER_WORDS,
+    Rule,
+    gpu_hardware,
+    rule,
+    sentence_bounds,
+    verdict,
+)
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
 from diagnosis.model import Category as C
@@ -138,7 +145,7 @@ EXPLAINED_BY: dict[str, frozenset[str]] = {
 says the Xid was injected (a fault-injection test's)."""
 
 _OWN_REPORT = re.compile(
-    r"\b(?:we|I|our|my|us)\b|\b(?:see|saw|seeing|got|reported|happen\w*)\b|\bon\s+node\b",
+    SPEAKER_WORDS + r"|\b(?:see|saw|seeing|got|reported|happen\w*)\b|\bon\s+node\b",
     re.IGNORECASE,
 )
 _NOT_INJECTED = re.compile(
@@ -159,11 +166,8 @@ def _injected(m: re.Match[str]) -> Verdict | None:
     """An injection, unless the line denies it or asks about one (`We cannot inject Xids here`,
     `Is there a way to inject Xid errors?`) or sets it apart (`Unlike the test where we injected
     Xids, ...`)."""
-    line = m.string
-    start = max(line.rfind(mark, 0, m.start()) for mark in ".!?\n") + 1
-    ends = [i for i in (line.find(mark, m.end()) for mark in ".!?\n") if i >= 0]
-    end = min(ends, default=len(line))
-    if _NOT_INJECTED.search(line, start, m.start()) or line[end : end + 1] == "?":
+    start, end = sentence_bounds(m)
+    if _NOT_INJECTED.search(m.string, start, m.start()) or m.string[end : end + 1] == "?":
         return None
     return _PAGE_SAYS
 

@@ -28,6 +28,8 @@ from diagnosis.model import Severity as S
 
 PROVOKED_RULE = "kernel.provoked"
 PROVOKED_OOM_RULE = "kernel.provoked_oom"
+_A_TEST = verdict(C.BENIGN, B.INFRASTRUCTURE, K.NODE, S.INFO, A.NONE, 0.5)
+"""What a provoked crash or OOM kill is: the node's own test, nothing to act on."""
 
 RULES: tuple[Rule, ...] = (
     rule(
@@ -37,7 +39,7 @@ RULES: tuple[Rule, ...] = (
         ("lkdtm", "trigger a crash"),
         "A crash provoked on purpose (lkdtm's provoke-crash entries, SysRq's `c`): a test of the "
         "kernel's detectors; the panic, Oops, lockup or hung task it causes is no fault.",
-        verdict(C.BENIGN, B.INFRASTRUCTURE, K.NODE, S.INFO, A.NONE, 0.5),
+        _A_TEST,
         flags=re.IGNORECASE,
     ),
     rule(
@@ -47,7 +49,7 @@ RULES: tuple[Rule, ...] = (
         ("manual oom execution",),
         "An OOM kill asked for by hand (SysRq's `f`): a test of the OOM killer or of "
         "panic_on_oom; the kill or panic it causes is no fault.",
-        verdict(C.BENIGN, B.INFRASTRUCTURE, K.NODE, S.INFO, A.NONE, 0.5),
+        _A_TEST,
         flags=re.IGNORECASE,
     ),
     rule(

@@ -25,7 +25,16 @@ import re
 from diagnosis.catalog import Verdict
 from diagnosis.explain.explained import sentence_at
 from diagnosis.explain.happening import denied_within, said
-from diagnosis.explain.rules import Judge, Rule, gpu_hardware, host_storage, joined, rule, verdict
+from diagnosis.explain.rules import (
+    SPEAKER_WORDS,
+    Judge,
+    Rule,
+    gpu_hardware,
+    host_storage,
+    joined,
+    rule,
+    verdict,
+)
 from diagnosis.explain.rules_netfs import SHARED_FS
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
@@ -70,7 +79,7 @@ _HUNG = (
     r"|never\s+returns?)"
 )
 
-_FIRST_PERSON = re.compile(r"\b(?:I|we|my|our)\b", re.IGNORECASE)
+_FIRST_PERSON = re.compile(SPEAKER_WORDS, re.IGNORECASE)
 
 
 def _first_person(given: Verdict) -> Judge:
