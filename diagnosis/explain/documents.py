@@ -48,6 +48,10 @@ _DESCRIBED = re.compile(
 )
 _LIVE = re.compile(
     r"\b(?:now|still|keeps?|kept|again|returned|is\s+logging|started\s+logging)\b"
+    # the speaker's own event (`I got an error report like "CUDA error ..."`)
+    # (not a condition's: `If we see in nvidia-smi ...`)
+    r"|(?<!\bif\s)(?<!\bwhen\s)(?<!\bonce\s)\b(?:I|we)\s+(?:got|get|see|saw|hit|am\s+getting"
+    r"|are\s+getting)\b"
     r"|\bsince\s+\d|(?<![\d:])\d{1,2}:\d\d(?![\d:]*\s*(?:of|in)\b)",
     re.IGNORECASE,
 )
@@ -115,6 +119,9 @@ _ANNOUNCES = re.compile(
     # a heading's kind (`## PR #2281: ...`, `### 🚀 Feature request: ...`, `## Docs: ...`)
     r"^\s*#{1,4}\s*(?:PR\b[^\n:]{0,12}:|Pull\s+request\b|(?:🚀\s*)?Feature(?:\s+request)?\s*:"
     r"|Docs?:\s|Highlights\s*$|Resolved\s+issues\s*$)"
+    # a troubleshooting guide's step (`Confirm the Symptoms`, `Begin by verifying the symptoms`)
+    r"|^\W*(?:#{1,4}\s*)?(?:Begin\s+by\s+|Start\s+by\s+|First,?\s+)?(?:Confirm|Verify|Check"
+    r"|Identify|Recogni[sz]e)(?:ing)?\s+(?:the\s+)?symptoms?\b"
     # release notes and changelogs, headed or not; a comment closing an issue as fixed
     r"|^\W*(?:#{1,4}\s*)?(?:Release\s+notes\b|Changelog\b|What['’]s\s+Changed\b"
     r"|Closing\s+(?:this|as)\b[^\n]{0,60}?\b(?:fixed|resolved|done)\b)",
@@ -126,12 +133,13 @@ document has at least that many (a one-line `PR: fix gradual training slowdown .
 the slowdown it fixed)."""
 
 
-def announces_a_change(text: str) -> bool:
+def is_a_document(text: str) -> bool:
     """Whether the whole input is a pull request's, a release note's, a changelog's, a feature
-    request's or a docs change's description, or a comment closing an issue as fixed, by its
-    first lines (`## PR #2281: ...`, `# Release notes - ...`, `### 🚀 Feature request: ...`,
-    `Closing this: verified fixed on main.`): the messages it quotes further down are history
-    or examples, not events (a bug report's template is none of these)."""
+    request's or a docs change's description, a comment closing an issue as fixed, or a
+    troubleshooting guide's step through the symptoms, by its first lines (`## PR #2281: ...`,
+    `# Release notes - ...`, `### 🚀 Feature request: ...`, `Closing this: verified fixed on
+    main.`, `Confirm the Symptoms`): the messages it quotes further down are history or
+    examples, not events (a bug report's template is none of these)."""
     head = [line for line in text.splitlines() if line.strip()][:_HEAD_LINES]
     return len(head) == _HEAD_LINES and any(_ANNOUNCES.match(line) for line in head)
 

@@ -3,9 +3,8 @@
 - One record yields at most one finding: the first rule in precedence order that matches.
 - A Python traceback is one finding: its frames and source lines are skipped and the
   exception line is classified (with more confidence than a lone exception line).
-- Findings that differ only in their evidence line collapse into one, which keeps the first
-  line and the highest confidence: 800,000 identical Xid 95 lines give one finding. Finding
-  has no count field, so how many lines collapsed is not reported.
+- Findings that differ only in their evidence line collapse into one (its first line, the
+  highest confidence): 800,000 identical Xid 95 lines give one finding, with no count of them.
 - The lines that concern speed (step times, progress, per-member rates, tables, quoted step
   times) go to a SpeedReader (diagnosis/explain/speeds.py), whose slowdowns and slow members
   join the findings at the end of the pass.
@@ -48,7 +47,7 @@ from diagnosis.explain import (
     rules_stalled,
     rules_train,
 )
-from diagnosis.explain.documents import announces_a_change, describes_a_message, speaks_in_general
+from diagnosis.explain.documents import describes_a_message, is_a_document, speaks_in_general
 from diagnosis.explain.hint import hint as learned_hint
 from diagnosis.explain.memory_counts import MCELOG_COUNT, MCELOG_HEADER, MCELOG_RULE, mcelog_count
 from diagnosis.explain.pci_owner import (
@@ -483,16 +482,17 @@ def explain_records(recs: Iterable[Record], node: str | None = None) -> list[Fin
 
 def explain(text: str, node: str | None = None, *, hint: bool = False) -> list[Finding]:
     """Return what `text` (log lines and tracebacks from `node`) shows, most severe first; a
-    pull request's, a release note's or a closing comment's quoted messages are no events
-    (documents.announces_a_change: only their informational findings are kept), nor are the
-    stragglers of a text that speaks of them in general (documents.speaks_in_general). With `hint`,
-    a text no rule reads gets the learned hint (hint.py) when the model is sure enough."""
+    pull request's, a release note's, a closing comment's or a guide's quoted messages are no
+    events (documents.is_a_document: only their informational findings are kept), nor are the
+    stragglers of a text that speaks of them in general (documents.speaks_in_general), both read
+    on the lines' bodies (no shipper's prefix). With `hint`, a text no rule reads gets the
+    learned hint (hint.py) when the model is sure enough."""
     recs = list(records(text))
     found = explain_records(recs, node)
-    if found and announces_a_change(text):
+    bodies = "\n".join(rec.body for rec in recs) if found else ""
+    if found and is_a_document(bodies):
         return [f for f in found if f.severity == Severity.INFO]
-    straggler = any(f.category == Category.STRAGGLER for f in found)
-    if straggler and speaks_in_general("\n".join(rec.body for rec in recs)):  # (no prefixes)
+    if any(f.category == Category.STRAGGLER for f in found) and speaks_in_general(bodies):
         found = [f for f in found if f.category != Category.STRAGGLER]
     if not found and hint:
         learned = learned_hint(text, node)

@@ -42,6 +42,11 @@ _SEL_WARNING = (
 )
 
 
+def _sensor_state(m: re.Match[str]) -> Verdict:
+    """A sensor read past its critical or non-recoverable threshold is an error."""
+    return host_hardware(S.ERROR, A.HARDWARE_INSPECTION, 0.6)
+
+
 def _threshold(m: re.Match[str]) -> Verdict:
     """A sensor past its warning threshold is a warning; past its critical one, an error."""
     if m["kind"].lower() == "non-critical":
@@ -96,14 +101,31 @@ BMC_RULES: tuple[Rule, ...] = (
         # a threshold sensor's event where the SEL's listing has no assertion column (a BMC's web
         # page: `Temperature sensor #0x10 | Upper Non-critical going high`); a deasserted one
         # cleared
-        r"(?:^|\|)\s*(?:Temperature|Voltage|Fan|Current)\b[^|\n]{0,40}\|\s*"
-        r"(?:Upper|Lower) (?P<kind>Non-critical|Critical|Non-recoverable) going (?:high|low)\b"
-        r"(?![^\n]*\bDeasserted\b)",
+        # (also a BMC's CSV export, its fields dashed: `14,2024/07/04 07:09:11,FANA ,Fan,Lower
+        # Non-Recoverable - Going Low - Assertion`)
+        r"(?:^|[|,])\s*(?:Temperature|Voltage|Fan|Current)\b[^|\n]{0,40}[|,]\s*"
+        r"(?:Upper|Lower) (?P<kind>Non-critical|Critical|Non-recoverable)(?:\s+-)? going "
+        r"(?:high|low)\b"
+        r"(?![^\n]*\bDe-?assert(?:ed|ion)\b)",
         ("going high", "going low"),
         "The BMC logged a temperature, voltage, fan or current sensor past a threshold: past a "
         "warning one (non-critical) the part runs hot or out of range, watch it; past a critical "
         "one, inspect the node.",
         judge=_threshold,
         flags=re.IGNORECASE | re.MULTILINE,
+    ),
+    rule(
+        "host.bmc_sensor_critical",
+        # `ipmitool sdr list`'s row: a sensor, its reading with a unit, its state past a critical
+        # (`cr`) or non-recoverable (`nr`) threshold (`Fan3B | 0 RPM | cr`); `ok`, `nc` and `ns`
+        # (no reading) are not read
+        r"^\s*[^|\n]{1,40}\|\s*-?\d+(?:\.\d+)?\s+(?:RPM|degrees\s+C|Volts|Amps|Watts)\s*\|\s*"
+        r"(?:cr|nr)\s*$",
+        ("rpm", "degrees", "volts", "amps", "watts"),
+        "The BMC reads a fan, temperature, voltage, current or power sensor past its critical or "
+        "non-recoverable threshold (`ipmitool sdr`'s `cr`, `nr`): a dead fan, an overheating or "
+        "out-of-range part; inspect the node.",
+        judge=_sensor_state,
+        flags=re.MULTILINE,
     ),
 )

@@ -30,6 +30,7 @@ from diagnosis.model import ComponentKind as K
 from diagnosis.model import Severity as S
 
 INFRA = B.INFRASTRUCTURE
+INFOROM_RULE = "nvml.inforom_corrupted"
 
 
 def _smi_err(m: re.Match[str]) -> Verdict | None:
@@ -375,7 +376,7 @@ RULES: tuple[Rule, ...] = (
         flags=re.IGNORECASE,
     ),
     rule(
-        "nvml.inforom_corrupted",
+        INFOROM_RULE,
         r"infoROM is corrupted",
         ("inforom is corrupted",),
         "nvidia-smi warns that the GPU's infoROM is corrupted: error counters and retired pages "
@@ -410,6 +411,9 @@ RULES: tuple[Rule, ...] = (
 
 EXPLAINED_BY: dict[str, frozenset[str]] = {
     "dcgm.hostengine_unreachable": frozenset({DCGM_CONNECTED}),
+    "python.exception": frozenset({INFOROM_RULE}),
 }
 """A DCGM client that failed to reach its host engine in an input where a client connects (the
-engine was started)."""
+engine was started); a Python exception no rule names (`RuntimeError: No CUDA GPUs are
+available`) in an input where nvidia-smi warns of a corrupted infoROM: the GPU is the
+incident."""

@@ -65,7 +65,9 @@ INJECTED_RULE = "host.memory_failure_injected"
 THROTTLED_RULE = "host.cpu_throttled"
 COOLED_RULE = "host.cpu_cooled"
 SCSI_ABORT_RULE = "host.scsi_abort"
+FILLED_RULE = "host.filled_on_purpose"
 EXPLAINED_BY = {
+    "host.disk_full": frozenset({FILLED_RULE}),
     "host.page_offlined": frozenset({INJECTED_RULE}),
     "host.mce": frozenset({THROTTLED_RULE, COOLED_RULE}),
     "kernel.hung_task": frozenset({SCSI_ABORT_RULE}),
@@ -73,7 +75,8 @@ EXPLAINED_BY = {
 """A page taken offline in an input that shows memory failures injected (a test); machine check
 events logged beside the CPU's thermal throttling, ongoing or ended (older kernels log the
 throttle's interrupt as one). Whether a throttle ended is `CpuHeat`'s to say. Tasks hung beside
-a disk whose commands the kernel aborted wait on that disk: the storage is the incident."""
+a disk whose commands the kernel aborted wait on that disk: the storage is the incident. A disk
+or a pool filled on purpose (`filled and written until it broke`) is full by the test's design."""
 
 _CPU_SCOPE = re.compile(r"\bCPU(\d+): (Package|Core) temperature")
 
@@ -374,6 +377,19 @@ PROCESS_RULES: tuple[Rule, ...] = (
         "A DataLoader worker died of SIGBUS because /dev/shm is full (real_logs "
         "host-bus-error-shm): the container's shm size or the worker count.",
         verdict(C.HOST_MEMORY, APP, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.85),
+    ),
+    rule(
+        FILLED_RULE,
+        # a speaker's test that fills a disk or a pool to see what breaks (`a 1 GiB thin device on
+        # a 256 MiB pool — filled and written until it broke`)
+        r"\b(?:filled|filling|wrote|written|writing)\b[^.\n]{0,60}?\buntil\s+it\s+(?:broke|failed"
+        r"|filled\s+up|was\s+full|ran\s+out)\b"
+        r"|\b(?:deliberately|intentionally|on\s+purpose)\s+(?:filled|filling|fill)\b",
+        ("until it", "deliberately", "intentionally", "on purpose"),
+        "A disk or a pool filled on purpose, to see what breaks: its `No space left on device` "
+        "is the test's result, no fault (EXPLAINED_BY).",
+        verdict(C.BENIGN, INFRA, K.NODE, S.INFO, A.NONE, 0.5),
+        flags=re.IGNORECASE,
     ),
     rule(
         "host.disk_full",

@@ -76,7 +76,9 @@ RULES: tuple[Rule, ...] = (
         "nic.mlx5_health",
         rf"{_MLX5} .*(?:health compromised|synd 0x[0-9a-f]+:|assert_var\[\d\]|assert_exit_ptr"
         r"|assert_callra|ext_synd|irisc not responding|fatal error|health recovery flow aborted"
-        r"|Driver is in error state|handling bad device here|starting teardown)",
+        r"|Driver is in error state|handling bad device here|starting teardown"
+        # the dump's own header, its field wrapped onto the next line by a mail or a terminal
+        r"|print_health_info:\d+:\(pid \d+\):\s*$)",
         ("mlx5_core",),
         "The ConnectX firmware stopped answering the health poll (health buffer dump): the NIC "
         "is down until the driver recovers it or the node reboots.",

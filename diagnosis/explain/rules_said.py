@@ -400,7 +400,10 @@ RULES: tuple[Rule, ...] = (
         # NaNs that take over a run, a grad norm that explodes (`eventually NaNs would
         # consistently take over`, `the grad norm explodes`)
         r"|\bNaNs?\s+(?:would\s+|will\s+)?(?:\w+\s+)?(?:take|took|takes)\s+over\b"
-        r"|\bgrad(?:ient)?[\s_]norms?\s+(?:explodes?|exploded|exploding|blows?\s+up|blew\s+up)\b",
+        r"|\bgrad(?:ient)?[\s_]norms?\s+(?:explodes?|exploded|exploding|blows?\s+up|blew\s+up)\b"
+        # a NaN loss the speaker got (`I got the following NAN loss on the training:`)
+        r"|\b(?:got|get|getting|gets|hit|saw|see)\s+(?:the\s+following\s+|a\s+|some\s+)?NaN\s+"
+        r"(?:loss(?:es)?|grad(?:ient)?[\s_]norms?)\b",
         ("nan", "inf", "explod", "blow", "blew"),
         "A gradient norm, gradients, a divergence or a loss said to be NaN or inf, or a NaN "
         "loss told as when it came: the run diverged. Not a step the loss scaler or the code "

@@ -59,7 +59,9 @@ INFRA = B.INFRASTRUCTURE
 
 
 _MEMORY = re.compile(r"memory|MemoryPressure", re.IGNORECASE)
-_DISK = re.compile(r"ephemeral-storage|inodes|DiskPressure|disk pressure|EmptyDir", re.IGNORECASE)
+_DISK = re.compile(
+    r"ephemeral-storage|inodes|DiskPressure|disk pressure|EmptyDir|nodefs|imagefs", re.IGNORECASE
+)
 
 
 def _evicted(m: re.Match[str]) -> Verdict | None:
@@ -324,13 +326,17 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "k8s.evicted",
-        r"The node was low on resource: [\w-]+|The node had condition: \[[\w ]+\]"
+        r"The node was low on resource: \[?[\w-]+|The node had condition: \[[\w ]+\]"
+        # the eviction manager's own lines (`Failed to admit pod ... - node has conditions:
+        # [MemoryPressure]`, `eviction manager: attempting to reclaim memory`)
+        r"|\bnode has conditions?: \[[\w ,]+\]|\beviction manager: attempting to reclaim [\w-]+"
         r"|Usage of EmptyDir volume \S+ exceeds the limit"
         r"|\bkubelet has (?:insufficient memory available|disk pressure)\b"
         r"|\bNodeHas(?:InsufficientMemory|DiskPressure)\b"
         r"|exceeded its local ephemeral storage limit|Pod ephemeral local storage usage exceeds",
         (
             *("low on resource", "had condition", "insufficient memory", "disk pressure"),
+            *("has condition", "attempting to reclaim"),
             *("insufficientmemory", "diskpressure", "ephemeral", "emptydir"),
         ),
         "The kubelet evicted the pod (or refused it) because the node ran short: memory (the "

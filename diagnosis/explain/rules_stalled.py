@@ -38,7 +38,7 @@ import re
 from functools import lru_cache
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.rules import Rule, rule, verdict
+from diagnosis.explain.rules import Rule, rule, sentence_bounds, verdict
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
 from diagnosis.model import Category as C
@@ -96,6 +96,12 @@ _NOT_A_STOP = re.compile(
     r"in\s+case|might|may|could|sometimes|fix(?:ed|es|ing)?|used\s+to)\b[^.\n]{0,25}$",
     re.IGNORECASE,
 )
+_SUPPOSED = re.compile(
+    r"\b(?:it['’]?s|it\s+is|it\s+would\s+be)\s+(?:also\s+|quite\s+)?possible\s+that\b"
+    r"|\bwhat\s+(?:happens|would\s+happen)\s+(?:when|if)\b|\b(?:imagine|suppose)\b",
+    re.IGNORECASE,
+)
+"""A sentence that supposes what it says: a case argued, not an event."""
 _A_THING = re.compile(
     r"^\s*(?:detect\w*|detection|timeouts?|watchdog|monitor\w*|check\w*|debug\w*|issues?\s+with)",
     re.IGNORECASE,
@@ -149,8 +155,11 @@ it (a warning of something else, an ignored variable, leaves the hang)."""
 def _stopped(m: re.Match[str]) -> Verdict | None:
     """Return a hang when the stop is said of the job's progress and is a stop (module doc); the
     code said to have stopped may have ended as well as hung (`I tried running the code ... and
-    it stopped in the middle of the 64th epoch`): only its hanging is read."""
+    it stopped in the middle of the 64th epoch`): only its hanging is read. A stop its sentence
+    supposes (`it's possible that all attaching grinds to a halt`) is none."""
     line = m.string
+    if _SUPPOSED.search(line, sentence_bounds(m)[0], m.start("verb")):
+        return None
     if m["subject"].lower() == "code" and _ENDED_OR_STUCK.match(m["verb"]):
         return None
     before = line[max(0, m.start("verb") - 40) : m.start("verb")]

@@ -411,7 +411,7 @@ RULES: tuple[Rule, ...] = (
         r"|\bautofs\w*: request (?:\d+ )?for \S+ "
         r"(?:timed out after \d+ seconds|completed with error)"
         r"|\bprogram 100003 version \d+ is not available\b"
-        r"|\b[Ss]tale NFS file handle\b"
+        r"|\b[Ss]tale NFS file handles?\b"
         r"|\bstatd\b[^\n]{0,40}?\b(?:timed\s+out|not\s+responding|failed\s+to\s+contact)"
         # the NFSv4 client's state recovery that failed (fs/nfs/nfs4state.c, fs/lockd): locks or
         # opens not reclaimed, a client id taken, a server that changed a file under us

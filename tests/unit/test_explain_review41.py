@@ -4,7 +4,7 @@ logs, one fault decisive in each, 24 healthy look-alikes whose noise holds `time
 `Xid`, `OOM` and `killed` in harmless places. Read 42/60 before any change, with 11 false
 alarms: a pull request, release notes, a changelog, feature requests, a docs change and a
 comment closing an issue as fixed, each quoting the message it is about. Fixed as classes: an
-input whose first lines announce a change (`documents.announces_a_change`: `## PR #2281: ...`,
+input whose first lines announce a change (`documents.is_a_document`: `## PR #2281: ...`,
 `# Release notes - ...`, `### 🚀 Feature request: ...`, `Closing this: verified fixed`) keeps only
 its informational findings; TensorFlow's `OOM when allocating tensor ... GPU:0` and XLA's
 `RESOURCE_EXHAUSTED: Out of memory while trying to allocate` are a GPU's OOM; lspci's NVIDIA GPU
