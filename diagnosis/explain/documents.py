@@ -22,6 +22,7 @@ help, rank 5 still dies with "..."`, `- Fixed: drained gpu-b07; but gpu-b09 is n
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 
 from diagnosis.explain.rules import SPEAKER_WORDS
@@ -32,6 +33,9 @@ _DESCRIBED = re.compile(
     r"|raises?|emits?)\b"
     r"|\b(?:may|might|can|could)\s+(?:print|show|log|report|say|return|fail\s+with)\b"
     r"|\bwhat\s+does\b|\bsymptoms?\s*[:-]|\ba\s+line\s+like\b|\breference\s+only\b"
+    # a catalogue's gloss of an event's code (`MEM0001 This is an indication that the system
+    # has consumed an uncorrectable memory error`)
+    r"|\b(?:this|it)\s+is\s+an\s+indication\s+that\b"
     # a runbook's condition on what a machine logs (`Runbook step 3 - when a node logs ...`)
     r"|\bwhen\s+(?:a|any|some)\s+(?:node|host|server|client|GPU|machine)\s+(?:logs|prints|shows"
     r"|reports|says|emits)\b"
@@ -60,7 +64,7 @@ _QUOTED = re.compile(r"\"[^\"\n]*\"|'[^'\n]{4,}'|`[^`\n]*`|“[^”\n]*”")
 _WORDS = (
     *("if", "may", "might", "can", "could", "what", "symptom", "like", "reference", "raised"),
     *("printed", "logged", "shown", "fix", "spurious", "stop", "no longer", "looks", "lgtm"),
-    *("emitted", "when", "resolves", "addresses"),
+    *("emitted", "when", "resolves", "addresses", "indication"),
 )
 """The words one of which a described message's line holds (a cheap gate before the search)."""
 
@@ -113,6 +117,51 @@ def describes_a_message(body: str) -> bool:
         return False
     # (the quoted message's own words say nothing of whether the line's event is live)
     return _DESCRIBED.search(body) is not None and _LIVE.search(_QUOTED.sub(" ", body)) is None
+
+
+_INTRODUCES_EXAMPLE = re.compile(
+    # what a component would print (`it will print a message similar to the following:`), or
+    # prints when a condition holds (`When the kernel detects a process in the "D" state for too
+    # long, it generates a hung task warning:`)
+    r"\b(?:will|would|may|might|can|could)\s+(?:print|log|emit|generate|produce|display|show)\s+"
+    r"(?:a|an)\s+(?:\w+\s+){0,3}?(?:message|warning|error|line|report|splat|trace)s?\b[^:\n]*:\s*$"
+    r"|^\W*(?:When|Whenever|If|Once)\s+(?:the|a|an)\s+(?:kernel|CPU|process|task|driver|system"
+    r"|watchdog|detector)\b[^\n]*\b(?:prints?|logs?|generates?|emits?|produces?|issues?|raises?)\s+"
+    r"(?:a|an)\s+(?:\w+\s+){0,3}?(?:message|warning|error|line|report|splat)s?\b[^:\n]*:\s*$",
+    re.IGNORECASE,
+)
+_SPEAKS = re.compile(SPEAKER_WORDS, re.IGNORECASE)
+
+
+@dataclass
+class Examples:
+    """Which lines of an input are a document's example of a message: the lines after one that
+    introduces what a component would print or prints when a condition holds (`When a CPU
+    detects that it is stalling, it will print a message similar to the following:`), from the
+    first line after it that is not blank up to the next blank line. The introduction may wrap
+    onto a second line (read joined with the line before); one with a speaker's words (I, we)
+    introduces the speaker's own lines, events."""
+
+    introduced: bool = False  # an introduction read, its example not begun (blank lines)
+    inside: bool = False
+    before: str = ""  # the line before (an introduction may wrap onto this one)
+
+    def example(self, body: str) -> bool:
+        """Whether `body`, the input's next line (blank ones too), is an example."""
+        line = body.strip()
+        if self.introduced:  # (blank lines may stand between an introduction and its example)
+            self.introduced, self.inside = not line, bool(line)
+            return self.inside
+        if self.inside:
+            self.inside = bool(line)
+            return self.inside
+        if line.endswith(":"):
+            said = next(
+                (t for t in (line, f"{self.before} {line}") if _INTRODUCES_EXAMPLE.search(t)), None
+            )
+            self.introduced = said is not None and _SPEAKS.search(said) is None
+        self.before = line
+        return False
 
 
 _ANNOUNCES = re.compile(

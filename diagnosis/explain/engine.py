@@ -12,8 +12,8 @@
   `Success` (N/A: no fabric) is an NVLink fault (diagnosis/explain/rules_nvlink.fabric_field).
 - DCGM's diagnostic JSON: a GPU's measured rate (``calculated at approximately N gigaflops``)
   and a ``"status" : "Fail"`` in the same input make a slow-GPU (straggler) finding.
-- A rank's death by a signal is read from the signal alone with low confidence; an OOM-killer
-  line (SIGKILL) or a shared-memory error (SIGBUS) in the same input raises it to 0.85.
+- A rank's death by a signal alone has low confidence; an OOM-killer line (SIGKILL) or a
+  shared-memory error (SIGBUS) in the same input raises it to 0.85.
 - `node` names the machine the text came from and always wins; without it the host a line's
   own prefix names (NCCL ``host:pid:tid``, syslog) is used. Nothing recognisable gives ``[]``
   (with ``hint=True``, at most the learned hint: hint.py).
@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from diagnosis.catalog import Verdict
 from diagnosis.explain import (
+    documents,
     rules_comm,
     rules_container,
     rules_dist,
@@ -45,9 +46,9 @@ from diagnosis.explain import (
     rules_scheduler,
     rules_slowness,
     rules_stalled,
+    rules_storage,
     rules_train,
 )
-from diagnosis.explain.documents import describes_a_message, is_a_document, speaks_in_general
 from diagnosis.explain.hint import hint as learned_hint
 from diagnosis.explain.memory_counts import MCELOG_COUNT, MCELOG_HEADER, MCELOG_RULE, mcelog_count
 from diagnosis.explain.pci_owner import (
@@ -93,11 +94,7 @@ _EXCEPTION = re.compile(
 _SMI_GPU = re.compile(r"^GPU (?P<pci>[0-9A-Fa-f]{8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\s*$")
 _FABRIC_HEADER = re.compile(r"^\s*Fabric\s*$")
 _DIAG_FAIL = re.compile(r'"status"\s*:\s*"Fail"')
-RECOVERED_BY = {
-    **rules_netfs.RECOVERED_BY,
-    **rules_nic.RECOVERED_BY,
-    **rules_scheduler.RECOVERED_BY,
-}
+RECOVERED_BY = rules_netfs.RECOVERED_BY | rules_nic.RECOVERED_BY | rules_scheduler.RECOVERED_BY
 """For a rule of waiting or of an event, the rules whose later finding says it ended."""
 ONLY_TO_RECOVER = (
     rules_comm.ONLY_TO_RECOVER
@@ -113,7 +110,7 @@ _EXPLAINED_BY = joined(
     *(rules_kernel.EXPLAINED_BY, rules_said.EXPLAINED_BY, rules_fabric.EXPLAINED_BY),
     *(rules_host.EXPLAINED_BY, rules_nic.EXPLAINED_BY, rules_process.EXPLAINED_BY),
     *(rules_rdma.EXPLAINED_BY, rules_slowness.EXPLAINED_BY, rules_train.EXPLAINED_BY),
-    *(rules_gpu.EXPLAINED_BY, rules_comm.EXPLAINED_BY),
+    *(rules_gpu.EXPLAINED_BY, rules_comm.EXPLAINED_BY, rules_storage.EXPLAINED_BY),
 )
 """For a rule whose line follows from another cause, the rules that give that cause."""
 _SMI_RULES = frozenset({"gpu.remap_failure", "gpu.remap_pending", "gpu.ecc_counter"})
@@ -161,6 +158,7 @@ class _State:
     owner_unknown: set[str] = field(default_factory=set)  # GPU_OWNED rules seen with no header
     heat: CpuHeat = field(default_factory=CpuHeat)  # the CPUs left throttled (rules_host)
     hca: HcaPorts = field(default_factory=HcaPorts)  # HCAs' ports down and active (rules_rdma)
+    examples: documents.Examples = field(default_factory=documents.Examples)  # a page's samples
 
     def add(
         self, rule_id: str, verdict: Verdict, hit: Hit | None, rec: Record, conf: float
@@ -242,6 +240,8 @@ _RESUMED_WORDS = ("moved", "resumed", "again")
 def _visit(state: _State, rec: Record) -> None:
     """Classify one record into the state."""
     state.visited += 1
+    if state.examples.example(rec.body):
+        return  # (a document's example of what a component prints: no event)
     # (their words gate the searches: every line of a flood passes here)
     low = rec.body.lower()
     if any(w in low for w in _RESOLVED_WORDS) and ALERT_RESOLVED.search(rec.body):
@@ -269,7 +269,7 @@ def _visit(state: _State, rec: Record) -> None:
     if "tate:" in rec.body or "CA '" in rec.body or "hca_id" in rec.body:
         state.hca.feed(rec.body)
     exception_line = _skip(state, rec)
-    if exception_line is None or not rec.body.strip() or describes_a_message(rec.body):
+    if exception_line is None or not rec.body.strip() or documents.describes_a_message(rec.body):
         return  # (a runbook, a changelog, a review: a message described is no event)
     state.speeds.setups.feed(rec, low)
     smi = _SMI_GPU.match(rec.body)
@@ -490,9 +490,9 @@ def explain(text: str, node: str | None = None, *, hint: bool = False) -> list[F
     recs = list(records(text))
     found = explain_records(recs, node)
     bodies = "\n".join(rec.body for rec in recs) if found else ""
-    if found and is_a_document(bodies):
+    if found and documents.is_a_document(bodies):
         return [f for f in found if f.severity == Severity.INFO]
-    if any(f.category == Category.STRAGGLER for f in found) and speaks_in_general(bodies):
+    if any(f.category == Category.STRAGGLER for f in found) and documents.speaks_in_general(bodies):
         found = [f for f in found if f.category != Category.STRAGGLER]
     if not found and hint:
         learned = learned_hint(text, node)

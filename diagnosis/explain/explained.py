@@ -163,6 +163,10 @@ EXPLAINED = re.compile(
     r"|\b(?:which|that)\s+(?:matches|is\s+consistent\s+with)\b|\b(?:roughly\s+|about\s+|right\s+)?in\s+line"
     r"\s+with\s+(?:the\s+)?(?:\d+(?:\.\d+)?\s*x|twice|four\s+times|the\s+(?:extra|added|bigger|larger)"
     r"|what\s+(?:I|we|you)\s+expect)"
+    # a figure that agrees with the published ones (`This falls inline with the performance
+    # results provided by the Ray benchmarks`)
+    r"|\b(?:falls?|is|are|seems?)\s+(?:in\s?line|consistent)\s+with\s+[^.\n]{0,60}?"
+    r"\b(?:benchmarks?|published|reported|official)\b"
     r"|\bis\s+(?:fine|acceptable|ok|okay)\s+for\s+(?:this|our|my)\b"
     r"|\bthat\s*(?:'s|’s|\s+is)\s+how\s+(?:our|the|it|this)\b|\bnormal\s+variation\b"
     r"|\bdifferent\s+(?:WU|work\s+unit|project|dataset|model|input)s?\b|\bas\s+planned\b"
@@ -263,13 +267,25 @@ _ONLY_AFTER_RESTART = re.compile(
 )
 
 
+_AT_FIRST = re.compile(
+    r"\b(?:at\s+first|initially|in\s+the\s+beginning|the\s+first\s+[^.\n]{0,30}?)\s*"
+    r"(?:(?:is|are|was|were|looks?|seems?)\s+)?$",
+    re.IGNORECASE,
+)
+"""A state said of the run's first moments (`the first ~10 seconds or so are perfectly normal -
+and then the framerate suddenly drops`): the time before the slowdown, not its explanation."""
+
+
 def explains(text: str) -> bool:
     """Whether `text` explains a slowdown away (``EXPLAINED``), unless the explaining sentence's
     own condition is a restart (``when resuming from a checkpoint, training time is normal``: a
-    workaround, as ``back to normal after a restart`` is, not a cause)."""
+    workaround, as ``back to normal after a restart`` is, not a cause) or its subject the run's
+    first moments (_AT_FIRST)."""
     for m in EXPLAINED.finditer(text):
         start, _ = sentence_bounds(m)
-        if _ONLY_AFTER_RESTART.search(text, start, m.start()) is None:
+        if _ONLY_AFTER_RESTART.search(text, start, m.start()) is None and not _AT_FIRST.search(
+            text, start, m.start()
+        ):
             return True
     return came_back(text)
 

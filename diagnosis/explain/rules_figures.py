@@ -73,7 +73,7 @@ _CHANGED = re.compile(
     r"|\b(?:first|second|last)\s+half\s+of\s+(?:the\s+|every\s+|each\s+)?(?:run|training|job)\b"
     r"|\bat\s+\d+k?\s+(?:steps?|iter\w*|epochs?)\b|\bstarted\s+(?:at|with|out\s+at)\b"
     r"|\brerun\b|\bon\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day\b"
-    r"|\bthe\s+first\s+\w+\s+(?:took|take|were|was|ran|did)\b"
+    r"|\bthe\s+first\s+\w+\s+(?:took|takes?|were|was|ran|runs?|did)\b"
     # successive runs of the same work (`the 1st call runs at 315 fps, the 2nd at 275`, `epoch
     # 1: 3.1 it/s, epoch 2: 2.7 it/s`)
     r"|\b1st\b[^.\n]{0,80}?\b2nd\b"
@@ -82,7 +82,7 @@ _CHANGED = re.compile(
     r"drop\w*|fell|fall\w*|rose|rises|increas\w*|decreas\w*|grew|grows|climb\w*|creep\w*|"
     r"crept|jump\w*|halv\w*|doubl\w*|initially|overnight|staircase|stay\w*|stuck|"
     r"at\s+(?:the\s+)?(?:start|launch|first|beginning)|used\s+to|before|resum\w*)\b"
-    r"|变成|变为|变到|降到|降至|降为|掉到|升到|涨到|之后|以后|后来|现在|一开始|开始时|最初"
+    r"|变成|变为|变到|降到|降至|降为|掉到|升到|涨到|之后|以后|后来|后面|后续|现在|一开始|开始时|最初"
     r"|から|その後|今は|最初は|以降|になり|になって|後に|後には|直後|에서|이후|처음|지금은|나중에"
     r"|\bvon\s+[~≈]?\d[^.\n]{0,20}?\bauf\b|\b(?:jetzt|danach|anfangs|zuerst|nach|fällt|sinkt|steigt)\b"
     r"|\b(?:de|da|dès)\s+[~≈]?\d[^.\n]{0,25}?\b(?:à|a|para)\s+[~≈]?\d"
@@ -219,12 +219,17 @@ def sentence_kind(sentence: str) -> bool | None:
 PAST = re.compile(
     r"\b(?:yesterday|before|earlier|previously|originally|last\s+(?:week|night|run|month)|"
     r"used\s+to\s+be|(?:it\s+)?was|(?:days?|weeks?|months?)\s+ago)\b|昨天|之前|以前|昨日|以前は|어제|gestern|vorher|hier|ayer|ontem|"
-    r"ieri|вчера|раньше",
+    r"ieri|вчера|раньше"
+    # a run's first steps (`前45步时间正常0.7s左右`, `for the first 45 steps`)
+    r"|前\s*\d+\s*(?:步|个?steps?|个?iters?|轮|个?epochs?)|\bfirst\s+\d+\s+(?:steps|iterations|iters"
+    r"|epochs|batches)\b",
     re.IGNORECASE,
 )
 PRESENT = re.compile(
     r"\b(?:now|today|currently|this\s+(?:week|morning|run))\b|今天|现在|今日|今は|오늘|지금|heute|jetzt|"
-    r"aujourd'hui|maintenant|hoy|ahora|hoje|agora|oggi|ora|сегодня|сейчас",
+    r"aujourd'hui|maintenant|hoy|ahora|hoje|agora|oggi|ora|сегодня|сейчас"
+    # the steps after them (`后面每step时间基本在30s左右`, `afterwards`)
+    r"|后面|后来|后续|往后|\b(?:afterwards|after\s+that|later\s+on)\b",
     re.IGNORECASE,
 )
 
@@ -417,7 +422,8 @@ _CHANGE_WORDS = (
     "إلى|van |zakte|daalde|steeg|sinds|od |teraz|spad|->|→|=>|⟶|from |then|now |now,|now:|"
     "after|since|went|goes|drop|fell|fall|increas|decreas|grew|grows|climb|creep|crept|"
     "halv|doubl|initially|overnight|stay|at launch|at start|at the start|at first|used to|"
-    "before|resum|later|became|become|变|降|掉|之后|以后|后来|现在|开始|最初|から|その後|今は|以降|에서|이후|처음|지금|"
+    "before|resum|later|became|become|变|降|掉|之后|以后|后来|后面|后续|现在|开始|最初|から|その後|今は|以降|"
+    "에서|이후|처음|지금|"
     "am |pm |am,|pm,|half|k steps|started|後に|直後|rerun|day|the first|"
     "von |jetzt|danach|anfangs|nach |fällt|sinkt|de |da |puis|maintenant|après|passe|"
     "tombe|luego|después|depois|ahora|agora| poi | dopo | ora |adesso|scende|с |от |потом|"

@@ -119,6 +119,7 @@ KERNEL_RULES: tuple[Rule, ...] = (
         # userspace OOM killer (systemd-oomd)
         r"|\b(?:Cgroup|System) OOM encountered, victim process|\bReason:\s+OOMKilled\b"
         r"|\bOOMKilled\b|systemd-oomd killed \d+ process|\boomd attempting to kill\b"
+        r"|\bsystemd-oomd(?:\[\d+\])?: Killed /\S+"
         r"|\bKilled \S+ due to memory pressure\b"
         # Slurm's step daemon counting the cgroup's OOM kills
         r"|\bDetected [1-9]\d* oom[-_ ]kill event|killed by the cgroup out-of-memory handler"

@@ -35,6 +35,8 @@ from diagnosis.explain.rules_slowness import slowed
 
 _SLOW_ZH = (
     r"(?:[变變]慢|奇慢|拖下来|拖后腿|拖累|[变變]得(?:很|非常|特别|十分|越来越|越來越|巨|超|极其|极|贼|好)?慢|[减減]慢|越\w{1,2}越慢|慢了很多|慢很多|拖慢"
+    # suddenly so slow (`速度突然这么慢`)
+    r"|突然(?:间)?(?:这么|那么|变得?|很|非常|特别|好)慢"
     # a rate that drops to a figure (掉到剩十几 samples/s), a time or ETA that keeps growing
     # (not a time that falls to a figure: `后面会降到4s左右`, the steps got faster)
     r"|(?:掉|降|跌)(?:到|至)(?![^。！？，,]{0,6}?[\d.]+\s*(?:s|秒|ms|毫秒|分钟|分|min|小时|h)(?![a-zA-Z]))|(?:ETA|eta)\w{0,3}(?:不断|一直|持续)?(?:增加|变长|上升)"

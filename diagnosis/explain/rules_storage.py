@@ -38,6 +38,14 @@ from diagnosis.model import Category as C
 from diagnosis.model import ComponentKind as K
 from diagnosis.model import Severity as S
 
+SIMULATED_RULE = "storage.failure_simulated"
+EXPLAINED_BY: dict[str, frozenset[str]] = {
+    "storage.md_degraded": frozenset({SIMULATED_RULE}),
+    "storage.md_started_degraded": frozenset({SIMULATED_RULE}),
+}
+"""An array whose member the speaker failed on purpose (`I simulated the failure of hdd`):
+degraded by the test's design."""
+
 
 def _fewer_members(m: re.Match[str]) -> Verdict | None:
     """Return a degraded array's error when it started with fewer members than it has."""
@@ -47,6 +55,19 @@ def _fewer_members(m: re.Match[str]) -> Verdict | None:
 
 
 RULES: tuple[Rule, ...] = (
+    rule(
+        SIMULATED_RULE,
+        # a speaker's test that fails a member on purpose (`I simulated the failure of hdd by
+        # removing its partition`): first, so that a line that tells it with its mdstat is the
+        # test's too
+        r"\b(?:I|we)\s+(?:\w+\s+)?simulated\s+(?:a|an|the)\s+(?:\w+\s+){0,2}?(?:failure|fault|loss)\b"
+        r"|\bto\s+simulate\s+(?:a|an|the)\s+(?:disk|drive|member|device)\s+(?:failure|fault|loss)\b",
+        ("simulate",),
+        "A member failed on purpose, to test the array: its degraded state and rebuild are the "
+        "test's, no fault (EXPLAINED_BY).",
+        verdict(C.BENIGN, B.INFRASTRUCTURE, K.NODE, S.INFO, A.NONE, 0.5),
+        flags=re.IGNORECASE,
+    ),
     rule(
         "storage.zpool_degraded",
         # zpool status: the pool's state, and a device's row that ZFS faulted (its READ, WRITE
@@ -83,7 +104,9 @@ RULES: tuple[Rule, ...] = (
         r"|\braid\d+: Disk failure on \S+, disabling device"
         r"|WARNING: Device #\d+ of \w+ array, \S+, has failed|Repair of RAID device \S+ failed"
         # a mirror member that failed a read (raid1.c/raid10.c read_balance after an error)
-        r"|md/raid\d*:md\w+: \S+: redirecting sector \d+ to another mirror",
+        r"|md/raid\d*:md\w+: \S+: redirecting sector \d+ to another mirror"
+        # /proc/mdstat's array that did not start (`md0 : inactive sdf1[4](S) sdh1[1](S)`)
+        r"|^\s*md\w+\s*:\s*inactive\s+\w+\[\d+\]",
         (
             "event",
             "md/raid",
@@ -99,6 +122,7 @@ RULES: tuple[Rule, ...] = (
             "disk failure",
             "has failed",
             "repair of raid",
+            "inactive",
         ),
         "A RAID array lost a member (mdadm event, /proc/mdstat, mdadm --detail and its member "
         "table's 'removed' slot, controller): "
@@ -141,12 +165,16 @@ RULES: tuple[Rule, ...] = (
         r"|xfs_\w+: error -?\d+ returned|writeback error on inode)"
         # kernels before 3.x print no device: `XFS: Internal error XFS_WANT_CORRUPTED_RETURN at ...`
         r"|XFS: Internal error (?:XFS|xfs)_\w+ at line \d+"
+        # and name the filesystem in quotes (`Filesystem "hda6": Corruption of in-memory data
+        # detected.  Shutting down filesystem: hda6`)
+        r"|\bFilesystem \"[^\"\n]+\": (?:Corruption of in-memory data detected|I/O Error Detected"
+        r"|XFS internal error)"
         r"|JBD2: Detected IO errors while flushing"
         # a journal that cannot be read (ext4's super.c, jbd2's journal.c)
         r"|EXT4-fs \([^)]+\): (?:error loading journal|no journal found|journal superblock"
         r" magic mismatch)|\bJBD2: no valid journal superblock found\b"
         r"|\bJBD2: (?:Invalid checksum recovering|recovery failed)\b",
-        ("btrfs", "ext4-fs", "xfs (", "xfs: internal", "jbd2"),
+        ("btrfs", "ext4-fs", "xfs (", "xfs: internal", "jbd2", 'filesystem "'),
         "The filesystem reports I/O errors or corruption on its device (btrfs device stats and "
         "transid failures, ext4 errors, an XFS shutdown or metadata I/O error, jbd2 flush "
         "errors): the disk under it is failing.",
@@ -396,6 +424,11 @@ RULES: tuple[Rule, ...] = (
         r"|access denied by server|mount system call failed|Stale (?:NFS )?file handle"
         r"|rpc\.statd is not running but is required for remote locking)"
         r"|mount to NFS server '[^']*' failed: (?:timed out|RPC Error|System Error)"
+        # a Lustre client's mount that failed on the servers' side or the network's (not `No
+        # such device`: netfs.client_missing, the node's own kernel)
+        r"|\bmount\.lustre: mount \S+ at \S+ failed: (?:Device or resource busy|Input/output "
+        r"error|Connection timed out|Cannot send after transport endpoint shutdown|No route to host"
+        r"|Network is unreachable|Operation already in progress)"
         # a network or parallel filesystem's client service that failed (systemd's words), or
         # its mount helper's failed mount(2)
         r"|\b(?:beegfs-client|beegfs-helperd|lustre[\w-]*|glusterd|gpfs|mmfs[\w-]*|weka[\w-]*"
@@ -441,7 +474,7 @@ RULES: tuple[Rule, ...] = (
             *("cannot monitor", "mount.nfs", "lockd: failed", "backchannel", "mount(nfs)"),
             *("refused mount request", "nfs4err_io", "health status is unhealthy", "autofs"),
             *("program 100003", "ganesha", "[nfs", "[sunrpc]", "[lockd]"),
-            *(".service: failed with result", "failed to start", "mount(2)"),
+            *(".service: failed with result", "failed to start", "mount(2)", "mount.lustre"),
         ),
         "The NFS server (or the RPC below it) stopped answering, the lock manager cannot reach "
         "statd to monitor a client (``SM_MON failed``, ``lockd: cannot monitor``), or a task "

@@ -65,6 +65,10 @@ benchmark of hardware, not a member of a job that became slow."""
 _SETUPS = re.compile(
     # a run on several cards against one card (`the training was slower than a card`)
     r"\b(?:slower|longer)\s+than\s+(?:on\s+|with\s+)?(?:a|one|1|a\s+single|single)\s+(?:card|GPU|device)\b"
+    # a distributed run against the same work run without it (`roughly 10 seconds slower than
+    # non-distributed mode`)
+    r"|\b(?:slower|longer)\s+than\s+(?:the\s+|in\s+)?(?:non-?distributed|local|serial|sequential)\s+"
+    r"(?:mode|run|version|training|setup|baseline|execution)\b"
     # (not against one node: a job slower on more nodes than on one is read, as `than a single
     # node` is)
     r"|\b(?:slower|longer|lower)\s+than\s+(?:with|using|when(?!\s+(?:I|we|you)\s+(?:use|run|train)\w*"
