@@ -66,6 +66,14 @@ RULES: tuple[Rule, ...] = (
         # TensorFlow recovers from: `The caller indicates that this is not a failure`)
         r"|\bOOM when allocating tensor\b[^\n]*\bGPU[_:]\d+"
         r"|\bRESOURCE_EXHAUSTED: Out of memory while trying to allocate\b"
+        # older TensorFlow, which names no device (a CPU it names is host memory), and its
+        # allocator's last word; XLA's replica that ran out (`Execution of replica 0 failed:
+        # Resource exhausted: Out of memory ...`, wrapped after `Out`)
+        r"|\bResource exhausted: OOM when allocating tensor with shape\b"
+        r"(?![^\n]*\b(?:CPU|cpu)[_:]\d)"
+        r"|\bbfc_allocator\.cc:\d+\][^A-Za-z\n]*Ran out of memory trying to allocate\b"
+        r"(?![^\n]*\bnot a failure\b)"
+        r"|\bExecution of replica \d+ failed: Resource exhausted\b"
         # XLA's GPU allocator (`RESOURCE_EXHAUSTED: Failed to allocate request for 6.27GiB
         # (6727663616B) on device ordinal 0`), the driver API's name, Apple Metal's command buffer
         r"|\bRESOURCE_EXHAUSTED: Failed to allocate request for [\d.]+\s*[KMGT]?i?B\b[^\n]{0,30}?"
@@ -87,6 +95,7 @@ RULES: tuple[Rule, ...] = (
         r"|\bcudaErrorMemoryAllocation\b",
         (
             *("out of memory", "outofmemoryerror", "alloc_failed", "oom when allocating"),
+            *("resource exhausted",),
             *("free memory", "outofmemory", "could not be allocated", "cudaerrormemoryallocation"),
             *(
                 "vgpu error",

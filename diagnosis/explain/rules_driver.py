@@ -94,6 +94,19 @@ RULES: tuple[Rule, ...] = (
         flags=re.IGNORECASE,
     ),
     rule(
+        "driver.module_symbols_mismatch",
+        # the GPU driver's modules built for another kernel than the one running
+        # (`nvidia_drm: Unknown symbol drm_client_setup (err -2)`, `nvidia: disagrees about
+        # version of symbol module_layout`)
+        r"\bnvidia(?:[-_](?:drm|modeset|uvm))?: (?:Unknown symbol \w+|disagrees about version of "
+        r"symbol \w+)",
+        ("unknown symbol", "disagrees about version"),
+        "The NVIDIA kernel modules do not fit the running kernel (an unknown symbol, a symbol of "
+        "another version): the driver was built for another kernel; rebuild or reinstall it "
+        "for this one. The node's software setup, not the GPU.",
+        verdict(C.APPLICATION, INFRA, K.NODE, S.ERROR, A.FIX_APPLICATION, 0.55),
+    ),
+    rule(
         "driver.module_headers_missing",
         # a module to build for the running kernel without its headers: AWS's EFA installer,
         # DKMS, NVIDIA's installer (`kernel headers were not detected and are required to build
@@ -180,8 +193,12 @@ RULES: tuple[Rule, ...] = (
         # pynvml's exception for NVML_ERROR_UNKNOWN, raised from a device call
         r"\bpynvml\.NVMLError_Unknown\b|\bNVMLError_Unknown: Unknown Error\b"
         # DCGM's and dcgm-exporter's words for NVML failing to start on the same error
-        r"|\bCannot init NVML library; err: Unknown Error\b",
-        ("nvmlerror_unknown", "cannot init nvml"),
+        r"|\bCannot init NVML library; err: Unknown Error\b"
+        # a device query that failed with NVML's code 999 as miners and monitors print it
+        # (`NVML: can't get fan speed for GPU #4, error code 999`, `unable to get fan speed -
+        # Unknown Error (999)`)
+        r"|\bNVML\b[^\n]{0,60}?\berror(?:\s+code)?\s*:?\s*999\b|\bUnknown Error \(999\)",
+        ("nvmlerror_unknown", "cannot init nvml", "999"),
         "An NVML device call failed with NVML_ERROR_UNKNOWN (pynvml's `NVMLError_Unknown`): "
         "the driver could not reach the GPU; low confidence, a container that lost its device "
         "nodes reads the same.",

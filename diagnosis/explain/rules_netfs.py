@@ -73,6 +73,21 @@ def _caller_error(m: re.Match[str]) -> Verdict:
 
 RULES: tuple[Rule, ...] = (
     rule(
+        "netfs.client_failed",
+        # a cache or FUSE filesystem's client whose reads from its workers time out (Alluxio:
+        # `Failed to read block 234881025 from worker ..., will retry: Timeout waiting for
+        # response after 30000ms`)
+        r"\bFailed to (?:read|close input stream for) block \d+\b[^\n]*\bTimeout waiting for "
+        r"response after \d+\s*ms\b"
+        # a network filesystem's CSI mount that failed (`Could not mount juicefs: ...`)
+        r"|\bCould not mount (?:juicefs|lustre|cephfs|beegfs|weka|alluxio|gpfs)\b",
+        ("timeout waiting for response", "could not mount"),
+        "A network or cache filesystem's client cannot read from its servers in time, or its "
+        "mount fails: every rank reading through it stalls or cannot start.",
+        host_storage(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.5),
+        flags=re.IGNORECASE,
+    ),
+    rule(
         "netfs.ceph_unhealthy",
         # the monitor's summary (`HEALTH_WARN; 70 pgs degraded; 70 pgs stale; ...; 26 requests
         # are blocked > 32 sec`), a health check's update (`3 slow ops, oldest one blocked for 65

@@ -349,8 +349,13 @@ RULES: tuple[Rule, ...] = (
         r"|\b(?:run|ran|running|runs)\s+out\s+of\s+(?:system\s+|host\s+|CPU\s+)(?:RAM|memory)\b"
         r"|\b(?:the\s+)?(?:OS|kernel)\s+kills\s+(?:the|my|our)\s+(?:process|job|trainer)\b"
         # the host's memory said to OOM (`the RAM usage shoots up ..., causing RAM OOMs`)
-        r"|\b(?:RAM|host\s+memory|system\s+memory|CPU\s+memory|CPU\s+RAM)\s+OOMs?\b",
-        ("killed by the", "terminated by the", "out of", "kills", "ooms", "oom"),
+        r"|\b(?:RAM|host\s+memory|system\s+memory|CPU\s+memory|CPU\s+RAM)\s+OOMs?\b"
+        # killed once it held most of the host's memory (`this program was killed after it took
+        # up 60g of memory`)
+        r"|\b(?:was|got|is|gets)\s+killed\s+(?:after|when|once)\s+(?:it\s+)?(?:took\s+up|takes\s+up"
+        r"|used|uses|using|consumed|reached|hit)\s+(?:about\s+|over\s+|~)?\d+(?:\.\d+)?\s*[GT]i?B?\s+"
+        r"(?:of\s+)?(?:(?:system|host|CPU)\s+)?(?:RAM|memory)\b",
+        ("killed by the", "terminated by the", "out of", "kills", "ooms", "oom", "killed"),
         "A process said to be killed by the system (the kernel's OOM killer, the usual reason "
         "a program exits with no error of its own), or the host's RAM said to OOM: the host's "
         "memory.",

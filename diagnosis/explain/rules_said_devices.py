@@ -55,7 +55,7 @@ RULES: tuple[Rule, ...] = (
     rule(
         "said.gpu_lost",
         r"\bGPUs?\s*#?\d*\b[^.;?\n]{0,40}?\b(?:disappear(?:s|ed|ing)?|vanish(?:es|ed|ing)?"
-        r"|(?:is|was|are|were)\s+gone|gone\s+from|missing\s+from|dropp(?:ed|s)\s+(?:off|out))\b"
+        r"|(?:is|was|are|were)\s+gone|gone\s+from|missing\s+from|dropp(?:ed|s|ing)\s+(?:off|out))\b"
         r"|\bnvidia-smi\b[^.;?\n]{0,60}?\b(?:says|reports|shows|returns)\s+(?:that\s+)?(?:the\s+)?"
         r"GPU\s*\d*\s+(?:is\s+)?(?:lost|not\s+detected)\b"
         r"|\bnvidia-smi\b[^.;?\n]{0,30}?\blists\s+only\s+\d+\s+GPUs\b"
@@ -147,6 +147,8 @@ RULES: tuple[Rule, ...] = (
         r"|\bibv_devices\W{0,3}\s+(?:prints|shows|returns|gives)\s+(?:an\s+)?empty\b"
         r"|/sys/class/infiniband\s+is\s+empty\b|\bthe\s+HCA\s+is\s+missing\b"
         r"|\bports?\s+(?:are\s+|is\s+)?stuck\s+in\s+(?:Initializ\w+|INIT)\b"
+        # ibstat's state said of the ports (`all others had port state "DOWN"`)
+        r"|\b(?:had|has|have|with|in)\s+port\s+state\s+[\"'“]?(?:DOWN|Down|INIT|Initializing)\b"
         r"|\bexcessive\s+symbol\s+errors\b"
         r"|\bInfiniBand\s+port\s+(?:of\s+this\s+\w+\s+machine\s+)?is\s+down\b"
         # an HCA said failed or broken (`Infiniband HCA card failed on z0-13`, `IB card problem`)

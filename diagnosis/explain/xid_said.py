@@ -4,8 +4,9 @@
 verdict (``rules_gpu.xid_policy``) at a warning's severity and lower confidence than the
 driver's own line, when the words around it say it happened (`im dmesg steht Xid 79`, `we hit
 Xid 48`, `xid 119 detected by dmesg`, `Xid 79が発生し`), and none in a question, a runbook or a
-doc, a resolved incident, or a clause that rules it out (``RULED_OUT``, which the monitors'
-readers share). Several Xids said together give the one that says most.
+doc, a resolved incident, a clause that rules it out (``RULED_OUT``, which the monitors'
+readers share), or one that tells what usually happens with no speaker in it. Several Xids
+said together give the one that says most.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import re
 from dataclasses import replace
 
 from diagnosis.catalog import Verdict
+from diagnosis.explain.rules import SPEAKER_WORDS
 from diagnosis.explain.rules_gpu import xid_policy
 from diagnosis.model import Category as C
 from diagnosis.model import Severity as S
@@ -49,6 +51,10 @@ _DETECTED = re.compile(
     r"|\s*(?:が|を)(?:発生|検出)|\s*(?:错误)?(?:出现|发生)"
 )
 """A Xid said to have happened after its number (gpud: `xid 119 detected by dmesg`)."""
+_IN_GENERAL = re.compile(r"\b(?:often|usually|typically|generally|commonly|normally)\b", re.I)
+"""A clause that tells what usually happens (`A rapidly increasing replay count often precedes a
+full link failure reported as Xid 74`): with no speaker in it, a page's statement, no event."""
+_SPEAKER = re.compile(SPEAKER_WORDS, re.IGNORECASE)
 _NOT_THIS_XID = re.compile(r"\b(?:not|no|than|instead\s+of|rather\s+than|nor)\s+(?:an?\s+)?$", re.I)
 _XID_RANK = {C.GPU_HARDWARE: 3, C.GPU_DEGRADED: 2, C.GPU_APPLICATION: 1}
 
@@ -63,6 +69,8 @@ def xid_said(m: re.Match[str]) -> Verdict | None:
     )
     happened = _HAPPENED.search(before) or _DETECTED.match(m.string, m.end())
     if RULED_OUT.search(clause) or "?" in m.string or not happened:
+        return None
+    if _IN_GENERAL.search(clause) and not _SPEAKER.search(clause):
         return None
     # several Xids said together (`XID 137 ... followed by XID 94`): the one that says most
     said = [

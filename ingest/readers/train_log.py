@@ -90,6 +90,12 @@ def _megatron_fields(text: str) -> dict[str, str]:
     return out
 
 
+def _count(fields: dict[str, str], key: str) -> int:
+    """A count field's value; 0 where it is absent or no finite number (a mangled `INF`)."""
+    value = _field(fields, key)
+    return int(value) if value is not None and math.isfinite(value) else 0
+
+
 def parse_megatron(text: str) -> StepLine | None:
     """Parse one (joined) Megatron iteration line: the one parser of this format.
 
@@ -110,8 +116,8 @@ def parse_megatron(text: str) -> StepLine | None:
     p.loss_scale = _field(f, "loss scale")
     ms = _field(f, "elapsed time per iteration (ms)")
     p.step_time_s = ms / 1000 if ms is not None else _field(f, "elapsed time per iteration (s)")
-    p.skipped_iterations = int(_field(f, "number of skipped iterations") or 0)
-    p.nan_iterations = int(_field(f, "number of nan iterations") or 0)
+    p.skipped_iterations = _count(f, "number of skipped iterations")
+    p.nan_iterations = _count(f, "number of nan iterations")
     p.skipped = p.skipped_iterations > 0
     for key in ("throughput per GPU (TFLOP/s/GPU)", "TFLOPs", "approx flops per GPU"):
         if key in f:

@@ -34,6 +34,19 @@ def test_megatron_llm_skipped_iteration_after_a_nan_grad_norm():
     assert b.step_time_s == pytest.approx(8.295)
 
 
+def test_a_count_that_is_no_finite_number_is_left_at_zero():
+    # (a mangled line the property test drew: `number of skipped iterations:INF` raised
+    # OverflowError from int(inf))
+    line = (
+        "iteration    31217/  115311 | consumed samples:     47774640 | lm loss: 2.241558E+00 "
+        "| grad norm: 15.886 | number of skipped iterations:INF | number of nan iterations: nan"
+    )
+    step = parse_megatron(line)
+    assert step is not None and step.step == 31217
+    assert (step.skipped_iterations, step.nan_iterations, step.skipped) == (0, 0, False)
+    assert step.grad_norm == pytest.approx(15.886)
+
+
 def test_bloom_megatron_deepspeed_seconds_tokens_and_tflops():
     steps = _steps(real_log("loss-spike", "31219"), peak_tflops=312.0)
     assert [s.step for s in steps] == [31217, 31218, 31219]
