@@ -52,13 +52,15 @@ _DESCRIBED = re.compile(
 )
 _LIVE = re.compile(
     r"\b(?:now|still|keeps?|kept|again|returned|is\s+logging|started\s+logging)\b"
-    # the speaker's own event (`I got an error report like "CUDA error ..."`)
-    # (not a condition's: `If we see in nvidia-smi ...`)
-    r"|(?<!\bif\s)(?<!\bwhen\s)(?<!\bonce\s)\b(?:I|we)\s+(?:got|get|see|saw|hit|am\s+getting"
-    r"|are\s+getting)\b"
     r"|\bsince\s+\d|(?<![\d:])\d{1,2}:\d\d(?![\d:]*\s*(?:of|in)\b)",
     re.IGNORECASE,
 )
+_OWN_EVENT = re.compile(
+    r"\b(?:I|we)\s+(?:got|get|see|saw|hit|am\s+getting|are\s+getting)\b", re.IGNORECASE
+)
+"""The speaker's own event (`I got an error report like "CUDA error ..."`): live, unless a
+condition comes before it in the line (`if dmesg shows '...' and we see it twice`)."""
+_CONDITION = re.compile(r"\b(?:if|when|whenever|once|unless)\b", re.IGNORECASE)
 _QUOTED = re.compile(r"\"[^\"\n]*\"|'[^'\n]{4,}'|`[^`\n]*`|“[^”\n]*”")
 """A quoted message (a single quote needs four characters: not `can't`'s)."""
 _WORDS = (
@@ -116,7 +118,12 @@ def describes_a_message(body: str) -> bool:
     if not any(word in low for word in _WORDS):
         return False
     # (the quoted message's own words say nothing of whether the line's event is live)
-    return _DESCRIBED.search(body) is not None and _LIVE.search(_QUOTED.sub(" ", body)) is None
+    if _DESCRIBED.search(body) is None:
+        return False
+    unquoted = _QUOTED.sub(" ", body)
+    own = _OWN_EVENT.search(unquoted)
+    live = own is not None and _CONDITION.search(unquoted, 0, own.start()) is None
+    return not live and _LIVE.search(unquoted) is None
 
 
 _INTRODUCES_EXAMPLE = re.compile(
@@ -130,7 +137,8 @@ _INTRODUCES_EXAMPLE = re.compile(
     r"(?:a|an)\s+(?:\w+\s+){0,3}?(?:message|warning|error|line|report|splat)s?\b[^:\n]*:\s*$",
     re.IGNORECASE,
 )
-_SPEAKS = re.compile(SPEAKER_WORDS, re.IGNORECASE)
+_CONCRETE = re.compile(SPEAKER_WORDS + r"|\d", re.IGNORECASE)
+"""A speaker's words or a figure: an introduction to the speaker's own run, not a document's."""
 
 
 @dataclass
@@ -139,16 +147,22 @@ class Examples:
     introduces what a component would print or prints when a condition holds (`When a CPU
     detects that it is stalling, it will print a message similar to the following:`), from the
     first line after it that is not blank up to the next blank line. The introduction may wrap
-    onto a second line (read joined with the line before); one with a speaker's words (I, we)
-    introduces the speaker's own lines, events."""
+    onto a second line (read joined with the line before); one with a speaker's words (I, we) or
+    a figure (`After about 2 hours the job will produce an error like this:`, `on 8 GPUs`)
+    introduces the speaker's own run, events; so does a plain introduction followed by a line a
+    log shipper prefixed (a machine's own line), which ends the example."""
 
     introduced: bool = False  # an introduction read, its example not begun (blank lines)
     inside: bool = False
+    shipped: bool = False  # the introduction itself came with a shipper's prefix
     before: str = ""  # the line before (an introduction may wrap onto this one)
 
-    def example(self, body: str) -> bool:
-        """Whether `body`, the input's next line (blank ones too), is an example."""
+    def example(self, body: str, prefixed: bool = False) -> bool:
+        """Whether `body`, the input's next line (blank ones too), is an example; `prefixed`:
+        the line came with a log shipper's or the kernel's prefix."""
         line = body.strip()
+        if (self.introduced or self.inside) and line and prefixed and not self.shipped:
+            self.introduced = self.inside = False  # (a machine's own line: no example)
         if self.introduced:  # (blank lines may stand between an introduction and its example)
             self.introduced, self.inside = not line, bool(line)
             return self.inside
@@ -159,7 +173,8 @@ class Examples:
             said = next(
                 (t for t in (line, f"{self.before} {line}") if _INTRODUCES_EXAMPLE.search(t)), None
             )
-            self.introduced = said is not None and _SPEAKS.search(said) is None
+            self.introduced = said is not None and not _CONCRETE.search(said)
+            self.shipped = prefixed
         self.before = line
         return False
 
@@ -170,7 +185,7 @@ _ANNOUNCES = re.compile(
     r"|Docs?:\s|Highlights\s*$|Resolved\s+issues\s*$)"
     # a troubleshooting guide's step (`Confirm the Symptoms`, `Begin by verifying the symptoms`)
     r"|^\W*(?:#{1,4}\s*)?(?:Begin\s+by\s+|Start\s+by\s+|First,?\s+)?(?:Confirm|Verify|Check"
-    r"|Identify|Recogni[sz]e)(?:ing)?\s+(?:the\s+)?symptoms?\b"
+    r"|Identify|Recogni[sz]e)(?:ing)?\s+(?:the\s+)?symptoms?\s*:?\s*$"
     # release notes and changelogs, headed or not; a comment closing an issue as fixed
     r"|^\W*(?:#{1,4}\s*)?(?:Release\s+notes\b|Changelog\b|What['’]s\s+Changed\b"
     r"|Closing\s+(?:this|as)\b[^\n]{0,60}?\b(?:fixed|resolved|done)\b)",

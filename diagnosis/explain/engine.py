@@ -240,7 +240,7 @@ _RESUMED_WORDS = ("moved", "resumed", "again")
 def _visit(state: _State, rec: Record) -> None:
     """Classify one record into the state."""
     state.visited += 1
-    if state.examples.example(rec.body):
+    if state.examples.example(rec.body, rec.raw.strip() != rec.body.strip()):
         return  # (a document's example of what a component prints: no event)
     # (their words gate the searches: every line of a flood passes here)
     low = rec.body.lower()

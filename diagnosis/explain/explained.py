@@ -165,8 +165,8 @@ EXPLAINED = re.compile(
     r"|what\s+(?:I|we|you)\s+expect)"
     # a figure that agrees with the published ones (`This falls inline with the performance
     # results provided by the Ray benchmarks`)
-    r"|\b(?:falls?|is|are|seems?)\s+(?:in\s?line|consistent)\s+with\s+[^.\n]{0,60}?"
-    r"\b(?:benchmarks?|published|reported|official)\b"
+    r"|\b(?:falls?|is|are|seems?)\s+(?:in\s?line|consistent)\s+with\s+"
+    r"(?:(?!\b(?:only|below|except|but)\b)[^.\n]){0,60}?\b(?:published\s+|official\s+)?benchmarks?\b"
     r"|\bis\s+(?:fine|acceptable|ok|okay)\s+for\s+(?:this|our|my)\b"
     r"|\bthat\s*(?:'s|’s|\s+is)\s+how\s+(?:our|the|it|this)\b|\bnormal\s+variation\b"
     r"|\bdifferent\s+(?:WU|work\s+unit|project|dataset|model|input)s?\b|\bas\s+planned\b"

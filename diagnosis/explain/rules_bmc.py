@@ -120,7 +120,13 @@ BMC_RULES: tuple[Rule, ...] = (
         # (`cr`) or non-recoverable (`nr`) threshold (`Fan3B | 0 RPM | cr`); `ok`, `nc` and `ns`
         # (no reading) are not read
         r"^\s*[^|\n]{1,40}\|\s*-?\d+(?:\.\d+)?\s+(?:RPM|degrees\s+C|Volts|Amps|Watts)\s*\|\s*"
-        r"(?:cr|nr)\s*$",
+        r"(?:cr|nr)\s*$"
+        # `ipmitool sensor`'s row (`Fan3B | 0.000 | RPM | cr | na | ...`) and `sdr elist`'s
+        # (`FAN 1 | 41h | cr | 29.1 | 0 RPM`)
+        r"|^\s*[^|\n]{1,40}\|\s*-?\d+(?:\.\d+)?\s*\|\s*(?:RPM|degrees\s+C|Volts|Amps|Watts)\s*\|\s*"
+        r"(?:cr|nr)\s*\|"
+        r"|^\s*[^|\n]{1,40}\|\s*[0-9a-fA-F]{2}h\s*\|\s*(?:cr|nr)\s*\|[^|\n]*\|\s*-?\d+(?:\.\d+)?\s+"
+        r"(?:RPM|degrees\s+C|Volts|Amps|Watts)\b",
         ("rpm", "degrees", "volts", "amps", "watts"),
         "The BMC reads a fan, temperature, voltage, current or power sensor past its critical or "
         "non-recoverable threshold (`ipmitool sdr`'s `cr`, `nr`): a dead fan, an overheating or "

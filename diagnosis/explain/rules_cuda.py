@@ -69,10 +69,10 @@ RULES: tuple[Rule, ...] = (
         # older TensorFlow, which names no device (a CPU it names is host memory), and its
         # allocator's last word; XLA's replica that ran out (`Execution of replica 0 failed:
         # Resource exhausted: Out of memory ...`, wrapped after `Out`)
-        r"|\bResource exhausted: OOM when allocating tensor with shape\b"
+        r"|\b(?:Resource exhausted|ResourceExhaustedError): OOM when allocating tensor with shape\b"
         r"(?![^\n]*\b(?:CPU|cpu)[_:]\d)"
-        r"|\bbfc_allocator\.cc:\d+\][^A-Za-z\n]*Ran out of memory trying to allocate\b"
-        r"(?![^\n]*\bnot a failure\b)"
+        r"|\bbfc_allocator\.cc:\d+\][^\n]{0,40}?\b[Rr]an out of memory trying to allocate\b"
+        r"(?![^\n]*\bnot a failure\b)(?![^\n]*\bAllocator \(cpu)"
         r"|\bExecution of replica \d+ failed: Resource exhausted\b"
         # XLA's GPU allocator (`RESOURCE_EXHAUSTED: Failed to allocate request for 6.27GiB
         # (6727663616B) on device ordinal 0`), the driver API's name, Apple Metal's command buffer

@@ -98,9 +98,11 @@ RULES: tuple[Rule, ...] = (
         # the GPU driver's modules built for another kernel than the one running
         # (`nvidia_drm: Unknown symbol drm_client_setup (err -2)`, `nvidia: disagrees about
         # version of symbol module_layout`)
-        r"\bnvidia(?:[-_](?:drm|modeset|uvm))?: (?:Unknown symbol \w+|disagrees about version of "
-        r"symbol \w+)",
-        ("unknown symbol", "disagrees about version"),
+        r"\bnvidia(?:[-_](?:drm|modeset|uvm|fs))?: (?:Unknown symbol \w+|disagrees about version "
+        r"of symbol \w+)"
+        r"|\bcould not insert 'nvidia(?:[-_](?:drm|modeset|uvm|fs))?': (?:Unknown symbol in module"
+        r"|Exec format error)",
+        ("unknown symbol", "disagrees about version", "exec format error"),
         "The NVIDIA kernel modules do not fit the running kernel (an unknown symbol, a symbol of "
         "another version): the driver was built for another kernel; rebuild or reinstall it "
         "for this one. The node's software setup, not the GPU.",
@@ -197,7 +199,9 @@ RULES: tuple[Rule, ...] = (
         # a device query that failed with NVML's code 999 as miners and monitors print it
         # (`NVML: can't get fan speed for GPU #4, error code 999`, `unable to get fan speed -
         # Unknown Error (999)`)
-        r"|\bNVML\b[^\n]{0,60}?\berror(?:\s+code)?\s*:?\s*999\b|\bUnknown Error \(999\)",
+        r"|(?:\bNVML\b|\bnvmlDevice\w+)[^\n]{0,60}?\berror(?:\s+code)?\s*:?\s*999\b"
+        r"(?![^\n]*\b(?:means|is\s+returned|indicates|stands\s+for)\b)"
+        r"|\bunable to get [\w ]{1,30} - Unknown Error \(999\)",
         ("nvmlerror_unknown", "cannot init nvml", "999"),
         "An NVML device call failed with NVML_ERROR_UNKNOWN (pynvml's `NVMLError_Unknown`): "
         "the driver could not reach the GPU; low confidence, a container that lost its device "

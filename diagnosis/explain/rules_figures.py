@@ -82,7 +82,9 @@ _CHANGED = re.compile(
     r"drop\w*|fell|fall\w*|rose|rises|increas\w*|decreas\w*|grew|grows|climb\w*|creep\w*|"
     r"crept|jump\w*|halv\w*|doubl\w*|initially|overnight|staircase|stay\w*|stuck|"
     r"at\s+(?:the\s+)?(?:start|launch|first|beginning)|used\s+to|before|resum\w*)\b"
-    r"|变成|变为|变到|降到|降至|降为|掉到|升到|涨到|之后|以后|后来|后面|后续|现在|一开始|开始时|最初"
+    r"|变成|变为|变到|降到|降至|降为|掉到|升到|涨到|之后|以后|后来|现在|一开始|开始时|最初"
+    # (the steps after, not `below`: `详细日志放在后面`)
+    r"|(?:后面|后续)(?=[^。！？，,\n]{0,6}?(?:每|step|步|iter|epoch|轮|的?(?:时间|速度|耗时)|\d))"
     r"|から|その後|今は|最初は|以降|になり|になって|後に|後には|直後|에서|이후|처음|지금은|나중에"
     r"|\bvon\s+[~≈]?\d[^.\n]{0,20}?\bauf\b|\b(?:jetzt|danach|anfangs|zuerst|nach|fällt|sinkt|steigt)\b"
     r"|\b(?:de|da|dès)\s+[~≈]?\d[^.\n]{0,25}?\b(?:à|a|para)\s+[~≈]?\d"
@@ -229,7 +231,8 @@ PRESENT = re.compile(
     r"\b(?:now|today|currently|this\s+(?:week|morning|run))\b|今天|现在|今日|今は|오늘|지금|heute|jetzt|"
     r"aujourd'hui|maintenant|hoy|ahora|hoje|agora|oggi|ora|сегодня|сейчас"
     # the steps after them (`后面每step时间基本在30s左右`, `afterwards`)
-    r"|后面|后来|后续|往后|\b(?:afterwards|after\s+that|later\s+on)\b",
+    r"|后来|往后|(?:后面|后续)(?=[^。！？，,\n]{0,6}?(?:每|step|步|iter|epoch|轮|的?(?:时间|速度|耗时)|\d))"
+    r"|\b(?:afterwards|after\s+that|later\s+on)\b",
     re.IGNORECASE,
 )
 

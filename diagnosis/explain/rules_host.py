@@ -14,7 +14,15 @@ from dataclasses import dataclass, field
 
 from diagnosis.catalog import Verdict
 from diagnosis.explain.memory_counts import dimm_summary, error_counts, mc_status
-from diagnosis.explain.rules import Rule, gpu_hardware, host_hardware, host_storage, rule, verdict
+from diagnosis.explain.rules import (
+    Rule,
+    gpu_hardware,
+    host_hardware,
+    host_storage,
+    rule,
+    sentence_bounds,
+    verdict,
+)
 from diagnosis.explain.rules_bmc import BMC_RULES
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
@@ -349,6 +357,18 @@ _NOT_A_DISK = re.compile(
 (Slurm's `unable to add task ... to memory cg`), inotify's watches."""
 
 
+_DENIED = re.compile(r"\b(?:not|never|no)\b|n['’]t\b", re.IGNORECASE)
+
+
+def _said_of_a_test(m: re.Match[str]) -> Verdict | None:
+    """A test said, unless its sentence denies it before the words or asks about it (`We are
+    not intentionally filling the disk`, `Someone deliberately filled /scratch?`)."""
+    start, end = sentence_bounds(m)
+    if _DENIED.search(m.string, start, m.start()) or m.string[end : end + 1] == "?":
+        return None
+    return verdict(C.BENIGN, INFRA, K.NODE, S.INFO, A.NONE, 0.5)
+
+
 def _disk_full(m: re.Match[str]) -> Verdict | None:
     """Return the full disk's verdict unless the line's ENOSPC is a kernel table's."""
     return None if _NOT_A_DISK.search(m.string) else host_storage(S.ERROR, A.FREE_DISK, 0.9)
@@ -383,13 +403,13 @@ PROCESS_RULES: tuple[Rule, ...] = (
         FILLED_RULE,
         # a speaker's test that fills a disk or a pool to see what breaks (`a 1 GiB thin device on
         # a 256 MiB pool — filled and written until it broke`)
-        r"\b(?:filled|filling|wrote|written|writing)\b[^.\n]{0,60}?\buntil\s+it\s+(?:broke|failed"
-        r"|filled\s+up|was\s+full|ran\s+out)\b"
+        r"\b(?:filled|wrote|written)\s+(?:and\s+(?:filled|written|wrote)\s+)?until\s+it\s+broke\b"
         r"|\b(?:deliberately|intentionally|on\s+purpose)\s+(?:filled|filling|fill)\b",
         ("until it", "deliberately", "intentionally", "on purpose"),
         "A disk or a pool filled on purpose, to see what breaks: its `No space left on device` "
-        "is the test's result, no fault (EXPLAINED_BY).",
-        verdict(C.BENIGN, INFRA, K.NODE, S.INFO, A.NONE, 0.5),
+        "is the test's result, no fault (EXPLAINED_BY); not when the sentence denies or asks "
+        "it.",
+        judge=_said_of_a_test,
         flags=re.IGNORECASE,
     ),
     rule(

@@ -37,7 +37,7 @@ from __future__ import annotations
 import re
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.rules import Rule, host_storage, rule, verdict
+from diagnosis.explain.rules import Rule, host_storage, rule, sentence_bounds, verdict
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
 from diagnosis.model import Category as C
@@ -64,6 +64,17 @@ def _lost_unless_planned(m: re.Match[str]) -> Verdict | None:
     return host_storage(S.ERROR, A.ISOLATE_NODE, 0.75)
 
 
+_A_CONDITION = re.compile(r"\b(?:if|when|whenever|unless)\b", re.IGNORECASE)
+
+
+def _unless_a_condition(m: re.Match[str]) -> Verdict | None:
+    """A client that failed, unless its sentence puts it as a condition (`If the client could
+    not mount cephfs, check the keyring`)."""
+    if _A_CONDITION.search(m.string, sentence_bounds(m)[0], m.start()):
+        return None
+    return host_storage(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.5)
+
+
 def _caller_error(m: re.Match[str]) -> Verdict:
     """Return the application's warning for a quota exceeded, else a benign note."""
     if m["quota"]:
@@ -80,11 +91,11 @@ RULES: tuple[Rule, ...] = (
         r"\bFailed to (?:read|close input stream for) block \d+\b[^\n]*\bTimeout waiting for "
         r"response after \d+\s*ms\b"
         # a network filesystem's CSI mount that failed (`Could not mount juicefs: ...`)
-        r"|\bCould not mount (?:juicefs|lustre|cephfs|beegfs|weka|alluxio|gpfs)\b",
+        r"|\bCould not mount (?:juicefs|lustre|cephfs|beegfs|weka|alluxio|gpfs):",
         ("timeout waiting for response", "could not mount"),
         "A network or cache filesystem's client cannot read from its servers in time, or its "
         "mount fails: every rank reading through it stalls or cannot start.",
-        host_storage(S.WARNING, A.CAPTURE_DIAGNOSTICS, 0.5),
+        judge=_unless_a_condition,
         flags=re.IGNORECASE,
     ),
     rule(

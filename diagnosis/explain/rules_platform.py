@@ -182,7 +182,7 @@ RULES: tuple[Rule, ...] = (
         "cloud.host_degraded",
         _DONE + r".*(?:running on degraded hardware|has detected degradation of the underlying "
         r"hardware|System reachability check failed|\bAWS_EC2_\w*RETIREMENT_SCHEDULED\b"
-        r"|\b(?:underlying|host)\s+hardware\s+degradation\b"
+        r"|\bdue\s+to\s+(?:the\s+)?(?:underlying|host)\s+hardware\s+degradation\b"
         r"|\binstance-retirement\b|(?<!=)(?<!=\")compute\.instances\.hostError|VirtualMachineHostCrashed"
         r"|VirtualMachineHostRebootedForRepair|VirtualMachineMigrationInitiatedForRepair"
         r"|VirtualMachinePossiblyDegradedDueToHardwareFailure"

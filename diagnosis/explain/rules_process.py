@@ -284,8 +284,8 @@ RULES: tuple[Rule, ...] = (
     rule(
         "process.sigkill",
         # (a container's status, as kubectl prints it: `"exitCode": 137`, `Exit Code: 137`)
-        _signal(9, "SIGKILL") + r"|exit code 137\b|\b(?i:exit\s?code)\"?\s*[:=]\s*137\b",
-        (*_NEEDLES, "exit code 137", "sigkill", 'code": 137', "code: 137"),
+        _signal(9, "SIGKILL") + r"|exit code 137\b|\b(?i:exit[\s_]?code)\"?\s*[:=]\s*137\b",
+        (*_NEEDLES, "exit code 137", "sigkill", "137"),
         "A rank was killed by SIGKILL and nothing else is said: most often the OOM killer "
         "(the kernel's or the cgroup's); also scancel or a preemption. Low confidence unless an "
         "OOM-killer line is in the same input.",

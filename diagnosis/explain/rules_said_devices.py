@@ -156,9 +156,9 @@ RULES: tuple[Rule, ...] = (
         r"|problem)\b|\bbroken\s+(?:InfiniBand|IB)\s+(?:HCA\s+)?card\b"
         # an HCA said to have died, RDMA devices said gone (`a Mellanox HCA that died before
         # sichek started`, `rdma devices disappear after installing OFED`)
-        r"|\bHCAs?\s+(?:that\s+)?(?:died|dies|is\s+dead|was\s+dead|went\s+dead)\b"
+        r"|\bHCAs?\s+(?:that\s+)?(?:died|is\s+dead|was\s+dead|went\s+dead)\b"
         r"|\b(?:RDMA|IB|InfiniBand)\s+devices?\s+(?:disappear\w*|vanish\w*|(?:are|is|were|was)\s+"
-        r"(?:gone|missing))\b"
+        r"(?:gone|missing))\b(?!\s+(?:inside|in|from)\s+(?:the\s+|a\s+)?(?:container|pod))"
         # a RoCE NIC that floods pause frames (an alert named for it)
         r"|\bPFC\s*Pause\s*Frames?\s*(?:High|Storm|Flood)\b"
         r"|\bsent\s+[\d.]+\s*[KM]?\s+PFC\s+pause\s+frames\b"
@@ -176,7 +176,7 @@ RULES: tuple[Rule, ...] = (
                 "ibv_devices",
                 "stuck",
             ),
-            *("pfc", "rdma"),
+            *("pfc", "rdma", "port state"),
         ),
         "An InfiniBand or RoCE port said to bounce, to be down or stuck initialising, the HCA "
         "said missing, or a port with excessive symbol errors: the cable, the transceiver, the "
@@ -186,7 +186,8 @@ RULES: tuple[Rule, ...] = (
     ),
     rule(
         "said.psu_fault",
-        r"\b(?:PSU(?:_[A-Za-z]+)?|power\s+supply(?:\s+unit)?)\s+(?:failure|failed|fault)\b"
+        r"\b(?:PSU\s?#?\d*|power\s+supply(?:\s+unit)?)\s+(?:has\s+)?(?:failure|failed|fault)\b"
+        r"|\bPSU_[A-Za-z]+\s+fault\b"
         r"|\bOver[\s-]?current\s+fault\b",
         ("psu", "power supply", "current fault"),
         "A power supply said to have failed (a PSU failure, an over-current fault): the node "

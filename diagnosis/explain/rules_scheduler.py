@@ -330,6 +330,9 @@ RULES: tuple[Rule, ...] = (
         # the eviction manager's own lines (`Failed to admit pod ... - node has conditions:
         # [MemoryPressure]`, `eviction manager: attempting to reclaim memory`)
         r"|\bnode has conditions?: \[[\w ,]+\]|\beviction manager: attempting to reclaim [\w-]+"
+        # (its structured form: `"Eviction manager: attempting to reclaim"
+        # resourceName="ephemeral-storage"`)
+        r"|\b[Ee]viction manager: attempting to reclaim\"?\s+resourceName=\"[\w.-]+\""
         r"|Usage of EmptyDir volume \S+ exceeds the limit"
         r"|\bkubelet has (?:insufficient memory available|disk pressure)\b"
         r"|\bNodeHas(?:InsufficientMemory|DiskPressure)\b"

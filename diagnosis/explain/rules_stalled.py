@@ -38,7 +38,7 @@ import re
 from functools import lru_cache
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.rules import Rule, rule, sentence_bounds, verdict
+from diagnosis.explain.rules import SPEAKER_WORDS, Rule, rule, sentence_bounds, verdict
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
 from diagnosis.model import Category as C
@@ -101,7 +101,9 @@ _SUPPOSED = re.compile(
     r"|\bwhat\s+(?:happens|would\s+happen)\s+(?:when|if)\b|\b(?:imagine|suppose)\b",
     re.IGNORECASE,
 )
-"""A sentence that supposes what it says: a case argued, not an event."""
+"""A sentence that supposes what it says: a case argued, not an event (with no speaker in it:
+`Imagine my surprise: the training froze`, `what happens when I launch` tell events)."""
+_SPEAKS = re.compile(SPEAKER_WORDS, re.IGNORECASE)
 _A_THING = re.compile(
     r"^\s*(?:detect\w*|detection|timeouts?|watchdog|monitor\w*|check\w*|debug\w*|issues?\s+with)",
     re.IGNORECASE,
@@ -158,7 +160,10 @@ def _stopped(m: re.Match[str]) -> Verdict | None:
     it stopped in the middle of the 64th epoch`): only its hanging is read. A stop its sentence
     supposes (`it's possible that all attaching grinds to a halt`) is none."""
     line = m.string
-    if _SUPPOSED.search(line, sentence_bounds(m)[0], m.start("verb")):
+    start = sentence_bounds(m)[0]
+    if _SUPPOSED.search(line, start, m.start("verb")) and not _SPEAKS.search(
+        line, start, m.start("verb")
+    ):
         return None
     if m["subject"].lower() == "code" and _ENDED_OR_STUCK.match(m["verb"]):
         return None

@@ -31,7 +31,14 @@ from __future__ import annotations
 import re
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.rules import Rule, host_storage, rule, unless_named_only, verdict
+from diagnosis.explain.rules import (
+    Rule,
+    host_storage,
+    rule,
+    sentence_bounds,
+    unless_named_only,
+    verdict,
+)
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
 from diagnosis.model import Category as C
@@ -39,12 +46,27 @@ from diagnosis.model import ComponentKind as K
 from diagnosis.model import Severity as S
 
 SIMULATED_RULE = "storage.failure_simulated"
+MD_INACTIVE = "storage.md_inactive"
+MD_CONTAINER = "storage.md_container"
 EXPLAINED_BY: dict[str, frozenset[str]] = {
+    MD_INACTIVE: frozenset({MD_CONTAINER}),
     "storage.md_degraded": frozenset({SIMULATED_RULE}),
     "storage.md_started_degraded": frozenset({SIMULATED_RULE}),
 }
 """An array whose member the speaker failed on purpose (`I simulated the failure of hdd`):
-degraded by the test's design."""
+degraded by the test's design; an inactive array beside a firmware-RAID container's line (the
+container is inactive by design)."""
+
+
+_DENIED = re.compile(r"\b(?:not|never|no)\b|n['’]t\b", re.IGNORECASE)
+
+
+def _simulated(m: re.Match[str]) -> Verdict | None:
+    """A member failed on purpose, unless the sentence denies it (`We never simulated a disk
+    failure, yet md0 is degraded`)."""
+    if _DENIED.search(m.string, sentence_bounds(m)[0], m.start()):
+        return None
+    return verdict(C.BENIGN, B.INFRASTRUCTURE, K.NODE, S.INFO, A.NONE, 0.5)
 
 
 def _fewer_members(m: re.Match[str]) -> Verdict | None:
@@ -60,12 +82,14 @@ RULES: tuple[Rule, ...] = (
         # a speaker's test that fails a member on purpose (`I simulated the failure of hdd by
         # removing its partition`): first, so that a line that tells it with its mdstat is the
         # test's too
-        r"\b(?:I|we)\s+(?:\w+\s+)?simulated\s+(?:a|an|the)\s+(?:\w+\s+){0,2}?(?:failure|fault|loss)\b"
-        r"|\bto\s+simulate\s+(?:a|an|the)\s+(?:disk|drive|member|device)\s+(?:failure|fault|loss)\b",
-        ("simulate",),
+        r"\b(?:I|we)\s+(?:\w+\s+)?simulated\s+(?:the|a|an)\s+(?:(?:disk|drive|member|device)\s+)?"
+        r"(?:failure|loss)\s+of\s+(?:/dev/)?(?:[hsv]d[a-z]\d*|nvme\w+|disk|drive|member|a\s+disk)\b"
+        r"|\b(?:to\s+)?simulat(?:e|ed|ing)\s+(?:a|an|the)\s+(?:disk|drive|member|device)\s+"
+        r"(?:failure|fault|loss)\b",
+        ("simulat",),
         "A member failed on purpose, to test the array: its degraded state and rebuild are the "
-        "test's, no fault (EXPLAINED_BY).",
-        verdict(C.BENIGN, B.INFRASTRUCTURE, K.NODE, S.INFO, A.NONE, 0.5),
+        "test's, no fault (EXPLAINED_BY); not when the sentence denies it.",
+        judge=_simulated,
         flags=re.IGNORECASE,
     ),
     rule(
@@ -104,9 +128,7 @@ RULES: tuple[Rule, ...] = (
         r"|\braid\d+: Disk failure on \S+, disabling device"
         r"|WARNING: Device #\d+ of \w+ array, \S+, has failed|Repair of RAID device \S+ failed"
         # a mirror member that failed a read (raid1.c/raid10.c read_balance after an error)
-        r"|md/raid\d*:md\w+: \S+: redirecting sector \d+ to another mirror"
-        # /proc/mdstat's array that did not start (`md0 : inactive sdf1[4](S) sdh1[1](S)`)
-        r"|^\s*md\w+\s*:\s*inactive\s+\w+\[\d+\]",
+        r"|md/raid\d*:md\w+: \S+: redirecting sector \d+ to another mirror",
         (
             "event",
             "md/raid",
@@ -122,12 +144,30 @@ RULES: tuple[Rule, ...] = (
             "disk failure",
             "has failed",
             "repair of raid",
-            "inactive",
         ),
         "A RAID array lost a member (mdadm event, /proc/mdstat, mdadm --detail and its member "
         "table's 'removed' slot, controller): "
         "still running without redundancy; replace the disk.",
         host_storage(S.ERROR, A.HARDWARE_INSPECTION, 0.75),
+    ),
+    rule(
+        MD_INACTIVE,
+        # /proc/mdstat's array that did not start (`md0 : inactive sdf1[4](S) sdh1[1](S)`)
+        r"^\s*md\w+\s*:\s*inactive\s+\w+\[\d+\]",
+        ("inactive",),
+        "An md array that did not start (inactive, its members held as spares): the array and "
+        "its filesystem are unavailable until it is assembled; not an Intel RST or DDF "
+        "firmware-RAID container, which mdstat always shows inactive (EXPLAINED_BY).",
+        host_storage(S.ERROR, A.HARDWARE_INSPECTION, 0.6),
+    ),
+    rule(
+        MD_CONTAINER,
+        # the firmware RAID's container line under it (`5288 blocks super external:imsm`)
+        r"\bblocks super external:(?:imsm|ddf)\s*$",
+        ("super external",),
+        "A firmware-RAID (Intel RST/IMSM, DDF) container: inactive by design, holding its "
+        "members for the arrays inside it.",
+        verdict(C.BENIGN, B.INFRASTRUCTURE, K.NODE, S.INFO, A.NONE, 0.5),
     ),
     rule(
         "storage.md_started_degraded",

@@ -65,10 +65,6 @@ benchmark of hardware, not a member of a job that became slow."""
 _SETUPS = re.compile(
     # a run on several cards against one card (`the training was slower than a card`)
     r"\b(?:slower|longer)\s+than\s+(?:on\s+|with\s+)?(?:a|one|1|a\s+single|single)\s+(?:card|GPU|device)\b"
-    # a distributed run against the same work run without it (`roughly 10 seconds slower than
-    # non-distributed mode`)
-    r"|\b(?:slower|longer)\s+than\s+(?:the\s+|in\s+)?(?:non-?distributed|local|serial|sequential)\s+"
-    r"(?:mode|run|version|training|setup|baseline|execution)\b"
     # (not against one node: a job slower on more nodes than on one is read, as `than a single
     # node` is)
     r"|\b(?:slower|longer|lower)\s+than\s+(?:with|using|when(?!\s+(?:I|we|you)\s+(?:use|run|train)\w*"
@@ -320,6 +316,19 @@ _NOT_A_REPORT = re.compile(
 a member slower for its own extra work (`because it also runs evaluation`)."""
 
 
+_WITHOUT_DISTRIBUTION = re.compile(
+    r"\b(?:slower|longer)\s+than\s+(?:the\s+|in\s+)?(?:non-?distributed|local|serial|sequential)\s+"
+    r"(?:mode|run|version|training|setup|baseline|execution)\b",
+    re.IGNORECASE,
+)
+"""A distributed run against the same work run without it (`roughly 10 seconds slower than
+non-distributed mode`): two setups, unless the sentence tells a change over time (`became 3x
+slower than the non-distributed baseline after we upgraded NCCL`)."""
+_OVER_TIME = re.compile(
+    r"\b(?:became|becomes|after|since|now|yesterday|used\s+to|upgrad\w*|regress\w*)\b", re.I
+)
+
+
 @lru_cache(maxsize=64)
 def ruled_out(sentence: str) -> bool:
     """Whether the sentence, whatever its word of slowness, reports none: slow at something
@@ -331,4 +340,5 @@ def ruled_out(sentence: str) -> bool:
         or _MODEL_COMPARED.search(sentence)
         or _NOT_A_REPORT.search(sentence)
         or _SETUPS.search(sentence)
+        or (_WITHOUT_DISTRIBUTION.search(sentence) and not _OVER_TIME.search(sentence))
     )

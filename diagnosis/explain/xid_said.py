@@ -15,7 +15,7 @@ import re
 from dataclasses import replace
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.rules import SPEAKER_WORDS
+from diagnosis.explain.rules import SPEAKER_WORDS, sentence_bounds
 from diagnosis.explain.rules_gpu import xid_policy
 from diagnosis.model import Category as C
 from diagnosis.model import Severity as S
@@ -53,8 +53,9 @@ _DETECTED = re.compile(
 """A Xid said to have happened after its number (gpud: `xid 119 detected by dmesg`)."""
 _IN_GENERAL = re.compile(r"\b(?:often|usually|typically|generally|commonly|normally)\b", re.I)
 """A clause that tells what usually happens (`A rapidly increasing replay count often precedes a
-full link failure reported as Xid 74`): with no speaker in it, a page's statement, no event."""
-_SPEAKER = re.compile(SPEAKER_WORDS, re.IGNORECASE)
+full link failure reported as Xid 74`): with no speaker and no machine in it (`node gpu-12 often
+reports Xid 79`), a page's statement, no event."""
+_CONCRETE = re.compile(SPEAKER_WORDS + r"|\b(?:nodes?|hosts?|servers?|machines?|rigs?)\b", re.I)
 _NOT_THIS_XID = re.compile(r"\b(?:not|no|than|instead\s+of|rather\s+than|nor)\s+(?:an?\s+)?$", re.I)
 _XID_RANK = {C.GPU_HARDWARE: 3, C.GPU_DEGRADED: 2, C.GPU_APPLICATION: 1}
 
@@ -70,7 +71,11 @@ def xid_said(m: re.Match[str]) -> Verdict | None:
     happened = _HAPPENED.search(before) or _DETECTED.match(m.string, m.end())
     if RULED_OUT.search(clause) or "?" in m.string or not happened:
         return None
-    if _IN_GENERAL.search(clause) and not _SPEAKER.search(clause):
+    start, end = sentence_bounds(m)
+    own = m.string[start:end]  # (the Xid's own clause of its sentence, cut at `;`)
+    own = own[: own.find(";", m.end() - start)] if ";" in own[m.end() - start :] else own
+    own = own[own.rfind(";", 0, m.start() - start) + 1 :]
+    if _IN_GENERAL.search(own) and not _CONCRETE.search(own):
         return None
     # several Xids said together (`XID 137 ... followed by XID 94`): the one that says most
     said = [

@@ -19,7 +19,7 @@ test_each_class_of_the_round_is_read = round_tests(
     [
         ("fresh_174", "0000", Category.HOST_MEMORY, "host.oom_killer"),
         ("fresh_174", "0005", Category.HOST_STORAGE, "storage.fs_error"),
-        ("fresh_174", "0014", Category.HOST_STORAGE, "storage.md_degraded"),
+        ("fresh_174", "0014", Category.HOST_STORAGE, "storage.md_inactive"),
         ("fresh_174", "0022", Category.HOST_STORAGE, "storage.nfs"),
         ("fresh_172", "0004", Category.STRAGGLER, "figures.speed_changed"),
         # (for the straggler development floor this round took under 0.85)
