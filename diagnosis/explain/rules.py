@@ -99,6 +99,9 @@ SPEAKER_WORDS = r"\b(?:I|we|my|our|us|me)\b"
 """The words of a speaker telling their own run or event (a pattern, used case-insensitively):
 one list for every judge that asks whether a line is somebody's report or a page's statement."""
 
+SPEAKER = re.compile(SPEAKER_WORDS, re.IGNORECASE)
+"""SPEAKER_WORDS compiled once, for the judges that search a span for a speaker."""
+
 _SENTENCE_MARKS = ".!?\n"
 
 
@@ -111,6 +114,23 @@ def sentence_bounds(m: re.Match[str]) -> tuple[int, int]:
     start = max(text.rfind(mark, 0, m.start()) for mark in _SENTENCE_MARKS) + 1
     ends = [i for i in (text.find(mark, m.end()) for mark in _SENTENCE_MARKS) if i >= 0]
     return start, min(ends, default=len(text))
+
+
+_DENIED = re.compile(r"\b(?:not|never|no)\b|n['’]t\b", re.IGNORECASE)
+
+
+def unless_denied(given: Verdict, *, asked: bool = False) -> Judge:
+    """A judge that gives `given` unless the match's sentence (sentence_bounds) denies it before
+    the match (`We never simulated a disk failure`, `not intentionally filling`) or, with
+    `asked`, ends in a question (`Someone deliberately filled /scratch?`)."""
+
+    def judge(m: re.Match[str]) -> Verdict | None:
+        start, end = sentence_bounds(m)
+        if _DENIED.search(m.string, start, m.start()) or (asked and m.string[end : end + 1] == "?"):
+            return None
+        return given
+
+    return judge
 
 
 def unless_named_only(given: Verdict) -> Judge:

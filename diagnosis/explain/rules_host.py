@@ -20,7 +20,7 @@ from diagnosis.explain.rules import (
     host_hardware,
     host_storage,
     rule,
-    sentence_bounds,
+    unless_denied,
     verdict,
 )
 from diagnosis.explain.rules_bmc import BMC_RULES
@@ -357,18 +357,6 @@ _NOT_A_DISK = re.compile(
 (Slurm's `unable to add task ... to memory cg`), inotify's watches."""
 
 
-_DENIED = re.compile(r"\b(?:not|never|no)\b|n['’]t\b", re.IGNORECASE)
-
-
-def _said_of_a_test(m: re.Match[str]) -> Verdict | None:
-    """A test said, unless its sentence denies it before the words or asks about it (`We are
-    not intentionally filling the disk`, `Someone deliberately filled /scratch?`)."""
-    start, end = sentence_bounds(m)
-    if _DENIED.search(m.string, start, m.start()) or m.string[end : end + 1] == "?":
-        return None
-    return verdict(C.BENIGN, INFRA, K.NODE, S.INFO, A.NONE, 0.5)
-
-
 def _disk_full(m: re.Match[str]) -> Verdict | None:
     """Return the full disk's verdict unless the line's ENOSPC is a kernel table's."""
     return None if _NOT_A_DISK.search(m.string) else host_storage(S.ERROR, A.FREE_DISK, 0.9)
@@ -409,7 +397,7 @@ PROCESS_RULES: tuple[Rule, ...] = (
         "A disk or a pool filled on purpose, to see what breaks: its `No space left on device` "
         "is the test's result, no fault (EXPLAINED_BY); not when the sentence denies or asks "
         "it.",
-        judge=_said_of_a_test,
+        judge=unless_denied(verdict(C.BENIGN, INFRA, K.NODE, S.INFO, A.NONE, 0.5), asked=True),
         flags=re.IGNORECASE,
     ),
     rule(

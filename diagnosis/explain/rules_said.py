@@ -26,7 +26,7 @@ from diagnosis.catalog import Verdict
 from diagnosis.explain.explained import sentence_at
 from diagnosis.explain.happening import denied_within, said
 from diagnosis.explain.rules import (
-    SPEAKER_WORDS,
+    SPEAKER,
     Judge,
     Rule,
     gpu_hardware,
@@ -79,15 +79,13 @@ _HUNG = (
     r"|never\s+returns?)"
 )
 
-_FIRST_PERSON = re.compile(SPEAKER_WORDS, re.IGNORECASE)
-
 
 def _first_person(given: Verdict) -> Judge:
     """A judge like `said` that also needs the speaker's own run (I, we)."""
     told = said(given)
 
     def judge(m: re.Match[str]) -> Verdict | None:
-        return told(m) if _FIRST_PERSON.search(sentence_at(m)) else None
+        return told(m) if SPEAKER.search(sentence_at(m)) else None
 
     return judge
 

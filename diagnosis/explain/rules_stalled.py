@@ -38,7 +38,7 @@ import re
 from functools import lru_cache
 
 from diagnosis.catalog import Verdict
-from diagnosis.explain.rules import SPEAKER_WORDS, Rule, rule, sentence_bounds, verdict
+from diagnosis.explain.rules import SPEAKER, Rule, rule, sentence_bounds, verdict
 from diagnosis.model import Action as A
 from diagnosis.model import Blame as B
 from diagnosis.model import Category as C
@@ -103,7 +103,6 @@ _SUPPOSED = re.compile(
 )
 """A sentence that supposes what it says: a case argued, not an event (with no speaker in it:
 `Imagine my surprise: the training froze`, `what happens when I launch` tell events)."""
-_SPEAKS = re.compile(SPEAKER_WORDS, re.IGNORECASE)
 _A_THING = re.compile(
     r"^\s*(?:detect\w*|detection|timeouts?|watchdog|monitor\w*|check\w*|debug\w*|issues?\s+with)",
     re.IGNORECASE,
@@ -161,7 +160,7 @@ def _stopped(m: re.Match[str]) -> Verdict | None:
     supposes (`it's possible that all attaching grinds to a halt`) is none."""
     line = m.string
     start = sentence_bounds(m)[0]
-    if _SUPPOSED.search(line, start, m.start("verb")) and not _SPEAKS.search(
+    if _SUPPOSED.search(line, start, m.start("verb")) and not SPEAKER.search(
         line, start, m.start("verb")
     ):
         return None

@@ -35,7 +35,7 @@ from diagnosis.explain.rules import (
     Rule,
     host_storage,
     rule,
-    sentence_bounds,
+    unless_denied,
     unless_named_only,
     verdict,
 )
@@ -58,17 +58,6 @@ degraded by the test's design; an inactive array beside a firmware-RAID containe
 container is inactive by design)."""
 
 
-_DENIED = re.compile(r"\b(?:not|never|no)\b|n['’]t\b", re.IGNORECASE)
-
-
-def _simulated(m: re.Match[str]) -> Verdict | None:
-    """A member failed on purpose, unless the sentence denies it (`We never simulated a disk
-    failure, yet md0 is degraded`)."""
-    if _DENIED.search(m.string, sentence_bounds(m)[0], m.start()):
-        return None
-    return verdict(C.BENIGN, B.INFRASTRUCTURE, K.NODE, S.INFO, A.NONE, 0.5)
-
-
 def _fewer_members(m: re.Match[str]) -> Verdict | None:
     """Return a degraded array's error when it started with fewer members than it has."""
     if int(m["have"]) >= int(m["want"]):
@@ -89,7 +78,7 @@ RULES: tuple[Rule, ...] = (
         ("simulat",),
         "A member failed on purpose, to test the array: its degraded state and rebuild are the "
         "test's, no fault (EXPLAINED_BY); not when the sentence denies it.",
-        judge=_simulated,
+        judge=unless_denied(verdict(C.BENIGN, B.INFRASTRUCTURE, K.NODE, S.INFO, A.NONE, 0.5)),
         flags=re.IGNORECASE,
     ),
     rule(
